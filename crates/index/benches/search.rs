@@ -1,0 +1,2 @@
+//! Search benchmark (filled in below).
+fn main() {}

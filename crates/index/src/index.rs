@@ -1,0 +1,365 @@
+//! The immutable index: entries in name order, an inverted index of weighted terms, the name
+//! lookups for exact matches, and the speller. Built once from entries; never changed after.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::entry::{Entry, Server};
+use crate::fuzzy::Speller;
+use crate::stem::stem;
+use crate::synonyms::GROUPS;
+use crate::text::{is_stop_word, name_key, words};
+
+/// The fields of an entry that ranking reads, with how much a word in each counts and how much a
+/// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
+/// says most; a description is long and full of incidental words.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Field {
+    weight: f32,
+    b: f32,
+}
+
+/// Name (the tool part), server (its name and keywords), keywords, description, argument names.
+const FIELD_COUNT: usize = 5;
+
+pub(crate) const FIELDS: [Field; FIELD_COUNT] = [
+    Field {
+        weight: 3.0,
+        b: 0.4,
+    },
+    Field {
+        weight: 1.2,
+        b: 0.0,
+    },
+    Field {
+        weight: 1.8,
+        b: 0.3,
+    },
+    Field {
+        weight: 1.0,
+        b: 0.6,
+    },
+    Field {
+        weight: 0.3,
+        b: 0.3,
+    },
+];
+
+/// BM25 saturation: how quickly repeats of a word stop adding to its score.
+const K1: f32 = 1.2;
+
+/// One entry's share of one term: the term's whole BM25F contribution, computed at build time
+/// so that a search only adds numbers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Posting {
+    pub(crate) doc: u32,
+    pub(crate) score: f32,
+}
+
+/// Every tool, skill and reference Codaris can offer, ranked for `search_tools`. Immutable: the
+/// daemon builds a new one when the tool set changes and swaps it whole (for example behind an
+/// `Arc`). Cheap to share between threads; each search brings its own
+/// [`Searcher`](crate::Searcher).
+#[derive(Debug, Clone, Default)]
+pub struct Index {
+    /// Entries sorted by name, so that a document number orders like its name.
+    pub(crate) entries: Vec<Entry>,
+    /// Lowercase full name -> document.
+    pub(crate) names: HashMap<String, u32>,
+    /// Lowercase tool part of an MCP name (after `__`) -> documents.
+    pub(crate) bare_names: HashMap<String, Vec<u32>>,
+    /// A tool part's words joined by spaces (`read file`) -> documents.
+    pub(crate) name_keys: HashMap<String, Vec<u32>>,
+    /// Stem -> term number.
+    pub(crate) terms: HashMap<String, u32>,
+    /// Term number -> postings, in document order.
+    pub(crate) postings: Vec<Vec<Posting>>,
+    /// Stem of any word of the synonym groups -> the other terms of its groups in the index.
+    pub(crate) synonyms: HashMap<String, Vec<u32>>,
+    pub(crate) speller: Speller,
+}
+
+impl Index {
+    /// Builds the index from entries. MCP tools' keywords are only their own; use
+    /// [`Index::build_with_servers`] to let a server's keywords count for all its tools.
+    pub fn build(entries: Vec<Entry>) -> Index {
+        Index::build_with_servers(entries, &[])
+    }
+
+    /// Builds the index from entries and the keywords of the MCP servers that own them.
+    ///
+    /// The result does not depend on the order of `entries` or `servers`: entries are sorted by
+    /// name, and of two entries with the same name the one that sorts first by its other fields
+    /// is kept.
+    pub fn build_with_servers(mut entries: Vec<Entry>, servers: &[Server]) -> Index {
+        entries.sort_by(|a, b| {
+            (
+                &a.name,
+                a.kind,
+                &a.server,
+                &a.description,
+                &a.keywords,
+                &a.args,
+                &a.slash,
+            )
+                .cmp(&(
+                    &b.name,
+                    b.kind,
+                    &b.server,
+                    &b.description,
+                    &b.keywords,
+                    &b.args,
+                    &b.slash,
+                ))
+                .then(a.enabled.cmp(&b.enabled))
+                .then(a.path.cmp(&b.path))
+        });
+        entries.dedup_by(|later, first| later.name == first.name);
+
+        let mut server_words: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for server in servers {
+            server_words
+                .entry(server.name.as_str())
+                .or_default()
+                .extend(server.keywords.iter().map(String::as_str));
+        }
+
+        let mut index = Index {
+            entries: Vec::new(),
+            ..Index::default()
+        };
+        let mut spelled: Vec<(String, bool)> = Vec::new();
+        // Per document, per term, the count in each field.
+        let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
+        let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+
+        for (doc, entry) in entries.iter().enumerate() {
+            let doc = doc as u32;
+            let (server_part, tool_part) = split_name(entry);
+            let lower = entry.name.to_lowercase();
+            index.names.insert(lower, doc);
+            if server_part.is_some() {
+                index
+                    .bare_names
+                    .entry(tool_part.to_lowercase())
+                    .or_default()
+                    .push(doc);
+            }
+            index
+                .name_keys
+                .entry(name_key(tool_part))
+                .or_default()
+                .push(doc);
+
+            let mut server_text = String::new();
+            if let Some(server) = server_part.or(entry.server.as_deref()) {
+                server_text.push_str(server);
+                for word in server_words.get(server).into_iter().flatten() {
+                    server_text.push(' ');
+                    server_text.push_str(word);
+                }
+            }
+            let texts: [(String, bool); FIELD_COUNT] = [
+                (tool_part.to_owned(), true),
+                (server_text, true),
+                (entry.keywords.join(" "), true),
+                (entry.description.clone(), false),
+                (entry.args.join(" "), false),
+            ];
+            let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::new();
+            let mut length = [0u32; FIELD_COUNT];
+            for (field, (text, named)) in texts.iter().enumerate() {
+                for word in words(text) {
+                    if is_stop_word(&word) {
+                        continue;
+                    }
+                    let term = stem(&word);
+                    spelled.push((word, *named));
+                    let next = index.terms.len() as u32;
+                    let id = *index.terms.entry(term).or_insert(next);
+                    length[field] += 1;
+                    match counts.iter_mut().find(|(t, _)| *t == id) {
+                        Some((_, c)) => c[field] = c[field].saturating_add(1),
+                        None => {
+                            let mut c = [0u16; FIELD_COUNT];
+                            c[field] = 1;
+                            counts.push((id, c));
+                        }
+                    }
+                }
+            }
+            doc_terms.push(counts);
+            lengths.push(length);
+        }
+
+        let n = entries.len().max(1) as f32;
+        let mut average = [0f32; FIELD_COUNT];
+        for length in &lengths {
+            for (avg, len) in average.iter_mut().zip(length) {
+                *avg += *len as f32;
+            }
+        }
+        for avg in &mut average {
+            *avg = (*avg / n).max(1.0);
+        }
+
+        index.postings = vec![Vec::new(); index.terms.len()];
+        for (doc, counts) in doc_terms.iter().enumerate() {
+            for (term, count) in counts {
+                let mut tf = 0f32;
+                for (field, spec) in FIELDS.iter().enumerate() {
+                    if count[field] == 0 {
+                        continue;
+                    }
+                    let norm = 1.0 - spec.b + spec.b * lengths[doc][field] as f32 / average[field];
+                    tf += spec.weight * f32::from(count[field]) / norm;
+                }
+                if let Some(list) = index.postings.get_mut(*term as usize) {
+                    list.push(Posting {
+                        doc: doc as u32,
+                        score: tf,
+                    });
+                }
+            }
+        }
+        for list in &mut index.postings {
+            let df = list.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for posting in list.iter_mut() {
+                let tf = posting.score;
+                posting.score = idf * tf * (K1 + 1.0) / (K1 + tf);
+            }
+        }
+
+        index.synonyms = synonym_table(&index.terms);
+        index.speller = Speller::build(spelled);
+        index.entries = entries;
+        index
+    }
+
+    /// How many entries the index holds, switched-off ones included.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the index holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Every entry, in name order (what `codaris tools list` shows).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry called `name`, if any (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.names
+            .get(&name.to_lowercase())
+            .and_then(|&doc| self.entries.get(doc as usize))
+    }
+
+    /// An estimate of the heap memory the index holds, in bytes.
+    pub fn heap_bytes(&self) -> usize {
+        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + 24).sum::<usize>();
+        let entries: usize = self
+            .entries
+            .iter()
+            .map(|e| {
+                std::mem::size_of::<Entry>()
+                    + e.name.capacity()
+                    + e.description.capacity()
+                    + e.server.as_ref().map_or(0, String::capacity)
+                    + e.path.as_ref().map_or(0, String::capacity)
+                    + strings(&e.keywords)
+                    + strings(&e.args)
+                    + strings(&e.slash)
+            })
+            .sum();
+        // A hash map slot costs its key and value plus about one control byte.
+        let map = |keys: usize, slot: usize, n: usize| keys + n * (slot + 1);
+        let names = map(
+            self.names.keys().map(String::capacity).sum(),
+            24 + 4,
+            self.names.capacity(),
+        );
+        let bare = map(
+            self.bare_names
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                .sum(),
+            48,
+            self.bare_names.capacity(),
+        );
+        let keys = map(
+            self.name_keys
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                .sum(),
+            48,
+            self.name_keys.capacity(),
+        );
+        let terms = map(
+            self.terms.keys().map(String::capacity).sum(),
+            28,
+            self.terms.capacity(),
+        );
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| 24 + p.capacity() * std::mem::size_of::<Posting>())
+            .sum();
+        let synonyms = map(
+            self.synonyms
+                .iter()
+                .map(|(k, v)| k.capacity() + v.capacity() * 4)
+                .sum(),
+            48,
+            self.synonyms.capacity(),
+        );
+        entries + names + bare + keys + terms + postings + synonyms + self.speller.heap_bytes()
+    }
+
+    /// The term number of a stem, if the index has it.
+    pub(crate) fn term(&self, stem: &str) -> Option<u32> {
+        self.terms.get(stem).copied()
+    }
+
+    /// The postings of a term.
+    pub(crate) fn postings(&self, term: u32) -> &[Posting] {
+        self.postings.get(term as usize).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Splits `server__tool` into its parts; a core tool, skill or reference is all tool part.
+pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
+    match entry.name.split_once("__") {
+        Some((server, tool)) if !server.is_empty() && !tool.is_empty() => (Some(server), tool),
+        _ => (None, entry.name.as_str()),
+    }
+}
+
+/// For the stem of every word of the synonym groups, the terms of the index that share a group
+/// with it. Keyed by stem rather than term so that a query word the index lacks (`repair`) still
+/// reaches the words it has (`fix`).
+fn synonym_table(terms: &HashMap<String, u32>) -> HashMap<String, Vec<u32>> {
+    let mut table: HashMap<String, Vec<u32>> = HashMap::new();
+    for group in GROUPS {
+        let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+        for a in &stems {
+            let list = table.entry(a.clone()).or_default();
+            for b in &stems {
+                if let Some(&id) = terms.get(b)
+                    && a != b
+                    && !list.contains(&id)
+                {
+                    list.push(id);
+                }
+            }
+        }
+    }
+    table.retain(|_, list| !list.is_empty());
+    for list in table.values_mut() {
+        list.sort_unstable();
+    }
+    table
+}

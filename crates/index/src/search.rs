@@ -1,0 +1,436 @@
+//! Answering one `search_tools` call: the query's words, what each may stand for, the scores,
+//! the filters, and the hits in order.
+
+use std::collections::BTreeSet;
+
+use nucleo_matcher::Matcher;
+use serde::{Deserialize, Serialize};
+
+use crate::entry::{Entry, Kind, KindFilter};
+use crate::fuzzy::Correction;
+use crate::index::Index;
+use crate::stem::stem;
+use crate::synonyms::ABBREVIATIONS;
+use crate::text::{is_stop_word, name_key, words};
+
+/// Longest query accepted, in characters. A request longer than this is a pasted document, not
+/// a description of a tool, and would only slow the search down.
+pub const MAX_QUERY_CHARS: usize = 500;
+/// How many hits `search_tools` returns when the caller does not say.
+pub const DEFAULT_LIMIT: usize = 5;
+
+/// How much a synonym of a query word counts against the word itself, so a tool that uses the
+/// query's own word still comes first.
+const SYNONYM_WEIGHT: f32 = 0.6;
+/// How much matching every word of the query counts against matching only some: the score is
+/// scaled between `1 - COVERAGE` (one word of many) and 1 (all words).
+const COVERAGE: f32 = 0.5;
+/// Added to the score per exact-name tier so exact names sort first and their scores stay
+/// ordered like their ranks.
+const TIER_BONUS: f64 = 100.0;
+
+static NOTHING_WITHHELD: BTreeSet<String> = BTreeSet::new();
+
+/// One search: the query, the kind filter, how many hits, and the names the caller withholds
+/// (tools this turn may not have, whatever the query).
+#[derive(Debug, Clone, Copy)]
+pub struct SearchRequest<'a> {
+    /// What the model needs, in plain words or as a name.
+    pub query: &'a str,
+    /// Which kinds of entry may be returned.
+    pub kind: KindFilter,
+    /// At most this many hits.
+    pub limit: usize,
+    /// Names that must never appear, such as tools withheld from this turn.
+    pub withheld: &'a BTreeSet<String>,
+}
+
+impl<'a> SearchRequest<'a> {
+    /// A search over every kind, with the default limit and nothing withheld.
+    pub fn new(query: &'a str) -> Self {
+        SearchRequest {
+            query,
+            kind: KindFilter::Any,
+            limit: DEFAULT_LIMIT,
+            withheld: &NOTHING_WITHHELD,
+        }
+    }
+
+    /// Narrows the search to one kind filter.
+    pub fn kind(mut self, kind: KindFilter) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// Sets how many hits to return at most.
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Sets the names that must never appear.
+    pub fn withheld(mut self, withheld: &'a BTreeSet<String>) -> Self {
+        self.withheld = withheld;
+        self
+    }
+}
+
+/// One entry found by a search, with what the model-facing text and the binder need.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hit {
+    /// The entry's name.
+    pub name: String,
+    /// The entry's kind.
+    pub kind: Kind,
+    /// Its relevance; higher is better, and only the order means anything.
+    pub score: f64,
+    /// The entry's description.
+    pub description: String,
+    /// Slash commands that run it; a gated tool is described but never bound.
+    pub slash: Vec<String>,
+    /// For skills and references, the file to read.
+    pub path: Option<String>,
+    /// Whether the agent binds it for the next step: a core or MCP tool with no slash gate.
+    pub bindable: bool,
+}
+
+/// The answer to one search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum SearchOutcome {
+    /// Entries matched, best first.
+    Hits {
+        /// The query as given, trimmed.
+        query: String,
+        /// The hits, best first.
+        hits: Vec<Hit>,
+    },
+    /// Nothing matched; these are the closest names, best first.
+    NoHit {
+        /// The query as given, trimmed.
+        query: String,
+        /// Up to three names that look most like the query.
+        closest: Vec<String>,
+    },
+    /// The query was empty or only spaces.
+    EmptyQuery,
+    /// The query is longer than [`MAX_QUERY_CHARS`].
+    TooLong {
+        /// Its length in characters.
+        chars: usize,
+        /// The cap.
+        max: usize,
+    },
+}
+
+impl SearchOutcome {
+    /// The hits, best first (empty unless the outcome is [`SearchOutcome::Hits`]).
+    pub fn hits(&self) -> &[Hit] {
+        match self {
+            SearchOutcome::Hits { hits, .. } => hits,
+            _ => &[],
+        }
+    }
+
+    /// The names the agent binds for its next step: the bindable hits, in rank order.
+    pub fn bindable(&self) -> Vec<&str> {
+        self.hits()
+            .iter()
+            .filter(|h| h.bindable)
+            .map(|h| h.name.as_str())
+            .collect()
+    }
+}
+
+/// The per-caller half of searching: nucleo's matcher (which owns scratch memory) and score
+/// buffers, reused from one search to the next. The [`Index`] is shared immutably; each thread
+/// or session that searches keeps its own `Searcher`.
+#[derive(Debug, Default)]
+pub struct Searcher {
+    matcher: Matcher,
+    /// Per document: the running score, and how many query words it matched.
+    scores: Vec<f32>,
+    matched: Vec<u16>,
+    /// Per document: the best alternative of the query word being scored.
+    best: Vec<f32>,
+    touched: Vec<u32>,
+    word_touched: Vec<u32>,
+    corrections: Vec<Correction>,
+}
+
+/// What one query word may stand for: terms with how much each counts.
+type Alternatives = Vec<(u32, f32)>;
+
+impl Searcher {
+    /// A searcher with empty buffers; they grow to the index on first use.
+    pub fn new() -> Self {
+        Searcher::default()
+    }
+
+    /// Ranks `index` for `request`.
+    pub fn search(&mut self, index: &Index, request: &SearchRequest<'_>) -> SearchOutcome {
+        let query = request.query.trim();
+        if query.is_empty() {
+            return SearchOutcome::EmptyQuery;
+        }
+        let chars = query.chars().count();
+        if chars > MAX_QUERY_CHARS {
+            return SearchOutcome::TooLong {
+                chars,
+                max: MAX_QUERY_CHARS,
+            };
+        }
+        let n = index.entries.len();
+        self.scores.resize(n, 0.0);
+        self.matched.resize(n, 0);
+        self.best.resize(n, 0.0);
+
+        let tiers = exact_tiers(index, query);
+        let groups = self.query_words(index, query);
+        let group_count = groups.len().max(1) as f32;
+        for alternatives in &groups {
+            self.score_word(index, alternatives);
+        }
+
+        let admitted = |doc: u32| {
+            index
+                .entries
+                .get(doc as usize)
+                .is_some_and(|e| e.enabled && request.kind.admits(e.kind))
+        };
+        let mut ranked: Vec<(u8, f32, u32)> = Vec::with_capacity(self.touched.len());
+        for &doc in &self.touched {
+            if !admitted(doc) {
+                continue;
+            }
+            let i = doc as usize;
+            let cover = f32::from(self.matched[i]) / group_count;
+            let score = self.scores[i] * (1.0 - COVERAGE + COVERAGE * cover);
+            let tier = tiers.iter().find(|(d, _)| *d == doc).map_or(0, |t| t.1);
+            ranked.push((tier, score, doc));
+        }
+        for &(doc, tier) in &tiers {
+            if admitted(doc) && self.scores[doc as usize] == 0.0 {
+                ranked.push((tier, 0.0, doc));
+            }
+        }
+        self.reset();
+
+        // Best tier, then best score, then name (document order is name order).
+        let order = |a: &(u8, f32, u32), b: &(u8, f32, u32)| {
+            b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2))
+        };
+        let keep = request.limit.saturating_add(request.withheld.len());
+        if ranked.len() > keep && keep > 0 {
+            ranked.select_nth_unstable_by(keep - 1, order);
+            ranked.truncate(keep);
+        }
+        ranked.sort_unstable_by(order);
+
+        let hits: Vec<Hit> = ranked
+            .iter()
+            .filter_map(|&(tier, score, doc)| {
+                let entry = index.entries.get(doc as usize)?;
+                (!request.withheld.contains(&entry.name)).then(|| hit(entry, tier, score))
+            })
+            .take(request.limit)
+            .collect();
+        if hits.is_empty() {
+            let closest = closest_names(index, query, request);
+            return SearchOutcome::NoHit {
+                query: query.to_owned(),
+                closest,
+            };
+        }
+        SearchOutcome::Hits {
+            query: query.to_owned(),
+            hits,
+        }
+    }
+
+    /// The query's meaningful words, each with the terms it may stand for.
+    fn query_words(&mut self, index: &Index, query: &str) -> Vec<Alternatives> {
+        let mut raw: Vec<String> = Vec::new();
+        for word in words(query) {
+            match ABBREVIATIONS.iter().find(|(short, _)| *short == word) {
+                Some((_, long)) => raw.extend(long.iter().map(|w| (*w).to_owned())),
+                None => raw.push(word),
+            }
+        }
+        let meaningful: Vec<&String> = raw.iter().filter(|w| !is_stop_word(w)).collect();
+        // A query of stop words only ("what is it") still searches for them.
+        let chosen: Vec<&String> = if meaningful.is_empty() {
+            raw.iter().collect()
+        } else {
+            meaningful
+        };
+        let mut seen: Vec<String> = Vec::new();
+        let mut groups = Vec::new();
+        for word in chosen {
+            let stemmed = stem(word);
+            if seen.contains(&stemmed) {
+                continue;
+            }
+            groups.push(self.alternatives(index, word, &stemmed));
+            seen.push(stemmed);
+        }
+        groups
+    }
+
+    /// The terms a query word may stand for: itself, its synonyms, or, when the index does not
+    /// know it, the words it is a misspelling or a prefix of.
+    fn alternatives(&mut self, index: &Index, word: &str, stemmed: &str) -> Alternatives {
+        let mut out: Alternatives = Vec::new();
+        let add = |out: &mut Alternatives, term: u32, weight: f32| match out
+            .iter_mut()
+            .find(|(t, _)| *t == term)
+        {
+            Some((_, w)) => *w = w.max(weight),
+            None => out.push((term, weight)),
+        };
+        match index.term(stemmed) {
+            Some(term) => add(&mut out, term, 1.0),
+            None if index.speller.position(word).is_none() => {
+                index.speller.corrections(word, &mut self.corrections);
+                if self.corrections.is_empty() {
+                    index
+                        .speller
+                        .partials(word, &mut self.matcher, &mut self.corrections);
+                }
+                for c in &self.corrections {
+                    if let Some(term) = index.term(&stem(index.speller.word(c.word))) {
+                        add(&mut out, term, c.confidence);
+                    }
+                }
+            }
+            None => {}
+        }
+        if let Some(synonyms) = index.synonyms.get(stemmed) {
+            for &term in synonyms {
+                add(&mut out, term, SYNONYM_WEIGHT);
+            }
+        }
+        out
+    }
+
+    /// Adds one query word's score to every document: the best of its alternatives, so a tool
+    /// that has both a word and its synonym is not counted twice.
+    fn score_word(&mut self, index: &Index, alternatives: &Alternatives) {
+        for &(term, weight) in alternatives {
+            for posting in index.postings(term) {
+                let i = posting.doc as usize;
+                let value = weight * posting.score;
+                if self.best[i] == 0.0 {
+                    self.word_touched.push(posting.doc);
+                }
+                if value > self.best[i] {
+                    self.best[i] = value;
+                }
+            }
+        }
+        for &doc in &self.word_touched {
+            let i = doc as usize;
+            if self.matched[i] == 0 {
+                self.touched.push(doc);
+            }
+            self.scores[i] += self.best[i];
+            self.matched[i] = self.matched[i].saturating_add(1);
+            self.best[i] = 0.0;
+        }
+        self.word_touched.clear();
+    }
+
+    fn reset(&mut self) {
+        for &doc in &self.touched {
+            self.scores[doc as usize] = 0.0;
+            self.matched[doc as usize] = 0;
+        }
+        self.touched.clear();
+    }
+}
+
+/// Entries whose name the query spells: the whole name (tier 3), an MCP tool's name without its
+/// server (tier 2), or the same words in another spelling, `read file` for `read_file` (tier 1).
+fn exact_tiers(index: &Index, query: &str) -> Vec<(u32, u8)> {
+    let mut tiers: Vec<(u32, u8)> = Vec::new();
+    let mut add = |doc: u32, tier: u8| match tiers.iter_mut().find(|(d, _)| *d == doc) {
+        Some((_, t)) => *t = (*t).max(tier),
+        None => tiers.push((doc, tier)),
+    };
+    let lower = query.to_lowercase();
+    if let Some(&doc) = index.names.get(&lower) {
+        add(doc, 3);
+    }
+    for &doc in index.bare_names.get(&lower).into_iter().flatten() {
+        add(doc, 2);
+    }
+    let key = name_key(query);
+    if !key.is_empty() {
+        for &doc in index.name_keys.get(&key).into_iter().flatten() {
+            add(doc, 1);
+        }
+    }
+    tiers
+}
+
+fn hit(entry: &Entry, tier: u8, score: f32) -> Hit {
+    let score = f64::from(score) + TIER_BONUS * f64::from(tier);
+    Hit {
+        name: entry.name.clone(),
+        kind: entry.kind,
+        score: (score * 10_000.0).round() / 10_000.0,
+        description: entry.description.clone(),
+        slash: entry.slash.clone(),
+        path: entry.path.clone(),
+        bindable: entry.is_bindable(),
+    }
+}
+
+/// The three visible names most like the query, by shared letter pairs (Dice coefficient), ties
+/// by name. Used only when nothing matched, so a scan of every name is affordable.
+fn closest_names(index: &Index, query: &str, request: &SearchRequest<'_>) -> Vec<String> {
+    let target = bigrams(&name_key(query).replace(' ', ""));
+    let mut scored: Vec<(f32, &str)> = index
+        .entries
+        .iter()
+        .filter(|e| e.enabled && request.kind.admits(e.kind))
+        .filter(|e| !request.withheld.contains(&e.name))
+        .map(|e| {
+            let grams = bigrams(&name_key(&e.name).replace(' ', ""));
+            (dice(&target, &grams), e.name.as_str())
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, name)| name.to_owned())
+        .collect()
+}
+
+fn bigrams(s: &str) -> Vec<(char, char)> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
+    grams.sort_unstable();
+    grams
+}
+
+/// Twice the shared pairs over all pairs; both lists sorted.
+fn dice(a: &[(char, char)], b: &[(char, char)]) -> f32 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * shared as f32 / (a.len() + b.len()) as f32
+}

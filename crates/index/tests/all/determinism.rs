@@ -1,0 +1,1 @@
+//! The order of entries at build time never changes a result.

@@ -1,0 +1,1 @@
+//! Behaviour of search and of the model-facing text.
