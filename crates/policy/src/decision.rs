@@ -1,0 +1,128 @@
+//! The decision value `evaluate` returns, shaped like cedar's `Response`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::capability::Capability;
+use crate::code::Code;
+use crate::grant::{Lifetime, UsedGrant};
+use crate::verdict::Verdict;
+
+/// The rules of the policy, in evaluation order. A decision lists those that matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The tool has a built-in spec or the call carried one.
+    KnownTool,
+    /// The tool is not withheld for this task.
+    Withheld,
+    /// A slash-gated tool had one of its commands typed.
+    SlashGate,
+    /// The tool is on this turn's surface.
+    Binding,
+    /// The operating mode's allowlist contains the tool.
+    ModeAllowlist,
+    /// The arguments are a JSON object.
+    ArgsShape,
+    /// Every path argument is usable.
+    PathShape,
+    /// No changed path is protected.
+    ProtectedPath,
+    /// A read-only activity holds back a changing call.
+    ReadOnlyActivity,
+    /// Every path lies inside an allowed root.
+    Fence,
+    /// The person refused a capability the call needs.
+    UserRefusal,
+    /// The permission class under the permission mode.
+    PermissionClass,
+    /// A grant covered a capability the call needs.
+    Grant,
+}
+
+impl Rule {
+    /// The snake-case name used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::KnownTool => "known_tool",
+            Rule::Withheld => "withheld",
+            Rule::SlashGate => "slash_gate",
+            Rule::Binding => "binding",
+            Rule::ModeAllowlist => "mode_allowlist",
+            Rule::ArgsShape => "args_shape",
+            Rule::PathShape => "path_shape",
+            Rule::ProtectedPath => "protected_path",
+            Rule::ReadOnlyActivity => "read_only_activity",
+            Rule::Fence => "fence",
+            Rule::UserRefusal => "user_refusal",
+            Rule::PermissionClass => "permission_class",
+            Rule::Grant => "grant",
+        }
+    }
+}
+
+/// What the policy decided about one call, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Decision {
+    /// Allow, ask, or deny.
+    pub verdict: Verdict,
+    /// Why, from the closed vocabulary.
+    pub code: Code,
+    /// One line a person and a model can act on: lower-case start, no final period, values
+    /// from the call in backticks.
+    pub sentence: String,
+    /// The capability a grant would need (or, when a grant allowed the call, the one it
+    /// covered); `null` when no grant is involved.
+    pub capability: Option<Capability>,
+    /// The rules that matched, in evaluation order.
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+    /// The grants the call is allowed by; empty unless the verdict is `allow`.
+    #[serde(default)]
+    pub used_grants: Vec<UsedGrant>,
+}
+
+impl Decision {
+    /// The `once` grants this decision spends: the daemon consumes them before running the
+    /// call, and must re-evaluate if one was already spent by a racing call.
+    pub fn consumes(&self) -> impl Iterator<Item = &UsedGrant> {
+        self.used_grants
+            .iter()
+            .filter(|g| g.lifetime == Lifetime::Once)
+    }
+
+    /// True when the call may run.
+    pub fn is_allowed(&self) -> bool {
+        self.verdict == Verdict::Allow
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rule;
+
+    #[test]
+    fn rule_names_match_serde() {
+        use Rule::*;
+        let all = [
+            KnownTool,
+            Withheld,
+            SlashGate,
+            Binding,
+            ModeAllowlist,
+            ArgsShape,
+            PathShape,
+            ProtectedPath,
+            ReadOnlyActivity,
+            Fence,
+            UserRefusal,
+            PermissionClass,
+            Grant,
+        ];
+        for rule in all {
+            let json = serde_json::to_value(rule).ok();
+            assert_eq!(json, Some(serde_json::Value::from(rule.as_str())));
+        }
+        // Declared in evaluation order, so a decision's list is sorted.
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+    }
+}

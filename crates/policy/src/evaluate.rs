@@ -1,0 +1,401 @@
+//! `evaluate`: the rules, in order, applied to one call.
+//!
+//! Rule order (the documentation lists the same): known tool, withheld, slash gate, binding,
+//! mode allowlist, argument shape, path shape, protected paths, read-only activity, fence,
+//! permission class. Verdicts combine with `max`; among equally severe outcomes the earlier rule
+//! speaks. A refusal is final the moment it is found, so evaluation stops there; a prompt is
+//! remembered while later capabilities are still checked for a recorded refusal.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::capability::CapabilityName;
+use crate::catalogue::builtin;
+use crate::decision::{Decision, Rule};
+use crate::grant_set::{Cover, GrantSet};
+use crate::path::normalize_absolute;
+use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
+use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
+use crate::table::{Finding, JsonKind, Need, decide};
+use crate::task::{Activity, PermissionMode, Task};
+
+/// One tool call as the model made it, with the spec of a tool the crate does not know.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The tool name the model called.
+    pub tool: &'a str,
+    /// The arguments as the model sent them: any JSON value.
+    pub args: &'a Value,
+    /// A spec for a tool with no built-in one (an MCP tool). Ignored for built-in names, so a
+    /// caller cannot loosen a built-in tool by describing it differently.
+    pub spec: Option<&'a ToolSpec>,
+}
+
+/// Decides what `call` may do in `task`, given the grants in force. Total and pure: every
+/// input gets a decision, nothing is read or written, and the same input gets the same answer.
+pub fn evaluate(call: &Call<'_>, grants: &GrantSet, task: &Task) -> Decision {
+    let mut rules = Vec::with_capacity(4);
+    let finding = judge(call, grants, task, &mut rules);
+    decide(call.tool, finding, rules, grants)
+}
+
+/// A path argument after it was made absolute and normalised.
+struct PathUse<'a> {
+    access: Access,
+    path: Cow<'a, str>,
+}
+
+fn judge<'a>(
+    call: &Call<'a>,
+    grants: &GrantSet,
+    task: &'a Task,
+    rules: &mut Vec<Rule>,
+) -> Finding<'a> {
+    let tool = call.tool;
+    let Some(spec) = builtin(tool).or(call.spec) else {
+        rules.push(Rule::KnownTool);
+        return Finding::UnknownTool;
+    };
+    let object = call.args.as_object();
+    // A report-only call is the read-only form of its tool: no gate, no class, no mutation.
+    let report_only = spec
+        .report_only
+        .is_some_and(|arg| object.and_then(|o| o.get(arg)) == Some(&Value::Bool(true)));
+
+    if let Some(why) = withholding(spec, tool, task) {
+        rules.push(Rule::Withheld);
+        return Finding::Withheld(why);
+    }
+    if !spec.slash.is_empty() && !report_only && !task.typed_any(spec.slash) {
+        rules.push(Rule::SlashGate);
+        return Finding::SlashRequired(spec.slash);
+    }
+    if let Some(bound) = &task.bound
+        && !bound.iter().any(|b| b == tool)
+    {
+        rules.push(Rule::Binding);
+        return Finding::NotBound;
+    }
+    let mode = task.activity.operating_mode();
+    if !spec.modes.allows(mode) {
+        rules.push(Rule::ModeAllowlist);
+        return Finding::ModeForbids(mode);
+    }
+    let Some(object) = object else {
+        rules.push(Rule::ArgsShape);
+        return Finding::ArgsNotObject(json_kind(call.args));
+    };
+    let uses = match path_uses(spec, object, task, report_only) {
+        Ok(uses) => uses,
+        Err((arg, why)) => {
+            rules.push(Rule::PathShape);
+            return Finding::BadPath { arg, why };
+        }
+    };
+    let effect = if report_only {
+        Effect::ReadOnly
+    } else {
+        spec.effect
+    };
+    if let Some((path, git)) = protected(&uses, effect, task) {
+        rules.push(Rule::ProtectedPath);
+        return Finding::ProtectedPath { path, git };
+    }
+
+    let mut granted = Granted::default();
+
+    // Read-only activities: a changing call needs a grant; `bypass` does not lift this.
+    if task.activity.is_read_only() && mutating(effect, &uses) {
+        rules.push(Rule::ReadOnlyActivity);
+        for need in mutation_needs(effect, tool, &uses, task) {
+            match grants.lookup(need.name, need.target.as_deref()) {
+                Cover::Denied { .. } => return refused(rules, need),
+                Cover::Allowed { index } => granted.note(rules, index, need),
+                Cover::None => {
+                    let activity = task.activity;
+                    return Finding::ReadOnlyActivity { activity, need };
+                }
+            }
+        }
+    }
+
+    // The fence: every path inside an allowed root or the workspace, or granted.
+    for u in &uses {
+        if fence_roots(task).any(|root| is_within(&u.path, &root)) {
+            continue;
+        }
+        rules.push(Rule::Fence);
+        let name = match u.access {
+            Access::Read => CapabilityName::ReadOutsideFence,
+            Access::Mutate => CapabilityName::MutateOutsideFence,
+        };
+        let need = Need {
+            name,
+            target: Some(u.path.clone()),
+        };
+        match grants.lookup(need.name, need.target.as_deref()) {
+            Cover::Denied { .. } => return refused(rules, need),
+            Cover::Allowed { index } => granted.note(rules, index, need),
+            Cover::None if u.access == Access::Read => return Finding::ReadOutsideFence(need),
+            Cover::None => return Finding::MutateOutsideFence(need),
+        }
+    }
+
+    // The permission class under the permission mode.
+    let class = if report_only {
+        PermissionClass::None
+    } else {
+        spec.class
+    };
+    let pmode = task.permission_mode;
+    let auto = auto_approves(class, pmode);
+    let mut prompt = None;
+    let mut by_mode = false;
+    for need in class_needs(class, pmode, tool, call.args, &uses, task) {
+        rules.push(Rule::PermissionClass);
+        match (grants.lookup(need.name, need.target.as_deref()), auto) {
+            (Cover::Denied { .. }, _) => return refused(rules, need),
+            (_, true) => by_mode = true,
+            (Cover::Allowed { index }, false) => granted.note(rules, index, need),
+            (Cover::None, false) => {
+                prompt.get_or_insert(need);
+            }
+        }
+    }
+
+    if let Some(need) = prompt {
+        return Finding::NeedsApproval { mode: pmode, need };
+    }
+    if let Some(need) = granted.first {
+        return Finding::AllowedByGrant {
+            need,
+            used: granted.used,
+        };
+    }
+    rules.push(Rule::PermissionClass);
+    if by_mode {
+        Finding::AllowedByMode(pmode)
+    } else {
+        Finding::AllowedByDefault
+    }
+}
+
+/// The grants relied on so far, each once, and the first capability one covered.
+#[derive(Default)]
+struct Granted<'a> {
+    used: Vec<usize>,
+    first: Option<Need<'a>>,
+}
+
+impl<'a> Granted<'a> {
+    fn note(&mut self, rules: &mut Vec<Rule>, index: usize, need: Need<'a>) {
+        rules.push(Rule::Grant);
+        if !self.used.contains(&index) {
+            self.used.push(index);
+        }
+        self.first.get_or_insert(need);
+    }
+}
+
+fn refused<'a>(rules: &mut Vec<Rule>, need: Need<'a>) -> Finding<'a> {
+    rules.push(Rule::UserRefusal);
+    Finding::DeniedByUser(need)
+}
+
+fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> {
+    if task.withheld.iter().any(|w| w == tool) {
+        return Some(Withholding::SwitchedOff);
+    }
+    match spec.withheld_when? {
+        Withholding::AuditTurn
+            if task.activity == Activity::Audit || task.typed_any(&["/audit"]) =>
+        {
+            Some(Withholding::AuditTurn)
+        }
+        Withholding::ExtensionWorkspace if task.extension => Some(Withholding::ExtensionWorkspace),
+        Withholding::MemoryChild => Some(Withholding::MemoryChild),
+        _ => None,
+    }
+}
+
+fn json_kind(value: &Value) -> JsonKind {
+    match value {
+        Value::Null => JsonKind::Null,
+        Value::Bool(_) => JsonKind::Bool,
+        Value::Number(_) => JsonKind::Number,
+        Value::String(_) => JsonKind::String,
+        // An object never reaches here; calling it an array keeps the function total.
+        Value::Array(_) | Value::Object(_) => JsonKind::Array,
+    }
+}
+
+/// Every path the call names, made absolute and normalised, or the first unusable one.
+fn path_uses<'a>(
+    spec: &'a ToolSpec,
+    object: &'a Map<String, Value>,
+    task: &'a Task,
+    report_only: bool,
+) -> Result<Vec<PathUse<'a>>, (&'a str, BadPath)> {
+    let mut uses = Vec::with_capacity(spec.paths.len());
+    for arg in spec.paths.iter() {
+        let name: &str = &arg.name;
+        let access = if report_only {
+            Access::Read
+        } else {
+            arg.access
+        };
+        let mut push = |raw: &'a str| -> Result<(), (&'a str, BadPath)> {
+            let path = absolutize(raw, &task.cwd).map_err(|why| (name, why))?;
+            uses.push(PathUse { access, path });
+            Ok(())
+        };
+        match object.get(name) {
+            None | Some(Value::Null) => match arg.default {
+                PathDefault::Required => return Err((name, BadPath::Missing)),
+                PathDefault::Optional => {}
+                PathDefault::Cwd if task.cwd.starts_with('/') => {
+                    push(&task.cwd).map_err(|(n, _)| (n, BadPath::Relative))?;
+                }
+                PathDefault::Cwd => return Err((name, BadPath::Relative)),
+            },
+            Some(Value::String(raw)) => push(raw)?,
+            Some(Value::Array(items)) => {
+                if items.is_empty() && arg.default == PathDefault::Required {
+                    return Err((name, BadPath::Missing));
+                }
+                for item in items {
+                    push(item.as_str().ok_or((name, BadPath::NotString))?)?;
+                }
+            }
+            Some(_) => return Err((name, BadPath::NotString)),
+        }
+    }
+    Ok(uses)
+}
+
+/// The first changed path that is protected, and whether it was for `.git`.
+fn protected<'a>(
+    uses: &[PathUse<'a>],
+    effect: Effect,
+    task: &Task,
+) -> Option<(Cow<'a, str>, bool)> {
+    for u in uses.iter().filter(|u| u.access == Access::Mutate) {
+        if has_git_component(&u.path) {
+            return Some((u.path.clone(), true));
+        }
+        for raw in &task.protected {
+            let Ok(root) = absolutize(raw, &task.cwd) else {
+                continue;
+            };
+            // A path tool removing or moving an ancestor takes the protected path with it.
+            let ancestor = effect == Effect::Paths && is_within(&root, &u.path);
+            if ancestor || is_within_ignore_case(&u.path, &root) {
+                return Some((u.path.clone(), false));
+            }
+        }
+    }
+    None
+}
+
+fn fence_roots(task: &Task) -> impl Iterator<Item = Cow<'_, str>> {
+    task.allowed_roots
+        .iter()
+        .chain(task.workspace.as_ref())
+        .filter_map(|root| normalize_absolute(root))
+}
+
+fn mutating(effect: Effect, uses: &[PathUse<'_>]) -> bool {
+    matches!(effect, Effect::Command | Effect::Config | Effect::Opaque)
+        || uses.iter().any(|u| u.access == Access::Mutate)
+}
+
+fn write_needs<'a>(uses: &[PathUse<'a>]) -> impl Iterator<Item = Need<'a>> {
+    uses.iter()
+        .filter(|u| u.access == Access::Mutate)
+        .map(|u| Need {
+            name: CapabilityName::Write,
+            target: Some(u.path.clone()),
+        })
+}
+
+/// Where a command runs: its directory argument, else the task's working directory.
+fn command_dir<'a>(uses: &[PathUse<'a>], task: &'a Task) -> Need<'a> {
+    let dir = uses
+        .iter()
+        .find(|u| u.access == Access::Mutate)
+        .map(|u| u.path.clone())
+        .or_else(|| normalize_absolute(&task.cwd));
+    Need {
+        name: CapabilityName::RunCommand,
+        target: dir,
+    }
+}
+
+/// The capabilities a read-only activity needs granted before a changing call runs.
+fn mutation_needs<'a>(
+    effect: Effect,
+    tool: &'a str,
+    uses: &[PathUse<'a>],
+    task: &'a Task,
+) -> Vec<Need<'a>> {
+    match effect {
+        Effect::ReadOnly | Effect::Paths => write_needs(uses).collect(),
+        Effect::Command => vec![command_dir(uses, task)],
+        Effect::Config => vec![Need {
+            name: CapabilityName::ChangeConfig,
+            target: None,
+        }],
+        Effect::Opaque => vec![Need {
+            name: CapabilityName::UseTool,
+            target: Some(Cow::Borrowed(tool)),
+        }],
+    }
+}
+
+/// The capabilities the permission class asks about under this permission mode.
+fn class_needs<'a>(
+    class: PermissionClass,
+    mode: PermissionMode,
+    tool: &'a str,
+    args: &'a Value,
+    uses: &[PathUse<'a>],
+    task: &'a Task,
+) -> Vec<Need<'a>> {
+    match class {
+        PermissionClass::None => Vec::new(),
+        PermissionClass::Write => write_needs(uses).collect(),
+        PermissionClass::Command => vec![command_dir(uses, task)],
+        PermissionClass::Config => vec![Need {
+            name: CapabilityName::ChangeConfig,
+            target: None,
+        }],
+        PermissionClass::Http => {
+            let url = args.get("url").and_then(Value::as_str);
+            let origin = url.map(|u| Cow::Owned(crate::capability::http_origin(u)));
+            let mut needs = vec![Need {
+                name: CapabilityName::SendHttp,
+                target: origin,
+            }];
+            // Under `ask` the file a request saves is approved like any other write.
+            if mode == PermissionMode::Ask {
+                needs.extend(write_needs(uses));
+            }
+            needs
+        }
+        PermissionClass::Always => vec![Need {
+            name: CapabilityName::UseTool,
+            target: Some(Cow::Borrowed(tool)),
+        }],
+    }
+}
+
+/// The catalogue's table: which classes a permission mode approves without a card.
+fn auto_approves(class: PermissionClass, mode: PermissionMode) -> bool {
+    use PermissionClass as C;
+    use PermissionMode as P;
+    matches!(
+        (class, mode),
+        (C::Write, P::AcceptEdits | P::Bypass) | (C::Command | C::Config | C::Http, P::Bypass)
+    )
+}

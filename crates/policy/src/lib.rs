@@ -1,0 +1,81 @@
+//! `codaris-policy`: what a tool call may do, decided by one pure function.
+//!
+//! `evaluate(call, ledger view, task) -> Decision` is total: it returns a decision for every input
+//! and never panics. The crate also holds the built-in tool specs as data so an offline auditor
+//! knows them without the daemon.
+//!
+//! A [`Decision`] is a value shaped like cedar's `Response`: a [`Verdict`] (`allow < ask < deny`,
+//! combined with `max`), a [`Code`] from a closed vocabulary, a one-line sentence for the person
+//! and the model, the [`Capability`] a grant would need, the [`Rule`]s that matched, and the
+//! grants it relied on. The ledger view is a [`GrantSet`], indexed once so a lookup costs the
+//! depth of the path, not the number of grants. [`Request`] is the JSON contract of
+//! `codaris policy eval`; [`Case`] checks one line of the decision corpus.
+//!
+//! The vocabulary, the rule order and the symlink contract are documented in
+//! `docs/decision-codes.md`.
+//!
+//! Non-goals: no I/O, no clock, no environment, no logging. Time and resolved paths are inputs;
+//! symlinks are resolved by the caller before `evaluate` sees a path. The crate does not store
+//! grants (the daemon's ledger does), does not consume `once` grants (the daemon serialises that),
+//! does not show cards, and does not parse slash commands or patch bodies.
+
+mod capability;
+mod catalogue;
+mod code;
+mod corpus;
+mod decision;
+mod evaluate;
+mod grant;
+mod grant_set;
+mod path;
+mod request;
+mod spec;
+mod table;
+mod task;
+mod text;
+mod verdict;
+
+/// Version of the rules, recorded with every decision so a replay knows what decided it.
+pub const POLICY_VERSION: &str = "1";
+
+pub use capability::Capability;
+pub use capability::CapabilityName;
+pub use capability::Scope;
+pub use capability::http_origin;
+pub use catalogue::ALWAYS_ON;
+pub use catalogue::BUILTIN;
+pub use catalogue::builtin;
+pub use code::Code;
+pub use corpus::Case;
+pub use corpus::CaseError;
+pub use corpus::Expect;
+pub use corpus::check_case_line;
+pub use decision::Decision;
+pub use decision::Rule;
+pub use evaluate::Call;
+pub use evaluate::evaluate;
+pub use grant::Grant;
+pub use grant::Lifetime;
+pub use grant::UsedGrant;
+pub use grant_set::Cover;
+pub use grant_set::GrantSet;
+pub use path::BadPath;
+pub use path::MAX_PATH_BYTES;
+pub use request::Request;
+pub use request::RequestError;
+pub use request::evaluate_json;
+pub use spec::Access;
+pub use spec::Effect;
+pub use spec::ExternalSpec;
+pub use spec::Modes;
+pub use spec::Origin;
+pub use spec::PathArg;
+pub use spec::PathDefault;
+pub use spec::PermissionClass;
+pub use spec::ToolSpec;
+pub use spec::Withholding;
+pub use task::Activity;
+pub use task::OperatingMode;
+pub use task::PermissionMode;
+pub use task::Task;
+pub use verdict::Verdict;

@@ -1,0 +1,135 @@
+//! The JSON contract of `codaris policy eval`: one request in, one decision out.
+//!
+//! Other tools read this format, so fields are only ever added. A request that does not have
+//! the shape below is an error the caller reports; arguments that are not an object are not:
+//! `args` may be any JSON value and `evaluate` judges it (`args_not_object`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::decision::Decision;
+use crate::evaluate::{Call, evaluate};
+use crate::grant::Grant;
+use crate::grant_set::GrantSet;
+use crate::spec::ExternalSpec;
+use crate::task::{Task, null_as_default};
+
+/// One call to decide, with everything the decision depends on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Request {
+    /// The tool name the model called.
+    pub tool: String,
+    /// The arguments exactly as sent: any JSON value; absent reads as `null`.
+    #[serde(default)]
+    pub args: Value,
+    /// The task state of the turn.
+    pub task: Task,
+    /// The grants in force, in ledger order; indexes in the decision refer to this list.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub grants: Vec<Grant>,
+    /// The spec of a tool the crate does not know (an MCP tool).
+    #[serde(default)]
+    pub spec: Option<ExternalSpec>,
+}
+
+/// Why a request could not be read. The decision for a readable request is never an error.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The text is not JSON at all.
+    #[error("a policy request must be JSON: {source}")]
+    Json {
+        /// The parser's account, with line and column.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The JSON does not have the request's shape (a missing `tool` or `task`, a field of the
+    /// wrong type, a misspelled field).
+    #[error("malformed policy request: {source}")]
+    Shape {
+        /// The deserializer's account, naming the field.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Request {
+    /// Reads a request from a parsed JSON value.
+    pub fn from_value(value: Value) -> Result<Request, RequestError> {
+        serde_json::from_value(value).map_err(|source| RequestError::Shape { source })
+    }
+
+    /// Reads a request from JSON text (one line of a JSON-lines stream, or a whole document).
+    pub fn from_json(text: &str) -> Result<Request, RequestError> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|source| RequestError::Json { source })?;
+        Request::from_value(value)
+    }
+
+    /// The grants of the request, indexed.
+    pub fn grant_set(&self) -> GrantSet {
+        GrantSet::from_grants(self.grants.iter().cloned())
+    }
+
+    /// Decides the request. Pure: the same request always gets the same decision.
+    pub fn evaluate(&self) -> Decision {
+        let spec = self.spec.as_ref().map(|s| s.to_tool_spec(&self.tool));
+        let call = Call {
+            tool: &self.tool,
+            args: &self.args,
+            spec: spec.as_ref(),
+        };
+        evaluate(&call, &self.grant_set(), &self.task)
+    }
+}
+
+/// Reads one request from raw bytes and decides it: what `codaris policy eval` does per line,
+/// and what the fuzz target feeds arbitrary bytes to.
+pub fn evaluate_json(bytes: &[u8]) -> Result<Decision, RequestError> {
+    let value: Value =
+        serde_json::from_slice(bytes).map_err(|source| RequestError::Json { source })?;
+    Ok(Request::from_value(value)?.evaluate())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Request, RequestError, evaluate_json};
+    use crate::code::Code;
+    use serde_json::json;
+
+    #[test]
+    fn the_contract_example_parses_and_decides() {
+        let request = json!({
+            "tool": "write",
+            "args": {"path": "/etc/passwd", "content": "x"},
+            "task": {"activity": "agent", "permission_mode": "ask", "cwd": "/w/proj",
+                     "allowed_roots": ["/w/proj"], "workspace": "/s/sessions/1",
+                     "bound": ["write", "read_file"], "slash": ["/review"]},
+            "grants": [{"capability": "mutate_outside_fence", "path": "/tmp/out", "lifetime": "session"}],
+            "spec": null
+        });
+        let decision = Request::from_value(request).map(|r| r.evaluate());
+        assert_eq!(
+            decision.map(|d| d.code).ok(),
+            Some(Code::MutateOutsideFence)
+        );
+    }
+
+    #[test]
+    fn malformed_requests_are_errors_but_odd_args_are_not() {
+        let no_task = Request::from_value(json!({"tool": "write", "args": {}}));
+        assert!(matches!(no_task, Err(RequestError::Shape { .. })));
+        assert!(matches!(
+            evaluate_json(b"{not json"),
+            Err(RequestError::Json { .. })
+        ));
+        let typo = Request::from_value(json!({"tool": "x", "arg": {}, "task": {"cwd": "/"}}));
+        let message = typo.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("unknown field `arg`"), "{message}");
+
+        let decision = evaluate_json(
+            br#"{"tool": "write", "args": "{\"path\": \"a\"}", "task": {"cwd": "/w"}}"#,
+        );
+        assert_eq!(decision.map(|d| d.code).ok(), Some(Code::ArgsNotObject));
+    }
+}

@@ -1,0 +1,337 @@
+//! The decision table: what the rules found, turned into a verdict, a code, a sentence and a
+//! capability. One `match`, one arm per code, so the whole vocabulary reads in one place.
+
+use std::borrow::Cow;
+
+use crate::capability::{Capability, CapabilityName};
+use crate::code::Code;
+use crate::decision::{Decision, Rule};
+use crate::grant::UsedGrant;
+use crate::grant_set::GrantSet;
+use crate::path::{BadPath, MAX_PATH_BYTES};
+use crate::spec::Withholding;
+use crate::task::{Activity, OperatingMode, PermissionMode};
+use crate::text::{OneOf, Quoted};
+
+/// A capability the call needs, borrowed from the call where possible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Need<'a> {
+    pub name: CapabilityName,
+    pub target: Option<Cow<'a, str>>,
+}
+
+impl Need<'_> {
+    fn capability(&self) -> Capability {
+        Capability::new(self.name, self.target.as_deref().map(str::to_owned))
+    }
+
+    /// " on `target`", or nothing for an unscoped capability.
+    fn on(&self) -> String {
+        self.target
+            .as_deref()
+            .map_or_else(String::new, |t| format!(" on {}", Quoted(t)))
+    }
+
+    /// What the call would do, as a verb phrase for a read-only refusal.
+    fn action(&self) -> String {
+        let target = self.target.as_deref().unwrap_or("");
+        match self.name {
+            CapabilityName::Write | CapabilityName::MutateOutsideFence => {
+                format!("change {}", Quoted(target))
+            }
+            CapabilityName::RunCommand => format!("run a command in {}", Quoted(target)),
+            CapabilityName::ChangeConfig => "change Codaris's configuration".to_owned(),
+            CapabilityName::SendHttp => format!("send a request to {}", Quoted(target)),
+            CapabilityName::ReadOutsideFence => format!("read {}", Quoted(target)),
+            CapabilityName::UseTool => "have effects outside the session".to_owned(),
+        }
+    }
+}
+
+/// The JSON type of arguments that were not an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum JsonKind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+}
+
+/// What the rules found: the deciding outcome of one evaluation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Finding<'a> {
+    UnknownTool,
+    Withheld(Withholding),
+    SlashRequired(&'static [&'static str]),
+    NotBound,
+    ModeForbids(OperatingMode),
+    ArgsNotObject(JsonKind),
+    BadPath {
+        arg: &'a str,
+        why: BadPath,
+    },
+    ProtectedPath {
+        path: Cow<'a, str>,
+        git: bool,
+    },
+    ReadOnlyActivity {
+        activity: Activity,
+        need: Need<'a>,
+    },
+    ReadOutsideFence(Need<'a>),
+    MutateOutsideFence(Need<'a>),
+    DeniedByUser(Need<'a>),
+    NeedsApproval {
+        mode: PermissionMode,
+        need: Need<'a>,
+    },
+    AllowedByGrant {
+        need: Need<'a>,
+        used: Vec<usize>,
+    },
+    AllowedByMode(PermissionMode),
+    AllowedByDefault,
+}
+
+/// Builds the decision for `finding`. `rules` are those that matched, in any order.
+pub(crate) fn decide(
+    tool: &str,
+    finding: Finding<'_>,
+    mut rules: Vec<Rule>,
+    grants: &GrantSet,
+) -> Decision {
+    let t = Quoted(tool);
+    let ask_for = |need: &Need<'_>| {
+        format!(
+            "call `request_capability` for {}{} to ask the user",
+            Quoted(need.name.as_str()),
+            need.on()
+        )
+    };
+    let mut used_grants = Vec::new();
+    let (code, sentence, capability) = match finding {
+        // No spec, built in or carried: the name was guessed or mistyped.
+        Finding::UnknownTool => (
+            Code::UnknownTool,
+            format!(
+                "no tool is named {t}; call `search_tools` with what you need instead of guessing a name"
+            ),
+            None,
+        ),
+        // Withheld whatever the surface says; searching does not bring it back.
+        Finding::Withheld(why) => {
+            let reason = match why {
+                Withholding::SwitchedOff => {
+                    "is switched off for this task; use another tool or ask the user to switch it on"
+                }
+                Withholding::AuditTurn => {
+                    "is withheld in an `/audit` turn; report through the compliance audit instead"
+                }
+                Withholding::ExtensionWorkspace => {
+                    "is withheld in an extension workspace; keep the checklist in your reply instead"
+                }
+                Withholding::MemoryChild => {
+                    "belongs to the memory subagent and cannot be called here"
+                }
+            };
+            (Code::ToolWithheld, format!("tool {t} {reason}"), None)
+        }
+        // Only the person can open the gate, by typing the command; no grant does.
+        Finding::SlashRequired(commands) => (
+            Code::SlashRequired,
+            format!(
+                "tool {t} runs only in a turn where the user typed {}; ask the user to type one if they want it",
+                OneOf(commands)
+            ),
+            None,
+        ),
+        // Exists, but this turn's surface does not carry it.
+        Finding::NotBound => (
+            Code::NotBound,
+            format!(
+                "tool {t} is not bound on this turn; call `search_tools` to bind it, then call it again"
+            ),
+            None,
+        ),
+        // The plan and ask allowlists are fixed; only a mode switch changes them.
+        Finding::ModeForbids(mode) => {
+            let allows = match mode {
+                OperatingMode::Plan => "reading and planning tools",
+                OperatingMode::Ask => "read-only tools",
+                OperatingMode::Agent => "every tool",
+            };
+            (
+                Code::ModeForbids,
+                format!(
+                    "tool {t} is not available in {} mode, which allows {allows}; ask the user to switch to agent mode",
+                    Quoted(mode.as_str())
+                ),
+                None,
+            )
+        }
+        // Tell the model exactly how to call again; a string is usually a double-encoded object.
+        Finding::ArgsNotObject(kind) => {
+            let (got, hint) = match kind {
+                JsonKind::String => (
+                    "a string",
+                    "pass the object itself, not the object encoded as a string",
+                ),
+                JsonKind::Array => ("an array", "put the values under their argument names"),
+                JsonKind::Number => ("a number", "put the value under its argument name"),
+                JsonKind::Bool => ("a boolean", "put the value under its argument name"),
+                JsonKind::Null => ("null", "pass `{}` when there is nothing to say"),
+            };
+            (
+                Code::ArgsNotObject,
+                format!(
+                    "the arguments to {t} are {got}, not a JSON object; call {t} again with one JSON object of named arguments: {hint}"
+                ),
+                None,
+            )
+        }
+        // A path that no system call could take; say which argument and why.
+        Finding::BadPath { arg, why } => {
+            let a = Quoted(arg);
+            let sentence = match why {
+                BadPath::Missing => {
+                    format!("tool {t} needs the path argument {a}; call it again with one")
+                }
+                BadPath::NotString => {
+                    format!("argument {a} of {t} must be a path string; call it again with one")
+                }
+                BadPath::Empty => {
+                    format!("argument {a} of {t} is an empty path; call it again with a real path")
+                }
+                BadPath::Nul => {
+                    format!("argument {a} of {t} contains a NUL byte; call it again without it")
+                }
+                BadPath::TooLong => format!(
+                    "argument {a} of {t} is longer than {MAX_PATH_BYTES} bytes; use a shorter path"
+                ),
+                BadPath::Relative => format!(
+                    "argument {a} of {t} is relative but the task has no absolute working directory; pass an absolute path"
+                ),
+            };
+            (Code::BadPath, sentence, None)
+        }
+        // Never changed by a tool in any mode, and no grant helps: the person does it.
+        Finding::ProtectedPath { path, git } => {
+            let what = if git {
+                "inside a `.git` directory"
+            } else {
+                "part of Codaris's own state"
+            };
+            (
+                Code::ProtectedPath,
+                format!(
+                    "path {} is {what}, which no tool may change; ask the user to make that change themselves",
+                    Quoted(&path)
+                ),
+                None,
+            )
+        }
+        // A read-only turn can still change something if the person grants it.
+        Finding::ReadOnlyActivity { activity, need } => (
+            Code::ReadOnlyActivity,
+            format!(
+                "this {} turn is read-only and {t} would {}; {}",
+                Quoted(activity.as_str()),
+                need.action(),
+                ask_for(&need)
+            ),
+            Some(need.capability()),
+        ),
+        // Reading outside every allowed root, without a grant for that path.
+        Finding::ReadOutsideFence(need) => (
+            Code::ReadOutsideFence,
+            format!(
+                "tool {t} would {}, which is outside the allowed folders; {}",
+                need.action(),
+                ask_for(&need)
+            ),
+            Some(need.capability()),
+        ),
+        // Changing outside every allowed root, without a grant for that path.
+        Finding::MutateOutsideFence(need) => (
+            Code::MutateOutsideFence,
+            format!(
+                "tool {t} would {}, which is outside the allowed folders; {}",
+                need.action(),
+                ask_for(&need)
+            ),
+            Some(need.capability()),
+        ),
+        // A `deny` grant answers the same question again, so no new card is shown.
+        Finding::DeniedByUser(need) => (
+            Code::DeniedByUser,
+            format!(
+                "the user already refused {}{} in this session; do not ask again, find another way or stop",
+                Quoted(need.name.as_str()),
+                need.on()
+            ),
+            Some(need.capability()),
+        ),
+        // The class prompts in this permission mode and no grant covers the call.
+        Finding::NeedsApproval { mode, need } => (
+            Code::NeedsApproval,
+            format!(
+                "tool {t} needs the user's approval for {}{} under permission mode {}; wait for their answer",
+                Quoted(need.name.as_str()),
+                need.on(),
+                Quoted(mode.as_str())
+            ),
+            Some(need.capability()),
+        ),
+        // Grants covered everything that would have refused or prompted.
+        Finding::AllowedByGrant { need, used } => {
+            used_grants = used
+                .iter()
+                .filter_map(|&index| {
+                    let g = grants.get(index)?;
+                    Some(UsedGrant {
+                        index,
+                        id: g.id.clone(),
+                        lifetime: g.lifetime,
+                    })
+                })
+                .collect();
+            let lifetime = used_grants.first().map_or("", |g| g.lifetime.as_str());
+            (
+                Code::AllowedByGrant,
+                format!(
+                    "tool {t} is allowed by the user's {} grant of {}{}",
+                    Quoted(lifetime),
+                    Quoted(need.name.as_str()),
+                    need.on()
+                ),
+                Some(need.capability()),
+            )
+        }
+        // The permission mode approves this class without a card.
+        Finding::AllowedByMode(mode) => (
+            Code::AllowedByMode,
+            format!(
+                "tool {t} is allowed by permission mode {}",
+                Quoted(mode.as_str())
+            ),
+            None,
+        ),
+        // Nothing about the call needs approval.
+        Finding::AllowedByDefault => (
+            Code::AllowedByDefault,
+            format!("tool {t} needs no approval for this call"),
+            None,
+        ),
+    };
+    rules.sort_unstable();
+    rules.dedup();
+    Decision {
+        verdict: code.verdict(),
+        code,
+        sentence,
+        capability,
+        rules,
+        used_grants,
+    }
+}

@@ -1,0 +1,212 @@
+//! The task state a decision depends on: activity, permission mode, where the fence is, what
+//! this turn bound and typed. All of it is input; nothing is read from the environment.
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// What the session is doing this turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Activity {
+    /// Unrestricted work.
+    #[default]
+    Agent,
+    /// Planning: the plan mode allowlist, read-only.
+    Plan,
+    /// Answering questions: the ask mode allowlist, read-only.
+    Ask,
+    /// Reviewing a pipeline or code: agent tools, read-only.
+    Review,
+    /// Researching: agent tools, read-only.
+    Research,
+    /// A compliance audit: agent tools, read-only.
+    Audit,
+}
+
+impl Activity {
+    /// The operating mode whose tool list applies: plan and ask have their own allowlists; the
+    /// other activities use agent mode's and are restricted by being read-only instead.
+    pub fn operating_mode(self) -> OperatingMode {
+        match self {
+            Activity::Plan => OperatingMode::Plan,
+            Activity::Ask => OperatingMode::Ask,
+            Activity::Agent | Activity::Review | Activity::Research | Activity::Audit => {
+                OperatingMode::Agent
+            }
+        }
+    }
+
+    /// True for the activities that may read but not change anything without a grant.
+    pub fn is_read_only(self) -> bool {
+        self != Activity::Agent
+    }
+
+    /// The snake-case name used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activity::Agent => "agent",
+            Activity::Plan => "plan",
+            Activity::Ask => "ask",
+            Activity::Review => "review",
+            Activity::Research => "research",
+            Activity::Audit => "audit",
+        }
+    }
+}
+
+/// The catalogue's operating modes, each with its own tool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OperatingMode {
+    /// Every tool.
+    Agent,
+    /// Reading and planning tools.
+    Plan,
+    /// Read-only tools.
+    Ask,
+}
+
+impl OperatingMode {
+    /// The snake-case name used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperatingMode::Agent => "agent",
+            OperatingMode::Plan => "plan",
+            OperatingMode::Ask => "ask",
+        }
+    }
+}
+
+/// How much the person wants to be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PermissionMode {
+    /// Prompt for everything the catalogue says prompts.
+    #[default]
+    Ask,
+    /// Approve file writes without a card.
+    AcceptEdits,
+    /// Approve every class except `always` without a card. Never widens the fence, never
+    /// lifts a read-only activity, never unlocks a protected path.
+    Bypass,
+}
+
+impl PermissionMode {
+    /// The snake-case name used on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Ask => "ask",
+            PermissionMode::AcceptEdits => "accept_edits",
+            PermissionMode::Bypass => "bypass",
+        }
+    }
+}
+
+/// The task state of one turn, as the daemon knows it when a call is dispatched.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    /// What the session is doing; `agent` when absent.
+    #[serde(default)]
+    pub activity: Activity,
+    /// How much to ask; `ask` when absent.
+    #[serde(default)]
+    pub permission_mode: PermissionMode,
+    /// The absolute directory relative path arguments are resolved against.
+    pub cwd: String,
+    /// Absolute roots the fence allows (`CODARIS_ALLOWED_DIRS`); relative entries are ignored.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub allowed_roots: Vec<String>,
+    /// The session's own workspace, also inside the fence.
+    #[serde(default)]
+    pub workspace: Option<String>,
+    /// This turn's surface; `None` means every known tool.
+    #[serde(default)]
+    pub bound: Option<Vec<String>>,
+    /// Slash commands typed this turn (as parsed by the agent, e.g. `/fix`).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub slash: Vec<String>,
+    /// Paths no tool may change, beside every `.git`: Codaris's ledger and config. Absolute,
+    /// or relative to `cwd`.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub protected: Vec<String>,
+    /// Tools switched off for this task (e.g. MCP tools off in the Tools panel).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub withheld: Vec<String>,
+    /// True in an extension workspace, which has no session checklist.
+    #[serde(default)]
+    pub extension: bool,
+}
+
+impl Task {
+    /// An `agent` task in permission mode `ask` working in `cwd`, with `cwd` as its only root.
+    pub fn new(cwd: impl Into<String>) -> Task {
+        let cwd = cwd.into();
+        Task {
+            allowed_roots: vec![cwd.clone()],
+            cwd,
+            ..Task::default()
+        }
+    }
+
+    /// True when one of `commands` was typed this turn. Slash commands compare without regard
+    /// to letter case, and only the command word of an entry counts (`/review --quick`).
+    pub fn typed_any(&self, commands: &[&str]) -> bool {
+        self.slash.iter().any(|typed| {
+            let word = typed.split_whitespace().next().unwrap_or("");
+            commands.iter().any(|c| word.eq_ignore_ascii_case(c))
+        })
+    }
+}
+
+/// Reads `null` like an absent field, so `"slash": null` means "none typed".
+pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_fill_an_absent_activity_mode_and_lists() {
+        let parsed: Result<Task, _> =
+            serde_json::from_value(json!({"cwd": "/w", "slash": null, "bound": null}));
+        let expected = Task {
+            cwd: "/w".into(),
+            ..Task::default()
+        };
+        assert_eq!(parsed.ok(), Some(expected));
+    }
+
+    #[test]
+    fn only_agent_is_not_read_only_and_only_plan_and_ask_have_own_lists() {
+        use Activity::*;
+        for a in [Agent, Plan, Ask, Review, Research, Audit] {
+            assert_eq!(a.is_read_only(), a != Agent);
+            let own = matches!(a, Plan | Ask);
+            assert_eq!(a.operating_mode() != OperatingMode::Agent, own);
+        }
+    }
+
+    #[test]
+    fn slash_commands_match_by_word_in_any_case() {
+        let mut task = Task::new("/w");
+        task.slash = vec!["/Review --quick".into(), "/FIX".into()];
+        assert!(task.typed_any(&["/fix"]));
+        assert!(task.typed_any(&["/review"]));
+        assert!(!task.typed_any(&["/remediate", "/autofix"]));
+    }
+
+    #[test]
+    fn misspelled_task_fields_are_rejected() {
+        let parsed: Result<Task, _> =
+            serde_json::from_value(json!({"cwd": "/w", "permision_mode": "bypass"}));
+        assert!(parsed.is_err());
+    }
+}
