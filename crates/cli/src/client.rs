@@ -1,0 +1,148 @@
+//! Reaching the daemon: connect to its socket, start it in the background when it is not
+//! running, and agree on an API version.
+
+use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use codaris_paths::StateLayout;
+use codaris_proto::v1;
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
+use tonic::transport::{Channel, Endpoint, Uri};
+
+use crate::error::CliError;
+
+/// How long a freshly started daemon has to answer.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the daemon lives, resolved once per invocation.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub layout: StateLayout,
+}
+
+impl Target {
+    pub fn resolve(state_dir: Option<PathBuf>) -> Result<Self, CliError> {
+        let dir = match state_dir {
+            Some(dir) if dir.is_absolute() => dir,
+            Some(dir) => std::env::current_dir()
+                .map_err(|source| CliError::Read {
+                    path: dir.clone(),
+                    source,
+                })?
+                .join(dir),
+            None => codaris_paths::resolve_state_dir(&|name: &str| std::env::var_os(name))?,
+        };
+        Ok(Self {
+            layout: StateLayout::new(dir),
+        })
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.layout.socket()
+    }
+}
+
+/// Opens a channel over the Unix socket. Connecting is eager, so a missing daemon fails here.
+pub async fn connect(socket: &Path) -> Result<Channel, tonic::transport::Error> {
+    let socket = socket.to_path_buf();
+    // The URI is required by the API and ignored: every connection goes to the socket.
+    Endpoint::from_static("http://codarisd.local")
+        .connect_with_connector(tower::service_fn(move |_: Uri| {
+            let socket = socket.clone();
+            async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?)) }
+        }))
+        .await
+}
+
+/// Connects, agrees on an API version, and returns the channel.
+pub async fn open(target: &Target, autostart: bool) -> Result<Channel, CliError> {
+    let socket = target.socket();
+    let channel = match connect(&socket).await {
+        Ok(channel) => channel,
+        Err(_) if autostart => start_and_wait(target).await?,
+        Err(_) => return Err(CliError::NotRunning { socket }),
+    };
+    hello(channel.clone()).await?;
+    Ok(channel)
+}
+
+async fn hello(channel: Channel) -> Result<v1::HelloResponse, CliError> {
+    let mut daemon = v1::daemon_client::DaemonClient::new(channel);
+    let response = daemon
+        .hello(v1::HelloRequest {
+            client: concat!("codaris-cli/", env!("CARGO_PKG_VERSION")).to_owned(),
+            api_versions: codaris_proto::API_VERSIONS.to_vec(),
+        })
+        .await?;
+    Ok(response.into_inner())
+}
+
+/// Starts `codarisd` detached from this terminal and waits until it answers.
+pub async fn start_and_wait(target: &Target) -> Result<Channel, CliError> {
+    let mut child = spawn_daemon(target)?;
+    let socket = target.socket();
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if let Ok(channel) = connect(&socket).await {
+            return Ok(channel);
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(CliError::DaemonFailed {
+                message: last_error_line(&mut child)
+                    .unwrap_or_else(|| format!("codarisd exited with {status}")),
+            });
+        }
+        if Instant::now() > deadline {
+            return Err(CliError::StartTimeout {
+                socket,
+                seconds: START_TIMEOUT.as_secs(),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn spawn_daemon(target: &Target) -> Result<Child, CliError> {
+    let binary = daemon_binary()?;
+    Command::new(&binary)
+        .arg("--state-dir")
+        .arg(target.layout.dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        // Kept only to report why a daemon died while starting; it also logs to its file.
+        .stderr(Stdio::piped())
+        // Its own process group, so a Ctrl-C meant for this CLI does not stop the daemon.
+        .process_group(0)
+        .spawn()
+        .map_err(|source| CliError::Spawn { binary, source })
+}
+
+fn last_error_line(child: &mut Child) -> Option<String> {
+    use std::io::Read;
+    let mut stderr = String::new();
+    child.stderr.take()?.read_to_string(&mut stderr).ok()?;
+    stderr
+        .lines()
+        .rev()
+        .find(|line| !line.trim().is_empty())
+        .map(|line| line.trim_start_matches("codarisd: ").to_owned())
+}
+
+/// `codarisd` beside this executable (an install puts both in one directory), else on PATH.
+fn daemon_binary() -> Result<PathBuf, CliError> {
+    let cli = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("codaris"));
+    if let Some(sibling) = cli.parent().map(|dir| dir.join("codarisd")) {
+        if sibling.is_file() {
+            return Ok(sibling);
+        }
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("codarisd"))
+        .find(|candidate| candidate.is_file())
+        .ok_or(CliError::DaemonBinaryMissing { cli })
+}

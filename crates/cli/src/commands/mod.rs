@@ -1,0 +1,42 @@
+//! One module per command group; each turns parsed arguments into calls and printed lines.
+
+pub mod completions;
+pub mod daemon;
+pub mod status;
+
+use crate::cli::{Cli, Command, DaemonCommand};
+use crate::client::Target;
+use crate::error::CliError;
+
+/// What the process should exit with when the command itself succeeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Success,
+    /// `codaris daemon status` when no daemon runs (LSB's "not running").
+    NotRunning,
+}
+
+pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
+    let json = cli.global.json;
+    let autostart = !cli.global.no_autostart;
+    match cli.command {
+        Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
+        Command::Status => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            status::show(&target, autostart, json)
+                .await
+                .map(|()| Outcome::Success)
+        }
+        Command::Daemon(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            match command {
+                DaemonCommand::Start => daemon::start(&target, json).await,
+                DaemonCommand::Stop => daemon::stop(&target, json).await,
+                DaemonCommand::Status => daemon::status(&target, json).await,
+                DaemonCommand::Logs { lines, follow } => {
+                    daemon::logs(&target, lines, follow).await
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,71 @@
+use codaris_proto::v1;
+use serde_json::json;
+
+use crate::client::{self, Target};
+use crate::error::CliError;
+use crate::output;
+
+pub async fn fetch(channel: tonic::transport::Channel) -> Result<v1::StatusResponse, CliError> {
+    let mut daemon = v1::daemon_client::DaemonClient::new(channel);
+    Ok(daemon.status(v1::StatusRequest {}).await?.into_inner())
+}
+
+pub async fn show(target: &Target, autostart: bool, json: bool) -> Result<(), CliError> {
+    let channel = client::open(target, autostart).await?;
+    let status = fetch(channel).await?;
+    print(&status, json)
+}
+
+/// The `status --json` object: a contract, extended by adding fields only.
+pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
+    let started_at_ms = status
+        .started_at
+        .as_ref()
+        .map(|t| t.seconds * 1000 + i64::from(t.nanos / 1_000_000));
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+    json!({
+        "running": true,
+        "version": status.version,
+        "api_version": status.api_version,
+        "pid": status.pid,
+        "started_at_ms": started_at_ms,
+        "uptime_ms": status.uptime_ms,
+        "state_dir": status.state_dir,
+        "socket": status.socket,
+        "tcp_listen": non_empty(&status.tcp_listen),
+        "config_file": non_empty(&status.config_file),
+        "sessions": {"active": status.sessions_active, "total": status.sessions_total},
+        "tools_indexed": status.tools_indexed,
+    })
+}
+
+pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
+    if json {
+        return output::json(&to_json(status));
+    }
+    let or = |s: &str, default: &str| {
+        if s.is_empty() {
+            default.to_owned()
+        } else {
+            s.to_owned()
+        }
+    };
+    let lines = [
+        format!(
+            "codarisd {} (API v{}) is running",
+            status.version, status.api_version
+        ),
+        format!("  pid        {}", status.pid),
+        format!("  uptime     {}", output::duration(status.uptime_ms)),
+        format!("  state dir  {}", status.state_dir),
+        format!("  socket     {}", status.socket),
+        format!("  tcp        {}", or(&status.tcp_listen, "off")),
+        format!("  config     {}", or(&status.config_file, "none (defaults)")),
+        format!(
+            "  sessions   {} active, {} in all",
+            status.sessions_active, status.sessions_total
+        ),
+        format!("  tools      {} indexed", status.tools_indexed),
+    ];
+    output::line(&lines.join("\n"))
+}

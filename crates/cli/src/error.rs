@@ -1,0 +1,59 @@
+//! Everything that can go wrong in the CLI, each as one actionable line.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Paths(#[from] codaris_paths::PathsError),
+    #[error("codarisd is not running (no daemon answers on {}); start it with `codaris daemon start`", socket.display())]
+    NotRunning { socket: PathBuf },
+    #[error("cannot find the codarisd binary next to {} or on PATH; install it beside codaris", cli.display())]
+    DaemonBinaryMissing { cli: PathBuf },
+    #[error("cannot start codarisd ({}): {source}", binary.display())]
+    Spawn {
+        binary: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("codarisd exited while starting: {message}")]
+    DaemonFailed { message: String },
+    #[error("codarisd did not answer on {} within {seconds} s; see `codaris daemon logs`", socket.display())]
+    StartTimeout { socket: PathBuf, seconds: u64 },
+    #[error("codarisd did not stop within {seconds} s (pid {pid})")]
+    StopTimeout { pid: u32, seconds: u64 },
+    #[error("{}", status_line(.0))]
+    Rpc(#[from] tonic::Status),
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("output error: {0}")]
+    Output(std::io::Error),
+    #[error("cannot start the async runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The reader of our output went away (`codaris … | head`): exit quietly.
+    #[error("broken pipe")]
+    BrokenPipe,
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(err: std::io::Error) -> Self {
+        if err.kind() == std::io::ErrorKind::BrokenPipe {
+            Self::BrokenPipe
+        } else {
+            Self::Output(err)
+        }
+    }
+}
+
+fn status_line(status: &tonic::Status) -> String {
+    let message = status.message().lines().next().unwrap_or_default();
+    match status.code() {
+        tonic::Code::Unimplemented => format!("not available in this codarisd: {message}"),
+        tonic::Code::Unavailable => format!("codarisd is unavailable: {message}"),
+        code => format!("codarisd refused the request ({code:?}): {message}"),
+    }
+}

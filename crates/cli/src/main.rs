@@ -1,0 +1,33 @@
+//! `codaris`: parse the command line, run the command, map the result to an exit code.
+
+mod cli;
+mod client;
+mod commands;
+mod error;
+mod output;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::commands::Outcome;
+use crate::error::CliError;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let result = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::Runtime)
+        .and_then(|runtime| runtime.block_on(commands::run(cli)));
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::NotRunning) => ExitCode::from(3),
+        Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "codaris: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

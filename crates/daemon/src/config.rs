@@ -1,0 +1,369 @@
+//! Configuration as data: a `ConfigToml` of options read from the file, resolved together with the
+//! environment and the command line by [`resolve`], a pure function.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+
+/// The file as written: every key optional, unknown keys refused.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigToml {
+    /// Directories file and command tools may act in, absolute.
+    pub allowed_dirs: Option<Vec<PathBuf>>,
+    pub daemon: Option<DaemonToml>,
+    pub tools: Option<ToolsToml>,
+    pub provider: Option<ProviderToml>,
+    pub anthropic: Option<ApiToml>,
+    pub openai: Option<ApiToml>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DaemonToml {
+    /// Loopback TCP address to listen on besides the socket, e.g. `127.0.0.1:7457`.
+    pub listen: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsToml {
+    /// Bind the lean nine-tool surface (true) or the whole registry (false).
+    pub lean_surface: Option<bool>,
+    /// Send the long tail as deferred tools on the Anthropic route.
+    pub tool_search_api: Option<bool>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderToml {
+    pub name: Option<String>,
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiToml {
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
+}
+
+/// Which model provider answers turns by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderKind {
+    Scripted,
+    Anthropic,
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub const NAMES: &'static str = "scripted, anthropic, openai";
+
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "scripted" => Some(Self::Scripted),
+            "anthropic" => Some(Self::Anthropic),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Scripted => "scripted",
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+}
+
+/// Credentials and endpoint of one HTTP model API. The key is never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct ApiConfig {
+    pub api_key: Option<String>,
+    pub base_url: Option<String>,
+}
+
+impl std::fmt::Debug for ApiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiConfig")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .finish()
+    }
+}
+
+/// The resolved configuration the daemon runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub state_dir: PathBuf,
+    /// The file that was read, when one was.
+    pub config_file: Option<PathBuf>,
+    pub allowed_dirs: Vec<PathBuf>,
+    pub listen: Option<SocketAddr>,
+    pub lean_surface: bool,
+    pub tool_search_api: bool,
+    pub provider: ProviderKind,
+    pub model: Option<String>,
+    pub anthropic: ApiConfig,
+    pub openai: ApiConfig,
+}
+
+/// What the command line said; each field overrides file and environment.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    pub listen: Option<String>,
+}
+
+/// The inputs of [`resolve`]: everything read before it, so it does no I/O.
+#[derive(Debug, Clone)]
+pub struct Sources {
+    pub state_dir: PathBuf,
+    /// The daemon's working directory, an allowed root by default.
+    pub cwd: PathBuf,
+    pub file: Option<(PathBuf, ConfigToml)>,
+    pub env: BTreeMap<String, OsString>,
+    pub flags: Flags,
+}
+
+/// The environment variables that override the file.
+pub const ENV_VARS: &[&str] = &[
+    "CODARIS_ALLOWED_DIRS",
+    "CODARIS_LEAN_7_TOOLS",
+    "CODARIS_TOOL_SEARCH_API",
+    "CODARIS_PROVIDER",
+    "CODARIS_MODEL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+];
+
+/// File, then environment, then flags; every bad value is named with where it came from.
+pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
+    let Sources {
+        state_dir,
+        cwd,
+        file,
+        env,
+        flags,
+    } = sources;
+    let (config_file, toml) = match file {
+        Some((path, toml)) => (Some(path), toml),
+        None => (None, ConfigToml::default()),
+    };
+    let origin = |key: &str| match &config_file {
+        Some(path) => format!("`{key}` in {}", path.display()),
+        None => format!("`{key}`"),
+    };
+    let env_str = |name: &str| -> Result<Option<String>, ConfigError> {
+        match env.get(name) {
+            None => Ok(None),
+            Some(value) if value.is_empty() => Ok(None),
+            Some(value) => value
+                .to_str()
+                .map(|v| Some(v.to_owned()))
+                .ok_or_else(|| ConfigError::Invalid {
+                    key: format!("environment variable `{name}`"),
+                    reason: "is not valid UTF-8".to_owned(),
+                }),
+        }
+    };
+
+    let allowed_dirs = match env_str("CODARIS_ALLOWED_DIRS")? {
+        Some(list) => absolute_dirs(
+            "environment variable `CODARIS_ALLOWED_DIRS`",
+            list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from),
+        )?,
+        None => match toml.allowed_dirs {
+            Some(dirs) => absolute_dirs(&origin("allowed_dirs"), dirs.into_iter())?,
+            None => vec![state_dir.clone(), cwd],
+        },
+    };
+
+    let tools = toml.tools.unwrap_or_default();
+    let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
+        Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
+        None => tools.lean_surface.unwrap_or(true),
+    };
+    let tool_search_api = match env_str("CODARIS_TOOL_SEARCH_API")? {
+        Some(value) => flag("environment variable `CODARIS_TOOL_SEARCH_API`", &value)?,
+        None => tools.tool_search_api.unwrap_or(false),
+    };
+
+    let provider_toml = toml.provider.unwrap_or_default();
+    let provider = match env_str("CODARIS_PROVIDER")? {
+        Some(name) => provider_kind("environment variable `CODARIS_PROVIDER`", &name)?,
+        None => match provider_toml.name {
+            Some(name) => provider_kind(&origin("provider.name"), &name)?,
+            None => ProviderKind::Scripted,
+        },
+    };
+    let model = env_str("CODARIS_MODEL")?.or(provider_toml.model);
+
+    let api = |table: Option<ApiToml>, key_var: &str, url_var: &str, section: &str| {
+        let table = table.unwrap_or_default();
+        let base_url = env_str(url_var)?.or(table.base_url);
+        if let Some(url) = &base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                let key = if env.contains_key(url_var) {
+                    format!("environment variable `{url_var}`")
+                } else {
+                    origin(&format!("{section}.base_url"))
+                };
+                return Err(ConfigError::Invalid {
+                    key,
+                    reason: format!("must start with http:// or https://, not `{url}`"),
+                });
+            }
+        }
+        Ok(ApiConfig {
+            api_key: env_str(key_var)?.or(table.api_key),
+            base_url,
+        })
+    };
+    let anthropic = api(
+        toml.anthropic,
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "anthropic",
+    )?;
+    let openai = api(toml.openai, "OPENAI_API_KEY", "OPENAI_BASE_URL", "openai")?;
+
+    let listen = match flags.listen {
+        Some(addr) => Some(loopback("--listen", &addr)?),
+        None => match toml.daemon.and_then(|d| d.listen) {
+            Some(addr) => Some(loopback(&origin("daemon.listen"), &addr)?),
+            None => None,
+        },
+    };
+
+    Ok(Config {
+        state_dir,
+        config_file,
+        allowed_dirs,
+        listen,
+        lean_surface,
+        tool_search_api,
+        provider,
+        model,
+        anthropic,
+        openai,
+    })
+}
+
+/// Reads the file (if any) and the environment, then [`resolve`]s. The only I/O of configuration.
+///
+/// `state_dir` and `config_file` are the command line's; they win over the environment.
+pub fn load(
+    state_dir: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+    flags: Flags,
+) -> Result<Config, ConfigError> {
+    let lookup = |name: &str| std::env::var_os(name);
+    let state_dir = match state_dir {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => std::env::current_dir()
+            .map(|cwd| cwd.join(&dir))
+            .map_err(|source| ConfigError::Unreadable { file: dir, source })?,
+        None => codaris_paths::resolve_state_dir(&lookup)?,
+    };
+    let (path, explicit) = match config_file {
+        Some(file) => (file, true),
+        None => codaris_paths::resolve_config_file(&lookup)?,
+    };
+    let file = match std::fs::read_to_string(&path) {
+        Ok(text) => Some((path.clone(), parse_file(&path, &text)?)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => None,
+        Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
+    };
+    let env = ENV_VARS
+        .iter()
+        .filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value)))
+        .collect();
+    resolve(Sources {
+        state_dir,
+        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        file,
+        env,
+        flags,
+    })
+}
+
+/// Parses the text of a configuration file, naming the file and the key in any error.
+pub fn parse_file(path: &Path, text: &str) -> Result<ConfigToml, ConfigError> {
+    toml::from_str(text).map_err(|err| ConfigError::Parse {
+        file: path.to_path_buf(),
+        message: one_line(err.message()),
+        line: err.span().map(|span| line_of(text, span.start)),
+    })
+}
+
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset)
+        .map_or(0, |prefix| prefix.matches('\n').count())
+        + 1
+}
+
+fn absolute_dirs(
+    key: &str,
+    dirs: impl Iterator<Item = PathBuf>,
+) -> Result<Vec<PathBuf>, ConfigError> {
+    dirs.map(|dir| {
+        if dir.is_absolute() {
+            Ok(dir)
+        } else {
+            Err(ConfigError::Invalid {
+                key: key.to_owned(),
+                reason: format!("must hold absolute paths, not `{}`", dir.display()),
+            })
+        }
+    })
+    .collect()
+}
+
+fn flag(key: &str, value: &str) -> Result<bool, ConfigError> {
+    match value {
+        "1" | "true" => Ok(true),
+        "0" | "false" => Ok(false),
+        other => Err(ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: format!("must be 0 or 1, not `{other}`"),
+        }),
+    }
+}
+
+fn provider_kind(key: &str, name: &str) -> Result<ProviderKind, ConfigError> {
+    ProviderKind::parse(name).ok_or_else(|| ConfigError::Invalid {
+        key: key.to_owned(),
+        reason: format!("must be one of {}, not `{name}`", ProviderKind::NAMES),
+    })
+}
+
+fn loopback(key: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
+    let parsed: SocketAddr = addr.parse().map_err(|_| ConfigError::Invalid {
+        key: key.to_owned(),
+        reason: format!("must be a loopback address with a port such as 127.0.0.1:7457, not `{addr}`"),
+    })?;
+    if parsed.ip().is_loopback() {
+        Ok(parsed)
+    } else {
+        Err(ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: format!("must be a loopback address (127.0.0.0/8 or ::1), not `{addr}`"),
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "config_tests.rs"]
+mod tests;

@@ -1,0 +1,148 @@
+use super::*;
+use pretty_assertions::assert_eq;
+
+fn sources() -> Sources {
+    Sources {
+        state_dir: PathBuf::from("/state"),
+        cwd: PathBuf::from("/work"),
+        file: None,
+        env: BTreeMap::new(),
+        flags: Flags::default(),
+    }
+}
+
+fn with_env(pairs: &[(&str, &str)]) -> Sources {
+    let mut s = sources();
+    s.env = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+        .collect();
+    s
+}
+
+fn with_file(text: &str) -> Result<Sources, ConfigError> {
+    let path = PathBuf::from("/etc/codaris/config.toml");
+    let toml = parse_file(&path, text)?;
+    let mut s = sources();
+    s.file = Some((path, toml));
+    Ok(s)
+}
+
+#[test]
+fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError> {
+    let config = resolve(sources())?;
+    assert_eq!(
+        config,
+        Config {
+            state_dir: PathBuf::from("/state"),
+            config_file: None,
+            allowed_dirs: vec![PathBuf::from("/state"), PathBuf::from("/work")],
+            listen: None,
+            lean_surface: true,
+            tool_search_api: false,
+            provider: ProviderKind::Scripted,
+            model: None,
+            anthropic: ApiConfig::default(),
+            openai: ApiConfig::default(),
+        }
+    );
+    Ok(())
+}
+
+#[test]
+fn environment_overrides_the_file() -> Result<(), ConfigError> {
+    let mut s = with_file(
+        "allowed_dirs = [\"/a\"]\n[provider]\nname = \"openai\"\nmodel = \"m1\"\n[tools]\nlean_surface = true\n",
+    )?;
+    s.env = [
+        ("CODARIS_ALLOWED_DIRS", "/x:/y"),
+        ("CODARIS_PROVIDER", "anthropic"),
+        ("CODARIS_LEAN_7_TOOLS", "0"),
+    ]
+    .iter()
+    .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+    .collect();
+    let config = resolve(s)?;
+    assert_eq!(
+        config.allowed_dirs,
+        vec![PathBuf::from("/x"), PathBuf::from("/y")]
+    );
+    assert_eq!(config.provider, ProviderKind::Anthropic);
+    assert_eq!(config.model.as_deref(), Some("m1"));
+    assert!(!config.lean_surface);
+    Ok(())
+}
+
+#[test]
+fn unknown_key_names_the_key_the_file_and_the_line() {
+    let err = with_file("allowed_dirs = []\ncolour = \"blue\"\n").err();
+    let message = err.map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("/etc/codaris/config.toml"), "{message}");
+    assert!(message.contains("colour"), "{message}");
+    assert!(message.contains("line 2"), "{message}");
+}
+
+#[test]
+fn bad_values_name_their_key() -> Result<(), ConfigError> {
+    let cases = [
+        ("[provider]\nname = \"gpt\"\n", "provider.name"),
+        ("[daemon]\nlisten = \"0.0.0.0:7000\"\n", "daemon.listen"),
+        ("[daemon]\nlisten = \"nonsense\"\n", "daemon.listen"),
+        ("allowed_dirs = [\"relative\"]\n", "allowed_dirs"),
+        ("[openai]\nbase_url = \"ftp://x\"\n", "openai.base_url"),
+    ];
+    for (text, key) in cases {
+        let message = resolve(with_file(text)?)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains(key), "{text:?} gave {message:?}");
+        assert!(message.contains("/etc/codaris/config.toml"), "{message}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_wrong_type_is_a_parse_error() {
+    let message = with_file("[tools]\nlean_surface = \"yes\"\n")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(message.contains("lean_surface"), "{message}");
+}
+
+#[test]
+fn bad_environment_values_name_the_variable() {
+    for (name, value) in [
+        ("CODARIS_LEAN_7_TOOLS", "maybe"),
+        ("CODARIS_PROVIDER", "nope"),
+        ("CODARIS_ALLOWED_DIRS", "rel:/abs"),
+        ("ANTHROPIC_BASE_URL", "localhost:8080"),
+    ] {
+        let message = resolve(with_env(&[(name, value)]))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains(name), "{name}={value} gave {message:?}");
+    }
+}
+
+#[test]
+fn listen_flag_must_be_loopback() {
+    let mut s = sources();
+    s.flags.listen = Some("192.168.1.4:80".to_owned());
+    let message = resolve(s).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(message.contains("--listen"), "{message}");
+    let mut s = sources();
+    s.flags.listen = Some("[::1]:7000".to_owned());
+    assert!(resolve(s).is_ok());
+}
+
+#[test]
+fn api_keys_are_redacted_in_debug() {
+    let api = ApiConfig {
+        api_key: Some("sk-secret".to_owned()),
+        base_url: None,
+    };
+    assert!(!format!("{api:?}").contains("sk-secret"));
+}

@@ -1,0 +1,101 @@
+//! The daemon's errors: one enum for configuration, one for start-up, one for serving calls.
+
+use std::path::PathBuf;
+
+/// A configuration that cannot be used; each variant names the file or variable and the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read configuration file {}: {source}", file.display())]
+    Unreadable {
+        file: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid configuration file {}{}: {message}", file.display(), line.map(|l| format!(" (line {l})")).unwrap_or_default())]
+    Parse {
+        file: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    #[error("invalid configuration: {key} {reason}")]
+    Invalid { key: String, reason: String },
+    #[error(transparent)]
+    Paths(#[from] codaris_paths::PathsError),
+}
+
+/// Why the daemon could not start. None of these leaves a daemon or a socket behind.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(
+        "another codarisd (pid {pid}) already serves {}; stop it with `codaris daemon stop`",
+        socket.display()
+    )]
+    AlreadyRunning { pid: String, socket: PathBuf },
+    #[error("cannot prepare state directory {}: {source}", path.display())]
+    StateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("state directory {} is not owned by this user", path.display())]
+    ForeignStateDir { path: PathBuf },
+    #[error("cannot open the ledger at {}: {source}", path.display())]
+    Ledger {
+        path: PathBuf,
+        #[source]
+        source: sled::Error,
+    },
+    #[error("cannot listen on {what}: {source}")]
+    Listen {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot build the reflection service: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("server failed: {0}")]
+    Serve(#[from] tonic::transport::Error),
+}
+
+/// An error while serving a call; converted to a gRPC status in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("no session `{id}`")]
+    SessionNotFound { id: String },
+    #[error("session `{id}` has ended")]
+    SessionEnded { id: String },
+    #[error("invalid argument `{field}`: {reason}")]
+    InvalidArgument { field: &'static str, reason: String },
+    #[error("{capability} is not available yet: {reason}")]
+    NotYet {
+        capability: &'static str,
+        reason: &'static str,
+    },
+    #[error("ledger storage failed: {0}")]
+    Storage(#[from] sled::Error),
+    #[error("a stored record does not decode: {0}")]
+    Corrupt(#[from] serde_json::Error),
+    #[error("file system error at {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl From<DaemonError> for tonic::Status {
+    fn from(err: DaemonError) -> Self {
+        let message = err.to_string();
+        match err {
+            DaemonError::SessionNotFound { .. } => tonic::Status::not_found(message),
+            DaemonError::SessionEnded { .. } => tonic::Status::failed_precondition(message),
+            DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
+            DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
+            DaemonError::Storage(_) | DaemonError::Corrupt(_) | DaemonError::Io { .. } => {
+                tonic::Status::internal(message)
+            }
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! `codaris-daemon`: the library behind `codarisd`, the long-running Codaris daemon.
+//!
+//! It owns the state directory (one daemon per directory), the ledger database in sled, and the
+//! gRPC API served on a Unix socket and, optionally, on loopback TCP behind a bearer token.
+//!
+//! Non-goals: policy decisions and ranking (pure crates it links), the turn loop (the agent crate),
+//! and printing for people (the CLI).
+
+pub mod auth;
+pub mod config;
+pub mod convert;
+pub mod error;
+pub mod server;
+pub mod service;
+pub mod sessions;
+pub mod shutdown;
+pub mod state;
+
+pub use config::Config;
+pub use error::ConfigError;
+pub use error::DaemonError;
+pub use error::StartError;
+pub use server::serve;
+pub use shutdown::Shutdown;
+pub use state::StateClaim;

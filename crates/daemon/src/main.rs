@@ -1,0 +1,93 @@
+//! `codarisd`: parse the command line, load configuration, claim the state directory, serve.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use clap::Parser;
+use codaris_daemon::config::{self, Flags};
+use codaris_daemon::{Shutdown, StartError, StateClaim};
+use codaris_paths::StateLayout;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// The Codaris daemon: serves the gRPC API on `<state>/codaris.sock`.
+#[derive(Debug, Parser)]
+#[command(name = "codarisd", version, about)]
+struct Args {
+    /// State directory [default: $CODARIS_STATE_DIR, else $XDG_STATE_HOME/codaris, else ~/.local/state/codaris]
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Configuration file [default: $CODARIS_CONFIG, else $XDG_CONFIG_HOME/codaris/config.toml]
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Also listen on this loopback TCP address, guarded by a bearer token in <state>/token
+    #[arg(long, value_name = "127.0.0.1:PORT")]
+    listen: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    // Everything the daemon creates is private to its user unless it says otherwise.
+    rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("codarisd: {err}");
+            tracing::error!(%err, "codarisd failed");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<(), StartError> {
+    let flags = Flags {
+        listen: args.listen,
+    };
+    let config = config::load(args.state_dir, args.config, flags)?;
+    let claim = StateClaim::acquire(StateLayout::new(&config.state_dir))?;
+    init_logging(&claim.layout().log());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|source| StartError::Listen {
+            what: "the async runtime".to_owned(),
+            source,
+        })?;
+    runtime.block_on(async {
+        let shutdown = Shutdown::new();
+        codaris_daemon::shutdown::on_signals(shutdown.clone()).map_err(|source| {
+            StartError::Listen {
+                what: "signals".to_owned(),
+                source,
+            }
+        })?;
+        codaris_daemon::serve(config, claim, shutdown).await
+    })
+}
+
+/// Logs to stderr and to `<state>/codarisd.log`, at the level `RUST_LOG` names (default info).
+fn init_logging(log_file: &std::path::Path) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_file);
+    let stderr_layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter).with(stderr_layer);
+    match file {
+        Ok(file) => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(Mutex::new(file)),
+            )
+            .init(),
+        Err(err) => {
+            registry.init();
+            tracing::warn!(path = %log_file.display(), %err, "cannot open the log file; logging to stderr only");
+        }
+    }
+}

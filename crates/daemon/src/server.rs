@@ -1,0 +1,181 @@
+//! Serving: the ledger database, the services, the Unix socket and the optional loopback TCP
+//! listener, and the orderly stop that flushes the ledger and removes the socket.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+use std::time::Instant;
+
+use codaris_proto::v1;
+use tokio::net::{TcpListener, UnixListener};
+use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
+use tonic::service::Routes;
+use tonic::transport::Server;
+
+use crate::auth::TcpGuardLayer;
+use crate::config::Config;
+use crate::error::StartError;
+use crate::service::daemon::DaemonService;
+use crate::service::ledger::LedgerService;
+use crate::service::sessions::SessionsService;
+use crate::service::tools::ToolsService;
+use crate::sessions::{SessionStore, now_ms};
+use crate::shutdown::Shutdown;
+use crate::state::StateClaim;
+
+/// Runs the daemon until `shutdown` fires, then stops in order: in-flight calls finish, the
+/// ledger is flushed to disk, and the socket, token and pid file are removed.
+pub async fn serve(config: Config, claim: StateClaim, shutdown: Shutdown) -> Result<(), StartError> {
+    let started = Instant::now();
+    let layout = claim.layout().clone();
+    let config = Arc::new(config);
+
+    let ledger_path = layout.ledger();
+    let db = sled::Config::new()
+        .path(&ledger_path)
+        .open()
+        .map_err(|source| StartError::Ledger {
+            path: ledger_path.clone(),
+            source,
+        })?;
+    let ledger_err = |source| StartError::Ledger {
+        path: ledger_path.clone(),
+        source,
+    };
+    let sessions = SessionStore::open(&db, &layout.sessions()).map_err(|err| match err {
+        crate::error::DaemonError::Storage(source) => ledger_err(source),
+        other => StartError::StateDir {
+            path: layout.sessions(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
+
+    let routes = routes(
+        &config,
+        layout.socket().display().to_string(),
+        sessions,
+        &shutdown,
+        started,
+    )
+    .await?;
+
+    if claim.remove_stale_socket()? {
+        tracing::info!(socket = %layout.socket().display(), "removed a stale socket left by a previous daemon");
+    }
+    let socket = layout.socket();
+    let unix = UnixListener::bind(&socket).map_err(|source| StartError::Listen {
+        what: socket.display().to_string(),
+        source,
+    })?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(
+        |source| StartError::StateDir {
+            path: socket.clone(),
+            source,
+        },
+    )?;
+
+    let tcp = match config.listen {
+        Some(addr) => {
+            let token = claim.write_token()?;
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|source| StartError::Listen {
+                    what: addr.to_string(),
+                    source,
+                })?;
+            tracing::info!(%addr, token_file = %layout.token().display(), "listening on loopback TCP");
+            let server = Server::builder()
+                .layer(TcpGuardLayer::new(token))
+                .add_routes(routes.clone())
+                .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown.wait());
+            Some(tokio::spawn(server))
+        }
+        None => None,
+    };
+
+    tracing::info!(
+        socket = %socket.display(),
+        pid = std::process::id(),
+        version = env!("CARGO_PKG_VERSION"),
+        "codarisd serving"
+    );
+    let unix_result = Server::builder()
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(UnixListenerStream::new(unix), shutdown.wait())
+        .await;
+    // Whatever ended the socket server ends the TCP one too.
+    shutdown.trigger("socket server stopped");
+    let tcp_result = match tcp {
+        Some(handle) => handle.await.unwrap_or(Ok(())),
+        None => Ok(()),
+    };
+
+    if let Err(err) = db.flush_async().await {
+        tracing::error!(%err, "flushing the ledger failed");
+    }
+    drop(db);
+    claim.release();
+    tracing::info!("codarisd stopped");
+    unix_result?;
+    tcp_result?;
+    Ok(())
+}
+
+async fn routes(
+    config: &Arc<Config>,
+    socket: String,
+    sessions: SessionStore,
+    shutdown: &Shutdown,
+    started: Instant,
+) -> Result<Routes, StartError> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<v1::daemon_server::DaemonServer<DaemonService>>()
+        .await;
+    health
+        .set_serving::<v1::sessions_server::SessionsServer<SessionsService>>()
+        .await;
+    health
+        .set_serving::<v1::tools_server::ToolsServer<ToolsService>>()
+        .await;
+    health
+        .set_serving::<v1::ledger_server::LedgerServer<LedgerService>>()
+        .await;
+
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    let default_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let daemon = DaemonService {
+        config: config.clone(),
+        socket,
+        started_at_ms: now_ms(),
+        started,
+        sessions: sessions.clone(),
+        shutdown: shutdown.clone(),
+        tools_indexed: Arc::new(AtomicU32::new(0)),
+    };
+    let sessions = SessionsService {
+        config: config.clone(),
+        sessions,
+        default_cwd,
+    };
+
+    let mut builder = Routes::builder();
+    builder
+        .add_service(health_service)
+        .add_service(reflection)
+        .add_service(reflection_alpha)
+        .add_service(v1::daemon_server::DaemonServer::new(daemon))
+        .add_service(v1::sessions_server::SessionsServer::new(sessions))
+        .add_service(v1::tools_server::ToolsServer::new(ToolsService))
+        .add_service(v1::ledger_server::LedgerServer::new(LedgerService));
+    Ok(builder.routes())
+}

@@ -1,0 +1,152 @@
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use codaris_proto::v1;
+use codaris_proto::v1::sessions_server::Sessions;
+use tonic::{Request, Response, Status};
+
+use super::ResponseStream;
+use crate::config::Config;
+use crate::convert::{activity_name, permission_mode_name};
+use crate::error::DaemonError;
+use crate::sessions::{NewSession, SessionStore};
+
+#[derive(Debug)]
+pub struct SessionsService {
+    pub config: Arc<Config>,
+    pub sessions: SessionStore,
+    /// The daemon's working directory, the default `cwd` of a session.
+    pub default_cwd: PathBuf,
+}
+
+const TURNS_MISSING: DaemonError = DaemonError::NotYet {
+    capability: "running turns",
+    reason: "the agent loop (turns, permission cards, cancellation) is not part of this codarisd build yet",
+};
+
+fn invalid(field: &'static str, reason: impl Into<String>) -> DaemonError {
+    DaemonError::InvalidArgument {
+        field,
+        reason: reason.into(),
+    }
+}
+
+impl SessionsService {
+    fn new_session(&self, request: v1::CreateSessionRequest) -> Result<NewSession, DaemonError> {
+        let cwd = if request.cwd.is_empty() {
+            self.default_cwd.clone()
+        } else {
+            PathBuf::from(&request.cwd)
+        };
+        if !cwd.is_absolute() {
+            return Err(invalid("cwd", format!("must be absolute, not `{}`", request.cwd)));
+        }
+        let activity = activity_name(request.activity)
+            .ok_or_else(|| invalid("activity", format!("unknown value {}", request.activity)))?;
+        let permission_mode = permission_mode_name(request.permission_mode).ok_or_else(|| {
+            invalid(
+                "permission_mode",
+                format!("unknown value {}", request.permission_mode),
+            )
+        })?;
+        let provider = if request.provider.is_empty() {
+            self.config.provider.as_str().to_owned()
+        } else {
+            match crate::config::ProviderKind::parse(&request.provider) {
+                Some(kind) => kind.as_str().to_owned(),
+                None => {
+                    return Err(invalid(
+                        "provider",
+                        format!(
+                            "must be one of {}, not `{}`",
+                            crate::config::ProviderKind::NAMES,
+                            request.provider
+                        ),
+                    ));
+                }
+            }
+        };
+        let script = (!request.script.is_empty()).then(|| PathBuf::from(&request.script));
+        if let Some(script) = &script {
+            if !script.is_absolute() {
+                return Err(invalid(
+                    "script",
+                    format!("must be absolute, not `{}`", script.display()),
+                ));
+            }
+        }
+        Ok(NewSession {
+            cwd,
+            activity: activity.to_owned(),
+            permission_mode: permission_mode.to_owned(),
+            provider,
+            model: (!request.model.is_empty())
+                .then_some(request.model)
+                .or_else(|| self.config.model.clone()),
+            script,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl Sessions for SessionsService {
+    type TurnStream = ResponseStream<v1::TurnEvent>;
+
+    async fn create_session(
+        &self,
+        request: Request<v1::CreateSessionRequest>,
+    ) -> Result<Response<v1::Session>, Status> {
+        let new = self.new_session(request.into_inner())?;
+        let record = self.sessions.create(new)?;
+        tracing::info!(session = %record.id, "session created");
+        Ok(Response::new(record.into()))
+    }
+
+    async fn list_sessions(
+        &self,
+        request: Request<v1::ListSessionsRequest>,
+    ) -> Result<Response<v1::ListSessionsResponse>, Status> {
+        let sessions = self.sessions.list(request.into_inner().include_ended)?;
+        Ok(Response::new(v1::ListSessionsResponse {
+            sessions: sessions.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<v1::GetSessionRequest>,
+    ) -> Result<Response<v1::Session>, Status> {
+        let record = self.sessions.get(&request.into_inner().id)?;
+        Ok(Response::new(record.into()))
+    }
+
+    async fn end_session(
+        &self,
+        request: Request<v1::EndSessionRequest>,
+    ) -> Result<Response<v1::Session>, Status> {
+        let record = self.sessions.end(&request.into_inner().id)?;
+        tracing::info!(session = %record.id, "session ended");
+        Ok(Response::new(record.into()))
+    }
+
+    async fn turn(
+        &self,
+        _request: Request<v1::TurnRequest>,
+    ) -> Result<Response<Self::TurnStream>, Status> {
+        Err(TURNS_MISSING.into())
+    }
+
+    async fn answer_card(
+        &self,
+        _request: Request<v1::AnswerCardRequest>,
+    ) -> Result<Response<v1::AnswerCardResponse>, Status> {
+        Err(TURNS_MISSING.into())
+    }
+
+    async fn cancel_turn(
+        &self,
+        _request: Request<v1::CancelTurnRequest>,
+    ) -> Result<Response<v1::CancelTurnResponse>, Status> {
+        Err(TURNS_MISSING.into())
+    }
+}
