@@ -27,6 +27,8 @@ pub(crate) struct Speller {
     words: Vec<Box<str>>,
     /// Whether the word occurs in a name or the keywords (so it may take a partial match).
     in_name: Vec<bool>,
+    /// How often the word occurs: of two equally close corrections the common one is likelier.
+    counts: Vec<u32>,
     /// `(hash, word)` of each word and each one-letter deletion of it, sorted.
     deletes: Vec<(u64, u32)>,
     /// Words of names and keywords, ordered by first letter then word, for partial matches.
@@ -46,14 +48,19 @@ impl Speller {
         pairs.sort();
         let mut words: Vec<Box<str>> = Vec::with_capacity(pairs.len());
         let mut in_name: Vec<bool> = Vec::with_capacity(pairs.len());
+        let mut counts: Vec<u32> = Vec::with_capacity(pairs.len());
         for (word, named) in pairs {
             if words.last().is_some_and(|last| **last == *word) {
                 if let Some(flag) = in_name.last_mut() {
                     *flag |= named;
                 }
+                if let Some(count) = counts.last_mut() {
+                    *count += 1;
+                }
             } else {
                 words.push(word.into_boxed_str());
                 in_name.push(named);
+                counts.push(1);
             }
         }
         let mut deletes = Vec::new();
@@ -79,6 +86,7 @@ impl Speller {
         Speller {
             words,
             in_name,
+            counts,
             deletes,
             by_first,
         }
@@ -116,15 +124,29 @@ impl Speller {
         }
         candidates.sort_unstable();
         candidates.dedup();
-        for cand in candidates {
-            let distance = osa_distance(bytes, self.word(cand).as_bytes(), max_distance);
-            if let Some(d) = distance.filter(|&d| d > 0) {
-                let confidence = if d == 1 { 0.8 } else { 0.6 };
-                out.push(Correction {
-                    word: cand,
-                    confidence,
-                });
-            }
+        let mut found: Vec<(u32, usize)> = candidates
+            .into_iter()
+            .filter_map(|cand| {
+                osa_distance(bytes, self.word(cand).as_bytes(), max_distance)
+                    .filter(|&d| d > 0)
+                    .map(|d| (cand, d))
+            })
+            .collect();
+        // Only the closest candidates: a word one slip away beats any two slips away.
+        let Some(best) = found.iter().map(|&(_, d)| d).min() else {
+            return;
+        };
+        found.retain(|&(_, d)| d == best);
+        let count = |w: u32| self.counts.get(w as usize).copied().unwrap_or(1) as f32;
+        let most = found.iter().map(|&(w, _)| count(w)).fold(1.0, f32::max);
+        let base = if best == 1 { 0.8 } else { 0.6 };
+        for (word, _) in found {
+            // Scaled by how common the word is next to the other candidates, on a log scale.
+            let share = (1.0 + count(word)).ln() / (1.0 + most).ln();
+            out.push(Correction {
+                word,
+                confidence: base * (0.7 + 0.3 * share),
+            });
         }
     }
 
@@ -188,6 +210,7 @@ impl Speller {
         self.words.iter().map(|w| w.len()).sum::<usize>()
             + self.words.capacity() * std::mem::size_of::<Box<str>>()
             + self.in_name.capacity()
+            + self.counts.capacity() * 4
             + self.deletes.capacity() * std::mem::size_of::<(u64, u32)>()
             + self.by_first.capacity() * 4
     }

@@ -1,7 +1,7 @@
 //! The immutable index: entries in name order, an inverted index of weighted terms, the name
 //! lookups for exact matches, and the speller. Built once from entries; never changed after.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::entry::{Entry, Server};
 use crate::fuzzy::Speller;
@@ -20,8 +20,11 @@ pub(crate) struct Field {
 
 /// Name (the tool part), server (its name and keywords), keywords, description, argument names.
 const FIELD_COUNT: usize = 5;
+const NAME: usize = 0;
+const SERVER: usize = 1;
+const KEYWORDS: usize = 2;
 
-pub(crate) const FIELDS: [Field; FIELD_COUNT] = [
+const FIELDS: [Field; FIELD_COUNT] = [
     Field {
         weight: 3.0,
         b: 0.4,
@@ -31,7 +34,7 @@ pub(crate) const FIELDS: [Field; FIELD_COUNT] = [
         b: 0.0,
     },
     Field {
-        weight: 1.8,
+        weight: 2.0,
         b: 0.3,
     },
     Field {
@@ -53,6 +56,9 @@ const K1: f32 = 1.2;
 pub(crate) struct Posting {
     pub(crate) doc: u32,
     pub(crate) score: f32,
+    /// The share of the entry's name this term makes up (`1 / words in the name`), or 0 when the
+    /// term is not in the name: how much of the name a query word accounts for.
+    pub(crate) name_share: f32,
 }
 
 /// Every tool, skill and reference Codaris can offer, ranked for `search_tools`. Immutable: the
@@ -73,6 +79,8 @@ pub struct Index {
     pub(crate) terms: HashMap<String, u32>,
     /// Term number -> postings, in document order.
     pub(crate) postings: Vec<Vec<Posting>>,
+    /// Term number -> inverse document frequency.
+    pub(crate) idf: Vec<f32>,
     /// Stem of any word of the synonym groups -> the other terms of its groups in the index.
     pub(crate) synonyms: HashMap<String, Vec<u32>>,
     pub(crate) speller: Speller,
@@ -127,16 +135,12 @@ impl Index {
             entries: Vec::new(),
             ..Index::default()
         };
-        let mut spelled: Vec<(String, bool)> = Vec::new();
-        // Per document, per term, the count in each field.
-        let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
-        let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
-
+        // First pass: the words of every field, and the vocabulary they make.
+        let mut doc_words: Vec<[Vec<String>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
         for (doc, entry) in entries.iter().enumerate() {
             let doc = doc as u32;
             let (server_part, tool_part) = split_name(entry);
-            let lower = entry.name.to_lowercase();
-            index.names.insert(lower, doc);
+            index.names.insert(entry.name.to_lowercase(), doc);
             if server_part.is_some() {
                 index
                     .bare_names
@@ -158,31 +162,56 @@ impl Index {
                     server_text.push_str(word);
                 }
             }
-            let texts: [(String, bool); FIELD_COUNT] = [
-                (tool_part.to_owned(), true),
-                (server_text, true),
-                (entry.keywords.join(" "), true),
-                (entry.description.clone(), false),
-                (entry.args.join(" "), false),
+            let texts = [
+                tool_part,
+                server_text.as_str(),
+                &entry.keywords.join(" "),
+                &entry.description,
+                &entry.args.join(" "),
             ];
+            doc_words.push(texts.map(|text| {
+                words(text)
+                    .into_iter()
+                    .filter(|w| !is_stop_word(w))
+                    .collect()
+            }));
+        }
+        let vocabulary: HashSet<&str> = doc_words
+            .iter()
+            .flat_map(|fields| fields.iter().flatten())
+            .map(String::as_str)
+            .collect();
+
+        // Second pass: term counts per field, with compounds of names and keywords also counted
+        // as their parts (`worklog` as `work` and `log`, `websearch` as `web` and `search`).
+        let mut spelled: Vec<(String, bool)> = Vec::new();
+        let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
+        let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+        for fields in &doc_words {
             let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::new();
             let mut length = [0u32; FIELD_COUNT];
-            for (field, (text, named)) in texts.iter().enumerate() {
-                for word in words(text) {
-                    if is_stop_word(&word) {
-                        continue;
-                    }
-                    let term = stem(&word);
-                    spelled.push((word, *named));
-                    let next = index.terms.len() as u32;
-                    let id = *index.terms.entry(term).or_insert(next);
+            for (field, field_words) in fields.iter().enumerate() {
+                let named = matches!(field, NAME | SERVER | KEYWORDS);
+                for word in field_words {
                     length[field] += 1;
-                    match counts.iter_mut().find(|(t, _)| *t == id) {
-                        Some((_, c)) => c[field] = c[field].saturating_add(1),
-                        None => {
-                            let mut c = [0u16; FIELD_COUNT];
-                            c[field] = 1;
-                            counts.push((id, c));
+                    spelled.push((word.clone(), named));
+                    let parts = if field == NAME || field == KEYWORDS {
+                        compound_parts(word, &vocabulary)
+                    } else {
+                        None
+                    };
+                    let stems = std::iter::once(stem(word))
+                        .chain(parts.into_iter().flat_map(|(a, b)| [stem(a), stem(b)]));
+                    for term in stems {
+                        let next = index.terms.len() as u32;
+                        let id = *index.terms.entry(term).or_insert(next);
+                        match counts.iter_mut().find(|(t, _)| *t == id) {
+                            Some((_, c)) => c[field] = c[field].saturating_add(1),
+                            None => {
+                                let mut c = [0u16; FIELD_COUNT];
+                                c[field] = 1;
+                                counts.push((id, c));
+                            }
                         }
                     }
                 }
@@ -203,8 +232,17 @@ impl Index {
         }
 
         index.postings = vec![Vec::new(); index.terms.len()];
+        // Document frequency leaves out the server field: a server's keywords are on every one
+        // of its tools, and must not make `invoice` look common because the payments server
+        // lists it. A word found only in server fields counts those.
+        let mut own_df = vec![0u32; index.terms.len()];
         for (doc, counts) in doc_terms.iter().enumerate() {
             for (term, count) in counts {
+                if count.iter().enumerate().any(|(f, c)| f != SERVER && *c > 0)
+                    && let Some(df) = own_df.get_mut(*term as usize)
+                {
+                    *df += 1;
+                }
                 let mut tf = 0f32;
                 for (field, spec) in FIELDS.iter().enumerate() {
                     if count[field] == 0 {
@@ -213,17 +251,29 @@ impl Index {
                     let norm = 1.0 - spec.b + spec.b * lengths[doc][field] as f32 / average[field];
                     tf += spec.weight * f32::from(count[field]) / norm;
                 }
+                let name_share = if count[NAME] > 0 {
+                    1.0 / lengths[doc][NAME].max(1) as f32
+                } else {
+                    0.0
+                };
                 if let Some(list) = index.postings.get_mut(*term as usize) {
                     list.push(Posting {
                         doc: doc as u32,
                         score: tf,
+                        name_share,
                     });
                 }
             }
         }
-        for list in &mut index.postings {
-            let df = list.len() as f32;
+        index.idf = Vec::with_capacity(index.postings.len());
+        for (list, own) in index.postings.iter_mut().zip(&own_df) {
+            let df = if *own > 0 {
+                *own as f32
+            } else {
+                list.len() as f32
+            };
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            index.idf.push(idf);
             for posting in list.iter_mut() {
                 let tf = posting.score;
                 posting.score = idf * tf * (K1 + 1.0) / (K1 + tf);
@@ -316,7 +366,15 @@ impl Index {
             48,
             self.synonyms.capacity(),
         );
-        entries + names + bare + keys + terms + postings + synonyms + self.speller.heap_bytes()
+        entries
+            + names
+            + bare
+            + keys
+            + terms
+            + postings
+            + synonyms
+            + self.idf.capacity() * 4
+            + self.speller.heap_bytes()
     }
 
     /// The term number of a stem, if the index has it.
@@ -324,10 +382,31 @@ impl Index {
         self.terms.get(stem).copied()
     }
 
+    /// The inverse document frequency of a term.
+    pub(crate) fn idf(&self, term: u32) -> f32 {
+        self.idf.get(term as usize).copied().unwrap_or(0.0)
+    }
+
     /// The postings of a term.
     pub(crate) fn postings(&self, term: u32) -> &[Posting] {
         self.postings.get(term as usize).map_or(&[], Vec::as_slice)
     }
+}
+
+/// Splits a compound word of a name or keyword into two words the index also has, the most
+/// even split first: `worklog` -> `work` + `log`. Parts are at least three letters so that
+/// `oncall` does not become `on` + `call` through a stop word.
+fn compound_parts<'w>(word: &'w str, vocabulary: &HashSet<&str>) -> Option<(&'w str, &'w str)> {
+    const MIN_PART: usize = 3;
+    if word.len() < 2 * MIN_PART || !word.is_ascii() {
+        return None;
+    }
+    let mut splits: Vec<usize> = (MIN_PART..=word.len() - MIN_PART).collect();
+    splits.sort_by_key(|&at| (at.abs_diff(word.len() - at), at));
+    splits.into_iter().find_map(|at| {
+        let (a, b) = word.split_at(at);
+        (vocabulary.contains(a) && vocabulary.contains(b)).then_some((a, b))
+    })
 }
 
 /// Splits `server__tool` into its parts; a core tool, skill or reference is all tool part.

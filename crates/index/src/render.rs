@@ -34,7 +34,7 @@ pub fn render(outcome: &SearchOutcome) -> String {
                 format!("No tool matches \"{query}\", and there is no tool to suggest.")
             } else {
                 format!(
-                    "No tool matches \"{query}\". Closest names: {}. Search again with other words, or call one of these by name after searching for it.",
+                    "No tool matches \"{query}\". Closest names: {}. Search again with other words, or with one of these names.",
                     closest.join(", ")
                 )
             }

@@ -24,7 +24,10 @@ pub const DEFAULT_LIMIT: usize = 5;
 const SYNONYM_WEIGHT: f32 = 0.6;
 /// How much matching every word of the query counts against matching only some: the score is
 /// scaled between `1 - COVERAGE` (one word of many) and 1 (all words).
-const COVERAGE: f32 = 0.5;
+const COVERAGE: f32 = 0.8;
+/// How much an entry whose name the query's words account for entirely gains over one whose
+/// name they miss: a name is the tool's own summary of what it does.
+const NAME_BONUS: f32 = 0.2;
 /// Added to the score per exact-name tier so exact names sort first and their scores stay
 /// ordered like their ranks.
 const TIER_BONUS: f64 = 100.0;
@@ -151,8 +154,12 @@ pub struct Searcher {
     /// Per document: the running score, and how many query words it matched.
     scores: Vec<f32>,
     matched: Vec<u16>,
-    /// Per document: the best alternative of the query word being scored.
+    /// Per document: how much of its name the query's words account for (0..=1).
+    named: Vec<f32>,
+    /// Per document: the best alternative of the query word being scored, and the best share
+    /// of the name it accounts for.
     best: Vec<f32>,
+    best_name: Vec<f32>,
     touched: Vec<u32>,
     word_touched: Vec<u32>,
     corrections: Vec<Correction>,
@@ -184,6 +191,8 @@ impl Searcher {
         self.scores.resize(n, 0.0);
         self.matched.resize(n, 0);
         self.best.resize(n, 0.0);
+        self.best_name.resize(n, 0.0);
+        self.named.resize(n, 0.0);
 
         let tiers = exact_tiers(index, query);
         let groups = self.query_words(index, query);
@@ -205,7 +214,9 @@ impl Searcher {
             }
             let i = doc as usize;
             let cover = f32::from(self.matched[i]) / group_count;
-            let score = self.scores[i] * (1.0 - COVERAGE + COVERAGE * cover);
+            let named = self.named[i].min(1.0);
+            let score =
+                self.scores[i] * (1.0 - COVERAGE + COVERAGE * cover) * (1.0 + NAME_BONUS * named);
             let tier = tiers.iter().find(|(d, _)| *d == doc).map_or(0, |t| t.1);
             ranked.push((tier, score, doc));
         }
@@ -250,28 +261,55 @@ impl Searcher {
 
     /// The query's meaningful words, each with the terms it may stand for.
     fn query_words(&mut self, index: &Index, query: &str) -> Vec<Alternatives> {
-        let mut raw: Vec<String> = Vec::new();
-        for word in words(query) {
-            match ABBREVIATIONS.iter().find(|(short, _)| *short == word) {
-                Some((_, long)) => raw.extend(long.iter().map(|w| (*w).to_owned())),
-                None => raw.push(word),
+        // Each query word, with the word it was expanded from when it came from a short form.
+        let mut raw: Vec<(String, Option<String>)> = Vec::new();
+        for word in words(&without_links(query)) {
+            if let Some((_, long)) = ABBREVIATIONS.iter().find(|(short, _)| *short == word) {
+                for (i, w) in long.iter().enumerate() {
+                    raw.push(((*w).to_owned(), (i == 0).then(|| word.clone())));
+                }
+            } else if let Some((a, b)) = split_unknown(index, &word) {
+                // `pullrequest` is searched as `pull request`.
+                raw.push((a, None));
+                raw.push((b, None));
+            } else {
+                raw.push((word, None));
             }
         }
-        let meaningful: Vec<&String> = raw.iter().filter(|w| !is_stop_word(w)).collect();
+        let meaningful: Vec<&(String, Option<String>)> =
+            raw.iter().filter(|(w, _)| !is_stop_word(w)).collect();
         // A query of stop words only ("what is it") still searches for them.
-        let chosen: Vec<&String> = if meaningful.is_empty() {
+        let chosen: Vec<&(String, Option<String>)> = if meaningful.is_empty() {
             raw.iter().collect()
         } else {
             meaningful
         };
         let mut seen: Vec<String> = Vec::new();
         let mut groups = Vec::new();
-        for word in chosen {
+        for (i, (word, short)) in chosen.iter().enumerate() {
             let stemmed = stem(word);
             if seen.contains(&stemmed) {
                 continue;
             }
-            groups.push(self.alternatives(index, word, &stemmed));
+            let mut alternatives = self.alternatives(index, word, &stemmed);
+            let mut also = |term: Option<u32>| {
+                if let Some(term) = term {
+                    match alternatives.iter_mut().find(|(t, _)| *t == term) {
+                        Some((_, w)) => *w = w.max(1.0),
+                        None => alternatives.push((term, 1.0)),
+                    }
+                }
+            };
+            // The short form itself (`pr`, `k8s`) also counts, as the word it stands for.
+            also(short.as_deref().and_then(|s| index.term(&stem(s))));
+            // Two words the index has as one (`screen shot` for `screenshot`).
+            if let Some((next, _)) = chosen.get(i + 1) {
+                let joined = format!("{word}{next}");
+                if index.speller.position(&joined).is_some() {
+                    also(index.term(&stem(&joined)));
+                }
+            }
+            groups.push(alternatives);
             seen.push(stemmed);
         }
         groups
@@ -288,7 +326,8 @@ impl Searcher {
             Some((_, w)) => *w = w.max(weight),
             None => out.push((term, weight)),
         };
-        match index.term(stemmed) {
+        let own = index.term(stemmed);
+        match own {
             Some(term) => add(&mut out, term, 1.0),
             None if index.speller.position(word).is_none() => {
                 index.speller.corrections(word, &mut self.corrections);
@@ -307,7 +346,10 @@ impl Searcher {
         }
         if let Some(synonyms) = index.synonyms.get(stemmed) {
             for &term in synonyms {
-                add(&mut out, term, SYNONYM_WEIGHT);
+                // A synonym never counts for more than the query's own word would: a rarer
+                // synonym (`add` for `create`) must not outrank the word the query used.
+                let rarity = own.map_or(1.0, |o| (index.idf(o) / index.idf(term)).min(1.0));
+                add(&mut out, term, SYNONYM_WEIGHT * rarity);
             }
         }
         out
@@ -326,6 +368,10 @@ impl Searcher {
                 if value > self.best[i] {
                     self.best[i] = value;
                 }
+                let share = weight * posting.name_share;
+                if share > self.best_name[i] {
+                    self.best_name[i] = share;
+                }
             }
         }
         for &doc in &self.word_touched {
@@ -334,8 +380,10 @@ impl Searcher {
                 self.touched.push(doc);
             }
             self.scores[i] += self.best[i];
+            self.named[i] += self.best_name[i];
             self.matched[i] = self.matched[i].saturating_add(1);
             self.best[i] = 0.0;
+            self.best_name[i] = 0.0;
         }
         self.word_touched.clear();
     }
@@ -344,9 +392,47 @@ impl Searcher {
         for &doc in &self.touched {
             self.scores[doc as usize] = 0.0;
             self.matched[doc as usize] = 0;
+            self.named[doc as usize] = 0.0;
         }
         self.touched.clear();
     }
+}
+
+/// The query with every link replaced by the word `url`: a pasted address says the request is
+/// about a URL, while its pieces (`https`, `com`) say nothing.
+fn without_links(query: &str) -> String {
+    query
+        .split_whitespace()
+        .map(|token| {
+            let lower = token.to_ascii_lowercase();
+            if lower.contains("://") || lower.starts_with("www.") {
+                "url"
+            } else {
+                token
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A query word the index does not know, split into two words it does (`pullrequest`), the most
+/// even split first. Parts are at least three letters.
+fn split_unknown(index: &Index, word: &str) -> Option<(String, String)> {
+    const MIN_PART: usize = 3;
+    if word.len() < 2 * MIN_PART
+        || !word.is_ascii()
+        || index.term(&stem(word)).is_some()
+        || index.speller.position(word).is_some()
+    {
+        return None;
+    }
+    let mut splits: Vec<usize> = (MIN_PART..=word.len() - MIN_PART).collect();
+    splits.sort_by_key(|&at| (at.abs_diff(word.len() - at), at));
+    splits.into_iter().find_map(|at| {
+        let (a, b) = word.split_at(at);
+        let known = |w: &str| index.speller.position(w).is_some() && !is_stop_word(w);
+        (known(a) && known(b)).then(|| (a.to_owned(), b.to_owned()))
+    })
 }
 
 /// Entries whose name the query spells: the whole name (tier 3), an MCP tool's name without its
