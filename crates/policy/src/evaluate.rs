@@ -44,6 +44,8 @@ pub fn evaluate(call: &Call<'_>, grants: &GrantSet, task: &Task) -> Decision {
 struct PathUse<'a> {
     access: Access,
     path: Cow<'a, str>,
+    /// Inside an allowed root or the workspace.
+    inside: bool,
 }
 
 fn judge<'a>(
@@ -109,7 +111,7 @@ fn judge<'a>(
     if task.activity.is_read_only() && mutating(effect, &uses) {
         rules.push(Rule::ReadOnlyActivity);
         for need in mutation_needs(effect, tool, &uses, task) {
-            match grants.lookup(need.name, need.target.as_deref()) {
+            match cover(grants, &need) {
                 Cover::Denied { .. } => return refused(rules, need),
                 Cover::Allowed { index } => granted.note(rules, index, need),
                 Cover::None => {
@@ -121,10 +123,7 @@ fn judge<'a>(
     }
 
     // The fence: every path inside an allowed root or the workspace, or granted.
-    for u in &uses {
-        if fence_roots(task).any(|root| is_within(&u.path, &root)) {
-            continue;
-        }
+    for u in uses.iter().filter(|u| !u.inside) {
         rules.push(Rule::Fence);
         let name = match u.access {
             Access::Read => CapabilityName::ReadOutsideFence,
@@ -154,7 +153,7 @@ fn judge<'a>(
     let mut by_mode = false;
     for need in class_needs(class, pmode, tool, call.args, &uses, task) {
         rules.push(Rule::PermissionClass);
-        match (grants.lookup(need.name, need.target.as_deref()), auto) {
+        match (cover(grants, &need), auto) {
             (Cover::Denied { .. }, _) => return refused(rules, need),
             (_, true) => by_mode = true,
             (Cover::Allowed { index }, false) => granted.note(rules, index, need),
@@ -247,7 +246,12 @@ fn path_uses<'a>(
         };
         let mut push = |raw: &'a str| -> Result<(), (&'a str, BadPath)> {
             let path = absolutize(raw, &task.cwd).map_err(|why| (name, why))?;
-            uses.push(PathUse { access, path });
+            let inside = fence_roots(task).any(|root| is_within(&path, &root));
+            uses.push(PathUse {
+                access,
+                path,
+                inside,
+            });
             Ok(())
         };
         match object.get(name) {
@@ -310,13 +314,37 @@ fn mutating(effect: Effect, uses: &[PathUse<'_>]) -> bool {
         || uses.iter().any(|u| u.access == Access::Mutate)
 }
 
+/// One `write` need per changed path; outside the fence it is `mutate_outside_fence` instead,
+/// so the one grant a refusal asks for also lets the call past the fence.
 fn write_needs<'a>(uses: &[PathUse<'a>]) -> impl Iterator<Item = Need<'a>> {
     uses.iter()
         .filter(|u| u.access == Access::Mutate)
         .map(|u| Need {
-            name: CapabilityName::Write,
+            name: if u.inside {
+                CapabilityName::Write
+            } else {
+                CapabilityName::MutateOutsideFence
+            },
             target: Some(u.path.clone()),
         })
+}
+
+/// What the grants say about a need. Permission to change a path outside the fence is the
+/// stronger permission, so it also answers a `write` prompt for the same paths.
+fn cover(grants: &GrantSet, need: &Need<'_>) -> Cover {
+    let target = need.target.as_deref();
+    let direct = grants.lookup(need.name, target);
+    if need.name != CapabilityName::Write {
+        return direct;
+    }
+    match (
+        direct,
+        grants.lookup(CapabilityName::MutateOutsideFence, target),
+    ) {
+        (d @ Cover::Denied { .. }, _) | (_, d @ Cover::Denied { .. }) => d,
+        (a @ Cover::Allowed { .. }, _) | (_, a @ Cover::Allowed { .. }) => a,
+        (Cover::None, Cover::None) => Cover::None,
+    }
 }
 
 /// Where a command runs: its directory argument, else the task's working directory.
