@@ -1,1 +1,15 @@
-//! placeholder
+//! The crate's one integration test binary: the decision corpus, properties, adversarial
+//! paths, the documentation's vocabulary, and a smoke run of the fuzz target's body.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod adversarial;
+mod corpus;
+mod docs;
+mod fuzz_smoke;
+mod properties;
+mod support;
+
+// The fuzz target's body, compiled here too so CI exercises it without nightly or cargo-fuzz.
+#[path = "../../../fuzz/fuzz_targets/body.rs"]
+mod fuzz_body;
