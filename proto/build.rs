@@ -18,7 +18,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
     let descriptors = protox::compile(PROTOS, ["."])?;
     let descriptor_path = out_dir.join("codaris_descriptor.bin");
-    std::fs::write(&descriptor_path, prost::Message::encode_to_vec(&descriptors))?;
+    std::fs::write(
+        &descriptor_path,
+        prost::Message::encode_to_vec(&descriptors),
+    )?;
     tonic_prost_build::configure()
         .file_descriptor_set_path(&descriptor_path)
         .skip_protoc_run()

@@ -1,1 +1,8 @@
-//! End-to-end tests.
+//! End-to-end tests: the real `codarisd` and `codaris` binaries on private state directories.
+
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
+
+mod config;
+mod lifecycle;
+mod python;
+mod tcp;

@@ -1,1 +1,213 @@
-//! Helpers for the end-to-end tests.
+//! Helpers for the end-to-end tests: find the built binaries, run a daemon on a private state
+//! directory, run the CLI against it, and clean up whatever happens.
+
+#![expect(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a failed set-up should stop the test loudly"
+)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The directory holding `codaris` and `codarisd`: `$CODARIS_BIN_DIR`, else the Cargo target
+/// directory this test binary was built into.
+pub fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CODARIS_BIN_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/<profile>/deps/e2e-<hash> → target/<profile>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test executable lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+pub fn binary(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.is_file(),
+        "{} is missing: build the binaries first (`cargo test --workspace` does)",
+        path.display()
+    );
+    path
+}
+
+/// A private state directory and the environment every command of a test runs with.
+#[derive(Debug)]
+pub struct Sandbox {
+    pub root: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        Self {
+            root: tempfile::Builder::new()
+                .prefix("codaris-e2e-")
+                .tempdir()
+                .expect("temp dir"),
+        }
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.root.path().join("state")
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.state_dir().join("codaris.sock")
+    }
+
+    pub fn pid_file(&self) -> PathBuf {
+        self.state_dir().join("codarisd.pid")
+    }
+
+    /// A command with an environment that cannot reach the user's real state or config.
+    pub fn command(&self, name: &str) -> Command {
+        let mut command = Command::new(binary(name));
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.root.path().join("home"))
+            .env("CODARIS_STATE_DIR", self.state_dir())
+            .env("CODARIS_CONFIG", self.root.path().join("config.toml"))
+            .current_dir(self.root.path())
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// Writes the configuration file the sandbox points at.
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.root.path().join("config.toml"), text).expect("write config");
+    }
+
+    pub fn cli(&self, args: &[&str]) -> Output {
+        self.command("codaris")
+            .args(args)
+            .output()
+            .expect("run codaris")
+    }
+
+    /// Starts `codarisd` in the foreground of this test and waits until its socket answers.
+    pub fn start_daemon(&self, extra_args: &[&str]) -> Daemon {
+        if !self.root.path().join("config.toml").exists() {
+            self.write_config("");
+        }
+        let child = self
+            .command("codarisd")
+            .args(extra_args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn codarisd");
+        let mut daemon = Daemon { child: Some(child) };
+        wait_for(Duration::from_secs(20), || {
+            if let Some(status) = daemon.try_exit() {
+                panic!("codarisd exited while starting: {status}");
+            }
+            std::os::unix::net::UnixStream::connect(self.socket()).is_ok()
+        });
+        daemon
+    }
+
+    pub fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A daemon started by a test; killed on drop if the test did not stop it.
+#[derive(Debug)]
+pub struct Daemon {
+    child: Option<Child>,
+}
+
+impl Daemon {
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
+    pub fn try_exit(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    /// Waits for the daemon to exit by itself.
+    pub fn wait(mut self, timeout: Duration) -> std::process::ExitStatus {
+        let mut status = None;
+        wait_for(timeout, || {
+            status = self.try_exit();
+            status.is_some()
+        });
+        self.child = None;
+        status.expect("exit status")
+    }
+
+    pub fn kill_hard(mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    pub fn signal(&self, signal: rustix::process::Signal) {
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(self.pid()).unwrap_or(0)) {
+            rustix::process::kill_process(pid, signal).expect("send signal");
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Polls `done` every few milliseconds until it holds, or panics after `timeout`.
+pub fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out after {timeout:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process with this pid still exists.
+pub fn alive(pid: u32) -> bool {
+    let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0)) else {
+        return false;
+    };
+    rustix::process::test_kill_process(pid).is_ok()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat", pid = pid.as_raw_pid()))
+            .unwrap_or_default()
+            .contains(") Z ")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Parses stdout as one JSON value.
+pub fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|err| panic!("stdout is not JSON ({err}): {}", stdout(output)))
+}

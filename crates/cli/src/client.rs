@@ -1,8 +1,8 @@
 //! Reaching the daemon: connect to its socket, start it in the background when it is not
 //! running, and agree on an API version.
 
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -134,10 +134,10 @@ fn last_error_line(child: &mut Child) -> Option<String> {
 /// `codarisd` beside this executable (an install puts both in one directory), else on PATH.
 fn daemon_binary() -> Result<PathBuf, CliError> {
     let cli = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("codaris"));
-    if let Some(sibling) = cli.parent().map(|dir| dir.join("codarisd")) {
-        if sibling.is_file() {
-            return Ok(sibling);
-        }
+    if let Some(sibling) = cli.parent().map(|dir| dir.join("codarisd"))
+        && sibling.is_file()
+    {
+        return Ok(sibling);
     }
     std::env::var_os("PATH")
         .iter()

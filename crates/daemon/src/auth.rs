@@ -15,7 +15,9 @@ use tower::{Layer, Service};
 /// Why a TCP request was refused; the text goes back to the client as the gRPC message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error("missing bearer token: send `authorization: Bearer <token>` with the token from the daemon's state directory")]
+    #[error(
+        "missing bearer token: send `authorization: Bearer <token>` with the token from the daemon's state directory"
+    )]
     MissingToken,
     #[error("wrong bearer token")]
     WrongToken,
@@ -182,7 +184,11 @@ mod tests {
                 vec![("authorization", "Bearer nope")],
                 Refusal::WrongToken,
             ),
-            (loopback, vec![("authorization", "t0k")], Refusal::MissingToken),
+            (
+                loopback,
+                vec![("authorization", "t0k")],
+                Refusal::MissingToken,
+            ),
             (
                 loopback,
                 vec![

@@ -165,13 +165,15 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         match env.get(name) {
             None => Ok(None),
             Some(value) if value.is_empty() => Ok(None),
-            Some(value) => value
-                .to_str()
-                .map(|v| Some(v.to_owned()))
-                .ok_or_else(|| ConfigError::Invalid {
-                    key: format!("environment variable `{name}`"),
-                    reason: "is not valid UTF-8".to_owned(),
-                }),
+            Some(value) => {
+                value
+                    .to_str()
+                    .map(|v| Some(v.to_owned()))
+                    .ok_or_else(|| ConfigError::Invalid {
+                        key: format!("environment variable `{name}`"),
+                        reason: "is not valid UTF-8".to_owned(),
+                    })
+            }
         }
     };
 
@@ -209,18 +211,18 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     let api = |table: Option<ApiToml>, key_var: &str, url_var: &str, section: &str| {
         let table = table.unwrap_or_default();
         let base_url = env_str(url_var)?.or(table.base_url);
-        if let Some(url) = &base_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                let key = if env.contains_key(url_var) {
-                    format!("environment variable `{url_var}`")
-                } else {
-                    origin(&format!("{section}.base_url"))
-                };
-                return Err(ConfigError::Invalid {
-                    key,
-                    reason: format!("must start with http:// or https://, not `{url}`"),
-                });
-            }
+        if let Some(url) = &base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            let key = if env.contains_key(url_var) {
+                format!("environment variable `{url_var}`")
+            } else {
+                origin(&format!("{section}.base_url"))
+            };
+            return Err(ConfigError::Invalid {
+                key,
+                reason: format!("must start with http:// or https://, not `{url}`"),
+            });
         }
         Ok(ApiConfig {
             api_key: env_str(key_var)?.or(table.api_key),
@@ -297,10 +299,38 @@ pub fn load(
 
 /// Parses the text of a configuration file, naming the file and the key in any error.
 pub fn parse_file(path: &Path, text: &str) -> Result<ConfigToml, ConfigError> {
-    toml::from_str(text).map_err(|err| ConfigError::Parse {
-        file: path.to_path_buf(),
-        message: one_line(err.message()),
-        line: err.span().map(|span| line_of(text, span.start)),
+    toml::from_str(text).map_err(|err| {
+        let offset = err.span().map(|span| span.start);
+        let message = one_line(err.message());
+        // Type errors name only the expected type; add the key the user wrote there.
+        let message = match offset.and_then(|at| key_at(text, at)) {
+            Some(key) if !message.contains(&key) => format!("`{key}`: {message}"),
+            _ => message,
+        };
+        ConfigError::Parse {
+            file: path.to_path_buf(),
+            message,
+            line: offset.map(|at| line_of(text, at)),
+        }
+    })
+}
+
+/// The dotted key (`table.key`) assigned on the line that holds byte `offset`, if any.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(line_start..)?.lines().next()?;
+    let key = line.split_once('=')?.0.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let table = before[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+    });
+    Some(match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_owned(),
     })
 }
 
@@ -352,7 +382,9 @@ fn provider_kind(key: &str, name: &str) -> Result<ProviderKind, ConfigError> {
 fn loopback(key: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
     let parsed: SocketAddr = addr.parse().map_err(|_| ConfigError::Invalid {
         key: key.to_owned(),
-        reason: format!("must be a loopback address with a port such as 127.0.0.1:7457, not `{addr}`"),
+        reason: format!(
+            "must be a loopback address with a port such as 127.0.0.1:7457, not `{addr}`"
+        ),
     })?;
     if parsed.ip().is_loopback() {
         Ok(parsed)

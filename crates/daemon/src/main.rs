@@ -76,7 +76,9 @@ fn init_logging(log_file: &std::path::Path) {
         .append(true)
         .open(log_file);
     let stderr_layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
-    let registry = tracing_subscriber::registry().with(filter).with(stderr_layer);
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr_layer);
     match file {
         Ok(file) => registry
             .with(

@@ -26,7 +26,11 @@ use crate::state::StateClaim;
 
 /// Runs the daemon until `shutdown` fires, then stops in order: in-flight calls finish, the
 /// ledger is flushed to disk, and the socket, token and pid file are removed.
-pub async fn serve(config: Config, claim: StateClaim, shutdown: Shutdown) -> Result<(), StartError> {
+pub async fn serve(
+    config: Config,
+    claim: StateClaim,
+    shutdown: Shutdown,
+) -> Result<(), StartError> {
     let started = Instant::now();
     let layout = claim.layout().clone();
     let config = Arc::new(config);

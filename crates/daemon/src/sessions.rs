@@ -159,7 +159,9 @@ mod tests {
 
     fn store() -> Result<(tempfile::TempDir, SessionStore), Box<dyn std::error::Error>> {
         let temp = tempfile::tempdir()?;
-        let db = sled::Config::new().path(temp.path().join("ledger")).open()?;
+        let db = sled::Config::new()
+            .path(temp.path().join("ledger"))
+            .open()?;
         let store = SessionStore::open(&db, &temp.path().join("sessions"))?;
         Ok((temp, store))
     }

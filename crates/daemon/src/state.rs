@@ -130,10 +130,10 @@ impl StateClaim {
 }
 
 fn remove_if_present(path: &Path) {
-    if let Err(err) = fs::remove_file(path) {
-        if err.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!(path = %path.display(), %err, "could not remove file on shutdown");
-        }
+    if let Err(err) = fs::remove_file(path)
+        && err.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(path = %path.display(), %err, "could not remove file on shutdown");
     }
 }
 

@@ -20,7 +20,10 @@ where
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PathsError {
     #[error("`{variable}` must be an absolute path, not `{}`", value.display())]
-    NotAbsolute { variable: &'static str, value: PathBuf },
+    NotAbsolute {
+        variable: &'static str,
+        value: PathBuf,
+    },
     #[error("cannot find a home for the {what}: set `{variable}` (neither it nor `HOME` is set)")]
     NoHome {
         what: &'static str,
@@ -99,10 +102,16 @@ pub fn resolve_config_file(env: &impl Env) -> Result<(PathBuf, bool), PathsError
         return Ok((absolute("CODARIS_CONFIG", file)?, true));
     }
     if let Some(xdg) = env.var("XDG_CONFIG_HOME") {
-        return Ok((absolute("XDG_CONFIG_HOME", xdg)?.join("codaris/config.toml"), false));
+        return Ok((
+            absolute("XDG_CONFIG_HOME", xdg)?.join("codaris/config.toml"),
+            false,
+        ));
     }
     match env.var("HOME") {
-        Some(home) => Ok((absolute("HOME", home)?.join(".config/codaris/config.toml"), false)),
+        Some(home) => Ok((
+            absolute("HOME", home)?.join(".config/codaris/config.toml"),
+            false,
+        )),
         None => Err(PathsError::NoHome {
             what: "configuration file",
             variable: "CODARIS_CONFIG",

@@ -33,9 +33,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 DaemonCommand::Start => daemon::start(&target, json).await,
                 DaemonCommand::Stop => daemon::stop(&target, json).await,
                 DaemonCommand::Status => daemon::status(&target, json).await,
-                DaemonCommand::Logs { lines, follow } => {
-                    daemon::logs(&target, lines, follow).await
-                }
+                DaemonCommand::Logs { lines, follow } => daemon::logs(&target, lines, follow).await,
             }
         }
     }

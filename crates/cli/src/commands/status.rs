@@ -60,7 +60,10 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
         format!("  state dir  {}", status.state_dir),
         format!("  socket     {}", status.socket),
         format!("  tcp        {}", or(&status.tcp_listen, "off")),
-        format!("  config     {}", or(&status.config_file, "none (defaults)")),
+        format!(
+            "  config     {}",
+            or(&status.config_file, "none (defaults)")
+        ),
         format!(
             "  sessions   {} active, {} in all",
             status.sessions_active, status.sessions_total

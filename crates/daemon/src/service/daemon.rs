@@ -64,7 +64,11 @@ impl Daemon for DaemonService {
         let uptime_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(Response::new(v1::StatusResponse {
             version: env!("CARGO_PKG_VERSION").to_owned(),
-            api_version: codaris_proto::API_VERSIONS.iter().copied().max().unwrap_or(1),
+            api_version: codaris_proto::API_VERSIONS
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(1),
             pid: std::process::id(),
             started_at: Some(timestamp_ms(self.started_at_ms)),
             uptime_ms,

@@ -39,7 +39,10 @@ impl SessionsService {
             PathBuf::from(&request.cwd)
         };
         if !cwd.is_absolute() {
-            return Err(invalid("cwd", format!("must be absolute, not `{}`", request.cwd)));
+            return Err(invalid(
+                "cwd",
+                format!("must be absolute, not `{}`", request.cwd),
+            ));
         }
         let activity = activity_name(request.activity)
             .ok_or_else(|| invalid("activity", format!("unknown value {}", request.activity)))?;
@@ -67,13 +70,13 @@ impl SessionsService {
             }
         };
         let script = (!request.script.is_empty()).then(|| PathBuf::from(&request.script));
-        if let Some(script) = &script {
-            if !script.is_absolute() {
-                return Err(invalid(
-                    "script",
-                    format!("must be absolute, not `{}`", script.display()),
-                ));
-            }
+        if let Some(script) = &script
+            && !script.is_absolute()
+        {
+            return Err(invalid(
+                "script",
+                format!("must be absolute, not `{}`", script.display()),
+            ));
         }
         Ok(NewSession {
             cwd,

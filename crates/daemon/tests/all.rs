@@ -1,0 +1,6 @@
+//! The daemon's gRPC API, served in-process on a socket in a temp dir.
+
+#![expect(clippy::unwrap_used, reason = "tests fail loudly")]
+
+mod api;
+mod support;

@@ -1,0 +1,66 @@
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use codaris_daemon::config::{self, Flags, Sources};
+use codaris_daemon::{Shutdown, StateClaim};
+use codaris_paths::StateLayout;
+use hyper_util::rt::TokioIo;
+use tokio::net::UnixStream;
+use tonic::transport::{Channel, Endpoint, Uri};
+
+/// A daemon served by this test process; stops when dropped.
+pub struct InProcess {
+    pub temp: tempfile::TempDir,
+    pub shutdown: Shutdown,
+    pub server: tokio::task::JoinHandle<Result<(), codaris_daemon::StartError>>,
+    pub socket: PathBuf,
+}
+
+impl InProcess {
+    pub async fn start() -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let state_dir = temp.path().join("state");
+        let config = config::resolve(Sources {
+            state_dir: state_dir.clone(),
+            cwd: temp.path().to_path_buf(),
+            file: None,
+            env: BTreeMap::new(),
+            flags: Flags::default(),
+        })
+        .unwrap();
+        let layout = StateLayout::new(&state_dir);
+        let socket = layout.socket();
+        let claim = StateClaim::acquire(layout).unwrap();
+        let shutdown = Shutdown::new();
+        let server = tokio::spawn(codaris_daemon::serve(config, claim, shutdown.clone()));
+        for _ in 0..500 {
+            if UnixStream::connect(&socket).await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Self {
+            temp,
+            shutdown,
+            server,
+            socket,
+        }
+    }
+
+    pub async fn channel(&self) -> Channel {
+        let socket = self.socket.clone();
+        Endpoint::from_static("http://codarisd.test")
+            .connect_with_connector(tower::service_fn(move |_: Uri| {
+                let socket = socket.clone();
+                async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?)) }
+            }))
+            .await
+            .unwrap()
+    }
+
+    pub async fn stop(self) {
+        self.shutdown.trigger("test");
+        self.server.await.unwrap().unwrap();
+    }
+}
