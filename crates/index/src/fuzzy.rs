@@ -43,25 +43,17 @@ const MIN_PARTIAL_RATIO: f32 = 0.55;
 const MAX_PARTIALS: usize = 3;
 
 impl Speller {
-    /// Builds the speller from `(word, occurs in a name or keyword)` pairs; repeats are merged.
-    pub(crate) fn build(mut pairs: Vec<(String, bool)>) -> Speller {
-        pairs.sort();
-        let mut words: Vec<Box<str>> = Vec::with_capacity(pairs.len());
-        let mut in_name: Vec<bool> = Vec::with_capacity(pairs.len());
-        let mut counts: Vec<u32> = Vec::with_capacity(pairs.len());
-        for (word, named) in pairs {
-            if words.last().is_some_and(|last| **last == *word) {
-                if let Some(flag) = in_name.last_mut() {
-                    *flag |= named;
-                }
-                if let Some(count) = counts.last_mut() {
-                    *count += 1;
-                }
-            } else {
-                words.push(word.into_boxed_str());
-                in_name.push(named);
-                counts.push(1);
-            }
+    /// Builds the speller from distinct `(word, occurs in a name or keyword, count)` triples.
+    pub(crate) fn build(mut distinct: Vec<(String, bool, u32)>) -> Speller {
+        distinct.sort_unstable();
+        distinct.dedup_by(|later, first| later.0 == first.0);
+        let mut words: Vec<Box<str>> = Vec::with_capacity(distinct.len());
+        let mut in_name: Vec<bool> = Vec::with_capacity(distinct.len());
+        let mut counts: Vec<u32> = Vec::with_capacity(distinct.len());
+        for (word, named, count) in distinct {
+            words.push(word.into_boxed_str());
+            in_name.push(named);
+            counts.push(count);
         }
         let mut deletes = Vec::new();
         let mut buf = Vec::new();
@@ -267,7 +259,7 @@ mod tests {
     use super::*;
 
     fn speller(words: &[&str]) -> Speller {
-        Speller::build(words.iter().map(|w| ((*w).to_owned(), true)).collect())
+        Speller::build(words.iter().map(|w| ((*w).to_owned(), true, 1)).collect())
     }
 
     fn corrected(s: &Speller, word: &str) -> Vec<String> {

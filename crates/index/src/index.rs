@@ -1,13 +1,13 @@
 //! The immutable index: entries in name order, an inverted index of weighted terms, the name
 //! lookups for exact matches, and the speller. Built once from entries; never changed after.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use crate::entry::{Entry, Server};
 use crate::fuzzy::Speller;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
-use crate::text::{is_stop_word, name_key, words};
+use crate::text::{each_word, is_stop_word, name_key};
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
 /// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
@@ -70,19 +70,19 @@ pub struct Index {
     /// Entries sorted by name, so that a document number orders like its name.
     pub(crate) entries: Vec<Entry>,
     /// Lowercase full name -> document.
-    pub(crate) names: HashMap<String, u32>,
+    pub(crate) names: HashMap<String, u32, Fnv>,
     /// Lowercase tool part of an MCP name (after `__`) -> documents.
-    pub(crate) bare_names: HashMap<String, Vec<u32>>,
+    pub(crate) bare_names: HashMap<String, Vec<u32>, Fnv>,
     /// A tool part's words joined by spaces (`read file`) -> documents.
-    pub(crate) name_keys: HashMap<String, Vec<u32>>,
+    pub(crate) name_keys: HashMap<String, Vec<u32>, Fnv>,
     /// Stem -> term number.
-    pub(crate) terms: HashMap<String, u32>,
+    pub(crate) terms: HashMap<String, u32, Fnv>,
     /// Term number -> postings, in document order.
     pub(crate) postings: Vec<Vec<Posting>>,
     /// Term number -> inverse document frequency.
     pub(crate) idf: Vec<f32>,
     /// Stem of any word of the synonym groups -> the other terms of its groups in the index.
-    pub(crate) synonyms: HashMap<String, Vec<u32>>,
+    pub(crate) synonyms: HashMap<String, Vec<u32>, Fnv>,
     pub(crate) speller: Speller,
 }
 
@@ -135,8 +135,12 @@ impl Index {
             entries: Vec::new(),
             ..Index::default()
         };
-        // First pass: the words of every field, and the vocabulary they make.
-        let mut doc_words: Vec<[Vec<String>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+        // First pass: every distinct word is interned once (stop-word check, stem and compound
+        // split are then done per word, not per occurrence); documents hold word numbers.
+        let mut vocabulary: HashMap<String, u32, Fnv> = HashMap::default();
+        let mut surface: Vec<Surface> = Vec::new();
+        let mut doc_words: Vec<[Vec<u32>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+        let mut buf = String::new();
         for (doc, entry) in entries.iter().enumerate() {
             let doc = doc as u32;
             let (server_part, tool_part) = split_name(entry);
@@ -169,49 +173,93 @@ impl Index {
                 &entry.description,
                 &entry.args.join(" "),
             ];
-            doc_words.push(texts.map(|text| {
-                words(text)
-                    .into_iter()
-                    .filter(|w| !is_stop_word(w))
-                    .collect()
-            }));
+            let mut fields: [Vec<u32>; FIELD_COUNT] = Default::default();
+            for (field, text) in texts.iter().enumerate() {
+                each_word(text, &mut buf, |word| {
+                    let id = match vocabulary.get(word) {
+                        Some(&id) => id,
+                        None => {
+                            let id = surface.len() as u32;
+                            surface.push(Surface {
+                                stop: is_stop_word(word),
+                                word: word.to_owned(),
+                                count: 0,
+                                named: false,
+                                splits: false,
+                            });
+                            vocabulary.insert(word.to_owned(), id);
+                            id
+                        }
+                    };
+                    let Some(info) = surface.get_mut(id as usize) else {
+                        return;
+                    };
+                    if info.stop {
+                        return;
+                    }
+                    info.count += 1;
+                    info.named |= matches!(field, NAME | SERVER | KEYWORDS);
+                    info.splits |= matches!(field, NAME | KEYWORDS);
+                    fields[field].push(id);
+                });
+            }
+            doc_words.push(fields);
         }
-        let vocabulary: HashSet<&str> = doc_words
-            .iter()
-            .flat_map(|fields| fields.iter().flatten())
-            .map(String::as_str)
-            .collect();
 
-        // Second pass: term counts per field, with compounds of names and keywords also counted
-        // as their parts (`worklog` as `work` and `log`, `websearch` as `web` and `search`).
-        let mut spelled: Vec<(String, bool)> = Vec::new();
+        // Each word's term, and for compounds of names and keywords the terms of their parts
+        // (`worklog` also counts as `work` and `log`, `websearch` as `web` and `search`).
+        let known = |w: &str| {
+            vocabulary
+                .get(w)
+                .and_then(|&id| surface.get(id as usize))
+                .is_some_and(|s| !s.stop)
+        };
+        let mut word_terms: Vec<(u32, Option<(u32, u32)>)> = Vec::with_capacity(surface.len());
+        for info in &surface {
+            let mut term_of = |w: &str| {
+                let next = index.terms.len() as u32;
+                *index.terms.entry(stem(w)).or_insert(next)
+            };
+            if info.stop {
+                word_terms.push((u32::MAX, None));
+                continue;
+            }
+            let own = term_of(&info.word);
+            let parts = if info.splits {
+                compound_parts(&info.word, &known).map(|(a, b)| (term_of(a), term_of(b)))
+            } else {
+                None
+            };
+            word_terms.push((own, parts));
+        }
+
+        // Second pass: term counts per field. `slot` finds a term's row for the current
+        // document in constant time.
+        let mut slot: Vec<(u32, u32)> = vec![(u32::MAX, 0); index.terms.len()];
         let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
         let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
-        for fields in &doc_words {
+        for (doc, fields) in doc_words.iter().enumerate() {
+            let doc = doc as u32;
             let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::new();
             let mut length = [0u32; FIELD_COUNT];
-            for (field, field_words) in fields.iter().enumerate() {
-                let named = matches!(field, NAME | SERVER | KEYWORDS);
-                for word in field_words {
-                    length[field] += 1;
-                    spelled.push((word.clone(), named));
-                    let parts = if field == NAME || field == KEYWORDS {
-                        compound_parts(word, &vocabulary)
-                    } else {
-                        None
+            for (field, ids) in fields.iter().enumerate() {
+                length[field] = ids.len() as u32;
+                for &id in ids {
+                    let Some(&(own, parts)) = word_terms.get(id as usize) else {
+                        continue;
                     };
-                    let stems = std::iter::once(stem(word))
-                        .chain(parts.into_iter().flat_map(|(a, b)| [stem(a), stem(b)]));
-                    for term in stems {
-                        let next = index.terms.len() as u32;
-                        let id = *index.terms.entry(term).or_insert(next);
-                        match counts.iter_mut().find(|(t, _)| *t == id) {
-                            Some((_, c)) => c[field] = c[field].saturating_add(1),
-                            None => {
-                                let mut c = [0u16; FIELD_COUNT];
-                                c[field] = 1;
-                                counts.push((id, c));
-                            }
+                    let terms =
+                        std::iter::once(own).chain(parts.into_iter().flat_map(|(a, b)| [a, b]));
+                    for term in terms {
+                        let Some(row) = slot.get_mut(term as usize) else {
+                            continue;
+                        };
+                        if row.0 != doc {
+                            *row = (doc, counts.len() as u32);
+                            counts.push((term, [0u16; FIELD_COUNT]));
+                        }
+                        if let Some((_, c)) = counts.get_mut(row.1 as usize) {
+                            c[field] = c[field].saturating_add(1);
                         }
                     }
                 }
@@ -219,6 +267,11 @@ impl Index {
             doc_terms.push(counts);
             lengths.push(length);
         }
+        let spelled: Vec<(String, bool, u32)> = surface
+            .into_iter()
+            .filter(|s| !s.stop)
+            .map(|s| (s.word, s.named, s.count))
+            .collect();
 
         let n = entries.len().max(1) as f32;
         let mut average = [0f32; FIELD_COUNT];
@@ -231,7 +284,15 @@ impl Index {
             *avg = (*avg / n).max(1.0);
         }
 
-        index.postings = vec![Vec::new(); index.terms.len()];
+        let mut df = vec![0usize; index.terms.len()];
+        for counts in &doc_terms {
+            for (term, _) in counts {
+                if let Some(d) = df.get_mut(*term as usize) {
+                    *d += 1;
+                }
+            }
+        }
+        index.postings = df.iter().map(|&d| Vec::with_capacity(d)).collect();
         // Document frequency leaves out the server field: a server's keywords are on every one
         // of its tools, and must not make `invoice` look common because the payments server
         // lists it. A word found only in server fields counts those.
@@ -393,10 +454,48 @@ impl Index {
     }
 }
 
+/// One distinct word met while building.
+struct Surface {
+    word: String,
+    /// A stop word: interned only so it is checked once.
+    stop: bool,
+    /// How often it occurs.
+    count: u32,
+    /// Whether it occurs in a name, a server or keywords.
+    named: bool,
+    /// Whether it occurs in a name or keywords, where a compound is split into its parts.
+    splits: bool,
+}
+
+/// FNV-1a for the build's word table: fast on short words, and no random state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FnvHasher(u64);
+
+impl Default for FnvHasher {
+    fn default() -> Self {
+        FnvHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for FnvHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= u64::from(b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+pub(crate) type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
+
 /// Splits a compound word of a name or keyword into two words the index also has, the most
 /// even split first: `worklog` -> `work` + `log`. Parts are at least three letters so that
 /// `oncall` does not become `on` + `call` through a stop word.
-fn compound_parts<'w>(word: &'w str, vocabulary: &HashSet<&str>) -> Option<(&'w str, &'w str)> {
+fn compound_parts<'w>(word: &'w str, known: &impl Fn(&str) -> bool) -> Option<(&'w str, &'w str)> {
     const MIN_PART: usize = 3;
     if word.len() < 2 * MIN_PART || !word.is_ascii() {
         return None;
@@ -405,7 +504,7 @@ fn compound_parts<'w>(word: &'w str, vocabulary: &HashSet<&str>) -> Option<(&'w 
     splits.sort_by_key(|&at| (at.abs_diff(word.len() - at), at));
     splits.into_iter().find_map(|at| {
         let (a, b) = word.split_at(at);
-        (vocabulary.contains(a) && vocabulary.contains(b)).then_some((a, b))
+        (known(a) && known(b)).then_some((a, b))
     })
 }
 
@@ -420,8 +519,8 @@ pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
 /// For the stem of every word of the synonym groups, the terms of the index that share a group
 /// with it. Keyed by stem rather than term so that a query word the index lacks (`repair`) still
 /// reaches the words it has (`fix`).
-fn synonym_table(terms: &HashMap<String, u32>) -> HashMap<String, Vec<u32>> {
-    let mut table: HashMap<String, Vec<u32>> = HashMap::new();
+fn synonym_table(terms: &HashMap<String, u32, Fnv>) -> HashMap<String, Vec<u32>, Fnv> {
+    let mut table: HashMap<String, Vec<u32>, Fnv> = HashMap::default();
     for group in GROUPS {
         let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
         for a in &stems {

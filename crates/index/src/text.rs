@@ -5,101 +5,96 @@
 //! lower to upper case. Words are lowercased, stop words are dropped, and each word is reduced to
 //! a stem so that `issues`, `issue` and `linting`/`lint` meet.
 
-/// Words that carry no meaning for finding a tool. Kept short on purpose: a word such as `all`,
-/// `new` or `not` can tell tools apart, so it stays.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "by",
-    "can",
-    "could",
-    "do",
-    "does",
-    "for",
-    "from",
-    "had",
-    "has",
-    "have",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "let",
-    "me",
-    "my",
-    "of",
-    "on",
-    "or",
-    "our",
-    "please",
-    "should",
-    "so",
-    "some",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "this",
-    "those",
-    "to",
-    "up",
-    "us",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "want",
-    "need",
-    "like",
-    "just",
-    "something",
-    "thing",
-    "things",
-    "using",
-    "via",
-    "tool",
-    "tools",
-    "help",
-    "able",
-    "way",
-    "ll",
-    "ve",
-    "re",
-    "don",
-    "doesn",
-    "isn",
-    "s",
-    "t",
-    "d",
-];
-
-/// Whether `word` (already lowercase) is a stop word.
+/// Whether `word` (already lowercase) carries no meaning for finding a tool. Kept short on
+/// purpose: a word such as `all`, `new` or `not` can tell tools apart, so it stays.
 pub(crate) fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.contains(&word)
+    matches!(
+        word,
+        "a" | "an"
+            | "and"
+            | "any"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "been"
+            | "by"
+            | "can"
+            | "could"
+            | "do"
+            | "does"
+            | "for"
+            | "from"
+            | "had"
+            | "has"
+            | "have"
+            | "how"
+            | "i"
+            | "if"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "let"
+            | "me"
+            | "my"
+            | "of"
+            | "on"
+            | "or"
+            | "our"
+            | "please"
+            | "should"
+            | "so"
+            | "some"
+            | "that"
+            | "the"
+            | "their"
+            | "them"
+            | "then"
+            | "there"
+            | "these"
+            | "this"
+            | "those"
+            | "to"
+            | "up"
+            | "us"
+            | "was"
+            | "we"
+            | "were"
+            | "what"
+            | "when"
+            | "where"
+            | "which"
+            | "while"
+            | "who"
+            | "will"
+            | "with"
+            | "would"
+            | "you"
+            | "your"
+            | "want"
+            | "need"
+            | "like"
+            | "just"
+            | "something"
+            | "thing"
+            | "things"
+            | "using"
+            | "via"
+            | "help"
+            | "able"
+            | "way"
+            | "ll"
+            | "ve"
+            | "re"
+            | "don"
+            | "doesn"
+            | "isn"
+            | "s"
+            | "t"
+            | "d"
+    )
 }
 
 /// Splits `text` into lowercase words: on every character that is not a letter or a digit, and
@@ -107,8 +102,29 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
 /// acronym ends (`HTTPRequest`). Digits stay attached (`s3`, `k8s`, `ec2`).
 pub(crate) fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut buf = String::new();
+    each_word(text, &mut buf, |w| out.push(w.to_owned()));
+    out
+}
+
+/// Calls `f` with each word of `text`, as [`words`] splits them, lowercased into `buf` so that a
+/// caller that only looks words up allocates nothing per word.
+pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    if text.is_ascii() {
+        // Most tool text is ASCII: split on bytes, not on decoded characters.
+        for run in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+            if !run.is_empty() {
+                ascii_run(run, buf, &mut f);
+            }
+        }
+        return;
+    }
     for run in text.split(|c: char| !c.is_alphanumeric()) {
         if run.is_empty() {
+            continue;
+        }
+        if run.is_ascii() {
+            ascii_run(run, buf, &mut f);
             continue;
         }
         let chars: Vec<char> = run.chars().collect();
@@ -120,13 +136,38 @@ pub(crate) fn words(text: &str) -> Vec<String> {
             let lower_to_upper = prev.is_lowercase() && cur.is_uppercase();
             let acronym_end = prev.is_uppercase() && cur.is_uppercase() && next_is_lower;
             if lower_to_upper || acronym_end {
-                out.push(lowercase(&chars[start..i]));
+                f(&lowercase(&chars[start..i]));
                 start = i;
             }
         }
-        out.push(lowercase(&chars[start..]));
+        f(&lowercase(&chars[start..]));
     }
-    out
+}
+
+/// One run of ASCII letters and digits, split at case changes.
+fn ascii_run(run: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
+    let bytes = run.as_bytes();
+    let mut start = 0;
+    for i in 1..bytes.len() {
+        let prev = bytes[i - 1];
+        let cur = bytes[i];
+        let next_is_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+        let lower_to_upper = prev.is_ascii_lowercase() && cur.is_ascii_uppercase();
+        let acronym_end = prev.is_ascii_uppercase() && cur.is_ascii_uppercase() && next_is_lower;
+        if lower_to_upper || acronym_end {
+            ascii_lower_into(&run[start..i], buf);
+            f(buf);
+            start = i;
+        }
+    }
+    ascii_lower_into(&run[start..], buf);
+    f(buf);
+}
+
+fn ascii_lower_into(word: &str, buf: &mut String) {
+    buf.clear();
+    buf.push_str(word);
+    buf.make_ascii_lowercase();
 }
 
 fn lowercase(chars: &[char]) -> String {
