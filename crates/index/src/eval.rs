@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::baseline::Bm25;
 use crate::catalog::QueryLine;
 use crate::index::Index;
-use crate::search::{SearchRequest, Searcher};
+use crate::request::SearchRequest;
+use crate::search::Searcher;
 
 /// How many hits are looked at per query.
 pub const EVAL_DEPTH: usize = 10;

@@ -11,6 +11,8 @@
 
 use nucleo_matcher::{Matcher, Utf32Str};
 
+use crate::hash::fnv as hash;
+
 /// One word the query word may stand for, and how sure that is (0..=1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Correction {
@@ -212,16 +214,6 @@ fn without(bytes: &[u8], skip: usize, buf: &mut Vec<u8>) {
     buf.clear();
     buf.extend_from_slice(&bytes[..skip]);
     buf.extend_from_slice(&bytes[skip + 1..]);
-}
-
-/// FNV-1a: fixed, so the sorted delete table is the same on every build and every machine.
-fn hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
 }
 
 /// Optimal-string-alignment distance (edits plus swaps of neighbours), or `None` above `max`.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::entry::{Entry, Server};
 use crate::fuzzy::Speller;
+use crate::hash::Fnv;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
 use crate::text::{each_word, is_stop_word, name_key};
@@ -369,75 +370,6 @@ impl Index {
             .and_then(|&doc| self.entries.get(doc as usize))
     }
 
-    /// An estimate of the heap memory the index holds, in bytes.
-    pub fn heap_bytes(&self) -> usize {
-        let strings = |v: &[String]| v.iter().map(|s| s.capacity() + 24).sum::<usize>();
-        let entries: usize = self
-            .entries
-            .iter()
-            .map(|e| {
-                std::mem::size_of::<Entry>()
-                    + e.name.capacity()
-                    + e.description.capacity()
-                    + e.server.as_ref().map_or(0, String::capacity)
-                    + e.path.as_ref().map_or(0, String::capacity)
-                    + strings(&e.keywords)
-                    + strings(&e.args)
-                    + strings(&e.slash)
-            })
-            .sum();
-        // A hash map slot costs its key and value plus about one control byte.
-        let map = |keys: usize, slot: usize, n: usize| keys + n * (slot + 1);
-        let names = map(
-            self.names.keys().map(String::capacity).sum(),
-            24 + 4,
-            self.names.capacity(),
-        );
-        let bare = map(
-            self.bare_names
-                .iter()
-                .map(|(k, v)| k.capacity() + v.capacity() * 4)
-                .sum(),
-            48,
-            self.bare_names.capacity(),
-        );
-        let keys = map(
-            self.name_keys
-                .iter()
-                .map(|(k, v)| k.capacity() + v.capacity() * 4)
-                .sum(),
-            48,
-            self.name_keys.capacity(),
-        );
-        let terms = map(
-            self.terms.keys().map(String::capacity).sum(),
-            28,
-            self.terms.capacity(),
-        );
-        let postings: usize = self
-            .postings
-            .iter()
-            .map(|p| 24 + p.capacity() * std::mem::size_of::<Posting>())
-            .sum();
-        let synonyms = map(
-            self.synonyms
-                .iter()
-                .map(|(k, v)| k.capacity() + v.capacity() * 4)
-                .sum(),
-            48,
-            self.synonyms.capacity(),
-        );
-        entries
-            + names
-            + bare
-            + keys
-            + terms
-            + postings
-            + synonyms
-            + self.idf.capacity() * 4
-            + self.speller.heap_bytes()
-    }
-
     /// The term number of a stem, if the index has it.
     pub(crate) fn term(&self, stem: &str) -> Option<u32> {
         self.terms.get(stem).copied()
@@ -466,31 +398,6 @@ struct Surface {
     /// Whether it occurs in a name or keywords, where a compound is split into its parts.
     splits: bool,
 }
-
-/// FNV-1a for the build's word table: fast on short words, and no random state.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct FnvHasher(u64);
-
-impl Default for FnvHasher {
-    fn default() -> Self {
-        FnvHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl std::hash::Hasher for FnvHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-}
-
-pub(crate) type Fnv = std::hash::BuildHasherDefault<FnvHasher>;
 
 /// Splits a compound word of a name or keyword into two words the index also has, the most
 /// even split first: `worklog` -> `work` + `log`. Parts are at least three letters so that

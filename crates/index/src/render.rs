@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::entry::Kind;
-use crate::search::{Hit, SearchOutcome};
+use crate::request::{Hit, SearchOutcome};
 
 /// The longest description shown on a hit's line, in characters; the rest is cut at a word.
 const MAX_DESCRIPTION_CHARS: usize = 200;

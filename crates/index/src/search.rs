@@ -1,23 +1,16 @@
 //! Answering one `search_tools` call: the query's words, what each may stand for, the scores,
 //! the filters, and the hits in order.
 
-use std::collections::BTreeSet;
-
 use nucleo_matcher::Matcher;
-use serde::{Deserialize, Serialize};
 
-use crate::entry::{Entry, Kind, KindFilter};
+use crate::closest::closest_names;
+use crate::entry::Entry;
 use crate::fuzzy::Correction;
 use crate::index::Index;
+use crate::request::{Hit, MAX_QUERY_CHARS, SearchOutcome, SearchRequest};
 use crate::stem::stem;
 use crate::synonyms::ABBREVIATIONS;
 use crate::text::{is_stop_word, name_key, words};
-
-/// Longest query accepted, in characters. A request longer than this is a pasted document, not
-/// a description of a tool, and would only slow the search down.
-pub const MAX_QUERY_CHARS: usize = 500;
-/// How many hits `search_tools` returns when the caller does not say.
-pub const DEFAULT_LIMIT: usize = 5;
 
 /// How much a synonym of a query word counts against the word itself, so a tool that uses the
 /// query's own word still comes first.
@@ -31,119 +24,6 @@ const NAME_BONUS: f32 = 0.2;
 /// Added to the score per exact-name tier so exact names sort first and their scores stay
 /// ordered like their ranks.
 const TIER_BONUS: f64 = 100.0;
-
-static NOTHING_WITHHELD: BTreeSet<String> = BTreeSet::new();
-
-/// One search: the query, the kind filter, how many hits, and the names the caller withholds
-/// (tools this turn may not have, whatever the query).
-#[derive(Debug, Clone, Copy)]
-pub struct SearchRequest<'a> {
-    /// What the model needs, in plain words or as a name.
-    pub query: &'a str,
-    /// Which kinds of entry may be returned.
-    pub kind: KindFilter,
-    /// At most this many hits.
-    pub limit: usize,
-    /// Names that must never appear, such as tools withheld from this turn.
-    pub withheld: &'a BTreeSet<String>,
-}
-
-impl<'a> SearchRequest<'a> {
-    /// A search over every kind, with the default limit and nothing withheld.
-    pub fn new(query: &'a str) -> Self {
-        SearchRequest {
-            query,
-            kind: KindFilter::Any,
-            limit: DEFAULT_LIMIT,
-            withheld: &NOTHING_WITHHELD,
-        }
-    }
-
-    /// Narrows the search to one kind filter.
-    pub fn kind(mut self, kind: KindFilter) -> Self {
-        self.kind = kind;
-        self
-    }
-
-    /// Sets how many hits to return at most.
-    pub fn limit(mut self, limit: usize) -> Self {
-        self.limit = limit;
-        self
-    }
-
-    /// Sets the names that must never appear.
-    pub fn withheld(mut self, withheld: &'a BTreeSet<String>) -> Self {
-        self.withheld = withheld;
-        self
-    }
-}
-
-/// One entry found by a search, with what the model-facing text and the binder need.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hit {
-    /// The entry's name.
-    pub name: String,
-    /// The entry's kind.
-    pub kind: Kind,
-    /// Its relevance; higher is better, and only the order means anything.
-    pub score: f64,
-    /// The entry's description.
-    pub description: String,
-    /// Slash commands that run it; a gated tool is described but never bound.
-    pub slash: Vec<String>,
-    /// For skills and references, the file to read.
-    pub path: Option<String>,
-    /// Whether the agent binds it for the next step: a core or MCP tool with no slash gate.
-    pub bindable: bool,
-}
-
-/// The answer to one search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum SearchOutcome {
-    /// Entries matched, best first.
-    Hits {
-        /// The query as given, trimmed.
-        query: String,
-        /// The hits, best first.
-        hits: Vec<Hit>,
-    },
-    /// Nothing matched; these are the closest names, best first.
-    NoHit {
-        /// The query as given, trimmed.
-        query: String,
-        /// Up to three names that look most like the query.
-        closest: Vec<String>,
-    },
-    /// The query was empty or only spaces.
-    EmptyQuery,
-    /// The query is longer than [`MAX_QUERY_CHARS`].
-    TooLong {
-        /// Its length in characters.
-        chars: usize,
-        /// The cap.
-        max: usize,
-    },
-}
-
-impl SearchOutcome {
-    /// The hits, best first (empty unless the outcome is [`SearchOutcome::Hits`]).
-    pub fn hits(&self) -> &[Hit] {
-        match self {
-            SearchOutcome::Hits { hits, .. } => hits,
-            _ => &[],
-        }
-    }
-
-    /// The names the agent binds for its next step: the bindable hits, in rank order.
-    pub fn bindable(&self) -> Vec<&str> {
-        self.hits()
-            .iter()
-            .filter(|h| h.bindable)
-            .map(|h| h.name.as_str())
-            .collect()
-    }
-}
 
 /// The per-caller half of searching: nucleo's matcher (which owns scratch memory) and score
 /// buffers, reused from one search to the next. The [`Index`] is shared immutably; each thread
@@ -470,53 +350,4 @@ fn hit(entry: &Entry, tier: u8, score: f32) -> Hit {
         path: entry.path.clone(),
         bindable: entry.is_bindable(),
     }
-}
-
-/// The three visible names most like the query, by shared letter pairs (Dice coefficient), ties
-/// by name. Used only when nothing matched, so a scan of every name is affordable.
-fn closest_names(index: &Index, query: &str, request: &SearchRequest<'_>) -> Vec<String> {
-    let target = bigrams(&name_key(query).replace(' ', ""));
-    let mut scored: Vec<(f32, &str)> = index
-        .entries
-        .iter()
-        .filter(|e| e.enabled && request.kind.admits(e.kind))
-        .filter(|e| !request.withheld.contains(&e.name))
-        .map(|e| {
-            let grams = bigrams(&name_key(&e.name).replace(' ', ""));
-            (dice(&target, &grams), e.name.as_str())
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
-    scored
-        .into_iter()
-        .take(3)
-        .map(|(_, name)| name.to_owned())
-        .collect()
-}
-
-fn bigrams(s: &str) -> Vec<(char, char)> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut grams: Vec<(char, char)> = chars.windows(2).map(|w| (w[0], w[1])).collect();
-    grams.sort_unstable();
-    grams
-}
-
-/// Twice the shared pairs over all pairs; both lists sorted.
-fn dice(a: &[(char, char)], b: &[(char, char)]) -> f32 {
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                shared += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    2.0 * shared as f32 / (a.len() + b.len()) as f32
 }
