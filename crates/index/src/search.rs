@@ -111,7 +111,9 @@ impl Searcher {
         let order = |a: &(u8, f32, u32), b: &(u8, f32, u32)| {
             b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2))
         };
-        let keep = request.limit.saturating_add(request.withheld.len());
+        // A limit of 0 would turn every search into "no hit"; at least one hit is returned.
+        let limit = request.limit.max(1);
+        let keep = limit.saturating_add(request.withheld.len());
         if ranked.len() > keep && keep > 0 {
             ranked.select_nth_unstable_by(keep - 1, order);
             ranked.truncate(keep);
@@ -124,7 +126,7 @@ impl Searcher {
                 let entry = index.entries.get(doc as usize)?;
                 (!request.withheld.contains(&entry.name)).then(|| hit(entry, tier, score))
             })
-            .take(request.limit)
+            .take(limit)
             .collect();
         if hits.is_empty() {
             let closest = closest_names(index, query, request);
@@ -349,5 +351,59 @@ fn hit(entry: &Entry, tier: u8, score: f32) -> Hit {
         slash: entry.slash.clone(),
         path: entry.path.clone(),
         bindable: entry.is_bindable(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Kind;
+
+    fn index() -> Index {
+        Index::build(vec![
+            Entry::new("pull_request", Kind::Core, "Open a pull request."),
+            Entry::new("take_screenshot", Kind::Core, "Capture the screen."),
+        ])
+    }
+
+    #[test]
+    fn links_become_the_word_url() {
+        assert_eq!(
+            without_links("open https://x.org/a?b=c now"),
+            "open url now"
+        );
+        assert_eq!(without_links("see www.example.com"), "see url");
+    }
+
+    #[test]
+    fn run_together_words_split_into_known_ones() {
+        let index = index();
+        assert_eq!(
+            split_unknown(&index, "pullrequest"),
+            Some(("pull".to_owned(), "request".to_owned()))
+        );
+        assert_eq!(split_unknown(&index, "pull"), None);
+        assert_eq!(split_unknown(&index, "zzzzzzzz"), None);
+    }
+
+    #[test]
+    fn a_searcher_survives_a_smaller_index() {
+        let big = Index::build(
+            (0..50)
+                .map(|i| Entry::new(format!("tool_{i}"), Kind::Core, "Does a thing."))
+                .collect(),
+        );
+        let small = index();
+        let mut searcher = Searcher::new();
+        assert_eq!(
+            searcher
+                .search(&big, &SearchRequest::new("tool"))
+                .hits()
+                .len(),
+            5
+        );
+        let outcome = searcher.search(&small, &SearchRequest::new("screen shot").limit(0));
+        let names: Vec<&str> = outcome.hits().iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["take_screenshot"]);
     }
 }
