@@ -1,0 +1,144 @@
+//! Ledger durability costs, measured in one run on one directory:
+//! - a durable grant append beside a raw `write` + `fdatasync` of a file in the same directory
+//!   (target: ≤ 1.2× of it);
+//! - decision appends from 16 concurrent writers with group commit against one writer
+//!   (target: ≥ 8× one writer's throughput).
+
+#![expect(clippy::unwrap_used, reason = "benchmark set-up")]
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codaris_ledger::{DecisionRecord, Ledger};
+use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+fn grant(n: u64) -> Grant {
+    Grant::new(
+        CapabilityName::MutateOutsideFence,
+        Some(&format!("/data/run-{n}")),
+        Lifetime::Session,
+    )
+}
+
+fn decision_record() -> DecisionRecord {
+    let request = Request {
+        tool: "write".to_owned(),
+        args: serde_json::json!({"path": "/etc/hosts", "content": "x"}),
+        task: Task::new("/w/proj"),
+        grants: Vec::new(),
+        spec: None,
+    };
+    let decision = request.evaluate();
+    DecisionRecord {
+        schema: 0,
+        seq: 0,
+        session_id: "s1".to_owned(),
+        decided_at_ms: 1,
+        policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+        request,
+        decision,
+    }
+}
+
+fn durable_grant_vs_fdatasync(c: &mut Criterion) {
+    let temp = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&temp.path().join("ledger")).unwrap();
+    let mut raw = std::fs::File::create(temp.path().join("raw")).unwrap();
+    let payload = [b'x'; 200];
+    let mut n = 0;
+
+    let mut group = c.benchmark_group("durability");
+    group.sample_size(30);
+    group.bench_function("raw_write_fdatasync", |b| {
+        b.iter(|| {
+            raw.write_all(&payload).unwrap();
+            raw.sync_data().unwrap();
+        });
+    });
+    group.bench_function("durable_grant_append", |b| {
+        b.iter(|| {
+            n += 1;
+            ledger.append_grant("s1", grant(n), None, n).unwrap()
+        });
+    });
+    group.finish();
+
+    // Interleaved, so both see the same disk weather.
+    let (mut raw_samples, mut grant_samples) = (Vec::new(), Vec::new());
+    for _ in 0..300 {
+        let start = Instant::now();
+        raw.write_all(&payload).unwrap();
+        raw.sync_data().unwrap();
+        raw_samples.push(start.elapsed());
+        n += 1;
+        let start = Instant::now();
+        ledger.append_grant("s1", grant(n), None, n).unwrap();
+        grant_samples.push(start.elapsed());
+    }
+    let raw_p50 = median(&mut raw_samples);
+    let grant_p50 = median(&mut grant_samples);
+    println!(
+        "durable grant append p50 {grant_p50:?} (p99 {:?}) vs raw write+fdatasync p50 {raw_p50:?} (p99 {:?}): {:.2}x",
+        p99(&grant_samples),
+        p99(&raw_samples),
+        grant_p50.as_secs_f64() / raw_p50.as_secs_f64()
+    );
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn p99(sorted: &[Duration]) -> Duration {
+    sorted[(sorted.len() * 99) / 100]
+}
+
+fn throughput(ledger: &Arc<Ledger>, writers: usize, per_writer: usize) -> f64 {
+    let start = Instant::now();
+    let threads: Vec<_> = (0..writers)
+        .map(|_| {
+            let ledger = ledger.clone();
+            std::thread::spawn(move || {
+                for _ in 0..per_writer {
+                    ledger.append_decision(decision_record()).unwrap();
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    (writers * per_writer) as f64 / start.elapsed().as_secs_f64()
+}
+
+fn group_commit(c: &mut Criterion) {
+    let temp = tempfile::tempdir().unwrap();
+    let ledger = Arc::new(Ledger::open(&temp.path().join("ledger")).unwrap());
+    let mut group = c.benchmark_group("decision_appends");
+    group.sample_size(10);
+    group.bench_function("one_writer_x64", |b| b.iter(|| throughput(&ledger, 1, 64)));
+    group.bench_function("sixteen_writers_x64", |b| {
+        b.iter(|| throughput(&ledger, 16, 64));
+    });
+    group.finish();
+
+    let one: Vec<f64> = (0..5).map(|_| throughput(&ledger, 1, 200)).collect();
+    let sixteen: Vec<f64> = (0..5).map(|_| throughput(&ledger, 16, 200)).collect();
+    let mid = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "decision appends/s: one writer {:.0}, sixteen writers {:.0}: {:.1}x",
+        mid(&one),
+        mid(&sixteen),
+        mid(&sixteen) / mid(&one)
+    );
+}
+
+criterion_group!(benches, durable_grant_vs_fdatasync, group_commit);
+criterion_main!(benches);

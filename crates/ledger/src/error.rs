@@ -1,0 +1,49 @@
+use std::path::PathBuf;
+
+/// A stored record that could not be read. It is reported, never trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Corrupt {
+    /// `grants`, `cards`, `decisions`, or `export line N`.
+    pub place: String,
+    /// The record's key as text.
+    pub key: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Corrupt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} record `{}` does not decode: {}",
+            self.place, self.key, self.reason
+        )
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("the ledger at {} is in use by a running codarisd; stop it, or replay `codaris ledger export` output with --from", path.display())]
+    Locked { path: PathBuf },
+    #[error("cannot open the ledger at {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: sled::Error,
+    },
+    #[error("ledger storage failed: {0}")]
+    Storage(#[from] sled::Error),
+    #[error("cannot make the ledger durable ({}): {source}", path.display())]
+    Sync {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot encode a ledger record: {0}")]
+    Encode(serde_json::Error),
+    #[error("{0}")]
+    Corrupt(Corrupt),
+    #[error("no grant `{id}`")]
+    GrantNotFound { id: String },
+    #[error("cannot read ledger export: {0}")]
+    Read(#[source] std::io::Error),
+}

@@ -1,0 +1,329 @@
+//! The ledger database: three sled trees and the commit that makes appends durable.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use codaris_policy::{Grant, GrantSet, Lifetime};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::commit::GroupCommit;
+use crate::error::{Corrupt, LedgerError};
+use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA};
+
+/// The grants in force for one session, as the policy reads them, plus any grant records that
+/// could not be read (they grant nothing, and the caller reports them).
+#[derive(Debug, Default)]
+pub struct GrantView {
+    pub grants: Vec<Grant>,
+    pub corrupt: Vec<Corrupt>,
+}
+
+impl GrantView {
+    pub fn grant_set(&self) -> GrantSet {
+        GrantSet::from_grants(self.grants.iter().cloned())
+    }
+}
+
+#[derive(Debug)]
+pub struct Ledger {
+    path: PathBuf,
+    db: sled::Db,
+    grants: sled::Tree,
+    cards: sled::Tree,
+    decisions: sled::Tree,
+    /// sled's data file, kept open so every commit can `fdatasync` it.
+    data_file: File,
+    commit: GroupCommit,
+}
+
+impl Ledger {
+    /// Opens (creating if needed) the ledger at `path`. Fails with [`LedgerError::Locked`] when
+    /// a running daemon holds it.
+    pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        let db = sled::Config::new().path(path).open().map_err(|source| {
+            if is_lock_error(&source) {
+                LedgerError::Locked {
+                    path: path.to_path_buf(),
+                }
+            } else {
+                LedgerError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                }
+            }
+        })?;
+        let data_path = path.join("db");
+        let data_file = File::open(&data_path).map_err(|source| LedgerError::Sync {
+            path: data_path,
+            source,
+        })?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            grants: db.open_tree("grants")?,
+            cards: db.open_tree("cards")?,
+            decisions: db.open_tree("decisions")?,
+            db,
+            data_file,
+            commit: GroupCommit::default(),
+        })
+    }
+
+    /// The sled handle, for the daemon's other trees (sessions, tool state).
+    pub fn db(&self) -> &sled::Db {
+        &self.db
+    }
+
+    /// Records a grant and returns once it is on the device: only then may it be acknowledged.
+    pub fn append_grant(
+        &self,
+        session_id: &str,
+        grant: Grant,
+        card_id: Option<&str>,
+        at_ms: u64,
+    ) -> Result<GrantRecord, LedgerError> {
+        let id = format!("g{:012}", self.db.generate_id()?);
+        let record = GrantRecord {
+            schema: SCHEMA,
+            id: id.clone(),
+            session_id: session_id.to_owned(),
+            grant: grant.with_id(&id),
+            granted_at_ms: at_ms,
+            card_id: card_id.map(str::to_owned),
+            consumed_at_ms: None,
+            revoked_at_ms: None,
+        };
+        self.grants.insert(id.as_bytes(), encode(&record)?)?;
+        self.make_durable()?;
+        Ok(record)
+    }
+
+    /// Spends a `once` grant. Exactly one caller gets `true`, however many race: the swap only
+    /// succeeds against the unspent record.
+    pub fn consume_once(&self, id: &str, at_ms: u64) -> Result<bool, LedgerError> {
+        loop {
+            let Some(current) = self.grants.get(id.as_bytes())? else {
+                return Err(LedgerError::GrantNotFound { id: id.to_owned() });
+            };
+            let record: GrantRecord = decode("grants", id, &current)?;
+            if record.grant.lifetime != Lifetime::Once || !record.is_active() {
+                return Ok(false);
+            }
+            let spent = GrantRecord {
+                consumed_at_ms: Some(at_ms),
+                ..record
+            };
+            let swapped = self.grants.compare_and_swap(
+                id.as_bytes(),
+                Some(current),
+                Some(encode(&spent)?),
+            )?;
+            if swapped.is_ok() {
+                self.make_durable()?;
+                return Ok(true);
+            }
+            // Someone changed the record between our read and our swap: look again.
+        }
+    }
+
+    /// Revokes a grant; revoking a revoked grant returns it unchanged.
+    pub fn revoke(&self, id: &str, at_ms: u64) -> Result<GrantRecord, LedgerError> {
+        let updated = self.grants.update_and_fetch(id.as_bytes(), |old| {
+            let old = old?;
+            match serde_json::from_slice::<GrantRecord>(old) {
+                Ok(mut record) if record.revoked_at_ms.is_none() => {
+                    record.revoked_at_ms = Some(at_ms);
+                    serde_json::to_vec(&record)
+                        .ok()
+                        .or_else(|| Some(old.to_vec()))
+                }
+                _ => Some(old.to_vec()),
+            }
+        })?;
+        let Some(bytes) = updated else {
+            return Err(LedgerError::GrantNotFound { id: id.to_owned() });
+        };
+        self.make_durable()?;
+        decode("grants", id, &bytes)
+    }
+
+    pub fn grant(&self, id: &str) -> Result<GrantRecord, LedgerError> {
+        match self.grants.get(id.as_bytes())? {
+            Some(bytes) => decode("grants", id, &bytes),
+            None => Err(LedgerError::GrantNotFound { id: id.to_owned() }),
+        }
+    }
+
+    /// Every grant (of one session when given), oldest first, and the records that do not decode.
+    pub fn grants(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<GrantRecord>, Vec<Corrupt>), LedgerError> {
+        let (records, corrupt) = scan::<GrantRecord>(&self.grants, "grants")?;
+        Ok((
+            records
+                .into_iter()
+                .filter(|r| session_id.is_none_or(|s| r.session_id == s))
+                .collect(),
+            corrupt,
+        ))
+    }
+
+    /// The grants in force for a session, in ledger order, ready for `evaluate`.
+    pub fn grant_view(&self, session_id: &str) -> Result<GrantView, LedgerError> {
+        let (records, corrupt) = self.grants(Some(session_id))?;
+        Ok(GrantView {
+            grants: records
+                .into_iter()
+                .filter(GrantRecord::is_active)
+                .map(|r| r.grant)
+                .collect(),
+            corrupt,
+        })
+    }
+
+    /// Records a card as asked.
+    pub fn append_card(&self, card: &CardRecord) -> Result<(), LedgerError> {
+        self.cards.insert(card.id.as_bytes(), encode(card)?)?;
+        self.make_durable()
+    }
+
+    /// Records how a card was answered. The first answer wins; later ones return `false`.
+    pub fn answer_card(
+        &self,
+        id: &str,
+        answer: CardAnswer,
+        grant_id: Option<&str>,
+        at_ms: u64,
+    ) -> Result<bool, LedgerError> {
+        let Some(current) = self.cards.get(id.as_bytes())? else {
+            return Ok(false);
+        };
+        let card: CardRecord = decode("cards", id, &current)?;
+        if card.answer.is_some() {
+            return Ok(false);
+        }
+        let answered = CardRecord {
+            answer: Some(answer),
+            answered_at_ms: Some(at_ms),
+            grant_id: grant_id.map(str::to_owned),
+            ..card
+        };
+        let swapped =
+            self.cards
+                .compare_and_swap(id.as_bytes(), Some(current), Some(encode(&answered)?))?;
+        self.make_durable()?;
+        Ok(swapped.is_ok())
+    }
+
+    pub fn cards(&self) -> Result<(Vec<CardRecord>, Vec<Corrupt>), LedgerError> {
+        scan(&self.cards, "cards")
+    }
+
+    /// Records a dispatch decision; concurrent callers share one commit.
+    pub fn append_decision(
+        &self,
+        mut record: DecisionRecord,
+    ) -> Result<DecisionRecord, LedgerError> {
+        record.seq = self.db.generate_id()?;
+        record.schema = SCHEMA;
+        self.decisions
+            .insert(record.seq.to_be_bytes(), encode(&record)?)?;
+        self.make_durable()?;
+        Ok(record)
+    }
+
+    /// Decisions oldest first (of one session when given).
+    pub fn decisions(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
+        let (records, corrupt) = scan::<DecisionRecord>(&self.decisions, "decisions")?;
+        Ok((
+            records
+                .into_iter()
+                .filter(|r| session_id.is_none_or(|s| r.session_id == s))
+                .collect(),
+            corrupt,
+        ))
+    }
+
+    /// Flushes sled and then `fdatasync`s its data file, shared by everyone waiting.
+    fn make_durable(&self) -> Result<(), LedgerError> {
+        let ticket = self.commit.ticket();
+        self.commit.wait(ticket, || {
+            self.db.flush()?;
+            self.data_file
+                .sync_data()
+                .map_err(|source| LedgerError::Sync {
+                    path: self.path.join("db"),
+                    source,
+                })
+        })
+    }
+}
+
+fn is_lock_error(err: &sled::Error) -> bool {
+    matches!(err, sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock
+        || io.to_string().contains("lock"))
+}
+
+fn encode(record: &impl Serialize) -> Result<Vec<u8>, LedgerError> {
+    serde_json::to_vec(record).map_err(LedgerError::Encode)
+}
+
+/// Decodes one record, refusing shapes newer than this build knows.
+pub(crate) fn decode<T: DeserializeOwned>(
+    place: &str,
+    key: &str,
+    bytes: &[u8],
+) -> Result<T, LedgerError> {
+    decode_value(place, key, bytes).map_err(LedgerError::Corrupt)
+}
+
+pub(crate) fn decode_value<T: DeserializeOwned>(
+    place: &str,
+    key: &str,
+    bytes: &[u8],
+) -> Result<T, Corrupt> {
+    let corrupt = |reason: String| Corrupt {
+        place: place.to_owned(),
+        key: key.to_owned(),
+        reason,
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+    match value.get("schema").and_then(serde_json::Value::as_u64) {
+        Some(schema) if schema <= u64::from(SCHEMA) => {}
+        Some(schema) => {
+            return Err(corrupt(format!(
+                "schema {schema} is newer than this build's {SCHEMA}"
+            )));
+        }
+        None => return Err(corrupt("no schema version".to_owned())),
+    }
+    serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+}
+
+fn key_text(key: &[u8]) -> String {
+    match <[u8; 8]>::try_from(key) {
+        Ok(seq) => u64::from_be_bytes(seq).to_string(),
+        Err(_) => String::from_utf8_lossy(key).into_owned(),
+    }
+}
+
+fn scan<T: DeserializeOwned>(
+    tree: &sled::Tree,
+    place: &str,
+) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
+    let mut records = Vec::new();
+    let mut corrupt = Vec::new();
+    for entry in tree.iter() {
+        let (key, bytes) = entry?;
+        match decode_value(place, &key_text(&key), &bytes) {
+            Ok(record) => records.push(record),
+            Err(bad) => corrupt.push(bad),
+        }
+    }
+    Ok((records, corrupt))
+}

@@ -1,0 +1,9 @@
+//! The ledger: durable grants, exactly-once consumption, corrupt records, export, replay, and
+//! crash safety under SIGKILL.
+
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests fail loudly")]
+
+mod crash;
+mod replay;
+mod store;
+mod support;

@@ -1,0 +1,157 @@
+use std::sync::Arc;
+
+use codaris_ledger::{CardAnswer, CardRecord, Ledger, LedgerError};
+use codaris_policy::{CapabilityName, Grant, Lifetime};
+use pretty_assertions::assert_eq;
+
+use crate::support::ledger;
+
+fn once(path: &str) -> Grant {
+    Grant::new(
+        CapabilityName::MutateOutsideFence,
+        Some(path),
+        Lifetime::Once,
+    )
+}
+
+#[test]
+fn grants_survive_reopening_whole() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        ledger
+            .append_grant("s1", once("/tmp/out"), Some("c1"), 42)
+            .unwrap()
+    };
+    let ledger = Ledger::open(&path).unwrap();
+    assert_eq!(ledger.grant(&written.id).unwrap(), written);
+    assert_eq!(written.grant.id.as_deref(), Some(written.id.as_str()));
+    assert_eq!(written.card_id.as_deref(), Some("c1"));
+}
+
+#[test]
+fn a_second_open_while_held_is_locked() {
+    let (temp, _held) = ledger();
+    match Ledger::open(&temp.path().join("ledger")) {
+        Err(LedgerError::Locked { .. }) => {}
+        other => panic!("expected Locked, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_once_grant_is_consumed_exactly_once_under_racing_calls() {
+    let (_temp, ledger) = ledger();
+    let ledger = Arc::new(ledger);
+    for round in 0..20 {
+        let grant = ledger
+            .append_grant("s1", once(&format!("/tmp/{round}")), None, 1)
+            .unwrap();
+        let winners: usize = (0..8)
+            .map(|_| {
+                let ledger = ledger.clone();
+                let id = grant.id.clone();
+                std::thread::spawn(move || ledger.consume_once(&id, 2).unwrap())
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|t| usize::from(t.join().unwrap()))
+            .sum();
+        assert_eq!(winners, 1, "round {round}");
+        assert!(!ledger.grant(&grant.id).unwrap().is_active());
+    }
+}
+
+#[test]
+fn session_grants_are_not_consumed_and_views_are_per_session() {
+    let (_temp, ledger) = ledger();
+    let session = Grant::new(
+        CapabilityName::MutateOutsideFence,
+        Some("/data"),
+        Lifetime::Session,
+    );
+    let kept = ledger.append_grant("s1", session, None, 1).unwrap();
+    assert!(!ledger.consume_once(&kept.id, 2).unwrap());
+    let spent = ledger.append_grant("s1", once("/x"), None, 1).unwrap();
+    assert!(ledger.consume_once(&spent.id, 2).unwrap());
+    ledger.append_grant("s2", once("/other"), None, 1).unwrap();
+
+    let view = ledger.grant_view("s1").unwrap();
+    assert_eq!(view.grants, vec![kept.grant.clone()]);
+    assert!(view.corrupt.is_empty());
+    assert_eq!(ledger.grant_view("s2").unwrap().grants.len(), 1);
+}
+
+#[test]
+fn revoked_grants_leave_the_view() {
+    let (_temp, ledger) = ledger();
+    let grant = ledger.append_grant("s1", once("/x"), None, 1).unwrap();
+    let revoked = ledger.revoke(&grant.id, 5).unwrap();
+    assert_eq!(revoked.revoked_at_ms, Some(5));
+    assert_eq!(ledger.revoke(&grant.id, 9).unwrap().revoked_at_ms, Some(5));
+    assert!(ledger.grant_view("s1").unwrap().grants.is_empty());
+    assert!(matches!(
+        ledger.revoke("g404", 1),
+        Err(LedgerError::GrantNotFound { .. })
+    ));
+}
+
+#[test]
+fn cards_take_the_first_answer_only() {
+    let (_temp, ledger) = ledger();
+    let card = CardRecord {
+        schema: codaris_ledger::SCHEMA,
+        id: "c1".to_owned(),
+        session_id: "s1".to_owned(),
+        capability: None,
+        sentence: "write `/etc/x` outside the allowed folders".to_owned(),
+        asked_at_ms: 1,
+        answer: None,
+        answered_at_ms: None,
+        grant_id: None,
+    };
+    ledger.append_card(&card).unwrap();
+    assert!(ledger.answer_card("c1", CardAnswer::Deny, None, 2).unwrap());
+    assert!(
+        !ledger
+            .answer_card("c1", CardAnswer::AllowSession, Some("g1"), 3)
+            .unwrap()
+    );
+    let (cards, corrupt) = ledger.cards().unwrap();
+    assert!(corrupt.is_empty());
+    assert_eq!(cards[0].answer, Some(CardAnswer::Deny));
+    assert_eq!(cards[0].grant_id, None);
+}
+
+#[test]
+fn an_unreadable_grant_is_reported_and_grants_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    {
+        let db = sled::open(&path).unwrap();
+        let grants = db.open_tree("grants").unwrap();
+        grants
+            .insert("g000000000001", &b"{\"schema\": 1, \"grant\": tru"[..])
+            .unwrap();
+        grants
+            .insert(
+                "g000000000002",
+                serde_json::to_vec(&serde_json::json!({"schema": 99, "session_id": "s1"})).unwrap(),
+            )
+            .unwrap();
+        db.flush().unwrap();
+    }
+    let ledger = Ledger::open(&path).unwrap();
+    let view = ledger.grant_view("s1").unwrap();
+    assert!(view.grants.is_empty(), "a corrupt grant never allows");
+    assert_eq!(view.corrupt.len(), 2);
+    assert!(
+        view.corrupt[1].reason.contains("schema 99"),
+        "{:?}",
+        view.corrupt
+    );
+    assert!(matches!(
+        ledger.grant("g000000000001"),
+        Err(LedgerError::Corrupt(_))
+    ));
+}
