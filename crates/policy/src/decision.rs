@@ -40,6 +40,23 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// Every rule, in evaluation order.
+    pub const ALL: [Rule; 13] = [
+        Rule::KnownTool,
+        Rule::Withheld,
+        Rule::SlashGate,
+        Rule::Binding,
+        Rule::ModeAllowlist,
+        Rule::ArgsShape,
+        Rule::PathShape,
+        Rule::ProtectedPath,
+        Rule::ReadOnlyActivity,
+        Rule::Fence,
+        Rule::UserRefusal,
+        Rule::PermissionClass,
+        Rule::Grant,
+    ];
+
     /// The snake-case name used on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -60,6 +77,24 @@ impl Rule {
     }
 }
 
+/// The rules that matched during one evaluation: a bitset, so noting one costs nothing and the
+/// decision lists each once, in rule order, without sorting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct RuleSet(u16);
+
+impl RuleSet {
+    pub(crate) fn insert(&mut self, rule: Rule) {
+        self.0 |= 1 << (rule as u16);
+    }
+
+    pub(crate) fn to_vec(self) -> Vec<Rule> {
+        Rule::ALL
+            .into_iter()
+            .filter(|r| self.0 & (1 << (*r as u16)) != 0)
+            .collect()
+    }
+}
+
 /// What the policy decided about one call, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Decision {
@@ -73,7 +108,7 @@ pub struct Decision {
     /// The capability a grant would need (or, when a grant allowed the call, the one it
     /// covered); `null` when no grant is involved.
     pub capability: Option<Capability>,
-    /// The rules that matched, in evaluation order.
+    /// The rules that matched, each once, in rule order.
     #[serde(default)]
     pub rules: Vec<Rule>,
     /// The grants the call is allowed by; empty unless the verdict is `allow`.
@@ -102,27 +137,13 @@ mod tests {
 
     #[test]
     fn rule_names_match_serde() {
-        use Rule::*;
-        let all = [
-            KnownTool,
-            Withheld,
-            SlashGate,
-            Binding,
-            ModeAllowlist,
-            ArgsShape,
-            PathShape,
-            ProtectedPath,
-            ReadOnlyActivity,
-            Fence,
-            UserRefusal,
-            PermissionClass,
-            Grant,
-        ];
+        let all = Rule::ALL;
         for rule in all {
             let json = serde_json::to_value(rule).ok();
             assert_eq!(json, Some(serde_json::Value::from(rule.as_str())));
         }
-        // Declared in evaluation order, so a decision's list is sorted.
+        // Listed in declaration order, which is the order a decision reports them in.
         assert!(all.windows(2).all(|w| w[0] < w[1]));
+        assert!(all.iter().enumerate().all(|(i, r)| *r as usize == i));
     }
 }

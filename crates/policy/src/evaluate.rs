@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::capability::CapabilityName;
 use crate::catalogue::builtin;
-use crate::decision::{Decision, Rule};
+use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{Cover, GrantSet};
 use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
@@ -35,7 +35,7 @@ pub struct Call<'a> {
 /// Decides what `call` may do in `task`, given the grants in force. Total and pure: every
 /// input gets a decision, nothing is read or written, and the same input gets the same answer.
 pub fn evaluate(call: &Call<'_>, grants: &GrantSet, task: &Task) -> Decision {
-    let mut rules = Vec::with_capacity(4);
+    let mut rules = RuleSet::default();
     let finding = judge(call, grants, task, &mut rules);
     decide(call.tool, finding, rules, grants)
 }
@@ -52,11 +52,11 @@ fn judge<'a>(
     call: &Call<'a>,
     grants: &GrantSet,
     task: &'a Task,
-    rules: &mut Vec<Rule>,
+    rules: &mut RuleSet,
 ) -> Finding<'a> {
     let tool = call.tool;
     let Some(spec) = builtin(tool).or(call.spec) else {
-        rules.push(Rule::KnownTool);
+        rules.insert(Rule::KnownTool);
         return Finding::UnknownTool;
     };
     let object = call.args.as_object();
@@ -66,32 +66,32 @@ fn judge<'a>(
         .is_some_and(|arg| object.and_then(|o| o.get(arg)) == Some(&Value::Bool(true)));
 
     if let Some(why) = withholding(spec, tool, task) {
-        rules.push(Rule::Withheld);
+        rules.insert(Rule::Withheld);
         return Finding::Withheld(why);
     }
     if !spec.slash.is_empty() && !report_only && !task.typed_any(spec.slash) {
-        rules.push(Rule::SlashGate);
+        rules.insert(Rule::SlashGate);
         return Finding::SlashRequired(spec.slash);
     }
     if let Some(bound) = &task.bound
         && !bound.iter().any(|b| b == tool)
     {
-        rules.push(Rule::Binding);
+        rules.insert(Rule::Binding);
         return Finding::NotBound;
     }
     let mode = task.activity.operating_mode();
     if !spec.modes.allows(mode) {
-        rules.push(Rule::ModeAllowlist);
+        rules.insert(Rule::ModeAllowlist);
         return Finding::ModeForbids(mode);
     }
     let Some(object) = object else {
-        rules.push(Rule::ArgsShape);
+        rules.insert(Rule::ArgsShape);
         return Finding::ArgsNotObject(json_kind(call.args));
     };
     let uses = match path_uses(spec, object, task, report_only) {
         Ok(uses) => uses,
         Err((arg, why)) => {
-            rules.push(Rule::PathShape);
+            rules.insert(Rule::PathShape);
             return Finding::BadPath { arg, why };
         }
     };
@@ -101,7 +101,7 @@ fn judge<'a>(
         spec.effect
     };
     if let Some((path, git)) = protected(&uses, effect, task) {
-        rules.push(Rule::ProtectedPath);
+        rules.insert(Rule::ProtectedPath);
         return Finding::ProtectedPath { path, git };
     }
 
@@ -109,7 +109,7 @@ fn judge<'a>(
 
     // Read-only activities: a changing call needs a grant; `bypass` does not lift this.
     if task.activity.is_read_only() && mutating(effect, &uses) {
-        rules.push(Rule::ReadOnlyActivity);
+        rules.insert(Rule::ReadOnlyActivity);
         for need in mutation_needs(effect, tool, &uses, task) {
             match cover(grants, &need) {
                 Cover::Denied { .. } => return refused(rules, need),
@@ -124,7 +124,7 @@ fn judge<'a>(
 
     // The fence: every path inside an allowed root or the workspace, or granted.
     for u in uses.iter().filter(|u| !u.inside) {
-        rules.push(Rule::Fence);
+        rules.insert(Rule::Fence);
         let name = match u.access {
             Access::Read => CapabilityName::ReadOutsideFence,
             Access::Mutate => CapabilityName::MutateOutsideFence,
@@ -152,7 +152,7 @@ fn judge<'a>(
     let mut prompt = None;
     let mut by_mode = false;
     for need in class_needs(class, pmode, tool, call.args, &uses, task) {
-        rules.push(Rule::PermissionClass);
+        rules.insert(Rule::PermissionClass);
         match (cover(grants, &need), auto) {
             (Cover::Denied { .. }, _) => return refused(rules, need),
             (_, true) => by_mode = true,
@@ -172,7 +172,7 @@ fn judge<'a>(
             used: granted.used,
         };
     }
-    rules.push(Rule::PermissionClass);
+    rules.insert(Rule::PermissionClass);
     if by_mode {
         Finding::AllowedByMode(pmode)
     } else {
@@ -188,8 +188,8 @@ struct Granted<'a> {
 }
 
 impl<'a> Granted<'a> {
-    fn note(&mut self, rules: &mut Vec<Rule>, index: usize, need: Need<'a>) {
-        rules.push(Rule::Grant);
+    fn note(&mut self, rules: &mut RuleSet, index: usize, need: Need<'a>) {
+        rules.insert(Rule::Grant);
         if !self.used.contains(&index) {
             self.used.push(index);
         }
@@ -197,8 +197,8 @@ impl<'a> Granted<'a> {
     }
 }
 
-fn refused<'a>(rules: &mut Vec<Rule>, need: Need<'a>) -> Finding<'a> {
-    rules.push(Rule::UserRefusal);
+fn refused<'a>(rules: &mut RuleSet, need: Need<'a>) -> Finding<'a> {
+    rules.insert(Rule::UserRefusal);
     Finding::DeniedByUser(need)
 }
 

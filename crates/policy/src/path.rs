@@ -75,7 +75,10 @@ pub fn is_within_ignore_case(path: &str, root: &str) -> bool {
 
 /// True when any component of the path is `.git`, in any letter case.
 pub fn has_git_component(path: &str) -> bool {
-    path.split('/').any(|c| c.eq_ignore_ascii_case(".git"))
+    // A byte pass: this runs for every changed path of every call.
+    path.as_bytes()
+        .split(|b| *b == b'/')
+        .any(|c| c.eq_ignore_ascii_case(b".git"))
 }
 
 /// The components of a normalised absolute path; `/` has none.
@@ -106,9 +109,9 @@ fn within_by(path: &str, root: &str, eq: impl Fn(&[u8], &[u8]) -> bool) -> bool 
 fn is_normal_absolute(raw: &str) -> bool {
     raw == "/"
         || (raw.starts_with('/')
-            && raw[1..]
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."))
+            && raw.as_bytes()[1..]
+                .split(|b| *b == b'/')
+                .all(|c| !c.is_empty() && c != b"." && c != b".."))
 }
 
 fn push_components(out: &mut String, raw: &str) {

@@ -2,10 +2,11 @@
 //! capability. One `match`, one arm per code, so the whole vocabulary reads in one place.
 
 use std::borrow::Cow;
+use std::fmt::{self, Display, Formatter};
 
 use crate::capability::{Capability, CapabilityName};
 use crate::code::Code;
-use crate::decision::{Decision, Rule};
+use crate::decision::{Decision, RuleSet};
 use crate::grant::UsedGrant;
 use crate::grant_set::GrantSet;
 use crate::path::{BadPath, MAX_PATH_BYTES};
@@ -24,27 +25,53 @@ impl Need<'_> {
     fn capability(&self) -> Capability {
         Capability::new(self.name, self.target.as_deref().map(str::to_owned))
     }
+}
 
-    /// " on `target`", or nothing for an unscoped capability.
-    fn on(&self) -> String {
-        self.target
-            .as_deref()
-            .map_or_else(String::new, |t| format!(" on {}", Quoted(t)))
-    }
+// The sentence pieces below are `Display` values rather than `String`s so a sentence is built in
+// one allocation: `evaluate` is on the dispatch path of every tool call.
 
-    /// What the call would do, as a verb phrase for a read-only refusal.
-    fn action(&self) -> String {
-        let target = self.target.as_deref().unwrap_or("");
-        match self.name {
-            CapabilityName::Write | CapabilityName::MutateOutsideFence => {
-                format!("change {}", Quoted(target))
-            }
-            CapabilityName::RunCommand => format!("run a command in {}", Quoted(target)),
-            CapabilityName::ChangeConfig => "change Codaris's configuration".to_owned(),
-            CapabilityName::SendHttp => format!("send a request to {}", Quoted(target)),
-            CapabilityName::ReadOutsideFence => format!("read {}", Quoted(target)),
-            CapabilityName::UseTool => "have effects outside the session".to_owned(),
+/// " on `target`", or nothing for an unscoped capability.
+struct On<'n, 'a>(&'n Need<'a>);
+
+impl Display for On<'_, '_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.0.target.as_deref() {
+            Some(target) => write!(f, " on {}", Quoted(target)),
+            None => Ok(()),
         }
+    }
+}
+
+/// What the call would do, as a verb phrase.
+struct Action<'n, 'a>(&'n Need<'a>);
+
+impl Display for Action<'_, '_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let target = Quoted(self.0.target.as_deref().unwrap_or(""));
+        match self.0.name {
+            CapabilityName::Write | CapabilityName::MutateOutsideFence => {
+                write!(f, "change {target}")
+            }
+            CapabilityName::RunCommand => write!(f, "run a command in {target}"),
+            CapabilityName::ChangeConfig => f.write_str("change Codaris's configuration"),
+            CapabilityName::SendHttp => write!(f, "send a request to {target}"),
+            CapabilityName::ReadOutsideFence => write!(f, "read {target}"),
+            CapabilityName::UseTool => f.write_str("have effects outside the session"),
+        }
+    }
+}
+
+/// How the model asks for the capability.
+struct AskFor<'n, 'a>(&'n Need<'a>);
+
+impl Display for AskFor<'_, '_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let name = Quoted(self.0.name.as_str());
+        write!(
+            f,
+            "call `request_capability` for {name}{} to ask the user",
+            On(self.0)
+        )
     }
 }
 
@@ -94,21 +121,14 @@ pub(crate) enum Finding<'a> {
     AllowedByDefault,
 }
 
-/// Builds the decision for `finding`. `rules` are those that matched, in any order.
+/// Builds the decision for `finding`; `rules` are those that matched.
 pub(crate) fn decide(
     tool: &str,
     finding: Finding<'_>,
-    mut rules: Vec<Rule>,
+    rules: RuleSet,
     grants: &GrantSet,
 ) -> Decision {
     let t = Quoted(tool);
-    let ask_for = |need: &Need<'_>| {
-        format!(
-            "call `request_capability` for {}{} to ask the user",
-            Quoted(need.name.as_str()),
-            need.on()
-        )
-    };
     let mut used_grants = Vec::new();
     let (code, sentence, capability) = match finding {
         // No spec, built in or carried: the name was guessed or mistyped.
@@ -237,8 +257,8 @@ pub(crate) fn decide(
             format!(
                 "this {} turn is read-only and {t} would {}; {}",
                 Quoted(activity.as_str()),
-                need.action(),
-                ask_for(&need)
+                Action(&need),
+                AskFor(&need)
             ),
             Some(need.capability()),
         ),
@@ -247,8 +267,8 @@ pub(crate) fn decide(
             Code::ReadOutsideFence,
             format!(
                 "tool {t} would {}, which is outside the allowed folders; {}",
-                need.action(),
-                ask_for(&need)
+                Action(&need),
+                AskFor(&need)
             ),
             Some(need.capability()),
         ),
@@ -257,8 +277,8 @@ pub(crate) fn decide(
             Code::MutateOutsideFence,
             format!(
                 "tool {t} would {}, which is outside the allowed folders; {}",
-                need.action(),
-                ask_for(&need)
+                Action(&need),
+                AskFor(&need)
             ),
             Some(need.capability()),
         ),
@@ -268,7 +288,7 @@ pub(crate) fn decide(
             format!(
                 "the user already refused {}{} in this session; do not ask again, find another way or stop",
                 Quoted(need.name.as_str()),
-                need.on()
+                On(&need)
             ),
             Some(need.capability()),
         ),
@@ -278,7 +298,7 @@ pub(crate) fn decide(
             format!(
                 "tool {t} needs the user's approval for {}{} under permission mode {}; wait for their answer",
                 Quoted(need.name.as_str()),
-                need.on(),
+                On(&need),
                 Quoted(mode.as_str())
             ),
             Some(need.capability()),
@@ -303,7 +323,7 @@ pub(crate) fn decide(
                     "tool {t} is allowed by the user's {} grant of {}{}",
                     Quoted(lifetime),
                     Quoted(need.name.as_str()),
-                    need.on()
+                    On(&need)
                 ),
                 Some(need.capability()),
             )
@@ -324,14 +344,12 @@ pub(crate) fn decide(
             None,
         ),
     };
-    rules.sort_unstable();
-    rules.dedup();
     Decision {
         verdict: code.verdict(),
         code,
         sentence,
         capability,
-        rules,
+        rules: rules.to_vec(),
         used_grants,
     }
 }

@@ -37,14 +37,21 @@ impl Display for Quoted<'_> {
 }
 
 fn write_escaped(f: &mut Formatter<'_>, s: &str) -> fmt::Result {
-    for c in s.chars() {
-        match c {
-            '`' => f.write_str("\\`")?,
-            c if c.is_control() => write!(f, "{}", c.escape_default())?,
-            c => f.write_char(c)?,
+    // Runs of ordinary characters go out in one write; only the rare special ones are escaped.
+    let mut run = 0;
+    for (i, c) in s.char_indices() {
+        if c != '`' && !c.is_control() {
+            continue;
         }
+        f.write_str(&s[run..i])?;
+        if c == '`' {
+            f.write_str("\\`")?;
+        } else {
+            write!(f, "{}", c.escape_default())?;
+        }
+        run = i + c.len_utf8();
     }
-    Ok(())
+    f.write_str(&s[run..])
 }
 
 /// Joins quoted alternatives as prose: `` `a` ``, `` `a` or `b` ``, `` `a`, `b` or `c` ``.
