@@ -427,3 +427,6 @@ fn auto_approves(class: PermissionClass, mode: PermissionMode) -> bool {
         (C::Write, P::AcceptEdits | P::Bypass) | (C::Command | C::Config | C::Http, P::Bypass)
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -353,3 +353,111 @@ pub(crate) fn decide(
         used_grants,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::Verdict;
+
+    fn need(name: CapabilityName, target: &str) -> Need<'_> {
+        Need {
+            name,
+            target: Some(Cow::Borrowed(target)),
+        }
+    }
+
+    /// One finding per arm of the table, with the code it must produce.
+    fn every_arm() -> Vec<(Finding<'static>, Code)> {
+        let write = || need(CapabilityName::Write, "/w/a\nb");
+        vec![
+            (Finding::UnknownTool, Code::UnknownTool),
+            (
+                Finding::Withheld(Withholding::AuditTurn),
+                Code::ToolWithheld,
+            ),
+            (Finding::SlashRequired(&["/fix"]), Code::SlashRequired),
+            (Finding::NotBound, Code::NotBound),
+            (Finding::ModeForbids(OperatingMode::Ask), Code::ModeForbids),
+            (
+                Finding::ArgsNotObject(JsonKind::String),
+                Code::ArgsNotObject,
+            ),
+            (
+                Finding::BadPath {
+                    arg: "path",
+                    why: BadPath::Nul,
+                },
+                Code::BadPath,
+            ),
+            (
+                Finding::ProtectedPath {
+                    path: Cow::Borrowed("/w/.git"),
+                    git: true,
+                },
+                Code::ProtectedPath,
+            ),
+            (
+                Finding::ReadOnlyActivity {
+                    activity: Activity::Plan,
+                    need: write(),
+                },
+                Code::ReadOnlyActivity,
+            ),
+            (
+                Finding::ReadOutsideFence(need(CapabilityName::ReadOutsideFence, "/etc")),
+                Code::ReadOutsideFence,
+            ),
+            (
+                Finding::MutateOutsideFence(need(CapabilityName::MutateOutsideFence, "/etc")),
+                Code::MutateOutsideFence,
+            ),
+            (
+                Finding::DeniedByUser(Need {
+                    name: CapabilityName::ChangeConfig,
+                    target: None,
+                }),
+                Code::DeniedByUser,
+            ),
+            (
+                Finding::NeedsApproval {
+                    mode: PermissionMode::Ask,
+                    need: write(),
+                },
+                Code::NeedsApproval,
+            ),
+            (
+                Finding::AllowedByGrant {
+                    need: write(),
+                    used: vec![],
+                },
+                Code::AllowedByGrant,
+            ),
+            (
+                Finding::AllowedByMode(PermissionMode::Bypass),
+                Code::AllowedByMode,
+            ),
+            (Finding::AllowedByDefault, Code::AllowedByDefault),
+        ]
+    }
+
+    #[test]
+    fn every_arm_gives_its_code_a_one_line_sentence_and_the_right_capability() {
+        let arms = every_arm();
+        assert_eq!(arms.len(), Code::ALL.len(), "one arm per code");
+        for (finding, code) in arms {
+            let d = decide("to`ol", finding, RuleSet::default(), &GrantSet::new());
+            assert_eq!(d.code, code);
+            assert_eq!(d.verdict, code.verdict());
+            let s = &d.sentence;
+            assert!(s.starts_with(|c: char| c.is_ascii_lowercase()), "{s}");
+            assert!(!s.ends_with('.') && !s.contains('\n'), "{s}");
+            // A refusal a grant could lift says how to ask for it; a prompt and a recorded
+            // refusal do not (the card is already coming, or the answer was already no).
+            let liftable = matches!(
+                code,
+                Code::ReadOnlyActivity | Code::ReadOutsideFence | Code::MutateOutsideFence
+            );
+            assert_eq!(s.contains("request_capability"), liftable, "{s}");
+        }
+    }
+}

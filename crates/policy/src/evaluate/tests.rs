@@ -1,0 +1,132 @@
+//! Unit tests of the rule helpers; whole decisions are tested by the corpus.
+
+use std::borrow::Cow;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::grant::{Grant, Lifetime};
+
+#[test]
+fn auto_approval_follows_the_catalogue_table() {
+    use PermissionClass as C;
+    use PermissionMode as P;
+    let table = [
+        (C::None, [false, false, false]),
+        (C::Write, [false, true, true]),
+        (C::Command, [false, false, true]),
+        (C::Config, [false, false, true]),
+        (C::Http, [false, false, true]),
+        (C::Always, [false, false, false]),
+    ];
+    for (class, row) in table {
+        let got = [P::Ask, P::AcceptEdits, P::Bypass].map(|m| auto_approves(class, m));
+        assert_eq!(got, row, "{class:?}");
+    }
+}
+
+fn uses_of(tool: &str, args: serde_json::Value, task: &Task) -> Vec<(Access, String, bool)> {
+    let spec = builtin(tool).unwrap_or(&crate::catalogue::BUILTIN[0]);
+    let object = args.as_object().cloned().unwrap_or_default();
+    let report_only = object.get("report_only") == Some(&Value::Bool(true));
+    path_uses(spec, &object, task, report_only)
+        .map(|uses| {
+            uses.into_iter()
+                .map(|u| (u.access, u.path.into_owned(), u.inside))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn path_arguments_resolve_with_their_defaults_and_lists() {
+    let task = Task::new("/w/proj");
+    assert_eq!(
+        uses_of("run_command", json!({"command": "ls"}), &task),
+        [(Access::Mutate, "/w/proj".to_owned(), true)]
+    );
+    assert_eq!(
+        uses_of("mv", json!({"src": "a", "dst": "/tmp/b"}), &task),
+        [
+            (Access::Mutate, "/w/proj/a".to_owned(), true),
+            (Access::Mutate, "/tmp/b".to_owned(), false),
+        ]
+    );
+    assert_eq!(uses_of("http_request", json!({"url": "u"}), &task), []);
+    assert_eq!(
+        uses_of(
+            "run_compliance_autofix",
+            json!({"report_only": true}),
+            &task
+        ),
+        [(Access::Read, "/w/proj".to_owned(), true)]
+    );
+}
+
+#[test]
+fn unusable_path_arguments_name_the_argument() {
+    let task = Task::new("/w/proj");
+    let spec = builtin("mv").unwrap_or(&crate::catalogue::BUILTIN[0]);
+    let object = json!({"src": "a", "dst": ["b", 1]});
+    let object = object.as_object().cloned().unwrap_or_default();
+    let err = path_uses(spec, &object, &task, false).err();
+    assert_eq!(err, Some(("dst", BadPath::NotString)));
+}
+
+#[test]
+fn a_change_outside_the_fence_is_answered_by_the_stronger_grant() {
+    let path = Some(Cow::Borrowed("/tmp/out/a"));
+    let write = Need {
+        name: CapabilityName::Write,
+        target: path.clone(),
+    };
+    let allow = GrantSet::from_grants([Grant::new(
+        CapabilityName::MutateOutsideFence,
+        Some("/tmp/out"),
+        Lifetime::Session,
+    )]);
+    assert_eq!(cover(&allow, &write), Cover::Allowed { index: 0 });
+    let mut both = allow.clone();
+    both.insert(Grant::new(
+        CapabilityName::Write,
+        Some("/tmp"),
+        Lifetime::Deny,
+    ));
+    assert_eq!(cover(&both, &write), Cover::Denied { index: 1 });
+    // The converse does not hold: a `write` grant never lets a call past the fence.
+    let fence = Need {
+        name: CapabilityName::MutateOutsideFence,
+        target: path,
+    };
+    let write_only = GrantSet::from_grants([Grant::new(
+        CapabilityName::Write,
+        Some("/tmp"),
+        Lifetime::Session,
+    )]);
+    assert_eq!(cover(&write_only, &fence), Cover::None);
+}
+
+#[test]
+fn each_effect_asks_a_read_only_activity_for_its_own_capability() {
+    let task = Task::new("/w/proj");
+    let names = |effect| {
+        mutation_needs(effect, "demo__x", &[], &task)
+            .into_iter()
+            .map(|n| (n.name, n.target.map(Cow::into_owned)))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(Effect::ReadOnly), []);
+    assert_eq!(
+        names(Effect::Command),
+        [(CapabilityName::RunCommand, Some("/w/proj".to_owned()))]
+    );
+    assert_eq!(
+        names(Effect::Config),
+        [(CapabilityName::ChangeConfig, None)]
+    );
+    assert_eq!(
+        names(Effect::Opaque),
+        [(CapabilityName::UseTool, Some("demo__x".to_owned()))]
+    );
+}
