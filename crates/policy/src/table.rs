@@ -357,7 +357,6 @@ pub(crate) fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::verdict::Verdict;
 
     fn need(name: CapabilityName, target: &str) -> Need<'_> {
         Need {
