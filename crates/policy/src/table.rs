@@ -316,14 +316,20 @@ pub(crate) fn decide(
                     })
                 })
                 .collect();
-            let lifetime = used_grants.first().map_or("", |g| g.lifetime.as_str());
+            // Name the grant as the person gave it, which may be a parent of the call's path.
+            let grant = used.first().and_then(|&i| grants.get(i));
+            let lifetime = grant.map_or("", |g| g.lifetime.as_str());
+            let given = Need {
+                name: grant.map_or(need.name, |g| g.capability),
+                target: grant.and_then(|g| g.path.as_deref()).map(Cow::Borrowed),
+            };
             (
                 Code::AllowedByGrant,
                 format!(
                     "tool {t} is allowed by the user's {} grant of {}{}",
                     Quoted(lifetime),
-                    Quoted(need.name.as_str()),
-                    On(&need)
+                    Quoted(given.name.as_str()),
+                    On(&given),
                 ),
                 Some(need.capability()),
             )

@@ -76,7 +76,7 @@ fn a_once_grant_is_named_for_consumption() {
             verdict: Verdict::Allow,
             code: Code::AllowedByGrant,
             sentence: "tool `write` is allowed by the user's `once` grant of \
-                       `mutate_outside_fence` on `/tmp/out/x`"
+                       `mutate_outside_fence` on `/tmp/out`"
                 .into(),
             capability: Some(Capability::new(
                 CapabilityName::MutateOutsideFence,
