@@ -7,7 +7,7 @@ use codaris_policy::{Grant, GrantSet, Lifetime};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::commit::GroupCommit;
+use crate::commit::{GroupCommit, Pending};
 use crate::error::{Corrupt, LedgerError};
 use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA};
 
@@ -227,9 +227,8 @@ impl Ledger {
     ) -> Result<DecisionRecord, LedgerError> {
         record.seq = self.db.generate_id()?;
         record.schema = SCHEMA;
-        self.decisions
-            .insert(record.seq.to_be_bytes(), encode(&record)?)?;
-        self.make_durable()?;
+        let pending = (record.seq.to_be_bytes().to_vec(), encode(&record)?);
+        self.commit_with(Some(pending))?;
         Ok(record)
     }
 
@@ -248,10 +247,24 @@ impl Ledger {
         ))
     }
 
-    /// Flushes sled and then `fdatasync`s its data file, shared by everyone waiting.
+    /// Makes everything written so far durable (see [`Ledger::commit_with`]).
     fn make_durable(&self) -> Result<(), LedgerError> {
-        let ticket = self.commit.ticket();
-        self.commit.wait(ticket, || {
+        self.commit_with(None)
+    }
+
+    /// Queues a decision (if any) for the next group commit and waits until it is on the
+    /// device: the leader writes the queued decisions in one batch, flushes sled, then
+    /// `fdatasync`s its data file.
+    fn commit_with(&self, decision: Option<Pending>) -> Result<(), LedgerError> {
+        let ticket = self.commit.submit(decision);
+        self.commit.wait(ticket, |queued| {
+            if !queued.is_empty() {
+                let mut batch = sled::Batch::default();
+                for (key, value) in queued {
+                    batch.insert(key.as_slice(), value.as_slice());
+                }
+                self.decisions.apply_batch(batch)?;
+            }
             self.db.flush()?;
             self.data_file
                 .sync_data()
