@@ -5,7 +5,7 @@
 //! since criterion's summary has no tail percentiles. Run `cargo build --release --bins` first so
 //! the `codaris` binary sits beside the benchmarked `codarisd`.
 
-#![expect(clippy::unwrap_used, clippy::expect_used, reason = "benchmark set-up")]
+#![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,7 @@ fn status_round_trip(c: &mut Criterion) {
         state_dir: state_dir.clone(),
         cwd: temp.path().to_path_buf(),
         file: None,
+        config_dir: None,
         env: BTreeMap::new(),
         flags: Flags::default(),
     })
@@ -62,24 +63,24 @@ fn status_round_trip(c: &mut Criterion) {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let socket = socket.clone();
-        let channel = Endpoint::from_static("http://codarisd.bench")
-            .connect_with_connector(tower::service_fn(move |_: Uri| {
-                let socket = socket.clone();
-                async move {
-                    Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?))
-                }
-            }))
-            .await
-            .unwrap();
+        let channel =
+            Endpoint::from_static("http://codarisd.bench")
+                .connect_with_connector(tower::service_fn(move |_: Uri| {
+                    let socket = socket.clone();
+                    async move {
+                        Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?))
+                    }
+                }))
+                .await
+                .unwrap();
         v1::daemon_client::DaemonClient::new(channel)
     });
 
     c.bench_function("status_round_trip_unix_socket", |b| {
-        b.to_async(&runtime)
-            .iter(|| {
-                let mut client = client.clone();
-                async move { client.status(v1::StatusRequest {}).await.unwrap() }
-            });
+        b.to_async(&runtime).iter(|| {
+            let mut client = client.clone();
+            async move { client.status(v1::StatusRequest {}).await.unwrap() }
+        });
     });
 
     let samples = runtime.block_on(async {
@@ -174,7 +175,10 @@ fn startup_and_memory(c: &mut Criterion) {
         .lines()
         .find(|l| l.starts_with("VmRSS:"))
         .unwrap_or("VmRSS: unknown");
-    println!("codarisd idle resident memory after 2 s: {}", rss.trim_start_matches("VmRSS:").trim());
+    println!(
+        "codarisd idle resident memory after 2 s: {}",
+        rss.trim_start_matches("VmRSS:").trim()
+    );
 
     let cli = bin_dir().join("codaris");
     if cli.is_file() {

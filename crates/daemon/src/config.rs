@@ -16,6 +16,8 @@ use crate::error::ConfigError;
 pub struct ConfigToml {
     /// Directories file and command tools may act in, absolute.
     pub allowed_dirs: Option<Vec<PathBuf>>,
+    /// Directories of skills (`<dir>/<skill>/SKILL.md`), absolute; default `<config dir>/skills`.
+    pub skills_dirs: Option<Vec<PathBuf>>,
     pub daemon: Option<DaemonToml>,
     pub tools: Option<ToolsToml>,
     pub provider: Option<ProviderToml>,
@@ -105,6 +107,8 @@ pub struct Config {
     /// The file that was read, when one was.
     pub config_file: Option<PathBuf>,
     pub allowed_dirs: Vec<PathBuf>,
+    /// Where skills are looked for, in order; an earlier directory wins a name.
+    pub skills_dirs: Vec<PathBuf>,
     pub listen: Option<SocketAddr>,
     pub lean_surface: bool,
     pub tool_search_api: bool,
@@ -127,6 +131,9 @@ pub struct Sources {
     /// The daemon's working directory, an allowed root by default.
     pub cwd: PathBuf,
     pub file: Option<(PathBuf, ConfigToml)>,
+    /// The directory the configuration file is read from, or would be when there is none; skills
+    /// default to `<config_dir>/skills`. `None`: no default skills directory.
+    pub config_dir: Option<PathBuf>,
     pub env: BTreeMap<String, OsString>,
     pub flags: Flags,
 }
@@ -150,6 +157,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         state_dir,
         cwd,
         file,
+        config_dir,
         env,
         flags,
     } = sources;
@@ -186,6 +194,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
             Some(dirs) => absolute_dirs(&origin("allowed_dirs"), dirs.into_iter())?,
             None => vec![state_dir.clone(), cwd],
         },
+    };
+
+    let skills_dirs = match toml.skills_dirs {
+        Some(dirs) => absolute_dirs(&origin("skills_dirs"), dirs.into_iter())?,
+        None => config_dir
+            .map(|dir| vec![dir.join("skills")])
+            .unwrap_or_default(),
     };
 
     let tools = toml.tools.unwrap_or_default();
@@ -249,6 +264,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         state_dir,
         config_file,
         allowed_dirs,
+        skills_dirs,
         listen,
         lean_surface,
         tool_search_api,
@@ -288,10 +304,13 @@ pub fn load(
         .iter()
         .filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value)))
         .collect();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let config_dir = path.parent().map(|dir| cwd.join(dir));
     resolve(Sources {
         state_dir,
-        cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+        cwd,
         file,
+        config_dir,
         env,
         flags,
     })

@@ -6,6 +6,7 @@ fn sources() -> Sources {
         state_dir: PathBuf::from("/state"),
         cwd: PathBuf::from("/work"),
         file: None,
+        config_dir: None,
         env: BTreeMap::new(),
         flags: Flags::default(),
     }
@@ -37,6 +38,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             state_dir: PathBuf::from("/state"),
             config_file: None,
             allowed_dirs: vec![PathBuf::from("/state"), PathBuf::from("/work")],
+            skills_dirs: Vec::new(),
             listen: None,
             lean_surface: true,
             tool_search_api: false,
@@ -89,6 +91,7 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         ("[daemon]\nlisten = \"0.0.0.0:7000\"\n", "daemon.listen"),
         ("[daemon]\nlisten = \"nonsense\"\n", "daemon.listen"),
         ("allowed_dirs = [\"relative\"]\n", "allowed_dirs"),
+        ("skills_dirs = [\"/abs\", \"skills\"]\n", "skills_dirs"),
         ("[openai]\nbase_url = \"ftp://x\"\n", "openai.base_url"),
     ];
     for (text, key) in cases {
@@ -136,6 +139,36 @@ fn listen_flag_must_be_loopback() {
     let mut s = sources();
     s.flags.listen = Some("[::1]:7000".to_owned());
     assert!(resolve(s).is_ok());
+}
+
+#[test]
+fn skills_default_beside_the_configuration_file() -> Result<(), ConfigError> {
+    let mut s = sources();
+    s.config_dir = Some(PathBuf::from("/home/me/.config/codaris"));
+    assert_eq!(
+        resolve(s)?.skills_dirs,
+        vec![PathBuf::from("/home/me/.config/codaris/skills")]
+    );
+    // No configuration directory (as in tests): no default, so nothing is scanned.
+    assert_eq!(resolve(sources())?.skills_dirs, Vec::<PathBuf>::new());
+    Ok(())
+}
+
+#[test]
+fn skills_dirs_in_the_file_replace_the_default() -> Result<(), ConfigError> {
+    let mut s = with_file("skills_dirs = [\"/srv/skills\", \"/home/me/skills\"]\n")?;
+    s.config_dir = Some(PathBuf::from("/etc/codaris"));
+    assert_eq!(
+        resolve(s)?.skills_dirs,
+        vec![
+            PathBuf::from("/srv/skills"),
+            PathBuf::from("/home/me/skills")
+        ]
+    );
+    let mut s = with_file("skills_dirs = []\n")?;
+    s.config_dir = Some(PathBuf::from("/etc/codaris"));
+    assert_eq!(resolve(s)?.skills_dirs, Vec::<PathBuf>::new());
+    Ok(())
 }
 
 #[test]

@@ -55,6 +55,8 @@ pub enum StartError {
     },
     #[error("cannot build the reflection service: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    #[error("cannot build the tool index: {0}")]
+    ToolIndex(#[source] DaemonError),
     #[error("server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
 }
@@ -66,6 +68,10 @@ pub enum DaemonError {
     SessionNotFound { id: String },
     #[error("session `{id}` has ended")]
     SessionEnded { id: String },
+    #[error(
+        "no tool, skill or reference `{name}` in the index; `codaris tools list` shows every name"
+    )]
+    ToolNotFound { name: String },
     #[error("invalid argument `{field}`: {reason}")]
     InvalidArgument { field: &'static str, reason: String },
     #[error("{capability} is not available yet: {reason}")]
@@ -89,7 +95,9 @@ impl From<DaemonError> for tonic::Status {
     fn from(err: DaemonError) -> Self {
         let message = err.to_string();
         match err {
-            DaemonError::SessionNotFound { .. } => tonic::Status::not_found(message),
+            DaemonError::SessionNotFound { .. } | DaemonError::ToolNotFound { .. } => {
+                tonic::Status::not_found(message)
+            }
             DaemonError::SessionEnded { .. } => tonic::Status::failed_precondition(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),

@@ -10,10 +10,12 @@ pub mod auth;
 pub mod config;
 pub mod convert;
 pub mod error;
+pub mod registry;
 pub mod server;
 pub mod service;
 pub mod sessions;
 pub mod shutdown;
+pub mod skills;
 pub mod state;
 
 pub use config::Config;

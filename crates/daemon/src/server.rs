@@ -4,7 +4,6 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::time::Instant;
 
 use codaris_proto::v1;
@@ -16,12 +15,14 @@ use tonic::transport::Server;
 use crate::auth::TcpGuardLayer;
 use crate::config::Config;
 use crate::error::StartError;
+use crate::registry::ToolRegistry;
 use crate::service::daemon::DaemonService;
 use crate::service::ledger::LedgerService;
 use crate::service::sessions::SessionsService;
 use crate::service::tools::ToolsService;
 use crate::sessions::{SessionStore, now_ms};
 use crate::shutdown::Shutdown;
+use crate::skills;
 use crate::state::StateClaim;
 
 /// Runs the daemon until `shutdown` fires, then stops in order: in-flight calls finish, the
@@ -54,11 +55,17 @@ pub async fn serve(
             source: std::io::Error::other(other.to_string()),
         },
     })?;
+    // Only what has a real implementation is registered: skills and references for now.
+    let tools = Arc::new(
+        ToolRegistry::open(skills::scan(&config.skills_dirs), &db)
+            .map_err(StartError::ToolIndex)?,
+    );
 
     let routes = routes(
         &config,
         layout.socket().display().to_string(),
         sessions,
+        tools,
         &shutdown,
         started,
     )
@@ -130,6 +137,7 @@ async fn routes(
     config: &Arc<Config>,
     socket: String,
     sessions: SessionStore,
+    tools: Arc<ToolRegistry>,
     shutdown: &Shutdown,
     started: Instant,
 ) -> Result<Routes, StartError> {
@@ -164,7 +172,7 @@ async fn routes(
         started,
         sessions: sessions.clone(),
         shutdown: shutdown.clone(),
-        tools_indexed: Arc::new(AtomicU32::new(0)),
+        tools_indexed: tools.indexed(),
     };
     let sessions = SessionsService {
         config: config.clone(),
@@ -179,7 +187,7 @@ async fn routes(
         .add_service(reflection_alpha)
         .add_service(v1::daemon_server::DaemonServer::new(daemon))
         .add_service(v1::sessions_server::SessionsServer::new(sessions))
-        .add_service(v1::tools_server::ToolsServer::new(ToolsService))
+        .add_service(v1::tools_server::ToolsServer::new(ToolsService { registry: tools }))
         .add_service(v1::ledger_server::LedgerServer::new(LedgerService));
     Ok(builder.routes())
 }

@@ -4,3 +4,4 @@
 
 mod api;
 mod support;
+mod tools;

@@ -19,12 +19,18 @@ pub struct InProcess {
 
 impl InProcess {
     pub async fn start() -> Self {
-        let temp = tempfile::tempdir().unwrap();
+        Self::start_in(tempfile::tempdir().unwrap(), None).await
+    }
+
+    /// Starts a daemon whose state lives in `<temp>/state`. With a `config_dir`, skills are read
+    /// from `<config_dir>/skills` as they would be beside a real configuration file.
+    pub async fn start_in(temp: tempfile::TempDir, config_dir: Option<PathBuf>) -> Self {
         let state_dir = temp.path().join("state");
         let config = config::resolve(Sources {
             state_dir: state_dir.clone(),
             cwd: temp.path().to_path_buf(),
             file: None,
+            config_dir,
             env: BTreeMap::new(),
             flags: Flags::default(),
         })
@@ -62,5 +68,13 @@ impl InProcess {
     pub async fn stop(self) {
         self.shutdown.trigger("test");
         self.server.await.unwrap().unwrap();
+    }
+
+    /// Stops the daemon and hands back its temp dir, so a test can start another on the same
+    /// state.
+    pub async fn stop_keeping_state(self) -> tempfile::TempDir {
+        self.shutdown.trigger("test");
+        self.server.await.unwrap().unwrap();
+        self.temp
     }
 }

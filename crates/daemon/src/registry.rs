@@ -1,0 +1,254 @@
+//! The daemon's tool registry: every entry it can offer, which of them are switched off, and the
+//! ranked index built from them.
+//!
+//! The index is immutable. Searches take a snapshot (`Arc<Index>`) and never wait for a change;
+//! a change (a tool switched on or off) rebuilds the index whole from the entries and swaps it
+//! in. Switched-on/off state is kept in the sled tree `tool_state` (name → `on`/`off`), so it
+//! survives a restart. Each search borrows a [`Searcher`] (it owns nucleo's scratch memory) from
+//! a small pool instead of making one per call.
+//!
+//! Only entries with a real implementation are registered: this build has skills and
+//! references (read with `read_file`); built-in tools and MCP servers join when they exist.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
+
+use codaris_index::{Entry, Index, KindFilter, SearchOutcome, SearchRequest, Searcher};
+
+use crate::error::DaemonError;
+
+/// The sled tree holding each switched tool's state.
+pub const STATE_TREE: &str = "tool_state";
+/// Searchers kept for reuse; more concurrent searches than this make a fresh one.
+const POOL_SIZE: usize = 8;
+
+/// Every tool, skill and reference the daemon offers, and the index over them.
+#[derive(Debug)]
+pub struct ToolRegistry {
+    /// Serialises changes so two toggles never lose one another; searches never take it.
+    catalogue: Mutex<Catalogue>,
+    current: RwLock<Arc<Index>>,
+    searchers: Mutex<Vec<Searcher>>,
+    /// Entries in the current index, shared with `Status`.
+    indexed: Arc<AtomicU32>,
+}
+
+#[derive(Debug)]
+struct Catalogue {
+    /// The entries as discovered, with their default state.
+    entries: Vec<Entry>,
+    /// Names switched on or off by the user, overriding the default.
+    switched: BTreeMap<String, bool>,
+    store: Option<sled::Tree>,
+}
+
+impl Catalogue {
+    fn build(&self) -> Index {
+        let entries = self
+            .entries
+            .iter()
+            .map(|entry| {
+                let mut entry = entry.clone();
+                if let Some(&enabled) = self.switched.get(&entry.name) {
+                    entry.enabled = enabled;
+                }
+                entry
+            })
+            .collect();
+        Index::build(entries)
+    }
+}
+
+impl ToolRegistry {
+    /// Builds the first index from `entries`, with the switched state kept in `store` (if any).
+    pub fn new(entries: Vec<Entry>, store: Option<sled::Tree>) -> Result<Self, DaemonError> {
+        let mut switched = BTreeMap::new();
+        if let Some(tree) = &store {
+            for item in tree.iter() {
+                let (name, state) = item?;
+                switched.insert(
+                    String::from_utf8_lossy(&name).into_owned(),
+                    state.as_ref() == b"on",
+                );
+            }
+        }
+        let catalogue = Catalogue {
+            entries,
+            switched,
+            store,
+        };
+        let started = Instant::now();
+        let index = catalogue.build();
+        tracing::info!(
+            entries = index.len(),
+            switched_off = index.entries().iter().filter(|e| !e.enabled).count(),
+            micros = started.elapsed().as_micros() as u64,
+            "tool index built"
+        );
+        let indexed = Arc::new(AtomicU32::new(count(&index)));
+        Ok(Self {
+            catalogue: Mutex::new(catalogue),
+            current: RwLock::new(Arc::new(index)),
+            searchers: Mutex::new(Vec::new()),
+            indexed,
+        })
+    }
+
+    /// Opens the state tree in `db` and builds the index from `entries`.
+    pub fn open(entries: Vec<Entry>, db: &sled::Db) -> Result<Self, DaemonError> {
+        Self::new(entries, Some(db.open_tree(STATE_TREE)?))
+    }
+
+    /// The number of entries in the current index, kept up to date across swaps.
+    pub fn indexed(&self) -> Arc<AtomicU32> {
+        self.indexed.clone()
+    }
+
+    /// The current index. Cheap; a later swap does not change the snapshot.
+    pub fn snapshot(&self) -> Arc<Index> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Ranks the current index for `query`.
+    pub fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
+        let index = self.snapshot();
+        let mut searcher = self
+            .searchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        let outcome = searcher.search(&index, &SearchRequest::new(query).kind(kind).limit(limit));
+        let mut pool = self
+            .searchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if pool.len() < POOL_SIZE {
+            pool.push(searcher);
+        }
+        outcome
+    }
+
+    /// Switches the entry called `name` on or off, records it, rebuilds and swaps the index, and
+    /// returns the entry as it now is.
+    #[tracing::instrument(skip(self))]
+    pub fn set_enabled(&self, name: &str, enabled: bool) -> Result<Entry, DaemonError> {
+        let mut catalogue = self
+            .catalogue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(found) = catalogue.entries.iter().find(|e| e.name == name) else {
+            return Err(DaemonError::ToolNotFound {
+                name: name.to_owned(),
+            });
+        };
+        let mut entry = found.clone();
+        entry.enabled = enabled;
+        let now = catalogue
+            .switched
+            .get(name)
+            .copied()
+            .unwrap_or(found.enabled);
+        if now == enabled {
+            return Ok(entry);
+        }
+        if let Some(tree) = &catalogue.store {
+            tree.insert(name.as_bytes(), if enabled { "on" } else { "off" })?;
+        }
+        catalogue.switched.insert(name.to_owned(), enabled);
+        let started = Instant::now();
+        let index = catalogue.build();
+        let entries = count(&index);
+        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
+        self.indexed.store(entries, Ordering::Relaxed);
+        tracing::info!(
+            entries,
+            micros = started.elapsed().as_micros() as u64,
+            "tool index rebuilt and swapped"
+        );
+        Ok(entry)
+    }
+}
+
+fn count(index: &Index) -> u32 {
+    u32::try_from(index.len()).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use codaris_index::Kind;
+
+    use super::*;
+
+    fn skill(name: &str, description: &str) -> Entry {
+        let mut entry = Entry::new(name, Kind::Skill, description);
+        entry.path = Some(format!("/skills/{name}/SKILL.md"));
+        entry
+    }
+
+    fn names(outcome: &SearchOutcome) -> Vec<String> {
+        outcome.hits().iter().map(|h| h.name.clone()).collect()
+    }
+
+    #[test]
+    fn a_switched_off_entry_leaves_search_and_comes_back() -> Result<(), DaemonError> {
+        let registry = ToolRegistry::new(
+            vec![
+                skill("debugging", "Debug a failed Nextflow run"),
+                skill("modules", "Write an nf-core module"),
+            ],
+            None,
+        )?;
+        let before = registry.snapshot();
+        assert_eq!(
+            names(&registry.search("debug nextflow run", KindFilter::Skill, 5)),
+            ["debugging"]
+        );
+        let entry = registry.set_enabled("debugging", false)?;
+        assert!(!entry.enabled);
+        assert!(
+            !names(&registry.search("debug nextflow run", KindFilter::Any, 5))
+                .contains(&"debugging".to_owned())
+        );
+        // A snapshot taken before the swap is unchanged; the index still lists the entry.
+        assert!(before.get("debugging").is_some_and(|e| e.enabled));
+        assert!(
+            registry
+                .snapshot()
+                .get("debugging")
+                .is_some_and(|e| !e.enabled)
+        );
+        assert_eq!(registry.indexed().load(Ordering::Relaxed), 2);
+        registry.set_enabled("debugging", true)?;
+        assert_eq!(
+            names(&registry.search("debug nextflow run", KindFilter::Skill, 5)),
+            ["debugging"]
+        );
+        assert!(matches!(
+            registry.set_enabled("nope", true),
+            Err(DaemonError::ToolNotFound { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn switched_state_survives_a_new_registry() -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let db = sled::Config::new().path(temp.path().join("db")).open()?;
+        let entries = vec![skill("debugging", "Debug a failed Nextflow run")];
+        ToolRegistry::open(entries.clone(), &db)?.set_enabled("debugging", false)?;
+        let again = ToolRegistry::open(entries, &db)?;
+        assert!(
+            again
+                .snapshot()
+                .get("debugging")
+                .is_some_and(|e| !e.enabled)
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,265 @@
+//! `codaris.v1.Tools` over skills read from disk: search, list, switch off and on.
+
+use std::path::{Path, PathBuf};
+
+use codaris_proto::v1;
+use pretty_assertions::assert_eq;
+use tonic::Code;
+use tonic::transport::Channel;
+
+use crate::support::InProcess;
+
+/// Writes `<config>/skills/` with two skills (one with references) and a broken one.
+fn write_skills(config: &Path) -> PathBuf {
+    let skills = config.join("skills");
+    let debugging = skills.join("debugging");
+    std::fs::create_dir_all(debugging.join("references")).unwrap();
+    std::fs::write(
+        debugging.join("SKILL.md"),
+        "---\nname: debugging-failed-runs\ndescription: How to debug a failed Nextflow run: work directories, .command.err, exit codes and resuming.\nkeywords: [nextflow, failure, troubleshooting]\n---\n# Debugging\n",
+    )
+    .unwrap();
+    std::fs::write(
+        debugging.join("references/exit-codes.md"),
+        "# Exit codes of Nextflow tasks and what they mean\n\n137 is out of memory.\n",
+    )
+    .unwrap();
+    let modules = skills.join("modules");
+    std::fs::create_dir_all(&modules).unwrap();
+    std::fs::write(
+        modules.join("SKILL.md"),
+        "---\nname: nf-core-modules\ndescription: How to write an nf-core module with meta.yml and nf-test tests.\nkeywords: nf-core, module, authoring\n---\n",
+    )
+    .unwrap();
+    let broken = skills.join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("SKILL.md"), "no front matter here\n").unwrap();
+    skills
+}
+
+async fn with_skills() -> (InProcess, PathBuf) {
+    let temp = tempfile::tempdir().unwrap();
+    let config = temp.path().join("config");
+    let skills = write_skills(&config);
+    (InProcess::start_in(temp, Some(config)).await, skills)
+}
+
+async fn search(channel: Channel, query: &str, kind: &str) -> v1::SearchToolsResponse {
+    v1::tools_client::ToolsClient::new(channel)
+        .search_tools(v1::SearchToolsRequest {
+            query: query.to_owned(),
+            kind: kind.to_owned(),
+            limit: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+fn names(response: &v1::SearchToolsResponse) -> Vec<&str> {
+    response.hits.iter().map(|h| h.name.as_str()).collect()
+}
+
+async fn tools_indexed(channel: Channel) -> u32 {
+    v1::daemon_client::DaemonClient::new(channel)
+        .status(v1::StatusRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .tools_indexed
+}
+
+#[tokio::test]
+async fn nothing_without_a_real_implementation_is_indexed() {
+    let daemon = InProcess::start().await;
+    let channel = daemon.channel().await;
+    let listed = v1::tools_client::ToolsClient::new(channel.clone())
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.tools, Vec::new());
+    assert_eq!(tools_indexed(channel.clone()).await, 0);
+    let answer = search(channel, "read a file", "").await;
+    assert_eq!(answer.hits, Vec::new());
+    assert_eq!(
+        answer.text,
+        "No tool matches \"read a file\", and there is no tool to suggest."
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn skills_and_references_are_listed_with_their_paths() {
+    let (daemon, skills) = with_skills().await;
+    let channel = daemon.channel().await;
+    let listed = v1::tools_client::ToolsClient::new(channel.clone())
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let path = |p: &str| skills.join(p).display().to_string();
+    let info = |name: &str, kind: &str, description: &str, file: &str| v1::ToolInfo {
+        name: name.to_owned(),
+        kind: kind.to_owned(),
+        description: description.to_owned(),
+        enabled: true,
+        path: path(file),
+        ..Default::default()
+    };
+    assert_eq!(
+        listed.tools,
+        vec![
+            info(
+                "debugging-failed-runs",
+                "skill",
+                "How to debug a failed Nextflow run: work directories, .command.err, exit codes and resuming.",
+                "debugging/SKILL.md",
+            ),
+            info(
+                "debugging-failed-runs/exit-codes",
+                "reference",
+                "Exit codes of Nextflow tasks and what they mean",
+                "debugging/references/exit-codes.md",
+            ),
+            info(
+                "nf-core-modules",
+                "skill",
+                "How to write an nf-core module with meta.yml and nf-test tests.",
+                "modules/SKILL.md",
+            ),
+        ]
+    );
+    assert_eq!(tools_indexed(channel).await, 3);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_skill_is_found_with_the_path_to_read_and_never_bound() {
+    let (daemon, skills) = with_skills().await;
+    let answer = search(daemon.channel().await, "my nextflow run failed", "skill").await;
+    let file = skills.join("debugging/SKILL.md").display().to_string();
+    assert_eq!(names(&answer), ["debugging-failed-runs"]);
+    let hit = &answer.hits[0];
+    assert_eq!(
+        (hit.kind.as_str(), hit.path.as_str(), hit.bindable),
+        ("skill", file.as_str(), false)
+    );
+    assert_eq!(
+        answer.text,
+        format!(
+            "Matches for \"my nextflow run failed\":\n\
+             - debugging-failed-runs [skill] — How to debug a failed Nextflow run: work directories, .command.err, exit codes and resuming. Read it with read_file: {file}\n\
+             Bound for your next step: none (these hits are run by a slash command or read with read_file)"
+        )
+    );
+    let references = search(daemon.channel().await, "exit code 137", "reference").await;
+    assert_eq!(names(&references), ["debugging-failed-runs/exit-codes"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_switched_off_skill_leaves_search_until_switched_on_even_across_a_restart() {
+    let (daemon, _skills) = with_skills().await;
+    let channel = daemon.channel().await;
+    let mut tools = v1::tools_client::ToolsClient::new(channel.clone());
+    let query = "write an nf-core module";
+    assert_eq!(
+        names(&search(channel.clone(), query, "skill").await).first(),
+        Some(&"nf-core-modules")
+    );
+
+    let switched = tools
+        .set_tool_enabled(v1::SetToolEnabledRequest {
+            name: "nf-core-modules".to_owned(),
+            enabled: false,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        (switched.name.as_str(), switched.enabled),
+        ("nf-core-modules", false)
+    );
+    assert!(!names(&search(channel.clone(), query, "any").await).contains(&"nf-core-modules"));
+    // Still listed, switched off, and still counted.
+    let listed = tools
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let state: Vec<(&str, bool)> = listed
+        .tools
+        .iter()
+        .map(|t| (t.name.as_str(), t.enabled))
+        .collect();
+    assert_eq!(
+        state,
+        [
+            ("debugging-failed-runs", true),
+            ("debugging-failed-runs/exit-codes", true),
+            ("nf-core-modules", false),
+        ]
+    );
+    assert_eq!(tools_indexed(channel).await, 3);
+
+    // The state is kept in the daemon's database.
+    let temp = daemon.stop_keeping_state().await;
+    let config = temp.path().join("config");
+    let daemon = InProcess::start_in(temp, Some(config)).await;
+    let channel = daemon.channel().await;
+    assert!(!names(&search(channel.clone(), query, "any").await).contains(&"nf-core-modules"));
+
+    let mut tools = v1::tools_client::ToolsClient::new(channel.clone());
+    tools
+        .set_tool_enabled(v1::SetToolEnabledRequest {
+            name: "nf-core-modules".to_owned(),
+            enabled: true,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&search(channel, query, "skill").await).first(),
+        Some(&"nf-core-modules")
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_names_and_kinds_are_refused_with_a_sentence() {
+    let (daemon, _skills) = with_skills().await;
+    let mut tools = v1::tools_client::ToolsClient::new(daemon.channel().await);
+    let refused = tools
+        .set_tool_enabled(v1::SetToolEnabledRequest {
+            name: "github__create_issue".to_owned(),
+            enabled: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::NotFound);
+    assert_eq!(
+        refused.message(),
+        "no tool, skill or reference `github__create_issue` in the index; `codaris tools list` shows every name"
+    );
+
+    let refused = tools
+        .set_tool_enabled(v1::SetToolEnabledRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+
+    let refused = tools
+        .search_tools(v1::SearchToolsRequest {
+            query: "lint".to_owned(),
+            kind: "tools".to_owned(),
+            limit: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    assert_eq!(
+        refused.message(),
+        "invalid argument `kind`: must be one of any, tool, core, mcp, skill or reference, not `tools`"
+    );
+    daemon.stop().await;
+}
