@@ -35,6 +35,9 @@ pub enum Command {
     /// Start, stop and inspect the daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// Search the tool index, list it, and measure search quality
+    #[command(subcommand)]
+    Tools(ToolsCommand),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -66,4 +69,50 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// Rank tools for a query: against the daemon's index, or offline over a catalogue file
+    Search(ToolsSearchArgs),
+    /// List the daemon's index with each tool's state
+    List,
+    /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style
+    Eval(ToolsEvalArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ToolsSearchArgs {
+    /// Search this catalogue (JSON lines) offline instead of asking the daemon
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub catalog: Option<PathBuf>,
+    /// Run every query of this file (JSON lines) instead of one QUERY; needs --catalog
+    #[arg(long, value_name = "FILE.jsonl", requires = "catalog")]
+    pub queries: Option<PathBuf>,
+    /// any, tool (core and MCP), core, mcp, skill or reference [default: any; with --queries, each line's kind]
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// At most this many hits per query [default: 5]
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The query, in plain words
+    #[arg(
+        value_name = "QUERY",
+        required_unless_present = "queries",
+        conflicts_with = "queries"
+    )]
+    pub query: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ToolsEvalArgs {
+    /// Catalogue to rank over [default: the evaluation set built into codaris]
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub catalog: Option<PathBuf>,
+    /// Queries with their acceptable answers [default: the built-in set]
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub queries: Option<PathBuf>,
+    /// Also measure a plain BM25 ranking over name and description, side by side
+    #[arg(long)]
+    pub baseline: bool,
 }

@@ -34,6 +34,17 @@ pub enum CliError {
     Output(std::io::Error),
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    #[error("invalid {flag}: {reason}")]
+    InvalidFlag { flag: &'static str, reason: String },
+    #[error("invalid {what} {}{}: {reason}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    BadLine {
+        what: &'static str,
+        path: PathBuf,
+        line: Option<usize>,
+        reason: String,
+    },
+    #[error("no query in {} has acceptable answers (`relevant`), so there is nothing to measure", path.display())]
+    NothingToMeasure { path: PathBuf },
     /// The reader of our output went away (`codaris … | head`): exit quietly.
     #[error("broken pipe")]
     BrokenPipe,

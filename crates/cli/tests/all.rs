@@ -2,6 +2,8 @@
 
 #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
 
+mod tools;
+
 use std::process::{Command, Output};
 
 fn codaris(state: &std::path::Path, args: &[&str]) -> Output {

@@ -3,8 +3,9 @@
 pub mod completions;
 pub mod daemon;
 pub mod status;
+pub mod tools;
 
-use crate::cli::{Cli, Command, DaemonCommand};
+use crate::cli::{Cli, Command, DaemonCommand, ToolsCommand};
 use crate::client::Target;
 use crate::error::CliError;
 
@@ -26,6 +27,14 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             status::show(&target, autostart, json)
                 .await
                 .map(|()| Outcome::Success)
+        }
+        Command::Tools(command) => {
+            let target = || Target::resolve(cli.global.state_dir.clone());
+            match command {
+                ToolsCommand::Search(args) => tools::search(target, autostart, json, args).await,
+                ToolsCommand::List => tools::list(&target()?, autostart, json).await,
+                ToolsCommand::Eval(args) => tools::eval(json, args),
+            }
         }
         Command::Daemon(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
