@@ -25,6 +25,9 @@ impl GrantView {
     }
 }
 
+/// How long [`Ledger::open`] retries a locked database.
+pub const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
+
 #[derive(Debug)]
 pub struct Ledger {
     path: PathBuf,
@@ -40,19 +43,31 @@ pub struct Ledger {
 impl Ledger {
     /// Opens (creating if needed) the ledger at `path`. Fails with [`LedgerError::Locked`] when
     /// a running daemon holds it.
+    ///
+    /// sled releases its file lock from a background thread shortly after the last handle is
+    /// dropped, so a lock held by this same process a moment ago is retried for up to
+    /// [`LOCK_RETRY`] before it counts as another process's.
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
-        let db = sled::Config::new().path(path).open().map_err(|source| {
-            if is_lock_error(&source) {
-                LedgerError::Locked {
-                    path: path.to_path_buf(),
+        let deadline = std::time::Instant::now() + LOCK_RETRY;
+        let db = loop {
+            match sled::Config::new().path(path).open() {
+                Ok(db) => break db,
+                Err(source) if is_lock_error(&source) => {
+                    if std::time::Instant::now() >= deadline {
+                        return Err(LedgerError::Locked {
+                            path: path.to_path_buf(),
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
                 }
-            } else {
-                LedgerError::Open {
-                    path: path.to_path_buf(),
-                    source,
+                Err(source) => {
+                    return Err(LedgerError::Open {
+                        path: path.to_path_buf(),
+                        source,
+                    });
                 }
             }
-        })?;
+        };
         let data_path = path.join("db");
         let data_file = File::open(&data_path).map_err(|source| LedgerError::Sync {
             path: data_path,

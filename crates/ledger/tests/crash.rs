@@ -85,21 +85,31 @@ fn sigkill_never_loses_an_acknowledged_grant() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (sender, acks) = std::sync::mpsc::channel::<(String, u64)>();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-                .filter_map(|line| {
-                    let (_, ack) = line.split_once("ACK ")?;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let parsed = line.split_once("ACK ").and_then(|(_, ack)| {
                     let (id, n) = ack.split_once(' ')?;
                     Some((id.to_owned(), n.parse().ok()?))
-                })
-                .collect::<Vec<(String, u64)>>()
+                });
+                if let Some(ack) = parsed {
+                    let _ = sender.send(ack);
+                }
+            }
         });
+        // Even rounds kill at a random moment from exec (often during start-up or recovery);
+        // odd rounds first wait for one acknowledged grant, so every run makes progress even
+        // on a loaded machine.
+        let mut first = None;
+        if round % 2 == 1 {
+            first = acks.recv_timeout(Duration::from_secs(30)).ok();
+        }
         std::thread::sleep(delay);
         child.kill().unwrap();
         child.wait().unwrap();
-        acknowledged.extend(reader.join().unwrap());
+        reader.join().unwrap();
+        acknowledged.extend(first);
+        acknowledged.extend(acks.try_iter());
 
         let ledger = Ledger::open(&path).unwrap();
         let (records, corrupt) = ledger.grants(None).unwrap();
@@ -126,7 +136,7 @@ fn sigkill_never_loses_an_acknowledged_grant() {
         }
     }
     assert!(
-        acknowledged.len() > kills() / 4,
+        acknowledged.len() >= kills() / 2,
         "the writer made progress: {}",
         acknowledged.len()
     );
