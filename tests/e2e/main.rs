@@ -6,3 +6,4 @@ mod config;
 mod lifecycle;
 mod python;
 mod tcp;
+mod tools;

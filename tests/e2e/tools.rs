@@ -1,0 +1,139 @@
+//! The tool index through the real binaries: skills from a configured directory, listed and
+//! searched with `codaris tools`.
+
+use std::time::Duration;
+
+use codaris_e2e::{Sandbox, json, stderr, stdout};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+#[test]
+fn configured_skills_are_listed_and_searched() {
+    let sandbox = Sandbox::new();
+    let skills = sandbox.root.path().join("my-skills");
+    let skill = skills.join("debugging");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: debugging-failed-runs\ndescription: How to debug a failed Nextflow run\nkeywords: [nextflow, failure]\n---\n# Debugging\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("references/exit-codes.md"),
+        "# Exit codes of Nextflow tasks\n",
+    )
+    .unwrap();
+    // A skill beside the configuration file is not read when `skills_dirs` names others.
+    let ignored = sandbox.root.path().join("skills/ignored");
+    std::fs::create_dir_all(&ignored).unwrap();
+    std::fs::write(
+        ignored.join("SKILL.md"),
+        "---\nname: ignored\ndescription: Not in skills_dirs\n---\n",
+    )
+    .unwrap();
+    sandbox.write_config(&format!("skills_dirs = [\"{}\"]\n", skills.display()));
+    let daemon = sandbox.start_daemon(&[]);
+
+    let output = sandbox.cli(&["tools", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let path = |p: &str| skill.join(p).display().to_string();
+    assert_eq!(
+        json(&output),
+        json!({"tools": [
+            {
+                "name": "debugging-failed-runs",
+                "kind": "skill",
+                "server": null,
+                "description": "How to debug a failed Nextflow run",
+                "enabled": true,
+                "slash": [],
+                "permission": null,
+                "path": path("SKILL.md"),
+            },
+            {
+                "name": "debugging-failed-runs/exit-codes",
+                "kind": "reference",
+                "server": null,
+                "description": "Exit codes of Nextflow tasks",
+                "enabled": true,
+                "slash": [],
+                "permission": null,
+                "path": path("references/exit-codes.md"),
+            },
+        ]})
+    );
+
+    let output = sandbox.cli(&["tools", "list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(
+            "NAME                              KIND       STATE  SERVER  SLASH  PATH\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "debugging-failed-runs             skill      on     -       -      {}\n",
+            path("SKILL.md")
+        )),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("2 entries indexed, 0 switched off\n"),
+        "{text}"
+    );
+
+    let output = sandbox.cli(&["tools", "search", "my", "nextflow", "run", "failed"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output).lines().take(2).collect::<Vec<_>>(),
+        [
+            "Matches for \"my nextflow run failed\":".to_owned(),
+            format!(
+                "- debugging-failed-runs [skill] — How to debug a failed Nextflow run Read it with read_file: {}",
+                path("SKILL.md")
+            ),
+        ]
+    );
+
+    let output = sandbox.cli(&[
+        "tools",
+        "search",
+        "--kind",
+        "reference",
+        "--json",
+        "exit codes",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut answer = json(&output);
+    assert!(answer["hits"][0]["score"].as_f64().unwrap() > 0.0);
+    answer["hits"][0]["score"] = json!(null);
+    assert_eq!(
+        answer["hits"],
+        json!([{
+            "name": "debugging-failed-runs/exit-codes",
+            "kind": "reference",
+            "score": null,
+            "description": "Exit codes of Nextflow tasks",
+            "bindable": false,
+            "slash": [],
+            "path": path("references/exit-codes.md"),
+        }])
+    );
+    assert_eq!(answer["query"], "exit codes");
+    assert_eq!(answer["kind"], "reference");
+    assert!(
+        answer["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Matches for \"exit codes\":")
+    );
+
+    let status = json(&sandbox.cli(&["status", "--json"]));
+    assert_eq!(status["tools_indexed"], 2);
+
+    let output = sandbox.cli(&["daemon", "stop"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(daemon.wait(Duration::from_secs(10)).success());
+}
