@@ -38,6 +38,15 @@ pub enum Command {
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// List and revoke grants, list decisions, export the ledger (through the daemon)
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
+    /// Replay recorded decisions offline against this build's policy
+    #[command(subcommand)]
+    Audit(AuditCommand),
+    /// Decide policy requests offline, without a daemon
+    #[command(subcommand)]
+    Policy(PolicyCommand),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -62,6 +71,66 @@ pub enum DaemonCommand {
         #[arg(short, long)]
         follow: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Grants in force (with --all, also spent and revoked ones)
+    Grants {
+        /// Only this session's grants
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Include spent and revoked grants
+        #[arg(long)]
+        all: bool,
+    },
+    /// Dispatch decisions, newest first
+    Decisions {
+        /// Only this session's decisions
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// At most this many
+        #[arg(short = 'n', long, default_value_t = 20)]
+        limit: u32,
+    },
+    /// Write every record as JSON lines, the format `codaris audit replay --from` reads
+    Export {
+        /// Only this session's records
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Write to this file instead of standard output
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Revoke a grant by id
+    Revoke {
+        /// The grant id, as `codaris ledger grants` shows it
+        id: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Decide every recorded request again and report what this policy decides differently;
+    /// exits 1 on any difference
+    Replay {
+        /// Read a `codaris ledger export` file instead of a stopped daemon's state directory
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        /// Print each decision's code and sentence
+        #[arg(long)]
+        explain: bool,
+        /// Show at most this many differences in full
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        show: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Read one request, or JSON lines of requests, on standard input; print one JSON decision
+    /// per request
+    Eval,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -30,6 +30,20 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no input: expected {what} on standard input")]
+    NoInput { what: &'static str },
+    #[error("no ledger at {}: no daemon has run with this state directory (pass --state-dir, or --from FILE)", path.display())]
+    NoLedger { path: PathBuf },
+    #[error(transparent)]
+    Ledger(#[from] codaris_ledger::LedgerError),
+    #[error("cannot encode JSON: {0}")]
+    Json(#[from] serde_json::Error),
     #[error("output error: {0}")]
     Output(std::io::Error),
     #[error("cannot start the async runtime: {0}")]

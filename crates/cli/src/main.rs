@@ -24,6 +24,7 @@ fn main() -> ExitCode {
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::NotRunning) => ExitCode::from(3),
+        Ok(Outcome::Failed) => ExitCode::FAILURE,
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "codaris: {err}");

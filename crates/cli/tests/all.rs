@@ -1,7 +1,9 @@
 //! The `codaris` binary's own behaviour that needs no daemon: help, versions, errors.
 
-#![expect(clippy::unwrap_used, reason = "tests fail loudly")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "tests fail loudly")]
 
+mod audit;
+mod policy;
 mod tools;
 
 use std::process::{Command, Output};

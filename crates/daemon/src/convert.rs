@@ -69,3 +69,65 @@ impl From<SessionRecord> for v1::Session {
         }
     }
 }
+
+pub fn verdict_wire(verdict: codaris_policy::Verdict) -> v1::Verdict {
+    match verdict {
+        codaris_policy::Verdict::Allow => v1::Verdict::Allow,
+        codaris_policy::Verdict::Ask => v1::Verdict::Ask,
+        codaris_policy::Verdict::Deny => v1::Verdict::Deny,
+    }
+}
+
+pub fn capability_wire(capability: &codaris_policy::Capability) -> v1::Capability {
+    v1::Capability {
+        name: capability.name.as_str().to_owned(),
+        path: capability.path.clone().unwrap_or_default(),
+    }
+}
+
+pub fn decision_wire(decision: &codaris_policy::Decision) -> v1::Decision {
+    v1::Decision {
+        verdict: verdict_wire(decision.verdict).into(),
+        code: decision.code.as_str().to_owned(),
+        sentence: decision.sentence.clone(),
+        capability: decision.capability.as_ref().map(capability_wire),
+        rules: decision
+            .rules
+            .iter()
+            .map(|r| r.as_str().to_owned())
+            .collect(),
+    }
+}
+
+pub fn grant_wire(record: &codaris_ledger::GrantRecord) -> v1::Grant {
+    let grant = &record.grant;
+    v1::Grant {
+        id: record.id.clone(),
+        session_id: record.session_id.clone(),
+        capability: Some(v1::Capability {
+            name: grant.capability.as_str().to_owned(),
+            path: grant.path.clone().unwrap_or_default(),
+        }),
+        lifetime: match grant.lifetime {
+            codaris_policy::Lifetime::Once => v1::GrantLifetime::Once,
+            codaris_policy::Lifetime::Session => v1::GrantLifetime::Session,
+            codaris_policy::Lifetime::Deny => v1::GrantLifetime::Deny,
+        }
+        .into(),
+        granted_at: Some(timestamp_ms(record.granted_at_ms)),
+        consumed: record.consumed_at_ms.is_some(),
+        revoked: record.revoked_at_ms.is_some(),
+    }
+}
+
+pub fn decision_record_wire(record: &codaris_ledger::DecisionRecord) -> v1::DecisionRecord {
+    v1::DecisionRecord {
+        seq: record.seq,
+        session_id: record.session_id.clone(),
+        tool: record.request.tool.clone(),
+        decision: Some(decision_wire(&record.decision)),
+        decided_at: Some(timestamp_ms(record.decided_at_ms)),
+        input_json: serde_json::to_string(&record.request).unwrap_or_default(),
+        policy_version: record.policy_version.clone(),
+    }
+}

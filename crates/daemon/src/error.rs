@@ -41,12 +41,8 @@ pub enum StartError {
     },
     #[error("state directory {} is not owned by this user", path.display())]
     ForeignStateDir { path: PathBuf },
-    #[error("cannot open the ledger at {}: {source}", path.display())]
-    Ledger {
-        path: PathBuf,
-        #[source]
-        source: sled::Error,
-    },
+    #[error(transparent)]
+    Ledger(#[from] codaris_ledger::LedgerError),
     #[error("cannot listen on {what}: {source}")]
     Listen {
         what: String,
@@ -81,6 +77,10 @@ pub enum DaemonError {
     },
     #[error("ledger storage failed: {0}")]
     Storage(#[from] sled::Error),
+    #[error(transparent)]
+    Ledger(#[from] codaris_ledger::LedgerError),
+    #[error("{count} ledger record(s) do not decode, the first: {detail}")]
+    CorruptRecord { detail: String, count: usize },
     #[error("a stored record does not decode: {0}")]
     Corrupt(#[from] serde_json::Error),
     #[error("file system error at {}: {source}", path.display())]
@@ -101,9 +101,14 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::SessionEnded { .. } => tonic::Status::failed_precondition(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
-            DaemonError::Storage(_) | DaemonError::Corrupt(_) | DaemonError::Io { .. } => {
-                tonic::Status::internal(message)
+            DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {
+                tonic::Status::not_found(message)
             }
+            DaemonError::Storage(_)
+            | DaemonError::Ledger(_)
+            | DaemonError::CorruptRecord { .. }
+            | DaemonError::Corrupt(_)
+            | DaemonError::Io { .. } => tonic::Status::internal(message),
         }
     }
 }

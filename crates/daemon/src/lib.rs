@@ -9,8 +9,10 @@
 pub mod auth;
 pub mod config;
 pub mod convert;
+pub mod dispatch;
 pub mod error;
 pub mod registry;
+pub mod resolve;
 pub mod server;
 pub mod service;
 pub mod sessions;
@@ -19,6 +21,8 @@ pub mod skills;
 pub mod state;
 
 pub use config::Config;
+pub use dispatch::Dispatcher;
+pub use dispatch::ToolCall;
 pub use error::ConfigError;
 pub use error::DaemonError;
 pub use error::StartError;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use codaris_ledger::Ledger;
 use codaris_proto::v1;
 use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
@@ -36,25 +37,13 @@ pub async fn serve(
     let layout = claim.layout().clone();
     let config = Arc::new(config);
 
-    let ledger_path = layout.ledger();
-    let db = sled::Config::new()
-        .path(&ledger_path)
-        .open()
-        .map_err(|source| StartError::Ledger {
-            path: ledger_path.clone(),
-            source,
-        })?;
-    let ledger_err = |source| StartError::Ledger {
-        path: ledger_path.clone(),
-        source,
-    };
-    let sessions = SessionStore::open(&db, &layout.sessions()).map_err(|err| match err {
-        crate::error::DaemonError::Storage(source) => ledger_err(source),
-        other => StartError::StateDir {
+    let ledger = Arc::new(Ledger::open(&layout.ledger())?);
+    let db = ledger.db().clone();
+    let sessions =
+        SessionStore::open(&db, &layout.sessions()).map_err(|err| StartError::StateDir {
             path: layout.sessions(),
-            source: std::io::Error::other(other.to_string()),
-        },
-    })?;
+            source: std::io::Error::other(err.to_string()),
+        })?;
     // Only what has a real implementation is registered: skills and references for now.
     let tools = Arc::new(
         ToolRegistry::open(skills::scan(&config.skills_dirs), &db)
@@ -66,6 +55,7 @@ pub async fn serve(
         layout.socket().display().to_string(),
         sessions,
         tools,
+        ledger.clone(),
         &shutdown,
         started,
     )
@@ -126,6 +116,7 @@ pub async fn serve(
         tracing::error!(%err, "flushing the ledger failed");
     }
     drop(db);
+    drop(ledger);
     claim.release();
     tracing::info!("codarisd stopped");
     unix_result?;
@@ -138,6 +129,7 @@ async fn routes(
     socket: String,
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
+    ledger: Arc<Ledger>,
     shutdown: &Shutdown,
     started: Instant,
 ) -> Result<Routes, StartError> {
@@ -187,7 +179,11 @@ async fn routes(
         .add_service(reflection_alpha)
         .add_service(v1::daemon_server::DaemonServer::new(daemon))
         .add_service(v1::sessions_server::SessionsServer::new(sessions))
-        .add_service(v1::tools_server::ToolsServer::new(ToolsService { registry: tools }))
-        .add_service(v1::ledger_server::LedgerServer::new(LedgerService));
+        .add_service(v1::tools_server::ToolsServer::new(ToolsService {
+            registry: tools,
+        }))
+        .add_service(v1::ledger_server::LedgerServer::new(LedgerService {
+            ledger,
+        }));
     Ok(builder.routes())
 }

@@ -1,11 +1,14 @@
 //! One module per command group; each turns parsed arguments into calls and printed lines.
 
+pub mod audit;
 pub mod completions;
 pub mod daemon;
+pub mod ledger;
+pub mod policy;
 pub mod status;
 pub mod tools;
 
-use crate::cli::{Cli, Command, DaemonCommand, ToolsCommand};
+use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
 use crate::client::Target;
 use crate::error::CliError;
 
@@ -15,6 +18,9 @@ pub enum Outcome {
     Success,
     /// `codaris daemon status` when no daemon runs (LSB's "not running").
     NotRunning,
+    /// The command ran and reported a failure it already printed (a replay with differences,
+    /// an unreadable request): exit 1 without another message.
+    Failed,
 }
 
 pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
@@ -36,6 +42,19 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 ToolsCommand::Eval(args) => tools::eval(json, args),
             }
         }
+        Command::Ledger(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            ledger::run(&target, autostart, json, command).await
+        }
+        Command::Audit(AuditCommand::Replay {
+            from,
+            explain,
+            show,
+        }) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            audit::replay(&target, from.as_deref(), explain, show, json)
+        }
+        Command::Policy(PolicyCommand::Eval) => policy::eval(),
         Command::Daemon(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
             match command {

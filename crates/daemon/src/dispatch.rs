@@ -1,0 +1,199 @@
+//! The one place a tool call is decided: resolve its paths, evaluate it against the session's
+//! grants, spend the `once` grants it relies on, and record the decision with its whole input —
+//! all before anything runs.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use codaris_ledger::{DecisionRecord, Ledger};
+use codaris_policy::{ExternalSpec, Request, Task};
+use serde_json::Value;
+
+use crate::error::DaemonError;
+use crate::resolve::{resolve_args, resolve_task};
+use crate::sessions::now_ms;
+
+/// A call as the agent hands it over.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub session_id: String,
+    pub tool: String,
+    /// The arguments exactly as the model sent them.
+    pub args: Value,
+    pub task: Task,
+    /// For a tool the policy does not know (an MCP tool).
+    pub spec: Option<ExternalSpec>,
+}
+
+/// How many times a decision is retaken when a racing call spent its `once` grant first.
+const MAX_RETAKES: usize = 8;
+
+#[derive(Debug, Clone)]
+pub struct Dispatcher {
+    ledger: Arc<Ledger>,
+}
+
+impl Dispatcher {
+    pub fn new(ledger: Arc<Ledger>) -> Self {
+        Self { ledger }
+    }
+
+    /// Decides `call` and records the decision durably. Blocking (it waits for the disk): call
+    /// it from `spawn_blocking` on an async path.
+    pub fn decide(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
+        let task = resolve_task(&call.task);
+        let args = resolve_args(
+            &call.tool,
+            call.spec.as_ref(),
+            Path::new(&task.cwd),
+            &call.args,
+        );
+        let mut retakes = 0;
+        loop {
+            let view = self.ledger.grant_view(&call.session_id)?;
+            for corrupt in &view.corrupt {
+                tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
+            }
+            let request = Request {
+                tool: call.tool.clone(),
+                args: args.clone(),
+                task: task.clone(),
+                grants: view.grants,
+                spec: call.spec.clone(),
+            };
+            let decision = request.evaluate();
+            let mut spent_by_another = false;
+            for used in decision.consumes() {
+                let Some(id) = &used.id else { continue };
+                if !self.ledger.consume_once(id, now_ms())? {
+                    spent_by_another = true;
+                }
+            }
+            if spent_by_another && retakes < MAX_RETAKES {
+                // The grant this decision relied on is gone: decide again without it.
+                retakes += 1;
+                continue;
+            }
+            let record = self.ledger.append_decision(DecisionRecord {
+                schema: codaris_ledger::SCHEMA,
+                seq: 0,
+                session_id: call.session_id.clone(),
+                decided_at_ms: now_ms(),
+                policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+                request,
+                decision,
+            })?;
+            tracing::info!(
+                session = %record.session_id,
+                tool = %record.request.tool,
+                verdict = ?record.decision.verdict,
+                code = ?record.decision.code,
+                seq = record.seq,
+                "dispatch decision"
+            );
+            return Ok(record);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codaris_policy::{CapabilityName, Code, Grant, Lifetime, Verdict};
+    use serde_json::json;
+    use std::os::unix::fs::symlink;
+
+    struct Fixture {
+        _temp: tempfile::TempDir,
+        root: std::path::PathBuf,
+        ledger: Arc<Ledger>,
+    }
+
+    fn fixture() -> Result<Fixture, Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        std::fs::create_dir_all(root.join("proj"))?;
+        std::fs::create_dir_all(root.join("outside"))?;
+        let ledger = Arc::new(Ledger::open(&root.join("ledger"))?);
+        Ok(Fixture {
+            _temp: temp,
+            root,
+            ledger,
+        })
+    }
+
+    fn call(root: &Path, tool: &str, args: Value) -> ToolCall {
+        let proj = root.join("proj").display().to_string();
+        let mut task = Task::new(proj);
+        task.permission_mode = codaris_policy::PermissionMode::AcceptEdits;
+        ToolCall {
+            session_id: "s1".to_owned(),
+            tool: tool.to_owned(),
+            args,
+            task,
+            spec: None,
+        }
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_root_is_judged_by_its_target() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let f = fixture()?;
+        symlink(f.root.join("outside"), f.root.join("proj/link"))?;
+        let dispatcher = Dispatcher::new(f.ledger.clone());
+        let record = dispatcher.decide(call(
+            &f.root,
+            "write",
+            json!({"path": "link/evil.txt", "content": "x"}),
+        ))?;
+        assert_eq!(record.decision.code, Code::MutateOutsideFence);
+        // The recorded input holds the resolved path, so a replay decides the same.
+        assert_eq!(
+            record.request.args["path"],
+            json!(f.root.join("outside/evil.txt").display().to_string())
+        );
+        assert_eq!(record.request.evaluate(), record.decision);
+        Ok(())
+    }
+
+    #[test]
+    fn a_once_grant_allows_exactly_one_of_two_racing_calls()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let outside = f.root.join("outside").display().to_string();
+        f.ledger.append_grant(
+            "s1",
+            Grant::new(
+                CapabilityName::MutateOutsideFence,
+                Some(&outside),
+                Lifetime::Once,
+            ),
+            None,
+            1,
+        )?;
+        let dispatcher = Dispatcher::new(f.ledger.clone());
+        let threads: Vec<_> = (0..2)
+            .map(|i| {
+                let dispatcher = dispatcher.clone();
+                let call = call(
+                    &f.root,
+                    "write",
+                    json!({"path": format!("{outside}/{i}.txt"), "content": "x"}),
+                );
+                std::thread::spawn(move || dispatcher.decide(call))
+            })
+            .collect();
+        let mut verdicts = Vec::new();
+        for thread in threads {
+            let record = thread.join().map_err(|_| "thread panicked")??;
+            verdicts.push(record.decision.verdict);
+        }
+        verdicts.sort();
+        assert_eq!(verdicts[0], Verdict::Allow);
+        assert_ne!(verdicts[1], Verdict::Allow, "{verdicts:?}");
+        let (records, corrupt) = f.ledger.decisions(Some("s1"))?;
+        assert!(corrupt.is_empty());
+        assert_eq!(records.len(), 2);
+        Ok(())
+    }
+}

@@ -1,0 +1,128 @@
+//! Symlink resolution before the policy sees a path: the daemon's half of the policy contract.
+//!
+//! `codaris_policy::evaluate` is pure and compares paths lexically, so the daemon hands it paths
+//! in which every symlink that exists has been followed. A path whose tail does not exist yet
+//! (a file about to be written) keeps that tail as written, appended to its resolved parent.
+
+use std::path::{Component, Path};
+
+use codaris_policy::{ExternalSpec, Task, builtin};
+use serde_json::Value;
+
+/// Resolves `path` (absolute, or relative to `cwd`) through every symlink that exists.
+pub fn resolve_path(cwd: &Path, path: &str) -> String {
+    // NUL and empty paths are the policy's to refuse (`bad_path`); hand them over untouched.
+    if path.is_empty() || path.contains('\0') {
+        return path.to_owned();
+    }
+    let joined = cwd.join(path);
+    let mut existing = joined.as_path();
+    let mut tail: Vec<Component<'_>> = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut resolved = real;
+            for component in tail.iter().rev() {
+                resolved.push(component.as_os_str());
+            }
+            return resolved.to_string_lossy().into_owned();
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                tail.push(last);
+                existing = parent;
+            }
+            _ => return joined.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// The task with its working directory, roots and workspace resolved.
+pub fn resolve_task(task: &Task) -> Task {
+    let root = Path::new("/");
+    let resolve = |p: &String| resolve_path(root, p);
+    let cwd = resolve(&task.cwd);
+    Task {
+        allowed_roots: task.allowed_roots.iter().map(resolve).collect(),
+        workspace: task.workspace.as_ref().map(resolve),
+        protected: task
+            .protected
+            .iter()
+            .map(|p| resolve_path(Path::new(&cwd), p))
+            .collect(),
+        cwd,
+        ..task.clone()
+    }
+}
+
+/// The arguments with every path argument of the tool's spec resolved; other values untouched.
+/// Arguments that are not an object are returned as they are (the policy refuses them).
+pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
+    let Value::Object(map) = args else {
+        return args.clone();
+    };
+    let names: Vec<String> = match (builtin(tool), spec) {
+        (Some(spec), _) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
+        (None, Some(spec)) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
+        (None, None) => Vec::new(),
+    };
+    let mut resolved = map.clone();
+    for name in names {
+        if let Some(value) = resolved.get_mut(&name) {
+            match value {
+                Value::String(path) => *path = resolve_path(cwd, path),
+                Value::Array(items) => {
+                    for item in items {
+                        if let Value::String(path) = item {
+                            *path = resolve_path(cwd, path);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Value::Object(resolved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn symlinks_out_of_the_root_are_followed() -> std::io::Result<()> {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        let proj = root.join("proj");
+        let outside = root.join("outside");
+        std::fs::create_dir_all(&proj)?;
+        std::fs::create_dir_all(&outside)?;
+        symlink(&outside, proj.join("link"))?;
+
+        let through = resolve_path(&proj, "link/new.txt");
+        assert_eq!(through, outside.join("new.txt").display().to_string());
+        let dotdot = resolve_path(&proj, "link/../escape");
+        assert_eq!(dotdot, root.join("escape").display().to_string());
+        let plain = resolve_path(&proj, "src/main.rs");
+        assert_eq!(plain, proj.join("src/main.rs").display().to_string());
+        assert_eq!(resolve_path(&proj, ""), "");
+        assert_eq!(resolve_path(&proj, "a\0b"), "a\0b");
+        Ok(())
+    }
+
+    #[test]
+    fn only_path_arguments_are_rewritten() -> std::io::Result<()> {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        let args = json!({"path": "a.txt", "content": "link/../x"});
+        let resolved = resolve_args("write", None, &root, &args);
+        assert_eq!(
+            resolved,
+            json!({"path": root.join("a.txt").display().to_string(), "content": "link/../x"})
+        );
+        assert_eq!(resolve_args("write", None, &root, &json!("a")), json!("a"));
+        Ok(())
+    }
+}
