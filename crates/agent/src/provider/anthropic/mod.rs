@@ -1,0 +1,89 @@
+//! The Anthropic Messages API: `POST {base}/v1/messages` with `x-api-key` and
+//! `anthropic-version: 2023-06-01`, streamed as server-sent events.
+
+mod decode;
+mod request;
+
+use bytes::Bytes;
+use reqwest::header::HeaderMap;
+use tracing::instrument;
+
+use super::config::{ProviderConfig, ProviderKind};
+use super::error::ProviderError;
+use super::transport::{Prepared, Transport, insert, sensitive};
+use super::types::ModelRequest;
+use super::{EventStream, ModelProvider, failed};
+
+/// The API version every request names.
+pub(crate) const API_VERSION: &str = "2023-06-01";
+
+/// The beta that lets tools carry `defer_loading` and tool results carry `tool_reference`
+/// blocks; sent only on requests with deferred tools.
+pub(crate) const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
+
+/// A provider speaking the Anthropic Messages API.
+#[derive(Debug, Clone)]
+pub struct AnthropicProvider {
+    transport: Transport,
+    endpoint: String,
+}
+
+impl AnthropicProvider {
+    /// Builds the HTTP client for `config`, whatever its `kind` says.
+    pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let config = ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            ..config.clone()
+        };
+        Ok(Self {
+            transport: Transport::new(&config)?,
+            endpoint: config.endpoint(),
+        })
+    }
+
+    fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
+        let origin = &self.transport.origin;
+        let body = request::body(&origin.model, request);
+        let body = serde_json::to_vec(&body).map_err(|source| ProviderError::Encode {
+            provider: origin.provider,
+            model: origin.model.clone(),
+            source,
+        })?;
+        let mut headers = HeaderMap::new();
+        insert(&mut headers, "content-type", "application/json");
+        insert(&mut headers, "accept", "text/event-stream");
+        insert(&mut headers, "anthropic-version", API_VERSION);
+        if request::uses_tool_search(request) {
+            insert(&mut headers, "anthropic-beta", TOOL_SEARCH_BETA);
+        }
+        if let Some(key) = self.transport.key().and_then(|key| sensitive(key.expose())) {
+            headers.insert("x-api-key", key);
+        }
+        Ok(Prepared {
+            url: self.endpoint.clone(),
+            headers,
+            body: Bytes::from(body),
+        })
+    }
+}
+
+impl ModelProvider for AnthropicProvider {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.transport.origin.model
+    }
+
+    #[instrument(skip_all, fields(model = %self.transport.origin.model, messages = request.messages.len(), tools = request.tools.len()))]
+    fn stream(&self, request: &ModelRequest) -> EventStream {
+        match self.prepare(request) {
+            Ok(prepared) => {
+                let decoder = decode::Decoder::new(self.transport.origin.clone());
+                self.transport.stream(prepared, decoder)
+            }
+            Err(error) => failed(error),
+        }
+    }
+}

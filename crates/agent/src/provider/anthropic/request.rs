@@ -1,0 +1,232 @@
+//! The Anthropic Messages request body.
+//!
+//! The `tools` array is the request's tools in their order; the only `cache_control` in it sits
+//! on the last always-on tool; deferred tools carry `defer_loading: true`. A tool result that
+//! binds deferred tools carries one `tool_reference` block per bound tool, so under the tool-search
+//! API the `tools` array is the same bytes on every request of a session.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::provider::types::{Message, ModelRequest, ToolTier};
+
+/// The output limit when the request sets none (the API requires one).
+pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+    stream: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+struct CacheControl {
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+const EPHEMERAL: CacheControl = CacheControl { kind: "ephemeral" };
+
+#[derive(Debug, Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer_loading: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Debug, Serialize)]
+struct WireMessage<'a> {
+    role: &'static str,
+    content: Vec<Block<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: ResultContent<'a>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+}
+
+impl Block<'_> {
+    fn set_cache_control(&mut self) {
+        let (Self::Text { cache_control, .. }
+        | Self::ToolUse { cache_control, .. }
+        | Self::ToolResult { cache_control, .. }) = self;
+        *cache_control = Some(EPHEMERAL);
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum ResultContent<'a> {
+    Text(&'a str),
+    Blocks(Vec<ResultPart<'a>>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResultPart<'a> {
+    Text { text: &'a str },
+    ToolReference { tool_name: &'a str },
+}
+
+/// Whether any tool is deferred (the request then needs the tool-search beta header).
+pub(crate) fn uses_tool_search(request: &ModelRequest) -> bool {
+    request
+        .tools
+        .iter()
+        .any(|tool| tool.tier == ToolTier::Deferred)
+}
+
+/// Maps a request to the wire body.
+pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
+    let system = if request.system.is_empty() {
+        Vec::new()
+    } else {
+        vec![Block::Text {
+            text: &request.system,
+            cache_control: request.cache.system.then_some(EPHEMERAL),
+        }]
+    };
+    Body {
+        model,
+        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        system,
+        messages: messages(request),
+        tools: tools(request),
+        stream: true,
+    }
+}
+
+fn tools(request: &ModelRequest) -> Vec<WireTool<'_>> {
+    let breakpoint = request
+        .cache
+        .tools
+        .then(|| {
+            request
+                .tools
+                .iter()
+                .rposition(|tool| tool.tier == ToolTier::AlwaysOn)
+        })
+        .flatten();
+    request
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(position, tool)| WireTool {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.input_schema,
+            defer_loading: tool.tier == ToolTier::Deferred,
+            cache_control: (Some(position) == breakpoint).then_some(EPHEMERAL),
+        })
+        .collect()
+}
+
+/// The conversation, with consecutive messages of one role merged (tool results and the user's
+/// next words share a user message, as the API requires) and empty messages dropped.
+fn messages(request: &ModelRequest) -> Vec<WireMessage<'_>> {
+    let deferred: HashSet<&str> = request
+        .tools
+        .iter()
+        .filter(|tool| tool.tier == ToolTier::Deferred)
+        .map(|tool| tool.name.as_str())
+        .collect();
+    let mut wire: Vec<WireMessage<'_>> = Vec::new();
+    for message in &request.messages {
+        let (role, blocks) = match message {
+            Message::User { text } => ("user", text_block(text).into_iter().collect()),
+            Message::Assistant { text, tool_calls } => {
+                let mut blocks: Vec<Block<'_>> = text_block(text).into_iter().collect();
+                blocks.extend(tool_calls.iter().map(|call| Block::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: &call.arguments,
+                    cache_control: None,
+                }));
+                ("assistant", blocks)
+            }
+            Message::ToolResult(result) => {
+                let references: Vec<ResultPart<'_>> = result
+                    .binds
+                    .iter()
+                    .filter(|name| deferred.contains(name.as_str()))
+                    .map(|name| ResultPart::ToolReference { tool_name: name })
+                    .collect();
+                let content = if references.is_empty() {
+                    ResultContent::Text(&result.content)
+                } else {
+                    let mut parts: Vec<ResultPart<'_>> = text_part(&result.content).collect();
+                    parts.extend(references);
+                    ResultContent::Blocks(parts)
+                };
+                let block = Block::ToolResult {
+                    tool_use_id: &result.call_id,
+                    content,
+                    is_error: result.is_error,
+                    cache_control: None,
+                };
+                ("user", vec![block])
+            }
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match wire.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => wire.push(WireMessage {
+                role,
+                content: blocks,
+            }),
+        }
+    }
+    if request.cache.conversation
+        && let Some(block) = wire.last_mut().and_then(|m| m.content.last_mut())
+    {
+        block.set_cache_control();
+    }
+    wire
+}
+
+fn text_block(text: &str) -> Option<Block<'_>> {
+    (!text.is_empty()).then_some(Block::Text {
+        text,
+        cache_control: None,
+    })
+}
+
+fn text_part(text: &str) -> impl Iterator<Item = ResultPart<'_>> {
+    (!text.is_empty())
+        .then_some(ResultPart::Text { text })
+        .into_iter()
+}

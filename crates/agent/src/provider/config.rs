@@ -1,0 +1,220 @@
+//! How to reach a model: which API, which model, the key, the base URL, timeouts and retries.
+//!
+//! Plain data. Resolving it from the environment and the config file is the daemon's job; the
+//! names of the variables it reads are here so that every caller spells them the same way.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Which wire format a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    /// The Anthropic Messages API.
+    Anthropic,
+    /// OpenAI Chat Completions, and the servers that speak it (llama.cpp, Ollama, vLLM,
+    /// Perplexity).
+    #[serde(rename = "openai")]
+    OpenAi,
+}
+
+impl ProviderKind {
+    /// The name used in `CODARIS_PROVIDER`, errors and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+        }
+    }
+
+    /// The environment variable holding the key.
+    pub fn api_key_env(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_API_KEY",
+            Self::OpenAi => "OPENAI_API_KEY",
+        }
+    }
+
+    /// The environment variable holding the base URL.
+    pub fn base_url_env(self) -> &'static str {
+        match self {
+            Self::Anthropic => "ANTHROPIC_BASE_URL",
+            Self::OpenAi => "OPENAI_BASE_URL",
+        }
+    }
+
+    /// The public endpoint. Anthropic's base has no `/v1` (requests go to `{base}/v1/messages`);
+    /// OpenAI's includes it (requests go to `{base}/chat/completions`), as each vendor's SDKs
+    /// read their `*_BASE_URL`.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::OpenAi => "https://api.openai.com/v1",
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An API key. It prints as `***` in `Debug`, has no `Display` and no `Serialize`, and only this
+/// module's HTTP code can read it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a key.
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The key, for a request header.
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// How long to wait, and for what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the TCP (and TLS) connection.
+    pub connect: Duration,
+    /// From sending the request to the response headers, per attempt.
+    pub request: Duration,
+    /// The longest silence allowed between two pieces of the streamed body. Anthropic sends
+    /// `ping` events, so a healthy stream is never this quiet.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            request: Duration::from_secs(120),
+            idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Retries of a request that failed before its stream started: 429, 500–599 and connection
+/// errors. A stream that fails after it started is not retried (its events were delivered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt (0 disables retrying).
+    pub max_retries: u32,
+    /// The backoff before the first retry; it doubles each time.
+    pub initial_backoff: Duration,
+    /// The cap of the exponential backoff.
+    pub max_backoff: Duration,
+    /// The longest `retry-after` honoured; a server asking for more ends the retries at once.
+    pub max_retry_after: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 4,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Everything a provider needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// The wire format.
+    pub kind: ProviderKind,
+    /// The model name sent to the API.
+    pub model: String,
+    /// The key; local servers often need none.
+    pub api_key: Option<Secret>,
+    /// See [`ProviderKind::default_base_url`] for the form each kind expects.
+    pub base_url: String,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+    /// Retries.
+    pub retry: RetryPolicy,
+}
+
+impl ProviderConfig {
+    /// A config for the public endpoint of `kind` with default timeouts and retries.
+    pub fn new(kind: ProviderKind, model: impl Into<String>, api_key: Option<Secret>) -> Self {
+        Self {
+            kind,
+            model: model.into(),
+            api_key,
+            base_url: kind.default_base_url().to_owned(),
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    /// The same config pointed at another base URL.
+    #[must_use]
+    pub fn with_base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.base_url = base_url.into();
+        self
+    }
+
+    /// The URL requests are posted to.
+    pub fn endpoint(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        match self.kind {
+            ProviderKind::Anthropic => format!("{base}/v1/messages"),
+            ProviderKind::OpenAi => format!("{base}/chat/completions"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_follow_each_sdks_base_url_convention() {
+        let anthropic = ProviderConfig::new(ProviderKind::Anthropic, "m", None);
+        assert_eq!(
+            anthropic.endpoint(),
+            "https://api.anthropic.com/v1/messages"
+        );
+        let openai = ProviderConfig::new(ProviderKind::OpenAi, "m", None)
+            .with_base_url("http://localhost:11434/v1/");
+        assert_eq!(
+            openai.endpoint(),
+            "http://localhost:11434/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn a_secret_never_prints() {
+        let config = ProviderConfig::new(
+            ProviderKind::OpenAi,
+            "m",
+            Some(Secret::new("sk-very-secret")),
+        );
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("sk-very-secret"), "{shown}");
+        assert!(shown.contains("Secret(***)"), "{shown}");
+    }
+
+    #[test]
+    fn kinds_round_trip_their_names() {
+        for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi] {
+            let json = serde_json::to_string(&kind).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        }
+    }
+}

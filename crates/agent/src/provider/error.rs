@@ -1,0 +1,248 @@
+//! The one error type of the providers. Every variant names the provider and the model; none
+//! carries the API key (the API's own message is scrubbed of it).
+
+use std::time::Duration;
+
+use super::config::ProviderKind;
+
+/// Which wait ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Waiting for the response headers.
+    Request,
+    /// Waiting for the next piece of the streamed body.
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Request => "waiting for the response",
+            Self::Idle => "waiting for the next stream event",
+        })
+    }
+}
+
+/// What can go wrong talking to a model. Each message is one line.
+#[derive(Debug, thiserror::Error)]
+pub enum ProviderError {
+    /// The HTTP client could not be built (a TLS backend problem, say).
+    #[error("{provider} model `{model}`: cannot build the HTTP client: {source}")]
+    Client {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// What reqwest said.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The request body could not be encoded.
+    #[error("{provider} model `{model}`: cannot encode the request: {source}")]
+    Encode {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// What serde said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The API answered with an error status: a 4xx at once, a 429 or 5xx after the retries.
+    #[error("{provider} model `{model}`: HTTP {status} after {attempts} attempt(s): {message}")]
+    Status {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// The HTTP status.
+        status: u16,
+        /// The API's own error message, on one line.
+        message: String,
+        /// How many requests were made.
+        attempts: u32,
+    },
+    /// The server could not be reached, or the connection failed before the response, after the
+    /// retries.
+    #[error("{provider} model `{model}`: connection failed after {attempts} attempt(s): {source}")]
+    Connect {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// How many requests were made.
+        attempts: u32,
+        /// What reqwest said.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A wait ran out.
+    #[error("{provider} model `{model}`: timed out after {after:?} {phase}")]
+    Timeout {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// Which wait.
+        phase: TimeoutPhase,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// Reading the streamed body failed (the connection broke mid-stream).
+    #[error("{provider} model `{model}`: the stream broke: {source}")]
+    Stream {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// What reqwest said.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The stream ended before the API's end-of-message event.
+    #[error("{provider} model `{model}`: the stream ended before the message was complete")]
+    Truncated {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+    },
+    /// The stream carried something that is not the wire format.
+    #[error("{provider} model `{model}`: malformed stream: {detail}")]
+    Malformed {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// What was wrong, on one line.
+        detail: String,
+    },
+    /// The API reported an error inside the stream (Anthropic's `error` event, say).
+    #[error("{provider} model `{model}`: the API reported {kind}: {message}")]
+    Api {
+        /// The provider.
+        provider: ProviderKind,
+        /// The model.
+        model: String,
+        /// The API's error type (`overloaded_error`, …), or `error` when it gave none.
+        kind: String,
+        /// The API's message, on one line.
+        message: String,
+    },
+}
+
+impl ProviderError {
+    /// The HTTP status, when the API answered with one.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Self::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The provider the error came from.
+    pub fn provider(&self) -> ProviderKind {
+        match self {
+            Self::Client { provider, .. }
+            | Self::Encode { provider, .. }
+            | Self::Status { provider, .. }
+            | Self::Connect { provider, .. }
+            | Self::Timeout { provider, .. }
+            | Self::Stream { provider, .. }
+            | Self::Truncated { provider, .. }
+            | Self::Malformed { provider, .. }
+            | Self::Api { provider, .. } => *provider,
+        }
+    }
+}
+
+/// Which provider and model a request is for; builds the errors.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin {
+    pub(crate) provider: ProviderKind,
+    pub(crate) model: String,
+}
+
+impl Origin {
+    pub(crate) fn truncated(&self) -> ProviderError {
+        ProviderError::Truncated {
+            provider: self.provider,
+            model: self.model.clone(),
+        }
+    }
+
+    pub(crate) fn malformed(&self, detail: impl std::fmt::Display) -> ProviderError {
+        ProviderError::Malformed {
+            provider: self.provider,
+            model: self.model.clone(),
+            detail: one_line(&detail.to_string()),
+        }
+    }
+
+    pub(crate) fn api(&self, kind: &str, message: &str) -> ProviderError {
+        ProviderError::Api {
+            provider: self.provider,
+            model: self.model.clone(),
+            kind: one_line(kind),
+            message: one_line(message),
+        }
+    }
+
+    pub(crate) fn timeout(&self, phase: TimeoutPhase, after: Duration) -> ProviderError {
+        ProviderError::Timeout {
+            provider: self.provider,
+            model: self.model.clone(),
+            phase,
+            after,
+        }
+    }
+}
+
+/// Collapses whitespace runs (newlines included) to one space and caps the length, so an error
+/// stays on one line.
+pub(crate) fn one_line(text: &str) -> String {
+    const MAX_CHARS: usize = 500;
+    let mut out = String::with_capacity(text.len().min(MAX_CHARS));
+    for (count, word) in text.split_whitespace().enumerate() {
+        if count > 0 {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.chars().count() > MAX_CHARS {
+            let cut: String = out.chars().take(MAX_CHARS).collect();
+            return format!("{cut}…");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_collapses_newlines_and_caps_length() {
+        assert_eq!(one_line("  bad\n request\t\r\nhere "), "bad request here");
+        let long = "x ".repeat(400);
+        let short = one_line(&long);
+        assert!(short.chars().count() <= 501, "{}", short.len());
+        assert!(short.ends_with('…'));
+    }
+
+    #[test]
+    fn a_status_error_is_one_line_naming_provider_and_model() {
+        let error = ProviderError::Status {
+            provider: ProviderKind::Anthropic,
+            model: "claude-x".into(),
+            status: 401,
+            message: "invalid x-api-key".into(),
+            attempts: 1,
+        };
+        assert_eq!(
+            error.to_string(),
+            "anthropic model `claude-x`: HTTP 401 after 1 attempt(s): invalid x-api-key"
+        );
+        assert_eq!(error.status(), Some(401));
+        assert_eq!(error.provider(), ProviderKind::Anthropic);
+    }
+}

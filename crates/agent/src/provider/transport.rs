@@ -1,0 +1,412 @@
+//! The HTTP half shared by both providers: posting with retries, turning an error status into a
+//! one-line error, and driving the response body through an SSE decoder and a wire decoder with
+//! an idle timeout. Dropping the returned stream drops the response body, which closes the
+//! connection.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use serde_json::Value;
+use tracing::{debug, instrument, warn};
+
+use super::EventStream;
+use super::config::{ProviderConfig, RetryPolicy, Secret, Timeouts};
+use super::error::{Origin, ProviderError, TimeoutPhase, one_line};
+use super::retry::{draw_jitter, is_retryable_status, parse_retry_after, retry_delay};
+use super::sse::{SseDecoder, SseEvent};
+use super::types::StreamEvent;
+
+/// The most of an error body read for its message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// What a wire decoder says after an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// Keep reading.
+    More,
+    /// The message is complete; stop reading.
+    Done,
+}
+
+/// Turns one wire format's SSE events into [`StreamEvent`]s.
+pub(crate) trait WireDecoder: Send + 'static {
+    /// Handles one event, pushing what it completes onto `out`.
+    fn event(
+        &mut self,
+        event: SseEvent,
+        out: &mut VecDeque<StreamEvent>,
+    ) -> Result<Flow, ProviderError>;
+
+    /// The body ended before [`Flow::Done`]: finish if the format allows it, else error.
+    fn eof(&mut self, out: &mut VecDeque<StreamEvent>) -> Result<(), ProviderError>;
+}
+
+/// A request ready to post: the URL, the headers (the key among them, marked sensitive) and the
+/// encoded body.
+#[derive(Debug, Clone)]
+pub(crate) struct Prepared {
+    pub(crate) url: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+}
+
+/// The client and the settings of one provider.
+#[derive(Debug, Clone)]
+pub(crate) struct Transport {
+    client: reqwest::Client,
+    timeouts: Timeouts,
+    retry: RetryPolicy,
+    key: Option<Secret>,
+    pub(crate) origin: Origin,
+}
+
+impl Transport {
+    /// Builds the client. Loopback base URLs bypass any proxy from the environment.
+    pub(crate) fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
+        let origin = Origin {
+            provider: config.kind,
+            model: config.model.clone(),
+        };
+        let mut builder = reqwest::Client::builder().connect_timeout(config.timeouts.connect);
+        if is_loopback(&config.base_url) {
+            builder = builder.no_proxy();
+        }
+        let client = builder.build().map_err(|source| ProviderError::Client {
+            provider: origin.provider,
+            model: origin.model.clone(),
+            source,
+        })?;
+        Ok(Self {
+            client,
+            timeouts: config.timeouts,
+            retry: config.retry,
+            key: config.api_key.clone(),
+            origin,
+        })
+    }
+
+    /// The key, for the provider's auth header.
+    pub(crate) fn key(&self) -> Option<&Secret> {
+        self.key.as_ref()
+    }
+
+    /// Posts `prepared`, retrying 429, 5xx and connection errors, and streams the body through
+    /// `decoder`.
+    pub(crate) fn stream<D: WireDecoder>(&self, prepared: Prepared, decoder: D) -> EventStream {
+        let driver = Driver {
+            connect: Some((self.clone(), prepared)),
+            body: None,
+            sse: SseDecoder::default(),
+            decoder,
+            pending: VecDeque::new(),
+            finished: false,
+            idle: self.timeouts.idle,
+            origin: self.origin.clone(),
+        };
+        Box::pin(futures_util::stream::unfold(driver, Driver::next))
+    }
+
+    #[instrument(skip_all, fields(provider = %self.origin.provider, model = %self.origin.model))]
+    async fn send(&self, prepared: &Prepared) -> Result<reqwest::Response, ProviderError> {
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            debug!(attempt, url = %prepared.url, "posting model request");
+            let request = self
+                .client
+                .post(&prepared.url)
+                .headers(prepared.headers.clone())
+                .body(prepared.body.clone())
+                .send();
+            let (retry_after, failure) =
+                match tokio::time::timeout(self.timeouts.request, request).await {
+                    Err(_) => {
+                        return Err(self
+                            .origin
+                            .timeout(TimeoutPhase::Request, self.timeouts.request));
+                    }
+                    Ok(Ok(response)) if response.status().is_success() => return Ok(response),
+                    Ok(Ok(response)) => {
+                        let retry_after = response
+                            .headers()
+                            .get(RETRY_AFTER)
+                            .and_then(|value| value.to_str().ok())
+                            .and_then(parse_retry_after);
+                        (retry_after, Failure::Status(response))
+                    }
+                    Ok(Err(source)) => (None, Failure::Connect(source)),
+                };
+            let retryable = match &failure {
+                Failure::Status(response) => is_retryable_status(response.status().as_u16()),
+                Failure::Connect(source) => !source.is_builder(),
+            };
+            let delay = (retryable && attempt <= self.retry.max_retries)
+                .then(|| retry_delay(&self.retry, attempt - 1, retry_after, draw_jitter()))
+                .flatten();
+            let Some(delay) = delay else {
+                return Err(self.give_up(failure, attempt).await);
+            };
+            warn!(attempt, ?delay, reason = %failure, "model request failed; retrying");
+            drop(failure);
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    async fn give_up(&self, failure: Failure, attempts: u32) -> ProviderError {
+        let origin = &self.origin;
+        match failure {
+            Failure::Connect(source) => ProviderError::Connect {
+                provider: origin.provider,
+                model: origin.model.clone(),
+                attempts,
+                source,
+            },
+            Failure::Status(response) => {
+                let status = response.status();
+                let body = tokio::time::timeout(self.timeouts.request, read_capped(response))
+                    .await
+                    .unwrap_or_default();
+                let mut message = api_message(&body)
+                    .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_owned());
+                if let Some(key) = self
+                    .key
+                    .as_ref()
+                    .map(Secret::expose)
+                    .filter(|k| !k.is_empty())
+                {
+                    message = message.replace(key, "***");
+                }
+                ProviderError::Status {
+                    provider: origin.provider,
+                    model: origin.model.clone(),
+                    status: status.as_u16(),
+                    message: one_line(&message),
+                    attempts,
+                }
+            }
+        }
+    }
+}
+
+/// Why an attempt failed.
+enum Failure {
+    Status(reqwest::Response),
+    Connect(reqwest::Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Status(response) => write!(f, "HTTP {}", response.status().as_u16()),
+            Self::Connect(source) => write!(f, "{source}"),
+        }
+    }
+}
+
+/// A header value that `Debug` and logs print as `Sensitive`.
+pub(crate) fn sensitive(value: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(value).ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// Inserts a static header.
+pub(crate) fn insert(headers: &mut HeaderMap, name: &'static str, value: &'static str) {
+    headers.insert(
+        HeaderName::from_static(name),
+        HeaderValue::from_static(value),
+    );
+}
+
+/// Reads at most [`MAX_ERROR_BODY`] bytes of an error response.
+async fn read_capped(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= MAX_ERROR_BODY {
+            body.truncate(MAX_ERROR_BODY);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// The API's own message from an error body: `{"error": {"type", "message"}}` (Anthropic,
+/// OpenAI, vLLM), `{"error": "..."}` (Ollama, llama.cpp), `{"message"}` or `{"detail"}`; else
+/// the body's text.
+fn api_message(body: &str) -> Option<String> {
+    let text = body.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let Ok(json) = serde_json::from_str::<Value>(text) else {
+        return Some(text.to_owned());
+    };
+    let error = json.get("error");
+    let message = error
+        .and_then(|e| e.get("message"))
+        .or_else(|| error.filter(|e| e.is_string()))
+        .or_else(|| json.get("message"))
+        .or_else(|| json.get("detail"));
+    let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
+    let message = match message {
+        Some(Value::String(message)) => message.clone(),
+        Some(other) => other.to_string(),
+        None => return Some(text.to_owned()),
+    };
+    Some(match kind {
+        Some(kind) if !kind.is_empty() => format!("{kind}: {message}"),
+        _ => message,
+    })
+}
+
+/// Whether a base URL names this machine.
+fn is_loopback(base_url: &str) -> bool {
+    let Ok(url) = reqwest::Url::parse(base_url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+type Body = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// The state of one streamed response, advanced by `unfold`.
+struct Driver<D> {
+    connect: Option<(Transport, Prepared)>,
+    body: Option<Body>,
+    sse: SseDecoder,
+    decoder: D,
+    pending: VecDeque<StreamEvent>,
+    finished: bool,
+    idle: std::time::Duration,
+    origin: Origin,
+}
+
+type Item = Result<StreamEvent, ProviderError>;
+
+impl<D: WireDecoder> Driver<D> {
+    async fn next(mut self) -> Option<(Item, Self)> {
+        loop {
+            if let Some(event) = self.pending.pop_front() {
+                return Some((Ok(event), self));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.advance().await {
+                Ok(()) => {}
+                Err(error) => {
+                    self.fail();
+                    return Some((Err(error), self));
+                }
+            }
+        }
+    }
+
+    /// Connects, or reads one piece of the body and decodes it into `pending`.
+    async fn advance(&mut self) -> Result<(), ProviderError> {
+        if let Some((transport, prepared)) = self.connect.take() {
+            let response = transport.send(&prepared).await?;
+            self.body = Some(Box::pin(response.bytes_stream()));
+            return Ok(());
+        }
+        let Some(body) = self.body.as_mut() else {
+            self.finished = true;
+            return Ok(());
+        };
+        let chunk = match tokio::time::timeout(self.idle, body.next()).await {
+            Err(_) => return Err(self.origin.timeout(TimeoutPhase::Idle, self.idle)),
+            Ok(Some(Err(source))) => {
+                return Err(ProviderError::Stream {
+                    provider: self.origin.provider,
+                    model: self.origin.model.clone(),
+                    source,
+                });
+            }
+            Ok(Some(Ok(chunk))) => chunk,
+            Ok(None) => {
+                let last = self.sse.finish();
+                self.body = None;
+                self.finished = true;
+                if let Some(event) = last
+                    && self.decoder.event(event, &mut self.pending)? == Flow::Done
+                {
+                    return Ok(());
+                }
+                return self.decoder.eof(&mut self.pending);
+            }
+        };
+        let events = self
+            .sse
+            .push(&chunk)
+            .map_err(|error| self.origin.malformed(error))?;
+        for event in events {
+            if self.decoder.event(event, &mut self.pending)? == Flow::Done {
+                debug!(provider = %self.origin.provider, "model stream complete");
+                self.body = None;
+                self.finished = true;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// After an error nothing more is yielded, and the connection is closed.
+    fn fail(&mut self) {
+        self.pending.clear();
+        self.body = None;
+        self.connect = None;
+        self.finished = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_messages_from_each_servers_error_shape() {
+        let anthropic = r#"{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}"#;
+        assert_eq!(
+            api_message(anthropic).as_deref(),
+            Some("authentication_error: invalid x-api-key")
+        );
+        let openai = r#"{"error":{"message":"The model `x` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#;
+        assert_eq!(
+            api_message(openai).as_deref(),
+            Some("invalid_request_error: The model `x` does not exist")
+        );
+        let ollama = r#"{"error":"model \"llama9\" not found, try pulling it first"}"#;
+        assert_eq!(
+            api_message(ollama).as_deref(),
+            Some("model \"llama9\" not found, try pulling it first")
+        );
+        assert_eq!(
+            api_message(r#"{"detail":"Not Found"}"#).as_deref(),
+            Some("Not Found")
+        );
+        assert_eq!(
+            api_message("upstream down").as_deref(),
+            Some("upstream down")
+        );
+        assert_eq!(api_message("  "), None);
+    }
+
+    #[test]
+    fn loopback_bases_are_recognised() {
+        assert!(is_loopback("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback("http://localhost:11434/v1"));
+        assert!(is_loopback("http://[::1]:8000"));
+        assert!(!is_loopback("https://api.anthropic.com"));
+        assert!(!is_loopback("not a url"));
+    }
+}
