@@ -3,3 +3,78 @@
 //!
 //! Non-goals: it knows neither sled nor tonic; it reaches storage through a trait the daemon
 //! implements. The loop itself arrives with the agent-loop work; today the crate is only this header.
+//!
+//! The pure core (no I/O, no clock, no logging, no async): a message is read into a
+//! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
+//! links); [`surface`] computes each round's tools from the [`Event`] history, the
+//! [`TurnState`] and the [`Registry`] view, and [`Surface::line`] is the binding line; a
+//! [`LoopGuard`] per turn refuses repeated searches and counts calls that make no progress;
+//! [`Usage::line`] is the usage line; [`parse_script`] and [`ScriptCursor`] are the scripted
+//! provider's file format and its replay. The rules are documented in `docs/surface.md`.
+//!
+//! Non-goals of the core: it does not call the model, dispatch tools, evaluate the policy (it
+//! prepares the task and pins arguments the policy then judges), record anything, log the
+//! lines it formats, or read the script file; the loop and the daemon do.
+
+mod error;
+mod forced;
+mod guard;
+mod history;
+mod plan;
+mod reason;
+mod registry;
+mod research;
+mod script;
+mod slash;
+mod surface;
+mod usage;
+
+pub use error::AgentError;
+pub use error::ScriptPlace;
+pub use forced::AUDIT_TOOLS;
+pub use forced::EXTENSION_TOOLS;
+pub use forced::Forced;
+pub use forced::REMEDIATE_TOOLS;
+pub use forced::REPAIR_TOOLS;
+pub use forced::RESEARCH_TOOLS;
+pub use forced::REVIEW_TOOLS;
+pub use forced::RUN_TOOLS;
+pub use forced::SEARCH_DATA_TOOLS;
+pub use forced::row;
+pub use guard::Check;
+pub use guard::GuardCode;
+pub use guard::LoopGuard;
+pub use guard::MAX_REPEATS;
+pub use guard::Progress;
+pub use guard::Refusal;
+pub use guard::search_words;
+pub use history::Event;
+pub use history::SEARCH_TOOLS;
+pub use plan::TurnPlan;
+pub use reason::EndReason;
+pub use registry::Registry;
+pub use registry::RegistryTool;
+pub use research::ResearchMatch;
+pub use research::ResearchRule;
+pub use research::classify_research;
+pub use script::Script;
+pub use script::ScriptCursor;
+pub use script::ScriptRound;
+pub use script::ScriptStep;
+pub use script::ScriptToolCall;
+pub use script::ScriptTurn;
+pub use script::parse_script;
+pub use slash::Command;
+pub use slash::ReviewArgs;
+pub use slash::ReviewFlag;
+pub use slash::ReviewForm;
+pub use slash::Slash;
+pub use slash::command_of;
+pub use slash::parse_slash;
+pub use surface::BINDING_TURNS;
+pub use surface::MAX_FOUND;
+pub use surface::Surface;
+pub use surface::TurnState;
+pub use surface::surface;
+pub use surface::withholding;
+pub use usage::Usage;

@@ -1,0 +1,133 @@
+//! The registry as the surface sees it: every tool that could be sent to the model (built-in
+//! and MCP), whether it is switched on, and which one fetches URLs. Built once when the daemon
+//! publishes a tool set, like the index, and read by every round.
+
+use std::collections::HashMap;
+
+use codaris_index::{Entry, Server};
+
+/// One tool in the registry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryTool {
+    /// The name the model calls it by.
+    pub name: String,
+    /// The MCP server that owns it, for MCP tools.
+    pub server: Option<String>,
+    /// False for a tool switched off in the Tools panel: never offered, never bound.
+    pub enabled: bool,
+}
+
+impl RegistryTool {
+    /// An enabled tool with no server.
+    pub fn builtin(name: impl Into<String>) -> RegistryTool {
+        RegistryTool {
+            name: name.into(),
+            server: None,
+            enabled: true,
+        }
+    }
+
+    /// An enabled tool of an MCP server, named `<server>__<tool>`.
+    pub fn mcp(server: &str, tool: &str) -> RegistryTool {
+        RegistryTool {
+            name: format!("{server}__{tool}"),
+            server: Some(server.to_owned()),
+            enabled: true,
+        }
+    }
+}
+
+/// The registry view: tools in registry order, looked up by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    tools: Vec<RegistryTool>,
+    by_name: HashMap<String, usize>,
+    url_fetcher: Option<usize>,
+}
+
+impl Registry {
+    /// Builds the view. A repeated name keeps its first place. `servers` give the MCP servers'
+    /// own keywords, from which the URL fetcher is chosen: the first server (in the order given)
+    /// with a keyword that says `url` (any case, as a whole keyword or one word of it), and of
+    /// its enabled tools the first whose own name contains `fetch`, else its first enabled tool.
+    pub fn new(tools: impl IntoIterator<Item = RegistryTool>, servers: &[Server]) -> Registry {
+        let mut registry = Registry::default();
+        for tool in tools {
+            if !registry.by_name.contains_key(&tool.name) {
+                registry
+                    .by_name
+                    .insert(tool.name.clone(), registry.tools.len());
+                registry.tools.push(tool);
+            }
+        }
+        registry.url_fetcher = servers
+            .iter()
+            .filter(|s| s.keywords.iter().any(|k| says_url(k)))
+            .find_map(|s| registry.fetcher_of(&s.name));
+        registry
+    }
+
+    /// Builds the view from the index's entries: core and MCP entries are tools (skills and
+    /// references are not), `enabled` carried over.
+    pub fn from_entries(entries: &[Entry], servers: &[Server]) -> Registry {
+        let tools = entries
+            .iter()
+            .filter(|e| e.kind.is_tool())
+            .map(|e| RegistryTool {
+                name: e.name.clone(),
+                server: e.server.clone(),
+                enabled: e.enabled,
+            });
+        Registry::new(tools, servers)
+    }
+
+    fn fetcher_of(&self, server: &str) -> Option<usize> {
+        let of_server: Vec<usize> = self
+            .tools
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.enabled && t.server.as_deref() == Some(server))
+            .map(|(i, _)| i)
+            .collect();
+        let local = |i: &usize| {
+            let name = &self.tools[*i].name;
+            name.split_once("__").map_or(name.as_str(), |(_, l)| l)
+        };
+        of_server
+            .iter()
+            .find(|i| local(i).to_ascii_lowercase().contains("fetch"))
+            .or(of_server.first())
+            .copied()
+    }
+
+    /// How many tools the registry holds, switched-off ones included.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// True when the registry holds no tool.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&RegistryTool> {
+        self.by_name.get(name).map(|i| &self.tools[*i])
+    }
+
+    /// The tools in registry order.
+    pub fn tools(&self) -> &[RegistryTool] {
+        &self.tools
+    }
+
+    /// The tool a pasted link forces, if some server fetches URLs.
+    pub fn url_fetcher(&self) -> Option<&str> {
+        self.url_fetcher.map(|i| self.tools[i].name.as_str())
+    }
+}
+
+fn says_url(keyword: &str) -> bool {
+    keyword
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("url") || w.eq_ignore_ascii_case("urls"))
+}
