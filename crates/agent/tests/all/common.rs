@@ -1,0 +1,95 @@
+//! Shared fixtures: a registry of every built-in tool and a few MCP servers, turn states and
+//! history events.
+
+use codaris_agent::{Event, Registry, RegistryTool, Surface, TurnPlan, TurnState, surface};
+use codaris_index::Server;
+use codaris_policy::{BUILTIN, Task, Withholding};
+
+/// The MCP tools of the fixture registry; `demo__off` is switched off.
+pub const MCP: [(&str, &str); 5] = [
+    ("seqera", "lint_nextflow"),
+    ("seqera", "list_runs"),
+    ("demo", "echo"),
+    ("demo", "off"),
+    ("fetch", "fetch"),
+];
+
+/// Every built-in tool except the memory subagent's, then the MCP tools.
+pub fn registry() -> Registry {
+    registry_without(&[])
+}
+
+/// The same registry without some names.
+pub fn registry_without(absent: &[&str]) -> Registry {
+    let builtin = BUILTIN
+        .iter()
+        .filter(|s| s.withheld_when != Some(Withholding::MemoryChild))
+        .map(|s| RegistryTool::builtin(s.name.to_string()));
+    let mcp = MCP.iter().map(|(server, tool)| {
+        let mut t = RegistryTool::mcp(server, tool);
+        t.enabled = *tool != "off";
+        t
+    });
+    let servers = [
+        Server {
+            name: "seqera".into(),
+            keywords: vec!["nextflow".into(), "tower".into()],
+        },
+        Server {
+            name: "fetch".into(),
+            keywords: vec!["web page".into(), "URL".into()],
+        },
+    ];
+    Registry::new(
+        builtin
+            .chain(mcp)
+            .filter(|t| !absent.contains(&t.name.as_str())),
+        &servers,
+    )
+}
+
+/// The lean state of a turn whose message is `message`, in a plain agent task.
+pub fn state(message: &str) -> TurnState {
+    TurnState::new(TurnPlan::from_message(message), Task::new("/w/proj"), true)
+}
+
+/// A `search_tools` result binding `names`.
+pub fn search(id: &str, names: &[&str]) -> Event {
+    Event::ToolResult {
+        id: id.into(),
+        tool: "search_tools".into(),
+        output: format!("Bound for your next step: {}", names.join(", ")),
+        bound: names.iter().map(|n| (*n).to_owned()).collect(),
+        is_error: false,
+    }
+}
+
+/// A `search_tools` call.
+pub fn search_call(id: &str, query: &str) -> Event {
+    Event::ToolCall {
+        id: id.into(),
+        tool: "search_tools".into(),
+        args: serde_json::json!({ "query": query }),
+    }
+}
+
+/// The forced part of a surface.
+pub fn forced(s: &Surface) -> Vec<&str> {
+    s.tools[s.always_on..s.always_on + s.forced]
+        .iter()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The found part of a surface.
+pub fn found(s: &Surface) -> Vec<&str> {
+    s.tools[s.always_on + s.forced..]
+        .iter()
+        .map(String::as_str)
+        .collect()
+}
+
+/// The surface of `message`'s turn after `history` with the full registry.
+pub fn surface_of(history: &[Event], message: &str) -> Surface {
+    surface(history, &state(message), &registry())
+}
