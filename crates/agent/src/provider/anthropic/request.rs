@@ -63,7 +63,7 @@ enum Block<'a> {
     ToolUse {
         id: &'a str,
         name: &'a str,
-        input: &'a Value,
+        input: Input<'a>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -83,6 +83,22 @@ impl Block<'_> {
         | Self::ToolUse { cache_control, .. }
         | Self::ToolResult { cache_control, .. }) = self;
         *cache_control = Some(EPHEMERAL);
+    }
+}
+
+/// A call's arguments as `tool_use.input`, which the API requires to be an object: arguments of
+/// another shape (a call the policy refused for its shape) go back as `{}`, and the tool result
+/// says what was wrong.
+#[derive(Debug)]
+struct Input<'a>(&'a Value);
+
+impl Serialize for Input<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        match self.0 {
+            Value::Object(_) => self.0.serialize(serializer),
+            _ => serializer.serialize_map(Some(0))?.end(),
+        }
     }
 }
 
@@ -171,7 +187,7 @@ fn messages(request: &ModelRequest) -> Vec<WireMessage<'_>> {
                 blocks.extend(tool_calls.iter().map(|call| Block::ToolUse {
                     id: &call.id,
                     name: &call.name,
-                    input: &call.arguments,
+                    input: Input(&call.arguments),
                     cache_control: None,
                 }));
                 ("assistant", blocks)
@@ -229,4 +245,104 @@ fn text_part(text: &str) -> impl Iterator<Item = ResultPart<'_>> {
     (!text.is_empty())
         .then_some(ResultPart::Text { text })
         .into_iter()
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::types::{CacheHints, ToolCall, ToolResult};
+
+    fn wire(request: &ModelRequest) -> Value {
+        serde_json::to_value(body("m", request)).unwrap()
+    }
+
+    #[test]
+    fn roles_merge_empty_messages_drop_and_breakpoints_follow_the_hints() {
+        let request = ModelRequest {
+            system: "sys".into(),
+            messages: vec![
+                Message::user("one"),
+                Message::user(""),
+                Message::user("two"),
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "t1".into(),
+                        name: "grep".into(),
+                        arguments: json!("not an object"),
+                    }],
+                },
+                Message::ToolResult(ToolResult {
+                    call_id: "t1".into(),
+                    content: "arguments must be an object".into(),
+                    is_error: true,
+                    binds: vec!["grep".into()],
+                }),
+                Message::user("then?"),
+            ],
+            tools: Vec::new(),
+            cache: CacheHints {
+                tools: true,
+                system: true,
+                conversation: true,
+            },
+            max_tokens: None,
+        };
+        let ephemeral = json!({"type": "ephemeral"});
+        assert_eq!(
+            wire(&request),
+            json!({
+                "model": "m",
+                "max_tokens": DEFAULT_MAX_TOKENS,
+                "system": [{"type": "text", "text": "sys", "cache_control": ephemeral}],
+                "messages": [
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "one"},
+                        {"type": "text", "text": "two"}
+                    ]},
+                    {"role": "assistant", "content": [
+                        {"type": "tool_use", "id": "t1", "name": "grep", "input": {}}
+                    ]},
+                    {"role": "user", "content": [
+                        {"type": "tool_result", "tool_use_id": "t1",
+                         "content": "arguments must be an object", "is_error": true},
+                        {"type": "text", "text": "then?", "cache_control": ephemeral}
+                    ]}
+                ],
+                "stream": true
+            })
+        );
+    }
+
+    #[test]
+    fn no_breakpoint_without_an_always_on_tool_or_with_the_hint_off() {
+        let tool = |tier| crate::provider::types::ToolSpec {
+            name: "x".into(),
+            description: "d".into(),
+            input_schema: json!({"type": "object"}),
+            tier,
+        };
+        let mut request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::user("hi")],
+            tools: vec![tool(ToolTier::Added)],
+            cache: CacheHints::default(),
+            max_tokens: Some(7),
+        };
+        assert_eq!(
+            wire(&request).to_string().matches("cache_control").count(),
+            0
+        );
+        request.tools = vec![tool(ToolTier::AlwaysOn)];
+        request.cache.tools = false;
+        let body = wire(&request);
+        assert_eq!(body.to_string().matches("cache_control").count(), 0);
+        assert_eq!(body.get("system"), None);
+        assert_eq!(body["max_tokens"], json!(7));
+    }
 }
