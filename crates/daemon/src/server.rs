@@ -61,21 +61,7 @@ pub async fn serve(
     )
     .await?;
 
-    if claim.remove_stale_socket()? {
-        tracing::info!(socket = %layout.socket().display(), "removed a stale socket left by a previous daemon");
-    }
-    let socket = layout.socket();
-    let unix = UnixListener::bind(&socket).map_err(|source| StartError::Listen {
-        what: socket.display().to_string(),
-        source,
-    })?;
-    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(
-        |source| StartError::StateDir {
-            path: socket.clone(),
-            source,
-        },
-    )?;
-
+    // TCP is bound before the socket, so a client that reaches the socket finds TCP up too.
     let tcp = match config.listen {
         Some(addr) => {
             let token = claim.write_token()?;
@@ -94,6 +80,21 @@ pub async fn serve(
         }
         None => None,
     };
+
+    if claim.remove_stale_socket()? {
+        tracing::info!(socket = %layout.socket().display(), "removed a stale socket left by a previous daemon");
+    }
+    let socket = layout.socket();
+    let unix = UnixListener::bind(&socket).map_err(|source| StartError::Listen {
+        what: socket.display().to_string(),
+        source,
+    })?;
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(
+        |source| StartError::StateDir {
+            path: socket.clone(),
+            source,
+        },
+    )?;
 
     tracing::info!(
         socket = %socket.display(),
