@@ -6,7 +6,6 @@ mod request;
 
 use bytes::Bytes;
 use reqwest::header::{AUTHORIZATION, HeaderMap};
-use tracing::instrument;
 
 use super::config::{ProviderConfig, ProviderKind};
 use super::error::ProviderError;
@@ -70,7 +69,6 @@ impl ModelProvider for OpenAiProvider {
         &self.transport.origin.model
     }
 
-    #[instrument(skip_all, fields(model = %self.transport.origin.model, messages = request.messages.len(), tools = request.tools.len()))]
     fn stream(&self, request: &ModelRequest) -> EventStream {
         match self.prepare(request) {
             Ok(prepared) => {
