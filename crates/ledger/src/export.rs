@@ -36,14 +36,9 @@ impl Ledger {
         }];
         let (grants, mut corrupt) = self.grants(session_id)?;
         lines.extend(grants.into_iter().map(ExportLine::Grant));
-        let (cards, bad_cards) = self.cards()?;
+        let (cards, bad_cards) = self.cards(session_id)?;
         corrupt.extend(bad_cards);
-        lines.extend(
-            cards
-                .into_iter()
-                .filter(|c| session_id.is_none_or(|s| c.session_id == s))
-                .map(ExportLine::Card),
-        );
+        lines.extend(cards.into_iter().map(ExportLine::Card));
         let (decisions, bad_decisions) = self.decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(

@@ -75,3 +75,26 @@ pub struct DecisionRecord {
     pub request: Request,
     pub decision: Decision,
 }
+
+/// A record that belongs to one session.
+pub trait SessionScoped {
+    fn session_id(&self) -> &str;
+}
+
+impl SessionScoped for GrantRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for CardRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for DecisionRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::commit::{GroupCommit, Pending};
 use crate::error::{Corrupt, LedgerError};
-use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA};
+use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped};
 
 /// The grants in force for one session, as the policy reads them, plus any grant records that
 /// could not be read (they grant nothing, and the caller reports them).
@@ -174,14 +174,7 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<GrantRecord>, Vec<Corrupt>), LedgerError> {
-        let (records, corrupt) = scan::<GrantRecord>(&self.grants, "grants")?;
-        Ok((
-            records
-                .into_iter()
-                .filter(|r| session_id.is_none_or(|s| r.session_id == s))
-                .collect(),
-            corrupt,
-        ))
+        scan_session(&self.grants, "grants", session_id)
     }
 
     /// The grants in force for a session, in ledger order, ready for `evaluate`.
@@ -231,8 +224,12 @@ impl Ledger {
         Ok(swapped.is_ok())
     }
 
-    pub fn cards(&self) -> Result<(Vec<CardRecord>, Vec<Corrupt>), LedgerError> {
-        scan(&self.cards, "cards")
+    /// Cards oldest first (of one session when given).
+    pub fn cards(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<CardRecord>, Vec<Corrupt>), LedgerError> {
+        scan_session(&self.cards, "cards", session_id)
     }
 
     /// Records a dispatch decision; concurrent callers share one commit.
@@ -252,14 +249,7 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
-        let (records, corrupt) = scan::<DecisionRecord>(&self.decisions, "decisions")?;
-        Ok((
-            records
-                .into_iter()
-                .filter(|r| session_id.is_none_or(|s| r.session_id == s))
-                .collect(),
-            corrupt,
-        ))
+        scan_session(&self.decisions, "decisions", session_id)
     }
 
     /// Makes everything written so far durable (see [`Ledger::commit_with`]).
@@ -338,6 +328,19 @@ fn key_text(key: &[u8]) -> String {
         Ok(seq) => u64::from_be_bytes(seq).to_string(),
         Err(_) => String::from_utf8_lossy(key).into_owned(),
     }
+}
+
+/// [`scan`], keeping only one session's records when `session_id` is given.
+fn scan_session<T: DeserializeOwned + SessionScoped>(
+    tree: &sled::Tree,
+    place: &str,
+    session_id: Option<&str>,
+) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
+    let (mut records, corrupt) = scan::<T>(tree, place)?;
+    if let Some(session) = session_id {
+        records.retain(|r| r.session_id() == session);
+    }
+    Ok((records, corrupt))
 }
 
 fn scan<T: DeserializeOwned>(

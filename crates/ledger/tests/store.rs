@@ -117,7 +117,7 @@ fn cards_take_the_first_answer_only() {
             .answer_card("c1", CardAnswer::AllowSession, Some("g1"), 3)
             .unwrap()
     );
-    let (cards, corrupt) = ledger.cards().unwrap();
+    let (cards, corrupt) = ledger.cards(None).unwrap();
     assert!(corrupt.is_empty());
     assert_eq!(cards[0].answer, Some(CardAnswer::Deny));
     assert_eq!(cards[0].grant_id, None);
