@@ -163,8 +163,18 @@ pub fn surface(history: &[Event], state: &TurnState, registry: &Registry) -> Sur
         out.always_on += usize::from(out.offer(name, task, registry));
     }
     if !state.lean {
+        // Registry names are unique, so only the nine already placed need skipping.
         for tool in registry.tools() {
-            out.always_on += usize::from(out.offer(&tool.name, task, registry));
+            let name = tool.name.as_str();
+            if ALWAYS_ON.contains(&name) {
+                continue;
+            }
+            if withholding(name, task, registry).is_some() {
+                out.held_back.push(tool.name.clone());
+            } else {
+                out.tools.push(tool.name.clone());
+                out.always_on += 1;
+            }
         }
         return out;
     }
