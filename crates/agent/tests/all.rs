@@ -5,6 +5,7 @@
 mod all {
     mod binding;
     pub mod common;
+    mod docs;
     mod guard;
     mod lines;
     mod properties;
