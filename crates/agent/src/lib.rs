@@ -2,7 +2,8 @@
 //! implementations and model providers.
 //!
 //! Non-goals: it knows neither sled nor tonic; it reaches storage through a trait the daemon
-//! implements. The loop itself arrives with the agent-loop work; today the crate is only this header.
+//! implements. The turn loop itself (rounds, dispatch, cards) arrives with the agent-loop work;
+//! today the crate holds its pure core and the model providers.
 //!
 //! The pure core (no I/O, no clock, no logging, no async): a message is read into a
 //! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
