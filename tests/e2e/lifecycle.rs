@@ -85,6 +85,11 @@ fn socket_is_0600_in_a_0700_dir() {
 fn a_second_daemon_is_refused_and_the_first_keeps_serving() {
     let sandbox = Sandbox::new();
     let first = sandbox.start_daemon(&[]);
+    // The first daemon logs "serving" just after its socket answers; let it finish.
+    let log = sandbox.state_dir().join("codarisd.log");
+    wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("codarisd serving"))
+    });
     let socket_inode = std::fs::metadata(sandbox.socket()).unwrap().ino();
     let pid_file = std::fs::read_to_string(sandbox.pid_file()).unwrap();
     let log_len = std::fs::metadata(sandbox.state_dir().join("codarisd.log"))

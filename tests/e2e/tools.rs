@@ -91,7 +91,7 @@ fn configured_skills_are_listed_and_searched() {
         [
             "Matches for \"my nextflow run failed\":".to_owned(),
             format!(
-                "- debugging-failed-runs [skill] — How to debug a failed Nextflow run Read it with read_file: {}",
+                "- debugging-failed-runs [skill] — How to debug a failed Nextflow run (read it with read_file: {})",
                 path("SKILL.md")
             ),
         ]
@@ -132,6 +132,38 @@ fn configured_skills_are_listed_and_searched() {
 
     let status = json(&sandbox.cli(&["status", "--json"]));
     assert_eq!(status["tools_indexed"], 2);
+
+    // Switched off, a skill is never found; switched on, it is back.
+    let output = sandbox.cli(&["tools", "disable", "debugging-failed-runs"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "debugging-failed-runs [skill] is switched off\n"
+    );
+    let search = |sandbox: &Sandbox| {
+        let output = sandbox.cli(&["tools", "search", "--json", "debug", "failed", "run"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        json(&output)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|hit| hit["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(!search(&sandbox).contains(&"debugging-failed-runs".to_owned()));
+    let output = sandbox.cli(&["tools", "enable", "--json", "debugging-failed-runs"]);
+    assert_eq!(
+        json(&output),
+        json!({"name": "debugging-failed-runs", "kind": "skill", "enabled": true})
+    );
+    assert!(search(&sandbox).contains(&"debugging-failed-runs".to_owned()));
+    let output = sandbox.cli(&["tools", "disable", "no-such-tool"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("no-such-tool"),
+        "{}",
+        stderr(&output)
+    );
 
     let output = sandbox.cli(&["daemon", "stop"]);
     assert!(output.status.success(), "{}", stderr(&output));

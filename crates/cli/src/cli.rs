@@ -146,6 +146,16 @@ pub enum ToolsCommand {
     Search(ToolsSearchArgs),
     /// List the daemon's index with each tool's state
     List,
+    /// Switch a tool, skill or reference on: it can be found and bound again
+    Enable {
+        /// The name, as `codaris tools list` shows it
+        name: String,
+    },
+    /// Switch a tool, skill or reference off: it is never offered, found or bound
+    Disable {
+        /// The name, as `codaris tools list` shows it
+        name: String,
+    },
     /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style
     Eval(ToolsEvalArgs),
 }

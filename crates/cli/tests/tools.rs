@@ -205,7 +205,7 @@ fn text_output_is_what_the_model_reads() {
     assert_eq!(
         stdout(&output),
         "Matches for \"nextflow\":\n\
-         - nextflow-dsl2 [skill] — Writing Nextflow DSL2 processes, channels and operators. Read it with read_file: /skills/nextflow-dsl2/SKILL.md\n\
+         - nextflow-dsl2 [skill] — Writing Nextflow DSL2 processes, channels and operators. (read it with read_file: /skills/nextflow-dsl2/SKILL.md)\n\
          Bound for your next step: none (these hits are run by a slash command or read with read_file)\n"
     );
 }

@@ -149,7 +149,7 @@ async fn a_skill_is_found_with_the_path_to_read_and_never_bound() {
         answer.text,
         format!(
             "Matches for \"my nextflow run failed\":\n\
-             - debugging-failed-runs [skill] — How to debug a failed Nextflow run: work directories, .command.err, exit codes and resuming. Read it with read_file: {file}\n\
+             - debugging-failed-runs [skill] — How to debug a failed Nextflow run: work directories, .command.err, exit codes and resuming. (read it with read_file: {file})\n\
              Bound for your next step: none (these hits are run by a slash command or read with read_file)"
         )
     );

@@ -65,9 +65,9 @@ fn hit_line(hit: &Hit) -> String {
     if matches!(hit.kind, Kind::Skill | Kind::Reference) {
         match &hit.path {
             Some(path) => {
-                let _ = write!(line, " Read it with read_file: {path}");
+                let _ = write!(line, " (read it with read_file: {path})");
             }
-            None => line.push_str(" Read it with read_file."),
+            None => line.push_str(" (read it with read_file)"),
         }
     }
     line

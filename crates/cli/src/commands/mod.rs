@@ -39,6 +39,12 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             match command {
                 ToolsCommand::Search(args) => tools::search(target, autostart, json, args).await,
                 ToolsCommand::List => tools::list(&target()?, autostart, json).await,
+                ToolsCommand::Enable { name } => {
+                    tools::set_enabled(&target()?, autostart, json, name, true).await
+                }
+                ToolsCommand::Disable { name } => {
+                    tools::set_enabled(&target()?, autostart, json, name, false).await
+                }
                 ToolsCommand::Eval(args) => tools::eval(json, args),
             }
         }

@@ -193,6 +193,33 @@ pub async fn list(target: &Target, autostart: bool, json: bool) -> Result<Outcom
     Ok(Outcome::Success)
 }
 
+/// `codaris tools enable|disable NAME`: the daemon rebuilds its index and keeps the state.
+pub async fn set_enabled(
+    target: &Target,
+    autostart: bool,
+    json: bool,
+    name: String,
+    enabled: bool,
+) -> Result<Outcome, CliError> {
+    let channel = client::open(target, autostart).await?;
+    let mut tools = v1::tools_client::ToolsClient::new(channel);
+    let tool = tools
+        .set_tool_enabled(v1::SetToolEnabledRequest { name, enabled })
+        .await?
+        .into_inner();
+    if json {
+        output::json(&json!({"name": tool.name, "kind": tool.kind, "enabled": tool.enabled}))?;
+    } else {
+        output::line(&format!(
+            "{} [{}] is switched {}",
+            tool.name,
+            tool.kind,
+            if tool.enabled { "on" } else { "off" }
+        ))?;
+    }
+    Ok(Outcome::Success)
+}
+
 /// The index as a table: one row per entry, then a count.
 fn list_table(tools: &[v1::ToolInfo]) -> String {
     if tools.is_empty() {
