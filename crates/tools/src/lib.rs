@@ -1,0 +1,22 @@
+//! `codaris-tools`: the built-in tools the model calls, each executed inside the fence.
+//!
+//! The policy (`codaris-policy`) decides whether a call may run, on paths the daemon resolved.
+//! A tool here makes sure what runs does exactly what was decided and no more, even when the
+//! file system changes between the decision and the act: files are opened beneath the allowed
+//! root they were checked against, never following a symlink out of it.
+//!
+//! Non-goals: deciding (the policy), recording (the ledger), choosing which tools a turn sees
+//! (the agent's surface), talking to a model.
+
+mod context;
+mod limits;
+mod tool;
+
+pub use context::Fence;
+pub use context::ToolContext;
+pub use limits::OutputLimits;
+pub use limits::apply_limits;
+pub use tool::Content;
+pub use tool::Tool;
+pub use tool::ToolError;
+pub use tool::ToolOutput;

@@ -1,0 +1,67 @@
+//! The contract every built-in tool implements.
+
+use serde_json::Value;
+
+use crate::context::ToolContext;
+
+/// One piece of what a tool returns to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Text(String),
+    /// A picture for a multimodal model: its media type (`image/png`, …) and bytes.
+    Image {
+        media_type: String,
+        data: Vec<u8>,
+    },
+}
+
+/// What a tool returns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    pub content: Vec<Content>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            content: vec![Content::Text(text.into())],
+        }
+    }
+}
+
+/// A tool failure, split by who must act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The model called it wrongly or the world said no (missing file, no match, a path that
+    /// escapes its root): the sentence goes back to the model as the result.
+    #[error("{message}")]
+    Model { message: String },
+    /// Codaris itself failed (an I/O error it cannot explain to the model); the turn reports it.
+    #[error("{tool} failed: {source}")]
+    Fatal {
+        tool: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ToolError {
+    pub fn model(message: impl Into<String>) -> Self {
+        Self::Model {
+            message: message.into(),
+        }
+    }
+}
+
+/// A built-in tool. Arguments arrive as the model sent them, already checked by the policy to
+/// be a JSON object; each tool validates their shape itself.
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    /// The name the model calls, e.g. `read_file`.
+    fn name(&self) -> &'static str;
+    /// The one-paragraph description the model reads: tight and precise.
+    fn description(&self) -> &'static str;
+    /// The JSON schema of the arguments.
+    fn schema(&self) -> Value;
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError>;
+}
