@@ -12,4 +12,5 @@ mod all {
     mod research;
     mod script;
     mod slash;
+    mod turn;
 }

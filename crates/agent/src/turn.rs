@@ -1,0 +1,359 @@
+//! One chat turn: rounds of model call → tool calls dispatched through the policy → results,
+//! until the model stops, the loop guard ends the turn, the round limit is reached, or the turn
+//! is cancelled.
+//!
+//! The loop knows neither storage nor transport: the daemon implements [`TurnHost`] (deciding a
+//! call with the policy and the ledger, running it, reporting events).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use codaris_policy::{Decision, Task, Verdict};
+use futures_util::StreamExt;
+use serde_json::Value;
+
+use crate::guard::{Check, LoopGuard, Progress};
+use crate::history::Event;
+use crate::plan::TurnPlan;
+use crate::provider::{
+    CacheHints, Message, ModelProvider, ModelRequest, StreamEvent, ToolCall, ToolResult, ToolSpec,
+};
+use crate::reason::EndReason;
+use crate::registry::Registry;
+use crate::scripted::is_script_exhausted;
+use crate::surface::{Surface, TurnState, surface};
+use crate::usage::Usage;
+
+/// A boxed future, so the host trait stays object-safe.
+pub type HostFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One call as the host sees it: arguments as sent (or pinned by the turn's plan) and the task
+/// of this round, with the round's surface as `bound`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallRequest {
+    pub id: String,
+    pub tool: String,
+    pub args: Value,
+    pub task: Task,
+}
+
+/// What running an allowed call produced.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolRun {
+    /// The text the model reads.
+    pub output: String,
+    pub is_error: bool,
+    /// For `search_tools`: the names its result binds.
+    pub bound: Vec<String>,
+}
+
+/// What the loop reports as it goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    TurnStarted {
+        turn: u32,
+    },
+    Binding {
+        turn: u32,
+        round: u32,
+        surface: Surface,
+    },
+    Text {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        tool: String,
+        args: Value,
+    },
+    /// `decision` is `None` when the loop guard refused the call before the policy saw it.
+    ToolResult {
+        id: String,
+        tool: String,
+        decision: Option<Decision>,
+        output: String,
+    },
+    Usage {
+        turn: u32,
+        usage: Usage,
+    },
+    TurnEnded {
+        turn: u32,
+        reason: EndReason,
+        error: Option<String>,
+    },
+}
+
+/// The daemon's side of a turn.
+pub trait TurnHost: Send + Sync {
+    /// The schema the model is shown for a bound tool; `None` leaves it off the request.
+    fn spec(&self, tool: &str) -> Option<ToolSpec>;
+    /// Decides a call with the policy (asking the person on a card when it says `ask`) and
+    /// records the decision. What comes back is final: `allow` runs, anything else is refused.
+    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Decision>;
+    /// Runs an allowed call.
+    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun>;
+    fn emit(&self, event: TurnEvent);
+}
+
+/// Settings of the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnConfig {
+    pub system: String,
+    pub max_rounds: u32,
+    /// The lean nine-tool surface (`CODARIS_LEAN_7_TOOLS`), else the whole registry.
+    pub lean: bool,
+}
+
+/// A session's conversation, carried from turn to turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    /// What the surface is computed from.
+    pub history: Vec<Event>,
+    /// What the model is sent.
+    pub messages: Vec<Message>,
+    /// Turns started so far.
+    pub turns: u32,
+}
+
+/// Runs one turn of `text` and returns why it ended. Cancellation is the caller's: drop the
+/// future (the provider's stream closes with it) and report `cancelled`.
+pub async fn run_turn(
+    conversation: &mut Conversation,
+    text: &str,
+    base_task: &Task,
+    registry: &Registry,
+    provider: &dyn ModelProvider,
+    host: &dyn TurnHost,
+    config: &TurnConfig,
+) -> EndReason {
+    let turn = conversation.turns;
+    conversation.turns += 1;
+    host.emit(TurnEvent::TurnStarted { turn });
+    conversation.history.push(Event::user(text));
+    conversation.messages.push(Message::user(text));
+    let state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
+    let mut guard = LoopGuard::new();
+    let mut usage = Usage::default();
+    let (reason, error) = rounds(
+        conversation,
+        &state,
+        registry,
+        provider,
+        host,
+        config,
+        turn,
+        &mut guard,
+        &mut usage,
+    )
+    .await;
+    host.emit(TurnEvent::Usage { turn, usage });
+    host.emit(TurnEvent::TurnEnded {
+        turn,
+        reason,
+        error,
+    });
+    reason
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the loop's whole state, passed down once"
+)]
+async fn rounds(
+    conversation: &mut Conversation,
+    state: &TurnState,
+    registry: &Registry,
+    provider: &dyn ModelProvider,
+    host: &dyn TurnHost,
+    config: &TurnConfig,
+    turn: u32,
+    guard: &mut LoopGuard,
+    usage: &mut Usage,
+) -> (EndReason, Option<String>) {
+    for round in 0..config.max_rounds {
+        let surface = surface(&conversation.history, state, registry);
+        let task = state.dispatch_task(&surface);
+        host.emit(TurnEvent::Binding {
+            turn,
+            round,
+            surface: surface.clone(),
+        });
+        let request = ModelRequest {
+            system: config.system.clone(),
+            messages: conversation.messages.clone(),
+            tools: surface.tools.iter().filter_map(|t| host.spec(t)).collect(),
+            cache: CacheHints::default(),
+            max_tokens: None,
+        };
+        let answer = match collect(provider, &request, host).await {
+            Ok(answer) => answer,
+            Err(error) => return (EndReason::Error, Some(error)),
+        };
+        if let Some(round_usage) = &answer.usage {
+            usage.add(round_usage);
+        }
+        if answer.exhausted {
+            return (EndReason::ScriptExhausted, None);
+        }
+        if !answer.text.is_empty() {
+            conversation.history.push(Event::Assistant {
+                text: answer.text.clone(),
+            });
+        }
+        conversation.messages.push(Message::Assistant {
+            text: answer.text,
+            tool_calls: answer.calls.clone(),
+        });
+        if answer.calls.is_empty() {
+            return (EndReason::EndTurn, None);
+        }
+        for call in answer.calls {
+            if let Some(reason) = dispatch(conversation, state, &task, host, guard, call).await {
+                return (reason, None);
+            }
+        }
+    }
+    (EndReason::MaxRounds, None)
+}
+
+/// One model answer, gathered from its stream.
+#[derive(Debug, Default)]
+struct Answer {
+    text: String,
+    calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    exhausted: bool,
+}
+
+async fn collect(
+    provider: &dyn ModelProvider,
+    request: &ModelRequest,
+    host: &dyn TurnHost,
+) -> Result<Answer, String> {
+    let mut stream = provider.stream(request);
+    let mut answer = Answer::default();
+    while let Some(event) = stream.next().await {
+        match event.map_err(|e| e.to_string())? {
+            StreamEvent::TextDelta { text } => {
+                host.emit(TurnEvent::Text { text: text.clone() });
+                answer.text.push_str(&text);
+            }
+            StreamEvent::ToolCall(call) => answer.calls.push(call),
+            // Arguments that are not JSON reach the policy as a string, which it refuses with
+            // a sentence telling the model how to call again.
+            StreamEvent::InvalidToolCall(bad) => answer.calls.push(ToolCall {
+                id: bad.id,
+                name: bad.name,
+                arguments: Value::String(bad.raw_arguments),
+            }),
+            StreamEvent::Usage(round) => {
+                answer.usage.get_or_insert_with(Usage::default).add(&round)
+            }
+            StreamEvent::Stop { reason } => answer.exhausted = is_script_exhausted(&reason),
+        }
+    }
+    Ok(answer)
+}
+
+/// Guards, decides, runs and records one call; `Some` ends the turn.
+async fn dispatch(
+    conversation: &mut Conversation,
+    state: &TurnState,
+    task: &Task,
+    host: &dyn TurnHost,
+    guard: &mut LoopGuard,
+    call: ToolCall,
+) -> Option<EndReason> {
+    host.emit(TurnEvent::ToolCall {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        args: call.arguments.clone(),
+    });
+    conversation.history.push(Event::ToolCall {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        args: call.arguments.clone(),
+    });
+    let refusal = match guard.check(&call.name, &call.arguments) {
+        Check::Proceed => None,
+        Check::Refuse(refusal) => Some((refusal.sentence, false)),
+        Check::EndTurn(refusal) => Some((refusal.sentence, true)),
+    };
+    if let Some((sentence, ends)) = refusal {
+        answer(conversation, host, &call, None, sentence, true, Vec::new());
+        return ends.then_some(EndReason::LoopGuard);
+    }
+    let args = state
+        .plan()
+        .pin_args(&call.name, &call.arguments)
+        .unwrap_or_else(|| call.arguments.clone());
+    let request = CallRequest {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        args,
+        task: task.clone(),
+    };
+    let decision = host.decide(&request).await;
+    if decision.verdict != Verdict::Allow {
+        let sentence = decision.sentence.clone();
+        answer(
+            conversation,
+            host,
+            &call,
+            Some(decision),
+            sentence,
+            true,
+            Vec::new(),
+        );
+        return None;
+    }
+    let run = host.run(&request).await;
+    let progress = guard.record(&call.name, &call.arguments, &run.output, &run.bound);
+    let (output, ends) = match progress {
+        Progress::Made => (run.output, false),
+        Progress::None(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), false),
+        Progress::EndTurn(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), true),
+    };
+    answer(
+        conversation,
+        host,
+        &call,
+        Some(decision),
+        output,
+        run.is_error,
+        run.bound,
+    );
+    ends.then_some(EndReason::LoopGuard)
+}
+
+/// Records a call's result in the history and the messages, and reports it.
+fn answer(
+    conversation: &mut Conversation,
+    host: &dyn TurnHost,
+    call: &ToolCall,
+    decision: Option<Decision>,
+    output: String,
+    is_error: bool,
+    bound: Vec<String>,
+) {
+    conversation.history.push(Event::ToolResult {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        output: output.clone(),
+        bound: bound.clone(),
+        is_error,
+    });
+    conversation.messages.push(Message::ToolResult(ToolResult {
+        call_id: call.id.clone(),
+        content: output.clone(),
+        is_error,
+        binds: bound,
+    }));
+    host.emit(TurnEvent::ToolResult {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        decision,
+        output,
+    });
+}

@@ -1,0 +1,229 @@
+//! The turn loop with the scripted provider, the real policy deciding, and a recording host.
+
+use std::sync::Mutex;
+
+use codaris_agent::{
+    CallRequest, Conversation, EndReason, HostFuture, ScriptedProvider, ToolRun, ToolSpec,
+    ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
+};
+use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::common::registry;
+
+/// Decides with the real policy and no grants; "runs" a call by describing it; a search binds
+/// `lint_pipeline`.
+#[derive(Default)]
+struct Host {
+    events: Mutex<Vec<TurnEvent>>,
+    decided: Mutex<Vec<CallRequest>>,
+}
+
+impl TurnHost for Host {
+    fn spec(&self, tool: &str) -> Option<ToolSpec> {
+        Some(ToolSpec {
+            name: tool.to_owned(),
+            description: format!("the {tool} tool"),
+            input_schema: json!({"type": "object"}),
+            tier: ToolTier::AlwaysOn,
+        })
+    }
+
+    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Decision> {
+        self.decided.lock().unwrap().push(call.clone());
+        let decision = codaris_policy::evaluate(
+            &codaris_policy::Call {
+                tool: &call.tool,
+                args: &call.args,
+                spec: None,
+            },
+            &GrantSet::new(),
+            &call.task,
+        );
+        Box::pin(async move { decision })
+    }
+
+    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {
+        let run = if call.tool == "search_tools" {
+            ToolRun {
+                output: "Matches for \"lint\":\n- lint_pipeline [core] — lint\nBound for your next step: lint_pipeline".to_owned(),
+                is_error: false,
+                bound: vec!["lint_pipeline".to_owned()],
+            }
+        } else {
+            ToolRun {
+                output: format!("ran {}", call.tool),
+                ..ToolRun::default()
+            }
+        };
+        Box::pin(async move { run })
+    }
+
+    fn emit(&self, event: TurnEvent) {
+        self.events.lock().unwrap().push(event);
+    }
+}
+
+fn config() -> TurnConfig {
+    TurnConfig {
+        system: "You are Codaris.".to_owned(),
+        max_rounds: 8,
+        lean: true,
+    }
+}
+
+fn task() -> Task {
+    Task::new("/w/proj")
+}
+
+async fn play(script: &str, prompts: &[&str]) -> (Vec<EndReason>, Host) {
+    let provider = ScriptedProvider::new(parse_script(script).unwrap());
+    let host = Host::default();
+    let registry = registry();
+    let mut conversation = Conversation::default();
+    let mut reasons = Vec::new();
+    for prompt in prompts {
+        reasons.push(
+            run_turn(
+                &mut conversation,
+                prompt,
+                &task(),
+                &registry,
+                &provider,
+                &host,
+                &config(),
+            )
+            .await,
+        );
+    }
+    (reasons, host)
+}
+
+fn bindings(host: &Host) -> Vec<(u32, u32, Vec<String>)> {
+    host.events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Binding {
+                turn,
+                round,
+                surface,
+            } => Some((*turn, *round, surface.tools[9..].to_vec())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_search_binds_from_the_next_round_and_the_found_tool_runs() {
+    let script = r#"{"turns": [{"rounds": [
+        {"text": "searching", "tool_calls": [{"name": "search_tools", "args": {"query": "lint"}}]},
+        {"tool_calls": [{"name": "lint_pipeline", "args": {}}]},
+        {"text": "clean"}
+    ]}]}"#;
+    let (reasons, host) = play(script, &["lint it"]).await;
+    assert_eq!(reasons, vec![EndReason::EndTurn]);
+    assert_eq!(
+        bindings(&host),
+        vec![
+            (0, 0, vec![]),
+            (0, 1, vec!["lint_pipeline".to_owned()]),
+            (0, 2, vec!["lint_pipeline".to_owned()]),
+        ]
+    );
+    let decided = host.decided.lock().unwrap();
+    assert_eq!(decided[1].tool, "lint_pipeline");
+    assert!(
+        decided[1]
+            .task
+            .bound
+            .as_ref()
+            .unwrap()
+            .contains(&"lint_pipeline".to_owned())
+    );
+    let events = host.events.lock().unwrap();
+    let ended = events.last().unwrap();
+    assert_eq!(
+        ended,
+        &TurnEvent::TurnEnded {
+            turn: 0,
+            reason: EndReason::EndTurn,
+            error: None
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_refused_call_goes_back_to_the_model_as_its_result() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "write", "args": {"path": "/etc/hosts", "content": "x"}},
+                        {"name": "read_file", "args": "{\"path\": \"a\"}"}]},
+        {"text": "I cannot write there."}
+    ]}]}"#;
+    let (reasons, host) = play(script, &["edit hosts"]).await;
+    assert_eq!(reasons, vec![EndReason::EndTurn]);
+    let events = host.events.lock().unwrap();
+    let results: Vec<(String, Verdict, Code)> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult {
+                tool,
+                decision: Some(decision),
+                ..
+            } => Some((tool.clone(), decision.verdict, decision.code)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        vec![
+            ("write".to_owned(), Verdict::Deny, Code::MutateOutsideFence),
+            ("read_file".to_owned(), Verdict::Deny, Code::ArgsNotObject),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_same_search_four_times_ends_the_turn() {
+    let search = r#"{"name": "search_tools", "args": {"query": "Lint NEXTFLOW"}}"#;
+    let again = r#"{"name": "search_tools", "args": {"query": "nextflow lint"}}"#;
+    let script = format!(
+        r#"{{"turns": [{{"rounds": [
+            {{"tool_calls": [{search}]}}, {{"tool_calls": [{again}]}}, {{"tool_calls": [{again}]}},
+            {{"tool_calls": [{again}]}}, {{"tool_calls": [{again}]}}, {{"text": "never reached"}}
+        ]}}]}}"#
+    );
+    let (reasons, host) = play(&script, &["lint"]).await;
+    assert_eq!(reasons, vec![EndReason::LoopGuard]);
+    let refused = host
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e, TurnEvent::ToolResult { decision: None, .. }))
+        .count();
+    assert_eq!(refused, 4, "three refusals, then the fourth ends the turn");
+}
+
+#[tokio::test]
+async fn turns_end_by_exhaustion_and_the_round_limit() {
+    let script = r#"{"turns": [
+        {"rounds": [{"tool_calls": [{"name": "glob", "args": {"pattern": "*.nf"}}]}]},
+        {"rounds": [{"tool_calls": [{"name": "glob", "args": {"pattern": "a"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "b"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "c"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "d"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "e"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "f"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "g"}}]},
+                    {"tool_calls": [{"name": "glob", "args": {"pattern": "h"}}]},
+                    {"text": "too late"}]}
+    ]}"#;
+    let (reasons, _) = play(script, &["first", "second"]).await;
+    assert_eq!(
+        reasons,
+        vec![EndReason::ScriptExhausted, EndReason::MaxRounds]
+    );
+}
