@@ -11,6 +11,7 @@
 mod context;
 mod limits;
 mod tool;
+mod web;
 
 pub use context::Fence;
 pub use context::ToolContext;
@@ -20,3 +21,5 @@ pub use tool::Content;
 pub use tool::Tool;
 pub use tool::ToolError;
 pub use tool::ToolOutput;
+pub use web::WebError;
+pub use web::WebFetch;

@@ -1,0 +1,115 @@
+//! What `webfetch` and `http_request` share: argument reading, the client's fixed settings,
+//! reading a body without letting a server fill memory.
+
+use std::time::Duration;
+
+use reqwest::{Response, Url};
+use serde_json::Value;
+
+use super::error::WebError;
+use crate::tool::ToolError;
+
+pub const USER_AGENT: &str = concat!("codaris/", env!("CARGO_PKG_VERSION"));
+
+/// A string argument; `Ok(None)` when absent or null.
+pub fn opt_str<'a>(args: &'a Value, name: &str) -> Result<Option<&'a str>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(_) => Err(ToolError::model(format!("`{name}` must be a string"))),
+    }
+}
+
+/// A positive whole number argument, `default` when absent, refused above `max`.
+pub fn count(args: &Value, name: &str, default: u64, max: u64) -> Result<u64, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(default),
+        Some(value) => match value.as_u64() {
+            Some(n) if (1..=max).contains(&n) => Ok(n),
+            _ => Err(ToolError::model(format!(
+                "`{name}` must be a whole number from 1 to {max}"
+            ))),
+        },
+    }
+}
+
+/// `timeout_seconds` as a duration and as the number the model gave (for messages).
+pub fn timeout(args: &Value, default: u64, max: u64) -> Result<(Duration, u64), ToolError> {
+    let seconds = count(args, "timeout_seconds", default, max)?;
+    Ok((Duration::from_secs(seconds), seconds))
+}
+
+/// The required `url`, http or https only.
+pub fn url(args: &Value) -> Result<Url, ToolError> {
+    let text = opt_str(args, "url")?.ok_or_else(|| ToolError::model("`url` is required"))?;
+    let bad = || WebError::BadUrl {
+        url: text.to_owned(),
+    };
+    let url = Url::parse(text).map_err(|_| bad())?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(bad().into());
+    }
+    Ok(url)
+}
+
+/// The body, at most `limit` bytes of it, and whether more was left unread.
+pub async fn read_bounded(
+    response: &mut Response,
+    limit: usize,
+    url: &str,
+) -> Result<(Vec<u8>, bool), WebError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| WebError::request(url, &error))?
+    {
+        let room = limit.saturating_sub(body.len());
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+/// The media type of a response without its parameters, lowercased; empty when unsaid.
+pub fn media_type(response: &Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .map(|value| value.trim().to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// Whether a body of this media type reads as text (an empty type is judged by the bytes).
+pub fn is_textual(media_type: &str, body: &[u8]) -> bool {
+    if media_type.is_empty() {
+        return std::str::from_utf8(&body[..body.len().min(4096)]).is_ok() && !body.contains(&0);
+    }
+    media_type.starts_with("text/")
+        || media_type.ends_with("+json")
+        || media_type.ends_with("+xml")
+        || matches!(
+            media_type,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-www-form-urlencoded"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/x-ndjson"
+        )
+}
+
+/// `text` cut to at most `max_chars` characters, and the number it had.
+pub fn cut_chars(text: &str, max_chars: usize) -> (&str, Option<usize>) {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => (&text[..end], Some(text.chars().count())),
+        None => (text, None),
+    }
+}

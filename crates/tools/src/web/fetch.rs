@@ -1,0 +1,215 @@
+//! `webfetch`: GET a public page and return its main text as Markdown.
+//!
+//! Redirects are followed here, one hop at a time, because each hop's host must pass the SSRF
+//! guard and have its address pinned before anything is sent to it; the client itself never
+//! follows one, never resolves a name (it is handed the checked address) and never uses a proxy
+//! (a proxy would resolve and connect on our behalf, out of the guard's sight).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use reqwest::header::{ACCEPT, LOCATION};
+use reqwest::{Response, Url};
+use serde_json::{Value, json};
+
+use super::common::{self, USER_AGENT};
+use super::error::WebError;
+use super::guard::{self, Reach};
+use super::markdown::html_to_markdown;
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// Hops followed before giving up.
+pub const MAX_REDIRECTS: usize = 5;
+const DEFAULT_TIMEOUT: u64 = 30;
+const MAX_TIMEOUT: u64 = 120;
+const DEFAULT_MAX_CHARS: u64 = 40_000;
+const MAX_MAX_CHARS: u64 = 1_000_000;
+/// Bytes of a page read at most: past this a page is not worth converting.
+const MAX_BODY: usize = 8 * 1024 * 1024;
+
+#[derive(Debug, Clone, Default)]
+pub struct WebFetch {
+    reach: Reach,
+}
+
+impl WebFetch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// For tests against a fake server on 127.0.0.1 / `[::1]` only: loopback becomes reachable,
+    /// private, link-local and the rest stay refused. Never used outside tests.
+    pub fn allowing_loopback_for_tests() -> Self {
+        Self {
+            reach: Reach { loopback: true },
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for WebFetch {
+    fn name(&self) -> &'static str {
+        "webfetch"
+    }
+
+    fn description(&self) -> &'static str {
+        "Download a public web page (HTTP GET) and return its main text as Markdown, with scripts, \
+         styles and navigation left out; plain-text and JSON answers come back as they are. \
+         Localhost, private, link-local and other non-public addresses are refused, on every \
+         redirect too (at most 5 are followed); use http_request for local services, other \
+         methods, headers or downloads."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "The http:// or https:// address of the page."},
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT,
+                    "description": "Give up after this many seconds (default 30)."},
+                "max_chars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS,
+                    "description": "Return at most this many characters of Markdown (default 40000)."}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let url = common::url(args)?;
+        let (timeout, seconds) = common::timeout(args, DEFAULT_TIMEOUT, MAX_TIMEOUT)?;
+        let max_chars = common::count(args, "max_chars", DEFAULT_MAX_CHARS, MAX_MAX_CHARS)?;
+        let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
+        let started = url.to_string();
+        let fetched = tokio::time::timeout(timeout, fetch(url, self.reach, timeout))
+            .await
+            .map_err(|_| WebError::Timeout {
+                url: started,
+                seconds,
+            })??;
+        Ok(ToolOutput::text(render(&fetched, max_chars)))
+    }
+}
+
+/// A page as fetched: where it ended up, its media type and its body.
+struct Fetched {
+    url: Url,
+    media_type: String,
+    body: Vec<u8>,
+    truncated: bool,
+}
+
+async fn fetch(mut url: Url, reach: Reach, timeout: Duration) -> Result<Fetched, WebError> {
+    for _ in 0..=MAX_REDIRECTS {
+        let mut response = send(&url, reach, timeout).await?;
+        if response.status().is_redirection()
+            && let Some(location) = response.headers().get(LOCATION)
+        {
+            let bad = || WebError::BadRedirect {
+                url: url.to_string(),
+            };
+            let location = location.to_str().map_err(|_| bad())?;
+            let next = url.join(location).map_err(|_| bad())?;
+            if !matches!(next.scheme(), "http" | "https") {
+                return Err(bad());
+            }
+            url = next;
+            continue;
+        }
+        let status = response.status();
+        if !status.is_success() {
+            return Err(WebError::Status {
+                url: url.to_string(),
+                status: status.as_u16(),
+            });
+        }
+        let media_type = common::media_type(&response);
+        let (body, truncated) = common::read_bounded(&mut response, MAX_BODY, url.as_str()).await?;
+        check_textual(&media_type, &body, &url)?;
+        return Ok(Fetched {
+            url,
+            media_type,
+            body,
+            truncated,
+        });
+    }
+    Err(WebError::TooManyRedirects {
+        limit: MAX_REDIRECTS,
+    })
+}
+
+/// One request to `url`, on a connection to the address the guard checked.
+async fn send(url: &Url, reach: Reach, timeout: Duration) -> Result<Response, WebError> {
+    let (host, addr) = guard::resolve(url, reach).await?;
+    let client = pinned_client(host.as_deref(), addr, timeout)
+        .map_err(|error| WebError::request(url.as_str(), &error))?;
+    client
+        .get(url.clone())
+        .header(
+            ACCEPT,
+            "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+        )
+        .send()
+        .await
+        .map_err(|error| WebError::request(url.as_str(), &error))
+}
+
+fn pinned_client(
+    host: Option<&str>,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<reqwest::Client, reqwest::Error> {
+    let builder = reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .timeout(timeout);
+    match host {
+        Some(host) => builder.resolve(host, addr),
+        None => builder,
+    }
+    .build()
+}
+
+fn render(fetched: &Fetched, max_chars: usize) -> String {
+    let text = String::from_utf8_lossy(&fetched.body);
+    let looks_html = fetched.media_type.contains("html")
+        || (fetched.media_type.is_empty() && text.trim_start().starts_with('<'));
+    let (title, body) = if looks_html {
+        let page = html_to_markdown(&text);
+        (page.title, page.markdown)
+    } else {
+        (None, text.into_owned())
+    };
+    let mut out = String::new();
+    if let Some(title) = title {
+        out.push_str(&format!("# {title}\n"));
+    }
+    out.push_str(&format!("Source: {}\n\n", fetched.url));
+    let (kept, total) = common::cut_chars(&body, max_chars);
+    out.push_str(kept.trim_end());
+    if let Some(total) = total {
+        out.push_str(&format!(
+            "\n\n[cut at {max_chars} of {total} characters; raise max_chars to read more]"
+        ));
+    } else if fetched.truncated {
+        out.push_str(&format!(
+            "\n\n[the page is larger than {MAX_BODY} bytes; only its start was read]"
+        ));
+    }
+    out
+}
+
+/// Whether a fetched body is something `render` can show; binary files are refused with
+/// their type and size.
+fn check_textual(fetched_type: &str, body: &[u8], url: &Url) -> Result<(), WebError> {
+    if fetched_type.contains("html") || common::is_textual(fetched_type, body) {
+        return Ok(());
+    }
+    Err(WebError::NotText {
+        url: url.to_string(),
+        content_type: fetched_type.to_owned(),
+        bytes: body.len(),
+    })
+}

@@ -1,0 +1,35 @@
+//! The web tools against fake servers on 127.0.0.1; nothing here reaches the internet.
+#![expect(clippy::unwrap_used, reason = "tests fail loudly on a broken fixture")]
+
+#[path = "web/fake.rs"]
+mod fake;
+#[path = "web/fetch.rs"]
+mod fetch;
+
+use std::path::Path;
+
+use codaris_tools::{Content, Fence, ToolContext, ToolError, ToolOutput};
+
+pub fn ctx(root: &Path) -> ToolContext {
+    ToolContext {
+        session_id: "s1".into(),
+        cwd: root.to_path_buf(),
+        fence: Fence::new([root.to_path_buf()]),
+        workspace: root.to_path_buf(),
+    }
+}
+
+pub fn text(output: &ToolOutput) -> &str {
+    match output.content.first() {
+        Some(Content::Text(text)) => text,
+        _ => "",
+    }
+}
+
+/// The sentence a model error carries; any other outcome fails the test with what it was.
+pub fn model_error(result: Result<ToolOutput, ToolError>) -> String {
+    match result {
+        Err(ToolError::Model { message }) => message,
+        other => format!("not a model error: {other:?}"),
+    }
+}
