@@ -10,6 +10,7 @@
 
 mod context;
 mod limits;
+pub mod shell;
 mod tool;
 mod web;
 

@@ -1,0 +1,58 @@
+//! Shell: `run_command` and the session's background tasks.
+//!
+//! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
+//! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
+//! the kernel supports Landlock, writes confined to the allowed roots, the session workspace
+//! and that temp dir. The pools live in a `ShellPools` the daemon owns (no globals), one per
+//! session, and report finished tasks on a channel the daemon forwards into the session.
+//!
+//! Non-goals: deciding whether a command may run (the policy), a terminal (stdin is closed).
+
+mod args;
+mod background;
+mod group;
+mod landlock;
+mod pool;
+mod ring;
+mod run;
+mod spawn;
+mod task;
+
+use std::sync::Arc;
+
+pub use background::BackgroundList;
+pub use background::BackgroundOutput;
+pub use background::BackgroundReap;
+pub use background::BackgroundStop;
+pub use background::BackgroundWait;
+pub use background::WAIT_DEFAULT_SECONDS;
+pub use background::WAIT_MAX_SECONDS;
+pub use landlock::LandlockStatus;
+pub use landlock::landlock_status;
+pub use pool::PoolConfig;
+pub use pool::Reaped;
+pub use pool::ShellError;
+pub use pool::ShellPools;
+pub use pool::Started;
+pub use pool::TaskPool;
+pub use pool::TaskSummary;
+pub use run::DEFAULT_TIMEOUT_SECONDS;
+pub use run::MAX_TIMEOUT_SECONDS;
+pub use run::RESULT_STREAM_BYTES;
+pub use run::RunCommand;
+pub use task::Captured;
+pub use task::Task;
+pub use task::TaskNotice;
+pub use task::TaskStatus;
+
+/// The shell tools, all sharing `pools`, in catalogue order.
+pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
+    vec![
+        Arc::new(RunCommand::new(pools.clone())),
+        Arc::new(BackgroundList::new(pools.clone())),
+        Arc::new(BackgroundOutput::new(pools.clone())),
+        Arc::new(BackgroundWait::new(pools.clone())),
+        Arc::new(BackgroundStop::new(pools.clone())),
+        Arc::new(BackgroundReap::new(pools.clone())),
+    ]
+}

@@ -1,0 +1,386 @@
+//! The background task pools: one per session, all owned by a `ShellPools` the daemon holds.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rustix::process::Signal;
+use tokio::sync::mpsc;
+
+use super::group::{group_alive, signal_group};
+use super::spawn::{Launch, spawn};
+use super::task::{NoticeTarget, Task, TaskNotice, TaskStatus};
+
+/// Failures of the pool, split by the tools into the model's and Codaris's.
+#[derive(Debug, thiserror::Error)]
+pub enum ShellError {
+    #[error("no background task `{task_id}` in this session")]
+    UnknownTask { task_id: String },
+    #[error("could not start `{command}` in `{cwd}`: {source}")]
+    Spawn {
+        command: String,
+        cwd: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("could not create the session's private temp dir: {source}")]
+    TempDir {
+        #[source]
+        source: io::Error,
+    },
+    #[error("could not signal process group {pgid}: {source}")]
+    Signal {
+        pgid: i32,
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Tunables of every pool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Bytes kept of each stream of each task (the most recent).
+    pub buffer_bytes: usize,
+    /// Between SIGTERM and SIGKILL when a task is stopped.
+    pub stop_grace: Duration,
+    /// Confine commands with Landlock where the kernel supports it.
+    pub landlock: bool,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            buffer_bytes: 1024 * 1024,
+            stop_grace: Duration::from_secs(3),
+            landlock: true,
+        }
+    }
+}
+
+/// Every session's pool, and the one channel their completion notices arrive on.
+#[derive(Debug)]
+pub struct ShellPools {
+    config: PoolConfig,
+    pools: Mutex<HashMap<String, Arc<TaskPool>>>,
+    notices: mpsc::UnboundedSender<TaskNotice>,
+}
+
+impl ShellPools {
+    /// The pools and the receiver of their notices, which the daemon forwards into sessions.
+    pub fn new(config: PoolConfig) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
+        let (notices, receiver) = mpsc::unbounded_channel();
+        let pools = Self {
+            config,
+            pools: Mutex::new(HashMap::new()),
+            notices,
+        };
+        (pools, receiver)
+    }
+
+    pub fn config(&self) -> PoolConfig {
+        self.config
+    }
+
+    /// The session's pool, created on first use.
+    pub fn pool(&self, session_id: &str) -> Result<Arc<TaskPool>, ShellError> {
+        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pool) = pools.get(session_id) {
+            return Ok(pool.clone());
+        }
+        let pool = Arc::new(TaskPool::new(
+            session_id,
+            self.config,
+            self.notices.clone(),
+        )?);
+        pools.insert(session_id.to_owned(), pool.clone());
+        Ok(pool)
+    }
+
+    /// Ends a session's pool: every process group it started is killed (once the last handle
+    /// to the pool is dropped) and its temp dir removed.
+    pub fn close(&self, session_id: &str) {
+        let removed = self
+            .pools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+        drop(removed);
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    task: Arc<Task>,
+    /// Shown to the model: started with `background: true` or handed over on timeout.
+    listed: bool,
+}
+
+/// One session's tasks. Dropping it kills every process group it started.
+#[derive(Debug)]
+pub struct TaskPool {
+    session_id: String,
+    config: PoolConfig,
+    temp_dir: tempfile::TempDir,
+    notices: mpsc::UnboundedSender<TaskNotice>,
+    tasks: Mutex<BTreeMap<u64, Entry>>,
+    next_id: Mutex<u64>,
+}
+
+/// A line of `background_list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskSummary {
+    pub task_id: String,
+    pub command: String,
+    pub status: TaskStatus,
+    pub elapsed: Duration,
+    pub estimate: Option<Duration>,
+}
+
+/// A started command and the id it is known by.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub task_id: String,
+    pub task: Arc<Task>,
+    /// Whether Landlock confines its writes.
+    pub confined: bool,
+}
+
+/// A process group that outlived its task and was killed by `reap`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reaped {
+    pub task_id: String,
+    pub command: String,
+    pub pgid: i32,
+}
+
+fn task_id(number: u64) -> String {
+    format!("bg-{number}")
+}
+
+impl TaskPool {
+    pub fn new(
+        session_id: &str,
+        config: PoolConfig,
+        notices: mpsc::UnboundedSender<TaskNotice>,
+    ) -> Result<Self, ShellError> {
+        let temp_dir = tempfile::Builder::new()
+            .prefix("codaris-shell-")
+            .tempdir()
+            .map_err(|source| ShellError::TempDir { source })?;
+        Ok(Self {
+            session_id: session_id.to_owned(),
+            config,
+            temp_dir,
+            notices,
+            tasks: Mutex::new(BTreeMap::new()),
+            next_id: Mutex::new(1),
+        })
+    }
+
+    /// The private TMPDIR of this session's commands.
+    pub fn temp_dir(&self) -> &Path {
+        self.temp_dir.path()
+    }
+
+    pub fn config(&self) -> PoolConfig {
+        self.config
+    }
+
+    fn tasks(&self) -> MutexGuard<'_, BTreeMap<u64, Entry>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts `command` in `cwd` (already checked against the fence). With `writable`, and
+    /// where the kernel supports it, its writes are confined there and to the temp dir.
+    /// A task started with `listed` shows in the list at once; otherwise it stays hidden
+    /// until `hand_over`.
+    pub fn start(
+        &self,
+        command: &str,
+        cwd: &Path,
+        writable: &[PathBuf],
+        estimate: Option<Duration>,
+        listed: bool,
+        notify: bool,
+    ) -> Result<Started, ShellError> {
+        let confine_to = self.config.landlock.then(|| {
+            let mut dirs = writable.to_vec();
+            dirs.push(self.temp_dir().to_path_buf());
+            dirs
+        });
+        let launch = Launch {
+            command,
+            cwd,
+            temp_dir: self.temp_dir(),
+            confine_to,
+        };
+        let (child, confined) = spawn(&launch).map_err(|source| ShellError::Spawn {
+            command: command.to_owned(),
+            cwd: cwd.to_path_buf(),
+            source,
+        })?;
+        let task = Task::watch(
+            child,
+            command.to_owned(),
+            estimate,
+            self.config.buffer_bytes,
+        );
+        let number = {
+            let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
+            let number = *next;
+            *next += 1;
+            number
+        };
+        let id = task_id(number);
+        if listed && notify {
+            task.notify_when_done(Some(self.target(&id)));
+        }
+        self.tasks().insert(
+            number,
+            Entry {
+                task: task.clone(),
+                listed,
+            },
+        );
+        Ok(Started {
+            task_id: id,
+            task,
+            confined,
+        })
+    }
+
+    fn target(&self, task_id: &str) -> NoticeTarget {
+        NoticeTarget {
+            session_id: self.session_id.clone(),
+            task_id: task_id.to_owned(),
+            sender: self.notices.clone(),
+        }
+    }
+
+    /// Lists a hidden task (a foreground command that outlived its timeout). `false` if it
+    /// ended in the meantime, in which case it stays hidden and the caller reports it whole.
+    pub fn hand_over(&self, started: &Started, notify: bool) -> bool {
+        let target = notify.then(|| self.target(&started.task_id));
+        if !started.task.notify_when_done(target) {
+            return false;
+        }
+        let number: Option<u64> = started.task_id.trim_start_matches("bg-").parse().ok();
+        let mut tasks = self.tasks();
+        if let Some(entry) = number.and_then(|n| tasks.get_mut(&n)) {
+            entry.listed = true;
+        }
+        true
+    }
+
+    /// A listed task by its id.
+    pub fn get(&self, task_id: &str) -> Result<Arc<Task>, ShellError> {
+        let unknown = || ShellError::UnknownTask {
+            task_id: task_id.to_owned(),
+        };
+        let number: u64 = task_id
+            .strip_prefix("bg-")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(unknown)?;
+        self.tasks()
+            .get(&number)
+            .filter(|entry| entry.listed)
+            .map(|entry| entry.task.clone())
+            .ok_or_else(unknown)
+    }
+
+    pub fn list(&self) -> Vec<TaskSummary> {
+        self.tasks()
+            .iter()
+            .filter(|(_, entry)| entry.listed)
+            .map(|(number, entry)| TaskSummary {
+                task_id: task_id(*number),
+                command: entry.task.command.clone(),
+                status: entry.task.status(),
+                elapsed: entry.task.elapsed(),
+                estimate: entry.task.estimate,
+            })
+            .collect()
+    }
+
+    /// Stops a listed task and everything it spawned.
+    pub async fn stop(&self, task_id: &str) -> Result<TaskStatus, ShellError> {
+        let task = self.get(task_id)?;
+        task.stop(self.config.stop_grace)
+            .await
+            .map_err(|source| ShellError::Signal {
+                pgid: task.pgid,
+                source,
+            })
+    }
+
+    /// Kills the process groups of ended tasks (listed or not) that still have processes:
+    /// a daemon a script left behind, a `sleep &` nobody waited for.
+    pub fn reap(&self) -> Result<Vec<Reaped>, ShellError> {
+        let strays: Vec<Reaped> = self
+            .tasks()
+            .iter()
+            .filter(|(_, entry)| !entry.task.status().is_running() && entry.task.pgid > 0)
+            .filter(|(_, entry)| group_alive(entry.task.pgid))
+            .map(|(number, entry)| Reaped {
+                task_id: task_id(*number),
+                command: entry.task.command.clone(),
+                pgid: entry.task.pgid,
+            })
+            .collect();
+        for stray in &strays {
+            signal_group(stray.pgid, Signal::KILL).map_err(|source| ShellError::Signal {
+                pgid: stray.pgid,
+                source,
+            })?;
+        }
+        Ok(strays)
+    }
+
+    /// Forgets a hidden task that ended, keeping only what `reap` needs: its output buffers
+    /// go, so a session running thousands of short commands does not hoard their output.
+    pub fn retire(&self, started: &Started) {
+        let Some(number) = started
+            .task_id
+            .strip_prefix("bg-")
+            .and_then(|n| n.parse().ok())
+        else {
+            return;
+        };
+        let mut tasks = self.tasks();
+        let spent = tasks
+            .get(&number)
+            .is_some_and(|entry| !entry.listed && !group_alive(entry.task.pgid));
+        if spent {
+            tasks.remove(&number);
+        }
+    }
+}
+
+impl Drop for TaskPool {
+    fn drop(&mut self) {
+        // The session is over: nothing it started may outlive it.
+        for entry in self.tasks().values() {
+            if entry.task.pgid > 0
+                && (entry.task.status().is_running() || group_alive(entry.task.pgid))
+            {
+                let _ = signal_group(entry.task.pgid, Signal::KILL);
+            }
+        }
+    }
+}
+
+impl ShellError {
+    /// What the model can act on goes back to it; the rest is Codaris's own failure.
+    pub(crate) fn into_tool_error(self, tool: &'static str) -> crate::tool::ToolError {
+        match self {
+            Self::UnknownTask { .. } | Self::Spawn { .. } => {
+                crate::tool::ToolError::model(self.to_string())
+            }
+            Self::TempDir { source } | Self::Signal { source, .. } => {
+                crate::tool::ToolError::Fatal { tool, source }
+            }
+        }
+    }
+}

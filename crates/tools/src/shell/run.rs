@@ -1,0 +1,149 @@
+//! `run_command`: a shell command in the fence, in the foreground or the background.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::args::{boolean, count, required_string, string};
+use super::landlock::landlock_status;
+use super::pool::{ShellPools, Started};
+use super::task::TaskStatus;
+use crate::context::{ToolContext, normalize};
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+const NAME: &str = "run_command";
+/// Foreground timeout when the model gives none, and the most it may ask for.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
+pub const MAX_TIMEOUT_SECONDS: u64 = 3600;
+/// Bytes shown of each stream in a result (the end of it); `background_output` has the rest.
+pub const RESULT_STREAM_BYTES: usize = 32 * 1024;
+
+/// `run_command`: the host shell (`/bin/sh -c`) in a directory inside the fence.
+#[derive(Debug, Clone)]
+pub struct RunCommand {
+    pools: Arc<ShellPools>,
+}
+
+impl RunCommand {
+    pub fn new(pools: Arc<ShellPools>) -> Self {
+        Self { pools }
+    }
+}
+
+/// The directory a command runs in: `cwd` against the context's working directory, inside
+/// the fence both as written and with symlinks resolved (a link out of the roots is refused).
+pub(crate) fn resolve_cwd(ctx: &ToolContext, cwd: Option<&str>) -> Result<PathBuf, ToolError> {
+    let shown = cwd.unwrap_or(".");
+    let outside = || ToolError::model(format!("`cwd` `{shown}` is outside the allowed roots"));
+    let normal = normalize(&ctx.absolute(shown)).ok_or_else(outside)?;
+    ctx.fence.locate(&normal).ok_or_else(outside)?;
+    let resolved = std::fs::canonicalize(&normal)
+        .map_err(|error| ToolError::model(format!("`cwd` `{shown}` cannot be used: {error}")))?;
+    ctx.fence.locate(&resolved).ok_or_else(outside)?;
+    if !resolved.is_dir() {
+        return Err(ToolError::model(format!(
+            "`cwd` `{shown}` is not a directory"
+        )));
+    }
+    Ok(resolved)
+}
+
+/// Where a command may write under Landlock: the roots and the session workspace (the pool
+/// adds its temp dir).
+pub(crate) fn writable(ctx: &ToolContext) -> Vec<PathBuf> {
+    let mut dirs = ctx.fence.roots().to_vec();
+    dirs.push(ctx.workspace.clone());
+    dirs
+}
+
+/// The line a result carries when writes were not confined, so the model and the user know.
+fn sandbox_note(started: &Started, wanted: bool) -> String {
+    match (started.confined, wanted) {
+        (true, _) => String::new(),
+        (false, false) => "note: writes are not confined (Landlock is off)\n".to_owned(),
+        (false, true) => format!("note: writes are not confined ({})\n", landlock_status()),
+    }
+}
+
+/// `exit code: 0`, or how else it ended.
+pub(crate) fn status_line(status: TaskStatus) -> String {
+    match status {
+        TaskStatus::Exited(code) => format!("exit code: {code}"),
+        other => format!("status: {other}"),
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a shell command through /bin/sh in the workspace and return its exit code, stdout and stderr (the last 32 KiB of each). `cwd` changes the directory for this command only and must stay inside the allowed roots. A command still running after `timeout_seconds` (default 120) is not killed: it is handed to the background and its task id returned with the output so far. `background: true` returns a task id at once; either way you are told when it finishes unless `notify_on_finish` is false. Use the background_* tools to read, wait for or stop a task. stdin is closed; writes are confined to the allowed roots where the kernel supports Landlock, and TMPDIR is a private temp dir."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The shell command line."},
+                "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory; inside the allowed roots."},
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECONDS, "description": "Seconds to wait before handing the command to the background (default 120)."},
+                "background": {"type": "boolean", "description": "Start as a background task and return its id at once."},
+                "notify_on_finish": {"type": "boolean", "description": "Be told when a background or handed-over task finishes (default true)."},
+                "expected_seconds": {"type": "integer", "minimum": 0, "description": "Your estimate of the running time, shown by background_list."},
+                "permission_rationale": {"type": "string", "description": "Why the command is needed, shown to the user when asked to approve it."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let command = required_string(args, "command")?;
+        let cwd = resolve_cwd(ctx, string(args, "cwd")?)?;
+        let timeout = count(args, "timeout_seconds")?
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+            .clamp(1, MAX_TIMEOUT_SECONDS);
+        let background = boolean(args, "background", false)?;
+        let notify = boolean(args, "notify_on_finish", true)?;
+        let estimate = count(args, "expected_seconds")?.map(Duration::from_secs);
+        let pool = self
+            .pools
+            .pool(&ctx.session_id)
+            .map_err(|error| error.into_tool_error(NAME))?;
+        let started = pool
+            .start(command, &cwd, &writable(ctx), estimate, background, notify)
+            .map_err(|error| error.into_tool_error(NAME))?;
+        let note = sandbox_note(&started, pool.config().landlock);
+        let id = &started.task_id;
+        if background {
+            return Ok(ToolOutput::text(format!(
+                "started background task `{id}`{}\n{note}",
+                if notify {
+                    "; you will be told when it finishes"
+                } else {
+                    ""
+                }
+            )));
+        }
+        let status = started.task.wait(Duration::from_secs(timeout)).await;
+        if status.is_running() && pool.hand_over(&started, notify) {
+            let so_far = started.task.output(RESULT_STREAM_BYTES, None).render();
+            return Ok(ToolOutput::text(format!(
+                "still running after {timeout}s: handed to the background as task `{id}` (background_output, background_wait, background_stop)\n{note}output so far:\n{so_far}"
+            )));
+        }
+        // Ended, possibly in the instant between the timeout and the hand-over.
+        let status = started.task.wait(Duration::from_secs(5)).await;
+        let captured = started.task.output(RESULT_STREAM_BYTES, None).render();
+        pool.retire(&started);
+        Ok(ToolOutput::text(format!(
+            "{}\n{note}{captured}",
+            status_line(status)
+        )))
+    }
+}

@@ -1,0 +1,279 @@
+//! One running command: its process group, its captured output, its fate.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::Child;
+use tokio::sync::{mpsc, watch};
+
+use super::ring::Ring;
+
+/// How a task ended, or that it has not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskStatus {
+    Running,
+    /// The shell exited with this code.
+    Exited(i32),
+    /// The shell died of this signal (not one `background_stop` sent).
+    Signaled(i32),
+    /// Stopped by `background_stop` or when the session ended.
+    Stopped,
+    /// Waiting for the process failed; what became of it is unknown.
+    Lost,
+}
+
+impl TaskStatus {
+    pub fn is_running(self) -> bool {
+        self == Self::Running
+    }
+}
+
+impl fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Running => f.write_str("running"),
+            Self::Exited(code) => write!(f, "exited with code {code}"),
+            Self::Signaled(signal) => write!(f, "killed by signal {signal}"),
+            Self::Stopped => f.write_str("stopped"),
+            Self::Lost => f.write_str("lost (waiting for it failed)"),
+        }
+    }
+}
+
+/// Sent when a background task ends, for the daemon to wake the session with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskNotice {
+    pub session_id: String,
+    pub task_id: String,
+    pub command: String,
+    pub status: TaskStatus,
+    pub elapsed: Duration,
+}
+
+/// Where a finished task announces itself: set when it joins the listed pool.
+#[derive(Debug)]
+pub(crate) struct NoticeTarget {
+    pub(crate) session_id: String,
+    pub(crate) task_id: String,
+    pub(crate) sender: mpsc::UnboundedSender<TaskNotice>,
+}
+
+#[derive(Debug)]
+struct State {
+    status: TaskStatus,
+    finished: Option<Instant>,
+    stop_requested: bool,
+    notice: Option<NoticeTarget>,
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub(crate) command: String,
+    pub(crate) pgid: i32,
+    pub(crate) started: Instant,
+    pub(crate) estimate: Option<Duration>,
+    stdout: Arc<Mutex<Ring>>,
+    stderr: Arc<Mutex<Ring>>,
+    state: Mutex<State>,
+    done: watch::Receiver<bool>,
+}
+
+/// How long the readers may keep draining after the shell exited: output the shell wrote is
+/// in the pipe by then, but a grandchild left running may hold the pipe open indefinitely.
+const DRAIN: Duration = Duration::from_millis(500);
+
+impl Task {
+    /// Watches `child` (already leading its own process group) and captures its output.
+    pub(crate) fn watch(
+        mut child: Child,
+        command: String,
+        estimate: Option<Duration>,
+        buffer_bytes: usize,
+    ) -> Arc<Self> {
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .unwrap_or(0);
+        let stdout = Arc::new(Mutex::new(Ring::new(buffer_bytes)));
+        let stderr = Arc::new(Mutex::new(Ring::new(buffer_bytes)));
+        let (done_tx, done) = watch::channel(false);
+        let task = Arc::new(Self {
+            command,
+            pgid,
+            started: Instant::now(),
+            estimate,
+            stdout: stdout.clone(),
+            stderr: stderr.clone(),
+            state: Mutex::new(State {
+                status: TaskStatus::Running,
+                finished: None,
+                stop_requested: false,
+                notice: None,
+            }),
+            done,
+        });
+        let readers = [
+            child
+                .stdout
+                .take()
+                .map(|pipe| tokio::spawn(capture(pipe, stdout))),
+            child
+                .stderr
+                .take()
+                .map(|pipe| tokio::spawn(capture(pipe, stderr))),
+        ];
+        let watched = task.clone();
+        tokio::spawn(async move {
+            let exit = child.wait().await;
+            for reader in readers.into_iter().flatten() {
+                // A reader still blocked after the drain period belongs to a lingering
+                // grandchild; it keeps capturing in the background.
+                let _ = tokio::time::timeout(DRAIN, reader).await;
+            }
+            watched.finish(exit);
+            let _ = done_tx.send(true);
+        });
+        task
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // The state is plain data, consistent after every write; a panic elsewhere cannot
+        // leave it half-updated, so a poisoned lock is still usable.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn finish(&self, exit: std::io::Result<std::process::ExitStatus>) {
+        use std::os::unix::process::ExitStatusExt;
+        let mut state = self.lock();
+        state.status = match exit {
+            _ if state.stop_requested => TaskStatus::Stopped,
+            Ok(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => TaskStatus::Exited(code),
+                (None, Some(signal)) => TaskStatus::Signaled(signal),
+                (None, None) => TaskStatus::Lost,
+            },
+            Err(_) => TaskStatus::Lost,
+        };
+        let finished = Instant::now();
+        state.finished = Some(finished);
+        if let Some(target) = state.notice.take() {
+            // The daemon may have gone away with its receiver; nobody is left to tell.
+            let _ = target.sender.send(TaskNotice {
+                session_id: target.session_id,
+                task_id: target.task_id,
+                command: self.command.clone(),
+                status: state.status,
+                elapsed: finished - self.started,
+            });
+        }
+    }
+
+    pub fn status(&self) -> TaskStatus {
+        self.lock().status
+    }
+
+    /// Running time so far, or until it ended.
+    pub fn elapsed(&self) -> Duration {
+        self.lock().finished.unwrap_or_else(Instant::now) - self.started
+    }
+
+    /// Arranges the completion notice; `false` if the task already ended (nothing to wait for).
+    pub(crate) fn notify_when_done(&self, target: Option<NoticeTarget>) -> bool {
+        let mut state = self.lock();
+        if !state.status.is_running() {
+            return false;
+        }
+        state.notice = target;
+        true
+    }
+
+    /// Waits up to `limit` for the task to end; its status then.
+    pub async fn wait(&self, limit: Duration) -> TaskStatus {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(limit, done.wait_for(|finished| *finished)).await;
+        self.status()
+    }
+
+    /// Stops the whole process group: SIGTERM, `grace`, SIGKILL.
+    pub async fn stop(&self, grace: Duration) -> std::io::Result<TaskStatus> {
+        if self.pgid > 0 {
+            {
+                let mut state = self.lock();
+                if state.status.is_running() {
+                    state.stop_requested = true;
+                }
+            }
+            super::group::terminate_group(self.pgid, grace).await?;
+        }
+        Ok(self.wait(Duration::from_secs(5)).await)
+    }
+
+    /// The captured stdout and stderr, each cut to `max_bytes` from its end (and to
+    /// `tail_lines` lines), with the number of bytes not shown.
+    pub fn output(&self, max_bytes: usize, tail_lines: Option<usize>) -> Captured {
+        let read = |ring: &Mutex<Ring>| {
+            ring.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .tail(max_bytes, tail_lines)
+        };
+        let (stdout, stdout_hidden) = read(&self.stdout);
+        let (stderr, stderr_hidden) = read(&self.stderr);
+        Captured {
+            stdout,
+            stdout_hidden,
+            stderr,
+            stderr_hidden,
+        }
+    }
+}
+
+/// What a task printed, as far as it is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    pub stdout: String,
+    pub stdout_hidden: u64,
+    pub stderr: String,
+    pub stderr_hidden: u64,
+}
+
+impl Captured {
+    /// The two streams as the model reads them; empty streams are left out.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (name, text, hidden) in [
+            ("stdout", &self.stdout, self.stdout_hidden),
+            ("stderr", &self.stderr, self.stderr_hidden),
+        ] {
+            if text.is_empty() && hidden == 0 {
+                continue;
+            }
+            out.push_str(name);
+            out.push_str(":\n");
+            if hidden > 0 {
+                out.push_str(&format!("[{hidden} earlier bytes not shown]\n"));
+            }
+            out.push_str(text);
+            if !text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        if out.is_empty() {
+            out.push_str("(no output)\n");
+        }
+        out
+    }
+}
+
+async fn capture(mut pipe: impl AsyncRead + Unpin, ring: Arc<Mutex<Ring>>) {
+    let mut chunk = vec![0_u8; 8192];
+    while let Ok(read) = pipe.read(&mut chunk).await {
+        if read == 0 {
+            break;
+        }
+        ring.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(&chunk[..read]);
+    }
+}

@@ -1,0 +1,387 @@
+//! `run_command` and the background tools against real processes in temp dirs.
+//!
+//! The machine is shared and noisy: every bound on time here is generous, and no test asserts
+//! that something was fast.
+#![expect(clippy::unwrap_used, reason = "a test fails loudly on a broken setup")]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use codaris_tools::shell::{
+    LandlockStatus, PoolConfig, ShellPools, TaskNotice, TaskStatus, landlock_status, tools,
+};
+use codaris_tools::{Content, Fence, Tool, ToolContext, ToolError};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+struct Setup {
+    root: tempfile::TempDir,
+    ctx: ToolContext,
+    pools: Arc<ShellPools>,
+    notices: UnboundedReceiver<TaskNotice>,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+fn setup() -> Setup {
+    let root = tempfile::tempdir().unwrap();
+    let base = root.path().canonicalize().unwrap();
+    std::fs::create_dir(base.join("sub")).unwrap();
+    std::fs::create_dir(base.join("workspace")).unwrap();
+    let ctx = ToolContext {
+        session_id: "s1".to_owned(),
+        cwd: base.clone(),
+        fence: Fence::new([base.clone()]),
+        workspace: base.join("workspace"),
+    };
+    let config = PoolConfig {
+        stop_grace: Duration::from_secs(2),
+        ..PoolConfig::default()
+    };
+    let (pools, notices) = ShellPools::new(config);
+    let pools = Arc::new(pools);
+    let tools = tools(&pools);
+    Setup {
+        root,
+        ctx,
+        pools,
+        notices,
+        tools,
+    }
+}
+
+impl Setup {
+    fn base(&self) -> PathBuf {
+        self.root.path().canonicalize().unwrap()
+    }
+
+    async fn call(&self, name: &str, args: Value) -> Result<String, ToolError> {
+        let tool = self.tools.iter().find(|tool| tool.name() == name).unwrap();
+        let output = tool.call(&self.ctx, &args).await?;
+        Ok(output
+            .content
+            .iter()
+            .map(|content| match content {
+                Content::Text(text) => text.clone(),
+                Content::Image { .. } => String::new(),
+            })
+            .collect())
+    }
+
+    async fn ok(&self, name: &str, args: Value) -> String {
+        self.call(name, args).await.unwrap()
+    }
+
+    async fn model_error(&self, name: &str, args: Value) -> String {
+        match self.call(name, args).await {
+            Err(ToolError::Model { message }) => message,
+            other => format!("not a model error: {other:?}"),
+        }
+    }
+}
+
+/// Whether the process is gone (a zombie nobody reaps counts as gone).
+fn process_gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn read_eventually(path: &Path) -> String {
+    for _ in 0..600 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.ends_with('\n')
+        {
+            return text.trim().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    String::new()
+}
+
+#[tokio::test]
+async fn runs_a_command_and_reports_code_and_both_streams() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo hello; echo oops >&2; exit 3"}),
+        )
+        .await;
+    assert!(out.starts_with("exit code: 3\n"), "{out}");
+    assert!(out.contains("stdout:\nhello\n"), "{out}");
+    assert!(out.contains("stderr:\noops\n"), "{out}");
+}
+
+#[tokio::test]
+async fn cwd_is_taken_inside_the_fence() {
+    let s = setup();
+    let out = s
+        .ok("run_command", json!({"command": "pwd", "cwd": "sub"}))
+        .await;
+    assert!(
+        out.contains(&format!("{}\n", s.base().join("sub").display())),
+        "{out}"
+    );
+    let out = s.ok("run_command", json!({"command": "true"})).await;
+    assert!(out.contains("(no output)"), "{out}");
+}
+
+#[tokio::test]
+async fn cwd_outside_the_roots_is_refused() {
+    let s = setup();
+    for cwd in ["/", "../..", "sub/../../..", "/etc"] {
+        let message = s
+            .model_error("run_command", json!({"command": "touch x", "cwd": cwd}))
+            .await;
+        assert_eq!(
+            message,
+            format!("`cwd` `{cwd}` is outside the allowed roots")
+        );
+    }
+    std::os::unix::fs::symlink("/", s.base().join("out")).unwrap();
+    let message = s
+        .model_error("run_command", json!({"command": "true", "cwd": "out"}))
+        .await;
+    assert_eq!(message, "`cwd` `out` is outside the allowed roots");
+    let message = s
+        .model_error("run_command", json!({"command": "true", "cwd": "missing"}))
+        .await;
+    assert!(
+        message.starts_with("`cwd` `missing` cannot be used"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_are_the_models_to_fix() {
+    let s = setup();
+    assert_eq!(
+        s.model_error("run_command", json!({})).await,
+        "`command` is required"
+    );
+    assert_eq!(
+        s.model_error(
+            "run_command",
+            json!({"command": "true", "background": "yes"})
+        )
+        .await,
+        "`background` must be true or false"
+    );
+    assert_eq!(
+        s.model_error("background_output", json!({"task_id": "bg-99"}))
+            .await,
+        "no background task `bg-99` in this session"
+    );
+    assert_eq!(
+        s.model_error("background_stop", json!({"task_id": "nope"}))
+            .await,
+        "no background task `nope` in this session"
+    );
+    assert_eq!(
+        s.model_error("background_wait", json!({})).await,
+        "`task_id` is required"
+    );
+}
+
+#[tokio::test]
+async fn background_task_runs_notifies_and_shows_its_output() {
+    let mut s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "printf 'a\\nb\\nc\\n'", "background": true, "expected_seconds": 5}),
+        )
+        .await;
+    assert!(out.starts_with("started background task `bg-1`"), "{out}");
+    let out = s
+        .ok(
+            "background_wait",
+            json!({"task_id": "bg-1", "timeout_seconds": 60}),
+        )
+        .await;
+    assert!(out.contains("exit code: 0"), "{out}");
+    let notice = tokio::time::timeout(Duration::from_secs(30), s.notices.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (
+            notice.session_id.as_str(),
+            notice.task_id.as_str(),
+            notice.status
+        ),
+        ("s1", "bg-1", TaskStatus::Exited(0))
+    );
+    let out = s
+        .ok(
+            "background_output",
+            json!({"task_id": "bg-1", "tail_lines": 1}),
+        )
+        .await;
+    assert!(
+        out.ends_with("stdout:\n[4 earlier bytes not shown]\nc\n"),
+        "{out}"
+    );
+    let out = s.ok("background_list", json!({})).await;
+    assert!(out.starts_with("bg-1  exited with code 0  "), "{out}");
+    assert!(out.contains("(estimate 5s)"), "{out}");
+}
+
+#[tokio::test]
+async fn a_command_outliving_its_timeout_is_handed_to_the_pool() {
+    let mut s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo early; exec sleep 300", "timeout_seconds": 1}),
+        )
+        .await;
+    assert!(
+        out.starts_with("still running after 1s: handed to the background as task `bg-1`"),
+        "{out}"
+    );
+    assert!(out.contains("early"), "{out}");
+    let out = s
+        .ok(
+            "background_wait",
+            json!({"task_id": "bg-1", "timeout_seconds": 1}),
+        )
+        .await;
+    assert!(out.starts_with("task `bg-1` still running"), "{out}");
+    assert!(s.ok("background_list", json!({})).await.contains("running"));
+    let out = s.ok("background_stop", json!({"task_id": "bg-1"})).await;
+    assert_eq!(out, "task `bg-1`: stopped");
+    let notice = tokio::time::timeout(Duration::from_secs(30), s.notices.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(notice.status, TaskStatus::Stopped);
+}
+
+#[tokio::test]
+async fn stop_kills_the_whole_process_group() {
+    let s = setup();
+    let pid_file = s.base().join("grandchild.pid");
+    let command = format!("sleep 300 & echo $! > '{}'; wait", pid_file.display());
+    s.ok(
+        "run_command",
+        json!({"command": command, "background": true}),
+    )
+    .await;
+    let grandchild = read_eventually(&pid_file).await;
+    assert!(!grandchild.is_empty() && !process_gone(&grandchild));
+    let out = s.ok("background_stop", json!({"task_id": "bg-1"})).await;
+    assert_eq!(out, "task `bg-1`: stopped");
+    assert!(
+        process_gone(&grandchild),
+        "grandchild {grandchild} survived"
+    );
+}
+
+#[tokio::test]
+async fn reap_kills_what_an_ended_command_left_behind() {
+    let s = setup();
+    let pid_file = s.base().join("stray.pid");
+    let command = format!(
+        "sleep 300 >/dev/null 2>&1 & echo $! > '{}'; echo done",
+        pid_file.display()
+    );
+    let out = s.ok("run_command", json!({"command": command})).await;
+    assert!(out.starts_with("exit code: 0"), "{out}");
+    let stray = read_eventually(&pid_file).await;
+    assert!(!process_gone(&stray));
+    let out = s.ok("background_reap", json!({})).await;
+    assert!(out.starts_with("killed 1 process group(s):"), "{out}");
+    for _ in 0..200 {
+        if process_gone(&stray) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(process_gone(&stray), "stray {stray} survived");
+    assert_eq!(s.ok("background_reap", json!({})).await, "nothing to reap");
+}
+
+#[tokio::test]
+async fn closing_the_session_kills_its_tasks() {
+    let s = setup();
+    let pid_file = s.base().join("leader.pid");
+    let command = format!("echo $$ > '{}'; exec sleep 300", pid_file.display());
+    s.ok(
+        "run_command",
+        json!({"command": command, "background": true}),
+    )
+    .await;
+    let leader = read_eventually(&pid_file).await;
+    s.pools.close("s1");
+    for _ in 0..200 {
+        if process_gone(&leader) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        process_gone(&leader),
+        "leader {leader} survived the session"
+    );
+}
+
+#[tokio::test]
+async fn output_is_bounded() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "yes 0123456789 | head -c 300000; echo END"}),
+        )
+        .await;
+    assert!(out.contains("earlier bytes not shown]"), "{}", &out[..200]);
+    assert!(out.len() < 40 * 1024, "{} bytes", out.len());
+    assert!(out.trim_end().ends_with("END"));
+}
+
+#[tokio::test]
+async fn tmpdir_is_private_and_writable() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\""}),
+        )
+        .await;
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    assert!(out.contains("codaris-shell-"), "{out}");
+}
+
+#[tokio::test]
+async fn landlock_refuses_writes_outside_the_roots() {
+    let abi = match landlock_status() {
+        LandlockStatus::Active(abi) => abi,
+        LandlockStatus::Unsupported(reason) => {
+            eprintln!("skipped: Landlock is not available here ({reason})");
+            return;
+        }
+    };
+    let s = setup();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let command = format!("echo no > '{}'", target.display());
+    let out = s.ok("run_command", json!({"command": command})).await;
+    assert!(!out.starts_with("exit code: 0"), "ABI {abi}: {out}");
+    assert!(!target.exists(), "a write outside the roots got through");
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo yes > inside && cat inside"}),
+        )
+        .await;
+    assert!(
+        out.starts_with("exit code: 0\n") && out.contains("yes"),
+        "{out}"
+    );
+    assert!(!out.contains("not confined"), "{out}");
+}
