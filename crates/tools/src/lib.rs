@@ -9,6 +9,7 @@
 //! (the agent's surface), talking to a model.
 
 mod context;
+pub mod files;
 mod limits;
 pub mod shell;
 mod tool;

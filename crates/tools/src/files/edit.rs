@@ -1,0 +1,245 @@
+//! `edit` and `write`. An existing file is opened once, beneath its root, read and rewritten
+//! through that same handle: a name swapped for a symlink or a hard link after the open does
+//! not redirect the write.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+
+use cap_std::fs::{File, OpenOptions};
+use serde_json::{Value, json};
+
+use super::fence::{Beneath, ensure_dir, opt_bool, refuse_hard_links, str_arg};
+use crate::context::ToolContext;
+use crate::tool::{ToolError, ToolOutput};
+
+/// Opens an existing regular file for reading and writing, refusing one with other hard links.
+/// `Ok(None)` when it does not exist.
+pub(crate) fn open_existing(ctx: &ToolContext, at: &Beneath) -> Result<Option<File>, ToolError> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true);
+    let file = match at.dir.open_with(&at.rel, &options) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(at.err(ctx, e)),
+    };
+    let meta = file.metadata().map_err(|e| at.err(ctx, e))?;
+    if !meta.is_file() {
+        return Err(ToolError::model(format!(
+            "{}: `{}` is not a regular file",
+            at.tool,
+            at.shown(ctx)
+        )));
+    }
+    refuse_hard_links(ctx, at, &file)?;
+    Ok(Some(file))
+}
+
+/// Replaces the whole content of an open file.
+pub(crate) fn rewrite(
+    ctx: &ToolContext,
+    at: &Beneath,
+    file: &mut File,
+    bytes: &[u8],
+) -> Result<(), ToolError> {
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| file.set_len(0))
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.flush())
+        .map_err(|e| at.err(ctx, e))
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct WriteFile;
+
+#[async_trait::async_trait]
+impl crate::tool::Tool for WriteFile {
+    fn name(&self) -> &'static str {
+        "write"
+    }
+
+    fn description(&self) -> &'static str {
+        "Create or overwrite a file with `content`; missing parent directories are created. Prefer `edit` to change part of an existing file."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "content": {"type": "string"}
+            },
+            "required": ["path", "content"]
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        super::blocking("write", ctx, args, write).await
+    }
+}
+
+fn write(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    const TOOL: &str = "write";
+    let path = str_arg(TOOL, args, "path")?;
+    let content = str_arg(TOOL, args, "content")?;
+    let at = Beneath::locate(ctx, TOOL, path)?;
+    if at.is_root() {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `{}` is a directory",
+            at.shown(ctx)
+        )));
+    }
+    if let Some(parent) = at.parent_rel() {
+        ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
+    }
+    let verb = match open_existing(ctx, &at)? {
+        Some(mut file) => {
+            rewrite(ctx, &at, &mut file, content.as_bytes())?;
+            "overwrote"
+        }
+        None => {
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut file = at
+                .dir
+                .open_with(&at.rel, &options)
+                .map_err(|e| at.err(ctx, e))?;
+            file.write_all(content.as_bytes())
+                .map_err(|e| at.err(ctx, e))?;
+            "created"
+        }
+    };
+    Ok(ToolOutput::text(format!(
+        "{verb} `{}` ({} bytes, {} lines)",
+        at.shown(ctx),
+        content.len(),
+        content.lines().count()
+    )))
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Edit;
+
+#[async_trait::async_trait]
+impl crate::tool::Tool for Edit {
+    fn name(&self) -> &'static str {
+        "edit"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace exact text in a file: `oldString` must match once, whitespace included (without read_file's line numbers), unless `replaceAll`. Line endings are kept (CRLF stays CRLF)."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string"},
+                "oldString": {"type": "string"},
+                "newString": {"type": "string"},
+                "replaceAll": {"type": "boolean"}
+            },
+            "required": ["path", "oldString", "newString"]
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        super::blocking("edit", ctx, args, edit).await
+    }
+}
+
+fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    const TOOL: &str = "edit";
+    let path = str_arg(TOOL, args, "path")?;
+    let old = str_arg(TOOL, args, "oldString")?;
+    let new = str_arg(TOOL, args, "newString")?;
+    let all = opt_bool(TOOL, args, "replaceAll")?;
+    if old.is_empty() {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `oldString` is empty; use write to create a file"
+        )));
+    }
+    if old == new {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `oldString` and `newString` are the same; nothing to change"
+        )));
+    }
+    let at = Beneath::locate(ctx, TOOL, path)?;
+    let Some(mut file) = open_existing(ctx, &at)? else {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `{}` does not exist; use write to create it",
+            at.shown(ctx)
+        )));
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| at.err(ctx, e))?;
+    let Ok(text) = String::from_utf8(bytes) else {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `{}` is not UTF-8 text; edit changes UTF-8 files only (write can replace it whole)",
+            at.shown(ctx)
+        )));
+    };
+    let (old, new) = endings_of(&text, old, new);
+    let count = text.matches(old.as_str()).count();
+    if count == 0 {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `oldString` was not found in `{}`; it must match exactly, whitespace and indentation included (read the file again)",
+            at.shown(ctx)
+        )));
+    }
+    if count > 1 && !all {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `oldString` matches {count} places in `{}`; add surrounding lines to make it unique, or set replaceAll",
+            at.shown(ctx)
+        )));
+    }
+    let changed = if all {
+        text.replace(old.as_str(), &new)
+    } else {
+        text.replacen(old.as_str(), &new, 1)
+    };
+    rewrite(ctx, &at, &mut file, changed.as_bytes())?;
+    Ok(ToolOutput::text(format!(
+        "edited `{}`: {count} replacement{}",
+        at.shown(ctx),
+        if count == 1 { "" } else { "s" }
+    )))
+}
+
+/// The model writes `\n`; in a CRLF file its text would never match, and its replacement
+/// would mix endings. When the text as given does not occur but its CRLF form does, both
+/// strings take the file's CRLF endings.
+fn endings_of(text: &str, old: &str, new: &str) -> (String, String) {
+    let crlf = |s: &str| s.replace("\r\n", "\n").replace('\n', "\r\n");
+    if old.contains('\n') && !old.contains('\r') && !text.contains(old) && text.contains("\r\n") {
+        let converted = crlf(old);
+        if text.contains(&converted) {
+            return (converted, crlf(new));
+        }
+    }
+    if !old.contains('\n') && new.contains('\n') && !new.contains('\r') && text.contains("\r\n") {
+        // A one-line match in a CRLF file: the new lines it adds end the way the others do.
+        return (old.to_owned(), crlf(new));
+    }
+    (old.to_owned(), new.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::endings_of;
+
+    #[test]
+    fn crlf_files_keep_crlf() {
+        let text = "a\r\nb\r\nc\r\n";
+        assert_eq!(
+            endings_of(text, "a\nb", "x\ny"),
+            ("a\r\nb".to_owned(), "x\r\ny".to_owned())
+        );
+        assert_eq!(
+            endings_of(text, "b", "1\n2"),
+            ("b".to_owned(), "1\r\n2".to_owned())
+        );
+        assert_eq!(
+            endings_of("a\nb\n", "a\nb", "x\ny"),
+            ("a\nb".to_owned(), "x\ny".to_owned())
+        );
+    }
+}

@@ -1,0 +1,64 @@
+//! The file tools of the catalogue: `read_file`, `glob`, `grep`, `print_tree`, `edit`, `write`,
+//! `apply_patch`, `mkdir`, `rmdir`, `touch`, `rm`, `mv`.
+//!
+//! Every one opens its paths beneath the allowed root they lie in (`fence`), so what runs is
+//! what the policy checked even if the file system changed in between.
+
+mod decode;
+mod edit;
+mod fence;
+mod list;
+mod ops;
+mod patch;
+mod patch_parse;
+mod read;
+mod search;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+pub use edit::{Edit, WriteFile};
+pub use list::PrintTree;
+pub use ops::{Mkdir, Mv, Rm, Rmdir, Touch};
+pub use patch::ApplyPatch;
+pub use read::ReadFile;
+pub use search::{Glob, Grep};
+
+/// Every file tool, in the catalogue's order.
+pub fn file_tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(ReadFile),
+        Arc::new(Glob),
+        Arc::new(Grep),
+        Arc::new(PrintTree),
+        Arc::new(Edit),
+        Arc::new(WriteFile),
+        Arc::new(ApplyPatch),
+        Arc::new(Mkdir),
+        Arc::new(Rmdir),
+        Arc::new(Touch),
+        Arc::new(Rm),
+        Arc::new(Mv),
+    ]
+}
+
+/// Runs a tool body on the blocking pool: file system calls would otherwise stall the
+/// runtime's worker threads (a grep over a large tree takes seconds).
+async fn blocking(
+    tool: &'static str,
+    ctx: &ToolContext,
+    args: &Value,
+    body: fn(&ToolContext, &Value) -> Result<ToolOutput, ToolError>,
+) -> Result<ToolOutput, ToolError> {
+    let (ctx, args) = (ctx.clone(), args.clone());
+    tokio::task::spawn_blocking(move || body(&ctx, &args))
+        .await
+        .map_err(|e| ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(e),
+        })?
+}

@@ -1,0 +1,203 @@
+//! `mkdir`, `rmdir`, `touch`, `rm`, `mv`: each acts on names relative to the root's
+//! capability, so none of them follows a symlink out of the fence. Removing and renaming act on
+//! the name itself (a symlink is removed or moved, never its target).
+
+use std::time::SystemTime;
+
+use cap_std::fs::OpenOptions;
+use serde_json::{Value, json};
+
+use super::fence::{Beneath, ensure_dir, opt_bool, str_arg};
+use crate::context::ToolContext;
+use crate::tool::{ToolError, ToolOutput};
+
+macro_rules! file_tool {
+    ($ty:ident, $name:literal, $desc:literal, $run:ident, $schema:expr) => {
+        #[derive(Debug, Default, Clone, Copy)]
+        pub struct $ty;
+
+        #[async_trait::async_trait]
+        impl crate::tool::Tool for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn description(&self) -> &'static str {
+                $desc
+            }
+            fn schema(&self) -> Value {
+                $schema
+            }
+            async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+                super::blocking($name, ctx, args, $run).await
+            }
+        }
+    };
+}
+
+fn path_schema(flag: Option<&str>) -> Value {
+    let mut properties = json!({"path": {"type": "string"}});
+    if let (Some(flag), Some(map)) = (flag, properties.as_object_mut()) {
+        map.insert(flag.to_owned(), json!({"type": "boolean"}));
+    }
+    json!({"type": "object", "properties": properties, "required": ["path"]})
+}
+
+/// The root itself is never removed, moved or recreated by these tools.
+fn not_root(ctx: &ToolContext, at: &Beneath) -> Result<(), ToolError> {
+    if at.is_root() {
+        return Err(ToolError::model(format!(
+            "{}: `{}` is an allowed root itself and cannot be changed by this tool",
+            at.tool,
+            at.shown(ctx)
+        )));
+    }
+    Ok(())
+}
+
+file_tool!(
+    Mkdir,
+    "mkdir",
+    "Create a directory; `parents` creates missing parents and accepts an existing directory (mkdir -p).",
+    mkdir,
+    path_schema(Some("parents"))
+);
+
+fn mkdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let at = Beneath::locate(ctx, "mkdir", str_arg("mkdir", args, "path")?)?;
+    if opt_bool("mkdir", args, "parents")? {
+        ensure_dir(&at.dir, &at.rel).map_err(|e| at.err(ctx, e))?;
+    } else {
+        not_root(ctx, &at)?;
+        at.dir.create_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
+    }
+    Ok(ToolOutput::text(format!(
+        "created directory `{}`",
+        at.shown(ctx)
+    )))
+}
+
+file_tool!(
+    Rmdir,
+    "rmdir",
+    "Remove an empty directory.",
+    rmdir,
+    path_schema(None)
+);
+
+fn rmdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let at = Beneath::locate(ctx, "rmdir", str_arg("rmdir", args, "path")?)?;
+    not_root(ctx, &at)?;
+    at.dir.remove_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
+    Ok(ToolOutput::text(format!(
+        "removed directory `{}`",
+        at.shown(ctx)
+    )))
+}
+
+file_tool!(
+    Touch,
+    "touch",
+    "Create an empty file, or set an existing one's modification time to now. `create_parents` creates missing parent directories.",
+    touch,
+    path_schema(Some("create_parents"))
+);
+
+fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let at = Beneath::locate(ctx, "touch", str_arg("touch", args, "path")?)?;
+    if opt_bool("touch", args, "create_parents")?
+        && let Some(parent) = at.parent_rel()
+    {
+        ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
+    }
+    let mut options = OpenOptions::new();
+    options.write(true).create(true);
+    // A directory cannot be opened for writing; refresh it through a read handle instead.
+    let file = match at.dir.open_with(&at.rel, &options) {
+        Ok(file) => file.into_std(),
+        Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => at
+            .dir
+            .open(&at.rel)
+            .map(cap_std::fs::File::into_std)
+            .map_err(|e| at.err(ctx, e))?,
+        Err(e) => return Err(at.err(ctx, e)),
+    };
+    file.set_modified(SystemTime::now())
+        .map_err(|e| at.err(ctx, e))?;
+    Ok(ToolOutput::text(format!("touched `{}`", at.shown(ctx))))
+}
+
+file_tool!(
+    Rm,
+    "rm",
+    "Remove a file or symlink; a directory needs `recursive` (removes everything under it).",
+    rm,
+    path_schema(Some("recursive"))
+);
+
+fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let at = Beneath::locate(ctx, "rm", str_arg("rm", args, "path")?)?;
+    not_root(ctx, &at)?;
+    let meta = at
+        .dir
+        .symlink_metadata(&at.rel)
+        .map_err(|e| at.err(ctx, e))?;
+    if meta.is_dir() {
+        if !opt_bool("rm", args, "recursive")? {
+            return Err(ToolError::model(format!(
+                "rm: `{}` is a directory; set recursive to remove it with everything under it",
+                at.shown(ctx)
+            )));
+        }
+        at.dir.remove_dir_all(&at.rel).map_err(|e| at.err(ctx, e))?;
+    } else {
+        at.dir.remove_file(&at.rel).map_err(|e| at.err(ctx, e))?;
+    }
+    Ok(ToolOutput::text(format!("removed `{}`", at.shown(ctx))))
+}
+
+file_tool!(
+    Mv,
+    "mv",
+    "Move or rename `src` to `dst`; missing parents of `dst` are created, an existing file at `dst` is replaced, and a `dst` directory receives `src` inside it.",
+    mv,
+    json!({
+        "type": "object",
+        "properties": {"src": {"type": "string"}, "dst": {"type": "string"}},
+        "required": ["src", "dst"]
+    })
+);
+
+fn mv(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let src = Beneath::locate(ctx, "mv", str_arg("mv", args, "src")?)?;
+    let mut dst = Beneath::locate(ctx, "mv", str_arg("mv", args, "dst")?)?;
+    not_root(ctx, &src)?;
+    src.dir
+        .symlink_metadata(&src.rel)
+        .map_err(|e| src.err(ctx, e))?;
+    // Into an existing directory (not through a symlink): like mv, keep the source's name.
+    if dst.dir.symlink_metadata(&dst.rel).is_ok_and(|m| m.is_dir())
+        && let Some(name) = src.rel.file_name()
+    {
+        dst.rel = dst.rel.join(name);
+        dst.abs = dst.abs.join(name);
+    }
+    not_root(ctx, &dst)?;
+    if let Some(parent) = dst.parent_rel() {
+        ensure_dir(&dst.dir, parent).map_err(|e| dst.err(ctx, e))?;
+    }
+    src.dir
+        .rename(&src.rel, &dst.dir, &dst.rel)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::CrossesDevices => ToolError::model(format!(
+                "mv: `{}` and `{}` are on different file systems; copy and remove instead",
+                src.shown(ctx),
+                dst.shown(ctx)
+            )),
+            _ => dst.err(ctx, e),
+        })?;
+    Ok(ToolOutput::text(format!(
+        "moved `{}` to `{}`",
+        src.shown(ctx),
+        dst.shown(ctx)
+    )))
+}

@@ -1,0 +1,341 @@
+//! `apply_patch`: every hunk is applied in memory first; only when all of them fit are the new
+//! contents written to temporary files beside their targets and renamed over them. A hunk that
+//! does not apply fails the whole patch and changes nothing.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+
+use cap_std::fs::OpenOptions;
+use serde_json::{Value, json};
+
+use super::edit::open_existing;
+use super::fence::{Beneath, ensure_dir, path_or_cwd, str_arg};
+use super::patch_parse::{Hunk, Op, parse};
+use crate::context::{ToolContext, normalize};
+use crate::tool::{ToolError, ToolOutput};
+
+const TOOL: &str = "apply_patch";
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ApplyPatch;
+
+#[async_trait::async_trait]
+impl crate::tool::Tool for ApplyPatch {
+    fn name(&self) -> &'static str {
+        TOOL
+    }
+
+    fn description(&self) -> &'static str {
+        "Apply a unified diff or a Codex V4A patch (`*** Begin Patch` … `*** End Patch` with Add/Update/Delete File, Move to, `@@` anchors). File names are relative to `path` (default the working directory). All or nothing: if any hunk does not apply, no file changes."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "patch": {"type": "string"},
+                "path": {"type": "string", "description": "directory the patch's file names are relative to"}
+            },
+            "required": ["patch"]
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        super::blocking(TOOL, ctx, args, apply).await
+    }
+}
+
+/// What the patch leaves at one path once every hunk applied.
+#[derive(Debug)]
+struct Change {
+    at: Beneath,
+    /// `None` removes the file.
+    content: Option<Vec<u8>>,
+}
+
+fn apply(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let patch = str_arg(TOOL, args, "patch")?;
+    let base = ctx.absolute(path_or_cwd(TOOL, args)?);
+    let ops =
+        parse(patch).map_err(|e| ToolError::model(format!("{TOOL}: {e}; nothing was changed")))?;
+    // Keyed by absolute path, so a later operation on the same file sees the earlier result.
+    let mut changes: HashMap<PathBuf, Change> = HashMap::new();
+    let mut order: Vec<PathBuf> = Vec::new();
+    let mut summary = Vec::new();
+    for op in &ops {
+        match op {
+            Op::Add { path, content } => {
+                let at = locate(ctx, &base, path)?;
+                if current(ctx, &changes, &at)?.is_some() {
+                    return Err(fail(format!("`{}` already exists", at.shown(ctx))));
+                }
+                summary.push(format!("A {}", at.shown(ctx)));
+                stage(
+                    &mut changes,
+                    &mut order,
+                    at,
+                    Some(content.clone().into_bytes()),
+                );
+            }
+            Op::Delete { path } => {
+                let at = locate(ctx, &base, path)?;
+                if current(ctx, &changes, &at)?.is_none() {
+                    return Err(fail(format!("`{}` does not exist", at.shown(ctx))));
+                }
+                summary.push(format!("D {}", at.shown(ctx)));
+                stage(&mut changes, &mut order, at, None);
+            }
+            Op::Update {
+                path,
+                move_to,
+                hunks,
+            } => {
+                let at = locate(ctx, &base, path)?;
+                let Some(old) = current(ctx, &changes, &at)? else {
+                    return Err(fail(format!("`{}` does not exist", at.shown(ctx))));
+                };
+                let Ok(text) = String::from_utf8(old) else {
+                    return Err(fail(format!("`{}` is not UTF-8 text", at.shown(ctx))));
+                };
+                let new = apply_hunks(&text, hunks)
+                    .map_err(|e| fail(format!("in `{}`: {e}", at.shown(ctx))))?;
+                match move_to {
+                    Some(to) => {
+                        let dst = locate(ctx, &base, to)?;
+                        summary.push(format!("R {} -> {}", at.shown(ctx), dst.shown(ctx)));
+                        stage(&mut changes, &mut order, at, None);
+                        stage(&mut changes, &mut order, dst, Some(new.into_bytes()));
+                    }
+                    None => {
+                        summary.push(format!("M {}", at.shown(ctx)));
+                        stage(&mut changes, &mut order, at, Some(new.into_bytes()));
+                    }
+                }
+            }
+        }
+    }
+    let staged: Vec<Change> = order.iter().filter_map(|p| changes.remove(p)).collect();
+    commit(ctx, &staged)?;
+    Ok(ToolOutput::text(format!(
+        "applied:\n{}",
+        summary.join("\n")
+    )))
+}
+
+fn fail(why: String) -> ToolError {
+    ToolError::model(format!("{TOOL}: {why}; nothing was changed"))
+}
+
+/// A patch's file, beneath `base` (the directory the policy checked) and beneath a root.
+fn locate(ctx: &ToolContext, base: &std::path::Path, name: &str) -> Result<Beneath, ToolError> {
+    let joined = base.join(name);
+    let inside = match (normalize(&joined), normalize(base)) {
+        (Some(file), Some(base)) => file.starts_with(&base) && file != base,
+        _ => false,
+    };
+    if !inside {
+        return Err(fail(format!(
+            "`{name}` is not beneath `{}`, the directory the patch applies in",
+            base.display()
+        )));
+    }
+    Beneath::locate(ctx, TOOL, &joined.to_string_lossy())
+}
+
+fn stage(
+    changes: &mut HashMap<PathBuf, Change>,
+    order: &mut Vec<PathBuf>,
+    at: Beneath,
+    content: Option<Vec<u8>>,
+) {
+    let key = at.abs.clone();
+    if !changes.contains_key(&key) {
+        order.push(key.clone());
+    }
+    changes.insert(key, Change { at, content });
+}
+
+/// The content a path has at this point of the patch: staged, else on disk.
+fn current(
+    ctx: &ToolContext,
+    changes: &HashMap<PathBuf, Change>,
+    at: &Beneath,
+) -> Result<Option<Vec<u8>>, ToolError> {
+    if let Some(change) = changes.get(&at.abs) {
+        return Ok(change.content.clone());
+    }
+    let Some(mut file) = open_existing(ctx, at)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| at.err(ctx, e))?;
+    Ok(Some(bytes))
+}
+
+/// Applies the hunks in order; the file keeps its line endings and final newline.
+pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> {
+    let crlf = text.contains("\r\n");
+    let mut final_newline = text.is_empty() || text.ends_with('\n');
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut cursor = 0;
+    for (index, hunk) in hunks.iter().enumerate() {
+        let number = index + 1;
+        for anchor in &hunk.anchors {
+            let found = (cursor..lines.len())
+                .find(|&i| lines[i].trim() == anchor.trim())
+                .ok_or_else(|| format!("hunk {number}: the anchor `@@ {anchor}` was not found"))?;
+            cursor = found + 1;
+        }
+        let at = if hunk.old.is_empty() {
+            // A pure insertion: where the header says, else after the anchors, else at the end.
+            match hunk.hint {
+                Some(line) => line.min(lines.len()),
+                None if hunk.anchors.is_empty() => lines.len(),
+                None => cursor,
+            }
+        } else {
+            find_block(&lines, &hunk.old, cursor, hunk.hint, hunk.at_eof).ok_or_else(|| {
+                format!(
+                    "hunk {number} does not apply: its old lines were not found{}:\n{}",
+                    if cursor > 0 {
+                        " after the previous hunk"
+                    } else {
+                        ""
+                    },
+                    hunk.old
+                        .iter()
+                        .map(|l| format!("  {l}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                )
+            })?
+        };
+        let end = at + hunk.old.len();
+        if end == lines.len() && hunk.new_no_eol {
+            final_newline = false;
+        }
+        lines.splice(at..end, hunk.new.iter().cloned());
+        cursor = at + hunk.new.len();
+    }
+    let ending = if crlf { "\r\n" } else { "\n" };
+    let mut out = lines.join(ending);
+    if final_newline && !lines.is_empty() {
+        out.push_str(ending);
+    }
+    Ok(out)
+}
+
+/// How a file line may match a patch line.
+type Fit = fn(&str, &str) -> bool;
+
+/// Where `old` occurs at or after `from`: exactly first, then ignoring trailing and then
+/// surrounding whitespace (models often get indentation slightly wrong). Nearest the hint wins.
+fn find_block(
+    lines: &[String],
+    old: &[String],
+    from: usize,
+    hint: Option<usize>,
+    at_eof: bool,
+) -> Option<usize> {
+    let fits: [Fit; 3] = [
+        |a, b| a == b,
+        |a, b| a.trim_end() == b.trim_end(),
+        |a, b| a.trim() == b.trim(),
+    ];
+    let last = lines.len().checked_sub(old.len())?;
+    for fit in fits {
+        let starts = (from.min(last + 1)..=last).filter(|&s| {
+            (!at_eof || s == last) && old.iter().zip(&lines[s..]).all(|(o, l)| fit(l, o))
+        });
+        let best = match hint {
+            Some(h) => starts.min_by_key(|&s| s.abs_diff(h.saturating_sub(1))),
+            None => starts.into_iter().next(),
+        };
+        if best.is_some() {
+            return best;
+        }
+    }
+    None
+}
+
+/// Writes every new content to a temporary file beside its target, then renames them all; a
+/// failure before the renames removes the temporaries and leaves every target as it was.
+fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
+    let mut temps: Vec<(PathBuf, &Change)> = Vec::new();
+    let cleanup = |temps: &[(PathBuf, &Change)]| {
+        for (temp, change) in temps {
+            let _ = change.at.dir.remove_file(temp);
+        }
+    };
+    for (n, change) in changes.iter().enumerate() {
+        let Some(content) = &change.content else {
+            continue;
+        };
+        let at = &change.at;
+        let name = at
+            .rel
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let temp = at
+            .rel
+            .with_file_name(format!(".{name}.codaris-patch-{}-{n}", std::process::id()));
+        let written = (|| {
+            if let Some(parent) = at.parent_rel() {
+                ensure_dir(&at.dir, parent)?;
+            }
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            let mut file = at.dir.open_with(&temp, &options)?;
+            // The replacement keeps the permissions of the file it replaces (an executable stays one).
+            if let Ok(meta) = at.dir.metadata(&at.rel) {
+                file.set_permissions(meta.permissions())?;
+            }
+            file.write_all(content)
+        })();
+        if let Err(e) = written {
+            cleanup(&temps);
+            let _ = at.dir.remove_file(&temp);
+            return Err(at.err(ctx, e));
+        }
+        temps.push((temp, change));
+    }
+    for (temp, change) in &temps {
+        let at = &change.at;
+        at.dir
+            .rename(temp, &at.dir, &at.rel)
+            .map_err(|e| at.err(ctx, e))?;
+    }
+    for change in changes.iter().filter(|c| c.content.is_none()) {
+        let at = &change.at;
+        at.dir.remove_file(&at.rel).map_err(|e| at.err(ctx, e))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hunk(old: &[&str], new: &[&str]) -> Hunk {
+        Hunk {
+            old: old.iter().map(|s| (*s).to_owned()).collect(),
+            new: new.iter().map(|s| (*s).to_owned()).collect(),
+            ..Hunk::default()
+        }
+    }
+
+    #[test]
+    fn hunks_keep_endings_and_fail_whole() {
+        assert_eq!(
+            apply_hunks("a\r\nb\r\n", &[hunk(&["b"], &["c", "d"])]),
+            Ok("a\r\nc\r\nd\r\n".to_owned())
+        );
+        assert_eq!(
+            apply_hunks("a\nb", &[hunk(&["a"], &["x"])]),
+            Ok("x\nb".to_owned())
+        );
+        assert!(apply_hunks("a\nb\n", &[hunk(&["a"], &["x"]), hunk(&["zzz"], &["y"])]).is_err());
+    }
+}

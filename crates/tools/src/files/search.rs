@@ -1,0 +1,226 @@
+//! `glob` and `grep`: ripgrep's walker (`.gitignore` respected, hidden files skipped) and
+//! searcher. Each file searched is opened through the root's capability, so a name swapped for
+//! a symlink out of the fence after the walk listed it is refused, not read.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use globset::GlobBuilder;
+use grep_regex::RegexMatcherBuilder;
+use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
+use ignore::{WalkBuilder, overrides::OverrideBuilder};
+use serde_json::{Value, json};
+
+use super::fence::{Beneath, opt_bool, opt_str, opt_usize, path_or_cwd, shown, str_arg};
+use crate::context::ToolContext;
+use crate::tool::{ToolError, ToolOutput};
+
+const MAX_GLOB: usize = 100;
+const MAX_LINE_CHARS: usize = 400;
+
+/// Where a walk starts: the located path, checked to resolve inside the same root, so the walker
+/// (which works on ambient paths) does not begin outside the fence.
+fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<PathBuf, ToolError> {
+    at.dir.metadata(&at.rel).map_err(|e| at.err(ctx, e))?;
+    let real = std::fs::canonicalize(&at.abs).map_err(|e| at.err(ctx, e))?;
+    match ctx.fence.locate(&real) {
+        Some((root, _)) if root == at.root => Ok(real),
+        _ => Err(ToolError::model(format!(
+            "{}: `{}` leads outside its allowed root",
+            at.tool,
+            at.shown(ctx)
+        ))),
+    }
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Glob;
+
+#[async_trait::async_trait]
+impl crate::tool::Tool for Glob {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+
+    fn description(&self) -> &'static str {
+        "Find files by glob pattern (`**/*.rs`, `src/*.{c,h}`; a pattern without `/` matches names at any depth) under `path` (default the working directory). Newest first, at most 100. Skips hidden and .gitignored files."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "path": {"type": "string", "description": "directory to search; default the working directory"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        super::blocking("glob", ctx, args, glob).await
+    }
+}
+
+fn glob(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    const TOOL: &str = "glob";
+    let pattern = str_arg(TOOL, args, "pattern")?;
+    let at = Beneath::locate(ctx, TOOL, path_or_cwd(TOOL, args)?)?;
+    let matcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::model(format!("{TOOL}: bad pattern `{pattern}`: {e}")))?
+        .compile_matcher();
+    let by_name = !pattern.contains('/');
+    let start = walk_start(ctx, &at)?;
+    let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
+    for entry in WalkBuilder::new(&start)
+        .require_git(false)
+        .build()
+        .flatten()
+    {
+        if entry.file_type().is_none_or(|t| t.is_dir()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel = path.strip_prefix(&start).unwrap_or(path);
+        let hit = if by_name {
+            path.file_name().is_some_and(|n| matcher.is_match(n))
+        } else {
+            matcher.is_match(rel)
+        };
+        if hit {
+            let modified = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .unwrap_or(SystemTime::UNIX_EPOCH);
+            found.push((modified, at.abs_join(rel)));
+        }
+    }
+    // Newest first; equal times by path, so the answer does not depend on walk order.
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let total = found.len();
+    let mut out: Vec<String> = found
+        .iter()
+        .take(MAX_GLOB)
+        .map(|(_, p)| shown(ctx, p))
+        .collect();
+    if total == 0 {
+        out.push(format!("no files match `{pattern}`"));
+    } else if total > MAX_GLOB {
+        out.push(format!(
+            "[{MAX_GLOB} newest of {total} files; narrow the pattern to see others]"
+        ));
+    }
+    Ok(ToolOutput::text(out.join("\n")))
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Grep;
+
+#[async_trait::async_trait]
+impl crate::tool::Tool for Grep {
+    fn name(&self) -> &'static str {
+        "grep"
+    }
+
+    fn description(&self) -> &'static str {
+        "Search file contents with a regular expression (Rust regex syntax) under `path` (a directory or file; default the working directory). `glob` filters files (`*.py`). Case-sensitive unless `case_sensitive` is false. Prints `path:line:text`, at most `max_results` (default 100). Respects .gitignore; skips hidden and binary files."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string"},
+                "path": {"type": "string"},
+                "glob": {"type": "string"},
+                "case_sensitive": {"type": "boolean"},
+                "max_results": {"type": "integer", "minimum": 1},
+                "keep": {"type": "boolean", "description": "keep this result when old results are evicted"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        super::blocking("grep", ctx, args, grep).await
+    }
+}
+
+fn grep(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    const TOOL: &str = "grep";
+    let pattern = str_arg(TOOL, args, "pattern")?;
+    let at = Beneath::locate(ctx, TOOL, path_or_cwd(TOOL, args)?)?;
+    let case_sensitive = match args.get("case_sensitive") {
+        None | Some(Value::Null) => true,
+        Some(_) => opt_bool(TOOL, args, "case_sensitive")?,
+    };
+    let max = opt_usize(TOOL, args, "max_results")?.unwrap_or(100).max(1);
+    let matcher = RegexMatcherBuilder::new()
+        .case_insensitive(!case_sensitive)
+        .build(pattern)
+        .map_err(|e| ToolError::model(format!("{TOOL}: bad regular expression: {e}")))?;
+    let start = walk_start(ctx, &at)?;
+    let mut walker = WalkBuilder::new(&start);
+    // .gitignore counts even outside a git repository: the model expects it to.
+    walker.require_git(false);
+    if let Some(glob) = opt_str(TOOL, args, "glob")? {
+        let overrides = OverrideBuilder::new(&start)
+            .add(glob)
+            .and_then(|b| b.build())
+            .map_err(|e| ToolError::model(format!("{TOOL}: bad glob `{glob}`: {e}")))?;
+        walker.overrides(overrides);
+    }
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .build();
+    let mut lines: Vec<String> = Vec::new();
+    let mut more = false;
+    for entry in walker.build().flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if more {
+            break;
+        }
+        let path = entry.path();
+        let rel_to_start = path.strip_prefix(&start).unwrap_or(Path::new(""));
+        let rel_to_root = at.rel_join(rel_to_start);
+        // Opened beneath the root: a symlink swapped in since the walk is refused here.
+        let Ok(file) = at.dir.open(&rel_to_root) else {
+            continue;
+        };
+        let name = shown(ctx, &at.abs_join(rel_to_start));
+        let result = searcher.search_file(
+            &matcher,
+            &file.into_std(),
+            Lossy(|number, line| {
+                if lines.len() >= max {
+                    more = true;
+                    return Ok(false);
+                }
+                let line = line.trim_end_matches(['\n', '\r']);
+                let line = match line.char_indices().nth(MAX_LINE_CHARS) {
+                    Some((cut, _)) => format!("{}…", &line[..cut]),
+                    None => line.to_owned(),
+                };
+                lines.push(format!("{name}:{number}:{line}"));
+                Ok(true)
+            }),
+        );
+        // An unreadable file is skipped like ripgrep does; the rest of the search goes on.
+        drop(result);
+    }
+    if lines.is_empty() {
+        return Ok(ToolOutput::text(format!("no matches for `{pattern}`")));
+    }
+    if more {
+        lines.push(format!(
+            "[stopped at {max} matches; narrow the pattern or path, or raise max_results]"
+        ));
+    }
+    Ok(ToolOutput::text(lines.join("\n")))
+}

@@ -1,0 +1,352 @@
+//! The file tools on real files in temp dirs: each tool's happy path and errors, then an
+//! adversarial corpus where each case checks nothing outside the roots was read or changed.
+#![expect(clippy::unwrap_used, reason = "tests fail loudly on setup errors")]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use codaris_tools::files;
+use codaris_tools::{Content, Fence, Tool, ToolContext, ToolError, ToolOutput};
+use serde_json::{Value, json};
+
+#[path = "files/adversarial.rs"]
+mod adversarial;
+#[path = "files/changes.rs"]
+mod changes;
+
+/// A root inside a temp dir, an "outside" dir beside it holding a secret, and `root-evil`.
+struct Env {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    outside: PathBuf,
+    ctx: ToolContext,
+}
+
+fn env() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let outside = base.join("outside");
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&outside).unwrap();
+    fs::create_dir_all(base.join("root-evil")).unwrap();
+    fs::write(outside.join("secret.txt"), "secret x\n").unwrap();
+    fs::write(base.join("root-evil/evil.txt"), "evil x\n").unwrap();
+    let ctx = ToolContext {
+        session_id: "s".into(),
+        cwd: root.clone(),
+        fence: Fence::new([root.clone()]),
+        workspace: root.clone(),
+    };
+    Env {
+        _tmp: tmp,
+        root,
+        outside,
+        ctx,
+    }
+}
+
+impl Env {
+    fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root.join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, content).unwrap();
+        path
+    }
+
+    fn read(&self, rel: &str) -> String {
+        fs::read_to_string(self.root.join(rel)).unwrap()
+    }
+
+    /// Everything beside the root (the outside dir and root-evil): names, contents, times.
+    fn outside_state(&self) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
+        let mut out = BTreeMap::new();
+        let base = self.root.parent().unwrap();
+        for dir in [self.outside.clone(), base.join("root-evil")] {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                let meta = fs::symlink_metadata(&path).unwrap();
+                let bytes = if meta.is_file() {
+                    fs::read(&path).unwrap()
+                } else {
+                    Vec::new()
+                };
+                out.insert(path, (bytes, meta.modified().unwrap()));
+            }
+        }
+        out
+    }
+}
+
+async fn call(tool: &dyn Tool, env: &Env, args: Value) -> Result<ToolOutput, ToolError> {
+    tool.call(&env.ctx, &args).await
+}
+
+async fn ok(tool: &dyn Tool, env: &Env, args: Value) -> String {
+    match call(tool, env, args.clone()).await {
+        Ok(output) => text(&output),
+        Err(e) => unreachable!("{} {args} failed: {e}", tool.name()),
+    }
+}
+
+async fn model_err(tool: &dyn Tool, env: &Env, args: Value) -> String {
+    match call(tool, env, args.clone()).await {
+        Err(ToolError::Model { message }) => message,
+        other => unreachable!(
+            "{} {args}: expected a model error, got {other:?}",
+            tool.name()
+        ),
+    }
+}
+
+fn text(output: &ToolOutput) -> String {
+    output
+        .content
+        .iter()
+        .filter_map(|c| match c {
+            Content::Text(t) => Some(t.as_str()),
+            Content::Image { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    bytes.extend(width.to_be_bytes());
+    bytes.extend(height.to_be_bytes());
+    bytes.extend([8, 6, 0, 0, 0, 0, 0, 0, 0]);
+    bytes
+}
+
+/// A GIF with `frames` 1x1 images, no global colour table.
+fn gif(frames: usize) -> Vec<u8> {
+    let mut bytes = b"GIF89a\x01\x00\x01\x00\x00\x00\x00".to_vec();
+    for _ in 0..frames {
+        bytes.extend(b"\x21\xf9\x04\x00\x0a\x00\x00\x00"); // graphic control extension
+        bytes.extend(b"\x2c\x00\x00\x00\x00\x01\x00\x01\x00\x00"); // image descriptor
+        bytes.extend(b"\x02\x02\x44\x01\x00"); // LZW data
+    }
+    bytes.push(0x3b);
+    bytes
+}
+
+mod read_file {
+    use super::*;
+
+    #[tokio::test]
+    async fn text_with_ranges() {
+        let env = env();
+        env.write("a.txt", "one\ntwo\nthree\n");
+        let out = ok(&files::ReadFile, &env, json!({"path": "a.txt"})).await;
+        assert_eq!(out, "     1\tone\n     2\ttwo\n     3\tthree\n");
+        let out = ok(
+            &files::ReadFile,
+            &env,
+            json!({"path": "a.txt", "offset": 2, "limit": 1}),
+        )
+        .await;
+        assert_eq!(out, "     2\ttwo\n[lines 2-2 of 3]");
+    }
+
+    #[tokio::test]
+    async fn encodings_are_converted() {
+        let env = env();
+        env.write("u16.txt", b"\xff\xfeh\0\xe9\0\n\0");
+        let out = ok(&files::ReadFile, &env, json!({"path": "u16.txt"})).await;
+        assert_eq!(out, "[converted from UTF-16LE to UTF-8]\n     1\thé\n");
+        env.write("latin.txt", b"caf\xe9\n");
+        let out = ok(&files::ReadFile, &env, json!({"path": "latin.txt"})).await;
+        assert!(out.ends_with("     1\tcafé\n"), "{out}");
+    }
+
+    #[tokio::test]
+    async fn directories_are_listed() {
+        let env = env();
+        env.write("d/x.txt", "");
+        env.write("d/sub/y.txt", "");
+        env.write("d/.hidden", "");
+        let out = ok(&files::ReadFile, &env, json!({"path": "d"})).await;
+        assert_eq!(out, "d/\nsub/\nx.txt\n");
+        let out = ok(
+            &files::ReadFile,
+            &env,
+            json!({"path": "d", "recursive": true, "show_hidden": true}),
+        )
+        .await;
+        assert_eq!(out, "d/\n.hidden\nsub/\nsub/y.txt\nx.txt\n");
+    }
+
+    #[tokio::test]
+    async fn pictures_by_content() {
+        let env = env();
+        env.write("pic.dat", png(10, 20));
+        let out = call(&files::ReadFile, &env, json!({"path": "pic.dat"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content[1],
+            Content::Image {
+                media_type: "image/png".into(),
+                data: png(10, 20)
+            }
+        );
+        assert!(text(&out).contains("10x20"));
+        env.write("huge.png", png(9000, 10));
+        let err = model_err(&files::ReadFile, &env, json!({"path": "huge.png"})).await;
+        assert!(err.contains("9000x10") && err.contains("8000"), "{err}");
+        let err = model_err(
+            &files::ReadFile,
+            &env,
+            json!({"path": "pic.dat", "offset": 2}),
+        )
+        .await;
+        assert!(err.contains("read it whole"), "{err}");
+        let mut big = png(10, 10);
+        big.resize(4 * 1024 * 1024, 0);
+        env.write("big.png", big);
+        let err = model_err(&files::ReadFile, &env, json!({"path": "big.png"})).await;
+        assert!(err.contains("4.0 MB"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn gif_first_frame() {
+        let env = env();
+        env.write("one.gif", gif(1));
+        let out = call(&files::ReadFile, &env, json!({"path": "one.gif"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content[1],
+            Content::Image {
+                media_type: "image/gif".into(),
+                data: gif(1)
+            }
+        );
+        env.write("three.gif", gif(3));
+        let out = call(&files::ReadFile, &env, json!({"path": "three.gif"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content[1],
+            Content::Image {
+                media_type: "image/gif".into(),
+                data: gif(1)
+            }
+        );
+        assert!(text(&out).contains("first of 3 frames"));
+    }
+
+    #[tokio::test]
+    async fn binaries_and_errors() {
+        let env = env();
+        env.write("doc.pdf", b"%PDF-1.7\n\0\0\0");
+        let err = model_err(&files::ReadFile, &env, json!({"path": "doc.pdf"})).await;
+        assert!(
+            err.contains("PDF document") && err.contains("12 bytes"),
+            "{err}"
+        );
+        let err = model_err(&files::ReadFile, &env, json!({"path": "missing.txt"})).await;
+        assert!(err.contains("does not exist"), "{err}");
+        let err = model_err(&files::ReadFile, &env, json!({})).await;
+        assert!(err.contains("`path` is required"), "{err}");
+        let err = model_err(&files::ReadFile, &env, json!({"path": "/etc/passwd"})).await;
+        assert!(err.contains("outside every allowed root"), "{err}");
+    }
+}
+
+mod search {
+    use super::*;
+
+    #[tokio::test]
+    async fn glob_newest_first_capped_and_ignoring() {
+        let env = env();
+        let now = SystemTime::now();
+        for (i, name) in ["a.rs", "src/b.rs", "src/deep/c.rs"].iter().enumerate() {
+            let path = env.write(name, "");
+            let file = fs::File::options().write(true).open(path).unwrap();
+            file.set_modified(now - Duration::from_secs(100 * (3 - i as u64)))
+                .unwrap();
+        }
+        env.write("ignored/d.rs", "");
+        env.write(".gitignore", "ignored/\n");
+        env.write("notes.txt", "");
+        let out = ok(&files::Glob, &env, json!({"pattern": "*.rs"})).await;
+        assert_eq!(out, "src/deep/c.rs\nsrc/b.rs\na.rs");
+        let out = ok(&files::Glob, &env, json!({"pattern": "src/*.rs"})).await;
+        assert_eq!(out, "src/b.rs");
+        let out = ok(
+            &files::Glob,
+            &env,
+            json!({"pattern": "*.rs", "path": "src/deep"}),
+        )
+        .await;
+        assert_eq!(out, "src/deep/c.rs");
+        for i in 0..120 {
+            env.write(&format!("many/{i}.md"), "");
+        }
+        let out = ok(&files::Glob, &env, json!({"pattern": "**/*.md"})).await;
+        assert_eq!(out.lines().count(), 101);
+        assert!(out.ends_with("[100 newest of 120 files; narrow the pattern to see others]"));
+        let out = ok(&files::Glob, &env, json!({"pattern": "*.none"})).await;
+        assert_eq!(out, "no files match `*.none`");
+        let err = model_err(&files::Glob, &env, json!({"pattern": "a[", "path": "."})).await;
+        assert!(err.contains("bad pattern"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn grep_regex_glob_case_and_limit() {
+        let env = env();
+        env.write("a.py", "def Foo():\n    return 1\n");
+        env.write("b.txt", "foo bar\nnothing\nfoo again\n");
+        env.write("skip/c.py", "def foo(): pass\n");
+        env.write(".gitignore", "skip/\n");
+        env.write("bin.dat", b"foo\0binary");
+        let out = ok(&files::Grep, &env, json!({"pattern": "fo+"})).await;
+        assert_eq!(out, "b.txt:1:foo bar\nb.txt:3:foo again");
+        let out = ok(
+            &files::Grep,
+            &env,
+            json!({"pattern": "foo", "case_sensitive": false, "glob": "*.py"}),
+        )
+        .await;
+        assert_eq!(out, "a.py:1:def Foo():");
+        let out = ok(
+            &files::Grep,
+            &env,
+            json!({"pattern": "foo", "max_results": 1}),
+        )
+        .await;
+        assert!(
+            out.starts_with("b.txt:1:foo bar\n[stopped at 1 matches"),
+            "{out}"
+        );
+        let out = ok(
+            &files::Grep,
+            &env,
+            json!({"pattern": "again", "path": "b.txt"}),
+        )
+        .await;
+        assert_eq!(out, "b.txt:3:foo again");
+        let out = ok(&files::Grep, &env, json!({"pattern": "zzz"})).await;
+        assert_eq!(out, "no matches for `zzz`");
+        let err = model_err(&files::Grep, &env, json!({"pattern": "("})).await;
+        assert!(err.contains("bad regular expression"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn print_tree_depth() {
+        let env = env();
+        env.write("a/b/c/d.txt", "");
+        env.write("a/x.txt", "");
+        let out = ok(&files::PrintTree, &env, json!({"path": "a", "depth": 2})).await;
+        assert_eq!(
+            out,
+            "a\n├── b/\n│   └── c/\n└── x.txt\n\n2 directories, 1 files"
+        );
+        let err = model_err(&files::PrintTree, &env, json!({"path": "a/x.txt"})).await;
+        assert!(err.contains("is not a directory"), "{err}");
+    }
+}

@@ -1,0 +1,255 @@
+//! The adversarial corpus: each case tries to read or change something outside the root and
+//! asserts that nothing there was read, created or changed.
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::*;
+
+/// Every mutating call through `path`, each of which must fail or stay inside the root.
+async fn try_all_mutations(env: &Env, path: &str) {
+    let _ = call(
+        &files::WriteFile,
+        env,
+        json!({"path": path, "content": "pwned"}),
+    )
+    .await;
+    let _ = call(
+        &files::Edit,
+        env,
+        json!({"path": path, "oldString": "x", "newString": "pwned"}),
+    )
+    .await;
+    let _ = call(&files::Touch, env, json!({"path": path})).await;
+    let _ = call(&files::Rm, env, json!({"path": path, "recursive": true})).await;
+    let _ = call(
+        &files::Mkdir,
+        env,
+        json!({"path": format!("{path}.d"), "parents": true}),
+    )
+    .await;
+    let _ = call(&files::Mv, env, json!({"src": path, "dst": "stolen.txt"})).await;
+    let _ = call(&files::Mv, env, json!({"src": "bait.txt", "dst": path})).await;
+    let patch =
+        format!("*** Begin Patch\n*** Update File: {path}\n-secret x\n+pwned\n*** End Patch");
+    let _ = call(&files::ApplyPatch, env, json!({"patch": patch})).await;
+}
+
+/// Every reading call through `path`: none may show the outside file's content.
+async fn try_all_reads(env: &Env, path: &str) {
+    for (tool, args) in [
+        (&files::ReadFile as &dyn Tool, json!({"path": path})),
+        (&files::Grep, json!({"pattern": "secret", "path": path})),
+        (&files::Grep, json!({"pattern": "secret"})),
+        (&files::Glob, json!({"pattern": "*", "path": path})),
+        (&files::PrintTree, json!({"path": path})),
+    ] {
+        if let Ok(output) = call(tool, env, args.clone()).await {
+            let out = text(&output);
+            assert!(
+                !out.contains("secret x"),
+                "{} {args} read outside: {out}",
+                tool.name()
+            );
+            assert!(
+                !out.contains("secret.txt"),
+                "{} {args} listed outside: {out}",
+                tool.name()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn symlinked_directory_out_of_the_root() {
+    let env = env();
+    env.write("bait.txt", "bait");
+    symlink(&env.outside, env.root.join("link")).unwrap();
+    let before = env.outside_state();
+    for path in ["link/secret.txt", "link/new.txt", "link/deeper/new.txt"] {
+        try_all_mutations(&env, path).await;
+    }
+    try_all_reads(&env, "link").await;
+    try_all_reads(&env, "link/secret.txt").await;
+    let err = model_err(
+        &files::WriteFile,
+        &env,
+        json!({"path": "link/new.txt", "content": "x"}),
+    )
+    .await;
+    assert!(err.contains("outside its allowed root"), "{err}");
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn symlinked_file_out_of_the_root() {
+    let env = env();
+    env.write("bait.txt", "bait");
+    symlink(env.outside.join("secret.txt"), env.root.join("s.txt")).unwrap();
+    let before = env.outside_state();
+    try_all_reads(&env, "s.txt").await;
+    try_all_mutations(&env, "s.txt").await;
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn dot_dot_through_a_symlink() {
+    let env = env();
+    env.write("bait.txt", "bait");
+    // `up` is lexically inside the root; following it climbs out.
+    symlink("..", env.root.join("up")).unwrap();
+    let before = env.outside_state();
+    try_all_reads(&env, "up/outside").await;
+    try_all_reads(&env, "up/outside/secret.txt").await;
+    try_all_mutations(&env, "up/outside/secret.txt").await;
+    try_all_mutations(&env, "up/outside/fresh.txt").await;
+    let err = model_err(
+        &files::ReadFile,
+        &env,
+        json!({"path": "a/../../outside/secret.txt"}),
+    )
+    .await;
+    assert!(err.contains("outside every allowed root"), "{err}");
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn hard_link_to_an_outside_file() {
+    let env = env();
+    fs::hard_link(env.outside.join("secret.txt"), env.root.join("hl.txt")).unwrap();
+    let before = env.outside_state();
+    for (tool, args) in [
+        (
+            &files::WriteFile as &dyn Tool,
+            json!({"path": "hl.txt", "content": "pwned"}),
+        ),
+        (
+            &files::Edit,
+            json!({"path": "hl.txt", "oldString": "x", "newString": "pwned"}),
+        ),
+        (
+            &files::ApplyPatch,
+            json!({"patch": "*** Begin Patch\n*** Update File: hl.txt\n-secret x\n+pwned\n*** End Patch"}),
+        ),
+    ] {
+        let err = model_err(tool, &env, args).await;
+        assert!(err.contains("hard links"), "{err}");
+    }
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn a_sibling_with_the_root_as_prefix() {
+    let env = env();
+    env.write("bait.txt", "bait");
+    let evil = env.root.parent().unwrap().join("root-evil");
+    let before = env.outside_state();
+    for path in [
+        evil.join("evil.txt").display().to_string(),
+        "../root-evil/evil.txt".to_owned(),
+    ] {
+        let err = model_err(&files::ReadFile, &env, json!({"path": path})).await;
+        assert!(err.contains("outside every allowed root"), "{err}");
+        try_all_mutations(&env, &path).await;
+    }
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn git_internals_stay_inside_the_root() {
+    // The policy refuses these paths; if a call got here anyway it acts inside the root only.
+    let env = env();
+    let before = env.outside_state();
+    ok(
+        &files::WriteFile,
+        &env,
+        json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
+    )
+    .await;
+    ok(
+        &files::WriteFile,
+        &env,
+        json!({"path": ".GIT/config", "content": "[core]\n"}),
+    )
+    .await;
+    assert_eq!(env.read(".git/hooks/pre-commit"), "#!/bin/sh\n");
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
+async fn nul_bytes_in_paths() {
+    let env = env();
+    let path = "a\0b";
+    for (tool, args) in [
+        (&files::ReadFile as &dyn Tool, json!({"path": path})),
+        (&files::WriteFile, json!({"path": path, "content": "x"})),
+        (
+            &files::Edit,
+            json!({"path": path, "oldString": "a", "newString": "b"}),
+        ),
+        (&files::Glob, json!({"pattern": "*", "path": path})),
+        (&files::Grep, json!({"pattern": "x", "path": path})),
+        (&files::PrintTree, json!({"path": path})),
+        (&files::Mkdir, json!({"path": path})),
+        (&files::Rmdir, json!({"path": path})),
+        (&files::Touch, json!({"path": path})),
+        (&files::Rm, json!({"path": path})),
+        (&files::Mv, json!({"src": path, "dst": "x"})),
+        (&files::Mv, json!({"src": "x", "dst": path})),
+    ] {
+        let err = model_err(tool, &env, args).await;
+        assert!(err.contains("NUL byte"), "{}: {err}", tool.name());
+    }
+}
+
+/// A thread swaps `f` between a regular file and a symlink to the outside secret while `edit`
+/// and `write` run on it thousands of times: the secret must never change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlink_swapped_in_and_out() {
+    let env = env();
+    let secret = env.outside.join("secret.txt");
+    let before = env.outside_state();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (root, stop) = (env.root.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let _ = fs::remove_file(root.join("link.tmp"));
+                let _ = symlink(&secret, root.join("link.tmp"));
+                let _ = fs::rename(root.join("link.tmp"), root.join("f"));
+                let _ = fs::write(root.join("file.tmp"), "x\n");
+                let _ = fs::rename(root.join("file.tmp"), root.join("f"));
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let mut edited = 0;
+    for i in 0..2000 {
+        let result = if i % 4 == 3 {
+            call(
+                &files::WriteFile,
+                &env,
+                json!({"path": "f", "content": "pwned x\n"}),
+            )
+            .await
+        } else {
+            call(
+                &files::Edit,
+                &env,
+                json!({"path": "f", "oldString": "x", "newString": "pwned"}),
+            )
+            .await
+        };
+        edited += usize::from(result.is_ok());
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(
+        swaps > 0 && edited > 0,
+        "the race ran: {swaps} swaps, {edited} edits"
+    );
+    assert_eq!(env.outside_state(), before);
+}

@@ -1,0 +1,224 @@
+//! The tools that change files: edit, write, apply_patch, mkdir, rmdir, touch, rm, mv.
+
+use super::*;
+
+#[tokio::test]
+async fn edit_once_all_and_errors() {
+    let env = env();
+    env.write("a.txt", "x = 1\ny = 1\n");
+    let out = ok(
+        &files::Edit,
+        &env,
+        json!({"path": "a.txt", "oldString": "x = 1", "newString": "x = 2"}),
+    )
+    .await;
+    assert_eq!(out, "edited `a.txt`: 1 replacement");
+    assert_eq!(env.read("a.txt"), "x = 2\ny = 1\n");
+    let err = model_err(
+        &files::Edit,
+        &env,
+        json!({"path": "a.txt", "oldString": "nope", "newString": "z"}),
+    )
+    .await;
+    assert!(err.contains("was not found"), "{err}");
+    env.write("b.txt", "k\nk\n");
+    let err = model_err(
+        &files::Edit,
+        &env,
+        json!({"path": "b.txt", "oldString": "k", "newString": "z"}),
+    )
+    .await;
+    assert!(err.contains("matches 2 places"), "{err}");
+    ok(
+        &files::Edit,
+        &env,
+        json!({"path": "b.txt", "oldString": "k", "newString": "z", "replaceAll": true}),
+    )
+    .await;
+    assert_eq!(env.read("b.txt"), "z\nz\n");
+    let err = model_err(
+        &files::Edit,
+        &env,
+        json!({"path": "none.txt", "oldString": "a", "newString": "b"}),
+    )
+    .await;
+    assert!(err.contains("does not exist"), "{err}");
+    let err = model_err(
+        &files::Edit,
+        &env,
+        json!({"path": "b.txt", "oldString": "", "newString": "b"}),
+    )
+    .await;
+    assert!(err.contains("empty"), "{err}");
+}
+
+#[tokio::test]
+async fn edit_keeps_crlf() {
+    let env = env();
+    env.write("w.txt", "a\r\nb\r\nc\r\n");
+    ok(
+        &files::Edit,
+        &env,
+        json!({"path": "w.txt", "oldString": "a\nb", "newString": "a\nB\nB2"}),
+    )
+    .await;
+    assert_eq!(env.read("w.txt"), "a\r\nB\r\nB2\r\nc\r\n");
+}
+
+#[tokio::test]
+async fn write_creates_parents_and_overwrites() {
+    let env = env();
+    let out = ok(
+        &files::WriteFile,
+        &env,
+        json!({"path": "new/deep/f.txt", "content": "hi\n"}),
+    )
+    .await;
+    assert_eq!(out, "created `new/deep/f.txt` (3 bytes, 1 lines)");
+    ok(
+        &files::WriteFile,
+        &env,
+        json!({"path": "new/deep/f.txt", "content": "bye"}),
+    )
+    .await;
+    assert_eq!(env.read("new/deep/f.txt"), "bye");
+    let err = model_err(
+        &files::WriteFile,
+        &env,
+        json!({"path": "new", "content": "x"}),
+    )
+    .await;
+    assert!(err.contains("is a directory"), "{err}");
+    let err = model_err(&files::WriteFile, &env, json!({"path": "f.txt"})).await;
+    assert!(err.contains("`content` is required"), "{err}");
+}
+
+#[tokio::test]
+async fn apply_patch_unified() {
+    let env = env();
+    env.write("src/a.txt", "one\ntwo\nthree\n");
+    let patch = "diff --git a/src/a.txt b/src/a.txt\n--- a/src/a.txt\n+++ b/src/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1,2 @@\n+hello\n+world\n";
+    let out = ok(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert_eq!(out, "applied:\nM src/a.txt\nA new.txt");
+    assert_eq!(env.read("src/a.txt"), "one\nTWO\nthree\n");
+    assert_eq!(env.read("new.txt"), "hello\nworld\n");
+}
+
+#[tokio::test]
+async fn apply_patch_v4a() {
+    let env = env();
+    env.write("m.py", "class A:\n    def f(self):\n        return 1\n\nclass B:\n    def f(self):\n        return 1\n");
+    env.write("old.txt", "x\n");
+    env.write("gone.txt", "x\n");
+    let patch = "*** Begin Patch\n*** Update File: m.py\n@@ class B:\n     def f(self):\n-        return 1\n+        return 2\n*** Update File: old.txt\n*** Move to: moved/new.txt\n-x\n+y\n*** Delete File: gone.txt\n*** Add File: added.txt\n+fresh\n*** End Patch";
+    let out = ok(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert_eq!(
+        out,
+        "applied:\nM m.py\nR old.txt -> moved/new.txt\nD gone.txt\nA added.txt"
+    );
+    assert!(
+        env.read("m.py")
+            .ends_with("class B:\n    def f(self):\n        return 2\n")
+    );
+    assert!(
+        env.read("m.py")
+            .starts_with("class A:\n    def f(self):\n        return 1\n")
+    );
+    assert_eq!(env.read("moved/new.txt"), "y\n");
+    assert!(!env.root.join("old.txt").exists() && !env.root.join("gone.txt").exists());
+    assert_eq!(env.read("added.txt"), "fresh\n");
+}
+
+#[tokio::test]
+async fn apply_patch_is_all_or_nothing() {
+    let env = env();
+    env.write("a.txt", "a\n");
+    env.write("b.txt", "b\n");
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: c.txt\n+c\n*** Update File: b.txt\n-not there\n+B\n*** End Patch";
+    let err = model_err(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert!(
+        err.contains("hunk 1 does not apply") && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(env.read("a.txt"), "a\n");
+    assert!(!env.root.join("c.txt").exists());
+    let names: Vec<_> = fs::read_dir(&env.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
+    let err = model_err(
+        &files::ApplyPatch,
+        &env,
+        json!({"patch": "*** Begin Patch\n*** Add File: ../x\n+x\n*** End Patch"}),
+    )
+    .await;
+    assert!(err.contains("not beneath"), "{err}");
+    let err = model_err(&files::ApplyPatch, &env, json!({"patch": "garbage"})).await;
+    assert!(err.contains("changes no file"), "{err}");
+}
+
+#[tokio::test]
+async fn directories_touch_rm_mv() {
+    let env = env();
+    let err = model_err(&files::Mkdir, &env, json!({"path": "p/q"})).await;
+    assert!(err.contains("does not exist"), "{err}");
+    ok(&files::Mkdir, &env, json!({"path": "p/q", "parents": true})).await;
+    ok(&files::Mkdir, &env, json!({"path": "p/q", "parents": true})).await;
+    let err = model_err(&files::Mkdir, &env, json!({"path": "p"})).await;
+    assert!(err.contains("already exists"), "{err}");
+    ok(&files::Touch, &env, json!({"path": "p/q/t.txt"})).await;
+    let err = model_err(&files::Rmdir, &env, json!({"path": "p/q"})).await;
+    assert!(err.contains("not empty"), "{err}");
+    let err = model_err(&files::Touch, &env, json!({"path": "r/s/t.txt"})).await;
+    assert!(err.contains("does not exist"), "{err}");
+    ok(
+        &files::Touch,
+        &env,
+        json!({"path": "r/s/t.txt", "create_parents": true}),
+    )
+    .await;
+    let old = SystemTime::now() - Duration::from_secs(3600);
+    fs::File::options()
+        .write(true)
+        .open(env.root.join("r/s/t.txt"))
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    ok(&files::Touch, &env, json!({"path": "r/s/t.txt"})).await;
+    assert!(
+        fs::metadata(env.root.join("r/s/t.txt"))
+            .unwrap()
+            .modified()
+            .unwrap()
+            > old
+    );
+    ok(&files::Touch, &env, json!({"path": "r"})).await;
+    ok(
+        &files::Mv,
+        &env,
+        json!({"src": "r/s/t.txt", "dst": "moved/into/u.txt"}),
+    )
+    .await;
+    assert!(env.root.join("moved/into/u.txt").is_file());
+    ok(
+        &files::Mv,
+        &env,
+        json!({"src": "moved/into/u.txt", "dst": "p"}),
+    )
+    .await;
+    assert!(env.root.join("p/u.txt").is_file());
+    let err = model_err(&files::Mv, &env, json!({"src": "nope", "dst": "x"})).await;
+    assert!(err.contains("does not exist"), "{err}");
+    let err = model_err(&files::Rm, &env, json!({"path": "p"})).await;
+    assert!(err.contains("set recursive"), "{err}");
+    ok(&files::Rm, &env, json!({"path": "p/u.txt"})).await;
+    ok(&files::Rm, &env, json!({"path": "p", "recursive": true})).await;
+    ok(&files::Rmdir, &env, json!({"path": "r/s"})).await;
+    assert!(!env.root.join("p").exists() && !env.root.join("r/s").exists());
+    for tool in [&files::Rm as &dyn Tool, &files::Rmdir] {
+        let err = model_err(tool, &env, json!({"path": ".", "recursive": true})).await;
+        assert!(err.contains("allowed root itself"), "{err}");
+    }
+    assert!(env.root.is_dir());
+}
