@@ -290,6 +290,11 @@ mod search {
         let out = ok(&files::Glob, &env, json!({"pattern": "**/*.md"})).await;
         assert_eq!(out.lines().count(), 101);
         assert!(out.ends_with("[100 newest of 120 files; narrow the pattern to see others]"));
+        env.write(".github/ci.yml", "");
+        let out = ok(&files::Glob, &env, json!({"pattern": "*.yml"})).await;
+        assert_eq!(out, "no files match `*.yml`");
+        let out = ok(&files::Glob, &env, json!({"pattern": ".github/*.yml"})).await;
+        assert_eq!(out, ".github/ci.yml");
         let out = ok(&files::Glob, &env, json!({"pattern": "*.none"})).await;
         assert_eq!(out, "no files match `*.none`");
         let err = model_err(&files::Glob, &env, json!({"pattern": "a[", "path": "."})).await;

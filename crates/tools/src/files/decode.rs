@@ -77,11 +77,17 @@ pub(crate) fn decode_text(bytes: &[u8]) -> (String, Option<&'static str>) {
     }
     match std::str::from_utf8(bytes) {
         Ok(text) => (text.to_owned(), None),
-        // Not UTF-8 and no mark: the legacy Western code page is by far the likeliest, and
-        // it maps every byte, so nothing is lost silently.
+        // Not UTF-8 and no mark: a legacy code page, guessed from the byte statistics the way
+        // browsers do (Windows-1252 for Western text, Windows-1251 or KOI8-R for Cyrillic, …).
         Err(_) => {
-            let (text, _) = WINDOWS_1252.decode_without_bom_handling(bytes);
-            (text.into_owned(), Some("Windows-1252"))
+            let mut detector = chardetng::EncodingDetector::new();
+            detector.feed(bytes, true);
+            let encoding = match detector.guess(None, true) {
+                e if e == UTF_8 => WINDOWS_1252,
+                e => e,
+            };
+            let (text, _) = encoding.decode_without_bom_handling(bytes);
+            (text.into_owned(), Some(encoding_name(encoding)))
         }
     }
 }
@@ -203,7 +209,14 @@ mod tests {
         assert_eq!(decode_text(b"\xef\xbb\xbfok"), ("ok".to_owned(), None));
         assert_eq!(
             decode_text(b"caf\xe9"),
-            ("café".to_owned(), Some("Windows-1252"))
+            ("café".to_owned(), Some("windows-1252"))
+        );
+        // "Привет, мир! Доброе утро." in Windows-1251.
+        let cp1251 =
+            b"\xcf\xf0\xe8\xe2\xe5\xf2, \xec\xe8\xf0! \xc4\xee\xe1\xf0\xee\xe5 \xf3\xf2\xf0\xee.";
+        assert_eq!(
+            decode_text(cp1251),
+            ("Привет, мир! Доброе утро.".to_owned(), Some("windows-1251"))
         );
     }
 }

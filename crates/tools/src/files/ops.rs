@@ -2,6 +2,7 @@
 //! capability, so none of them follows a symlink out of the fence. Removing and renaming act on
 //! the name itself (a symlink is removed or moved, never its target).
 
+use std::os::unix::fs::MetadataExt;
 use std::time::SystemTime;
 
 use cap_std::fs::OpenOptions;
@@ -121,6 +122,13 @@ fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             .map_err(|e| at.err(ctx, e))?,
         Err(e) => return Err(at.err(ctx, e)),
     };
+    // A file's times are shared by all its names; one outside the roots would change too.
+    if file.metadata().is_ok_and(|m| m.is_file() && m.nlink() > 1) {
+        return Err(ToolError::model(format!(
+            "touch: `{}` has other hard links, which may be outside the allowed roots, so it is refused",
+            at.shown(ctx)
+        )));
+    }
     file.set_modified(SystemTime::now())
         .map_err(|e| at.err(ctx, e))?;
     Ok(ToolOutput::text(format!("touched `{}`", at.shown(ctx))))

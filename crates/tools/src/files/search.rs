@@ -74,8 +74,13 @@ fn glob(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let by_name = !pattern.contains('/');
     let start = walk_start(ctx, &at)?;
     let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
+    // A pattern naming a hidden component (`.github/**`) asks for hidden files.
+    let hidden = pattern
+        .split('/')
+        .any(|part| part.starts_with('.') && part != "." && part != "..");
     for entry in WalkBuilder::new(&start)
         .require_git(false)
+        .hidden(!hidden)
         .build()
         .flatten()
     {

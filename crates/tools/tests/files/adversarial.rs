@@ -132,6 +132,7 @@ async fn hard_link_to_an_outside_file() {
             &files::ApplyPatch,
             json!({"patch": "*** Begin Patch\n*** Update File: hl.txt\n-secret x\n+pwned\n*** End Patch"}),
         ),
+        (&files::Touch, json!({"path": "hl.txt"})),
     ] {
         let err = model_err(tool, &env, args).await;
         assert!(err.contains("hard links"), "{err}");
