@@ -1,4 +1,4 @@
-//! Shell: `run_command` and the session's background tasks.
+//! Shell: `run_command`, the session's background tasks and `preview_server`.
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
@@ -13,6 +13,7 @@ mod background;
 mod group;
 mod landlock;
 mod pool;
+mod preview;
 mod ring;
 mod run;
 mod spawn;
@@ -36,6 +37,7 @@ pub use pool::ShellPools;
 pub use pool::Started;
 pub use pool::TaskPool;
 pub use pool::TaskSummary;
+pub use preview::PreviewServer;
 pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
@@ -54,5 +56,6 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
         Arc::new(BackgroundWait::new(pools.clone())),
         Arc::new(BackgroundStop::new(pools.clone())),
         Arc::new(BackgroundReap::new(pools.clone())),
+        Arc::new(PreviewServer::new(pools.clone())),
     ]
 }

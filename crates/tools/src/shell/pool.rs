@@ -227,6 +227,35 @@ impl TaskPool {
             estimate,
             self.config.buffer_bytes,
         );
+        let task_id = self.register(&task, listed, notify);
+        Ok(Started {
+            task_id,
+            task,
+            confined,
+        })
+    }
+
+    /// Runs `work` inside the daemon as a listed task (a preview server), known by `label`.
+    pub(crate) fn start_in_process<F>(
+        &self,
+        label: String,
+        work: impl FnOnce(super::task::Log) -> F,
+        notify: bool,
+    ) -> Started
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let task = Task::in_process(label, self.config.buffer_bytes, work);
+        let task_id = self.register(&task, true, notify);
+        Started {
+            task_id,
+            task,
+            confined: false,
+        }
+    }
+
+    /// Gives `task` the next id and files it.
+    fn register(&self, task: &Arc<Task>, listed: bool, notify: bool) -> String {
         let number = {
             let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
             let number = *next;
@@ -244,11 +273,7 @@ impl TaskPool {
                 listed,
             },
         );
-        Ok(Started {
-            task_id: id,
-            task,
-            confined,
-        })
+        id
     }
 
     fn target(&self, task_id: &str) -> NoticeTarget {
@@ -367,6 +392,7 @@ impl Drop for TaskPool {
             {
                 let _ = signal_group(entry.task.pgid, Signal::KILL);
             }
+            entry.task.abort_in_process();
         }
     }
 }

@@ -32,19 +32,24 @@ impl RunCommand {
     }
 }
 
-/// The directory a command runs in: `cwd` against the context's working directory, inside
-/// the fence both as written and with symlinks resolved (a link out of the roots is refused).
-pub(crate) fn resolve_cwd(ctx: &ToolContext, cwd: Option<&str>) -> Result<PathBuf, ToolError> {
-    let shown = cwd.unwrap_or(".");
-    let outside = || ToolError::model(format!("`cwd` `{shown}` is outside the allowed roots"));
+/// A directory argument (`name`, e.g. `cwd`) taken against the context's working directory,
+/// inside the fence both as written and with symlinks resolved (a link out of the roots is
+/// refused).
+pub(crate) fn resolve_dir(
+    ctx: &ToolContext,
+    name: &str,
+    value: Option<&str>,
+) -> Result<PathBuf, ToolError> {
+    let shown = value.unwrap_or(".");
+    let outside = || ToolError::model(format!("`{name}` `{shown}` is outside the allowed roots"));
     let normal = normalize(&ctx.absolute(shown)).ok_or_else(outside)?;
     ctx.fence.locate(&normal).ok_or_else(outside)?;
     let resolved = std::fs::canonicalize(&normal)
-        .map_err(|error| ToolError::model(format!("`cwd` `{shown}` cannot be used: {error}")))?;
+        .map_err(|error| ToolError::model(format!("`{name}` `{shown}` cannot be used: {error}")))?;
     ctx.fence.locate(&resolved).ok_or_else(outside)?;
     if !resolved.is_dir() {
         return Err(ToolError::model(format!(
-            "`cwd` `{shown}` is not a directory"
+            "`{name}` `{shown}` is not a directory"
         )));
     }
     Ok(resolved)
@@ -104,7 +109,7 @@ impl Tool for RunCommand {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let command = required_string(args, "command")?;
-        let cwd = resolve_cwd(ctx, string(args, "cwd")?)?;
+        let cwd = resolve_dir(ctx, "cwd", string(args, "cwd")?)?;
         let timeout = count(args, "timeout_seconds")?
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
             .clamp(1, MAX_TIMEOUT_SECONDS);

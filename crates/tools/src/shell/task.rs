@@ -78,6 +78,20 @@ pub struct Task {
     stderr: Arc<Mutex<Ring>>,
     state: Mutex<State>,
     done: watch::Receiver<bool>,
+    /// For a task run inside the daemon (a preview server) rather than as a process.
+    abort: Option<tokio::task::AbortHandle>,
+}
+
+/// Where an in-process task writes what it would have printed.
+#[derive(Debug, Clone)]
+pub(crate) struct Log(Arc<Mutex<Ring>>);
+
+impl Log {
+    pub(crate) fn line(&self, line: &str) {
+        let mut ring = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        ring.push(line.as_bytes());
+        ring.push(b"\n");
+    }
 }
 
 /// How long the readers may keep draining after the shell exited: output the shell wrote is
@@ -113,6 +127,7 @@ impl Task {
                 notice: None,
             }),
             done,
+            abort: None,
         });
         let readers = [
             child
@@ -133,6 +148,46 @@ impl Task {
                 let _ = tokio::time::timeout(DRAIN, reader).await;
             }
             watched.finish(exit);
+            let _ = done_tx.send(true);
+        });
+        task
+    }
+
+    /// Runs `work` inside the daemon as a task: no process group; stopping it aborts it, and
+    /// its end (the work returning) counts as exit code 0.
+    pub(crate) fn in_process<F>(
+        command: String,
+        buffer_bytes: usize,
+        work: impl FnOnce(Log) -> F,
+    ) -> Arc<Self>
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        use std::os::unix::process::ExitStatusExt;
+        let stdout = Arc::new(Mutex::new(Ring::new(buffer_bytes)));
+        let (done_tx, done) = watch::channel(false);
+        let handle = tokio::spawn(work(Log(stdout.clone())));
+        let task = Arc::new(Self {
+            command,
+            pgid: 0,
+            started: Instant::now(),
+            estimate: None,
+            stdout,
+            stderr: Arc::new(Mutex::new(Ring::new(0))),
+            state: Mutex::new(State {
+                status: TaskStatus::Running,
+                finished: None,
+                stop_requested: false,
+                notice: None,
+            }),
+            done,
+            abort: Some(handle.abort_handle()),
+        });
+        let watched = task.clone();
+        tokio::spawn(async move {
+            let ended = handle.await;
+            let status = std::process::ExitStatus::from_raw(0);
+            watched.finish(ended.map(|()| status).map_err(std::io::Error::other));
             let _ = done_tx.send(true);
         });
         task
@@ -196,18 +251,29 @@ impl Task {
         self.status()
     }
 
-    /// Stops the whole process group: SIGTERM, `grace`, SIGKILL.
+    /// Stops the task: SIGTERM to its whole process group, `grace`, SIGKILL; an in-process
+    /// task is aborted.
     pub async fn stop(&self, grace: Duration) -> std::io::Result<TaskStatus> {
-        if self.pgid > 0 {
-            {
-                let mut state = self.lock();
-                if state.status.is_running() {
-                    state.stop_requested = true;
-                }
+        {
+            let mut state = self.lock();
+            if state.status.is_running() {
+                state.stop_requested = true;
             }
+        }
+        if self.pgid > 0 {
             super::group::terminate_group(self.pgid, grace).await?;
         }
+        if let Some(abort) = &self.abort {
+            abort.abort();
+        }
         Ok(self.wait(Duration::from_secs(5)).await)
+    }
+
+    /// Ends an in-process task without waiting (the session is going away).
+    pub(crate) fn abort_in_process(&self) {
+        if let Some(abort) = &self.abort {
+            abort.abort();
+        }
     }
 
     /// The captured stdout and stderr, each cut to `max_bytes` from its end (and to
