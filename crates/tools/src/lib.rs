@@ -23,5 +23,7 @@ pub use tool::Content;
 pub use tool::Tool;
 pub use tool::ToolError;
 pub use tool::ToolOutput;
+pub use web::HttpRequest;
 pub use web::WebError;
 pub use web::WebFetch;
+pub use web::http_request_approval;

@@ -5,6 +5,8 @@
 mod fake;
 #[path = "web/fetch.rs"]
 mod fetch;
+#[path = "web/request.rs"]
+mod request;
 
 use std::path::Path;
 

@@ -20,6 +20,14 @@ pub fn opt_str<'a>(args: &'a Value, name: &str) -> Result<Option<&'a str>, ToolE
     }
 }
 
+pub fn opt_bool(args: &Value, name: &str) -> Result<Option<bool>, ToolError> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(flag)) => Ok(Some(*flag)),
+        Some(_) => Err(ToolError::model(format!("`{name}` must be true or false"))),
+    }
+}
+
 /// A positive whole number argument, `default` when absent, refused above `max`.
 pub fn count(args: &Value, name: &str, default: u64, max: u64) -> Result<u64, ToolError> {
     match args.get(name) {

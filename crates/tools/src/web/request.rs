@@ -1,0 +1,311 @@
+//! `http_request`: any HTTP or HTTPS request, like curl. It refuses no address, which is why the
+//! policy gates it (class `http`); what it carries besides the request itself is listed by
+//! [`super::approval::http_request_approval`] for the permission card.
+
+use std::path::Path;
+use std::time::Duration;
+
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Response, Url};
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+
+use super::body::{self, Body};
+use super::common::{self, USER_AGENT};
+use super::error::WebError;
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+const DEFAULT_TIMEOUT: u64 = 60;
+const MAX_TIMEOUT: u64 = 600;
+/// Bytes of an answer shown to the model; the rest is for `output_file`.
+const MAX_SHOWN: usize = 256 * 1024;
+const MAX_REDIRECTS: usize = 10;
+
+#[derive(Debug, Clone, Default)]
+pub struct HttpRequest {
+    /// `tools.http_request.default_headers`: sent on every request; a call's own headers win.
+    default_headers: Vec<(String, String)>,
+}
+
+impl HttpRequest {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn with_default_headers(default_headers: Vec<(String, String)>) -> Self {
+        Self { default_headers }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for HttpRequest {
+    fn name(&self) -> &'static str {
+        "http_request"
+    }
+
+    fn description(&self) -> &'static str {
+        "Send any HTTP or HTTPS request, like curl: APIs, services on localhost, uploads and \
+         downloads. Returns the status line, the response headers and the body (text up to \
+         256 KiB), or saves the body to output_file. Give at most one of body, body_base64, \
+         body_file, json, form, form_data. Redirects are not followed unless follow_redirects \
+         is true. For reading a public web page, webfetch is simpler."
+    }
+
+    fn schema(&self) -> Value {
+        let scalars = json!({"type": ["string", "number", "boolean"]});
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "http:// or https:// address."},
+                "method": {"type": "string", "description": "GET (default), POST, PUT, PATCH, DELETE, HEAD, OPTIONS or any other token."},
+                "query": {"type": "object", "additionalProperties": {"anyOf": [scalars, {"type": "array", "items": scalars}]},
+                    "description": "Query parameters appended to the URL; an array repeats the name."},
+                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+                "body": {"type": "string", "description": "Raw text body."},
+                "body_base64": {"type": "string", "description": "Binary body, base64-encoded."},
+                "body_file": {"type": "string", "description": "Path of a local file sent as the body."},
+                "json": {"description": "Any JSON value, sent with Content-Type: application/json."},
+                "form": {"type": "object", "additionalProperties": scalars,
+                    "description": "Fields sent as application/x-www-form-urlencoded."},
+                "form_data": {"type": "object", "description": "multipart/form-data: a string is a text field; {\"file\": path, \"filename\"?, \"content_type\"?} uploads a local file."},
+                "output_file": {"type": "string", "description": "Save the response body to this path instead of returning it."},
+                "follow_redirects": {"type": "boolean", "description": "Follow up to 10 redirects (default false)."},
+                "proxy": {"type": "string", "description": "Proxy URL (http://, https://) for this request."},
+                "verify_tls": {"type": "boolean", "description": "Check the server's certificate (default true)."},
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "Default 60."},
+                "permission_rationale": {"type": "string", "description": "Why this request is needed, shown to the user when asked."}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let mut url = common::url(args)?;
+        append_query(&mut url, args)?;
+        let method = method(args)?;
+        let headers = self.headers(args)?;
+        let (timeout, seconds) = common::timeout(args, DEFAULT_TIMEOUT, MAX_TIMEOUT)?;
+        let output_file = common::opt_str(args, "output_file")?;
+        let client = client(args, timeout)?;
+        let body = body::body(ctx, args).await?;
+        let target = match output_file {
+            Some(path) => Some(body::output_target(ctx, path).await?),
+            None => None,
+        };
+        let typed = headers.contains_key(CONTENT_TYPE);
+        let request = attach(
+            client.request(method, url.clone()).headers(headers),
+            body,
+            typed,
+        );
+        let exchange = async {
+            let response = request
+                .send()
+                .await
+                .map_err(|error| WebError::request(url.as_str(), &error))?;
+            let head = head(&response);
+            let tail = match (&target, output_file) {
+                (Some(target), Some(shown)) => save(response, target, shown, url.as_str()).await?,
+                _ => shown_body(response, url.as_str()).await?,
+            };
+            Ok::<_, ToolError>(format!("{head}\n{tail}"))
+        };
+        let text = tokio::time::timeout(timeout, exchange)
+            .await
+            .map_err(|_| WebError::Timeout {
+                url: url.to_string(),
+                seconds,
+            })??;
+        Ok(ToolOutput::text(text))
+    }
+}
+
+impl HttpRequest {
+    /// The operator's default headers, then the call's own (which replace a default of the same
+    /// name).
+    fn headers(&self, args: &Value) -> Result<HeaderMap, ToolError> {
+        let mut map = HeaderMap::new();
+        let own: Vec<(String, String)> = match args.get("headers") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Object(fields)) => fields
+                .iter()
+                .map(|(name, value)| Ok((name.clone(), body::scalar(value, "headers")?)))
+                .collect::<Result<_, ToolError>>()?,
+            Some(_) => {
+                return Err(ToolError::model(
+                    "`headers` must be an object of names to values",
+                ));
+            }
+        };
+        for (name, value) in self.default_headers.iter().chain(&own) {
+            let bad = || ToolError::model(format!("`{name}: {value}` is not a valid header"));
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let value = HeaderValue::from_str(value).map_err(|_| bad())?;
+            map.insert(name, value);
+        }
+        Ok(map)
+    }
+}
+
+fn method(args: &Value) -> Result<Method, ToolError> {
+    let text = common::opt_str(args, "method")?
+        .unwrap_or("GET")
+        .to_ascii_uppercase();
+    Method::from_bytes(text.as_bytes())
+        .map_err(|_| ToolError::model(format!("`{text}` is not an HTTP method")))
+}
+
+fn append_query(url: &mut Url, args: &Value) -> Result<(), ToolError> {
+    let fields = match args.get("query") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(fields)) => fields,
+        Some(_) => {
+            return Err(ToolError::model(
+                "`query` must be an object of names to values",
+            ));
+        }
+    };
+    let mut pairs = Vec::new();
+    for (name, value) in fields {
+        match value {
+            Value::Array(items) => {
+                for item in items {
+                    pairs.push((name, body::scalar(item, "query")?));
+                }
+            }
+            value => pairs.push((name, body::scalar(value, "query")?)),
+        }
+    }
+    if !pairs.is_empty() {
+        url.query_pairs_mut().extend_pairs(pairs);
+    }
+    Ok(())
+}
+
+fn client(args: &Value, timeout: Duration) -> Result<reqwest::Client, ToolError> {
+    let follow = common::opt_bool(args, "follow_redirects")?.unwrap_or(false);
+    let verify = common::opt_bool(args, "verify_tls")?.unwrap_or(true);
+    let redirect = if follow {
+        reqwest::redirect::Policy::limited(MAX_REDIRECTS)
+    } else {
+        reqwest::redirect::Policy::none()
+    };
+    // The environment's proxy variables are not used: a proxy is part of what the user
+    // approves, so only the one the call names is.
+    let mut builder = reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .redirect(redirect)
+        .no_proxy()
+        .danger_accept_invalid_certs(!verify)
+        .timeout(timeout);
+    if let Some(proxy) = common::opt_str(args, "proxy")? {
+        let proxy = reqwest::Proxy::all(proxy)
+            .map_err(|_| ToolError::model(format!("`{proxy}` is not a proxy URL")))?;
+        builder = builder.proxy(proxy);
+    }
+    builder
+        .build()
+        .map_err(|error| WebError::request("(client)", &error).into())
+}
+
+fn attach(request: reqwest::RequestBuilder, body: Body, typed: bool) -> reqwest::RequestBuilder {
+    match body {
+        Body::None => request,
+        Body::Bytes(bytes) => request.body(bytes),
+        // The call's own Content-Type wins, as curl's -H does over --json.
+        Body::Json(bytes) if typed => request.body(bytes),
+        Body::Json(bytes) => request.header(CONTENT_TYPE, "application/json").body(bytes),
+        Body::Form(fields) => request.form(&fields),
+        Body::Multipart(form) => request.multipart(form),
+    }
+}
+
+/// `HTTP/1.1 200 OK` and the response headers, one per line.
+fn head(response: &Response) -> String {
+    let status = response.status();
+    let mut out = format!(
+        "{:?} {} {}\n",
+        response.version(),
+        status.as_str(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in response.headers() {
+        out.push_str(&format!(
+            "{name}: {}\n",
+            String::from_utf8_lossy(value.as_bytes())
+        ));
+    }
+    out
+}
+
+async fn shown_body(mut response: Response, url: &str) -> Result<String, ToolError> {
+    let media_type = common::media_type(&response);
+    let (bytes, more) = common::read_bounded(&mut response, MAX_SHOWN, url).await?;
+    if !common::is_textual(&media_type, &bytes) {
+        return Ok(format!(
+            "[binary body{}: {} bytes{}; save it with output_file]",
+            if media_type.is_empty() {
+                String::new()
+            } else {
+                format!(" of type {media_type}")
+            },
+            bytes.len(),
+            if more { " and more" } else { "" }
+        ));
+    }
+    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    if more {
+        text.push_str(&format!(
+            "\n[body cut at {MAX_SHOWN} bytes; save it whole with output_file]"
+        ));
+    }
+    Ok(text)
+}
+
+/// Streams the body into a fresh file beside `target`, then renames it over `target`.
+async fn save(
+    mut response: Response,
+    target: &Path,
+    shown: &str,
+    url: &str,
+) -> Result<String, ToolError> {
+    let failed =
+        |error: std::io::Error| ToolError::model(format!("cannot write `{shown}`: {error}"));
+    let partial = target.with_file_name(format!(
+        ".{}.codaris-partial-{}",
+        target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    // `create_new` refuses whatever is at the name already, a planted symlink included.
+    let mut file = tokio::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .await
+        .map_err(failed)?;
+    let mut written: u64 = 0;
+    let copied: Result<(), ToolError> = async {
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|error| WebError::request(url, &error))?
+        {
+            file.write_all(&chunk).await.map_err(failed)?;
+            written += chunk.len() as u64;
+        }
+        file.flush().await.map_err(failed)?;
+        tokio::fs::rename(&partial, target).await.map_err(failed)
+    }
+    .await;
+    if copied.is_err() {
+        // Best effort: the error being reported matters more than the leftover.
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+    copied?;
+    Ok(format!("[saved {written} bytes of body to `{shown}`]"))
+}
