@@ -24,6 +24,13 @@ struct Setup {
 }
 
 fn setup() -> Setup {
+    setup_with(PoolConfig {
+        stop_grace: Duration::from_secs(2),
+        ..PoolConfig::default()
+    })
+}
+
+fn setup_with(config: PoolConfig) -> Setup {
     let root = tempfile::tempdir().unwrap();
     let base = root.path().canonicalize().unwrap();
     std::fs::create_dir(base.join("sub")).unwrap();
@@ -33,10 +40,6 @@ fn setup() -> Setup {
         cwd: base.clone(),
         fence: Fence::new([base.clone()]),
         workspace: base.join("workspace"),
-    };
-    let config = PoolConfig {
-        stop_grace: Duration::from_secs(2),
-        ..PoolConfig::default()
     };
     let (pools, notices) = ShellPools::new(config);
     let pools = Arc::new(pools);
@@ -447,4 +450,27 @@ async fn preview_server_serves_the_directory_and_nothing_outside_it() {
     assert!(tokio::net::TcpStream::connect(&address).await.is_err());
     let message = s.model_error("preview_server", json!({"path": "/"})).await;
     assert_eq!(message, "`path` `/` is outside the allowed roots");
+}
+
+#[tokio::test]
+async fn unconfined_commands_say_so_and_quiet_tasks_send_no_notice() {
+    let mut s = setup_with(PoolConfig {
+        landlock: false,
+        ..PoolConfig::default()
+    });
+    let out = s.ok("run_command", json!({"command": "echo hi"})).await;
+    assert_eq!(
+        out,
+        "exit code: 0\nnote: writes are not confined (Landlock is off)\nstdout:\nhi\n"
+    );
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "true", "background": true, "notify_on_finish": false}),
+        )
+        .await;
+    assert!(out.starts_with("started background task `bg-2`\n"), "{out}");
+    s.ok("background_wait", json!({"task_id": "bg-2"})).await;
+    let quiet = tokio::time::timeout(Duration::from_secs(1), s.notices.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
 }

@@ -73,6 +73,11 @@ mod imp {
     /// A ruleset allowing writes only beneath `writable` (and to a few devices), ready for
     /// `restrict_self` in the child. `None` where the kernel has no Landlock.
     pub fn prepare(writable: &[PathBuf]) -> Option<RulesetCreated> {
+        // A best-effort ruleset is "created" even where the kernel has no Landlock, and the
+        // result would then claim a confinement that does not exist: ask first.
+        if !matches!(landlock_status(), LandlockStatus::Active(_)) {
+            return None;
+        }
         let abi = ABI::V5;
         let write = AccessFs::from_write(abi);
         let dirs = writable.iter().filter_map(|path| PathFd::new(path).ok());
