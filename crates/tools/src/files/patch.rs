@@ -212,8 +212,11 @@ pub(crate) fn apply_hunks(text: &str, hunks: &[Hunk]) -> Result<String, String> 
             })?
         };
         let end = at + hunk.old.len();
-        if end == lines.len() && hunk.new_no_eol {
-            final_newline = false;
+        // A unified hunk that reaches the end says whether the new file ends in a newline
+        // (`\ No newline at end of file` after its new side); a V4A patch cannot, so the file
+        // keeps what it had.
+        if end == lines.len() && hunk.hint.is_some() {
+            final_newline = !hunk.new_no_eol;
         }
         lines.splice(at..end, hunk.new.iter().cloned());
         cursor = at + hunk.new.len();

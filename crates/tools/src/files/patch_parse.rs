@@ -182,9 +182,15 @@ fn parse_unified(patch: &str) -> Result<Vec<Op>, ParseError> {
                 hint: Some(hint),
                 ..Hunk::default()
             };
+            // The counts in the header are a guide, not a contract: models miscount them, and
+            // the hunk simply runs until a line that cannot belong to it.
             let mut last = ' ';
-            while hunk.old.len() < old_len || hunk.new.len() < new_len {
-                let Some(line) = lines.get(i) else { break };
+            while let Some(line) = lines.get(i) {
+                let next_is_header = line.starts_with("--- ")
+                    && lines.get(i + 1).is_some_and(|l| l.starts_with("+++ "));
+                if line.starts_with("@@") || line.starts_with("diff ") || next_is_header {
+                    break;
+                }
                 if let Some(rest) = line.strip_prefix('\\') {
                     if rest.contains("No newline") && last != '-' {
                         hunk.new_no_eol = true;
@@ -192,24 +198,23 @@ fn parse_unified(patch: &str) -> Result<Vec<Op>, ParseError> {
                     i += 1;
                     continue;
                 }
-                last = line.chars().next().unwrap_or(' ');
-                push_line(&mut hunk, line).map_err(|()| {
-                    format!("unexpected line inside the hunk `{header}`: `{line}`")
-                })?;
-                i += 1;
-            }
-            if hunk.old.len() != old_len || hunk.new.len() != new_len {
-                return Err(format!(
-                    "the hunk `{header}` has {} old and {} new lines, not the {old_len} and {new_len} its header says",
-                    hunk.old.len(),
-                    hunk.new.len()
-                ));
-            }
-            if lines.get(i).is_some_and(|l| l.starts_with('\\')) {
-                if last != '-' {
-                    hunk.new_no_eol = true;
+                if push_line(&mut hunk, line).is_err() {
+                    break;
                 }
+                last = line.chars().next().unwrap_or(' ');
                 i += 1;
+            }
+            // Blank lines after the hunk (between files, at the end) are not context of it.
+            while (hunk.old.len() > old_len || hunk.new.len() > new_len)
+                && hunk.old.last().is_some_and(String::is_empty)
+                && hunk.new.last().is_some_and(String::is_empty)
+                && last == ' '
+            {
+                hunk.old.pop();
+                hunk.new.pop();
+            }
+            if hunk.old.is_empty() && hunk.new.is_empty() {
+                return Err(format!("the hunk `{header}` has no lines"));
             }
             hunks.push(hunk);
         }
@@ -304,6 +309,6 @@ mod tests {
     fn bad_patches_say_why() {
         assert!(parse("hello").is_err());
         assert!(parse("*** Begin Patch\n*** Update File: x\n?x\n*** End Patch").is_err());
-        assert!(parse("--- a\n+++ b\n@@ -1,3 +1,1 @@\n a\n").is_err());
+        assert!(parse("--- a\n+++ b\n@@ -1,3 +1,1 @@\n").is_err());
     }
 }

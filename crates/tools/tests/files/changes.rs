@@ -222,3 +222,94 @@ async fn directories_touch_rm_mv() {
     }
     assert!(env.root.is_dir());
 }
+
+#[tokio::test]
+async fn apply_patch_crlf_and_final_newlines() {
+    let env = env();
+    env.write("w.txt", "a\r\nb\r\nc\r\n");
+    let patch = "--- a/w.txt\n+++ b/w.txt\n@@ -2,2 +2,2 @@\n b\n-c\n+C\n";
+    ok(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert_eq!(env.read("w.txt"), "a\r\nb\r\nC\r\n");
+    env.write("n.txt", "x\ny");
+    let patch =
+        "--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n x\n-y\n\\ No newline at end of file\n+z\n";
+    ok(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert_eq!(env.read("n.txt"), "x\nz\n");
+    let patch = "*** Begin Patch\n*** Update File: n.txt\n-z\n+end\n*** End of File\n*** End Patch";
+    ok(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert_eq!(env.read("n.txt"), "x\nend\n");
+}
+
+#[tokio::test]
+async fn symlinks_inside_the_root_are_followed() {
+    let env = env();
+    env.write("real/t.txt", "one\n");
+    std::os::unix::fs::symlink("real", env.root.join("alias")).unwrap();
+    std::os::unix::fs::symlink("real/t.txt", env.root.join("t-link")).unwrap();
+    assert_eq!(
+        ok(&files::ReadFile, &env, json!({"path": "alias/t.txt"})).await,
+        "     1\tone\n"
+    );
+    ok(
+        &files::Edit,
+        &env,
+        json!({"path": "t-link", "oldString": "one", "newString": "two"}),
+    )
+    .await;
+    ok(
+        &files::WriteFile,
+        &env,
+        json!({"path": "alias/u.txt", "content": "u"}),
+    )
+    .await;
+    assert_eq!(env.read("real/t.txt"), "two\n");
+    assert_eq!(env.read("real/u.txt"), "u");
+    assert!(
+        fs::symlink_metadata(env.root.join("t-link"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+}
+
+mod roundtrip {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(vec!["a", "b", "c", "", "  d"]), 0..12)
+            .prop_flat_map(|lines| {
+                let body = lines.join("\n");
+                prop::bool::ANY.prop_map(move |eol| {
+                    if eol && !body.is_empty() {
+                        format!("{body}\n")
+                    } else {
+                        body.clone()
+                    }
+                })
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: 64,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// A unified diff made by `similar` applies back to exactly the new text.
+        #[test]
+        fn similar_diffs_apply(old in text(), new in text()) {
+            prop_assume!(old != new);
+            let env = env();
+            env.write("f.txt", &old);
+            let diff = similar::TextDiff::from_lines(&old, &new);
+            let patch = diff.unified_diff().header("a/f.txt", "b/f.txt").to_string();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let result = runtime.block_on(call(&files::ApplyPatch, &env, json!({"patch": patch})));
+            prop_assert!(result.is_ok(), "{patch}\n{result:?}");
+            prop_assert_eq!(env.read("f.txt"), new);
+        }
+    }
+}
