@@ -257,6 +257,32 @@ mod read_file {
     }
 }
 
+#[tokio::test]
+async fn keep_result_checks_its_mark() {
+    let env = env();
+    env.write("a.txt", "x\n");
+    let out = ok(
+        &files::KeepResult,
+        &env,
+        json!({"path": "a.txt", "offset": 3, "limit": 2}),
+    )
+    .await;
+    assert_eq!(
+        out,
+        "kept: `a.txt` lines 3-4 stays in context when older results are evicted"
+    );
+    let out = ok(&files::KeepResult, &env, json!({"pattern": "fn main"})).await;
+    assert_eq!(
+        out,
+        "kept: grep `fn main` stays in context when older results are evicted"
+    );
+    let err = model_err(&files::KeepResult, &env, json!({})).await;
+    assert!(err.contains("give the `path`"), "{err}");
+    let err = model_err(&files::KeepResult, &env, json!({"path": "gone.txt"})).await;
+    assert!(err.contains("does not exist"), "{err}");
+    assert_eq!(files::file_tools().len(), 13);
+}
+
 mod search {
     use super::*;
 

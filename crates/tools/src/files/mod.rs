@@ -1,4 +1,4 @@
-//! The file tools of the catalogue: `read_file`, `glob`, `grep`, `print_tree`, `edit`, `write`,
+//! The file tools of the catalogue: `read_file`, `keep_result`, `glob`, `grep`, `print_tree`, `edit`, `write`,
 //! `apply_patch`, `mkdir`, `rmdir`, `touch`, `rm`, `mv`.
 //!
 //! Every one opens its paths beneath the allowed root they lie in (`fence`), so what runs is
@@ -7,6 +7,7 @@
 mod decode;
 mod edit;
 mod fence;
+mod keep;
 mod list;
 mod ops;
 mod patch;
@@ -22,6 +23,7 @@ use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 pub use edit::{Edit, WriteFile};
+pub use keep::KeepResult;
 pub use list::PrintTree;
 pub use ops::{Mkdir, Mv, Rm, Rmdir, Touch};
 pub use patch::ApplyPatch;
@@ -32,6 +34,7 @@ pub use search::{Glob, Grep};
 pub fn file_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(ReadFile),
+        Arc::new(KeepResult),
         Arc::new(Glob),
         Arc::new(Grep),
         Arc::new(PrintTree),
