@@ -361,6 +361,15 @@ mod search {
         )
         .await;
         assert_eq!(out, "b.txt:3:foo again");
+        // The root's .gitignore still counts when searching below it; one above the root is
+        // never read.
+        env.write("sub/.keep", "");
+        env.write("sub/skip/d.py", "foo\n");
+        let out = ok(&files::Grep, &env, json!({"pattern": "foo", "path": "sub"})).await;
+        assert_eq!(out, "no matches for `foo`");
+        fs::write(env.root.parent().unwrap().join(".gitignore"), "*.txt\n").unwrap();
+        let out = ok(&files::Grep, &env, json!({"pattern": "again"})).await;
+        assert_eq!(out, "b.txt:3:foo again");
         let out = ok(&files::Grep, &env, json!({"pattern": "zzz"})).await;
         assert_eq!(out, "no matches for `zzz`");
         let err = model_err(&files::Grep, &env, json!({"pattern": "("})).await;

@@ -33,6 +33,26 @@ fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<PathBuf, ToolError> {
     }
 }
 
+/// A walker over `start` that reads no ignore file outside the root: not the parents' (the
+/// walker's default climbs to `/`), not the user's global one. The `.gitignore` files between
+/// the root and `start` are added by hand, each matched relative to its own directory as git
+/// does, so searching a subdirectory still honours the project's ignores.
+fn walker(root: &Path, start: &Path) -> WalkBuilder {
+    let mut walker = WalkBuilder::new(start);
+    // .gitignore counts even outside a git repository: the model expects it to.
+    walker.require_git(false).parents(false).git_global(false);
+    let mut dir = start.parent();
+    while let Some(d) = dir.filter(|d| d.starts_with(root)) {
+        let file = d.join(".gitignore");
+        if file.is_file() {
+            // Errors in someone's .gitignore only cost filtering, never the search.
+            let _ = walker.add_ignore(file);
+        }
+        dir = d.parent();
+    }
+    walker
+}
+
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Glob;
 
@@ -78,12 +98,7 @@ fn glob(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let hidden = pattern
         .split('/')
         .any(|part| part.starts_with('.') && part != "." && part != "..");
-    for entry in WalkBuilder::new(&start)
-        .require_git(false)
-        .hidden(!hidden)
-        .build()
-        .flatten()
-    {
+    for entry in walker(&at.root, &start).hidden(!hidden).build().flatten() {
         if entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
         }
@@ -168,9 +183,7 @@ fn grep(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         .build(pattern)
         .map_err(|e| ToolError::model(format!("{TOOL}: bad regular expression: {e}")))?;
     let start = walk_start(ctx, &at)?;
-    let mut walker = WalkBuilder::new(&start);
-    // .gitignore counts even outside a git repository: the model expects it to.
-    walker.require_git(false);
+    let mut walker = walker(&at.root, &start);
     if let Some(glob) = opt_str(TOOL, args, "glob")? {
         let overrides = OverrideBuilder::new(&start)
             .add(glob)
