@@ -6,5 +6,6 @@ mod config;
 mod ledger;
 mod lifecycle;
 mod python;
+mod run;
 mod tcp;
 mod tools;

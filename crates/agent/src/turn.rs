@@ -90,7 +90,8 @@ pub trait TurnHost: Send + Sync {
     fn spec(&self, tool: &str) -> Option<ToolSpec>;
     /// Decides a call with the policy (asking the person on a card when it says `ask`) and
     /// records the decision. What comes back is final: `allow` runs, anything else is refused.
-    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Decision>;
+    /// An error (the decision could not be recorded) ends the turn: nothing unrecorded runs.
+    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>>;
     /// Runs an allowed call.
     fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun>;
     fn emit(&self, event: TurnEvent);
@@ -209,8 +210,10 @@ async fn rounds(
             return (EndReason::EndTurn, None);
         }
         for call in answer.calls {
-            if let Some(reason) = dispatch(conversation, state, &task, host, guard, call).await {
-                return (reason, None);
+            match dispatch(conversation, state, &task, host, guard, call).await {
+                Ok(None) => {}
+                Ok(Some(reason)) => return (reason, None),
+                Err(error) => return (EndReason::Error, Some(error)),
             }
         }
     }
@@ -264,7 +267,7 @@ async fn dispatch(
     host: &dyn TurnHost,
     guard: &mut LoopGuard,
     call: ToolCall,
-) -> Option<EndReason> {
+) -> Result<Option<EndReason>, String> {
     host.emit(TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
@@ -282,7 +285,7 @@ async fn dispatch(
     };
     if let Some((sentence, ends)) = refusal {
         answer(conversation, host, &call, None, sentence, true, Vec::new());
-        return ends.then_some(EndReason::LoopGuard);
+        return Ok(ends.then_some(EndReason::LoopGuard));
     }
     let args = state
         .plan()
@@ -294,7 +297,7 @@ async fn dispatch(
         args,
         task: task.clone(),
     };
-    let decision = host.decide(&request).await;
+    let decision = host.decide(&request).await?;
     if decision.verdict != Verdict::Allow {
         let sentence = decision.sentence.clone();
         answer(
@@ -306,7 +309,7 @@ async fn dispatch(
             true,
             Vec::new(),
         );
-        return None;
+        return Ok(None);
     }
     let run = host.run(&request).await;
     let progress = guard.record(&call.name, &call.arguments, &run.output, &run.bound);
@@ -324,7 +327,7 @@ async fn dispatch(
         run.is_error,
         run.bound,
     );
-    ends.then_some(EndReason::LoopGuard)
+    Ok(ends.then_some(EndReason::LoopGuard))
 }
 
 /// Records a call's result in the history and the messages, and reports it.

@@ -35,6 +35,9 @@ pub enum Command {
     /// Start, stop and inspect the daemon
     #[command(subcommand)]
     Daemon(DaemonCommand),
+    /// Run one session: each PROMPT is one turn, in order; permission cards are answered by
+    /// --approve
+    Run(RunArgs),
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -71,6 +74,52 @@ pub enum DaemonCommand {
         #[arg(short, long)]
         follow: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Model provider: scripted, anthropic or openai [default: the daemon's]
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+    /// The script the scripted provider plays (JSON, see docs/surface.md)
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Working directory of the session [default: the current directory]
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Operating mode
+    #[arg(long, value_enum, default_value_t = Mode::Agent)]
+    pub mode: Mode,
+    /// How much to ask before acting
+    #[arg(long, value_enum, default_value_t = PermissionModeArg::Ask)]
+    pub permission_mode: PermissionModeArg,
+    /// How every permission card is answered
+    #[arg(long, value_enum, default_value_t = Approve::Deny)]
+    pub approve: Approve,
+    /// The turns' messages
+    #[arg(value_name = "PROMPT", required = true)]
+    pub prompts: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    Agent,
+    Plan,
+    Ask,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PermissionModeArg {
+    Ask,
+    AcceptEdits,
+    Bypass,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Approve {
+    Once,
+    Session,
+    Deny,
 }
 
 #[derive(Debug, Subcommand)]

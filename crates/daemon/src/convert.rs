@@ -131,3 +131,94 @@ pub fn decision_record_wire(record: &codaris_ledger::DecisionRecord) -> v1::Deci
         policy_version: record.policy_version.clone(),
     }
 }
+
+/// A JSON value as protobuf's `google.protobuf.Value`.
+pub fn json_to_prost(value: &serde_json::Value) -> prost_types::Value {
+    use prost_types::value::Kind;
+    let kind = match value {
+        serde_json::Value::Null => Kind::NullValue(0),
+        serde_json::Value::Bool(b) => Kind::BoolValue(*b),
+        serde_json::Value::Number(n) => Kind::NumberValue(n.as_f64().unwrap_or(0.0)),
+        serde_json::Value::String(s) => Kind::StringValue(s.clone()),
+        serde_json::Value::Array(items) => Kind::ListValue(prost_types::ListValue {
+            values: items.iter().map(json_to_prost).collect(),
+        }),
+        serde_json::Value::Object(map) => Kind::StructValue(prost_types::Struct {
+            fields: map
+                .iter()
+                .map(|(k, v)| (k.clone(), json_to_prost(v)))
+                .collect(),
+        }),
+    };
+    prost_types::Value { kind: Some(kind) }
+}
+
+/// A turn-loop event on the wire.
+pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event::Event> {
+    use codaris_agent::TurnEvent;
+    use v1::turn_event::Event;
+    Some(match event {
+        TurnEvent::TurnStarted { turn } => Event::TurnStarted(v1::TurnStarted { turn }),
+        TurnEvent::Binding {
+            turn,
+            round,
+            surface,
+        } => {
+            let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+            Event::Binding(v1::Binding {
+                turn,
+                round,
+                line: surface.line(),
+                always_on: count(surface.always_on),
+                forced: count(surface.forced),
+                found: count(surface.found),
+                filtered_from: count(surface.filtered_from),
+                tools: surface.tools,
+            })
+        }
+        TurnEvent::Text { text } => Event::Text(v1::TextDelta { text }),
+        TurnEvent::ToolCall { id, tool, args } => Event::ToolCall(v1::ToolCall {
+            id,
+            tool,
+            args: Some(json_to_prost(&args)),
+        }),
+        TurnEvent::ToolResult {
+            id,
+            tool,
+            decision,
+            output,
+        } => Event::ToolResult(v1::ToolResult {
+            id,
+            // Only the loop guard refuses before the policy, and only a repeated search.
+            decision: Some(match decision {
+                Some(decision) => decision_wire(&decision),
+                None => v1::Decision {
+                    verdict: v1::Verdict::Deny.into(),
+                    code: "repeated_search".to_owned(),
+                    sentence: output.clone(),
+                    capability: None,
+                    rules: vec!["loop_guard".to_owned()],
+                },
+            }),
+            tool,
+            output,
+        }),
+        TurnEvent::Usage { turn, usage } => Event::Usage(v1::Usage {
+            turn,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            line: usage.line(),
+        }),
+        TurnEvent::TurnEnded {
+            turn,
+            reason,
+            error,
+        } => Event::TurnEnded(v1::TurnEnded {
+            turn,
+            reason: reason.as_str().to_owned(),
+            error: error.unwrap_or_default(),
+        }),
+    })
+}

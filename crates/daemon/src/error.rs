@@ -70,6 +70,13 @@ pub enum DaemonError {
     ToolNotFound { name: String },
     #[error("invalid argument `{field}`: {reason}")]
     InvalidArgument { field: &'static str, reason: String },
+    #[error("session `{id}` is already running a turn; wait for it or cancel it")]
+    TurnRunning { id: String },
+    #[error("{capability} is not available yet: {detail}")]
+    NotYetFor {
+        capability: &'static str,
+        detail: String,
+    },
     #[error("{capability} is not available yet: {reason}")]
     NotYet {
         capability: &'static str,
@@ -98,7 +105,10 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::SessionNotFound { .. } | DaemonError::ToolNotFound { .. } => {
                 tonic::Status::not_found(message)
             }
-            DaemonError::SessionEnded { .. } => tonic::Status::failed_precondition(message),
+            DaemonError::SessionEnded { .. } | DaemonError::TurnRunning { .. } => {
+                tonic::Status::failed_precondition(message)
+            }
+            DaemonError::NotYetFor { .. } => tonic::Status::unimplemented(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {

@@ -19,6 +19,7 @@ pub mod sessions;
 pub mod shutdown;
 pub mod skills;
 pub mod state;
+pub mod turns;
 
 pub use config::Config;
 pub use dispatch::Dispatcher;

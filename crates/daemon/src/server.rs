@@ -167,10 +167,17 @@ async fn routes(
         shutdown: shutdown.clone(),
         tools_indexed: tools.indexed(),
     };
+    let turns = Arc::new(crate::turns::Turns::new(
+        config.clone(),
+        ledger.clone(),
+        sessions.clone(),
+        tools.clone(),
+    ));
     let sessions = SessionsService {
         config: config.clone(),
         sessions,
         default_cwd,
+        turns,
     };
 
     let mut builder = Routes::builder();

@@ -125,6 +125,13 @@ impl SessionStore {
         Ok(record)
     }
 
+    /// Counts one more turn of the session.
+    pub fn count_turn(&self, id: &str) -> Result<(), DaemonError> {
+        let mut record = self.get(id)?;
+        record.turns = record.turns.saturating_add(1);
+        self.put(&record)
+    }
+
     /// (active, total) counts for the status line.
     pub fn counts(&self) -> Result<(u32, u32), DaemonError> {
         let sessions = self.list(true)?;

@@ -132,12 +132,37 @@ async fn bad_session_requests_are_clear() {
 }
 
 #[tokio::test]
-async fn turns_are_unimplemented_with_a_sentence() {
+async fn bad_turn_requests_are_clear_and_stray_answers_change_nothing() {
     let daemon = InProcess::start().await;
     let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let turn = sessions.turn(v1::TurnRequest::default()).await.unwrap_err();
-    assert_eq!(turn.code(), Code::Unimplemented);
-    assert!(turn.message().contains("agent loop"), "{}", turn.message());
+    let missing = sessions
+        .turn(v1::TurnRequest {
+            session_id: "s404".to_owned(),
+            text: "hello".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound);
+    let empty = sessions.turn(v1::TurnRequest::default()).await.unwrap_err();
+    assert_eq!(empty.code(), Code::InvalidArgument);
+    let stray = sessions
+        .answer_card(v1::AnswerCardRequest {
+            session_id: "s404".to_owned(),
+            card_id: "c1".to_owned(),
+            answer: v1::CardAnswer::AllowSession.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!stray.accepted);
+    let idle = sessions
+        .cancel_turn(v1::CancelTurnRequest {
+            session_id: "s404".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!idle.cancelled);
     daemon.stop().await;
 }
 

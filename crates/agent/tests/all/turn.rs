@@ -30,7 +30,7 @@ impl TurnHost for Host {
         })
     }
 
-    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Decision> {
+    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>> {
         self.decided.lock().unwrap().push(call.clone());
         let decision = codaris_policy::evaluate(
             &codaris_policy::Call {
@@ -41,7 +41,7 @@ impl TurnHost for Host {
             &GrantSet::new(),
             &call.task,
         );
-        Box::pin(async move { decision })
+        Box::pin(async move { Ok(decision) })
     }
 
     fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {

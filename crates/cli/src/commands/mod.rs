@@ -5,6 +5,7 @@ pub mod completions;
 pub mod daemon;
 pub mod ledger;
 pub mod policy;
+pub mod run;
 pub mod status;
 pub mod tools;
 
@@ -47,6 +48,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 }
                 ToolsCommand::Eval(args) => tools::eval(json, args),
             }
+        }
+        Command::Run(args) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            run::run(&target, autostart, json, args).await
         }
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

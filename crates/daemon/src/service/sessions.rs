@@ -10,6 +10,9 @@ use crate::config::Config;
 use crate::convert::{activity_name, permission_mode_name};
 use crate::error::DaemonError;
 use crate::sessions::{NewSession, SessionStore};
+use crate::turns::Turns;
+use codaris_ledger::CardAnswer;
+use tokio_stream::StreamExt;
 
 #[derive(Debug)]
 pub struct SessionsService {
@@ -17,12 +20,8 @@ pub struct SessionsService {
     pub sessions: SessionStore,
     /// The daemon's working directory, the default `cwd` of a session.
     pub default_cwd: PathBuf,
+    pub turns: Arc<Turns>,
 }
-
-const TURNS_MISSING: DaemonError = DaemonError::NotYet {
-    capability: "running turns",
-    reason: "the agent loop (turns, permission cards, cancellation) is not part of this codarisd build yet",
-};
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> DaemonError {
     DaemonError::InvalidArgument {
@@ -128,28 +127,49 @@ impl Sessions for SessionsService {
         request: Request<v1::EndSessionRequest>,
     ) -> Result<Response<v1::Session>, Status> {
         let record = self.sessions.end(&request.into_inner().id)?;
+        self.turns.end(&record.id);
         tracing::info!(session = %record.id, "session ended");
         Ok(Response::new(record.into()))
     }
 
     async fn turn(
         &self,
-        _request: Request<v1::TurnRequest>,
+        request: Request<v1::TurnRequest>,
     ) -> Result<Response<Self::TurnStream>, Status> {
-        Err(TURNS_MISSING.into())
+        let request = request.into_inner();
+        if request.text.trim().is_empty() {
+            return Err(invalid("text", "a turn needs a message").into());
+        }
+        let events = self.turns.start(&request.session_id, request.text)?;
+        let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(events).map(Ok);
+        Ok(Response::new(Box::pin(stream)))
     }
 
     async fn answer_card(
         &self,
-        _request: Request<v1::AnswerCardRequest>,
+        request: Request<v1::AnswerCardRequest>,
     ) -> Result<Response<v1::AnswerCardResponse>, Status> {
-        Err(TURNS_MISSING.into())
+        let request = request.into_inner();
+        let answer = match v1::CardAnswer::try_from(request.answer) {
+            Ok(v1::CardAnswer::AllowOnce) => CardAnswer::AllowOnce,
+            Ok(v1::CardAnswer::AllowSession) => CardAnswer::AllowSession,
+            Ok(v1::CardAnswer::Deny) => CardAnswer::Deny,
+            _ => return Err(invalid("answer", "one of allow_once, allow_session, deny").into()),
+        };
+        let accepted = self
+            .turns
+            .answer(&request.session_id, &request.card_id, answer)?;
+        Ok(Response::new(v1::AnswerCardResponse {
+            accepted,
+            grant_id: String::new(),
+        }))
     }
 
     async fn cancel_turn(
         &self,
-        _request: Request<v1::CancelTurnRequest>,
+        request: Request<v1::CancelTurnRequest>,
     ) -> Result<Response<v1::CancelTurnResponse>, Status> {
-        Err(TURNS_MISSING.into())
+        let cancelled = self.turns.cancel(&request.into_inner().session_id);
+        Ok(Response::new(v1::CancelTurnResponse { cancelled }))
     }
 }

@@ -1,0 +1,228 @@
+//! `codaris run`: one session, each prompt one turn, cards answered by `--approve`.
+//!
+//! With `--json` it prints the event stream, one JSON object per line — a contract other tools
+//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `tool_result`, `card`,
+//! `usage`, `turn_ended`.
+
+use codaris_proto::v1;
+use serde_json::{Value, json};
+
+use super::Outcome;
+use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs};
+use crate::client::{self, Target};
+use crate::error::CliError;
+use crate::output;
+
+pub async fn run(
+    target: &Target,
+    autostart: bool,
+    json_out: bool,
+    args: RunArgs,
+) -> Result<Outcome, CliError> {
+    let absolute = |path: std::path::PathBuf| -> Result<String, CliError> {
+        let path = if path.is_absolute() {
+            path
+        } else {
+            std::env::current_dir()
+                .map_err(|source| CliError::Read {
+                    path: path.clone(),
+                    source,
+                })?
+                .join(path)
+        };
+        Ok(path.display().to_string())
+    };
+    let cwd = match args.cwd {
+        Some(dir) => absolute(dir)?,
+        None => absolute(".".into())?.trim_end_matches("/.").to_owned(),
+    };
+    let script = args.script.map(absolute).transpose()?.unwrap_or_default();
+    let channel = client::open(target, autostart).await?;
+    let mut sessions = v1::sessions_client::SessionsClient::new(channel);
+    let session = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd,
+            activity: match args.mode {
+                Mode::Agent => v1::Activity::Agent,
+                Mode::Plan => v1::Activity::Plan,
+                Mode::Ask => v1::Activity::Ask,
+            }
+            .into(),
+            permission_mode: match args.permission_mode {
+                PermissionModeArg::Ask => v1::PermissionMode::Ask,
+                PermissionModeArg::AcceptEdits => v1::PermissionMode::AcceptEdits,
+                PermissionModeArg::Bypass => v1::PermissionMode::Bypass,
+            }
+            .into(),
+            provider: args.provider.unwrap_or_default(),
+            model: String::new(),
+            script,
+        })
+        .await?
+        .into_inner();
+    let printer = Printer { json: json_out };
+    printer.print(
+        json!({"type": "session", "id": session.id}),
+        &format!("session {}", session.id),
+    )?;
+
+    let mut failed = false;
+    for prompt in args.prompts {
+        let mut stream = sessions
+            .turn(v1::TurnRequest {
+                session_id: session.id.clone(),
+                text: prompt,
+            })
+            .await?
+            .into_inner();
+        while let Some(event) = stream.message().await? {
+            let Some(event) = event.event else { continue };
+            if let v1::turn_event::Event::Card(card) = &event {
+                let answer = match args.approve {
+                    Approve::Once => v1::CardAnswer::AllowOnce,
+                    Approve::Session => v1::CardAnswer::AllowSession,
+                    Approve::Deny => v1::CardAnswer::Deny,
+                };
+                sessions
+                    .answer_card(v1::AnswerCardRequest {
+                        session_id: session.id.clone(),
+                        card_id: card.id.clone(),
+                        answer: answer.into(),
+                    })
+                    .await?;
+            }
+            if let v1::turn_event::Event::TurnEnded(ended) = &event {
+                failed |= ended.reason == "error";
+            }
+            let (value, text) = describe(&event, args.approve);
+            printer.print(value, &text)?;
+        }
+    }
+    sessions
+        .end_session(v1::EndSessionRequest { id: session.id })
+        .await?;
+    Ok(if failed {
+        Outcome::Failed
+    } else {
+        Outcome::Success
+    })
+}
+
+struct Printer {
+    json: bool,
+}
+
+impl Printer {
+    fn print(&self, value: Value, text: &str) -> Result<(), CliError> {
+        if self.json {
+            output::json(&value)
+        } else if text.is_empty() {
+            Ok(())
+        } else {
+            output::line(text)
+        }
+    }
+}
+
+fn approve_name(approve: Approve) -> &'static str {
+    match approve {
+        Approve::Once => "once",
+        Approve::Session => "session",
+        Approve::Deny => "deny",
+    }
+}
+
+fn verdict_name(verdict: i32) -> &'static str {
+    match v1::Verdict::try_from(verdict) {
+        Ok(v1::Verdict::Allow) => "allow",
+        Ok(v1::Verdict::Ask) => "ask",
+        Ok(v1::Verdict::Deny) => "deny",
+        _ => "unspecified",
+    }
+}
+
+/// The event as a JSON line and as a line for people.
+fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, String) {
+    use v1::turn_event::Event;
+    match event {
+        Event::TurnStarted(e) => (
+            json!({"type": "turn_started", "turn": e.turn}),
+            format!("── turn {}", e.turn),
+        ),
+        Event::Binding(b) => (
+            json!({"type": "binding", "turn": b.turn, "round": b.round, "tools": b.tools,
+                   "always_on": b.always_on, "forced": b.forced, "found": b.found,
+                   "filtered_from": b.filtered_from, "line": b.line}),
+            format!("   {}", b.line),
+        ),
+        Event::Text(t) => (json!({"type": "text", "text": t.text}), t.text.clone()),
+        Event::ToolCall(c) => {
+            let args = c.args.as_ref().map_or(Value::Null, prost_to_json);
+            (
+                json!({"type": "tool_call", "id": c.id, "tool": c.tool, "args": args}),
+                format!("→ {} {}", c.tool, args),
+            )
+        }
+        Event::ToolResult(r) => {
+            let decision = r.decision.clone().unwrap_or_default();
+            let verdict = verdict_name(decision.verdict);
+            let first = r.output.lines().next().unwrap_or("");
+            (
+                json!({"type": "tool_result", "id": r.id, "tool": r.tool,
+                       "decision": {"verdict": verdict, "code": decision.code, "sentence": decision.sentence},
+                       "output": r.output}),
+                format!("  {verdict} {}: {first}", decision.code),
+            )
+        }
+        Event::Card(c) => {
+            let capability = c.capability.clone().unwrap_or_default();
+            (
+                json!({"type": "card", "id": c.id,
+                       "capability": {"name": capability.name, "path": (!capability.path.is_empty()).then_some(&capability.path)},
+                       "sentence": c.sentence, "answer": approve_name(approve)}),
+                format!("? {} → {}", c.sentence, approve_name(approve)),
+            )
+        }
+        Event::Usage(u) => (
+            json!({"type": "usage", "turn": u.turn, "input_tokens": u.input_tokens,
+                   "output_tokens": u.output_tokens, "cache_read_tokens": u.cache_read_tokens,
+                   "cache_write_tokens": u.cache_write_tokens, "line": u.line}),
+            format!("   {}", u.line),
+        ),
+        Event::TurnEnded(e) => (
+            json!({"type": "turn_ended", "turn": e.turn, "reason": e.reason,
+                   "error": (!e.error.is_empty()).then_some(&e.error)}),
+            if e.error.is_empty() {
+                format!("── turn {} ended: {}", e.turn, e.reason)
+            } else {
+                format!("── turn {} ended: {} ({})", e.turn, e.reason, e.error)
+            },
+        ),
+    }
+}
+
+fn prost_to_json(value: &prost_types::Value) -> Value {
+    use prost_types::value::Kind;
+    match &value.kind {
+        None | Some(Kind::NullValue(_)) => Value::Null,
+        Some(Kind::BoolValue(b)) => Value::Bool(*b),
+        Some(Kind::NumberValue(n)) => {
+            // Integers the model sent come back as integers, not `1.0`.
+            if n.fract() == 0.0 && n.abs() < 9.0e15 {
+                json!(*n as i64)
+            } else {
+                json!(n)
+            }
+        }
+        Some(Kind::StringValue(s)) => Value::String(s.clone()),
+        Some(Kind::ListValue(list)) => {
+            Value::Array(list.values.iter().map(prost_to_json).collect())
+        }
+        Some(Kind::StructValue(s)) => Value::Object(
+            s.fields
+                .iter()
+                .map(|(k, v)| (k.clone(), prost_to_json(v)))
+                .collect(),
+        ),
+    }
+}

@@ -1,0 +1,294 @@
+//! The daemon's side of a turn: decisions through the dispatcher and the ledger, permission
+//! cards, the tools this daemon can run, and events to the client.
+
+use std::sync::Arc;
+
+use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, ToolTier, TurnEvent, TurnHost};
+use codaris_index::{KindFilter, render};
+use codaris_ledger::{CardAnswer, CardRecord, GrantRecord};
+use codaris_policy::{Capability, CapabilityName, Decision, Grant, Lifetime, Verdict};
+use codaris_proto::v1;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::{Live, Turns};
+use crate::convert::{capability_wire, turn_event_wire};
+use crate::dispatch::ToolCall;
+use crate::sessions::now_ms;
+
+pub struct DaemonHost {
+    turns: Arc<Turns>,
+    live: Arc<Live>,
+    session_id: String,
+    events: mpsc::UnboundedSender<v1::TurnEvent>,
+}
+
+impl DaemonHost {
+    pub fn new(
+        turns: Arc<Turns>,
+        live: Arc<Live>,
+        session_id: String,
+        events: mpsc::UnboundedSender<v1::TurnEvent>,
+    ) -> Self {
+        Self {
+            turns,
+            live,
+            session_id,
+            events,
+        }
+    }
+
+    /// Reports that the turn was cancelled.
+    pub fn cancelled(&self, turn: u32) {
+        self.emit(TurnEvent::TurnEnded {
+            turn,
+            reason: codaris_agent::EndReason::Cancelled,
+            error: None,
+        });
+    }
+
+    fn send(&self, event: v1::turn_event::Event) {
+        // A client that went away no longer reads; the turn finishes regardless.
+        let _ = self.events.send(v1::TurnEvent { event: Some(event) });
+    }
+
+    async fn decide_once(&self, call: &CallRequest) -> Result<Decision, String> {
+        let dispatcher = self.turns.dispatcher();
+        let tool_call = ToolCall {
+            session_id: self.session_id.clone(),
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            task: call.task.clone(),
+            spec: None,
+        };
+        match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
+            Ok(Ok(record)) => Ok(record.decision),
+            Ok(Err(err)) => Err(format!(
+                "the ledger could not record a decision, so the call did not run: {err}"
+            )),
+            Err(err) => Err(format!("deciding a call failed: {err}")),
+        }
+    }
+
+    /// Shows a card and waits for its answer; a yes or a no is recorded as a grant, durably,
+    /// before this returns. `None`: nobody answered, nothing was granted.
+    async fn ask(
+        &self,
+        capability: Option<Capability>,
+        sentence: String,
+        tool_call_id: &str,
+    ) -> Option<(CardAnswer, Option<GrantRecord>)> {
+        let ledger = self.turns.ledger.clone();
+        let id = format!("c{:06}", ledger.db().generate_id().ok()?);
+        let card = CardRecord {
+            schema: codaris_ledger::SCHEMA,
+            id: id.clone(),
+            session_id: self.session_id.clone(),
+            capability: capability.clone(),
+            sentence: sentence.clone(),
+            asked_at_ms: now_ms(),
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+        };
+        let receiver = self.live.cards.open(&id);
+        let stored = {
+            let ledger = ledger.clone();
+            tokio::task::spawn_blocking(move || ledger.append_card(&card)).await
+        };
+        if !matches!(stored, Ok(Ok(()))) {
+            self.live.cards.forget(&id);
+            return None;
+        }
+        self.send(v1::turn_event::Event::Card(v1::Card {
+            id: id.clone(),
+            capability: capability.as_ref().map(capability_wire),
+            sentence,
+            tool_call_id: tool_call_id.to_owned(),
+        }));
+        let answer = match tokio::time::timeout(self.turns.card_timeout, receiver).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => CardAnswer::SessionEnded,
+            Err(_) => {
+                self.live.cards.forget(&id);
+                CardAnswer::TimedOut
+            }
+        };
+        let lifetime = match answer {
+            CardAnswer::AllowOnce => Some(Lifetime::Once),
+            CardAnswer::AllowSession => Some(Lifetime::Session),
+            CardAnswer::Deny => Some(Lifetime::Deny),
+            CardAnswer::TimedOut | CardAnswer::SessionEnded => None,
+        };
+        let session = self.session_id.clone();
+        let recorded = tokio::task::spawn_blocking(move || {
+            let grant = match (lifetime, capability) {
+                (Some(lifetime), Some(capability)) => Some(ledger.append_grant(
+                    &session,
+                    Grant::new(capability.name, capability.path.as_deref(), lifetime),
+                    Some(&id),
+                    now_ms(),
+                )?),
+                _ => None,
+            };
+            ledger.answer_card(&id, answer, grant.as_ref().map(|g| g.id.as_str()), now_ms())?;
+            Ok::<_, codaris_ledger::LedgerError>(grant)
+        })
+        .await;
+        match recorded {
+            Ok(Ok(grant)) => Some((answer, grant)),
+            Ok(Err(err)) => {
+                tracing::error!(%err, "recording a card's answer failed; nothing was granted");
+                None
+            }
+            Err(err) => {
+                tracing::error!(%err, "recording a card's answer failed; nothing was granted");
+                None
+            }
+        }
+    }
+
+    async fn search(&self, args: &Value) -> ToolRun {
+        let Some(query) = args.get("query").and_then(Value::as_str) else {
+            return error_run(
+                "search_tools needs `query`: what the tool should do, in a few plain words",
+            );
+        };
+        let kind = match args
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("any")
+            .parse::<KindFilter>()
+        {
+            Ok(kind) => kind,
+            Err(_) => return error_run("`kind` is one of any, tool, core, mcp, skill, reference"),
+        };
+        let outcome = self
+            .turns
+            .tools
+            .search(query, kind, codaris_index::DEFAULT_LIMIT);
+        ToolRun {
+            output: render(&outcome),
+            is_error: false,
+            bound: outcome.bindable().into_iter().map(str::to_owned).collect(),
+        }
+    }
+
+    async fn request_capability(&self, call: &CallRequest) -> ToolRun {
+        let name = call.args.get("capability").cloned().unwrap_or(Value::Null);
+        let Ok(name) = serde_json::from_value::<CapabilityName>(name) else {
+            return error_run(
+                "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it)",
+            );
+        };
+        let path = call
+            .args
+            .get("path")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let reason = call
+            .args
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given");
+        let capability = Capability::new(name, path.clone());
+        let target = path.map(|p| format!(" on `{p}`")).unwrap_or_default();
+        let sentence = format!("the model asks for `{}`{target}: {reason}", name.as_str());
+        match self.ask(Some(capability), sentence, &call.id).await {
+            Some((CardAnswer::AllowOnce, _)) => ok_run(format!(
+                "granted `{}`{target} for the next call",
+                name.as_str()
+            )),
+            Some((CardAnswer::AllowSession, _)) => ok_run(format!(
+                "granted `{}`{target} for this session",
+                name.as_str()
+            )),
+            Some((CardAnswer::Deny, _)) => error_run(format!(
+                "the person refused `{}`{target}; do not ask again",
+                name.as_str()
+            )),
+            _ => error_run("nobody answered the card; nothing was granted"),
+        }
+    }
+}
+
+impl TurnHost for DaemonHost {
+    fn spec(&self, tool: &str) -> Option<ToolSpec> {
+        let (description, schema) = match tool {
+            "search_tools" => (
+                "Find a tool, skill or reference by what it should do, in plain words. Found tools are bound from your next step for this turn and the two after it; skills and references give a path to read.",
+                json!({"type": "object", "properties": {
+                    "query": {"type": "string", "description": "what you need, in a few plain words"},
+                    "kind": {"type": "string", "enum": ["any", "tool", "core", "mcp", "skill", "reference"]}},
+                    "required": ["query"]}),
+            ),
+            "request_capability" => (
+                "Ask the person for a capability a refusal named (e.g. mutate_outside_fence on a path). They answer on a card: once, for the session, or no. Ask only after a refusal, with a one-line reason.",
+                json!({"type": "object", "properties": {
+                    "capability": {"type": "string"},
+                    "path": {"type": "string", "description": "the path, origin or tool the refusal named"},
+                    "reason": {"type": "string"}},
+                    "required": ["capability", "reason"]}),
+            ),
+            _ => return None,
+        };
+        Some(ToolSpec {
+            name: tool.to_owned(),
+            description: description.to_owned(),
+            input_schema: schema,
+            tier: ToolTier::AlwaysOn,
+        })
+    }
+
+    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>> {
+        Box::pin(async move {
+            let decision = self.decide_once(call).await?;
+            if decision.verdict != Verdict::Ask {
+                return Ok(decision);
+            }
+            match self
+                .ask(
+                    decision.capability.clone(),
+                    decision.sentence.clone(),
+                    &call.id,
+                )
+                .await
+            {
+                // The answer is a grant now; decide again with it in force.
+                Some(_) => self.decide_once(call).await,
+                None => Ok(decision),
+            }
+        })
+    }
+
+    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {
+        Box::pin(async move {
+            match call.tool.as_str() {
+                "search_tools" => self.search(&call.args).await,
+                "request_capability" => self.request_capability(call).await,
+                other => error_run(format!("`{other}` is not available in this codarisd")),
+            }
+        })
+    }
+
+    fn emit(&self, event: TurnEvent) {
+        if let Some(event) = turn_event_wire(event) {
+            self.send(event);
+        }
+    }
+}
+
+fn ok_run(output: String) -> ToolRun {
+    ToolRun {
+        output,
+        ..ToolRun::default()
+    }
+}
+
+fn error_run(output: impl Into<String>) -> ToolRun {
+    ToolRun {
+        output: output.into(),
+        is_error: true,
+        bound: Vec::new(),
+    }
+}

@@ -1,0 +1,258 @@
+//! Running turns: one live runtime per session (its conversation, its model, its open cards),
+//! the host the agent's turn loop calls back into, and cancellation.
+
+mod cards;
+mod host;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use codaris_agent::{
+    Conversation, ModelProvider, Registry, RegistryTool, ScriptedProvider, TurnConfig,
+    parse_script, run_turn,
+};
+use codaris_ledger::{CardAnswer, Ledger};
+use codaris_policy::{Activity, PermissionMode, Task};
+use codaris_proto::v1;
+use tokio::sync::{mpsc, watch};
+
+pub use cards::Cards;
+use host::DaemonHost;
+
+use crate::config::Config;
+use crate::dispatch::Dispatcher;
+use crate::error::DaemonError;
+use crate::registry::ToolRegistry;
+use crate::sessions::{SessionRecord, SessionState, SessionStore};
+
+/// The tools this daemon can run today; the surface binds only these.
+pub const IMPLEMENTED: &[&str] = &["search_tools", "request_capability"];
+
+/// How long a card waits for its answer before it grants nothing.
+pub const CARD_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The rounds a turn may take before it ends with `max_rounds`.
+const MAX_ROUNDS: u32 = 24;
+
+const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running bioinformatics pipelines and code. \
+Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
+A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
+
+/// A session's live state while the daemon runs.
+pub struct Live {
+    /// Held by the running turn, so a session runs one turn at a time.
+    conversation: Arc<tokio::sync::Mutex<Conversation>>,
+    provider: Box<dyn ModelProvider>,
+    cards: Cards,
+    cancel: watch::Sender<u64>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("provider", &self.provider.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything turns need, shared by the gRPC handlers.
+#[derive(Debug)]
+pub struct Turns {
+    pub config: Arc<Config>,
+    pub ledger: Arc<Ledger>,
+    pub sessions: SessionStore,
+    pub tools: Arc<ToolRegistry>,
+    pub card_timeout: Duration,
+    live: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+impl Turns {
+    pub fn new(
+        config: Arc<Config>,
+        ledger: Arc<Ledger>,
+        sessions: SessionStore,
+        tools: Arc<ToolRegistry>,
+    ) -> Self {
+        Self {
+            config,
+            ledger,
+            sessions,
+            tools,
+            card_timeout: CARD_TIMEOUT,
+            live: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Starts a turn and returns the stream of its events. The turn runs on its own task: a
+    /// client that disconnects does not stop it (`CancelTurn` does).
+    pub fn start(
+        self: &Arc<Self>,
+        session_id: &str,
+        text: String,
+    ) -> Result<mpsc::UnboundedReceiver<v1::TurnEvent>, DaemonError> {
+        let record = self.sessions.get(session_id)?;
+        if record.state == SessionState::Ended {
+            return Err(DaemonError::SessionEnded {
+                id: session_id.to_owned(),
+            });
+        }
+        let live = self.live(&record)?;
+        let Ok(conversation) = live.conversation.clone().try_lock_owned() else {
+            return Err(DaemonError::TurnRunning {
+                id: session_id.to_owned(),
+            });
+        };
+        let (events, receiver) = mpsc::unbounded_channel();
+        let turns = self.clone();
+        let task = self.task(&record);
+        let mut cancelled = live.cancel.subscribe();
+        cancelled.mark_unchanged();
+        tokio::spawn(async move {
+            let mut conversation = conversation;
+            let host = DaemonHost::new(turns.clone(), live.clone(), record.id.clone(), events);
+            let registry =
+                Registry::new(IMPLEMENTED.iter().map(|t| RegistryTool::builtin(*t)), &[]);
+            let config = TurnConfig {
+                system: SYSTEM_PROMPT.to_owned(),
+                max_rounds: MAX_ROUNDS,
+                lean: turns.config.lean_surface,
+            };
+            let turn = conversation.turns;
+            tokio::select! {
+                reason = run_turn(&mut conversation, &text, &task, &registry, live.provider.as_ref(), &host, &config) => {
+                    tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
+                }
+                _ = cancelled.changed() => {
+                    live.cards.close(&turns.ledger, CardAnswer::SessionEnded);
+                    host.cancelled(turn);
+                    tracing::info!(session = %record.id, turn, "turn cancelled");
+                }
+            }
+            if let Err(err) = turns.sessions.count_turn(&record.id) {
+                tracing::warn!(%err, "could not count the turn");
+            }
+        });
+        Ok(receiver)
+    }
+
+    /// Answers an open card of `session_id`. `Ok(false)`: no such open card (answered already,
+    /// lapsed, or another session's).
+    pub fn answer(
+        &self,
+        session_id: &str,
+        card_id: &str,
+        answer: CardAnswer,
+    ) -> Result<bool, DaemonError> {
+        let live = self.live_of(session_id);
+        Ok(live.is_some_and(|live| live.cards.answer(card_id, answer)))
+    }
+
+    /// Cancels the session's running turn; `false` when none runs.
+    pub fn cancel(&self, session_id: &str) -> bool {
+        match self.live_of(session_id) {
+            Some(live) if live.conversation.try_lock().is_err() => {
+                live.cancel.send_modify(|n| *n += 1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Ends the session's live state: open cards grant nothing, a running turn is cancelled.
+    pub fn end(&self, session_id: &str) {
+        self.cancel(session_id);
+        if let Some(live) = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id)
+        {
+            live.cards.close(&self.ledger, CardAnswer::SessionEnded);
+        }
+    }
+
+    fn live_of(&self, session_id: &str) -> Option<Arc<Live>> {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .cloned()
+    }
+
+    fn live(&self, record: &SessionRecord) -> Result<Arc<Live>, DaemonError> {
+        if let Some(live) = self.live_of(&record.id) {
+            return Ok(live);
+        }
+        let live = Arc::new(Live {
+            conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
+            provider: provider_for(record)?,
+            cards: Cards::default(),
+            cancel: watch::channel(0).0,
+        });
+        let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(map.entry(record.id.clone()).or_insert(live).clone())
+    }
+
+    /// The task state every call of this session is decided in.
+    fn task(&self, record: &SessionRecord) -> Task {
+        let display = |p: &PathBuf| p.display().to_string();
+        let mut protected = vec![display(&self.config.state_dir.join("ledger"))];
+        protected.extend(self.config.config_file.as_ref().map(display));
+        Task {
+            activity: match record.activity.as_str() {
+                "plan" => Activity::Plan,
+                "ask" => Activity::Ask,
+                "review" => Activity::Review,
+                "research" => Activity::Research,
+                "audit" => Activity::Audit,
+                _ => Activity::Agent,
+            },
+            permission_mode: match record.permission_mode.as_str() {
+                "accept_edits" => PermissionMode::AcceptEdits,
+                "bypass" => PermissionMode::Bypass,
+                _ => PermissionMode::Ask,
+            },
+            cwd: display(&record.cwd),
+            allowed_roots: self.config.allowed_dirs.iter().map(display).collect(),
+            workspace: Some(display(&record.workspace)),
+            protected,
+            ..Task::default()
+        }
+    }
+
+    fn dispatcher(&self) -> Dispatcher {
+        Dispatcher::new(self.ledger.clone())
+    }
+}
+
+fn provider_for(record: &SessionRecord) -> Result<Box<dyn ModelProvider>, DaemonError> {
+    match record.provider.as_str() {
+        "scripted" => {
+            let Some(path) = &record.script else {
+                return Err(DaemonError::InvalidArgument {
+                    field: "script",
+                    reason:
+                        "the scripted provider needs a script file (`codaris run --script FILE`)"
+                            .to_owned(),
+                });
+            };
+            let text = std::fs::read_to_string(path).map_err(|source| DaemonError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            let script = parse_script(&text).map_err(|err| DaemonError::InvalidArgument {
+                field: "script",
+                reason: format!("{}: {err}", path.display()),
+            })?;
+            Ok(Box::new(ScriptedProvider::new(script)))
+        }
+        other => Err(DaemonError::NotYetFor {
+            capability: "model providers in sessions",
+            detail: format!(
+                "provider `{other}` is built but not yet wired to sessions; use the scripted provider"
+            ),
+        }),
+    }
+}

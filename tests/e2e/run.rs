@@ -1,0 +1,186 @@
+//! `codaris run` through the real daemon: the scripted provider, search binding nothing but a
+//! skill, a refusal, a card answered, the grant durable, and the session replayed clean.
+
+use std::time::Duration;
+
+use codaris_e2e::{Sandbox, stderr, stdout};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+const SCRIPT: &str = r#"{"turns": [
+ {"rounds": [
+   {"text": "Let me find help.", "tool_calls": [{"name": "search_tools", "args": {"query": "debug a failed nextflow run"}}]},
+   {"tool_calls": [{"name": "read_file", "args": {"path": "/etc/hosts"}}]},
+   {"tool_calls": [{"name": "request_capability", "args": {"capability": "read_outside_fence", "path": "/etc/hosts", "reason": "to check the host names"}}]},
+   {"text": "Done.", "usage": {"input_tokens": 100, "cache_read_tokens": 900, "cache_write_tokens": 0, "output_tokens": 20}}
+ ]},
+ {"rounds": [{"tool_calls": [{"name": "search_tools", "args": {"query": "x"}}]}]}
+]}"#;
+
+fn setup() -> (Sandbox, std::path::PathBuf) {
+    let sandbox = Sandbox::new();
+    let skill = sandbox.root.path().join("skills/debug");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: debugging-failed-runs\ndescription: How to debug a failed Nextflow run\n---\n",
+    )
+    .unwrap();
+    sandbox.write_config(&format!(
+        "skills_dirs = [\"{}\"]\n",
+        sandbox.root.path().join("skills").display()
+    ));
+    let script = sandbox.root.path().join("script.json");
+    std::fs::write(&script, SCRIPT).unwrap();
+    std::fs::create_dir_all(sandbox.root.path().join("proj")).unwrap();
+    (sandbox, script)
+}
+
+fn events(output: &std::process::Output) -> Vec<Value> {
+    stdout(output)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_scripted_session_streams_its_events_and_replays_clean() {
+    let (sandbox, script) = setup();
+    let proj = sandbox.root.path().join("proj");
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--script",
+        script.to_str().unwrap(),
+        "--cwd",
+        proj.to_str().unwrap(),
+        "--approve",
+        "session",
+        "help me debug",
+        "and again",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "session",
+            "turn_started",
+            "binding",
+            "text",
+            "tool_call",
+            "tool_result",
+            "binding",
+            "tool_call",
+            "tool_result",
+            "binding",
+            "tool_call",
+            "card",
+            "tool_result",
+            "binding",
+            "text",
+            "usage",
+            "turn_ended",
+            "turn_started",
+            "binding",
+            "tool_call",
+            "tool_result",
+            "binding",
+            "usage",
+            "turn_ended",
+        ]
+    );
+    assert_eq!(
+        events[2],
+        json!({"type": "binding", "turn": 0, "round": 0,
+               "tools": ["search_tools", "request_capability"],
+               "always_on": 2, "forced": 0, "found": 0, "filtered_from": 2,
+               "line": "Lean tools active: bound 2 tools to model (2 always-on, 0 forced, 0 found by search; filtered from 2)."})
+    );
+    let search = &events[5];
+    assert_eq!(search["decision"]["verdict"], "allow");
+    assert!(
+        search["output"]
+            .as_str()
+            .unwrap()
+            .contains("debugging-failed-runs [skill]"),
+        "{search}"
+    );
+    let refused = &events[8];
+    assert_eq!(refused["tool"], "read_file");
+    assert_eq!(refused["decision"]["code"], "not_bound");
+    let card = &events[11];
+    assert_eq!(
+        card["capability"],
+        json!({"name": "read_outside_fence", "path": "/etc/hosts"})
+    );
+    assert_eq!(card["answer"], "session");
+    assert!(
+        events[12]["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("granted `read_outside_fence` on `/etc/hosts` for this session")
+    );
+    assert_eq!(
+        events[15]["line"],
+        "Usage: input 100 tokens, output 20 tokens, cache read 900 (90%), cache written 0."
+    );
+    assert_eq!(
+        events[16],
+        json!({"type": "turn_ended", "turn": 0, "reason": "end_turn", "error": null})
+    );
+    assert_eq!(events[23]["reason"], "script_exhausted");
+
+    // The grant was recorded durably, with the card that gave it.
+    let grants = sandbox.cli(&["ledger", "grants", "--json"]);
+    let grant: Value = serde_json::from_str(stdout(&grants).lines().next().unwrap()).unwrap();
+    assert_eq!(grant["capability"], "read_outside_fence");
+    assert_eq!(grant["lifetime"], "session");
+
+    // Every decision replays with the same answer once the daemon has stopped.
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    codaris_e2e::wait_for(Duration::from_secs(10), || !sandbox.pid_file().exists());
+    let output = sandbox.cli(&["audit", "replay"]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("4 matched, 0 differ"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_denied_card_is_recorded_as_a_refusal() {
+    let (sandbox, script) = setup();
+    let output = sandbox.cli(&["run", "--script", script.to_str().unwrap(), "help me debug"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("? the model asks for `read_outside_fence` on `/etc/hosts`: to check the host names → deny"), "{text}");
+    assert!(
+        text.contains("the person refused `read_outside_fence` on `/etc/hosts`; do not ask again"),
+        "{text}"
+    );
+    let grants = sandbox.cli(&["ledger", "grants", "--json"]);
+    let grant: Value = serde_json::from_str(stdout(&grants).lines().next().unwrap()).unwrap();
+    assert_eq!(grant["lifetime"], "deny");
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+}
+
+#[test]
+fn the_scripted_provider_without_a_script_is_a_clear_error() {
+    let (sandbox, _) = setup();
+    let output = sandbox.cli(&["run", "hello"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("needs a script file"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+}
