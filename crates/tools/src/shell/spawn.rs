@@ -16,9 +16,22 @@ pub(crate) struct Launch<'a> {
     pub(crate) confine_to: Option<Vec<PathBuf>>,
 }
 
+/// Codaris's own secrets, in the daemon's environment for the model providers: a command the
+/// model wrote has no business reading them (it could print them into the transcript).
+const WITHHELD_ENV: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+
 /// Starts `/bin/sh -c <command>` leading a new process group, stdin closed, output piped.
 /// Returns the child and whether Landlock confines it.
 pub(crate) fn spawn(launch: &Launch<'_>) -> io::Result<(Child, bool)> {
+    let mut command = shell(launch);
+    let confined = match &launch.confine_to {
+        Some(writable) => confine(&mut command, writable),
+        None => false,
+    };
+    Ok((command.spawn()?, confined))
+}
+
+fn shell(launch: &Launch<'_>) -> Command {
     let mut command = Command::new("/bin/sh");
     command
         .arg("-c")
@@ -32,11 +45,10 @@ pub(crate) fn spawn(launch: &Launch<'_>) -> io::Result<(Child, bool)> {
         // handle drops, because a timed-out command lives on in the pool.
         .process_group(0)
         .kill_on_drop(false);
-    let confined = match &launch.confine_to {
-        Some(writable) => confine(&mut command, writable),
-        None => false,
-    };
-    Ok((command.spawn()?, confined))
+    for name in WITHHELD_ENV {
+        command.env_remove(name);
+    }
+    command
 }
 
 #[cfg(target_os = "linux")]
@@ -71,4 +83,28 @@ fn confine(command: &mut Command, writable: &[PathBuf]) -> bool {
 #[cfg(not(target_os = "linux"))]
 fn confine(_command: &mut Command, _writable: &[PathBuf]) -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_providers_keys_are_withheld_and_tmpdir_is_private() {
+        let launch = Launch {
+            command: "true",
+            cwd: Path::new("/w"),
+            temp_dir: Path::new("/t"),
+            confine_to: None,
+        };
+        let command = shell(&launch);
+        let envs: Vec<_> = command.as_std().get_envs().collect();
+        for name in WITHHELD_ENV {
+            assert!(
+                envs.contains(&(name.as_ref(), None)),
+                "{name} reaches the command"
+            );
+        }
+        assert!(envs.contains(&("TMPDIR".as_ref(), Some("/t".as_ref()))));
+    }
 }
