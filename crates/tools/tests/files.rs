@@ -321,6 +321,13 @@ mod search {
         assert_eq!(out, "no files match `*.yml`");
         let out = ok(&files::Glob, &env, json!({"pattern": ".github/*.yml"})).await;
         assert_eq!(out, ".github/ci.yml");
+        let out = ok(
+            &files::Glob,
+            &env,
+            json!({"pattern": "*.rs", "path": "a.rs"}),
+        )
+        .await;
+        assert_eq!(out, "a.rs");
         let out = ok(&files::Glob, &env, json!({"pattern": "*.none"})).await;
         assert_eq!(out, "no files match `*.none`");
         let err = model_err(&files::Glob, &env, json!({"pattern": "a[", "path": "."})).await;

@@ -2,6 +2,7 @@
 //! searcher. Each file searched is opened through the root's capability, so a name swapped for
 //! a symlink out of the fence after the walk listed it is refused, not read.
 
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -18,18 +19,44 @@ use crate::tool::{ToolError, ToolOutput};
 const MAX_GLOB: usize = 100;
 const MAX_LINE_CHARS: usize = 400;
 
-/// Where a walk starts: the located path, checked to resolve inside the same root, so the walker
-/// (which works on ambient paths) does not begin outside the fence.
-fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<PathBuf, ToolError> {
-    at.dir.metadata(&at.rel).map_err(|e| at.err(ctx, e))?;
+/// Where a walk starts. `real` is the resolved path, checked to lie in the same root. `walk` is
+/// what the walker is given: on Linux the start opened beneath the root and named through
+/// `/proc/self/fd`, so a symlink swapped in after the check cannot move the walk out of the
+/// fence (the walker never follows symlinks below its start).
+#[derive(Debug)]
+struct Start {
+    real: PathBuf,
+    walk: PathBuf,
+    /// Keeps the descriptor `walk` names open for the walk.
+    _handle: Option<cap_std::fs::File>,
+}
+
+fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<Start, ToolError> {
+    let handle = at.dir.open(&at.rel).map_err(|e| at.err(ctx, e))?;
     let real = std::fs::canonicalize(&at.abs).map_err(|e| at.err(ctx, e))?;
     match ctx.fence.locate(&real) {
-        Some((root, _)) if root == at.root => Ok(real),
-        _ => Err(ToolError::model(format!(
-            "{}: `{}` leads outside its allowed root",
-            at.tool,
-            at.shown(ctx)
-        ))),
+        Some((root, _)) if root == at.root => {}
+        _ => {
+            return Err(ToolError::model(format!(
+                "{}: `{}` leads outside its allowed root",
+                at.tool,
+                at.shown(ctx)
+            )));
+        }
+    }
+    let by_fd = PathBuf::from(format!("/proc/self/fd/{}", handle.as_raw_fd()));
+    if by_fd.exists() {
+        Ok(Start {
+            real,
+            walk: by_fd,
+            _handle: Some(handle),
+        })
+    } else {
+        Ok(Start {
+            walk: real.clone(),
+            real,
+            _handle: None,
+        })
     }
 }
 
@@ -37,11 +64,11 @@ fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<PathBuf, ToolError> {
 /// walker's default climbs to `/`), not the user's global one. The `.gitignore` files between
 /// the root and `start` are added by hand, each matched relative to its own directory as git
 /// does, so searching a subdirectory still honours the project's ignores.
-fn walker(root: &Path, start: &Path) -> WalkBuilder {
-    let mut walker = WalkBuilder::new(start);
+fn walker(root: &Path, start: &Start) -> WalkBuilder {
+    let mut walker = WalkBuilder::new(&start.walk);
     // .gitignore counts even outside a git repository: the model expects it to.
     walker.require_git(false).parents(false).git_global(false);
-    let mut dir = start.parent();
+    let mut dir = start.real.parent();
     while let Some(d) = dir.filter(|d| d.starts_with(root)) {
         let file = d.join(".gitignore");
         if file.is_file() {
@@ -103,9 +130,12 @@ fn glob(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             continue;
         }
         let path = entry.path();
-        let rel = path.strip_prefix(&start).unwrap_or(path);
+        let rel = path.strip_prefix(&start.walk).unwrap_or(path);
         let hit = if by_name {
-            path.file_name().is_some_and(|n| matcher.is_match(n))
+            // By the name the model knows: the start itself is named by its descriptor.
+            at.abs_join(rel)
+                .file_name()
+                .is_some_and(|n| matcher.is_match(n))
         } else {
             matcher.is_match(rel)
         };
@@ -185,7 +215,7 @@ fn grep(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let start = walk_start(ctx, &at)?;
     let mut walker = walker(&at.root, &start);
     if let Some(glob) = opt_str(TOOL, args, "glob")? {
-        let overrides = OverrideBuilder::new(&start)
+        let overrides = OverrideBuilder::new(&start.walk)
             .add(glob)
             .and_then(|b| b.build())
             .map_err(|e| ToolError::model(format!("{TOOL}: bad glob `{glob}`: {e}")))?;
@@ -205,7 +235,7 @@ fn grep(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             break;
         }
         let path = entry.path();
-        let rel_to_start = path.strip_prefix(&start).unwrap_or(Path::new(""));
+        let rel_to_start = path.strip_prefix(&start.walk).unwrap_or(Path::new(""));
         let rel_to_root = at.rel_join(rel_to_start);
         // Opened beneath the root: a symlink swapped in since the walk is refused here.
         let Ok(file) = at.dir.open(&rel_to_root) else {
