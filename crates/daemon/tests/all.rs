@@ -4,4 +4,5 @@
 
 mod api;
 mod support;
+mod turns;
 mod tools;
