@@ -474,3 +474,25 @@ async fn unconfined_commands_say_so_and_quiet_tasks_send_no_notice() {
     let quiet = tokio::time::timeout(Duration::from_secs(1), s.notices.recv()).await;
     assert!(quiet.is_err(), "{quiet:?}");
 }
+
+#[tokio::test]
+async fn an_abandoned_foreground_command_is_killed() {
+    let s = setup();
+    let pid_file = s.base().join("abandoned.pid");
+    let command = format!("echo $$ > '{}'; exec sleep 300", pid_file.display());
+    let call = s.call("run_command", json!({"command": command}));
+    // The call is dropped when the outer timeout fires, as when a turn is cancelled.
+    let outcome = tokio::time::timeout(Duration::from_secs(3), call).await;
+    assert!(outcome.is_err(), "{outcome:?}");
+    let leader = read_eventually(&pid_file).await;
+    for _ in 0..200 {
+        if process_gone(&leader) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        process_gone(&leader),
+        "abandoned command {leader} still runs"
+    );
+}

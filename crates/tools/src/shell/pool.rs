@@ -387,12 +387,12 @@ impl Drop for TaskPool {
     fn drop(&mut self) {
         // The session is over: nothing it started may outlive it.
         for entry in self.tasks().values() {
-            if entry.task.pgid > 0
-                && (entry.task.status().is_running() || group_alive(entry.task.pgid))
+            // A group gone since its task ended is not signalled: its number may be reused.
+            if entry.task.status().is_running()
+                || (entry.task.pgid > 0 && group_alive(entry.task.pgid))
             {
-                let _ = signal_group(entry.task.pgid, Signal::KILL);
+                entry.task.kill_now();
             }
-            entry.task.abort_in_process();
         }
     }
 }

@@ -72,6 +72,21 @@ fn sandbox_note(started: &Started, wanted: bool) -> String {
     }
 }
 
+/// Kills a foreground command whose call was dropped (the turn cancelled) while waiting for
+/// it: it is neither listed nor awaited, so nobody could read or stop it any more.
+struct Abandon<'a> {
+    started: &'a Started,
+    armed: bool,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if self.armed && self.started.task.status().is_running() {
+            self.started.task.kill_now();
+        }
+    }
+}
+
 /// `exit code: 0`, or how else it ended.
 pub(crate) fn status_line(status: TaskStatus) -> String {
     match status {
@@ -135,7 +150,12 @@ impl Tool for RunCommand {
                 }
             )));
         }
+        let mut abandon = Abandon {
+            started: &started,
+            armed: true,
+        };
         let status = started.task.wait(Duration::from_secs(timeout)).await;
+        abandon.armed = false;
         if status.is_running() && pool.hand_over(&started, notify) {
             let so_far = started.task.output(RESULT_STREAM_BYTES, None).render();
             return Ok(ToolOutput::text(format!(

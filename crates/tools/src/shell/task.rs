@@ -269,8 +269,18 @@ impl Task {
         Ok(self.wait(Duration::from_secs(5)).await)
     }
 
-    /// Ends an in-process task without waiting (the session is going away).
-    pub(crate) fn abort_in_process(&self) {
+    /// SIGKILL to the whole group (or abort), without waiting: for when nobody is left to
+    /// wait (the session closed, the call was abandoned).
+    pub(crate) fn kill_now(&self) {
+        {
+            let mut state = self.lock();
+            if state.status.is_running() {
+                state.stop_requested = true;
+            }
+        }
+        if self.pgid > 0 {
+            let _ = super::group::signal_group(self.pgid, rustix::process::Signal::KILL);
+        }
         if let Some(abort) = &self.abort {
             abort.abort();
         }
