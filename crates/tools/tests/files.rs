@@ -248,6 +248,13 @@ mod read_file {
             err.contains("PDF document") && err.contains("12 bytes"),
             "{err}"
         );
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(env.root.join("pipe"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        let err = model_err(&files::ReadFile, &env, json!({"path": "pipe"})).await;
+        assert!(err.contains("not a regular file"), "{err}");
         let err = model_err(&files::ReadFile, &env, json!({"path": "missing.txt"})).await;
         assert!(err.contains("does not exist"), "{err}");
         let err = model_err(&files::ReadFile, &env, json!({})).await;

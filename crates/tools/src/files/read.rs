@@ -2,6 +2,8 @@
 
 use std::io::Read;
 
+use cap_std::fs::{OpenOptions, OpenOptionsExt};
+
 use serde_json::{Value, json};
 
 use super::decode::{self, Kind, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE};
@@ -54,12 +56,27 @@ fn read(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let limit = opt_usize(TOOL, args, "limit")?;
     let at = Beneath::locate(ctx, TOOL, path)?;
     let meta = at.dir.metadata(&at.rel).map_err(|e| at.err(ctx, e))?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `{}` is not a regular file (a device, socket or FIFO)",
+            at.shown(ctx)
+        )));
+    }
     if meta.is_dir() {
         let recursive = opt_bool(TOOL, args, "recursive")?;
         let hidden = opt_bool(TOOL, args, "show_hidden")?;
         return list::listing(ctx, &at, recursive, hidden).map(ToolOutput::text);
     }
-    let mut file = at.dir.open(&at.rel).map_err(|e| at.err(ctx, e))?;
+    // Non-blocking, so a FIFO swapped in after the check above cannot hang the call; it is
+    // refused just below like any other special file.
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    let mut file = at
+        .dir
+        .open_with(&at.rel, &options)
+        .map_err(|e| at.err(ctx, e))?;
     let meta = file.metadata().map_err(|e| at.err(ctx, e))?;
     if !meta.is_file() {
         return Err(ToolError::model(format!(
