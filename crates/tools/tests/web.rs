@@ -7,6 +7,8 @@ mod fake;
 mod fetch;
 #[path = "web/request.rs"]
 mod request;
+#[path = "web/search.rs"]
+mod search;
 
 use std::path::Path;
 

@@ -4,7 +4,8 @@
 use std::rc::Rc;
 
 use htmd::HtmlToMarkdown;
-use markup5ever_rcdom::{Node, NodeData};
+
+use super::dom::{self, Dom};
 
 /// Never part of the text a reader came for.
 const ALWAYS_SKIPPED: &[&str] = &[
@@ -24,59 +25,28 @@ pub struct Page {
 }
 
 pub fn html_to_markdown(html: &str) -> Page {
-    let parser = HtmlToMarkdown::new();
-    // html5ever recovers from any input; an error here is only the parser's I/O plumbing.
-    let Ok(document) = parser.html_to_tree(html) else {
+    let Some(dom) = Dom::parse(html) else {
         return Page {
             title: None,
             markdown: String::new(),
         };
     };
-    let title = find(&document, "title")
-        .map(|node| text_of(&node))
-        .map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
+    let document = &dom.document;
+    let title = dom::find_tag(document, "title")
+        .map(|node| dom::text(&node))
         .filter(|text| !text.is_empty());
-    // `document` must outlive `root`: dropping an rcdom node empties every descendant's
-    // children, even those still held elsewhere.
-    let (root, skipped) = match find(&document, "main").or_else(|| find(&document, "article")) {
-        Some(main) => (main, ALWAYS_SKIPPED.to_vec()),
-        None => (
-            find(&document, "body").unwrap_or_else(|| Rc::clone(&document)),
-            [ALWAYS_SKIPPED, FURNITURE].concat(),
-        ),
-    };
+    let (root, skipped) =
+        match dom::find_tag(document, "main").or_else(|| dom::find_tag(document, "article")) {
+            Some(main) => (main, ALWAYS_SKIPPED.to_vec()),
+            None => (
+                dom::find_tag(document, "body").unwrap_or_else(|| Rc::clone(document)),
+                [ALWAYS_SKIPPED, FURNITURE].concat(),
+            ),
+        };
     let converter = HtmlToMarkdown::builder().skip_tags(skipped).build();
     Page {
         title,
         markdown: converter.tree_to_markdown(&root),
-    }
-}
-
-/// The first element named `tag`, depth first.
-fn find(node: &Rc<Node>, tag: &str) -> Option<Rc<Node>> {
-    if let NodeData::Element { name, .. } = &node.data
-        && &*name.local == tag
-    {
-        return Some(Rc::clone(node));
-    }
-    node.children
-        .borrow()
-        .iter()
-        .find_map(|child| find(child, tag))
-}
-
-fn text_of(node: &Rc<Node>) -> String {
-    let mut out = String::new();
-    collect_text(node, &mut out);
-    out
-}
-
-fn collect_text(node: &Rc<Node>, out: &mut String) {
-    if let NodeData::Text { contents } = &node.data {
-        out.push_str(&contents.borrow());
-    }
-    for child in node.children.borrow().iter() {
-        collect_text(child, out);
     }
 }
 
