@@ -80,8 +80,14 @@ fn apply(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             }
             Op::Delete { path } => {
                 let at = locate(ctx, &base, path)?;
-                if current(ctx, &changes, &at)?.is_none() {
-                    return Err(fail(format!("`{}` does not exist", at.shown(ctx))));
+                // Removing a name changes no content, so a read-only file or one with other
+                // hard links may go; only a directory may not.
+                let exists = match changes.get(&at.abs) {
+                    Some(change) => change.content.is_some(),
+                    None => at.dir.symlink_metadata(&at.rel).is_ok_and(|m| !m.is_dir()),
+                };
+                if !exists {
+                    return Err(fail(format!("`{}` is not an existing file", at.shown(ctx))));
                 }
                 summary.push(format!("D {}", at.shown(ctx)));
                 stage(&mut changes, &mut order, at, None);

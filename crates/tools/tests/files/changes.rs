@@ -154,6 +154,13 @@ async fn apply_patch_is_all_or_nothing() {
     )
     .await;
     assert!(err.contains("not beneath"), "{err}");
+    let err = model_err(
+        &files::ApplyPatch,
+        &env,
+        json!({"patch": "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch"}),
+    )
+    .await;
+    assert!(err.contains("not an existing file"), "{err}");
     let err = model_err(&files::ApplyPatch, &env, json!({"patch": "garbage"})).await;
     assert!(err.contains("changes no file"), "{err}");
 }
