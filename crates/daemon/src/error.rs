@@ -72,11 +72,6 @@ pub enum DaemonError {
     InvalidArgument { field: &'static str, reason: String },
     #[error("session `{id}` is already running a turn; wait for it or cancel it")]
     TurnRunning { id: String },
-    #[error("{capability} is not available yet: {detail}")]
-    NotYetFor {
-        capability: &'static str,
-        detail: String,
-    },
     #[error("{capability} is not available yet: {reason}")]
     NotYet {
         capability: &'static str,
@@ -108,7 +103,6 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::SessionEnded { .. } | DaemonError::TurnRunning { .. } => {
                 tonic::Status::failed_precondition(message)
             }
-            DaemonError::NotYetFor { .. } => tonic::Status::unimplemented(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {

@@ -4,5 +4,5 @@
 
 mod api;
 mod support;
-mod turns;
 mod tools;
+mod turns;

@@ -25,13 +25,25 @@ impl InProcess {
     /// Starts a daemon whose state lives in `<temp>/state`. With a `config_dir`, skills are read
     /// from `<config_dir>/skills` as they would be beside a real configuration file.
     pub async fn start_in(temp: tempfile::TempDir, config_dir: Option<PathBuf>) -> Self {
+        Self::start_with(temp, config_dir, &[]).await
+    }
+
+    /// Starts a daemon as if `env` were its environment (the variables configuration reads).
+    pub async fn start_with(
+        temp: tempfile::TempDir,
+        config_dir: Option<PathBuf>,
+        env: &[(&str, &str)],
+    ) -> Self {
         let state_dir = temp.path().join("state");
         let config = config::resolve(Sources {
             state_dir: state_dir.clone(),
             cwd: temp.path().to_path_buf(),
             file: None,
             config_dir,
-            env: BTreeMap::new(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), std::ffi::OsString::from(v)))
+                .collect::<BTreeMap<_, _>>(),
             flags: Flags::default(),
         })
         .unwrap();

@@ -149,3 +149,113 @@ async fn cancelling_ends_the_turn_and_lapses_its_card() {
     assert!(!late.accepted, "a lapsed card grants nothing");
     daemon.stop().await;
 }
+
+/// A fake OpenAI-compatible server on loopback: answers every request with one streamed text
+/// reply, and keeps the request bodies.
+async fn fake_openai() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = bodies.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 8192];
+            // Read the headers, then the body its content-length announces.
+            loop {
+                let n = socket.read(&mut buffer).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buffer[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        seen.lock().unwrap().push(body.to_owned());
+                        break;
+                    }
+                }
+            }
+            let events = [
+                r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello from the model."},"finish_reason":null}]}"#,
+                r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+                r#"{"id":"1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":40}}}"#,
+            ];
+            let mut body = String::new();
+            for event in events {
+                body.push_str(&format!("data: {event}\n\n"));
+            }
+            body.push_str("data: [DONE]\n\n");
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+        }
+    });
+    (base, bodies)
+}
+
+#[tokio::test]
+async fn a_session_can_talk_to_an_openai_compatible_server() {
+    let (base, bodies) = fake_openai().await;
+    let daemon = InProcess::start_with(
+        tempfile::tempdir().unwrap(),
+        None,
+        &[
+            ("OPENAI_BASE_URL", &base),
+            ("OPENAI_API_KEY", "sk-test-secret"),
+            ("CODARIS_MODEL", "local-model"),
+        ],
+    )
+    .await;
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            provider: "openai".to_owned(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = sessions
+        .turn(v1::TurnRequest {
+            session_id: id,
+            text: "hi".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (mut text, mut reason, mut usage) = (String::new(), String::new(), String::new());
+    while let Some(event) = stream.message().await.unwrap() {
+        match event.event {
+            Some(v1::turn_event::Event::Text(t)) => text.push_str(&t.text),
+            Some(v1::turn_event::Event::TurnEnded(e)) => reason = e.reason,
+            Some(v1::turn_event::Event::Usage(u)) => usage = u.line,
+            _ => {}
+        }
+    }
+    assert_eq!(text, "Hello from the model.");
+    assert_eq!(reason, "end_turn");
+    assert!(usage.contains("cache read 40"), "{usage}");
+    let body: serde_json::Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
+    assert_eq!(body["model"], "local-model");
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["search_tools", "request_capability"]);
+    daemon.stop().await;
+}

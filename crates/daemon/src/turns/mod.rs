@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use codaris_agent::{
-    Conversation, ModelProvider, Registry, RegistryTool, ScriptedProvider, TurnConfig,
-    parse_script, run_turn,
+    Conversation, ModelProvider, ProviderConfig, ProviderKind, Registry, RegistryTool,
+    ScriptedProvider, Secret, TurnConfig, build_provider, parse_script, run_turn,
 };
 use codaris_ledger::{CardAnswer, Ledger};
 use codaris_policy::{Activity, PermissionMode, Task};
@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, watch};
 pub use cards::Cards;
 use host::DaemonHost;
 
-use crate::config::Config;
+use crate::config::{ApiConfig, Config};
 use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
 use crate::registry::ToolRegistry;
@@ -187,7 +187,7 @@ impl Turns {
         }
         let live = Arc::new(Live {
             conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
-            provider: provider_for(record)?,
+            provider: provider_for(record, &self.config)?,
             cards: Cards::default(),
             cancel: watch::channel(0).0,
         });
@@ -227,7 +227,36 @@ impl Turns {
     }
 }
 
-fn provider_for(record: &SessionRecord) -> Result<Box<dyn ModelProvider>, DaemonError> {
+/// An HTTP model API for the session: its model, and the key and base URL from the configuration
+/// (which the environment overrides). The key is never logged.
+fn api_provider(
+    record: &SessionRecord,
+    kind: ProviderKind,
+    api: &ApiConfig,
+) -> Result<Box<dyn ModelProvider>, DaemonError> {
+    let Some(model) = record.model.clone() else {
+        return Err(DaemonError::InvalidArgument {
+            field: "model",
+            reason: format!(
+                "provider `{}` needs a model: set CODARIS_MODEL, `[provider] model` or --model",
+                kind.as_str()
+            ),
+        });
+    };
+    let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new));
+    if let Some(base_url) = &api.base_url {
+        provider = provider.with_base_url(base_url.clone());
+    }
+    build_provider(&provider).map_err(|err| DaemonError::InvalidArgument {
+        field: "provider",
+        reason: err.to_string(),
+    })
+}
+
+fn provider_for(
+    record: &SessionRecord,
+    config: &Config,
+) -> Result<Box<dyn ModelProvider>, DaemonError> {
     match record.provider.as_str() {
         "scripted" => {
             let Some(path) = &record.script else {
@@ -248,11 +277,11 @@ fn provider_for(record: &SessionRecord) -> Result<Box<dyn ModelProvider>, Daemon
             })?;
             Ok(Box::new(ScriptedProvider::new(script)))
         }
-        other => Err(DaemonError::NotYetFor {
-            capability: "model providers in sessions",
-            detail: format!(
-                "provider `{other}` is built but not yet wired to sessions; use the scripted provider"
-            ),
+        "anthropic" => api_provider(record, ProviderKind::Anthropic, &config.anthropic),
+        "openai" => api_provider(record, ProviderKind::OpenAi, &config.openai),
+        other => Err(DaemonError::InvalidArgument {
+            field: "provider",
+            reason: format!("must be one of scripted, anthropic, openai, not `{other}`"),
         }),
     }
 }
