@@ -290,6 +290,41 @@ async fn keep_result_checks_its_mark() {
     assert_eq!(files::file_tools().len(), 13);
 }
 
+/// Each file tool is the catalogue's: same name, and every path argument the policy checks is
+/// one the tool reads, required exactly when the policy requires it.
+#[test]
+fn tools_match_the_policy_catalogue() {
+    for tool in files::file_tools() {
+        let Some(spec) = codaris_policy::builtin(tool.name()) else {
+            unreachable!("{} is not in the catalogue", tool.name())
+        };
+        let schema = tool.schema();
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for arg in spec.paths.iter() {
+            let name: &str = &arg.name;
+            assert!(
+                schema["properties"].get(name).is_some(),
+                "{}: no `{name}` in the schema",
+                tool.name()
+            );
+            assert_eq!(
+                required.contains(&name),
+                arg.default == codaris_policy::PathDefault::Required,
+                "{}: `{name}` required?",
+                tool.name()
+            );
+        }
+        assert!(
+            tool.description().len() < 400,
+            "{}: description too long",
+            tool.name()
+        );
+    }
+}
+
 mod search {
     use super::*;
 
