@@ -5,7 +5,6 @@
 //! follows one, never resolves a name (it is handed the checked address) and never uses a proxy
 //! (a proxy would resolve and connect on our behalf, out of the guard's sight).
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use reqwest::header::{ACCEPT, LOCATION};
@@ -14,7 +13,7 @@ use serde_json::{Value, json};
 
 use super::common::{self, USER_AGENT};
 use super::error::WebError;
-use super::guard::{self, Reach};
+use super::guard::{self, Pinned, Reach};
 use super::markdown::html_to_markdown;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -141,9 +140,9 @@ async fn fetch(mut url: Url, reach: Reach, timeout: Duration) -> Result<Fetched,
 
 /// One request to `url`, on a connection to the address the guard checked.
 async fn send(url: &Url, reach: Reach, timeout: Duration) -> Result<Response, WebError> {
-    let (host, addr) = guard::resolve(url, reach).await?;
-    let client = pinned_client(host.as_deref(), addr, timeout)
-        .map_err(|error| WebError::request(url.as_str(), &error))?;
+    let pinned = guard::resolve(url, reach).await?;
+    let client =
+        pinned_client(&pinned, timeout).map_err(|error| WebError::request(url.as_str(), &error))?;
     client
         .get(url.clone())
         .header(
@@ -155,18 +154,18 @@ async fn send(url: &Url, reach: Reach, timeout: Duration) -> Result<Response, We
         .map_err(|error| WebError::request(url.as_str(), &error))
 }
 
-fn pinned_client(
-    host: Option<&str>,
-    addr: SocketAddr,
-    timeout: Duration,
-) -> Result<reqwest::Client, reqwest::Error> {
+/// A client that connects only to the checked addresses: it resolves nothing itself, follows
+/// no redirect and uses no proxy.
+fn pinned_client(pinned: &Pinned, timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
     let builder = reqwest::Client::builder()
         .user_agent(USER_AGENT)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .timeout(timeout);
-    match host {
-        Some(host) => builder.resolve(host, addr),
+    match &pinned.host {
+        // Every checked address is handed over, so the client can still fall back from one
+        // to the next (IPv6 to IPv4) without ever asking DNS again.
+        Some(host) => builder.resolve_to_addrs(host, &pinned.addrs),
         None => builder,
     }
     .build()
@@ -212,4 +211,44 @@ fn check_textual(fetched_type: &str, body: &[u8], url: &Url) -> Result<(), WebEr
         content_type: fetched_type.to_owned(),
         bytes: body.len(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// The client connects to the pinned address and never asks DNS: `pinned.invalid` cannot
+    /// resolve anywhere, yet the request arrives, carrying the name in its Host header.
+    #[tokio::test]
+    async fn the_connection_goes_to_the_pinned_address() -> Result<(), Box<dyn std::error::Error>> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let server = tokio::spawn(async move {
+            let (mut stream, _) = listener.accept().await?;
+            let mut request = vec![0u8; 4096];
+            let n = stream.read(&mut request).await?;
+            stream
+                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                .await?;
+            Ok::<_, std::io::Error>(String::from_utf8_lossy(&request[..n]).into_owned())
+        });
+        let pinned = Pinned {
+            host: Some("pinned.invalid".into()),
+            addrs: vec![addr],
+        };
+        let url = format!("http://pinned.invalid:{}/x", addr.port());
+        let response = pinned_client(&pinned, Duration::from_secs(20))?
+            .get(url)
+            .send()
+            .await?;
+        assert_eq!(response.text().await?, "ok");
+        let request = server.await??;
+        assert!(
+            request.contains(&format!("host: pinned.invalid:{}", addr.port())),
+            "{request}"
+        );
+        Ok(())
+    }
 }

@@ -92,10 +92,17 @@ pub fn check(host: &str, ip: IpAddr, reach: Reach) -> Result<(), WebError> {
     }
 }
 
-/// The host of `url` and the one address to connect to, every address the name resolves to
-/// having passed the check (one bad answer refuses the name: a client could pick any).
-/// `None` as the host when the URL names an IP address itself, so there is nothing to pin.
-pub async fn resolve(url: &Url, reach: Reach) -> Result<(Option<String>, SocketAddr), WebError> {
+/// Where a request may connect: the host name to pin (`None` when the URL names an IP address
+/// itself, so there is nothing to resolve) and the checked addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    pub host: Option<String>,
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// Resolves the host of `url` and checks every address it answers; one bad answer refuses the
+/// name, since a client could pick any of them.
+pub async fn resolve(url: &Url, reach: Reach) -> Result<Pinned, WebError> {
     let bad_url = || WebError::BadUrl {
         url: url.to_string(),
     };
@@ -104,7 +111,10 @@ pub async fn resolve(url: &Url, reach: Reach) -> Result<(Option<String>, SocketA
     let literal = host.trim_start_matches('[').trim_end_matches(']');
     if let Ok(ip) = literal.parse::<IpAddr>() {
         check(host, ip, reach)?;
-        return Ok((None, SocketAddr::new(ip, port)));
+        return Ok(Pinned {
+            host: None,
+            addrs: vec![SocketAddr::new(ip, port)],
+        });
     }
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
         .await
@@ -113,13 +123,23 @@ pub async fn resolve(url: &Url, reach: Reach) -> Result<(Option<String>, SocketA
             source,
         })?
         .collect();
+    pin(host, addrs, reach)
+}
+
+/// The checks on a name's answers, apart from the lookup so they can be tested with any answer.
+pub fn pin(host: &str, addrs: Vec<SocketAddr>, reach: Reach) -> Result<Pinned, WebError> {
+    if addrs.is_empty() {
+        return Err(WebError::NoAddress {
+            host: host.to_owned(),
+        });
+    }
     for addr in &addrs {
         check(host, addr.ip(), reach)?;
     }
-    let first = addrs.first().copied().ok_or_else(|| WebError::NoAddress {
-        host: host.to_owned(),
-    })?;
-    Ok((Some(host.to_owned()), first))
+    Ok(Pinned {
+        host: Some(host.to_owned()),
+        addrs,
+    })
 }
 
 #[cfg(test)]
@@ -186,5 +206,35 @@ mod tests {
         assert!(check("h", ip("10.0.0.1"), reach).is_err());
         assert!(check("h", ip("169.254.169.254"), reach).is_err());
         assert!(check("h", ip("127.0.0.1"), Reach::default()).is_err());
+    }
+
+    #[test]
+    fn one_private_answer_refuses_the_whole_name() {
+        let addr = |text: &str| {
+            SocketAddr::new(
+                text.parse().unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED)),
+                80,
+            )
+        };
+        let answers = vec![addr("93.184.216.34"), addr("10.1.2.3")];
+        assert!(matches!(
+            pin("rebind.example", answers, Reach::default()),
+            Err(WebError::Blocked {
+                kind: "private",
+                ..
+            })
+        ));
+        let public = vec![addr("93.184.216.34"), addr("2606:2800:220:1::1")];
+        assert_eq!(
+            pin("example.org", public.clone(), Reach::default()).ok(),
+            Some(Pinned {
+                host: Some("example.org".into()),
+                addrs: public
+            })
+        );
+        assert!(matches!(
+            pin("none.example", vec![], Reach::default()),
+            Err(WebError::NoAddress { .. })
+        ));
     }
 }

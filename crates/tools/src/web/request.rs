@@ -2,7 +2,8 @@
 //! policy gates it (class `http`); what it carries besides the request itself is listed by
 //! [`super::approval::http_request_approval`] for the permission card.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -91,7 +92,11 @@ impl Tool for HttpRequest {
         let client = client(args, timeout)?;
         let body = body::body(ctx, args).await?;
         let target = match output_file {
-            Some(path) => Some(body::output_target(ctx, path).await?),
+            Some(path) => {
+                let target = body::output_target(ctx, path).await?;
+                let partial = partial_path(&target);
+                Some((target, partial))
+            }
             None => None,
         };
         let typed = headers.contains_key(CONTENT_TYPE);
@@ -107,17 +112,25 @@ impl Tool for HttpRequest {
                 .map_err(|error| WebError::request(url.as_str(), &error))?;
             let head = head(&response);
             let tail = match (&target, output_file) {
-                (Some(target), Some(shown)) => save(response, target, shown, url.as_str()).await?,
+                (Some((target, partial)), Some(shown)) => {
+                    save(response, target, partial, shown, url.as_str()).await?
+                }
                 _ => shown_body(response, url.as_str()).await?,
             };
             Ok::<_, ToolError>(format!("{head}\n{tail}"))
         };
-        let text = tokio::time::timeout(timeout, exchange)
-            .await
-            .map_err(|_| WebError::Timeout {
+        let Ok(text) = tokio::time::timeout(timeout, exchange).await else {
+            if let Some((_, partial)) = &target {
+                // Best effort: the timeout being reported matters more than the leftover.
+                let _ = tokio::fs::remove_file(partial).await;
+            }
+            return Err(WebError::Timeout {
                 url: url.to_string(),
                 seconds,
-            })??;
+            }
+            .into());
+        };
+        let text = text?;
         Ok(ToolOutput::text(text))
     }
 }
@@ -264,28 +277,36 @@ async fn shown_body(mut response: Response, url: &str) -> Result<String, ToolErr
     Ok(text)
 }
 
+/// A fresh name beside `target` for the body while it arrives: unique per process and call, so
+/// two downloads to the same name do not collide.
+fn partial_path(target: &Path) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = target
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    target.with_file_name(format!(
+        ".{name}.codaris-partial-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
 /// Streams the body into a fresh file beside `target`, then renames it over `target`.
 async fn save(
     mut response: Response,
     target: &Path,
+    partial: &Path,
     shown: &str,
     url: &str,
 ) -> Result<String, ToolError> {
     let failed =
         |error: std::io::Error| ToolError::model(format!("cannot write `{shown}`: {error}"));
-    let partial = target.with_file_name(format!(
-        ".{}.codaris-partial-{}",
-        target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
     // `create_new` refuses whatever is at the name already, a planted symlink included.
     let mut file = tokio::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&partial)
+        .open(partial)
         .await
         .map_err(failed)?;
     let mut written: u64 = 0;
@@ -299,12 +320,12 @@ async fn save(
             written += chunk.len() as u64;
         }
         file.flush().await.map_err(failed)?;
-        tokio::fs::rename(&partial, target).await.map_err(failed)
+        tokio::fs::rename(partial, target).await.map_err(failed)
     }
     .await;
     if copied.is_err() {
         // Best effort: the error being reported matters more than the leftover.
-        let _ = tokio::fs::remove_file(&partial).await;
+        let _ = tokio::fs::remove_file(partial).await;
     }
     copied?;
     Ok(format!("[saved {written} bytes of body to `{shown}`]"))

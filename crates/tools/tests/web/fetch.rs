@@ -71,6 +71,17 @@ async fn the_switch_opens_loopback_but_not_private_or_link_local() {
 }
 
 #[tokio::test]
+async fn with_the_switch_a_name_resolving_to_loopback_is_reached() {
+    // `localhost` may answer ::1 first; every checked address is pinned, so the client falls
+    // back to 127.0.0.1 where the fake server listens.
+    let server = serve(|_| Reply::new(200, "text/plain", "local")).await;
+    let tool = WebFetch::allowing_loopback_for_tests();
+    let url = format!("http://localhost:{}/", server.addr.port());
+    let output = fetch(&tool, &url).await.unwrap();
+    assert!(text(&output).ends_with("local"), "{}", text(&output));
+}
+
+#[tokio::test]
 async fn html_comes_back_as_markdown_of_the_main_text() {
     let server = serve(|_| Reply::new(200, "text/html; charset=utf-8", PAGE)).await;
     let tool = WebFetch::allowing_loopback_for_tests();
