@@ -67,7 +67,12 @@ fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<Start, ToolError> {
 fn walker(root: &Path, start: &Start) -> WalkBuilder {
     let mut walker = WalkBuilder::new(&start.walk);
     // .gitignore counts even outside a git repository: the model expects it to.
-    walker.require_git(false).parents(false).git_global(false);
+    walker
+        .require_git(false)
+        .parents(false)
+        .git_global(false)
+        // Sorted, so the same tree always gives the same answer (and the same cut).
+        .sort_by_file_name(|a, b| a.cmp(b));
     let mut dir = start.real.parent();
     while let Some(d) = dir.filter(|d| d.starts_with(root)) {
         let file = d.join(".gitignore");

@@ -83,6 +83,18 @@ async fn symlinked_directory_out_of_the_root() {
 }
 
 #[tokio::test]
+async fn removing_a_tree_removes_links_not_their_targets() {
+    let env = env();
+    env.write("d/keep.txt", "x");
+    symlink(&env.outside, env.root.join("d/out-dir")).unwrap();
+    symlink(env.outside.join("secret.txt"), env.root.join("d/out-file")).unwrap();
+    let before = env.outside_state();
+    ok(&files::Rm, &env, json!({"path": "d", "recursive": true})).await;
+    assert!(!env.root.join("d").exists());
+    assert_eq!(env.outside_state(), before);
+}
+
+#[tokio::test]
 async fn symlinked_file_out_of_the_root() {
     let env = env();
     env.write("bait.txt", "bait");
