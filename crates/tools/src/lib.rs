@@ -17,6 +17,7 @@ mod web;
 
 pub use context::Fence;
 pub use context::ToolContext;
+pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;
 pub use tool::Content;
