@@ -1,4 +1,4 @@
-//! Shell: `run_command`, the session's background tasks and `preview_server`.
+//! Shell: `run_command`, the session's background tasks, `preview_server` and `share_file`.
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
@@ -16,6 +16,7 @@ mod pool;
 mod preview;
 mod ring;
 mod run;
+mod share;
 mod spawn;
 mod task;
 
@@ -42,6 +43,9 @@ pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
 pub use run::RunCommand;
+pub use share::SHARE_FILE_LIMIT;
+pub use share::SHARE_SESSION_LIMIT;
+pub use share::ShareFile;
 pub use task::Captured;
 pub use task::Task;
 pub use task::TaskNotice;
@@ -57,5 +61,6 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
         Arc::new(BackgroundStop::new(pools.clone())),
         Arc::new(BackgroundReap::new(pools.clone())),
         Arc::new(PreviewServer::new(pools.clone())),
+        Arc::new(ShareFile),
     ]
 }

@@ -1,0 +1,182 @@
+//! `share_file`: a file of the project copied into the session as an immutable artifact.
+//!
+//! The copy is named by its SHA-256 under `<workspace>/shared/`, read-only, and recorded in
+//! `shared/index.jsonl` (one JSON object a line: `sha256`, `name`, `path`, `size`) for the
+//! daemon to offer for download; it never enters the model's context. Both the source and the
+//! workspace are reached through capabilities (`cap_std::fs::Dir`), so a symlink swapped in
+//! cannot lead the read or the write out of its directory, and the source itself must be a
+//! regular file, not a symlink.
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, MetadataExt, OpenOptions, Permissions};
+use serde_json::{Value, json};
+
+use super::args::required_string;
+use crate::context::{ToolContext, normalize};
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+const NAME: &str = "share_file";
+/// The most one shared file may hold, and all of a session's shared files together.
+pub const SHARE_FILE_LIMIT: u64 = 25 * 1024 * 1024;
+pub const SHARE_SESSION_LIMIT: u64 = 100 * 1024 * 1024;
+const SHARED: &str = "shared";
+const INDEX: &str = "index.jsonl";
+
+/// `share_file`: a content-addressed, read-only copy into the session workspace.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ShareFile;
+
+#[async_trait::async_trait]
+impl Tool for ShareFile {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Copy one regular file (not a symlink) from the project into this session as an immutable artifact the user can download. The copy is named by its SHA-256, at most 25 MiB per file and 100 MiB per session, and its content is not shown to you."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "The file to share, inside the allowed roots."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let path = required_string(args, "path")?.to_owned();
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || share(&ctx, &path))
+            .await
+            .map_err(|error| ToolError::Fatal {
+                tool: NAME,
+                source: io::Error::other(error),
+            })?
+    }
+}
+
+fn model_io(path: &str, error: &io::Error) -> ToolError {
+    ToolError::model(format!("`{path}` cannot be shared: {error}"))
+}
+
+fn fatal(source: io::Error) -> ToolError {
+    ToolError::Fatal { tool: NAME, source }
+}
+
+fn share(ctx: &ToolContext, path: &str) -> Result<ToolOutput, ToolError> {
+    let outside = || ToolError::model(format!("`{path}` is outside the allowed roots"));
+    let absolute = normalize(&ctx.absolute(path)).ok_or_else(outside)?;
+    let (root, rel) = ctx.fence.locate(&absolute).ok_or_else(outside)?;
+    if rel.as_os_str().is_empty() {
+        return Err(ToolError::model(format!("`{path}` is a directory")));
+    }
+    let bytes = read_source(root, &rel, path)?;
+    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+    let hex: String = digest
+        .as_ref()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let size = bytes.len() as u64;
+    let workspace = Dir::open_ambient_dir(&ctx.workspace, ambient_authority()).map_err(fatal)?;
+    workspace.create_dir_all(SHARED).map_err(fatal)?;
+    let shared = workspace.open_dir(SHARED).map_err(fatal)?;
+    let already = shared
+        .symlink_metadata(&hex)
+        .is_ok_and(|meta| meta.is_file());
+    if !already {
+        let used = usage(&shared).map_err(fatal)?;
+        if used + size > SHARE_SESSION_LIMIT {
+            return Err(ToolError::model(format!(
+                "`{path}` ({size} bytes) would take this session's shared files past 100 MiB ({used} bytes used)"
+            )));
+        }
+        store(&shared, &hex, &bytes).map_err(fatal)?;
+    }
+    let name = rel
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let entry = json!({"sha256": hex, "name": name, "path": absolute, "size": size});
+    let mut index = shared
+        .open_with(INDEX, OpenOptions::new().append(true).create(true))
+        .map_err(fatal)?;
+    writeln!(index, "{entry}").map_err(fatal)?;
+    Ok(ToolOutput::text(format!(
+        "shared `{path}` ({size} bytes) as sha256:{hex}{}",
+        if already { " (already shared)" } else { "" }
+    )))
+}
+
+/// The file's bytes, refused if it is a symlink, not a regular file, over the limit, or was
+/// replaced between the look and the open.
+fn read_source(root: &Path, rel: &PathBuf, path: &str) -> Result<Vec<u8>, ToolError> {
+    let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(fatal)?;
+    let looked = dir
+        .symlink_metadata(rel)
+        .map_err(|error| model_io(path, &error))?;
+    if looked.is_symlink() {
+        return Err(ToolError::model(format!(
+            "`{path}` is a symlink; share the file it points to"
+        )));
+    }
+    if !looked.is_file() {
+        return Err(ToolError::model(format!("`{path}` is not a regular file")));
+    }
+    let too_big = |size: u64| {
+        ToolError::model(format!(
+            "`{path}` is {size} bytes; share_file takes at most 25 MiB"
+        ))
+    };
+    if looked.len() > SHARE_FILE_LIMIT {
+        return Err(too_big(looked.len()));
+    }
+    let file = dir.open(rel).map_err(|error| model_io(path, &error))?;
+    let opened = file.metadata().map_err(fatal)?;
+    if (opened.dev(), opened.ino()) != (looked.dev(), looked.ino()) {
+        return Err(ToolError::model(format!(
+            "`{path}` changed while being shared; try again"
+        )));
+    }
+    let mut bytes = Vec::new();
+    file.take(SHARE_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|error| model_io(path, &error))?;
+    if bytes.len() as u64 > SHARE_FILE_LIMIT {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Bytes held by the session's shared files (the index is bookkeeping, not counted).
+fn usage(shared: &Dir) -> io::Result<u64> {
+    let mut used = 0;
+    for entry in shared.entries()? {
+        let entry = entry?;
+        if entry.file_name() != INDEX {
+            used += entry.metadata()?.len();
+        }
+    }
+    Ok(used)
+}
+
+/// Written under a temporary name and renamed, so a reader never sees half a copy; then
+/// made read-only, as an artifact does not change.
+fn store(shared: &Dir, hex: &str, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let partial = format!(".{hex}.partial");
+    let mut file = shared.create(&partial)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    file.set_permissions(Permissions::from_std(std::fs::Permissions::from_mode(
+        0o444,
+    )))?;
+    shared.rename(&partial, shared, hex)
+}
