@@ -81,6 +81,24 @@ mod read_file {
     }
 
     #[tokio::test]
+    async fn jpeg_and_webp_sizes_from_headers() {
+        let env = env();
+        // SOI, then a baseline SOF0 frame header: precision 8, height 30, width 40.
+        let jpeg = b"\xff\xd8\xff\xc0\x00\x11\x08\x00\x1e\x00\x28\x03\x01\x22\x00\x02\x11\x01\x03\x11\x01\xff\xd9";
+        env.write("photo", jpeg);
+        let out = call(&files::ReadFile, &env, json!({"path": "photo"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&out), "`photo`: image/jpeg, 40x30");
+        // RIFF/WEBP with a VP8X chunk: canvas 9000x2 (stored minus one, 24-bit little endian).
+        let mut webp = b"RIFF\x1e\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x00\x00\x00\x00".to_vec();
+        webp.extend([0x27, 0x23, 0x00, 0x01, 0x00, 0x00]);
+        env.write("wide.webp", &webp);
+        let err = model_err(&files::ReadFile, &env, json!({"path": "wide.webp"})).await;
+        assert!(err.contains("9000x2"), "{err}");
+    }
+
+    #[tokio::test]
     async fn gif_first_frame() {
         let env = env();
         env.write("one.gif", gif(1));
