@@ -93,6 +93,45 @@ pub fn media_type(response: &Response) -> String {
         .unwrap_or_default()
 }
 
+/// The `charset` parameter of the response's Content-Type, if it names one.
+pub fn charset(response: &Response) -> Option<String> {
+    let value = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)?
+        .to_str()
+        .ok()?;
+    value.split(';').skip(1).find_map(|param| {
+        let (key, label) = param.split_once('=')?;
+        key.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| label.trim().trim_matches(['"', '\'']).to_owned())
+    })
+}
+
+/// A body as text: in the charset the header declared, else the one a `<meta charset>` near the
+/// top of an HTML page declares, else UTF-8 (a byte order mark wins over both); bytes that do not
+/// decode become U+FFFD rather than failing the call.
+pub fn decode(body: &[u8], declared: Option<&str>) -> String {
+    let label = declared.map(str::to_owned).or_else(|| meta_charset(body));
+    let encoding = label
+        .and_then(|label| encoding_rs::Encoding::for_label(label.as_bytes()))
+        .unwrap_or(encoding_rs::UTF_8);
+    let (text, _, _) = encoding.decode(body);
+    text.into_owned()
+}
+
+/// `<meta charset="…">` or `<meta http-equiv … content="…; charset=…">` in the first 2 KiB.
+fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&body[..body.len().min(2048)]).to_ascii_lowercase();
+    let at = head.find("<meta")?;
+    let at = at + head[at..].find("charset=")? + "charset=".len();
+    let rest = head[at..].trim_start_matches(['"', '\'']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.')))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| rest[..end].to_owned())
+}
+
 /// Whether a body of this media type reads as text (an empty type is judged by the bytes).
 pub fn is_textual(media_type: &str, body: &[u8]) -> bool {
     if media_type.is_empty() {
@@ -119,5 +158,35 @@ pub fn cut_chars(text: &str, max_chars: usize) -> (&str, Option<usize>) {
     match text.char_indices().nth(max_chars) {
         Some((end, _)) => (&text[..end], Some(text.chars().count())),
         None => (text, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_decoded_in_their_declared_charset() {
+        // "Привет" in windows-1251.
+        let cp1251 = [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2];
+        assert_eq!(decode(&cp1251, Some("windows-1251")), "Привет");
+        let page = [
+            b"<html><head><meta charset=\"windows-1251\"></head><p>".as_slice(),
+            &cp1251,
+        ]
+        .concat();
+        assert!(decode(&page, None).ends_with("<p>Привет"));
+        let page = [
+            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=koi8-r\">".as_slice(),
+            &[0xf0, 0xd2],
+        ]
+        .concat();
+        assert!(
+            decode(&page, None).ends_with("Пр"),
+            "{}",
+            decode(&page, None)
+        );
+        assert_eq!(decode("déjà".as_bytes(), None), "déjà");
+        assert_eq!(decode(b"\xff", Some("no-such-charset")), "\u{fffd}");
     }
 }

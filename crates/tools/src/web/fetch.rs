@@ -95,6 +95,7 @@ impl Tool for WebFetch {
 struct Fetched {
     url: Url,
     media_type: String,
+    charset: Option<String>,
     body: Vec<u8>,
     truncated: bool,
 }
@@ -124,11 +125,13 @@ async fn fetch(mut url: Url, reach: Reach, timeout: Duration) -> Result<Fetched,
             });
         }
         let media_type = common::media_type(&response);
+        let charset = common::charset(&response);
         let (body, truncated) = common::read_bounded(&mut response, MAX_BODY, url.as_str()).await?;
         check_textual(&media_type, &body, &url)?;
         return Ok(Fetched {
             url,
             media_type,
+            charset,
             body,
             truncated,
         });
@@ -172,14 +175,14 @@ fn pinned_client(pinned: &Pinned, timeout: Duration) -> Result<reqwest::Client, 
 }
 
 fn render(fetched: &Fetched, max_chars: usize) -> String {
-    let text = String::from_utf8_lossy(&fetched.body);
+    let text = common::decode(&fetched.body, fetched.charset.as_deref());
     let looks_html = fetched.media_type.contains("html")
         || (fetched.media_type.is_empty() && text.trim_start().starts_with('<'));
     let (title, body) = if looks_html {
         let page = html_to_markdown(&text);
         (page.title, page.markdown)
     } else {
-        (None, text.into_owned())
+        (None, text)
     };
     let mut out = String::new();
     if let Some(title) = title {

@@ -255,6 +255,7 @@ fn head(response: &Response) -> String {
 
 async fn shown_body(mut response: Response, url: &str) -> Result<String, ToolError> {
     let media_type = common::media_type(&response);
+    let charset = common::charset(&response);
     let (bytes, more) = common::read_bounded(&mut response, MAX_SHOWN, url).await?;
     if !common::is_textual(&media_type, &bytes) {
         return Ok(format!(
@@ -268,7 +269,7 @@ async fn shown_body(mut response: Response, url: &str) -> Result<String, ToolErr
             if more { " and more" } else { "" }
         ));
     }
-    let mut text = String::from_utf8_lossy(&bytes).into_owned();
+    let mut text = common::decode(&bytes, charset.as_deref());
     if more {
         text.push_str(&format!(
             "\n[body cut at {MAX_SHOWN} bytes; save it whole with output_file]"

@@ -149,8 +149,9 @@ async fn ask(client: &reqwest::Client, engine: &Engine, query: &str, page: u64) 
         Err(_) => return Outcome::Failed("timed out".into()),
     };
     let status = response.status().as_u16();
+    let charset = common::charset(&response);
     match common::read_bounded(&mut response, MAX_PAGE, url.as_str()).await {
-        Ok((body, _)) => engine.read(status, &String::from_utf8_lossy(&body)),
+        Ok((body, _)) => engine.read(status, &common::decode(&body, charset.as_deref())),
         Err(error) => Outcome::Failed(error.to_string()),
     }
 }

@@ -106,6 +106,22 @@ async fn html_comes_back_as_markdown_of_the_main_text() {
 }
 
 #[tokio::test]
+async fn a_page_in_a_legacy_charset_is_decoded() {
+    // "<p>Привет</p>" in windows-1251, declared only in the header.
+    let body = [
+        b"<p>".as_slice(),
+        &[0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2],
+        b"</p>",
+    ]
+    .concat();
+    let server =
+        serve(move |_| Reply::new(200, "text/html; charset=windows-1251", body.clone())).await;
+    let tool = WebFetch::allowing_loopback_for_tests();
+    let output = fetch(&tool, &server.url("/")).await.unwrap();
+    assert!(text(&output).ends_with("\n\nПривет"), "{}", text(&output));
+}
+
+#[tokio::test]
 async fn max_chars_cuts_with_a_note() {
     let server =
         serve(|_| Reply::new(200, "text/plain", "abcdefghij".repeat(10)).header("X-Fake", "1"))
