@@ -1,4 +1,5 @@
-//! Shell: `run_command`, the session's background tasks, `preview_server` and `share_file`.
+//! Shell: `run_command`, the session's background tasks, `preview_server`, `share_file` and
+//! `ssh_run_command`.
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
@@ -18,6 +19,7 @@ mod ring;
 mod run;
 mod share;
 mod spawn;
+mod ssh;
 mod task;
 
 use std::sync::Arc;
@@ -46,6 +48,7 @@ pub use run::RunCommand;
 pub use share::SHARE_FILE_LIMIT;
 pub use share::SHARE_SESSION_LIMIT;
 pub use share::ShareFile;
+pub use ssh::SshRunCommand;
 pub use task::Captured;
 pub use task::Task;
 pub use task::TaskNotice;
@@ -62,5 +65,6 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
         Arc::new(BackgroundReap::new(pools.clone())),
         Arc::new(PreviewServer::new(pools.clone())),
         Arc::new(ShareFile),
+        Arc::new(SshRunCommand::default()),
     ]
 }

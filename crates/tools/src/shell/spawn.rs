@@ -18,7 +18,7 @@ pub(crate) struct Launch<'a> {
 
 /// Codaris's own secrets, in the daemon's environment for the model providers: a command the
 /// model wrote has no business reading them (it could print them into the transcript).
-const WITHHELD_ENV: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+pub(crate) const WITHHELD_ENV: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 
 /// Starts `/bin/sh -c <command>` leading a new process group, stdin closed, output piped.
 /// Returns the child and whether Landlock confines it.

@@ -1,0 +1,154 @@
+//! `ssh_run_command`: one command on a remote host through the system's OpenSSH client.
+//!
+//! OpenSSH already authenticates the way the catalogue asks (the agent socket, then the key
+//! files) and reads the user's `~/.ssh/config`; Codaris adds batch mode (never a password
+//! prompt: stdin is closed), a bounded run and bounded output. The host is checked so it can
+//! never be read as an option.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use super::args::{count, required_string};
+use super::run::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RESULT_STREAM_BYTES, status_line};
+use super::spawn::WITHHELD_ENV;
+use super::task::Task;
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+const NAME: &str = "ssh_run_command";
+/// Output kept of each stream while the command runs (the result shows the last 32 KiB).
+const BUFFER_BYTES: usize = 256 * 1024;
+
+/// `ssh_run_command`, running `program` (the OpenSSH client, `ssh` on `PATH` by default).
+#[derive(Debug, Clone)]
+pub struct SshRunCommand {
+    program: PathBuf,
+}
+
+impl Default for SshRunCommand {
+    fn default() -> Self {
+        Self {
+            program: PathBuf::from("ssh"),
+        }
+    }
+}
+
+impl SshRunCommand {
+    /// With another client binary (tests use a fake that prints its arguments).
+    pub fn with_program(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+        }
+    }
+}
+
+/// `[user@]host`: no leading `-` (it would be an option), no whitespace or control characters.
+fn check_host(host: &str) -> Result<(), ToolError> {
+    let bad = host.starts_with('-')
+        || host
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '\0');
+    if bad {
+        return Err(ToolError::model(format!(
+            "`host` `{host}` is not a host name (expected `host` or `user@host`)"
+        )));
+    }
+    Ok(())
+}
+
+#[async_trait::async_trait]
+impl Tool for SshRunCommand {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a command on a remote host over SSH (the system ssh client: agent socket, then key files, ~/.ssh/config honoured; never prompts for a password) and return its exit code, stdout and stderr (the last 32 KiB of each). The command is killed after `timeout_seconds` (default 120)."
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "host": {"type": "string", "description": "`host` or `user@host`, or a Host alias of ~/.ssh/config."},
+                "command": {"type": "string", "description": "The command line, run by the remote user's shell."},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECONDS},
+                "permission_rationale": {"type": "string", "description": "Why the command is needed, shown to the user when asked to approve it."}
+            },
+            "required": ["host", "command"],
+            "additionalProperties": false
+        })
+    }
+
+    async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let host = required_string(args, "host")?;
+        check_host(host)?;
+        let command = required_string(args, "command")?;
+        let port = match count(args, "port")? {
+            None => None,
+            Some(port) => Some(
+                u16::try_from(port)
+                    .ok()
+                    .filter(|port| *port > 0)
+                    .ok_or_else(|| ToolError::model("`port` must be between 1 and 65535"))?,
+            ),
+        };
+        let timeout = count(args, "timeout_seconds")?
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
+            .clamp(1, MAX_TIMEOUT_SECONDS);
+        let mut ssh = Command::new(&self.program);
+        ssh.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
+        if let Some(port) = port {
+            ssh.arg("-p").arg(port.to_string());
+        }
+        // `--` ends the options: neither the host nor the command can add one.
+        ssh.arg("--").arg(host).arg(command);
+        ssh.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(false);
+        for name in WITHHELD_ENV {
+            ssh.env_remove(name);
+        }
+        let child = ssh.spawn().map_err(|error| {
+            ToolError::model(format!(
+                "could not start `{}`: {error}",
+                self.program.display()
+            ))
+        })?;
+        let task = Task::watch(child, format!("ssh {host}"), None, BUFFER_BYTES);
+        let mut status = task.wait(Duration::from_secs(timeout)).await;
+        let mut head = String::new();
+        if status.is_running() {
+            status = task
+                .stop(Duration::from_secs(2))
+                .await
+                .map_err(|source| ToolError::Fatal { tool: NAME, source })?;
+            head = format!("timed out after {timeout}s and was stopped\n");
+        }
+        let output = task.output(RESULT_STREAM_BYTES, None).render();
+        Ok(ToolOutput::text(format!(
+            "{head}{}\n{output}",
+            status_line(status)
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_cannot_be_an_option() {
+        assert!(check_host("build@example.org").is_ok());
+        assert!(check_host("-oProxyCommand=touch x").is_err());
+        assert!(check_host("a b").is_err());
+        assert!(check_host("a\nb").is_err());
+    }
+}
