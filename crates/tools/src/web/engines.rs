@@ -260,3 +260,74 @@ fn real_url(href: &str) -> Option<String> {
     }
     matches!(url.scheme(), "http" | "https").then_some(absolute)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engines_are_named_in_the_configuration() {
+        assert_eq!(Engine::from_name("brave"), Some(Engine::brave()));
+        assert_eq!(Engine::from_name(" bing "), Some(Engine::bing()));
+        assert_eq!(Engine::from_name("duckduckgo"), Some(Engine::duckduckgo()));
+        assert_eq!(
+            Engine::from_name("searxng:http://localhost:8888/"),
+            Some(Engine::at(
+                EngineKind::Searxng,
+                "http://localhost:8888/search"
+            ))
+        );
+        assert_eq!(Engine::from_name("altavista"), None);
+    }
+
+    #[test]
+    fn each_engine_is_asked_for_the_page() {
+        let url = |engine: Engine| {
+            engine
+                .request_url("a b", 3)
+                .map(|url| url.to_string())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            url(Engine::brave()),
+            "https://search.brave.com/search?q=a+b&offset=2"
+        );
+        assert_eq!(
+            url(Engine::bing()),
+            "https://www.bing.com/search?q=a+b&first=21"
+        );
+        assert_eq!(
+            url(Engine::duckduckgo()),
+            "https://html.duckduckgo.com/html/?q=a+b&s=60"
+        );
+        assert_eq!(
+            url(Engine::searxng("http://127.0.0.1:8888")),
+            "http://127.0.0.1:8888/search?q=a+b&format=json&pageno=3"
+        );
+        assert_eq!(
+            Engine::at(EngineKind::Bing, "not a url").request_url("q", 1),
+            None
+        );
+    }
+
+    #[test]
+    fn a_challenge_is_told_from_an_empty_page() {
+        let bing = Engine::bing();
+        assert_eq!(
+            bing.read(200, "<p>There are no results</p>"),
+            Outcome::Empty
+        );
+        assert_eq!(
+            bing.read(200, "<div id=challenge-platform></div>"),
+            Outcome::Challenge("a challenge page (bot challenge)".into())
+        );
+        assert_eq!(
+            bing.read(403, "<p>Forbidden</p>"),
+            Outcome::Challenge("a refusal (HTTP 403)".into())
+        );
+        assert_eq!(
+            bing.read(503, "<p>down</p>"),
+            Outcome::Failed("HTTP 503".into())
+        );
+    }
+}
