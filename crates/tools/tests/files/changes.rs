@@ -318,5 +318,60 @@ mod roundtrip {
             prop_assert!(result.is_ok(), "{patch}\n{result:?}");
             prop_assert_eq!(env.read("f.txt"), new);
         }
+
+        /// A V4A patch made from the same diff applies too. V4A carries no line numbers, so the
+        /// lines are unique here: with repeated lines its context can be ambiguous by design.
+        #[test]
+        fn v4a_patches_apply(
+            keep in prop::collection::vec(prop::bool::weighted(0.7), 0..15),
+            inserts in prop::collection::vec(0u8..3, 0..16),
+        ) {
+            let old: Vec<String> = (0..keep.len()).map(|i| format!("line {i}")).collect();
+            let mut new = Vec::new();
+            for (i, line) in old.iter().enumerate() {
+                for j in 0..inserts.get(i).copied().unwrap_or(0) {
+                    new.push(format!("new {i}.{j}"));
+                }
+                if keep[i] {
+                    new.push(line.clone());
+                }
+            }
+            let (old, new) = (lines_text(&old), lines_text(&new));
+            prop_assume!(old != new);
+            let env = env();
+            env.write("f.txt", &old);
+            let patch = v4a(&old, &new);
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            let result = runtime.block_on(call(&files::ApplyPatch, &env, json!({"patch": patch})));
+            prop_assert!(result.is_ok(), "{patch}\n{result:?}");
+            prop_assert_eq!(env.read("f.txt"), new);
+        }
+    }
+
+    fn lines_text(lines: &[String]) -> String {
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// A V4A update of `f.txt` from `similar`'s grouped changes, one `@@` chunk a group.
+    fn v4a(old: &str, new: &str) -> String {
+        let diff = similar::TextDiff::from_lines(old, new);
+        let mut patch = String::from("*** Begin Patch\n*** Update File: f.txt\n");
+        for group in diff.grouped_ops(3) {
+            patch.push_str("@@\n");
+            for op in &group {
+                for change in diff.iter_changes(op) {
+                    let sign = match change.tag() {
+                        similar::ChangeTag::Equal => ' ',
+                        similar::ChangeTag::Delete => '-',
+                        similar::ChangeTag::Insert => '+',
+                    };
+                    patch.push(sign);
+                    patch.push_str(change.value().trim_end_matches('\n'));
+                    patch.push('\n');
+                }
+            }
+        }
+        patch.push_str("*** End Patch\n");
+        patch
     }
 }
