@@ -1,0 +1,189 @@
+//! `run_command`: results, the fence on `cwd`, bounds, Landlock, cancellation.
+
+use super::*;
+
+#[tokio::test]
+async fn runs_a_command_and_reports_code_and_both_streams() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo hello; echo oops >&2; exit 3"}),
+        )
+        .await;
+    assert!(out.starts_with("exit code: 3\n"), "{out}");
+    assert!(out.contains("stdout:\nhello\n"), "{out}");
+    assert!(out.contains("stderr:\noops\n"), "{out}");
+}
+
+#[tokio::test]
+async fn cwd_is_taken_inside_the_fence() {
+    let s = setup();
+    let out = s
+        .ok("run_command", json!({"command": "pwd", "cwd": "sub"}))
+        .await;
+    assert!(
+        out.contains(&format!("{}\n", s.base().join("sub").display())),
+        "{out}"
+    );
+    let out = s.ok("run_command", json!({"command": "true"})).await;
+    assert!(out.contains("(no output)"), "{out}");
+}
+
+#[tokio::test]
+async fn cwd_outside_the_roots_is_refused() {
+    let s = setup();
+    for cwd in ["/", "../..", "sub/../../..", "/etc"] {
+        let message = s
+            .model_error("run_command", json!({"command": "touch x", "cwd": cwd}))
+            .await;
+        assert_eq!(
+            message,
+            format!("`cwd` `{cwd}` is outside the allowed roots")
+        );
+    }
+    std::os::unix::fs::symlink("/", s.base().join("out")).unwrap();
+    let message = s
+        .model_error("run_command", json!({"command": "true", "cwd": "out"}))
+        .await;
+    assert_eq!(message, "`cwd` `out` is outside the allowed roots");
+    let message = s
+        .model_error("run_command", json!({"command": "true", "cwd": "missing"}))
+        .await;
+    assert!(
+        message.starts_with("`cwd` `missing` cannot be used"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn bad_arguments_are_the_models_to_fix() {
+    let s = setup();
+    assert_eq!(
+        s.model_error("run_command", json!({})).await,
+        "`command` is required"
+    );
+    assert_eq!(
+        s.model_error(
+            "run_command",
+            json!({"command": "true", "background": "yes"})
+        )
+        .await,
+        "`background` must be true or false"
+    );
+    assert_eq!(
+        s.model_error("background_output", json!({"task_id": "bg-99"}))
+            .await,
+        "no background task `bg-99` in this session"
+    );
+    assert_eq!(
+        s.model_error("background_stop", json!({"task_id": "nope"}))
+            .await,
+        "no background task `nope` in this session"
+    );
+    assert_eq!(
+        s.model_error("background_wait", json!({})).await,
+        "`task_id` is required"
+    );
+}
+
+#[tokio::test]
+async fn output_is_bounded() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "yes 0123456789 | head -c 300000; echo END"}),
+        )
+        .await;
+    assert!(out.contains("earlier bytes not shown]"), "{}", &out[..200]);
+    assert!(out.len() < 40 * 1024, "{} bytes", out.len());
+    assert!(out.trim_end().ends_with("END"));
+}
+
+#[tokio::test]
+async fn tmpdir_is_private_and_writable() {
+    let s = setup();
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo x > \"$TMPDIR/f\" && cat \"$TMPDIR/f\" && echo \"$TMPDIR\""}),
+        )
+        .await;
+    assert!(out.starts_with("exit code: 0\n"), "{out}");
+    assert!(out.contains("codaris-shell-"), "{out}");
+}
+
+#[tokio::test]
+async fn landlock_refuses_writes_outside_the_roots() {
+    let abi = match landlock_status() {
+        LandlockStatus::Active(abi) => abi,
+        LandlockStatus::Unsupported(reason) => {
+            eprintln!("skipped: Landlock is not available here ({reason})");
+            return;
+        }
+    };
+    let s = setup();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped");
+    let command = format!("echo no > '{}'", target.display());
+    let out = s.ok("run_command", json!({"command": command})).await;
+    assert!(!out.starts_with("exit code: 0"), "ABI {abi}: {out}");
+    assert!(!target.exists(), "a write outside the roots got through");
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "echo yes > inside && cat inside"}),
+        )
+        .await;
+    assert!(
+        out.starts_with("exit code: 0\n") && out.contains("yes"),
+        "{out}"
+    );
+    assert!(!out.contains("not confined"), "{out}");
+}
+
+#[tokio::test]
+async fn unconfined_commands_say_so_and_quiet_tasks_send_no_notice() {
+    let mut s = setup_with(PoolConfig {
+        landlock: false,
+        ..PoolConfig::default()
+    });
+    let out = s.ok("run_command", json!({"command": "echo hi"})).await;
+    assert_eq!(
+        out,
+        "exit code: 0\nnote: writes are not confined (Landlock is off)\nstdout:\nhi\n"
+    );
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": "true", "background": true, "notify_on_finish": false}),
+        )
+        .await;
+    assert!(out.starts_with("started background task `bg-2`\n"), "{out}");
+    s.ok("background_wait", json!({"task_id": "bg-2"})).await;
+    let quiet = tokio::time::timeout(Duration::from_secs(1), s.notices.recv()).await;
+    assert!(quiet.is_err(), "{quiet:?}");
+}
+
+#[tokio::test]
+async fn an_abandoned_foreground_command_is_killed() {
+    let s = setup();
+    let pid_file = s.base().join("abandoned.pid");
+    let command = format!("echo $$ > '{}'; exec sleep 300", pid_file.display());
+    let call = s.call("run_command", json!({"command": command}));
+    // The call is dropped when the outer timeout fires, as when a turn is cancelled.
+    let outcome = tokio::time::timeout(Duration::from_secs(3), call).await;
+    assert!(outcome.is_err(), "{outcome:?}");
+    let leader = read_eventually(&pid_file).await;
+    for _ in 0..200 {
+        if process_gone(&leader) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        process_gone(&leader),
+        "abandoned command {leader} still runs"
+    );
+}
