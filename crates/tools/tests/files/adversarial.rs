@@ -79,6 +79,11 @@ async fn symlinked_directory_out_of_the_root() {
     )
     .await;
     assert!(err.contains("outside its allowed root"), "{err}");
+    // A patch moving a file out through the link fails whole: the source stays too.
+    let patch = "*** Begin Patch\n*** Update File: bait.txt\n*** Move to: link/moved.txt\n-bait\n+x\n*** End Patch";
+    let err = model_err(&files::ApplyPatch, &env, json!({"patch": patch})).await;
+    assert!(err.contains("outside its allowed root"), "{err}");
+    assert_eq!(env.read("bait.txt"), "bait");
     assert_eq!(env.outside_state(), before);
 }
 
