@@ -44,6 +44,9 @@ async fn loopback_private_and_link_local_are_refused_without_the_switch() {
         ("http://0.0.0.0/".to_owned(), "unspecified"),
         // The URL parser reads a bare number as an IPv4 address: 2130706433 is 127.0.0.1.
         (format!("http://2130706433:{port}/"), "loopback"),
+        (format!("http://0177.0.0.1:{port}/"), "loopback"),
+        (format!("http://0x7f.1:{port}/"), "loopback"),
+        (format!("http://user@127.0.0.1:{port}/"), "loopback"),
     ] {
         let message = model_error(fetch(&tool, &url).await);
         assert!(
