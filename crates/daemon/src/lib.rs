@@ -7,6 +7,7 @@
 //! and printing for people (the CLI).
 
 pub mod auth;
+pub mod builtins;
 pub mod config;
 pub mod convert;
 pub mod dispatch;

@@ -44,17 +44,24 @@ pub async fn serve(
             path: layout.sessions(),
             source: std::io::Error::other(err.to_string()),
         })?;
-    // Only what has a real implementation is registered: skills and references for now.
-    let tools = Arc::new(
-        ToolRegistry::open(skills::scan(&config.skills_dirs), &db)
-            .map_err(StartError::ToolIndex)?,
-    );
+    // Only what has a real implementation is registered: the built-in tools that run here,
+    // and skills and references.
+    let (builtins, mut notices) = crate::builtins::Builtins::new();
+    let mut entries = builtins.entries();
+    entries.extend(skills::scan(&config.skills_dirs));
+    let tools = Arc::new(ToolRegistry::open(entries, &db).map_err(StartError::ToolIndex)?);
+    tokio::spawn(async move {
+        while let Some(notice) = notices.recv().await {
+            tracing::info!(?notice, "background task finished");
+        }
+    });
 
     let routes = routes(
         &config,
         layout.socket().display().to_string(),
         sessions,
         tools,
+        builtins,
         ledger.clone(),
         &shutdown,
         started,
@@ -130,6 +137,7 @@ async fn routes(
     socket: String,
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
+    builtins: crate::builtins::Builtins,
     ledger: Arc<Ledger>,
     shutdown: &Shutdown,
     started: Instant,
@@ -172,6 +180,7 @@ async fn routes(
         ledger.clone(),
         sessions.clone(),
         tools.clone(),
+        builtins,
     ));
     let sessions = SessionsService {
         config: config.clone(),

@@ -230,7 +230,7 @@ impl TurnHost for DaemonHost {
                     "reason": {"type": "string"}},
                     "required": ["capability", "reason"]}),
             ),
-            _ => return None,
+            other => return self.turns.builtins.spec(other),
         };
         Some(ToolSpec {
             name: tool.to_owned(),
@@ -266,7 +266,15 @@ impl TurnHost for DaemonHost {
             match call.tool.as_str() {
                 "search_tools" => self.search(&call.args).await,
                 "request_capability" => self.request_capability(call).await,
-                other => error_run(format!("`{other}` is not available in this codarisd")),
+                other => match self
+                    .turns
+                    .builtins
+                    .run(&self.session_id, &call.task, other, &call.args)
+                    .await
+                {
+                    Some(run) => run,
+                    None => error_run(format!("`{other}` is not available in this codarisd")),
+                },
             }
         })
     }

@@ -21,14 +21,15 @@ use tokio::sync::{mpsc, watch};
 pub use cards::Cards;
 use host::DaemonHost;
 
+use crate::builtins::Builtins;
 use crate::config::{ApiConfig, Config};
 use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
 use crate::registry::ToolRegistry;
 use crate::sessions::{SessionRecord, SessionState, SessionStore};
 
-/// The tools this daemon can run today; the surface binds only these.
-pub const IMPLEMENTED: &[&str] = &["search_tools", "request_capability"];
+/// The tools the turn loop itself answers; the built-in tools join them in the registry.
+pub const LOOP_TOOLS: &[&str] = &["search_tools", "request_capability"];
 
 /// How long a card waits for its answer before it grants nothing.
 pub const CARD_TIMEOUT: Duration = Duration::from_secs(300);
@@ -64,6 +65,7 @@ pub struct Turns {
     pub ledger: Arc<Ledger>,
     pub sessions: SessionStore,
     pub tools: Arc<ToolRegistry>,
+    pub builtins: Builtins,
     pub card_timeout: Duration,
     live: Mutex<HashMap<String, Arc<Live>>>,
 }
@@ -74,12 +76,14 @@ impl Turns {
         ledger: Arc<Ledger>,
         sessions: SessionStore,
         tools: Arc<ToolRegistry>,
+        builtins: Builtins,
     ) -> Self {
         Self {
             config,
             ledger,
             sessions,
             tools,
+            builtins,
             card_timeout: CARD_TIMEOUT,
             live: Mutex::new(HashMap::new()),
         }
@@ -112,8 +116,15 @@ impl Turns {
         tokio::spawn(async move {
             let mut conversation = conversation;
             let host = DaemonHost::new(turns.clone(), live.clone(), record.id.clone(), events);
-            let registry =
-                Registry::new(IMPLEMENTED.iter().map(|t| RegistryTool::builtin(*t)), &[]);
+            // Only what runs here is bound: the loop's own tools and the built-ins.
+            let registry = Registry::new(
+                LOOP_TOOLS
+                    .iter()
+                    .copied()
+                    .chain(turns.builtins.names())
+                    .map(RegistryTool::builtin),
+                &[],
+            );
             let config = TurnConfig {
                 system: SYSTEM_PROMPT.to_owned(),
                 max_rounds: MAX_ROUNDS,
