@@ -116,3 +116,5 @@ mod run;
 mod share;
 #[path = "shell/ssh.rs"]
 mod ssh;
+#[path = "shell/worktree.rs"]
+mod worktree;

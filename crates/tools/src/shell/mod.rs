@@ -1,5 +1,5 @@
-//! Shell: `run_command`, the session's background tasks, `preview_server`, `share_file` and
-//! `ssh_run_command`.
+//! Shell: `run_command`, the session's background tasks, `preview_server`, `share_file`,
+//! `worktree_create` and `ssh_run_command`.
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
@@ -21,6 +21,7 @@ mod share;
 mod spawn;
 mod ssh;
 mod task;
+mod worktree;
 
 use std::sync::Arc;
 
@@ -53,6 +54,9 @@ pub use task::Captured;
 pub use task::Task;
 pub use task::TaskNotice;
 pub use task::TaskStatus;
+pub use worktree::Worktree;
+pub use worktree::WorktreeCreate;
+pub use worktree::create_worktree;
 
 /// The shell tools, all sharing `pools`, in catalogue order.
 pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
@@ -66,5 +70,6 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
         Arc::new(PreviewServer::new(pools.clone())),
         Arc::new(ShareFile),
         Arc::new(SshRunCommand::default()),
+        Arc::new(WorktreeCreate),
     ]
 }
