@@ -187,3 +187,78 @@ async fn an_abandoned_foreground_command_is_killed() {
         "abandoned command {leader} still runs"
     );
 }
+
+/// Each shell tool is the catalogue's: same name, the spec's arguments in its schema, and every
+/// path argument the policy checks present and required exactly when the policy requires it.
+#[test]
+fn tools_match_the_policy_catalogue() {
+    let (pools, _notices) = ShellPools::new(PoolConfig::default());
+    let spec_arguments: [(&str, &[&str]); 10] = [
+        (
+            "run_command",
+            &[
+                "command",
+                "cwd",
+                "permission_rationale",
+                "timeout_seconds",
+                "background",
+                "notify_on_finish",
+                "expected_seconds",
+            ],
+        ),
+        ("background_list", &[]),
+        ("background_output", &["task_id", "tail_lines"]),
+        ("background_wait", &["task_id", "timeout_seconds"]),
+        ("background_stop", &["task_id"]),
+        ("background_reap", &[]),
+        ("preview_server", &["path", "timeout_seconds"]),
+        ("share_file", &["path"]),
+        (
+            "ssh_run_command",
+            &[
+                "host",
+                "command",
+                "port",
+                "timeout_seconds",
+                "permission_rationale",
+            ],
+        ),
+        ("worktree_create", &["branch"]),
+    ];
+    let tools = tools(&Arc::new(pools));
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+    assert_eq!(names, spec_arguments.map(|(name, _)| name));
+    for (tool, (_, arguments)) in tools.iter().zip(spec_arguments) {
+        let name = tool.name();
+        assert!(
+            codaris_policy::builtin(name).is_some(),
+            "{name} is not in the catalogue"
+        );
+        let schema = tool.schema();
+        for argument in arguments {
+            assert!(
+                schema["properties"].get(argument).is_some(),
+                "{name}: no `{argument}`"
+            );
+        }
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let Some(spec) = codaris_policy::builtin(name) else {
+            continue;
+        };
+        for path in spec.paths.iter() {
+            let argument: &str = &path.name;
+            assert!(
+                schema["properties"].get(argument).is_some(),
+                "{name}: no `{argument}`"
+            );
+            assert_eq!(
+                required.contains(&argument),
+                path.default == codaris_policy::PathDefault::Required,
+                "{name}: `{argument}` required?"
+            );
+        }
+    }
+}
