@@ -132,6 +132,10 @@ pub async fn serve(
     Ok(())
 }
 
+#[expect(
+    clippy::too_many_arguments,
+    reason = "everything the routes share, built once in serve"
+)]
 async fn routes(
     config: &Arc<Config>,
     socket: String,

@@ -69,8 +69,27 @@ async fn tools_indexed(channel: Channel) -> u32 {
         .tools_indexed
 }
 
+/// The built-in tools that run in this daemon, as the index lists them.
+fn core_names() -> Vec<String> {
+    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new()
+        .0
+        .names()
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names
+}
+
+/// Only the skills and references of a listing.
+fn skills_only(tools: Vec<v1::ToolInfo>) -> Vec<v1::ToolInfo> {
+    tools
+        .into_iter()
+        .filter(|t| t.kind == "skill" || t.kind == "reference")
+        .collect()
+}
+
 #[tokio::test]
-async fn nothing_without_a_real_implementation_is_indexed() {
+async fn only_tools_that_run_here_are_indexed() {
     let daemon = InProcess::start().await;
     let channel = daemon.channel().await;
     let listed = v1::tools_client::ToolsClient::new(channel.clone())
@@ -78,14 +97,24 @@ async fn nothing_without_a_real_implementation_is_indexed() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(listed.tools, Vec::new());
-    assert_eq!(tools_indexed(channel.clone()).await, 0);
+    let names: Vec<String> = listed.tools.iter().map(|t| t.name.clone()).collect();
+    assert_eq!(names, core_names());
+    assert!(listed.tools.iter().all(|t| t.kind == "core"));
+    for absent in [
+        "planner",
+        "review_pipeline",
+        "websearch",
+        "autopilot_pipeline",
+    ] {
+        assert!(
+            !names.iter().any(|n| n == absent),
+            "{absent} has no implementation here"
+        );
+    }
+    assert_eq!(tools_indexed(channel.clone()).await as usize, names.len());
     let answer = search(channel, "read a file", "").await;
-    assert_eq!(answer.hits, Vec::new());
-    assert_eq!(
-        answer.text,
-        "No tool matches \"read a file\", and there is no tool to suggest."
-    );
+    assert_eq!(answer.hits[0].name, "read_file");
+    assert!(answer.hits[0].bindable);
     daemon.stop().await;
 }
 
@@ -108,7 +137,7 @@ async fn skills_and_references_are_listed_with_their_paths() {
         ..Default::default()
     };
     assert_eq!(
-        listed.tools,
+        skills_only(listed.tools),
         vec![
             info(
                 "debugging-failed-runs",
@@ -130,7 +159,10 @@ async fn skills_and_references_are_listed_with_their_paths() {
             ),
         ]
     );
-    assert_eq!(tools_indexed(channel).await, 3);
+    assert_eq!(
+        tools_indexed(channel).await as usize,
+        3 + core_names().len()
+    );
     daemon.stop().await;
 }
 
@@ -191,6 +223,7 @@ async fn a_switched_off_skill_leaves_search_until_switched_on_even_across_a_rest
     let state: Vec<(&str, bool)> = listed
         .tools
         .iter()
+        .filter(|t| t.kind != "core")
         .map(|t| (t.name.as_str(), t.enabled))
         .collect();
     assert_eq!(
@@ -201,7 +234,10 @@ async fn a_switched_off_skill_leaves_search_until_switched_on_even_across_a_rest
             ("nf-core-modules", false),
         ]
     );
-    assert_eq!(tools_indexed(channel).await, 3);
+    assert_eq!(
+        tools_indexed(channel).await as usize,
+        3 + core_names().len()
+    );
 
     // The state is kept in the daemon's database.
     let temp = daemon.stop_keeping_state().await;

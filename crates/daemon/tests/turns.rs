@@ -256,6 +256,19 @@ async fn a_session_can_talk_to_an_openai_compatible_server() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(tools, ["search_tools", "request_capability"]);
+    // The always-on tools that run here, in the fixed order (no planner yet).
+    assert_eq!(
+        tools,
+        [
+            "search_tools",
+            "request_capability",
+            "read_file",
+            "glob",
+            "grep",
+            "edit",
+            "write",
+            "run_command"
+        ]
+    );
     daemon.stop().await;
 }
