@@ -30,18 +30,16 @@ impl std::fmt::Debug for Builtins {
 }
 
 impl Builtins {
-    /// The file, shell and web tools. `websearch` is left out: it needs search engines
-    /// configured, and a tool that cannot answer is not registered.
+    /// The file, shell and web tools; `websearch` asks Brave then Bing, the catalogue's default.
     pub fn new() -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig::default());
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
         tools.extend(codaris_tools::shell::tools(&pools));
-        tools.extend(
-            codaris_tools::web_tools(Vec::new())
-                .into_iter()
-                .filter(|t| t.name() != "websearch"),
-        );
+        tools.extend(codaris_tools::web_tools(vec![
+            codaris_tools::Engine::brave(),
+            codaris_tools::Engine::bing(),
+        ]));
         (Self::from_tools(tools), notices)
     }
 
