@@ -3,6 +3,7 @@
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
 mod config;
+mod demo;
 mod ledger;
 mod lifecycle;
 mod python;

@@ -30,6 +30,13 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Walk through Codaris on a sample pipeline: a real daemon on a temporary state
+    /// directory, the scripted model, each step explained
+    Demo {
+        /// Keep the temporary directory (project, state, ledger) instead of removing it
+        #[arg(long)]
+        keep: bool,
+    },
     /// Show the daemon's version, uptime, pid, state directory, socket, sessions and tools
     Status,
     /// Start, stop and inspect the daemon

@@ -132,7 +132,7 @@ fn last_error_line(child: &mut Child) -> Option<String> {
 }
 
 /// `codarisd` beside this executable (an install puts both in one directory), else on PATH.
-fn daemon_binary() -> Result<PathBuf, CliError> {
+pub fn daemon_binary() -> Result<PathBuf, CliError> {
     let cli = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("codaris"));
     if let Some(sibling) = cli.parent().map(|dir| dir.join("codarisd"))
         && sibling.is_file()

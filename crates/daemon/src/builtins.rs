@@ -92,10 +92,14 @@ impl Builtins {
 
     /// Runs an allowed call inside the task's fence (its paths already resolved by the
     /// dispatcher's contract), cutting the result to the output limits.
+    /// Runs an allowed call inside the task's fence (its paths already resolved by the
+    /// dispatcher's contract) widened by exactly the paths a grant opened for this call,
+    /// cutting the result to the output limits.
     pub async fn run(
         &self,
         session_id: &str,
         task: &Task,
+        granted: &[String],
         name: &str,
         args: &Value,
     ) -> Option<ToolRun> {
@@ -105,6 +109,15 @@ impl Builtins {
         let workspace = task.workspace.as_ref().map(resolve).unwrap_or_default();
         let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(resolve).collect();
         roots.push(workspace.clone());
+        // The fence opens roots as directories; a grant for one file opens its directory, and
+        // the call's own path arguments are still exactly the ones the policy checked.
+        roots.extend(granted.iter().map(resolve).map(|path| {
+            if path.is_dir() {
+                path
+            } else {
+                path.parent().map(PathBuf::from).unwrap_or(path)
+            }
+        }));
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
             cwd: resolve(&task.cwd),

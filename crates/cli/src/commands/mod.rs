@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod completions;
 pub mod daemon;
+pub mod demo;
 pub mod ledger;
 pub mod policy;
 pub mod run;
@@ -29,6 +30,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let autostart = !cli.global.no_autostart;
     match cli.command {
         Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
+        Command::Demo { keep } => demo::demo(keep).await,
         Command::Status => {
             let target = Target::resolve(cli.global.state_dir)?;
             status::show(&target, autostart, json)

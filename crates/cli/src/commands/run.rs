@@ -68,35 +68,8 @@ pub async fn run(
 
     let mut failed = false;
     for prompt in args.prompts {
-        let mut stream = sessions
-            .turn(v1::TurnRequest {
-                session_id: session.id.clone(),
-                text: prompt,
-            })
-            .await?
-            .into_inner();
-        while let Some(event) = stream.message().await? {
-            let Some(event) = event.event else { continue };
-            if let v1::turn_event::Event::Card(card) = &event {
-                let answer = match args.approve {
-                    Approve::Once => v1::CardAnswer::AllowOnce,
-                    Approve::Session => v1::CardAnswer::AllowSession,
-                    Approve::Deny => v1::CardAnswer::Deny,
-                };
-                sessions
-                    .answer_card(v1::AnswerCardRequest {
-                        session_id: session.id.clone(),
-                        card_id: card.id.clone(),
-                        answer: answer.into(),
-                    })
-                    .await?;
-            }
-            if let v1::turn_event::Event::TurnEnded(ended) = &event {
-                failed |= ended.reason == "error";
-            }
-            let (value, text) = describe(&event, args.approve);
-            printer.print(value, &text)?;
-        }
+        let reason = play_turn(&mut sessions, &session.id, prompt, args.approve, &printer).await?;
+        failed |= reason == "error";
     }
     sessions
         .end_session(v1::EndSessionRequest { id: session.id })
@@ -108,12 +81,55 @@ pub async fn run(
     })
 }
 
-struct Printer {
-    json: bool,
+/// Runs one turn, answering its cards with `approve`, printing every event; returns why the
+/// turn ended.
+pub async fn play_turn(
+    sessions: &mut v1::sessions_client::SessionsClient<tonic::transport::Channel>,
+    session_id: &str,
+    prompt: String,
+    approve: Approve,
+    printer: &Printer,
+) -> Result<String, CliError> {
+    let mut stream = sessions
+        .turn(v1::TurnRequest {
+            session_id: session_id.to_owned(),
+            text: prompt,
+        })
+        .await?
+        .into_inner();
+    let mut reason = String::new();
+    while let Some(event) = stream.message().await? {
+        let Some(event) = event.event else { continue };
+        if let v1::turn_event::Event::Card(card) = &event {
+            let answer = match approve {
+                Approve::Once => v1::CardAnswer::AllowOnce,
+                Approve::Session => v1::CardAnswer::AllowSession,
+                Approve::Deny => v1::CardAnswer::Deny,
+            };
+            sessions
+                .answer_card(v1::AnswerCardRequest {
+                    session_id: session_id.to_owned(),
+                    card_id: card.id.clone(),
+                    answer: answer.into(),
+                })
+                .await?;
+        }
+        if let v1::turn_event::Event::TurnEnded(ended) = &event {
+            reason = ended.reason.clone();
+        }
+        let (value, text) = describe(&event, approve);
+        printer.print(value, &text)?;
+    }
+    Ok(reason)
+}
+
+/// Prints events as JSON lines or as lines for people.
+pub struct Printer {
+    pub json: bool,
 }
 
 impl Printer {
-    fn print(&self, value: Value, text: &str) -> Result<(), CliError> {
+    pub fn print(&self, value: Value, text: &str) -> Result<(), CliError> {
         if self.json {
             output::json(&value)
         } else if text.is_empty() {

@@ -21,6 +21,9 @@ pub struct DaemonHost {
     live: Arc<Live>,
     session_id: String,
     events: mpsc::UnboundedSender<v1::TurnEvent>,
+    /// Paths outside the roots that a grant opened for a call, by call id: the tool's own
+    /// fence must let exactly those through.
+    granted: std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
 }
 
 impl DaemonHost {
@@ -35,7 +38,17 @@ impl DaemonHost {
             live,
             session_id,
             events,
+            granted: std::sync::Mutex::new(std::collections::HashMap::new()),
         }
+    }
+
+    /// The paths a grant opened for this call (taken: they serve one run).
+    fn take_granted(&self, call_id: &str) -> Vec<String> {
+        self.granted
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(call_id)
+            .unwrap_or_default()
     }
 
     /// Reports that the turn was cancelled.
@@ -62,7 +75,14 @@ impl DaemonHost {
             spec: None,
         };
         match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
-            Ok(Ok(record)) => Ok(record.decision),
+            Ok(Ok(record)) => {
+                let opened = outside_paths(&record);
+                self.granted
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(call.id.clone(), opened);
+                Ok(record.decision)
+            }
             Ok(Err(err)) => Err(format!(
                 "the ledger could not record a decision, so the call did not run: {err}"
             )),
@@ -269,7 +289,13 @@ impl TurnHost for DaemonHost {
                 other => match self
                     .turns
                     .builtins
-                    .run(&self.session_id, &call.task, other, &call.args)
+                    .run(
+                        &self.session_id,
+                        &call.task,
+                        &self.take_granted(&call.id),
+                        other,
+                        &call.args,
+                    )
                     .await
                 {
                     Some(run) => run,
@@ -284,6 +310,23 @@ impl TurnHost for DaemonHost {
             self.send(event);
         }
     }
+}
+
+/// The paths outside the roots that the grants this decision relied on opened.
+fn outside_paths(record: &codaris_ledger::DecisionRecord) -> Vec<String> {
+    record
+        .decision
+        .used_grants
+        .iter()
+        .filter_map(|used| record.request.grants.get(used.index))
+        .filter(|grant| {
+            matches!(
+                grant.capability,
+                CapabilityName::ReadOutsideFence | CapabilityName::MutateOutsideFence
+            )
+        })
+        .filter_map(|grant| grant.path.clone())
+        .collect()
 }
 
 fn ok_run(output: String) -> ToolRun {
