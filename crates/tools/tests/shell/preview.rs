@@ -60,7 +60,17 @@ async fn preview_server_serves_the_directory_and_nothing_outside_it() {
     );
     let out = s.ok("background_stop", json!({"task_id": "bg-1"})).await;
     assert_eq!(out, "task `bg-1`: stopped");
-    assert!(tokio::net::TcpStream::connect(&address).await.is_err());
+    // A command forked by a parallel test holds a copy of the listening socket until it execs,
+    // so the port may take a moment to close.
+    let mut closed = false;
+    for _ in 0..200 {
+        closed = tokio::net::TcpStream::connect(&address).await.is_err();
+        if closed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(closed, "still listening on {address} after the stop");
     let message = s.model_error("preview_server", json!({"path": "/"})).await;
     assert_eq!(message, "`path` `/` is outside the allowed roots");
 }
