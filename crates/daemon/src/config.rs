@@ -30,6 +30,8 @@ pub struct ConfigToml {
 pub struct DaemonToml {
     /// Loopback TCP address to listen on besides the socket, e.g. `127.0.0.1:7457`.
     pub listen: Option<String>,
+    /// How long a permission card waits for its answer before it grants nothing.
+    pub card_timeout_seconds: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -110,6 +112,8 @@ pub struct Config {
     /// Where skills are looked for, in order; an earlier directory wins a name.
     pub skills_dirs: Vec<PathBuf>,
     pub listen: Option<SocketAddr>,
+    /// How long a permission card waits for its answer (default 300 s).
+    pub card_timeout: std::time::Duration,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -252,6 +256,18 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     )?;
     let openai = api(toml.openai, "OPENAI_API_KEY", "OPENAI_BASE_URL", "openai")?;
 
+    let daemon_toml = toml.daemon.clone().unwrap_or_default();
+    let card_timeout = match daemon_toml.card_timeout_seconds {
+        None => std::time::Duration::from_secs(300),
+        Some(0) => {
+            return Err(ConfigError::Invalid {
+                key: origin("daemon.card_timeout_seconds"),
+                reason: "must be at least 1".to_owned(),
+            });
+        }
+        Some(seconds) => std::time::Duration::from_secs(seconds),
+    };
+
     let listen = match flags.listen {
         Some(addr) => Some(loopback("--listen", &addr)?),
         None => match toml.daemon.and_then(|d| d.listen) {
@@ -266,6 +282,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         allowed_dirs,
         skills_dirs,
         listen,
+        card_timeout,
         lean_surface,
         tool_search_api,
         provider,

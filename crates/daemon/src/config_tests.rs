@@ -40,6 +40,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             allowed_dirs: vec![PathBuf::from("/state"), PathBuf::from("/work")],
             skills_dirs: Vec::new(),
             listen: None,
+            card_timeout: std::time::Duration::from_secs(300),
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,
@@ -90,6 +91,10 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         ("[provider]\nname = \"gpt\"\n", "provider.name"),
         ("[daemon]\nlisten = \"0.0.0.0:7000\"\n", "daemon.listen"),
         ("[daemon]\nlisten = \"nonsense\"\n", "daemon.listen"),
+        (
+            "[daemon]\ncard_timeout_seconds = 0\n",
+            "daemon.card_timeout_seconds",
+        ),
         ("allowed_dirs = [\"relative\"]\n", "allowed_dirs"),
         ("skills_dirs = [\"/abs\", \"skills\"]\n", "skills_dirs"),
         ("[openai]\nbase_url = \"ftp://x\"\n", "openai.base_url"),

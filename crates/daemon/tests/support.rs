@@ -34,11 +34,28 @@ impl InProcess {
         config_dir: Option<PathBuf>,
         env: &[(&str, &str)],
     ) -> Self {
+        Self::start_full(temp, config_dir, env, None).await
+    }
+
+    /// Starts a daemon that read `toml` as its configuration file.
+    pub async fn start_with_toml(toml: &str) -> Self {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("config.toml");
+        let parsed = config::parse_file(&path, toml).unwrap();
+        Self::start_full(temp, None, &[], Some((path, parsed))).await
+    }
+
+    async fn start_full(
+        temp: tempfile::TempDir,
+        config_dir: Option<PathBuf>,
+        env: &[(&str, &str)],
+        file: Option<(PathBuf, config::ConfigToml)>,
+    ) -> Self {
         let state_dir = temp.path().join("state");
         let config = config::resolve(Sources {
             state_dir: state_dir.clone(),
             cwd: temp.path().to_path_buf(),
-            file: None,
+            file,
             config_dir,
             env: env
                 .iter()

@@ -272,3 +272,52 @@ async fn a_session_can_talk_to_an_openai_compatible_server() {
     );
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn an_unanswered_card_grants_nothing_when_it_times_out() {
+    let daemon = InProcess::start_with_toml("[daemon]\ncard_timeout_seconds = 1\n").await;
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = session_with_script(&daemon, &mut sessions).await;
+    let mut stream = sessions
+        .turn(v1::TurnRequest {
+            session_id: id.clone(),
+            text: "write the report".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let card = next_card(&mut stream).await;
+    let mut outputs = Vec::new();
+    let mut reason = String::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        match event.event {
+            Some(v1::turn_event::Event::ToolResult(result)) => outputs.push(result.output),
+            Some(v1::turn_event::Event::TurnEnded(ended)) => reason = ended.reason,
+            _ => {}
+        }
+    }
+    assert_eq!(reason, "end_turn");
+    assert_eq!(outputs, ["nobody answered the card; nothing was granted"]);
+    let late = sessions
+        .answer_card(v1::AnswerCardRequest {
+            session_id: id,
+            card_id: card,
+            answer: v1::CardAnswer::AllowSession.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!late.accepted);
+    let mut ledger = v1::ledger_client::LedgerClient::new(daemon.channel().await);
+    let grants = ledger
+        .list_grants(v1::ListGrantsRequest {
+            include_inactive: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .grants;
+    assert!(grants.is_empty(), "a timeout grants nothing");
+    daemon.stop().await;
+}

@@ -306,6 +306,22 @@ impl TurnHost for DaemonHost {
     }
 
     fn emit(&self, event: TurnEvent) {
+        match &event {
+            TurnEvent::Binding {
+                turn,
+                round,
+                surface,
+            } => {
+                tracing::info!(session = %self.session_id, turn, round, "{}", surface.line());
+                if !surface.missing.is_empty() {
+                    tracing::debug!(session = %self.session_id, missing = ?surface.missing, "tools the surface names that do not run here");
+                }
+            }
+            TurnEvent::Usage { turn, usage } => {
+                tracing::info!(session = %self.session_id, turn, "{}", usage.line());
+            }
+            _ => {}
+        }
         if let Some(event) = turn_event_wire(event) {
             self.send(event);
         }

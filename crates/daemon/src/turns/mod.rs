@@ -31,9 +31,6 @@ use crate::sessions::{SessionRecord, SessionState, SessionStore};
 /// The tools the turn loop itself answers; the built-in tools join them in the registry.
 pub const LOOP_TOOLS: &[&str] = &["search_tools", "request_capability"];
 
-/// How long a card waits for its answer before it grants nothing.
-pub const CARD_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// The rounds a turn may take before it ends with `max_rounds`.
 const MAX_ROUNDS: u32 = 24;
 
@@ -79,12 +76,12 @@ impl Turns {
         builtins: Builtins,
     ) -> Self {
         Self {
+            card_timeout: config.card_timeout,
             config,
             ledger,
             sessions,
             tools,
             builtins,
-            card_timeout: CARD_TIMEOUT,
             live: Mutex::new(HashMap::new()),
         }
     }
