@@ -102,7 +102,7 @@ impl Tool for RunCommand {
     }
 
     fn description(&self) -> &'static str {
-        "Run a shell command through /bin/sh in the workspace and return its exit code, stdout and stderr (the last 32 KiB of each). `cwd` changes the directory for this command only and must stay inside the allowed roots. A command still running after `timeout_seconds` (default 120) is not killed: it is handed to the background and its task id returned with the output so far. `background: true` returns a task id at once; either way you are told when it finishes unless `notify_on_finish` is false. Use the background_* tools to read, wait for or stop a task. stdin is closed; writes are confined to the allowed roots where the kernel supports Landlock, and TMPDIR is a private temp dir."
+        "Run a /bin/sh command; returns its exit code, stdout and stderr (the last 32 KiB of each). `cwd` must be inside the allowed roots. A command still running after `timeout_seconds` (default 120) moves to the background: you get its task id and the output so far. `background: true` returns a task id at once. You are told when a background task ends unless `notify_on_finish` is false. stdin is closed; TMPDIR is private; writes outside the allowed roots may be blocked (Landlock)."
     }
 
     fn schema(&self) -> Value {
