@@ -65,6 +65,7 @@ pub struct ShellPools {
     config: PoolConfig,
     pools: Mutex<HashMap<String, Arc<TaskPool>>>,
     notices: mpsc::UnboundedSender<TaskNotice>,
+    extra_writable: Vec<PathBuf>,
 }
 
 impl ShellPools {
@@ -75,8 +76,17 @@ impl ShellPools {
             config,
             pools: Mutex::new(HashMap::new()),
             notices,
+            extra_writable: Vec::new(),
         };
         (pools, receiver)
+    }
+
+    /// Directories outside the fence that commands may write to under Landlock as well (a
+    /// tool's cache such as `~/.nextflow` or `~/.cargo`), as the configuration names them.
+    #[must_use]
+    pub fn with_extra_writable(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.extra_writable = dirs;
+        self
     }
 
     pub fn config(&self) -> PoolConfig {
@@ -89,11 +99,9 @@ impl ShellPools {
         if let Some(pool) = pools.get(session_id) {
             return Ok(pool.clone());
         }
-        let pool = Arc::new(TaskPool::new(
-            session_id,
-            self.config,
-            self.notices.clone(),
-        )?);
+        let pool = TaskPool::new(session_id, self.config, self.notices.clone())?
+            .with_extra_writable(self.extra_writable.clone());
+        let pool = Arc::new(pool);
         pools.insert(session_id.to_owned(), pool.clone());
         Ok(pool)
     }
@@ -126,6 +134,7 @@ pub struct TaskPool {
     notices: mpsc::UnboundedSender<TaskNotice>,
     tasks: Mutex<BTreeMap<u64, Entry>>,
     next_id: Mutex<u64>,
+    extra_writable: Vec<PathBuf>,
 }
 
 /// A line of `background_list`.
@@ -176,7 +185,15 @@ impl TaskPool {
             notices,
             tasks: Mutex::new(BTreeMap::new()),
             next_id: Mutex::new(1),
+            extra_writable: Vec::new(),
         })
+    }
+
+    /// See `ShellPools::with_extra_writable`.
+    #[must_use]
+    pub fn with_extra_writable(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.extra_writable = dirs;
+        self
     }
 
     /// The private TMPDIR of this session's commands.
@@ -208,6 +225,7 @@ impl TaskPool {
         let confine_to = self.config.landlock.then(|| {
             let mut dirs = writable.to_vec();
             dirs.push(self.temp_dir().to_path_buf());
+            dirs.extend(self.extra_writable.iter().cloned());
             dirs
         });
         let launch = Launch {

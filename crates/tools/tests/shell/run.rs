@@ -262,3 +262,26 @@ fn tools_match_the_policy_catalogue() {
         }
     }
 }
+
+#[tokio::test]
+async fn configured_extra_directories_are_writable_under_landlock() {
+    if let LandlockStatus::Unsupported(reason) = landlock_status() {
+        eprintln!("skipped: Landlock is not available here ({reason})");
+        return;
+    }
+    let mut s = setup();
+    let cache = tempfile::tempdir().unwrap();
+    let (pools, _notices) = ShellPools::new(PoolConfig::default());
+    let pools = Arc::new(pools.with_extra_writable(vec![cache.path().to_path_buf()]));
+    s.tools = tools(&pools);
+    let command = format!(
+        "echo ok > '{}/f' && cat '{}/f'",
+        cache.path().display(),
+        cache.path().display()
+    );
+    let out = s.ok("run_command", json!({"command": command})).await;
+    assert!(
+        out.starts_with("exit code: 0\n") && out.contains("ok"),
+        "{out}"
+    );
+}
