@@ -45,6 +45,9 @@ pub enum Command {
     /// Run one session: each PROMPT is one turn, in order; permission cards are answered by
     /// --approve
     Run(RunArgs),
+    /// An interactive session: streaming text, each tool call and its result, cards answered at
+    /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session
+    Chat(ChatArgs),
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -83,8 +86,9 @@ pub enum DaemonCommand {
     },
 }
 
+/// What a new session is opened with (`codaris run` and `codaris chat`).
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct SessionArgs {
     /// Model provider: scripted, anthropic or openai [default: the daemon's]
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
@@ -100,12 +104,24 @@ pub struct RunArgs {
     /// How much to ask before acting
     #[arg(long, value_enum, default_value_t = PermissionModeArg::Ask)]
     pub permission_mode: PermissionModeArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
     /// How every permission card is answered
     #[arg(long, value_enum, default_value_t = Approve::Deny)]
     pub approve: Approve,
     /// The turns' messages
     #[arg(value_name = "PROMPT", required = true)]
     pub prompts: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -36,6 +36,8 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    #[error("terminal error: {message}")]
+    Terminal { message: String },
     #[error("no input: expected {what} on standard input")]
     NoInput { what: &'static str },
     #[error("no ledger at {}: no daemon has run with this state directory (pass --state-dir, or --from FILE)", path.display())]

@@ -1,6 +1,7 @@
 //! One module per command group; each turns parsed arguments into calls and printed lines.
 
 pub mod audit;
+pub mod chat;
 pub mod completions;
 pub mod daemon;
 pub mod demo;
@@ -50,6 +51,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 }
                 ToolsCommand::Eval(args) => tools::eval(json, args),
             }
+        }
+        Command::Chat(args) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            chat::chat(&target, autostart, args).await
         }
         Command::Run(args) => {
             let target = Target::resolve(cli.global.state_dir)?;

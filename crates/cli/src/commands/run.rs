@@ -8,17 +8,16 @@ use codaris_proto::v1;
 use serde_json::{Value, json};
 
 use super::Outcome;
-use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs};
+use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
 use crate::output;
 
-pub async fn run(
-    target: &Target,
-    autostart: bool,
-    json_out: bool,
-    args: RunArgs,
-) -> Result<Outcome, CliError> {
+/// Opens a session as `args` say; relative paths are taken from the current directory.
+pub async fn open_session(
+    sessions: &mut v1::sessions_client::SessionsClient<tonic::transport::Channel>,
+    args: SessionArgs,
+) -> Result<v1::Session, CliError> {
     let absolute = |path: std::path::PathBuf| -> Result<String, CliError> {
         let path = if path.is_absolute() {
             path
@@ -37,9 +36,7 @@ pub async fn run(
         None => absolute(".".into())?.trim_end_matches("/.").to_owned(),
     };
     let script = args.script.map(absolute).transpose()?.unwrap_or_default();
-    let channel = client::open(target, autostart).await?;
-    let mut sessions = v1::sessions_client::SessionsClient::new(channel);
-    let session = sessions
+    Ok(sessions
         .create_session(v1::CreateSessionRequest {
             cwd,
             activity: match args.mode {
@@ -59,7 +56,18 @@ pub async fn run(
             script,
         })
         .await?
-        .into_inner();
+        .into_inner())
+}
+
+pub async fn run(
+    target: &Target,
+    autostart: bool,
+    json_out: bool,
+    args: RunArgs,
+) -> Result<Outcome, CliError> {
+    let channel = client::open(target, autostart).await?;
+    let mut sessions = v1::sessions_client::SessionsClient::new(channel);
+    let session = open_session(&mut sessions, args.session).await?;
     let printer = Printer { json: json_out };
     printer.print(
         json!({"type": "session", "id": session.id}),
@@ -140,7 +148,7 @@ impl Printer {
     }
 }
 
-fn approve_name(approve: Approve) -> &'static str {
+pub fn approve_name(approve: Approve) -> &'static str {
     match approve {
         Approve::Once => "once",
         Approve::Session => "session",
@@ -158,7 +166,7 @@ fn verdict_name(verdict: i32) -> &'static str {
 }
 
 /// The event as a JSON line and as a line for people.
-fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, String) {
+pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, String) {
     use v1::turn_event::Event;
     match event {
         Event::TurnStarted(e) => (
