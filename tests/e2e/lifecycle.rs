@@ -30,6 +30,8 @@ fn status_json_then_stop() {
         serde_json::json!({"active": 0, "total": 0})
     );
     assert!(status["uptime_ms"].is_u64());
+    let confinement = status["sandbox"].as_str().unwrap();
+    assert!(confinement.starts_with("landlock "), "{confinement}");
 
     let output = sandbox.cli(&["daemon", "stop"]);
     assert!(output.status.success(), "{}", stderr(&output));

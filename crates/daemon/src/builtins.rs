@@ -17,6 +17,8 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub struct Builtins {
     tools: Vec<Arc<dyn Tool>>,
+    /// The shell tools' per-session task pools, closed when a session ends.
+    pools: Option<Arc<ShellPools>>,
     by_name: HashMap<&'static str, Arc<dyn Tool>>,
     limits: OutputLimits,
 }
@@ -40,15 +42,25 @@ impl Builtins {
             codaris_tools::Engine::brave(),
             codaris_tools::Engine::bing(),
         ]));
-        (Self::from_tools(tools), notices)
+        let mut builtins = Self::from_tools(tools);
+        builtins.pools = Some(pools);
+        (builtins, notices)
     }
 
     pub fn from_tools(tools: Vec<Arc<dyn Tool>>) -> Self {
         let by_name = tools.iter().map(|t| (t.name(), t.clone())).collect();
         Self {
             tools,
+            pools: None,
             by_name,
             limits: OutputLimits::default(),
+        }
+    }
+
+    /// Stops the session's background commands and removes its temporary directory.
+    pub fn close_session(&self, session_id: &str) {
+        if let Some(pools) = &self.pools {
+            pools.close(session_id);
         }
     }
 

@@ -178,6 +178,7 @@ async fn routes(
         sessions: sessions.clone(),
         shutdown: shutdown.clone(),
         tools_indexed: tools.indexed(),
+        sandbox: codaris_tools::shell::landlock_status().to_string(),
     };
     let turns = Arc::new(crate::turns::Turns::new(
         config.clone(),

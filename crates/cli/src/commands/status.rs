@@ -36,6 +36,7 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "config_file": non_empty(&status.config_file),
         "sessions": {"active": status.sessions_active, "total": status.sessions_total},
         "tools_indexed": status.tools_indexed,
+        "sandbox": status.sandbox,
     })
 }
 
@@ -69,6 +70,7 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
             status.sessions_active, status.sessions_total
         ),
         format!("  tools      {} indexed", status.tools_indexed),
+        format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
     output::line(&lines.join("\n"))
 }

@@ -22,6 +22,8 @@ pub struct DaemonService {
     pub shutdown: Shutdown,
     /// Entries in the current tool index, updated whenever the index is swapped.
     pub tools_indexed: Arc<AtomicU32>,
+    /// Whether commands run under Landlock, probed once at start.
+    pub sandbox: String,
 }
 
 #[tonic::async_trait]
@@ -88,6 +90,7 @@ impl Daemon for DaemonService {
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
+            sandbox: self.sandbox.clone(),
         }))
     }
 

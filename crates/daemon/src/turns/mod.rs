@@ -171,6 +171,7 @@ impl Turns {
     /// Ends the session's live state: open cards grant nothing, a running turn is cancelled.
     pub fn end(&self, session_id: &str) {
         self.cancel(session_id);
+        self.builtins.close_session(session_id);
         if let Some(live) = self
             .live
             .lock()
