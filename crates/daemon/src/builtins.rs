@@ -37,6 +37,7 @@ impl Builtins {
         let (pools, notices) = ShellPools::new(PoolConfig::default());
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
+        tools.push(Arc::new(codaris_tools::Planner));
         tools.extend(codaris_tools::shell::tools(&pools));
         tools.extend(codaris_tools::web_tools(vec![
             codaris_tools::Engine::brave(),

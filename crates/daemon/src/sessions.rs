@@ -69,7 +69,7 @@ impl SessionStore {
     /// Creates the record and the workspace `sessions/<id>/` (0700).
     pub fn create(&self, new: NewSession) -> Result<SessionRecord, DaemonError> {
         // sled ids are unique and increasing across restarts, so ids sort by creation.
-        let id = format!("s{:06}", self.db.generate_id()?);
+        let id = format!("s{:06}", codaris_ledger::unique_id(&self.db)?);
         let workspace = self.sessions_dir.join(&id);
         create_private_dir(&workspace).map_err(|source| DaemonError::Io {
             path: workspace.clone(),

@@ -256,7 +256,7 @@ async fn a_session_can_talk_to_an_openai_compatible_server() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    // The always-on tools that run here, in the fixed order (no planner yet).
+    // The always-on nine, in the fixed order.
     assert_eq!(
         tools,
         [
@@ -267,7 +267,8 @@ async fn a_session_can_talk_to_an_openai_compatible_server() {
             "grep",
             "edit",
             "write",
-            "run_command"
+            "run_command",
+            "planner"
         ]
     );
     daemon.stop().await;

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 /// The longest a leader waits for the writers of the previous batch to come back.
 pub const GATHER: Duration = Duration::from_micros(100);
 
-/// A record waiting for the next commit: its key and encoded value.
-pub type Pending = (Vec<u8>, Vec<u8>);
+/// A record waiting for the next commit: its journal line.
+pub type Pending = Vec<u8>;
 
 #[derive(Debug, Default)]
 struct State {
@@ -121,13 +121,13 @@ mod tests {
                 let written = written.clone();
                 std::thread::spawn(move || {
                     for n in 0..50u8 {
-                        let ticket = commit.submit(Some((vec![writer, n], vec![])));
+                        let ticket = commit.submit(Some(vec![writer, n]));
                         let result = commit.wait(ticket, |batch| {
                             commits.fetch_add(1, Ordering::SeqCst);
                             written
                                 .lock()
                                 .map_err(|_| ())?
-                                .extend(batch.iter().map(|(k, _)| k.clone()));
+                                .extend(batch.iter().cloned());
                             std::thread::sleep(std::time::Duration::from_micros(200));
                             Ok::<(), ()>(())
                         });
@@ -157,12 +157,11 @@ mod tests {
     #[test]
     fn a_failed_commit_keeps_its_records_for_the_next_leader() {
         let commit = GroupCommit::default();
-        let ticket = commit.submit(Some((b"a".to_vec(), vec![])));
+        let ticket = commit.submit(Some(b"a".to_vec()));
         assert_eq!(commit.wait(ticket, |_| Err("disk full")), Err("disk full"));
         let seen = std::cell::RefCell::new(Vec::new());
         let result = commit.wait(ticket, |batch| {
-            seen.borrow_mut()
-                .extend(batch.iter().map(|(k, _)| k.clone()));
+            seen.borrow_mut().extend(batch.iter().cloned());
             Ok::<(), &str>(())
         });
         assert_eq!(result, Ok(()));

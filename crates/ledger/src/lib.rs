@@ -14,6 +14,7 @@
 mod commit;
 mod error;
 mod export;
+mod journal;
 mod record;
 mod replay;
 mod store;
@@ -32,3 +33,4 @@ pub use replay::ReplayReport;
 pub use replay::replay;
 pub use store::GrantView;
 pub use store::Ledger;
+pub use store::unique_id;

@@ -9,7 +9,10 @@ use serde::de::DeserializeOwned;
 
 use crate::commit::{GroupCommit, Pending};
 use crate::error::{Corrupt, LedgerError};
+use crate::export::ExportLine;
+use crate::journal::{COMPACT_AT, Journal};
 use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped};
+use std::sync::{Mutex, PoisonError};
 
 /// The grants in force for one session, as the policy reads them, plus any grant records that
 /// could not be read (they grant nothing, and the caller reports them).
@@ -35,8 +38,12 @@ pub struct Ledger {
     grants: sled::Tree,
     cards: sled::Tree,
     decisions: sled::Tree,
-    /// sled's data file, kept open so every commit can `fdatasync` it.
+    /// sled's data file, synced whenever the journal is folded into sled.
     data_file: File,
+    /// What makes each append durable (see `journal.rs`).
+    journal: Mutex<Journal>,
+    /// Journal lines that did not decode at open, kept and reported, never trusted.
+    unreadable: sled::Tree,
     commit: GroupCommit,
 }
 
@@ -73,15 +80,64 @@ impl Ledger {
             path: data_path,
             source,
         })?;
-        Ok(Self {
+        let ledger = Self {
             path: path.to_path_buf(),
             grants: db.open_tree("grants")?,
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
+            unreadable: db.open_tree("unreadable")?,
             db,
             data_file,
+            journal: Mutex::new(Journal::open(&journal_path(path))?),
             commit: GroupCommit::default(),
-        })
+        };
+        ledger.recover()?;
+        // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
+        // before any id from it is handed out.
+        unique_id(&ledger.db)?;
+        Ok(ledger)
+    }
+
+    /// Replays the journal into sled, makes sled durable, and empties the journal.
+    fn recover(&self) -> Result<(), LedgerError> {
+        let lines = self
+            .journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .lines()?;
+        if lines.is_empty() {
+            return Ok(());
+        }
+        for (offset, line) in lines {
+            let place = format!("journal byte {offset}");
+            match decode_value::<ExportLine>(&place, "", &line) {
+                Ok(ExportLine::Grant(record)) => {
+                    self.grants.insert(record.id.as_bytes(), encode(&record)?)?;
+                }
+                Ok(ExportLine::Card(record)) => {
+                    self.cards.insert(record.id.as_bytes(), encode(&record)?)?;
+                }
+                Ok(ExportLine::Decision(record)) => {
+                    self.decisions
+                        .insert(record.seq.to_be_bytes(), encode(&*record)?)?;
+                }
+                Ok(ExportLine::Header { .. }) => {}
+                Err(_) => {
+                    self.unreadable.insert(place.as_bytes(), line)?;
+                }
+            }
+        }
+        self.db.flush()?;
+        self.data_file
+            .sync_data()
+            .map_err(|source| LedgerError::Sync {
+                path: self.path.join("db"),
+                source,
+            })?;
+        self.journal
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .truncate()
     }
 
     /// The sled handle, for the daemon's other trees (sessions, tool state).
@@ -97,7 +153,7 @@ impl Ledger {
         card_id: Option<&str>,
         at_ms: u64,
     ) -> Result<GrantRecord, LedgerError> {
-        let id = format!("g{:012}", self.db.generate_id()?);
+        let id = format!("g{:012}", unique_id(&self.db)?);
         let record = GrantRecord {
             schema: SCHEMA,
             id: id.clone(),
@@ -109,7 +165,11 @@ impl Ledger {
             revoked_at_ms: None,
         };
         self.grants.insert(id.as_bytes(), encode(&record)?)?;
-        self.make_durable()?;
+        if let Err(err) = self.commit_with(line(ExportLine::Grant(record.clone()))?) {
+            // Never acknowledged, so it must not linger and grant anything later.
+            self.grants.remove(id.as_bytes())?;
+            return Err(err);
+        }
         Ok(record)
     }
 
@@ -134,7 +194,7 @@ impl Ledger {
                 Some(encode(&spent)?),
             )?;
             if swapped.is_ok() {
-                self.make_durable()?;
+                self.commit_with(line(ExportLine::Grant(spent))?)?;
                 return Ok(true);
             }
             // Someone changed the record between our read and our swap: look again.
@@ -158,8 +218,9 @@ impl Ledger {
         let Some(bytes) = updated else {
             return Err(LedgerError::GrantNotFound { id: id.to_owned() });
         };
-        self.make_durable()?;
-        decode("grants", id, &bytes)
+        let record: GrantRecord = decode("grants", id, &bytes)?;
+        self.commit_with(line(ExportLine::Grant(record.clone()))?)?;
+        Ok(record)
     }
 
     pub fn grant(&self, id: &str) -> Result<GrantRecord, LedgerError> {
@@ -174,7 +235,9 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<GrantRecord>, Vec<Corrupt>), LedgerError> {
-        scan_session(&self.grants, "grants", session_id)
+        let (records, mut corrupt) = scan_session(&self.grants, "grants", session_id)?;
+        corrupt.extend(self.unreadable_lines()?);
+        Ok((records, corrupt))
     }
 
     /// The grants in force for a session, in ledger order, ready for `evaluate`.
@@ -193,7 +256,7 @@ impl Ledger {
     /// Records a card as asked.
     pub fn append_card(&self, card: &CardRecord) -> Result<(), LedgerError> {
         self.cards.insert(card.id.as_bytes(), encode(card)?)?;
-        self.make_durable()
+        self.commit_with(line(ExportLine::Card(card.clone()))?)
     }
 
     /// Records how a card was answered. The first answer wins; later ones return `false`.
@@ -220,8 +283,25 @@ impl Ledger {
         let swapped =
             self.cards
                 .compare_and_swap(id.as_bytes(), Some(current), Some(encode(&answered)?))?;
-        self.make_durable()?;
-        Ok(swapped.is_ok())
+        if swapped.is_err() {
+            return Ok(false);
+        }
+        self.commit_with(line(ExportLine::Card(answered))?)?;
+        Ok(true)
+    }
+
+    /// Journal lines that did not decode when they were replayed.
+    fn unreadable_lines(&self) -> Result<Vec<Corrupt>, LedgerError> {
+        let mut corrupt = Vec::new();
+        for entry in self.unreadable.iter() {
+            let (key, _) = entry?;
+            corrupt.push(Corrupt {
+                place: String::from_utf8_lossy(&key).into_owned(),
+                key: String::new(),
+                reason: "a journal line that does not decode".to_owned(),
+            });
+        }
+        Ok(corrupt)
     }
 
     /// Cards oldest first (of one session when given).
@@ -237,10 +317,14 @@ impl Ledger {
         &self,
         mut record: DecisionRecord,
     ) -> Result<DecisionRecord, LedgerError> {
-        record.seq = self.db.generate_id()?;
+        record.seq = unique_id(&self.db)?;
         record.schema = SCHEMA;
-        let pending = (record.seq.to_be_bytes().to_vec(), encode(&record)?);
-        self.commit_with(Some(pending))?;
+        let key = record.seq.to_be_bytes();
+        self.decisions.insert(key, encode(&record)?)?;
+        if let Err(err) = self.commit_with(line(ExportLine::Decision(Box::new(record.clone())))?) {
+            self.decisions.remove(key)?;
+            return Err(err);
+        }
         Ok(record)
     }
 
@@ -249,36 +333,60 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
-        scan_session(&self.decisions, "decisions", session_id)
+        let (records, mut corrupt) = scan_session(&self.decisions, "decisions", session_id)?;
+        corrupt.extend(self.unreadable_lines()?);
+        Ok((records, corrupt))
     }
 
-    /// Makes everything written so far durable (see [`Ledger::commit_with`]).
-    fn make_durable(&self) -> Result<(), LedgerError> {
-        self.commit_with(None)
-    }
-
-    /// Queues a decision (if any) for the next group commit and waits until it is on the
-    /// device: the leader writes the queued decisions in one batch, flushes sled, then
-    /// `fdatasync`s its data file.
-    fn commit_with(&self, decision: Option<Pending>) -> Result<(), LedgerError> {
-        let ticket = self.commit.submit(decision);
+    /// Queues a record's journal line for the next group commit and waits until it is on the
+    /// device. The leader appends every queued line with one `write` and one `fdatasync`;
+    /// records are in sled before they are queued, so folding an outgrown journal into sled
+    /// first loses nothing.
+    fn commit_with(&self, line: Pending) -> Result<(), LedgerError> {
+        let ticket = self.commit.submit(Some(line));
         self.commit.wait(ticket, |queued| {
-            if !queued.is_empty() {
-                let mut batch = sled::Batch::default();
-                for (key, value) in queued {
-                    batch.insert(key.as_slice(), value.as_slice());
-                }
-                self.decisions.apply_batch(batch)?;
+            let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
+            if journal.len()? > COMPACT_AT {
+                self.db.flush()?;
+                self.data_file
+                    .sync_data()
+                    .map_err(|source| LedgerError::Sync {
+                        path: self.path.join("db"),
+                        source,
+                    })?;
+                journal.truncate()?;
             }
-            self.db.flush()?;
-            self.data_file
-                .sync_data()
-                .map_err(|source| LedgerError::Sync {
-                    path: self.path.join("db"),
-                    source,
-                })
+            journal.append(queued)
         })
     }
+}
+
+/// sled reserves ids in strides of this many (its `idgen_persist_interval`).
+const ID_STRIDE: u64 = 1_000_000;
+
+/// An id never handed out before, across crashes too.
+///
+/// sled persists the start of each new stride of ids lazily; if the process dies before that
+/// reaches the file, the next run hands out the same stride again. Flushing whenever an id opens
+/// a stride closes that window. (The journal keeps records durable without flushing sled, so this
+/// cannot be left to the flushes commits used to make.)
+pub fn unique_id(db: &sled::Db) -> Result<u64, sled::Error> {
+    let id = db.generate_id()?;
+    if id % ID_STRIDE == 0 {
+        db.flush()?;
+    }
+    Ok(id)
+}
+
+/// The journal beside the sled directory: `<ledger>.journal`.
+fn journal_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".journal");
+    std::path::PathBuf::from(name)
+}
+
+fn line(record: ExportLine) -> Result<Pending, LedgerError> {
+    serde_json::to_vec(&record).map_err(LedgerError::Encode)
 }
 
 fn is_lock_error(err: &sled::Error) -> bool {

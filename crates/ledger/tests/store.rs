@@ -155,3 +155,31 @@ fn an_unreadable_grant_is_reported_and_grants_nothing() {
         Err(LedgerError::Corrupt(_))
     ));
 }
+
+#[test]
+fn the_journal_is_replayed_a_torn_tail_dropped_and_a_bad_line_reported() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        ledger.append_grant("s1", once("/kept"), None, 1).unwrap()
+    };
+    // A crash mid-append leaves a line without its newline; a damaged line is complete garbage.
+    let journal = temp.path().join("ledger.journal");
+    let mut text = std::fs::read(&journal).unwrap();
+    text.extend_from_slice(
+        b"{\"type\": \"grant\", \"schema\": 1, \"id\": \"x\"}\n{\"type\": \"gra",
+    );
+    std::fs::write(&journal, text).unwrap();
+    let ledger = Ledger::open(&path).unwrap();
+    assert_eq!(ledger.grant(&written.id).unwrap(), written);
+    let (grants, corrupt) = ledger.grants(None).unwrap();
+    assert_eq!(grants, vec![written]);
+    assert_eq!(corrupt.len(), 1, "{corrupt:?}");
+    assert!(corrupt[0].place.starts_with("journal byte"), "{corrupt:?}");
+    assert_eq!(
+        std::fs::metadata(&journal).unwrap().len(),
+        0,
+        "folded into sled and emptied"
+    );
+}

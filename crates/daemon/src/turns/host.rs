@@ -99,7 +99,7 @@ impl DaemonHost {
         tool_call_id: &str,
     ) -> Option<(CardAnswer, Option<GrantRecord>)> {
         let ledger = self.turns.ledger.clone();
-        let id = format!("c{:06}", ledger.db().generate_id().ok()?);
+        let id = format!("c{:06}", codaris_ledger::unique_id(ledger.db()).ok()?);
         let card = CardRecord {
             schema: codaris_ledger::SCHEMA,
             id: id.clone(),
