@@ -102,16 +102,17 @@ fn a_scripted_session_streams_its_events_and_replays_clean() {
             "grep",
             "edit",
             "write",
-            "run_command"
+            "run_command",
+            "planner"
         ])
     );
-    assert_eq!(binding["always_on"], 8);
+    assert_eq!(binding["always_on"], 9);
     assert_eq!(binding["found"], 0);
     assert!(
         binding["line"]
             .as_str()
             .unwrap()
-            .starts_with("Lean tools active: bound 8 tools to model (8 always-on, 0 forced, 0 found by search; filtered from ")
+            .starts_with("Lean tools active: bound 9 tools to model (9 always-on, 0 forced, 0 found by search; filtered from ")
     );
     let search = &events[5];
     assert_eq!(search["decision"]["verdict"], "allow");

@@ -92,6 +92,9 @@ pub struct SessionArgs {
     /// Model provider: scripted, anthropic or openai [default: the daemon's]
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
+    /// The model to ask [default: CODARIS_MODEL or the configuration's]
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
     /// The script the scripted provider plays (JSON, see docs/surface.md)
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,

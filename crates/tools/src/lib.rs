@@ -11,6 +11,7 @@
 mod context;
 pub mod files;
 mod limits;
+mod planner;
 pub mod shell;
 mod tool;
 mod web;
@@ -20,6 +21,7 @@ pub use context::ToolContext;
 pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;
+pub use planner::Planner;
 pub use tool::Content;
 pub use tool::Tool;
 pub use tool::ToolError;

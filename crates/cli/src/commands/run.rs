@@ -52,7 +52,7 @@ pub async fn open_session(
             }
             .into(),
             provider: args.provider.unwrap_or_default(),
-            model: String::new(),
+            model: args.model.unwrap_or_default(),
             script,
         })
         .await?
