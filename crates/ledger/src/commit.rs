@@ -16,46 +16,61 @@ use std::time::{Duration, Instant};
 /// The longest a leader waits for the writers of the previous batch to come back.
 pub const GATHER: Duration = Duration::from_micros(100);
 
-/// A record waiting for the next commit: its journal line.
-pub type Pending = Vec<u8>;
-
-#[derive(Debug, Default)]
-struct State {
+#[derive(Debug)]
+struct State<T> {
     /// Tickets handed out.
     issued: u64,
     /// Every ticket up to this one is on the device.
     durable: u64,
     committing: bool,
     /// Records queued since the last commit began, in ticket order.
-    queued: Vec<Pending>,
+    queued: Vec<T>,
     /// How many tickets the last successful commit covered.
     last_batch: u64,
+    /// A leader is waiting for writers to arrive (only then does a submit wake anyone).
+    gathering: bool,
 }
 
-#[derive(Debug, Default)]
-pub struct GroupCommit {
-    state: Mutex<State>,
+/// Queues records of type `T` and commits them in batches.
+#[derive(Debug)]
+pub struct GroupCommit<T> {
+    state: Mutex<State<T>>,
     done: Condvar,
     arrived: Condvar,
 }
 
-impl GroupCommit {
+impl<T> Default for GroupCommit<T> {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(State {
+                issued: 0,
+                durable: 0,
+                committing: false,
+                queued: Vec::new(),
+                last_batch: 0,
+                gathering: false,
+            }),
+            done: Condvar::new(),
+            arrived: Condvar::new(),
+        }
+    }
+}
+
+impl<T> GroupCommit<T> {
     /// Queues `record` (if any) for the next commit and returns its ticket.
-    pub fn submit(&self, record: Option<Pending>) -> u64 {
+    pub fn submit(&self, record: Option<T>) -> u64 {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.queued.extend(record);
         state.issued += 1;
-        self.arrived.notify_one();
+        if state.gathering {
+            self.arrived.notify_one();
+        }
         state.issued
     }
 
     /// Returns once `ticket` is durable. The leader runs `commit` with every queued record;
     /// when it fails, the records go back to the front of the queue for the next leader.
-    pub fn wait<E>(
-        &self,
-        ticket: u64,
-        commit: impl Fn(&[Pending]) -> Result<(), E>,
-    ) -> Result<(), E> {
+    pub fn wait<E>(&self, ticket: u64, commit: impl Fn(&[T]) -> Result<(), E>) -> Result<(), E> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             if state.durable >= ticket {
@@ -70,6 +85,7 @@ impl GroupCommit {
             }
             state.committing = true;
             let deadline = Instant::now() + GATHER;
+            state.gathering = true;
             while state.issued - state.durable < state.last_batch {
                 let now = Instant::now();
                 if now >= deadline {
@@ -81,6 +97,7 @@ impl GroupCommit {
                     .map(|(state, _)| state)
                     .unwrap_or_else(|poison| poison.into_inner().0);
             }
+            state.gathering = false;
             let covers = state.issued;
             let batch = std::mem::take(&mut state.queued);
             drop(state);
@@ -111,7 +128,7 @@ mod tests {
 
     #[test]
     fn concurrent_writers_share_commits_and_every_record_is_committed() {
-        let commit = Arc::new(GroupCommit::default());
+        let commit = Arc::new(GroupCommit::<Vec<u8>>::default());
         let commits = Arc::new(AtomicU64::new(0));
         let written = Arc::new(Mutex::new(Vec::new()));
         let threads: Vec<_> = (0..16u8)
@@ -156,7 +173,7 @@ mod tests {
 
     #[test]
     fn a_failed_commit_keeps_its_records_for_the_next_leader() {
-        let commit = GroupCommit::default();
+        let commit = GroupCommit::<Vec<u8>>::default();
         let ticket = commit.submit(Some(b"a".to_vec()));
         assert_eq!(commit.wait(ticket, |_| Err("disk full")), Err("disk full"));
         let seen = std::cell::RefCell::new(Vec::new());

@@ -60,7 +60,7 @@ impl Journal {
     }
 
     /// Appends the lines and waits until they are on the device.
-    pub fn append(&mut self, lines: &[Vec<u8>]) -> Result<(), LedgerError> {
+    pub fn append(&mut self, lines: &[&[u8]]) -> Result<(), LedgerError> {
         let mut buffer = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for line in lines {
             buffer.extend_from_slice(line);

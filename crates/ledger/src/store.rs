@@ -7,7 +7,7 @@ use codaris_policy::{Grant, GrantSet, Lifetime};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::commit::{GroupCommit, Pending};
+use crate::commit::GroupCommit;
 use crate::error::{Corrupt, LedgerError};
 use crate::export::ExportLine;
 use crate::journal::{COMPACT_AT, Journal};
@@ -44,7 +44,16 @@ pub struct Ledger {
     journal: Mutex<Journal>,
     /// Journal lines that did not decode at open, kept and reported, never trusted.
     unreadable: sled::Tree,
-    commit: GroupCommit,
+    commit: GroupCommit<Pending>,
+}
+
+/// A record waiting for the next group commit: its journal line and, for a decision, the key
+/// the leader writes it under in sled (decisions are written by the leader in one batch, so
+/// concurrent writers never contend inside sled).
+#[derive(Debug)]
+struct Pending {
+    line: Vec<u8>,
+    decision: Option<[u8; 8]>,
 }
 
 impl Ledger {
@@ -319,12 +328,13 @@ impl Ledger {
     ) -> Result<DecisionRecord, LedgerError> {
         record.seq = unique_id(&self.db)?;
         record.schema = SCHEMA;
-        let key = record.seq.to_be_bytes();
-        self.decisions.insert(key, encode(&record)?)?;
-        if let Err(err) = self.commit_with(line(ExportLine::Decision(Box::new(record.clone())))?) {
-            self.decisions.remove(key)?;
-            return Err(err);
-        }
+        // One encoding serves both: a decision reads back from its tagged journal line.
+        let line =
+            serde_json::to_vec(&DecisionLine::Decision(&record)).map_err(LedgerError::Encode)?;
+        self.commit(Pending {
+            line,
+            decision: Some(record.seq.to_be_bytes()),
+        })?;
         Ok(record)
     }
 
@@ -342,8 +352,15 @@ impl Ledger {
     /// device. The leader appends every queued line with one `write` and one `fdatasync`;
     /// records are in sled before they are queued, so folding an outgrown journal into sled
     /// first loses nothing.
-    fn commit_with(&self, line: Pending) -> Result<(), LedgerError> {
-        let ticket = self.commit.submit(Some(line));
+    fn commit_with(&self, line: Vec<u8>) -> Result<(), LedgerError> {
+        self.commit(Pending {
+            line,
+            decision: None,
+        })
+    }
+
+    fn commit(&self, pending: Pending) -> Result<(), LedgerError> {
+        let ticket = self.commit.submit(Some(pending));
         self.commit.wait(ticket, |queued| {
             let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
             if journal.len()? > COMPACT_AT {
@@ -356,7 +373,20 @@ impl Ledger {
                     })?;
                 journal.truncate()?;
             }
-            journal.append(queued)
+            let lines: Vec<&[u8]> = queued.iter().map(|p| p.line.as_slice()).collect();
+            journal.append(&lines)?;
+            let mut batch = sled::Batch::default();
+            let mut decisions = 0;
+            for pending in queued {
+                if let Some(key) = pending.decision {
+                    batch.insert(&key, pending.line.as_slice());
+                    decisions += 1;
+                }
+            }
+            if decisions > 0 {
+                self.decisions.apply_batch(batch)?;
+            }
+            Ok(())
         })
     }
 }
@@ -385,7 +415,15 @@ fn journal_path(path: &Path) -> std::path::PathBuf {
     std::path::PathBuf::from(name)
 }
 
-fn line(record: ExportLine) -> Result<Pending, LedgerError> {
+/// A decision's journal line, written without copying the record; the same shape as
+/// [`ExportLine::Decision`].
+#[derive(serde::Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum DecisionLine<'a> {
+    Decision(&'a DecisionRecord),
+}
+
+fn line(record: ExportLine) -> Result<Vec<u8>, LedgerError> {
     serde_json::to_vec(&record).map_err(LedgerError::Encode)
 }
 
