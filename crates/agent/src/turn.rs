@@ -17,6 +17,7 @@ use crate::history::Event;
 use crate::plan::TurnPlan;
 use crate::provider::{
     CacheHints, Message, ModelProvider, ModelRequest, StreamEvent, ToolCall, ToolResult, ToolSpec,
+    ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -104,6 +105,9 @@ pub struct TurnConfig {
     pub max_rounds: u32,
     /// The lean nine-tool surface (`CODARIS_LEAN_7_TOOLS`), else the whole registry.
     pub lean: bool,
+    /// Send the long tail as deferred tools and bind found ones by reference
+    /// (`CODARIS_TOOL_SEARCH_API`, Anthropic only), so the tools array never changes.
+    pub tool_search_api: bool,
 }
 
 /// A session's conversation, carried from turn to turn.
@@ -183,7 +187,7 @@ async fn rounds(
         let request = ModelRequest {
             system: config.system.clone(),
             messages: conversation.messages.clone(),
-            tools: surface.tools.iter().filter_map(|t| host.spec(t)).collect(),
+            tools: request_tools(&surface, registry, host, config.tool_search_api),
             cache: CacheHints::default(),
             max_tokens: None,
         };
@@ -218,6 +222,36 @@ async fn rounds(
         }
     }
     (EndReason::MaxRounds, None)
+}
+
+/// The tools array of a request: the round's surface in order; or, with the tool-search API,
+/// the always-on tools and then every other enabled tool deferred, in registry order — the same
+/// array in every request of the session, since found tools are bound by reference instead.
+fn request_tools(
+    surface: &Surface,
+    registry: &Registry,
+    host: &dyn TurnHost,
+    tool_search_api: bool,
+) -> Vec<ToolSpec> {
+    if !tool_search_api {
+        return surface.tools.iter().filter_map(|t| host.spec(t)).collect();
+    }
+    let mut tools: Vec<ToolSpec> = surface
+        .tools
+        .iter()
+        .take(surface.always_on)
+        .filter_map(|t| host.spec(t))
+        .collect();
+    for tool in registry.tools().iter().filter(|t| t.enabled) {
+        if tools.iter().any(|s| s.name == tool.name) {
+            continue;
+        }
+        if let Some(mut spec) = host.spec(&tool.name) {
+            spec.tier = ToolTier::Deferred;
+            tools.push(spec);
+        }
+    }
+    tools
 }
 
 /// One model answer, gathered from its stream.

@@ -221,6 +221,9 @@ pub enum ToolsCommand {
     Search(ToolsSearchArgs),
     /// List the daemon's index with each tool's state
     List,
+    /// The always-on surface sent to the model every round, with each tool's schema size in
+    /// tokens (cl100k) and the total against the budget
+    Surface,
     /// Switch a tool, skill or reference on: it can be found and bound again
     Enable {
         /// The name, as `codaris tools list` shows it

@@ -399,3 +399,35 @@ fn eval_refuses_a_query_file_without_answers() {
         "codaris: no query in plain.jsonl has acceptable answers (`relevant`), so there is nothing to measure\n"
     );
 }
+
+#[test]
+fn the_always_on_surface_fits_its_token_budget() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_codaris"))
+        .env_clear()
+        .args(["tools", "surface", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let surface: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = surface["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, codaris_policy::ALWAYS_ON);
+    let sum: u64 = surface["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(surface["total"].as_u64(), Some(sum));
+    assert_eq!(surface["encoding"], "cl100k_base");
+    assert!(sum <= 3_500, "the nine always-on tools cost {sum} tokens");
+    assert!(sum > 500, "every tool is measured ({sum})");
+}

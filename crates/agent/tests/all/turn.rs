@@ -70,6 +70,7 @@ fn config() -> TurnConfig {
         system: "You are Codaris.".to_owned(),
         max_rounds: 8,
         lean: true,
+        tool_search_api: false,
     }
 }
 
@@ -226,4 +227,78 @@ async fn turns_end_by_exhaustion_and_the_round_limit() {
         reasons,
         vec![EndReason::ScriptExhausted, EndReason::MaxRounds]
     );
+}
+
+/// Records every request, then answers like the scripted provider.
+#[derive(Debug)]
+struct Recording {
+    inner: ScriptedProvider,
+    requests: Mutex<Vec<codaris_agent::ModelRequest>>,
+}
+
+impl codaris_agent::ModelProvider for Recording {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        "recorded"
+    }
+
+    fn stream(&self, request: &codaris_agent::ModelRequest) -> codaris_agent::EventStream {
+        self.requests.lock().unwrap().push(request.clone());
+        self.inner.stream(request)
+    }
+}
+
+#[tokio::test]
+async fn with_the_tool_search_api_the_tools_array_never_changes() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "lint"}}]},
+        {"tool_calls": [{"name": "lint_pipeline", "args": {}}]},
+        {"text": "clean"}
+    ]}, {"rounds": [{"text": "again"}]}]}"#;
+    let provider = Recording {
+        inner: ScriptedProvider::new(parse_script(script).unwrap()),
+        requests: Mutex::new(Vec::new()),
+    };
+    let host = Host::default();
+    let registry = registry();
+    let mut conversation = Conversation::default();
+    let config = TurnConfig {
+        tool_search_api: true,
+        ..config()
+    };
+    for prompt in ["lint it", "and now"] {
+        run_turn(
+            &mut conversation,
+            prompt,
+            &task(),
+            &registry,
+            &provider,
+            &host,
+            &config,
+        )
+        .await;
+    }
+    let requests = provider.requests.lock().unwrap();
+    assert_eq!(requests.len(), 4);
+    let first = serde_json::to_string(&requests[0].tools).unwrap();
+    for request in requests.iter() {
+        assert_eq!(serde_json::to_string(&request.tools).unwrap(), first);
+    }
+    let tiers: Vec<ToolTier> = requests[0].tools.iter().map(|t| t.tier).collect();
+    assert!(tiers[..9].iter().all(|t| *t == ToolTier::AlwaysOn));
+    assert!(tiers[9..].iter().all(|t| *t == ToolTier::Deferred));
+    assert!(requests[0].tools.iter().any(|t| t.name == "lint_pipeline"));
+    // The search result binds by reference instead.
+    let binds: Vec<&Vec<String>> = requests[1]
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            codaris_agent::Message::ToolResult(result) => Some(&result.binds),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(binds, [&vec!["lint_pipeline".to_owned()]]);
 }

@@ -9,6 +9,7 @@ pub mod ledger;
 pub mod policy;
 pub mod run;
 pub mod status;
+pub mod surface;
 pub mod tools;
 
 use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
@@ -43,6 +44,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             match command {
                 ToolsCommand::Search(args) => tools::search(target, autostart, json, args).await,
                 ToolsCommand::List => tools::list(&target()?, autostart, json).await,
+                ToolsCommand::Surface => surface::print(json),
                 ToolsCommand::Enable { name } => {
                     tools::set_enabled(&target()?, autostart, json, name, true).await
                 }

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, ToolTier, TurnEvent, TurnHost};
+use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, TurnEvent, TurnHost};
 use codaris_index::{KindFilter, render};
 use codaris_ledger::{CardAnswer, CardRecord, GrantRecord};
 use codaris_policy::{Capability, CapabilityName, Decision, Grant, Lifetime, Verdict};
 use codaris_proto::v1;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Live, Turns};
@@ -234,30 +234,7 @@ impl DaemonHost {
 
 impl TurnHost for DaemonHost {
     fn spec(&self, tool: &str) -> Option<ToolSpec> {
-        let (description, schema) = match tool {
-            "search_tools" => (
-                "Find a tool, skill or reference by what it should do, in plain words. Found tools are bound from your next step for this turn and the two after it; skills and references give a path to read.",
-                json!({"type": "object", "properties": {
-                    "query": {"type": "string", "description": "what you need, in a few plain words"},
-                    "kind": {"type": "string", "enum": ["any", "tool", "core", "mcp", "skill", "reference"]}},
-                    "required": ["query"]}),
-            ),
-            "request_capability" => (
-                "Ask the person for a capability a refusal named (e.g. mutate_outside_fence on a path). They answer on a card: once, for the session, or no. Ask only after a refusal, with a one-line reason.",
-                json!({"type": "object", "properties": {
-                    "capability": {"type": "string"},
-                    "path": {"type": "string", "description": "the path, origin or tool the refusal named"},
-                    "reason": {"type": "string"}},
-                    "required": ["capability", "reason"]}),
-            ),
-            other => return self.turns.builtins.spec(other),
-        };
-        Some(ToolSpec {
-            name: tool.to_owned(),
-            description: description.to_owned(),
-            input_schema: schema,
-            tier: ToolTier::AlwaysOn,
-        })
+        codaris_agent::loop_tool_spec(tool).or_else(|| self.turns.builtins.spec(tool))
     }
 
     fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>> {

@@ -126,6 +126,9 @@ impl Turns {
                 system: SYSTEM_PROMPT.to_owned(),
                 max_rounds: MAX_ROUNDS,
                 lean: turns.config.lean_surface,
+                // Deferred tools and tool references exist on the Anthropic route only.
+                tool_search_api: turns.config.tool_search_api
+                    && live.provider.name() == "anthropic",
             };
             let turn = conversation.turns;
             tokio::select! {
