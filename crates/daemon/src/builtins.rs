@@ -32,6 +32,13 @@ impl std::fmt::Debug for Builtins {
 }
 
 impl Builtins {
+    /// Cuts every result to `limits` before the model sees it.
+    #[must_use]
+    pub fn with_limits(mut self, limits: OutputLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The file, shell and web tools; `websearch` asks Brave then Bing, the catalogue's default.
     pub fn new() -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig::default());

@@ -41,6 +41,15 @@ pub struct ToolsToml {
     pub lean_surface: Option<bool>,
     /// Send the long tail as deferred tools on the Anthropic route.
     pub tool_search_api: Option<bool>,
+    /// How much of a tool's result reaches the model.
+    pub output_limits: Option<OutputLimitsToml>,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputLimitsToml {
+    pub max_bytes: Option<usize>,
+    pub max_lines: Option<usize>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -114,6 +123,9 @@ pub struct Config {
     pub listen: Option<SocketAddr>,
     /// How long a permission card waits for its answer (default 300 s).
     pub card_timeout: std::time::Duration,
+    /// `tools.output_limits`: bytes and lines of a tool result the model sees (64 KiB, 2000).
+    pub output_max_bytes: usize,
+    pub output_max_lines: usize,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -208,6 +220,17 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     };
 
     let tools = toml.tools.unwrap_or_default();
+    let limits = tools.output_limits.clone().unwrap_or_default();
+    let positive = |key: &str, value: Option<usize>, default: usize| match value {
+        Some(0) => Err(ConfigError::Invalid {
+            key: origin(key),
+            reason: "must be at least 1".to_owned(),
+        }),
+        Some(n) => Ok(n),
+        None => Ok(default),
+    };
+    let output_max_bytes = positive("tools.output_limits.max_bytes", limits.max_bytes, 64 * 1024)?;
+    let output_max_lines = positive("tools.output_limits.max_lines", limits.max_lines, 2000)?;
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
         None => tools.lean_surface.unwrap_or(true),
@@ -283,6 +306,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         skills_dirs,
         listen,
         card_timeout,
+        output_max_bytes,
+        output_max_lines,
         lean_surface,
         tool_search_api,
         provider,

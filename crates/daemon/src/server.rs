@@ -47,6 +47,10 @@ pub async fn serve(
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
     let (builtins, mut notices) = crate::builtins::Builtins::new();
+    let builtins = builtins.with_limits(codaris_tools::OutputLimits {
+        max_bytes: config.output_max_bytes,
+        max_lines: config.output_max_lines,
+    });
     let mut entries = builtins.entries();
     entries.extend(skills::scan(&config.skills_dirs));
     let tools = Arc::new(ToolRegistry::open(entries, &db).map_err(StartError::ToolIndex)?);

@@ -322,3 +322,48 @@ async fn an_unanswered_card_grants_nothing_when_it_times_out() {
     assert!(grants.is_empty(), "a timeout grants nothing");
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn tool_results_are_cut_to_the_configured_output_limits() {
+    let daemon = InProcess::start_with_toml("[tools.output_limits]\nmax_lines = 3\n").await;
+    let file = daemon.temp.path().join("long.txt");
+    let text: String = (0..50).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let script = daemon.temp.path().join("read.json");
+    std::fs::write(
+        &script,
+        format!(
+            r#"{{"turns": [{{"rounds": [{{"tool_calls": [{{"name": "read_file", "args": {{"path": "{}"}}}}]}}, {{"text": "ok"}}]}}]}}"#,
+            file.display()
+        ),
+    )
+    .unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: script.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = sessions
+        .turn(v1::TurnRequest {
+            session_id: id,
+            text: "read it".to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut output = String::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        if let Some(v1::turn_event::Event::ToolResult(result)) = event.event {
+            output = result.output;
+        }
+    }
+    assert_eq!(output.lines().count(), 4, "{output}");
+    assert!(output.contains("[output cut: showing 3 of"), "{output}");
+    daemon.stop().await;
+}
