@@ -119,6 +119,9 @@ pub struct Conversation {
     pub messages: Vec<Message>,
     /// Turns started so far.
     pub turns: u32,
+    /// Notes for the model that arrived between turns (a background command finished); they
+    /// ride along with the next message and never count as what the person typed.
+    pub notes: Vec<String>,
 }
 
 /// Runs one turn of `text` and returns why it ended. Cancellation is the caller's: drop the
@@ -136,7 +139,14 @@ pub async fn run_turn(
     conversation.turns += 1;
     host.emit(TurnEvent::TurnStarted { turn });
     conversation.history.push(Event::user(text));
-    conversation.messages.push(Message::user(text));
+    let notes = std::mem::take(&mut conversation.notes);
+    conversation
+        .messages
+        .push(Message::user(if notes.is_empty() {
+            text.to_owned()
+        } else {
+            format!("{text}\n\n{}", notes.join("\n"))
+        }));
     let state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
     let mut guard = LoopGuard::new();
     let mut usage = Usage::default();

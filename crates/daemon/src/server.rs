@@ -46,7 +46,7 @@ pub async fn serve(
         })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
-    let (builtins, mut notices) = crate::builtins::Builtins::new();
+    let (builtins, notices) = crate::builtins::Builtins::new();
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,
@@ -54,11 +54,6 @@ pub async fn serve(
     let mut entries = builtins.entries();
     entries.extend(skills::scan(&config.skills_dirs));
     let tools = Arc::new(ToolRegistry::open(entries, &db).map_err(StartError::ToolIndex)?);
-    tokio::spawn(async move {
-        while let Some(notice) = notices.recv().await {
-            tracing::info!(?notice, "background task finished");
-        }
-    });
 
     let routes = routes(
         &config,
@@ -66,6 +61,7 @@ pub async fn serve(
         sessions,
         tools,
         builtins,
+        notices,
         ledger.clone(),
         &shutdown,
         started,
@@ -146,6 +142,7 @@ async fn routes(
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
     builtins: crate::builtins::Builtins,
+    mut notices: tokio::sync::mpsc::UnboundedReceiver<codaris_tools::shell::TaskNotice>,
     ledger: Arc<Ledger>,
     shutdown: &Shutdown,
     started: Instant,
@@ -191,6 +188,13 @@ async fn routes(
         tools.clone(),
         builtins,
     ));
+    // A background command that finishes tells its session at the next turn.
+    let deliver_to = turns.clone();
+    tokio::spawn(async move {
+        while let Some(notice) = notices.recv().await {
+            deliver_to.deliver(&notice);
+        }
+    });
     let sessions = SessionsService {
         config: config.clone(),
         sessions,

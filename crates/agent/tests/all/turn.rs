@@ -302,3 +302,40 @@ async fn with_the_tool_search_api_the_tools_array_never_changes() {
         .collect();
     assert_eq!(binds, [&vec!["lint_pipeline".to_owned()]]);
 }
+
+#[tokio::test]
+async fn notes_ride_with_the_next_message_but_do_not_count_as_typed() {
+    let script = r#"{"turns": [{"rounds": [{"text": "ok"}]}]}"#;
+    let provider = Recording {
+        inner: ScriptedProvider::new(parse_script(script).unwrap()),
+        requests: Mutex::new(Vec::new()),
+    };
+    let host = Host::default();
+    let mut conversation = Conversation::default();
+    conversation
+        .notes
+        .push("[background task `bg-1` (`ls /review`) finished after 2 s: exit 0]".to_owned());
+    run_turn(
+        &mut conversation,
+        "hello",
+        &task(),
+        &registry(),
+        &provider,
+        &host,
+        &config(),
+    )
+    .await;
+    let requests = provider.requests.lock().unwrap();
+    assert_eq!(
+        requests[0].messages[0],
+        codaris_agent::Message::user(
+            "hello\n\n[background task `bg-1` (`ls /review`) finished after 2 s: exit 0]"
+        )
+    );
+    assert!(conversation.notes.is_empty());
+    // The `/review` inside the note is not a slash command: the turn stayed an agent turn.
+    let decided = host.decided.lock().unwrap();
+    assert!(decided.is_empty());
+    let bindings = bindings(&host);
+    assert_eq!(bindings, vec![(0, 0, vec![])], "nothing forced by the note");
+}

@@ -40,6 +40,8 @@ A refused call comes back with the reason and, when a grant would help, the capa
 
 /// A session's live state while the daemon runs.
 pub struct Live {
+    /// Notices (background commands that finished) waiting for the session's next turn.
+    notes: Mutex<Vec<String>>,
     /// Held by the running turn, so a session runs one turn at a time.
     conversation: Arc<tokio::sync::Mutex<Conversation>>,
     provider: Box<dyn ModelProvider>,
@@ -112,6 +114,12 @@ impl Turns {
         cancelled.mark_unchanged();
         tokio::spawn(async move {
             let mut conversation = conversation;
+            conversation.notes.extend(
+                live.notes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .drain(..),
+            );
             let host = DaemonHost::new(turns.clone(), live.clone(), record.id.clone(), events);
             // Only what runs here is bound: the loop's own tools and the built-ins.
             let registry = Registry::new(
@@ -146,6 +154,25 @@ impl Turns {
             }
         });
         Ok(receiver)
+    }
+
+    /// Keeps a finished background command's notice for the session's next turn.
+    pub fn deliver(&self, notice: &codaris_tools::shell::TaskNotice) {
+        let note = format!(
+            "[background task `{}` (`{}`) finished after {} s: {}]",
+            notice.task_id,
+            notice.command,
+            notice.elapsed.as_secs(),
+            notice.status
+        );
+        match self.live_of(&notice.session_id) {
+            Some(live) => live
+                .notes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(note),
+            None => tracing::info!(session = %notice.session_id, "{note}"),
+        }
     }
 
     /// Answers an open card of `session_id`. `Ok(false)`: no such open card (answered already,
@@ -198,6 +225,7 @@ impl Turns {
             return Ok(live);
         }
         let live = Arc::new(Live {
+            notes: Mutex::new(Vec::new()),
             conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
             provider: provider_for(record, &self.config)?,
             cards: Cards::default(),
