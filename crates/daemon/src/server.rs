@@ -188,11 +188,16 @@ async fn routes(
         tools.clone(),
         builtins,
     ));
-    // A background command that finishes tells its session at the next turn.
-    let deliver_to = turns.clone();
+    // A background command that finishes tells its session at the next turn. A weak handle,
+    // so this task does not keep the turns (and the ledger) alive after the server stops: the
+    // sender lives in the shell pools they own, and dropping them ends the loop.
+    let deliver_to = Arc::downgrade(&turns);
     tokio::spawn(async move {
         while let Some(notice) = notices.recv().await {
-            deliver_to.deliver(&notice);
+            match deliver_to.upgrade() {
+                Some(turns) => turns.deliver(&notice),
+                None => break,
+            }
         }
     });
     let sessions = SessionsService {
