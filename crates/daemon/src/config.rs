@@ -43,6 +43,8 @@ pub struct ToolsToml {
     pub tool_search_api: Option<bool>,
     /// How much of a tool's result reaches the model.
     pub output_limits: Option<OutputLimitsToml>,
+    /// Origins `http_request` may reach without a card, e.g. `https://api.github.com`.
+    pub http_allowlist: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -126,6 +128,8 @@ pub struct Config {
     /// `tools.output_limits`: bytes and lines of a tool result the model sees (64 KiB, 2000).
     pub output_max_bytes: usize,
     pub output_max_lines: usize,
+    /// `tools.http_allowlist`: origins reached without a card.
+    pub http_allowlist: Vec<String>,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -231,6 +235,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     };
     let output_max_bytes = positive("tools.output_limits.max_bytes", limits.max_bytes, 64 * 1024)?;
     let output_max_lines = positive("tools.output_limits.max_lines", limits.max_lines, 2000)?;
+    let http_allowlist = tools.http_allowlist.clone().unwrap_or_default();
+    if let Some(bad) = http_allowlist.iter().find(|o| o.trim().is_empty()) {
+        return Err(ConfigError::Invalid {
+            key: origin("tools.http_allowlist"),
+            reason: format!("holds an empty origin `{bad}`"),
+        });
+    }
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
         None => tools.lean_surface.unwrap_or(true),
@@ -308,6 +319,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         card_timeout,
         output_max_bytes,
         output_max_lines,
+        http_allowlist,
         lean_surface,
         tool_search_api,
         provider,

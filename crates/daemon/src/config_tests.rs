@@ -43,6 +43,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             card_timeout: std::time::Duration::from_secs(300),
             output_max_bytes: 64 * 1024,
             output_max_lines: 2000,
+            http_allowlist: Vec::new(),
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codaris_ledger::{DecisionRecord, Ledger};
-use codaris_policy::{ExternalSpec, Request, Task};
+use codaris_policy::{CapabilityName, ExternalSpec, Grant, Lifetime, Request, Task};
 use serde_json::Value;
 
 use crate::error::DaemonError;
@@ -31,11 +31,31 @@ const MAX_RETAKES: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
     ledger: Arc<Ledger>,
+    /// Grants the operator gave in the configuration (e.g. `tools.http_allowlist`), in force in
+    /// every session and recorded with each decision like any other grant.
+    standing: Vec<Grant>,
 }
 
 impl Dispatcher {
     pub fn new(ledger: Arc<Ledger>) -> Self {
-        Self { ledger }
+        Self {
+            ledger,
+            standing: Vec::new(),
+        }
+    }
+
+    /// The configuration's HTTP allowlist as standing `send_http` grants, one per origin.
+    #[must_use]
+    pub fn with_http_allowlist(mut self, origins: &[String]) -> Self {
+        self.standing.extend(origins.iter().map(|origin| {
+            Grant::new(
+                CapabilityName::SendHttp,
+                Some(&codaris_policy::http_origin(origin)),
+                Lifetime::Session,
+            )
+            .with_id("config:http_allowlist")
+        }));
+        self
     }
 
     /// Decides `call` and records the decision durably. Blocking (it waits for the disk): call
@@ -54,11 +74,13 @@ impl Dispatcher {
             for corrupt in &view.corrupt {
                 tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
             }
+            let mut grants = self.standing.clone();
+            grants.extend(view.grants);
             let request = Request {
                 tool: call.tool.clone(),
                 args: args.clone(),
                 task: task.clone(),
-                grants: view.grants,
+                grants,
                 spec: call.spec.clone(),
             };
             let decision = request.evaluate();
@@ -99,7 +121,7 @@ impl Dispatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codaris_policy::{CapabilityName, Code, Grant, Lifetime, Verdict};
+    use codaris_policy::{Code, Verdict};
     use serde_json::json;
     use std::os::unix::fs::symlink;
 
@@ -194,6 +216,40 @@ mod tests {
         let (records, corrupt) = f.ledger.decisions(Some("s1"))?;
         assert!(corrupt.is_empty());
         assert_eq!(records.len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn the_http_allowlist_lets_its_origins_through_and_is_recorded()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let dispatcher = Dispatcher::new(f.ledger.clone())
+            .with_http_allowlist(&["https://API.example.com/".to_owned()]);
+        let mut allowed = call(
+            &f.root,
+            "http_request",
+            json!({"url": "https://api.example.com/v1/x"}),
+        );
+        allowed.task.permission_mode = codaris_policy::PermissionMode::Ask;
+        let record = dispatcher.decide(allowed.clone())?;
+        assert_eq!(
+            record.decision.verdict,
+            Verdict::Allow,
+            "{:?}",
+            record.decision
+        );
+        assert!(
+            record
+                .request
+                .grants
+                .iter()
+                .any(|g| g.id.as_deref() == Some("config:http_allowlist"))
+        );
+        assert_eq!(record.request.evaluate(), record.decision, "replayable");
+        let mut other = allowed;
+        other.args = json!({"url": "https://other.example.com/"});
+        let record = dispatcher.decide(other)?;
+        assert_eq!(record.decision.verdict, Verdict::Ask);
         Ok(())
     }
 }

@@ -263,7 +263,7 @@ impl Turns {
     }
 
     fn dispatcher(&self) -> Dispatcher {
-        Dispatcher::new(self.ledger.clone())
+        Dispatcher::new(self.ledger.clone()).with_http_allowlist(&self.config.http_allowlist)
     }
 }
 
