@@ -12,10 +12,7 @@ const ASKS: &str = r#"{"turns": [{"rounds": [
     {"text": "done"}
 ]}]}"#;
 
-async fn session_with_script(
-    daemon: &InProcess,
-    sessions: &mut v1::sessions_client::SessionsClient<tonic::transport::Channel>,
-) -> String {
+async fn session_with_script(daemon: &InProcess, sessions: &mut Sessions) -> String {
     let script = daemon.temp.path().join("script.json");
     std::fs::write(&script, ASKS).unwrap();
     sessions
@@ -27,6 +24,47 @@ async fn session_with_script(
         .unwrap()
         .into_inner()
         .id
+}
+
+type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
+
+async fn start_turn(
+    sessions: &mut Sessions,
+    id: &str,
+    text: &str,
+) -> tonic::Streaming<v1::TurnEvent> {
+    sessions
+        .turn(v1::TurnRequest {
+            session_id: id.to_owned(),
+            text: text.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// What the rest of a turn reported.
+#[derive(Debug, Default)]
+struct Rest {
+    outputs: Vec<String>,
+    text: String,
+    usage: String,
+    reason: String,
+}
+
+/// Reads a turn's stream to its end.
+async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Rest {
+    let mut rest = Rest::default();
+    while let Some(event) = stream.message().await.unwrap() {
+        match event.event {
+            Some(v1::turn_event::Event::ToolResult(result)) => rest.outputs.push(result.output),
+            Some(v1::turn_event::Event::Text(text)) => rest.text.push_str(&text.text),
+            Some(v1::turn_event::Event::Usage(usage)) => rest.usage = usage.line,
+            Some(v1::turn_event::Event::TurnEnded(ended)) => rest.reason = ended.reason,
+            _ => {}
+        }
+    }
+    rest
 }
 
 /// Reads events until a card arrives; returns its id.
@@ -45,14 +83,7 @@ async fn a_card_is_answered_only_from_its_own_session_and_only_once() {
     let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
     let id = session_with_script(&daemon, &mut sessions).await;
     let other = session_with_script(&daemon, &mut sessions).await;
-    let mut stream = sessions
-        .turn(v1::TurnRequest {
-            session_id: id.clone(),
-            text: "write the report".to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start_turn(&mut sessions, &id, "write the report").await;
     let card = next_card(&mut stream).await;
     assert!(!card.is_empty());
 
@@ -89,13 +120,7 @@ async fn a_card_is_answered_only_from_its_own_session_and_only_once() {
         .into_inner();
     assert!(!second.accepted, "a second answer changes nothing");
 
-    let mut reason = String::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::TurnEnded(ended)) = event.event {
-            reason = ended.reason;
-        }
-    }
-    assert_eq!(reason, "end_turn");
+    assert_eq!(rest_of_turn(&mut stream).await.reason, "end_turn");
     let mut ledger = v1::ledger_client::LedgerClient::new(daemon.channel().await);
     let grants = ledger
         .list_grants(v1::ListGrantsRequest::default())
@@ -113,14 +138,7 @@ async fn cancelling_ends_the_turn_and_lapses_its_card() {
     let daemon = InProcess::start().await;
     let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
     let id = session_with_script(&daemon, &mut sessions).await;
-    let mut stream = sessions
-        .turn(v1::TurnRequest {
-            session_id: id.clone(),
-            text: "write the report".to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start_turn(&mut sessions, &id, "write the report").await;
     let card = next_card(&mut stream).await;
     let cancelled = sessions
         .cancel_turn(v1::CancelTurnRequest {
@@ -130,13 +148,7 @@ async fn cancelling_ends_the_turn_and_lapses_its_card() {
         .unwrap()
         .into_inner();
     assert!(cancelled.cancelled);
-    let mut reason = String::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::TurnEnded(ended)) = event.event {
-            reason = ended.reason;
-        }
-    }
-    assert_eq!(reason, "cancelled");
+    assert_eq!(rest_of_turn(&mut stream).await.reason, "cancelled");
     let late = sessions
         .answer_card(v1::AnswerCardRequest {
             session_id: id,
@@ -228,26 +240,11 @@ async fn a_session_can_talk_to_an_openai_compatible_server() {
         .unwrap()
         .into_inner()
         .id;
-    let mut stream = sessions
-        .turn(v1::TurnRequest {
-            session_id: id,
-            text: "hi".to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let (mut text, mut reason, mut usage) = (String::new(), String::new(), String::new());
-    while let Some(event) = stream.message().await.unwrap() {
-        match event.event {
-            Some(v1::turn_event::Event::Text(t)) => text.push_str(&t.text),
-            Some(v1::turn_event::Event::TurnEnded(e)) => reason = e.reason,
-            Some(v1::turn_event::Event::Usage(u)) => usage = u.line,
-            _ => {}
-        }
-    }
-    assert_eq!(text, "Hello from the model.");
-    assert_eq!(reason, "end_turn");
-    assert!(usage.contains("cache read 40"), "{usage}");
+    let mut stream = start_turn(&mut sessions, &id, "hi").await;
+    let rest = rest_of_turn(&mut stream).await;
+    assert_eq!(rest.text, "Hello from the model.");
+    assert_eq!(rest.reason, "end_turn");
+    assert!(rest.usage.contains("cache read 40"), "{}", rest.usage);
     let body: serde_json::Value = serde_json::from_str(&bodies.lock().unwrap()[0]).unwrap();
     assert_eq!(body["model"], "local-model");
     let tools: Vec<&str> = body["tools"]
@@ -279,26 +276,14 @@ async fn an_unanswered_card_grants_nothing_when_it_times_out() {
     let daemon = InProcess::start_with_toml("[daemon]\ncard_timeout_seconds = 1\n").await;
     let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
     let id = session_with_script(&daemon, &mut sessions).await;
-    let mut stream = sessions
-        .turn(v1::TurnRequest {
-            session_id: id.clone(),
-            text: "write the report".to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut stream = start_turn(&mut sessions, &id, "write the report").await;
     let card = next_card(&mut stream).await;
-    let mut outputs = Vec::new();
-    let mut reason = String::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        match event.event {
-            Some(v1::turn_event::Event::ToolResult(result)) => outputs.push(result.output),
-            Some(v1::turn_event::Event::TurnEnded(ended)) => reason = ended.reason,
-            _ => {}
-        }
-    }
-    assert_eq!(reason, "end_turn");
-    assert_eq!(outputs, ["nobody answered the card; nothing was granted"]);
+    let rest = rest_of_turn(&mut stream).await;
+    assert_eq!(rest.reason, "end_turn");
+    assert_eq!(
+        rest.outputs,
+        ["nobody answered the card; nothing was granted"]
+    );
     let late = sessions
         .answer_card(v1::AnswerCardRequest {
             session_id: id,
@@ -349,20 +334,8 @@ async fn tool_results_are_cut_to_the_configured_output_limits() {
         .unwrap()
         .into_inner()
         .id;
-    let mut stream = sessions
-        .turn(v1::TurnRequest {
-            session_id: id,
-            text: "read it".to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut output = String::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::ToolResult(result)) = event.event {
-            output = result.output;
-        }
-    }
+    let mut stream = start_turn(&mut sessions, &id, "read it").await;
+    let output = rest_of_turn(&mut stream).await.outputs.concat();
     assert_eq!(output.lines().count(), 4, "{output}");
     assert!(output.contains("[output cut: showing 3 of"), "{output}");
     daemon.stop().await;

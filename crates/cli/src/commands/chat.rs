@@ -11,7 +11,7 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::Outcome;
-use super::run::{approve_name, describe, open_session};
+use super::run::{approve_name, card_answer, describe, open_session};
 use crate::cli::{Approve, ChatArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -102,12 +102,7 @@ async fn turn(
                     .answer_card(v1::AnswerCardRequest {
                         session_id: session_id.to_owned(),
                         card_id: card.id.clone(),
-                        answer: match answer {
-                            Approve::Once => v1::CardAnswer::AllowOnce,
-                            Approve::Session => v1::CardAnswer::AllowSession,
-                            Approve::Deny => v1::CardAnswer::Deny,
-                        }
-                        .into(),
+                        answer: card_answer(answer).into(),
                     })
                     .await?;
                 output::line(&format!("  answered: {}", approve_name(answer)))?;

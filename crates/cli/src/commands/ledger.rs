@@ -6,6 +6,7 @@ use codaris_proto::v1;
 use serde_json::json;
 
 use super::Outcome;
+use super::run::verdict_name;
 use crate::cli::LedgerCommand;
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -110,15 +111,6 @@ pub async fn run(
         }
     }
     Ok(Outcome::Success)
-}
-
-fn verdict_name(verdict: i32) -> &'static str {
-    match v1::Verdict::try_from(verdict) {
-        Ok(v1::Verdict::Allow) => "allow",
-        Ok(v1::Verdict::Ask) => "ask",
-        Ok(v1::Verdict::Deny) => "deny",
-        _ => "unspecified",
-    }
 }
 
 fn lifetime_name(lifetime: i32) -> &'static str {

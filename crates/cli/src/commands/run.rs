@@ -109,11 +109,7 @@ pub async fn play_turn(
     while let Some(event) = stream.message().await? {
         let Some(event) = event.event else { continue };
         if let v1::turn_event::Event::Card(card) = &event {
-            let answer = match approve {
-                Approve::Once => v1::CardAnswer::AllowOnce,
-                Approve::Session => v1::CardAnswer::AllowSession,
-                Approve::Deny => v1::CardAnswer::Deny,
-            };
+            let answer = card_answer(approve);
             sessions
                 .answer_card(v1::AnswerCardRequest {
                     session_id: session_id.to_owned(),
@@ -148,6 +144,15 @@ impl Printer {
     }
 }
 
+/// The wire answer for `approve`.
+pub fn card_answer(approve: Approve) -> v1::CardAnswer {
+    match approve {
+        Approve::Once => v1::CardAnswer::AllowOnce,
+        Approve::Session => v1::CardAnswer::AllowSession,
+        Approve::Deny => v1::CardAnswer::Deny,
+    }
+}
+
 pub fn approve_name(approve: Approve) -> &'static str {
     match approve {
         Approve::Once => "once",
@@ -156,7 +161,7 @@ pub fn approve_name(approve: Approve) -> &'static str {
     }
 }
 
-fn verdict_name(verdict: i32) -> &'static str {
+pub fn verdict_name(verdict: i32) -> &'static str {
     match v1::Verdict::try_from(verdict) {
         Ok(v1::Verdict::Allow) => "allow",
         Ok(v1::Verdict::Ask) => "ask",
