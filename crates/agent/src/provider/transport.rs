@@ -12,7 +12,7 @@ use serde_json::Value;
 use tracing::{debug, instrument, warn};
 
 use super::EventStream;
-use super::config::{ProviderConfig, RetryPolicy, Secret, Timeouts};
+use super::config::{ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts};
 use super::error::{Origin, ProviderError, TimeoutPhase, one_line};
 use super::retry::{draw_jitter, is_retryable_status, parse_retry_after, retry_delay};
 use super::sse::{SseDecoder, SseEvent};
@@ -84,6 +84,40 @@ impl Transport {
             retry: config.retry,
             key: config.api_key.clone(),
             origin,
+        })
+    }
+
+    /// The client for `config` speaking `kind`'s API, and the URL its requests go to.
+    pub(crate) fn for_kind(
+        config: &ProviderConfig,
+        kind: ProviderKind,
+    ) -> Result<(Self, String), ProviderError> {
+        let config = ProviderConfig {
+            kind,
+            ..config.clone()
+        };
+        Ok((Self::new(&config)?, config.endpoint()))
+    }
+
+    /// A streamed JSON request to `url`: the encoded body and the headers every provider sends;
+    /// the caller adds its own (version, auth).
+    pub(crate) fn prepare(
+        &self,
+        url: &str,
+        body: &impl serde::Serialize,
+    ) -> Result<Prepared, ProviderError> {
+        let body = serde_json::to_vec(body).map_err(|source| ProviderError::Encode {
+            provider: self.origin.provider,
+            model: self.origin.model.clone(),
+            source,
+        })?;
+        let mut headers = HeaderMap::new();
+        insert(&mut headers, "content-type", "application/json");
+        insert(&mut headers, "accept", "text/event-stream");
+        Ok(Prepared {
+            url: url.to_owned(),
+            headers,
+            body: Bytes::from(body),
         })
     }
 

@@ -4,9 +4,6 @@
 mod decode;
 mod request;
 
-use bytes::Bytes;
-use reqwest::header::HeaderMap;
-
 use super::config::{ProviderConfig, ProviderKind};
 use super::error::ProviderError;
 use super::transport::{Prepared, Transport, insert, sensitive};
@@ -30,39 +27,25 @@ pub struct AnthropicProvider {
 impl AnthropicProvider {
     /// Builds the HTTP client for `config`, whatever its `kind` says.
     pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
-        let config = ProviderConfig {
-            kind: ProviderKind::Anthropic,
-            ..config.clone()
-        };
+        let (transport, endpoint) = Transport::for_kind(config, ProviderKind::Anthropic)?;
         Ok(Self {
-            transport: Transport::new(&config)?,
-            endpoint: config.endpoint(),
+            transport,
+            endpoint,
         })
     }
 
     fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
-        let origin = &self.transport.origin;
-        let body = request::body(&origin.model, request);
-        let body = serde_json::to_vec(&body).map_err(|source| ProviderError::Encode {
-            provider: origin.provider,
-            model: origin.model.clone(),
-            source,
-        })?;
-        let mut headers = HeaderMap::new();
-        insert(&mut headers, "content-type", "application/json");
-        insert(&mut headers, "accept", "text/event-stream");
-        insert(&mut headers, "anthropic-version", API_VERSION);
+        let body = request::body(&self.transport.origin.model, request);
+        let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
+        let headers = &mut prepared.headers;
+        insert(headers, "anthropic-version", API_VERSION);
         if request::uses_tool_search(request) {
-            insert(&mut headers, "anthropic-beta", TOOL_SEARCH_BETA);
+            insert(headers, "anthropic-beta", TOOL_SEARCH_BETA);
         }
         if let Some(key) = self.transport.key().and_then(|key| sensitive(key.expose())) {
             headers.insert("x-api-key", key);
         }
-        Ok(Prepared {
-            url: self.endpoint.clone(),
-            headers,
-            body: Bytes::from(body),
-        })
+        Ok(prepared)
     }
 }
 

@@ -4,12 +4,11 @@
 mod decode;
 mod request;
 
-use bytes::Bytes;
-use reqwest::header::{AUTHORIZATION, HeaderMap};
+use reqwest::header::AUTHORIZATION;
 
 use super::config::{ProviderConfig, ProviderKind};
 use super::error::ProviderError;
-use super::transport::{Prepared, Transport, insert, sensitive};
+use super::transport::{Prepared, Transport, sensitive};
 use super::types::ModelRequest;
 use super::{EventStream, ModelProvider, failed};
 
@@ -23,27 +22,17 @@ pub struct OpenAiProvider {
 impl OpenAiProvider {
     /// Builds the HTTP client for `config`, whatever its `kind` says.
     pub fn new(config: &ProviderConfig) -> Result<Self, ProviderError> {
-        let config = ProviderConfig {
-            kind: ProviderKind::OpenAi,
-            ..config.clone()
-        };
+        let (transport, endpoint) = Transport::for_kind(config, ProviderKind::OpenAi)?;
         Ok(Self {
-            transport: Transport::new(&config)?,
-            endpoint: config.endpoint(),
+            transport,
+            endpoint,
         })
     }
 
     fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
-        let origin = &self.transport.origin;
-        let body = request::body(&origin.model, request);
-        let body = serde_json::to_vec(&body).map_err(|source| ProviderError::Encode {
-            provider: origin.provider,
-            model: origin.model.clone(),
-            source,
-        })?;
-        let mut headers = HeaderMap::new();
-        insert(&mut headers, "content-type", "application/json");
-        insert(&mut headers, "accept", "text/event-stream");
+        let body = request::body(&self.transport.origin.model, request);
+        let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
+        let headers = &mut prepared.headers;
         if let Some(key) = self
             .transport
             .key()
@@ -52,11 +41,7 @@ impl OpenAiProvider {
         {
             headers.insert(AUTHORIZATION, key);
         }
-        Ok(Prepared {
-            url: self.endpoint.clone(),
-            headers,
-            body: Bytes::from(body),
-        })
+        Ok(prepared)
     }
 }
 
