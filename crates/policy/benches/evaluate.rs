@@ -25,6 +25,7 @@ fn grants(n: usize) -> GrantSet {
         let name = names[i % names.len()];
         let path = match name {
             CapabilityName::UseTool => format!("tool_{i}"),
+            CapabilityName::RunProgram => format!("program{i} sub"),
             CapabilityName::SendHttp => format!("https://host{i}.example"),
             _ => format!("/data/{}/run-{i}/out", i % 97),
         };

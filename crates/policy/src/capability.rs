@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 ///
 /// The first four are scoped to a path: a grant covers that path and everything under it,
 /// compared component by component. `send_http` is scoped to one destination origin and
-/// `use_tool` to one tool name, each matched exactly. `change_config` has no scope.
+/// `use_tool` to one tool name, each matched exactly. `run_program` is scoped to a command
+/// prefix, matched word by word. `change_config` has no scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CapabilityName {
@@ -24,6 +25,9 @@ pub enum CapabilityName {
     SendHttp,
     /// Call one named tool whose effects no path describes (pipeline runs, MCP tools, ...).
     UseTool,
+    /// Run, in any directory, a command line whose every simple command starts with a prefix
+    /// of words (`cargo test`, `git status`): a program-wide `run_command` permission.
+    RunProgram,
 }
 
 /// How a capability's `path` is compared with a grant's.
@@ -35,11 +39,14 @@ pub enum Scope {
     Exact,
     /// No target: one grant covers every use.
     Unscoped,
+    /// A command prefix: a grant covers a command line whose every simple command begins with
+    /// its words (see [`crate::simple_commands`]).
+    Command,
 }
 
 impl CapabilityName {
     /// Every capability name, in documentation order.
-    pub const ALL: [CapabilityName; 7] = [
+    pub const ALL: [CapabilityName; 8] = [
         CapabilityName::ReadOutsideFence,
         CapabilityName::MutateOutsideFence,
         CapabilityName::Write,
@@ -47,6 +54,7 @@ impl CapabilityName {
         CapabilityName::ChangeConfig,
         CapabilityName::SendHttp,
         CapabilityName::UseTool,
+        CapabilityName::RunProgram,
     ];
 
     /// How this capability is matched against grants.
@@ -58,6 +66,7 @@ impl CapabilityName {
             | CapabilityName::RunCommand => Scope::Path,
             CapabilityName::SendHttp | CapabilityName::UseTool => Scope::Exact,
             CapabilityName::ChangeConfig => Scope::Unscoped,
+            CapabilityName::RunProgram => Scope::Command,
         }
     }
 
@@ -71,6 +80,7 @@ impl CapabilityName {
             CapabilityName::ChangeConfig => "change_config",
             CapabilityName::SendHttp => "send_http",
             CapabilityName::UseTool => "use_tool",
+            CapabilityName::RunProgram => "run_program",
         }
     }
 

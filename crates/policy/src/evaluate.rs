@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use crate::capability::CapabilityName;
 use crate::catalogue::builtin;
 use crate::decision::{Decision, Rule, RuleSet};
-use crate::grant_set::{Cover, GrantSet};
+use crate::grant_set::{CommandCover, Cover, GrantSet};
 use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
@@ -151,13 +151,27 @@ fn judge<'a>(
     let auto = auto_approves(class, pmode);
     let mut prompt = None;
     let mut by_mode = false;
+    // A command may instead be covered program by program (`run_program`, the allowlist).
+    let program = match (class, object.get("command")) {
+        (PermissionClass::Command, Some(Value::String(line))) => grants.command_cover(line),
+        _ => CommandCover::None,
+    };
+    if let CommandCover::Denied { index } = program {
+        rules.insert(Rule::PermissionClass);
+        return refused(rules, program_need(grants, index));
+    }
     for need in class_needs(class, pmode, tool, call.args, &uses, task) {
         rules.insert(Rule::PermissionClass);
-        match (cover(grants, &need), auto) {
-            (Cover::Denied { .. }, _) => return refused(rules, need),
-            (_, true) => by_mode = true,
-            (Cover::Allowed { index }, false) => granted.note(rules, index, need),
-            (Cover::None, false) => {
+        match (cover(grants, &need), auto, &program) {
+            (Cover::Denied { .. }, _, _) => return refused(rules, need),
+            (_, true, _) => by_mode = true,
+            (Cover::Allowed { index }, false, _) => granted.note(rules, index, need),
+            (Cover::None, false, CommandCover::Allowed { indexes }) => {
+                for &index in indexes {
+                    granted.note(rules, index, program_need(grants, index));
+                }
+            }
+            (Cover::None, false, _) => {
                 prompt.get_or_insert(need);
             }
         }
@@ -344,6 +358,15 @@ fn cover(grants: &GrantSet, need: &Need<'_>) -> Cover {
         (d @ Cover::Denied { .. }, _) | (_, d @ Cover::Denied { .. }) => d,
         (a @ Cover::Allowed { .. }, _) | (_, a @ Cover::Allowed { .. }) => a,
         (Cover::None, Cover::None) => Cover::None,
+    }
+}
+
+/// The `run_program` capability a grant in the set names, as a decision cites it.
+fn program_need<'a>(grants: &GrantSet, index: usize) -> Need<'a> {
+    let prefix = grants.get(index).and_then(|g| g.path.clone());
+    Need {
+        name: CapabilityName::RunProgram,
+        target: prefix.map(Cow::Owned),
     }
 }
 

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::capability::{Capability, CapabilityName, Scope, http_origin};
+use crate::command::{prefix_words, simple_commands, starts_with_words};
 use crate::grant::{Grant, Lifetime};
 use crate::path::{components, normalize_absolute};
 
@@ -42,8 +43,26 @@ pub struct GrantSet {
 struct Table {
     /// Path-scoped grants, by component.
     tree: Node,
-    /// Exact-scoped grants by target, and unscoped grants under the empty key.
+    /// Exact-scoped grants by target, unscoped grants under the empty key, and command-prefix
+    /// grants under their program (first word).
     exact: BTreeMap<Box<str>, Vec<usize>>,
+}
+
+/// What the `run_program` grants say about a whole command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandCover {
+    /// Some simple command is not covered, or the line cannot be read word by word.
+    None,
+    /// Every simple command is covered; the grants relied on, each once, in order of use.
+    Allowed {
+        /// Positions of the grants in the set.
+        indexes: Vec<usize>,
+    },
+    /// A `deny` grant covers one of its simple commands.
+    Denied {
+        /// Position of the grant in the set.
+        index: usize,
+    },
 }
 
 #[derive(Debug, Clone, Default)]
@@ -89,6 +108,14 @@ impl GrantSet {
                 table.exact.entry(key.into()).or_default().push(index);
             }
             Scope::Unscoped => table.exact.entry("".into()).or_default().push(index),
+            Scope::Command => {
+                if let Some(program) = raw
+                    .and_then(prefix_words)
+                    .and_then(|w| w.into_iter().next())
+                {
+                    table.exact.entry(program.into()).or_default().push(index);
+                }
+            }
         }
         self.grants.push(grant);
         self.live.push(true);
@@ -172,8 +199,54 @@ impl GrantSet {
                     best.offer_all(list, self);
                 }
             }
+            Scope::Command => {
+                return match self.command_cover(target.unwrap_or("")) {
+                    CommandCover::None => Cover::None,
+                    CommandCover::Denied { index } => Cover::Denied { index },
+                    CommandCover::Allowed { indexes } => indexes
+                        .first()
+                        .map_or(Cover::None, |&index| Cover::Allowed { index }),
+                };
+            }
         }
         best.cover()
+    }
+
+    /// What the `run_program` grants say about `line`: denied when a `deny` grant covers any
+    /// of its simple commands, allowed when an allowing grant covers every one of them.
+    pub fn command_cover(&self, line: &str) -> CommandCover {
+        let Some(commands) = simple_commands(line) else {
+            return CommandCover::None;
+        };
+        let table = &self.tables[CapabilityName::RunProgram.index()];
+        let mut indexes = Vec::new();
+        let mut uncovered = false;
+        for words in &commands {
+            let mut best = Best::default();
+            let candidates = words.first().and_then(|p| table.exact.get(p.as_str()));
+            for &i in candidates.into_iter().flatten() {
+                let matches = self
+                    .grants
+                    .get(i)
+                    .and_then(|g| g.path.as_deref())
+                    .and_then(prefix_words)
+                    .is_some_and(|prefix| starts_with_words(words, &prefix));
+                if matches {
+                    best.offer_all(&[i], self);
+                }
+            }
+            match best.cover() {
+                Cover::Denied { index } => return CommandCover::Denied { index },
+                Cover::Allowed { index } if !indexes.contains(&index) => indexes.push(index),
+                Cover::Allowed { .. } => {}
+                Cover::None => uncovered = true,
+            }
+        }
+        if uncovered {
+            CommandCover::None
+        } else {
+            CommandCover::Allowed { indexes }
+        }
     }
 }
 
@@ -337,5 +410,49 @@ mod tests {
         assert_eq!(set.covering(&evil), Cover::None);
         let config = Capability::new(CapabilityName::ChangeConfig, None);
         assert_eq!(set.covering(&config), Cover::Allowed { index: 2 });
+    }
+}
+
+#[cfg(test)]
+mod command_tests {
+    use super::{CommandCover, GrantSet};
+    use crate::capability::{Capability, CapabilityName};
+    use crate::grant::{Grant, Lifetime};
+    use pretty_assertions::assert_eq;
+
+    fn program(prefix: &str, lifetime: Lifetime) -> Grant {
+        Grant::new(CapabilityName::RunProgram, Some(prefix), lifetime)
+    }
+
+    #[test]
+    fn every_simple_command_needs_its_own_grant() {
+        let set = GrantSet::from_grants([
+            program("cargo test", Lifetime::Session),
+            program("git", Lifetime::Session),
+            program("not; one command", Lifetime::Session),
+        ]);
+        assert_eq!(
+            set.command_cover("cargo test -q && git log | git shortlog"),
+            CommandCover::Allowed {
+                indexes: vec![0, 1]
+            }
+        );
+        assert_eq!(set.command_cover("cargo build"), CommandCover::None);
+        assert_eq!(set.command_cover("git log; cat x"), CommandCover::None);
+        assert_eq!(set.command_cover("not"), CommandCover::None);
+        let line = Capability::new(CapabilityName::RunProgram, Some("git status".into()));
+        assert_eq!(set.covering(&line), super::Cover::Allowed { index: 1 });
+    }
+
+    #[test]
+    fn a_deny_anywhere_in_the_line_wins() {
+        let set = GrantSet::from_grants([
+            program("rm", Lifetime::Deny),
+            program("rm -i", Lifetime::Session),
+        ]);
+        assert_eq!(
+            set.command_cover("echo x; rm -i y"),
+            CommandCover::Denied { index: 0 }
+        );
     }
 }

@@ -57,6 +57,7 @@ impl Display for Action<'_, '_> {
             CapabilityName::SendHttp => write!(f, "send a request to {target}"),
             CapabilityName::ReadOutsideFence => write!(f, "read {target}"),
             CapabilityName::UseTool => f.write_str("have effects outside the session"),
+            CapabilityName::RunProgram => write!(f, "run {target}"),
         }
     }
 }
