@@ -40,8 +40,10 @@ impl Builtins {
     }
 
     /// The file, shell and web tools; `websearch` asks Brave then Bing, the catalogue's default.
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
+    /// Commands may also write to `sandbox_writable` under Landlock.
+    pub fn new(sandbox_writable: Vec<PathBuf>) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig::default());
+        let pools = pools.with_extra_writable(sandbox_writable);
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));

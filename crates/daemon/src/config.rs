@@ -45,6 +45,11 @@ pub struct ToolsToml {
     pub output_limits: Option<OutputLimitsToml>,
     /// Origins `http_request` may reach without a card, e.g. `https://api.github.com`.
     pub http_allowlist: Option<Vec<String>>,
+    /// Command prefixes `run_command` runs without a card, e.g. `cargo test`, `git status`.
+    pub command_allowlist: Option<Vec<String>>,
+    /// Directories outside the allowed roots that commands may write to under Landlock
+    /// (a tool's cache such as `~/.cargo`), as absolute paths.
+    pub sandbox_writable: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -130,6 +135,10 @@ pub struct Config {
     pub output_max_lines: usize,
     /// `tools.http_allowlist`: origins reached without a card.
     pub http_allowlist: Vec<String>,
+    /// `tools.command_allowlist`: command prefixes run without a card, each one simple command.
+    pub command_allowlist: Vec<String>,
+    /// `tools.sandbox_writable`: more directories commands may write to under Landlock.
+    pub sandbox_writable: Vec<PathBuf>,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -242,6 +251,22 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
             reason: format!("holds an empty origin `{bad}`"),
         });
     }
+    let command_allowlist = tools.command_allowlist.clone().unwrap_or_default();
+    if let Some(bad) = command_allowlist
+        .iter()
+        .find(|entry| codaris_policy::prefix_words(entry).is_none())
+    {
+        return Err(ConfigError::Invalid {
+            key: origin("tools.command_allowlist"),
+            reason: format!(
+                "entry `{bad}` must be one plain command such as `cargo test` (no `;`, `&&`, `|`, `$(…)`, redirections or leading `NAME=value`)"
+            ),
+        });
+    }
+    let sandbox_writable = match tools.sandbox_writable.clone() {
+        Some(dirs) => absolute_dirs(&origin("tools.sandbox_writable"), dirs.into_iter())?,
+        None => Vec::new(),
+    };
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
         None => tools.lean_surface.unwrap_or(true),
@@ -320,6 +345,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         output_max_bytes,
         output_max_lines,
         http_allowlist,
+        command_allowlist,
+        sandbox_writable,
         lean_surface,
         tool_search_api,
         provider,

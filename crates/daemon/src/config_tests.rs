@@ -44,6 +44,8 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             output_max_bytes: 64 * 1024,
             output_max_lines: 2000,
             http_allowlist: Vec::new(),
+            command_allowlist: Vec::new(),
+            sandbox_writable: Vec::new(),
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,
@@ -101,6 +103,18 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         ("allowed_dirs = [\"relative\"]\n", "allowed_dirs"),
         ("skills_dirs = [\"/abs\", \"skills\"]\n", "skills_dirs"),
         ("[openai]\nbase_url = \"ftp://x\"\n", "openai.base_url"),
+        (
+            "[tools]\ncommand_allowlist = [\"cargo test; rm -rf ~\"]\n",
+            "tools.command_allowlist",
+        ),
+        (
+            "[tools]\ncommand_allowlist = [\"\"]\n",
+            "tools.command_allowlist",
+        ),
+        (
+            "[tools]\nsandbox_writable = [\".cargo\"]\n",
+            "tools.sandbox_writable",
+        ),
     ];
     for (text, key) in cases {
         let message = resolve(with_file(text)?)
@@ -186,4 +200,14 @@ fn api_keys_are_redacted_in_debug() {
         base_url: None,
     };
     assert!(!format!("{api:?}").contains("sk-secret"));
+}
+
+#[test]
+fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
+    let config = resolve(with_file(
+        "[tools]\ncommand_allowlist = [\"cargo test\", \"git 'status'\"]\nsandbox_writable = [\"/home/u/.cargo\"]\n",
+    )?)?;
+    assert_eq!(config.command_allowlist, ["cargo test", "git 'status'"]);
+    assert_eq!(config.sandbox_writable, [PathBuf::from("/home/u/.cargo")]);
+    Ok(())
 }

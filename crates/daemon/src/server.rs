@@ -46,7 +46,7 @@ pub async fn serve(
         })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
-    let (builtins, notices) = crate::builtins::Builtins::new();
+    let (builtins, notices) = crate::builtins::Builtins::new(config.sandbox_writable.clone());
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,

@@ -71,7 +71,7 @@ async fn tools_indexed(channel: Channel) -> u32 {
 
 /// The built-in tools that run in this daemon, as the index lists them.
 fn core_names() -> Vec<String> {
-    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new()
+    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Vec::new())
         .0
         .names()
         .map(str::to_owned)

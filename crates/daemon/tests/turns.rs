@@ -47,6 +47,8 @@ async fn start_turn(
 #[derive(Debug, Default)]
 struct Rest {
     outputs: Vec<String>,
+    /// The sentences of the cards shown.
+    cards: Vec<String>,
     text: String,
     usage: String,
     reason: String,
@@ -61,6 +63,7 @@ async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Rest {
             Some(v1::turn_event::Event::Text(text)) => rest.text.push_str(&text.text),
             Some(v1::turn_event::Event::Usage(usage)) => rest.usage = usage.line,
             Some(v1::turn_event::Event::TurnEnded(ended)) => rest.reason = ended.reason,
+            Some(v1::turn_event::Event::Card(card)) => rest.cards.push(card.sentence),
             _ => {}
         }
     }
@@ -338,5 +341,54 @@ async fn tool_results_are_cut_to_the_configured_output_limits() {
     let output = rest_of_turn(&mut stream).await.outputs.concat();
     assert_eq!(output.lines().count(), 4, "{output}");
     assert!(output.contains("[output cut: showing 3 of"), "{output}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn allowlisted_commands_run_without_a_card_and_may_write_to_the_sandbox_dirs() {
+    let outside = tempfile::tempdir().unwrap();
+    let cache = outside.path().join("cache");
+    let other = outside.path().join("other");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::create_dir_all(&other).unwrap();
+    let daemon = InProcess::start_with_toml(&format!(
+        "[daemon]\ncard_timeout_seconds = 1\n[tools]\ncommand_allowlist = [\"touch\"]\nsandbox_writable = [\"{}\"]\n",
+        cache.display()
+    ))
+    .await;
+    let call = |command: String| serde_json::json!({"tool_calls": [{"name": "run_command", "args": {"command": command}}]});
+    let script = serde_json::json!({"turns": [{"rounds": [
+        call(format!("touch {}/made", cache.display())),
+        call(format!("touch {}/made", other.display())),
+        call(format!("touch {}/x; rm -f {}/made", cache.display(), cache.display())),
+        {"text": "done"}
+    ]}]});
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: path.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = start_turn(&mut sessions, &id, "touch them").await;
+    let rest = rest_of_turn(&mut stream).await;
+    // Only the line with an `rm` in it needed a person; it lapsed, so nothing was removed.
+    assert_eq!(rest.cards.len(), 1, "{rest:?}");
+    assert!(
+        rest.cards[0].contains("approval for `run_command`"),
+        "{rest:?}"
+    );
+    assert!(cache.join("made").exists(), "{rest:?}");
+    assert!(!cache.join("x").exists(), "{rest:?}");
+    if let codaris_tools::shell::LandlockStatus::Active(_) = codaris_tools::shell::landlock_status()
+    {
+        assert!(!other.join("made").exists(), "{rest:?}");
+    }
     daemon.stop().await;
 }

@@ -263,7 +263,9 @@ impl Turns {
     }
 
     fn dispatcher(&self) -> Dispatcher {
-        Dispatcher::new(self.ledger.clone()).with_http_allowlist(&self.config.http_allowlist)
+        Dispatcher::new(self.ledger.clone())
+            .with_http_allowlist(&self.config.http_allowlist)
+            .with_command_allowlist(&self.config.command_allowlist)
     }
 }
 
