@@ -143,9 +143,15 @@ pub enum PermissionModeArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Approve {
+    /// Allow the one call
     Once,
+    /// Allow what the card asks for, for the rest of the session
     Session,
+    /// Refuse, and record the refusal
     Deny,
+    /// For a command: allow each program of its line anywhere for the session; other cards:
+    /// as `session`
+    Programs,
 }
 
 #[derive(Debug, Subcommand)]

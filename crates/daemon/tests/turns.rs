@@ -392,3 +392,113 @@ async fn allowlisted_commands_run_without_a_card_and_may_write_to_the_sandbox_di
     }
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn a_command_card_can_allow_its_programs_for_the_session() {
+    let daemon = InProcess::start().await;
+    std::fs::create_dir_all(daemon.temp.path().join("sub")).unwrap();
+    let call = |command: &str, cwd: &str| serde_json::json!({"tool_calls": [{"name": "run_command", "args": {"command": command, "cwd": cwd}}]});
+    let script = serde_json::json!({"turns": [{"rounds": [
+        call("echo one | cat", "."),
+        call("cat /dev/null; echo two", "sub"),
+        call("ls", "sub"),
+        {"text": "done"}
+    ]}]});
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: path.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = start_turn(&mut sessions, &id, "run them").await;
+    let mut cards = Vec::new();
+    let mut outputs = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        match event.event {
+            Some(v1::turn_event::Event::Card(card)) => {
+                let answer = if cards.is_empty() {
+                    v1::CardAnswer::AllowPrograms
+                } else {
+                    v1::CardAnswer::Deny
+                };
+                let reply = sessions
+                    .answer_card(v1::AnswerCardRequest {
+                        session_id: id.clone(),
+                        card_id: card.id.clone(),
+                        answer: answer.into(),
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                assert!(reply.accepted);
+                cards.push(card.programs);
+            }
+            Some(v1::turn_event::Event::ToolResult(result)) => outputs.push(result.output),
+            _ => {}
+        }
+    }
+    // The first line's programs were granted; the second line needed no card; `ls` did, and
+    // was refused.
+    assert_eq!(
+        cards,
+        vec![
+            vec!["echo".to_owned(), "cat".to_owned()],
+            vec!["ls".to_owned()]
+        ]
+    );
+    assert!(outputs[0].contains("one"), "{outputs:?}");
+    assert!(outputs[1].contains("two"), "{outputs:?}");
+    let grants = v1::ledger_client::LedgerClient::new(daemon.channel().await)
+        .list_grants(v1::ListGrantsRequest {
+            session_id: id.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .grants;
+    let program_grants: Vec<_> = grants
+        .iter()
+        .filter_map(|g| g.capability.as_ref())
+        .filter(|c| c.name == "run_program")
+        .map(|c| c.path.clone())
+        .collect();
+    assert_eq!(program_grants, ["echo", "cat"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_card_without_programs_refuses_a_program_wide_answer() {
+    let daemon = InProcess::start().await;
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = session_with_script(&daemon, &mut sessions).await;
+    let mut stream = start_turn(&mut sessions, &id, "save the report").await;
+    let card = next_card(&mut stream).await;
+    let answer = |answer: v1::CardAnswer| v1::AnswerCardRequest {
+        session_id: id.clone(),
+        card_id: card.clone(),
+        answer: answer.into(),
+    };
+    let status = sessions
+        .answer_card(answer(v1::CardAnswer::AllowPrograms))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(status.code(), Code::FailedPrecondition);
+    assert!(status.message().contains("lists no programs"), "{status:?}");
+    let reply = sessions
+        .answer_card(answer(v1::CardAnswer::Deny))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.accepted, "the card stayed open");
+    rest_of_turn(&mut stream).await;
+    daemon.stop().await;
+}

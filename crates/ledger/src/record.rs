@@ -39,6 +39,8 @@ pub enum CardAnswer {
     AllowOnce,
     AllowSession,
     Deny,
+    /// Every program of the card's command line, anywhere, for the session.
+    AllowPrograms,
     /// Nobody answered before the timeout; nothing was granted.
     TimedOut,
     /// The session ended first; nothing was granted.

@@ -97,7 +97,7 @@ async fn turn(
         }
         match &event {
             v1::turn_event::Event::Card(card) => {
-                let answer = ask(editor, &card.sentence)?;
+                let answer = ask(editor, card)?;
                 sessions
                     .answer_card(v1::AnswerCardRequest {
                         session_id: session_id.to_owned(),
@@ -115,11 +115,24 @@ async fn turn(
     }
 }
 
-/// Asks how to answer a card until the answer is one of once, session or deny.
-fn ask(editor: &mut DefaultEditor, sentence: &str) -> Result<Approve, CliError> {
-    output::line(&format!("\n? {sentence}"))?;
+/// Asks how to answer a card until the answer is one the card offers.
+fn ask(editor: &mut DefaultEditor, card: &v1::Card) -> Result<Approve, CliError> {
+    output::line(&format!("\n? {}", card.sentence))?;
+    let programs = card
+        .programs
+        .iter()
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let prompt = if programs.is_empty() {
+        "  allow [o]nce, for the [s]ession, or [d]eny? ".to_owned()
+    } else {
+        format!(
+            "  allow [o]nce, for the [s]ession, [p]rograms {programs} anywhere this session, or [d]eny? "
+        )
+    };
     loop {
-        let answer = match editor.readline("  allow [o]nce, for the [s]ession, or [d]eny? ") {
+        let answer = match editor.readline(&prompt) {
             Ok(answer) => answer,
             // No answer is a no.
             Err(ReadlineError::Interrupted | ReadlineError::Eof) => return Ok(Approve::Deny),
@@ -132,6 +145,7 @@ fn ask(editor: &mut DefaultEditor, sentence: &str) -> Result<Approve, CliError> 
         match answer.trim().to_ascii_lowercase().as_str() {
             "o" | "once" => return Ok(Approve::Once),
             "s" | "session" => return Ok(Approve::Session),
+            "p" | "programs" if !programs.is_empty() => return Ok(Approve::Programs),
             "d" | "deny" | "n" | "no" => return Ok(Approve::Deny),
             _ => continue,
         }

@@ -108,8 +108,10 @@ pub async fn play_turn(
     let mut reason = String::new();
     while let Some(event) = stream.message().await? {
         let Some(event) = event.event else { continue };
+        let mut given = approve;
         if let v1::turn_event::Event::Card(card) = &event {
-            let answer = card_answer(approve);
+            given = answer_for(approve, card);
+            let answer = card_answer(given);
             sessions
                 .answer_card(v1::AnswerCardRequest {
                     session_id: session_id.to_owned(),
@@ -121,7 +123,7 @@ pub async fn play_turn(
         if let v1::turn_event::Event::TurnEnded(ended) = &event {
             reason = ended.reason.clone();
         }
-        let (value, text) = describe(&event, approve);
+        let (value, text) = describe(&event, given);
         printer.print(value, &text)?;
     }
     Ok(reason)
@@ -144,12 +146,21 @@ impl Printer {
     }
 }
 
+/// What `approve` means for this card: a program-wide answer needs a card that lists programs.
+pub fn answer_for(approve: Approve, card: &v1::Card) -> Approve {
+    match approve {
+        Approve::Programs if card.programs.is_empty() => Approve::Session,
+        other => other,
+    }
+}
+
 /// The wire answer for `approve`.
 pub fn card_answer(approve: Approve) -> v1::CardAnswer {
     match approve {
         Approve::Once => v1::CardAnswer::AllowOnce,
         Approve::Session => v1::CardAnswer::AllowSession,
         Approve::Deny => v1::CardAnswer::Deny,
+        Approve::Programs => v1::CardAnswer::AllowPrograms,
     }
 }
 
@@ -158,6 +169,7 @@ pub fn approve_name(approve: Approve) -> &'static str {
         Approve::Once => "once",
         Approve::Session => "session",
         Approve::Deny => "deny",
+        Approve::Programs => "programs",
     }
 }
 
@@ -208,6 +220,7 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             (
                 json!({"type": "card", "id": c.id,
                        "capability": {"name": capability.name, "path": (!capability.path.is_empty()).then_some(&capability.path)},
+                       "programs": c.programs,
                        "sentence": c.sentence, "answer": approve_name(approve)}),
                 format!("? {} → {}", c.sentence, approve_name(approve)),
             )

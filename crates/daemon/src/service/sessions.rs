@@ -12,6 +12,8 @@ use crate::error::DaemonError;
 use crate::sessions::{NewSession, SessionStore};
 use crate::turns::Turns;
 use codaris_ledger::CardAnswer;
+
+use crate::turns::Delivery;
 use tokio_stream::StreamExt;
 
 #[derive(Debug)]
@@ -154,11 +156,27 @@ impl Sessions for SessionsService {
             Ok(v1::CardAnswer::AllowOnce) => CardAnswer::AllowOnce,
             Ok(v1::CardAnswer::AllowSession) => CardAnswer::AllowSession,
             Ok(v1::CardAnswer::Deny) => CardAnswer::Deny,
-            _ => return Err(invalid("answer", "one of allow_once, allow_session, deny").into()),
+            Ok(v1::CardAnswer::AllowPrograms) => CardAnswer::AllowPrograms,
+            _ => {
+                return Err(invalid(
+                    "answer",
+                    "one of allow_once, allow_session, deny, allow_programs",
+                )
+                .into());
+            }
         };
-        let accepted = self
+        let accepted = match self
             .turns
-            .answer(&request.session_id, &request.card_id, answer)?;
+            .answer(&request.session_id, &request.card_id, answer)
+        {
+            Delivery::Delivered => true,
+            Delivery::NotOpen => false,
+            Delivery::NoPrograms => {
+                return Err(Status::failed_precondition(
+                    "this card lists no programs, so it cannot be answered program-wide; answer once, for the session, or deny",
+                ));
+            }
+        };
         Ok(Response::new(v1::AnswerCardResponse {
             accepted,
             grant_id: String::new(),

@@ -92,9 +92,11 @@ impl DaemonHost {
 
     /// Shows a card and waits for its answer; a yes or a no is recorded as a grant, durably,
     /// before this returns. `None`: nobody answered, nothing was granted.
+    /// `programs` are what a program-wide answer grants (empty: the card offers none).
     async fn ask(
         &self,
         capability: Option<Capability>,
+        programs: Vec<String>,
         sentence: String,
         tool_call_id: &str,
     ) -> Option<(CardAnswer, Option<GrantRecord>)> {
@@ -111,7 +113,7 @@ impl DaemonHost {
             answered_at_ms: None,
             grant_id: None,
         };
-        let receiver = self.live.cards.open(&id);
+        let receiver = self.live.cards.open(&id, !programs.is_empty());
         let stored = {
             let ledger = ledger.clone();
             tokio::task::spawn_blocking(move || ledger.append_card(&card)).await
@@ -125,6 +127,7 @@ impl DaemonHost {
             capability: capability.as_ref().map(capability_wire),
             sentence,
             tool_call_id: tool_call_id.to_owned(),
+            programs: programs.clone(),
         }));
         let answer = match tokio::time::timeout(self.turns.card_timeout, receiver).await {
             Ok(Ok(answer)) => answer,
@@ -134,23 +137,29 @@ impl DaemonHost {
                 CardAnswer::TimedOut
             }
         };
-        let lifetime = match answer {
-            CardAnswer::AllowOnce => Some(Lifetime::Once),
-            CardAnswer::AllowSession => Some(Lifetime::Session),
-            CardAnswer::Deny => Some(Lifetime::Deny),
-            CardAnswer::TimedOut | CardAnswer::SessionEnded => None,
+        let grants: Vec<Grant> = match (answer, capability) {
+            (CardAnswer::AllowOnce, Some(c)) => {
+                vec![Grant::new(c.name, c.path.as_deref(), Lifetime::Once)]
+            }
+            (CardAnswer::AllowSession, Some(c)) => {
+                vec![Grant::new(c.name, c.path.as_deref(), Lifetime::Session)]
+            }
+            (CardAnswer::Deny, Some(c)) => {
+                vec![Grant::new(c.name, c.path.as_deref(), Lifetime::Deny)]
+            }
+            (CardAnswer::AllowPrograms, _) => programs
+                .iter()
+                .map(|p| Grant::new(CapabilityName::RunProgram, Some(p), Lifetime::Session))
+                .collect(),
+            _ => Vec::new(),
         };
         let session = self.session_id.clone();
         let recorded = tokio::task::spawn_blocking(move || {
-            let grant = match (lifetime, capability) {
-                (Some(lifetime), Some(capability)) => Some(ledger.append_grant(
-                    &session,
-                    Grant::new(capability.name, capability.path.as_deref(), lifetime),
-                    Some(&id),
-                    now_ms(),
-                )?),
-                _ => None,
-            };
+            let mut grant = None;
+            for g in grants {
+                let record = ledger.append_grant(&session, g, Some(&id), now_ms())?;
+                grant.get_or_insert(record);
+            }
             ledger.answer_card(&id, answer, grant.as_ref().map(|g| g.id.as_str()), now_ms())?;
             Ok::<_, codaris_ledger::LedgerError>(grant)
         })
@@ -198,7 +207,7 @@ impl DaemonHost {
         let name = call.args.get("capability").cloned().unwrap_or(Value::Null);
         let Ok(name) = serde_json::from_value::<CapabilityName>(name) else {
             return error_run(
-                "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it)",
+                "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it), or run_program with a command prefix such as `cargo test` as its path",
             );
         };
         let path = call
@@ -214,7 +223,10 @@ impl DaemonHost {
         let capability = Capability::new(name, path.clone());
         let target = path.map(|p| format!(" on `{p}`")).unwrap_or_default();
         let sentence = format!("the model asks for `{}`{target}: {reason}", name.as_str());
-        match self.ask(Some(capability), sentence, &call.id).await {
+        match self
+            .ask(Some(capability), Vec::new(), sentence, &call.id)
+            .await
+        {
             Some((CardAnswer::AllowOnce, _)) => ok_run(format!(
                 "granted `{}`{target} for the next call",
                 name.as_str()
@@ -246,6 +258,7 @@ impl TurnHost for DaemonHost {
             match self
                 .ask(
                     decision.capability.clone(),
+                    programs_of(call, &decision),
                     decision.sentence.clone(),
                     &call.id,
                 )
@@ -303,6 +316,35 @@ impl TurnHost for DaemonHost {
             self.send(event);
         }
     }
+}
+
+/// The programs a card for this command may grant program-wide: the first word of each simple
+/// command, once each, when the prompt is the `command` class one and the line reads cleanly.
+fn programs_of(call: &CallRequest, decision: &Decision) -> Vec<String> {
+    let is_command_prompt = decision
+        .capability
+        .as_ref()
+        .is_some_and(|c| c.name == CapabilityName::RunCommand)
+        && decision.code == codaris_policy::Code::NeedsApproval;
+    let line = call.args.get("command").and_then(Value::as_str);
+    let commands = match (is_command_prompt, line) {
+        (true, Some(line)) => codaris_policy::simple_commands(line).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    let mut programs: Vec<String> = Vec::new();
+    for program in commands
+        .into_iter()
+        .filter_map(|words| words.into_iter().next())
+    {
+        // A grant names its program as a one-word command line; skip a word that would not
+        // read back as itself (a quoted `'a b'`), since its grant could never cover the call.
+        let reads_back = codaris_policy::prefix_words(&program)
+            .is_some_and(|w| w == std::slice::from_ref(&program));
+        if reads_back && !programs.contains(&program) {
+            programs.push(program);
+        }
+    }
+    programs
 }
 
 /// The paths outside the roots that the grants this decision relied on opened.

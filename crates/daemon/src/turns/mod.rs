@@ -18,7 +18,7 @@ use codaris_policy::{Activity, PermissionMode, Task};
 use codaris_proto::v1;
 use tokio::sync::{mpsc, watch};
 
-pub use cards::Cards;
+pub use cards::{Cards, Delivery};
 use host::DaemonHost;
 
 use crate::builtins::Builtins;
@@ -175,16 +175,12 @@ impl Turns {
         }
     }
 
-    /// Answers an open card of `session_id`. `Ok(false)`: no such open card (answered already,
-    /// lapsed, or another session's).
-    pub fn answer(
-        &self,
-        session_id: &str,
-        card_id: &str,
-        answer: CardAnswer,
-    ) -> Result<bool, DaemonError> {
-        let live = self.live_of(session_id);
-        Ok(live.is_some_and(|live| live.cards.answer(card_id, answer)))
+    /// Answers an open card of `session_id`; another session's card is not open to it.
+    pub fn answer(&self, session_id: &str, card_id: &str, answer: CardAnswer) -> Delivery {
+        match self.live_of(session_id) {
+            Some(live) => live.cards.answer(card_id, answer),
+            None => Delivery::NotOpen,
+        }
     }
 
     /// Cancels the session's running turn; `false` when none runs.
