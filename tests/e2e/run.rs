@@ -200,3 +200,48 @@ fn the_scripted_provider_without_a_script_is_a_clear_error() {
     );
     assert!(sandbox.cli(&["daemon", "stop"]).status.success());
 }
+
+#[test]
+fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    let script = sandbox.root.path().join("script.json");
+    let call = |command: &str, cwd: &str| json!({"tool_calls": [{"name": "run_command", "args": {"command": command, "cwd": cwd}}]});
+    let body = json!({"turns": [{"rounds": [
+        call("echo first | tr a-z A-Z", "."),
+        call("echo second", "sub"),
+        {"text": "done"}
+    ]}]});
+    std::fs::write(&script, body.to_string()).unwrap();
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--script",
+        script.to_str().unwrap(),
+        "--cwd",
+        proj.to_str().unwrap(),
+        "--approve",
+        "programs",
+        "run them",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let cards: Vec<&Value> = events.iter().filter(|e| e["type"] == "card").collect();
+    assert_eq!(cards.len(), 1, "{events:?}");
+    assert_eq!(cards[0]["programs"], json!(["echo", "tr"]));
+    assert_eq!(cards[0]["answer"], "programs");
+    let outputs: Vec<&str> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["output"].as_str().unwrap())
+        .collect();
+    assert!(outputs[0].contains("FIRST"), "{outputs:?}");
+    assert!(outputs[1].contains("second"), "{outputs:?}");
+
+    let grants = sandbox.cli(&["ledger", "grants", "--json"]);
+    assert!(grants.status.success(), "{}", stderr(&grants));
+    let text = stdout(&grants);
+    assert!(text.contains("run_program"), "{text}");
+}
