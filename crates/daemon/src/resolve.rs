@@ -49,6 +49,11 @@ pub fn resolve_task(task: &Task) -> Task {
             .iter()
             .map(|p| resolve_path(Path::new(&cwd), p))
             .collect(),
+        secret: task
+            .secret
+            .iter()
+            .map(|p| resolve_path(Path::new(&cwd), p))
+            .collect(),
         cwd,
         ..task.clone()
     }

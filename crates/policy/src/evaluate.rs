@@ -17,7 +17,7 @@ use crate::grant_set::{CommandCover, Cover, GrantSet};
 use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
-use crate::table::{Finding, JsonKind, Need, decide};
+use crate::table::{Finding, JsonKind, Need, Protection, decide};
 use crate::task::{Activity, PermissionMode, Task};
 
 /// One tool call as the model made it, with the spec of a tool the crate does not know.
@@ -100,9 +100,9 @@ fn judge<'a>(
     } else {
         spec.effect
     };
-    if let Some((path, git)) = protected(&uses, effect, task) {
+    if let Some((path, why)) = protected(&uses, effect, task) {
         rules.insert(Rule::ProtectedPath);
-        return Finding::ProtectedPath { path, git };
+        return Finding::ProtectedPath { path, why };
     }
 
     let mut granted = Granted::default();
@@ -292,24 +292,37 @@ fn path_uses<'a>(
     Ok(uses)
 }
 
-/// The first changed path that is protected, and whether it was for `.git`.
+/// The first path the call may not touch, and why: a secret read or changed, or a `.git`
+/// directory or protected path changed.
 fn protected<'a>(
     uses: &[PathUse<'a>],
     effect: Effect,
     task: &Task,
-) -> Option<(Cow<'a, str>, bool)> {
+) -> Option<(Cow<'a, str>, Protection)> {
+    // A path tool removing or moving an ancestor takes the protected path with it.
+    let covers = |u: &PathUse<'_>, root: &str| {
+        let ancestor =
+            effect == Effect::Paths && u.access == Access::Mutate && is_within(root, &u.path);
+        ancestor || is_within_ignore_case(&u.path, root)
+    };
+    for u in uses {
+        for raw in &task.secret {
+            if let Ok(root) = absolutize(raw, &task.cwd)
+                && covers(u, &root)
+            {
+                return Some((u.path.clone(), Protection::Secret));
+            }
+        }
+    }
     for u in uses.iter().filter(|u| u.access == Access::Mutate) {
         if has_git_component(&u.path) {
-            return Some((u.path.clone(), true));
+            return Some((u.path.clone(), Protection::Git));
         }
         for raw in &task.protected {
-            let Ok(root) = absolutize(raw, &task.cwd) else {
-                continue;
-            };
-            // A path tool removing or moving an ancestor takes the protected path with it.
-            let ancestor = effect == Effect::Paths && is_within(&root, &u.path);
-            if ancestor || is_within_ignore_case(&u.path, &root) {
-                return Some((u.path.clone(), false));
+            if let Ok(root) = absolutize(raw, &task.cwd)
+                && covers(u, &root)
+            {
+                return Some((u.path.clone(), Protection::State));
             }
         }
     }

@@ -86,6 +86,17 @@ pub(crate) enum JsonKind {
     Array,
 }
 
+/// Why a path is out of every tool's reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protection {
+    /// A `.git` directory, in any letter case.
+    Git,
+    /// `task.protected`: Codaris's ledger and configuration (changes only).
+    State,
+    /// `task.secret`: credentials (reads too).
+    Secret,
+}
+
 /// What the rules found: the deciding outcome of one evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finding<'a> {
@@ -101,7 +112,7 @@ pub(crate) enum Finding<'a> {
     },
     ProtectedPath {
         path: Cow<'a, str>,
-        git: bool,
+        why: Protection,
     },
     ReadOnlyActivity {
         activity: Activity,
@@ -237,16 +248,18 @@ pub(crate) fn decide(
             (Code::BadPath, sentence, None)
         }
         // Never changed by a tool in any mode, and no grant helps: the person does it.
-        Finding::ProtectedPath { path, git } => {
-            let what = if git {
-                "inside a `.git` directory"
-            } else {
-                "part of Codaris's own state"
+        Finding::ProtectedPath { path, why } => {
+            let what = match why {
+                Protection::Git => "is inside a `.git` directory, which no tool may change",
+                Protection::State => "is part of Codaris's own state, which no tool may change",
+                Protection::Secret => {
+                    "holds Codaris's credentials, which no tool may read or change"
+                }
             };
             (
                 Code::ProtectedPath,
                 format!(
-                    "path {} is {what}, which no tool may change; ask the user to make that change themselves",
+                    "path {} {what}; ask the user to make that change themselves",
                     Quoted(&path)
                 ),
                 None,
@@ -398,7 +411,7 @@ mod tests {
             (
                 Finding::ProtectedPath {
                     path: Cow::Borrowed("/w/.git"),
-                    git: true,
+                    why: Protection::Git,
                 },
                 Code::ProtectedPath,
             ),

@@ -129,6 +129,14 @@ pub struct Task {
     /// or relative to `cwd`.
     #[serde(default, deserialize_with = "null_as_default")]
     pub protected: Vec<String>,
+    /// Paths no tool may read or change: Codaris's API token and a configuration file that can
+    /// hold provider keys. Absolute, or relative to `cwd`. Absent from a request that has none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub secret: Vec<String>,
     /// Tools switched off for this task (e.g. MCP tools off in the Tools panel).
     #[serde(default, deserialize_with = "null_as_default")]
     pub withheld: Vec<String>,
