@@ -189,8 +189,8 @@ impl DaemonHost {
             .search(query, kind, codaris_index::DEFAULT_LIMIT);
         ToolRun {
             output: render(&outcome),
-            is_error: false,
             bound: outcome.bindable().into_iter().map(str::to_owned).collect(),
+            ..ToolRun::default()
         }
     }
 
@@ -272,6 +272,7 @@ impl TurnHost for DaemonHost {
                         &self.take_granted(&call.id),
                         other,
                         &call.args,
+                        &self.live.pictures,
                     )
                     .await
                 {
@@ -333,6 +334,6 @@ fn error_run(output: impl Into<String>) -> ToolRun {
     ToolRun {
         output: output.into(),
         is_error: true,
-        bound: Vec::new(),
+        ..ToolRun::default()
     }
 }
