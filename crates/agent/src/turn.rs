@@ -16,8 +16,8 @@ use crate::guard::{Check, LoopGuard, Progress};
 use crate::history::Event;
 use crate::plan::TurnPlan;
 use crate::provider::{
-    CacheHints, Message, ModelProvider, ModelRequest, StreamEvent, ToolCall, ToolResult, ToolSpec,
-    ToolTier,
+    CacheHints, Message, ModelProvider, ModelRequest, Picture, StreamEvent, ToolCall, ToolResult,
+    ToolSpec, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -46,6 +46,9 @@ pub struct ToolRun {
     pub is_error: bool,
     /// For `search_tools`: the names its result binds.
     pub bound: Vec<String>,
+    /// Pictures for a multimodal model, shown after `output` (the host leaves this empty for
+    /// a model that takes none).
+    pub pictures: Vec<Picture>,
 }
 
 /// What the loop reports as it goes.
@@ -328,7 +331,8 @@ async fn dispatch(
         Check::EndTurn(refusal) => Some((refusal.sentence, true)),
     };
     if let Some((sentence, ends)) = refusal {
-        answer(conversation, host, &call, None, sentence, true, Vec::new());
+        let refused = Reply::error(sentence);
+        answer(conversation, host, &call, None, refused);
         return Ok(ends.then_some(EndReason::LoopGuard));
     }
     let args = state
@@ -343,16 +347,8 @@ async fn dispatch(
     };
     let decision = host.decide(&request).await?;
     if decision.verdict != Verdict::Allow {
-        let sentence = decision.sentence.clone();
-        answer(
-            conversation,
-            host,
-            &call,
-            Some(decision),
-            sentence,
-            true,
-            Vec::new(),
-        );
+        let refused = Reply::error(decision.sentence.clone());
+        answer(conversation, host, &call, Some(decision), refused);
         return Ok(None);
     }
     let run = host.run(&request).await;
@@ -362,16 +358,35 @@ async fn dispatch(
         Progress::None(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), false),
         Progress::EndTurn(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), true),
     };
-    answer(
-        conversation,
-        host,
-        &call,
-        Some(decision),
+    let reply = Reply {
         output,
-        run.is_error,
-        run.bound,
-    );
+        is_error: run.is_error,
+        bound: run.bound,
+        pictures: run.pictures,
+    };
+    answer(conversation, host, &call, Some(decision), reply);
     Ok(ends.then_some(EndReason::LoopGuard))
+}
+
+/// What goes back to the model for one call.
+#[derive(Debug)]
+struct Reply {
+    output: String,
+    is_error: bool,
+    bound: Vec<String>,
+    pictures: Vec<Picture>,
+}
+
+impl Reply {
+    /// A refusal: the sentence alone.
+    fn error(sentence: String) -> Self {
+        Self {
+            output: sentence,
+            is_error: true,
+            bound: Vec::new(),
+            pictures: Vec::new(),
+        }
+    }
 }
 
 /// Records a call's result in the history and the messages, and reports it.
@@ -380,10 +395,14 @@ fn answer(
     host: &dyn TurnHost,
     call: &ToolCall,
     decision: Option<Decision>,
-    output: String,
-    is_error: bool,
-    bound: Vec<String>,
+    reply: Reply,
 ) {
+    let Reply {
+        output,
+        is_error,
+        bound,
+        pictures,
+    } = reply;
     conversation.history.push(Event::ToolResult {
         id: call.id.clone(),
         tool: call.name.clone(),
@@ -396,6 +415,7 @@ fn answer(
         content: output.clone(),
         is_error,
         binds: bound,
+        pictures,
     }));
     host.emit(TurnEvent::ToolResult {
         id: call.id.clone(),

@@ -5,13 +5,25 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_agent::{ToolRun, ToolSpec, ToolTier};
+use codaris_agent::{Picture, ToolRun, ToolSpec, ToolTier};
 use codaris_index::{Entry, Kind};
 use codaris_policy::Task;
+use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, ShellPools, TaskNotice};
-use codaris_tools::{Content, Fence, OutputLimits, Tool, ToolContext, ToolError, apply_limits};
+use codaris_tools::{
+    Content, Fence, OutputLimits, Tool, ToolContext, ToolError, ToolOutput, apply_limits,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+/// What a session's model does with the pictures a tool returns (`read_file` of a PNG).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pictures {
+    /// A multimodal model: they go to it as pictures, after the result's text.
+    Shown,
+    /// The model `model` takes none: a result with a picture is refused with its type and size.
+    Refused { model: String },
+}
 
 /// Every built-in tool with a real implementation, by name.
 #[derive(Clone)]
@@ -113,10 +125,8 @@ impl Builtins {
     }
 
     /// Runs an allowed call inside the task's fence (its paths already resolved by the
-    /// dispatcher's contract), cutting the result to the output limits.
-    /// Runs an allowed call inside the task's fence (its paths already resolved by the
     /// dispatcher's contract) widened by exactly the paths a grant opened for this call,
-    /// cutting the result to the output limits.
+    /// cutting the result to the output limits; a picture in it goes as `pictures` says.
     pub async fn run(
         &self,
         session_id: &str,
@@ -124,6 +134,7 @@ impl Builtins {
         granted: &[String],
         name: &str,
         args: &Value,
+        pictures: &Pictures,
     ) -> Option<ToolRun> {
         let tool = self.by_name.get(name)?;
         let resolve =
@@ -147,39 +158,154 @@ impl Builtins {
             workspace,
         };
         Some(match tool.call(&ctx, args).await {
-            Ok(output) => ToolRun {
-                output: text_of(apply_limits(output, self.limits)),
-                is_error: false,
-                bound: Vec::new(),
-            },
+            Ok(output) => run_of(name, args, apply_limits(output, self.limits), pictures),
             Err(ToolError::Model { message }) => ToolRun {
                 output: message,
                 is_error: true,
-                bound: Vec::new(),
+                ..ToolRun::default()
             },
             Err(err @ ToolError::Fatal { .. }) => {
                 tracing::error!(tool = name, %err, "a tool failed");
                 ToolRun {
                     output: format!("{name} failed inside Codaris: {err}"),
                     is_error: true,
-                    bound: Vec::new(),
+                    ..ToolRun::default()
                 }
             }
         })
     }
 }
 
-/// The text the model reads; pictures wait for multimodal providers.
-fn text_of(output: codaris_tools::ToolOutput) -> String {
-    output
-        .content
-        .into_iter()
-        .map(|content| match content {
-            Content::Text(text) => text,
-            Content::Image { media_type, data } => {
-                format!("[a {media_type} picture of {} bytes; this model route does not show pictures yet]", data.len())
+/// What the model gets for a tool's output: its text, and its pictures as `pictures` says.
+/// The text never holds the pictures' bytes.
+fn run_of(tool: &str, args: &Value, output: ToolOutput, pictures: &Pictures) -> ToolRun {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for content in output.content {
+        match content {
+            Content::Text(text) => texts.push(text),
+            Content::Image { media_type, data } => images.push((media_type, data)),
+        }
+    }
+    let text = texts.join("\n");
+    match pictures {
+        _ if images.is_empty() => ToolRun {
+            output: text,
+            ..ToolRun::default()
+        },
+        Pictures::Shown => ToolRun {
+            output: text,
+            pictures: images
+                .iter()
+                .map(|(media_type, data)| Picture::from_bytes(media_type.as_str(), data))
+                .collect(),
+            ..ToolRun::default()
+        },
+        Pictures::Refused { model } => {
+            let what = images
+                .iter()
+                .map(|(media_type, data)| {
+                    format!(
+                        "{media_type}, {}",
+                        human_size(u64::try_from(data.len()).unwrap_or(u64::MAX))
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ");
+            let subject = match args.get("path").and_then(Value::as_str) {
+                Some(path) => format!("`{path}`"),
+                None => "the result".to_owned(),
+            };
+            let noun = if images.len() == 1 {
+                "a picture"
+            } else {
+                "pictures"
+            };
+            ToolRun {
+                output: format!(
+                    "{tool}: {subject} is {noun} ({what}); the model `{model}` does not take pictures (if it does, set `multimodal = true` in its `[[models]]` entry of the configuration)"
+                ),
+                is_error: true,
+                ..ToolRun::default()
             }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use codaris_tools::{Content, ToolOutput};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    fn picture_output() -> ToolOutput {
+        ToolOutput {
+            content: vec![
+                Content::Text("`plot.png`: image/png, 1x1".to_owned()),
+                Content::Image {
+                    media_type: "image/png".to_owned(),
+                    data: b"\x89PNG".to_vec(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_multimodal_model_gets_the_text_and_the_picture_apart() {
+        let run = run_of(
+            "read_file",
+            &json!({"path": "plot.png"}),
+            picture_output(),
+            &Pictures::Shown,
+        );
+        assert_eq!(
+            run,
+            ToolRun {
+                output: "`plot.png`: image/png, 1x1".to_owned(),
+                pictures: vec![Picture::from_bytes("image/png", b"\x89PNG")],
+                ..ToolRun::default()
+            }
+        );
+    }
+
+    #[test]
+    fn a_model_without_pictures_gets_one_line_with_the_type_and_size() {
+        let run = run_of(
+            "read_file",
+            &json!({"path": "plot.png"}),
+            picture_output(),
+            &Pictures::Refused {
+                model: "local-model".to_owned(),
+            },
+        );
+        assert_eq!(
+            run,
+            ToolRun {
+                output: "read_file: `plot.png` is a picture (image/png, 4 bytes); the model `local-model` does not take pictures (if it does, set `multimodal = true` in its `[[models]]` entry of the configuration)".to_owned(),
+                is_error: true,
+                ..ToolRun::default()
+            }
+        );
+    }
+
+    #[test]
+    fn text_alone_is_the_same_on_every_route() {
+        for pictures in [
+            Pictures::Shown,
+            Pictures::Refused {
+                model: "m".to_owned(),
+            },
+        ] {
+            let run = run_of("grep", &json!({}), ToolOutput::text("a\nb"), &pictures);
+            assert_eq!(
+                run,
+                ToolRun {
+                    output: "a\nb".to_owned(),
+                    ..ToolRun::default()
+                }
+            );
+        }
+    }
 }

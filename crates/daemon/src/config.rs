@@ -23,6 +23,8 @@ pub struct ConfigToml {
     pub provider: Option<ProviderToml>,
     pub anthropic: Option<ApiToml>,
     pub openai: Option<ApiToml>,
+    /// `[[models]]`: what Codaris knows about a model by name.
+    pub models: Option<Vec<ModelToml>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -71,6 +73,24 @@ pub struct ProviderToml {
 pub struct ApiToml {
     pub api_key: Option<String>,
     pub base_url: Option<String>,
+}
+
+/// One `[[models]]` entry.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelToml {
+    /// The model name as the provider spells it (`CODARIS_MODEL`, `[provider] model`).
+    pub name: Option<String>,
+    /// Whether it takes pictures; unset, the guess by name ([`codaris_agent::multimodal_by_name`]).
+    pub multimodal: Option<bool>,
+}
+
+/// What the configuration says about one model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelConfig {
+    pub name: String,
+    /// Shown pictures (`read_file` of a PNG) as pictures; else such a result is refused.
+    pub multimodal: bool,
 }
 
 /// Which model provider answers turns by default.
@@ -145,6 +165,21 @@ pub struct Config {
     pub model: Option<String>,
     pub anthropic: ApiConfig,
     pub openai: ApiConfig,
+    /// `[[models]]`, in file order, names unique.
+    pub models: Vec<ModelConfig>,
+}
+
+impl Config {
+    /// Whether `model` takes pictures: its `[[models]]` entry says, else the guess by name.
+    pub fn multimodal(&self, model: &str) -> bool {
+        self.models
+            .iter()
+            .find(|entry| entry.name == model)
+            .map_or_else(
+                || codaris_agent::multimodal_by_name(model),
+                |entry| entry.multimodal,
+            )
+    }
 }
 
 /// What the command line said; each field overrides file and environment.
@@ -315,6 +350,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     )?;
     let openai = api(toml.openai, "OPENAI_API_KEY", "OPENAI_BASE_URL", "openai")?;
 
+    let models = models(toml.models.unwrap_or_default(), &origin)?;
+
     let daemon_toml = toml.daemon.clone().unwrap_or_default();
     let card_timeout = match daemon_toml.card_timeout_seconds {
         None => std::time::Duration::from_secs(300),
@@ -353,7 +390,45 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         model,
         anthropic,
         openai,
+        models,
     })
+}
+
+/// The `[[models]]` entries: each named once, `multimodal` guessed by name when unset.
+fn models(
+    entries: Vec<ModelToml>,
+    origin: &dyn Fn(&str) -> String,
+) -> Result<Vec<ModelConfig>, ConfigError> {
+    let mut models: Vec<ModelConfig> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.into_iter().enumerate() {
+        let key = format!("models[{}].name", index + 1);
+        let name = match entry.name.map(|name| name.trim().to_owned()) {
+            Some(name) if !name.is_empty() => name,
+            Some(_) => {
+                return Err(ConfigError::Invalid {
+                    key: origin(&key),
+                    reason: "is empty; name the model as the provider spells it".to_owned(),
+                });
+            }
+            None => {
+                return Err(ConfigError::Invalid {
+                    key: origin(&key),
+                    reason: "is missing; each `[[models]]` entry names its model".to_owned(),
+                });
+            }
+        };
+        if models.iter().any(|model| model.name == name) {
+            return Err(ConfigError::Invalid {
+                key: origin(&key),
+                reason: format!("names `{name}` a second time"),
+            });
+        }
+        let multimodal = entry
+            .multimodal
+            .unwrap_or_else(|| codaris_agent::multimodal_by_name(&name));
+        models.push(ModelConfig { name, multimodal });
+    }
+    Ok(models)
 }
 
 /// Reads the file (if any) and the environment, then [`resolve`]s. The only I/O of configuration.
@@ -424,9 +499,12 @@ fn key_at(text: &str, offset: usize) -> Option<String> {
     if key.is_empty() || key.starts_with('[') {
         return None;
     }
+    // `[table]`, or `[[table]]` for an entry of an array of tables.
     let table = before[..line_start].lines().rev().find_map(|l| {
         let l = l.trim();
-        l.strip_prefix('[')?.strip_suffix(']').map(str::trim)
+        l.strip_prefix('[')?
+            .strip_suffix(']')
+            .map(|t| t.trim_start_matches('[').trim_end_matches(']').trim())
     });
     Some(match table {
         Some(table) => format!("{table}.{key}"),

@@ -52,6 +52,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             model: None,
             anthropic: ApiConfig::default(),
             openai: ApiConfig::default(),
+            models: Vec::new(),
         }
     );
     Ok(())
@@ -210,4 +211,86 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     assert_eq!(config.command_allowlist, ["cargo test", "git 'status'"]);
     assert_eq!(config.sandbox_writable, [PathBuf::from("/home/u/.cargo")]);
     Ok(())
+}
+
+#[test]
+fn models_entries_say_which_models_take_pictures() -> Result<(), ConfigError> {
+    let config = resolve(with_file(
+        "[[models]]\nname = \"llava:13b\"\nmultimodal = true\n\n[[models]]\nname = \"claude-haiku-text-only\"\nmultimodal = false\n\n[[models]]\nname = \"gpt-4o-mini\"\n",
+    )?)?;
+    assert_eq!(
+        config.models,
+        vec![
+            ModelConfig {
+                name: "llava:13b".to_owned(),
+                multimodal: true,
+            },
+            ModelConfig {
+                name: "claude-haiku-text-only".to_owned(),
+                multimodal: false,
+            },
+            // No `multimodal`: guessed by name.
+            ModelConfig {
+                name: "gpt-4o-mini".to_owned(),
+                multimodal: true,
+            },
+        ]
+    );
+    assert!(config.multimodal("llava:13b"));
+    assert!(!config.multimodal("claude-haiku-text-only"));
+    // Without an entry: the guess by name.
+    assert!(config.multimodal("claude-sonnet-4-5"));
+    assert!(!config.multimodal("qwen2.5-coder"));
+    Ok(())
+}
+
+#[test]
+fn bad_models_entries_name_their_key() -> Result<(), ConfigError> {
+    let cases = [
+        (
+            "[[models]]\nmultimodal = true\n",
+            "`models[1].name`",
+            "is missing",
+        ),
+        ("[[models]]\nname = \" \"\n", "`models[1].name`", "is empty"),
+        (
+            "[[models]]\nname = \"m\"\n[[models]]\nname = \"m\"\n",
+            "`models[2].name`",
+            "a second time",
+        ),
+    ];
+    for (text, key, reason) in cases {
+        let message = resolve(with_file(text)?)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains(key), "{text:?} gave {message:?}");
+        assert!(message.contains(reason), "{text:?} gave {message:?}");
+        assert!(message.contains("/etc/codaris/config.toml"), "{message}");
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
+    Ok(())
+}
+
+#[test]
+fn a_models_entry_of_the_wrong_type_names_the_key_the_file_and_the_line() {
+    for (text, key) in [
+        (
+            "[[models]]\nname = \"m\"\nmultimodal = \"yes\"\n",
+            "models.multimodal",
+        ),
+        ("[[models]]\nname = \"m\"\nvision = true\n", "vision"),
+        ("models = \"m\"\n", "models"),
+    ] {
+        let message = with_file(text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(message.contains(key), "{text:?} gave {message:?}");
+        assert!(message.contains("/etc/codaris/config.toml"), "{message}");
+        if key != "models" {
+            assert!(message.contains("line 3"), "{text:?} gave {message:?}");
+        }
+        assert_eq!(message.lines().count(), 1, "{message}");
+    }
 }

@@ -39,7 +39,11 @@ impl InProcess {
 
     /// Starts a daemon that read `toml` as its configuration file.
     pub async fn start_with_toml(toml: &str) -> Self {
-        let temp = tempfile::tempdir().unwrap();
+        Self::start_with_toml_in(tempfile::tempdir().unwrap(), toml).await
+    }
+
+    /// Starts a daemon in `temp` that read `toml` as its configuration file.
+    pub async fn start_with_toml_in(temp: tempfile::TempDir, toml: &str) -> Self {
         let path = temp.path().join("config.toml");
         let parsed = config::parse_file(&path, toml).unwrap();
         Self::start_full(temp, None, &[], Some((path, parsed))).await
@@ -106,4 +110,82 @@ impl InProcess {
         self.server.await.unwrap().unwrap();
         self.temp
     }
+}
+
+/// The request bodies a fake model server received, in order.
+pub type Bodies = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
+/// A fake model server on loopback: answers the n-th request with the n-th streamed body of
+/// `replies` (the last one again once they run out), and keeps the request bodies. Returns
+/// `http://127.0.0.1:<port>`.
+pub async fn fake_model(replies: Vec<String>) -> (String, Bodies) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let bodies = Bodies::default();
+    let seen = bodies.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = Vec::new();
+            let mut buffer = [0u8; 8192];
+            // Read the headers, then the body its content-length announces.
+            loop {
+                let n = socket.read(&mut buffer).await.unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                request.extend_from_slice(&buffer[..n]);
+                let text = String::from_utf8_lossy(&request).into_owned();
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    if body.len() >= length {
+                        seen.lock().unwrap().push(body.to_owned());
+                        break;
+                    }
+                }
+            }
+            let answered = seen.lock().unwrap().len();
+            let body = replies
+                .get(answered.saturating_sub(1))
+                .or(replies.last())
+                .cloned()
+                .unwrap_or_default();
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+        }
+    });
+    (base, bodies)
+}
+
+/// One streamed OpenAI Chat Completions answer of `chunks` (each a `chat.completion.chunk`).
+pub fn openai_stream(chunks: &[serde_json::Value]) -> String {
+    let mut body: String = chunks
+        .iter()
+        .map(|chunk| format!("data: {chunk}\n\n"))
+        .collect();
+    body.push_str("data: [DONE]\n\n");
+    body
+}
+
+/// One streamed Anthropic Messages answer of `events` (each an object with its `type`).
+pub fn anthropic_stream(events: &[serde_json::Value]) -> String {
+    events
+        .iter()
+        .map(|event| {
+            format!(
+                "event: {}\ndata: {event}\n\n",
+                event["type"].as_str().unwrap()
+            )
+        })
+        .collect()
 }

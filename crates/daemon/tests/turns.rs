@@ -26,9 +26,9 @@ async fn session_with_script(daemon: &InProcess, sessions: &mut Sessions) -> Str
         .id
 }
 
-type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
+pub(crate) type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
 
-async fn start_turn(
+pub(crate) async fn start_turn(
     sessions: &mut Sessions,
     id: &str,
     text: &str,
@@ -45,17 +45,17 @@ async fn start_turn(
 
 /// What the rest of a turn reported.
 #[derive(Debug, Default)]
-struct Rest {
-    outputs: Vec<String>,
+pub(crate) struct Rest {
+    pub(crate) outputs: Vec<String>,
     /// The sentences of the cards shown.
-    cards: Vec<String>,
-    text: String,
-    usage: String,
-    reason: String,
+    pub(crate) cards: Vec<String>,
+    pub(crate) text: String,
+    pub(crate) usage: String,
+    pub(crate) reason: String,
 }
 
 /// Reads a turn's stream to its end.
-async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Rest {
+pub(crate) async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Rest {
     let mut rest = Rest::default();
     while let Some(event) = stream.message().await.unwrap() {
         match event.event {
@@ -167,57 +167,14 @@ async fn cancelling_ends_the_turn_and_lapses_its_card() {
 
 /// A fake OpenAI-compatible server on loopback: answers every request with one streamed text
 /// reply, and keeps the request bodies.
-async fn fake_openai() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = bodies.clone();
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            let mut request = Vec::new();
-            let mut buffer = [0u8; 8192];
-            // Read the headers, then the body its content-length announces.
-            loop {
-                let n = socket.read(&mut buffer).await.unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                request.extend_from_slice(&buffer[..n]);
-                let text = String::from_utf8_lossy(&request).into_owned();
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let length = head
-                        .lines()
-                        .find_map(|l| {
-                            l.to_ascii_lowercase()
-                                .strip_prefix("content-length:")
-                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-                        })
-                        .unwrap_or(0);
-                    if body.len() >= length {
-                        seen.lock().unwrap().push(body.to_owned());
-                        break;
-                    }
-                }
-            }
-            let events = [
-                r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello from the model."},"finish_reason":null}]}"#,
-                r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-                r#"{"id":"1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":40}}}"#,
-            ];
-            let mut body = String::new();
-            for event in events {
-                body.push_str(&format!("data: {event}\n\n"));
-            }
-            body.push_str("data: [DONE]\n\n");
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = socket.write_all(response.as_bytes()).await;
-        }
-    });
-    (base, bodies)
+async fn fake_openai() -> (String, crate::support::Bodies) {
+    let reply = crate::support::openai_stream(&[
+        serde_json::json!({"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"Hello from the model."},"finish_reason":null}]}),
+        serde_json::json!({"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}),
+        serde_json::json!({"id":"1","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":50,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":40}}}),
+    ]);
+    let (base, bodies) = crate::support::fake_model(vec![reply]).await;
+    (format!("{base}/v1"), bodies)
 }
 
 #[tokio::test]

@@ -179,9 +179,59 @@ impl ProviderConfig {
     }
 }
 
+/// The model name prefixes guessed to take pictures when the configuration does not say
+/// (`[[models]] multimodal`): Claude, and OpenAI's GPT-4o, GPT-4.1, GPT-5, o3 and o4 families.
+pub const MULTIMODAL_PREFIXES: &[&str] = &["claude-", "gpt-4o", "gpt-4.1", "gpt-5", "o3", "o4"];
+
+/// Whether a model takes pictures, guessed from its name alone: its last `/`-separated segment
+/// (so a router's `anthropic/claude-…` counts), case-insensitively, starts with one of
+/// [`MULTIMODAL_PREFIXES`]. Anything else, local models included, is guessed not to.
+pub fn multimodal_by_name(model: &str) -> bool {
+    let name = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    MULTIMODAL_PREFIXES
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_multimodal_guess_knows_claude_and_the_openai_vision_families() {
+        for model in [
+            "claude-sonnet-4-5",
+            "claude-3-5-haiku-latest",
+            "Claude-Opus-4-1",
+            "anthropic/claude-sonnet-4",
+            "gpt-4o",
+            "gpt-4o-mini",
+            "gpt-4.1-nano",
+            "gpt-5",
+            "gpt-5-mini",
+            "o3",
+            "o3-mini",
+            "o4-mini",
+        ] {
+            assert!(multimodal_by_name(model), "{model}");
+        }
+        for model in [
+            "",
+            "local-model",
+            "llama3.1:8b",
+            "qwen2.5-coder",
+            "gpt-4",
+            "gpt-3.5-turbo",
+            "o1-mini",
+            "my-claude-finetune",
+        ] {
+            assert!(!multimodal_by_name(model), "{model}");
+        }
+    }
 
     #[test]
     fn endpoints_follow_each_sdks_base_url_convention() {

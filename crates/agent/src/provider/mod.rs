@@ -27,11 +27,14 @@ use std::pin::Pin;
 use futures_util::Stream;
 
 pub use anthropic::AnthropicProvider;
-pub use config::{ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts};
+pub use config::{
+    MULTIMODAL_PREFIXES, ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts,
+    multimodal_by_name,
+};
 pub use error::{ProviderError, TimeoutPhase};
 pub use openai::OpenAiProvider;
 pub use types::{
-    CacheHints, InvalidToolCall, Message, ModelRequest, StopReason, StreamEvent, ToolCall,
+    CacheHints, InvalidToolCall, Message, ModelRequest, Picture, StopReason, StreamEvent, ToolCall,
     ToolResult, ToolSpec, ToolTier,
 };
 

@@ -71,6 +71,42 @@ pub struct ToolResult {
     /// the caller appends the bound tools as [`ToolTier::Added`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub binds: Vec<String>,
+    /// Pictures the call returned (a `read_file` of a PNG), shown to the model after
+    /// [`ToolResult::content`]. The daemon fills this only for a multimodal model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pictures: Vec<Picture>,
+}
+
+/// A picture for a multimodal model, as both wire formats carry it: a media type and the bytes
+/// in standard padded base64. The base64 never reaches the text the model reads.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Picture {
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data_base64: String,
+}
+
+impl Picture {
+    /// A picture of `bytes`, encoded once here.
+    pub fn from_bytes(media_type: impl Into<String>, bytes: &[u8]) -> Self {
+        use base64::Engine as _;
+        Self {
+            media_type: media_type.into(),
+            data_base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+        }
+    }
+}
+
+impl std::fmt::Debug for Picture {
+    /// The media type and the encoded length: a log line or a failed assertion never prints
+    /// megabytes of base64.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Picture")
+            .field("media_type", &self.media_type)
+            .field("data_base64_len", &self.data_base64.len())
+            .finish()
+    }
 }
 
 /// Where a tool sits on the surface; decides its place in the cache order and on the wire.

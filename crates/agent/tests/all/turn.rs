@@ -3,8 +3,9 @@
 use std::sync::Mutex;
 
 use codaris_agent::{
-    CallRequest, Conversation, EndReason, HostFuture, ScriptedProvider, ToolRun, ToolSpec,
-    ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
+    CallRequest, Conversation, EndReason, HostFuture, Message, Picture, ScriptedProvider,
+    ToolResult, ToolRun, ToolSpec, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script,
+    run_turn,
 };
 use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};
 use pretty_assertions::assert_eq;
@@ -13,7 +14,7 @@ use serde_json::json;
 use super::common::registry;
 
 /// Decides with the real policy and no grants; "runs" a call by describing it; a search binds
-/// `lint_pipeline`.
+/// `lint_pipeline`; a `.png` path comes back as a picture.
 #[derive(Default)]
 struct Host {
     events: Mutex<Vec<TurnEvent>>,
@@ -50,6 +51,16 @@ impl TurnHost for Host {
                 output: "Matches for \"lint\":\n- lint_pipeline [core] — lint\nBound for your next step: lint_pipeline".to_owned(),
                 is_error: false,
                 bound: vec!["lint_pipeline".to_owned()],
+                pictures: Vec::new(),
+            }
+        } else if call.args["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with(".png"))
+        {
+            ToolRun {
+                output: "`plot.png`: image/png, 1x1".to_owned(),
+                pictures: vec![Picture::from_bytes("image/png", b"\x89PNG")],
+                ..ToolRun::default()
             }
         } else {
             ToolRun {
@@ -338,4 +349,49 @@ async fn notes_ride_with_the_next_message_but_do_not_count_as_typed() {
     assert!(decided.is_empty());
     let bindings = bindings(&host);
     assert_eq!(bindings, vec![(0, 0, vec![])], "nothing forced by the note");
+}
+
+#[tokio::test]
+async fn the_pictures_a_run_returns_ride_in_its_tool_result() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "read_file", "args": {"path": "/w/proj/plot.png"}}]},
+        {"text": "a plot"}
+    ]}]}"#;
+    let provider = ScriptedProvider::new(parse_script(script).unwrap());
+    let host = Host::default();
+    let mut conversation = Conversation::default();
+    let reason = run_turn(
+        &mut conversation,
+        "show me",
+        &task(),
+        &registry(),
+        &provider,
+        &host,
+        &config(),
+    )
+    .await;
+    assert_eq!(reason, EndReason::EndTurn);
+    let results: Vec<&ToolResult> = conversation
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            Message::ToolResult(result) => Some(result),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].content, "`plot.png`: image/png, 1x1");
+    assert_eq!(
+        results[0].pictures,
+        vec![Picture {
+            media_type: "image/png".to_owned(),
+            data_base64: "iVBORw==".to_owned(),
+        }]
+    );
+    // The text the client sees carries no base64.
+    let events = host.events.lock().unwrap();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TurnEvent::ToolResult { output, .. } if output == "`plot.png`: image/png, 1x1"
+    )));
 }

@@ -198,8 +198,8 @@ impl DaemonHost {
             .search(query, kind, codaris_index::DEFAULT_LIMIT);
         ToolRun {
             output: render(&outcome),
-            is_error: false,
             bound: outcome.bindable().into_iter().map(str::to_owned).collect(),
+            ..ToolRun::default()
         }
     }
 
@@ -285,6 +285,7 @@ impl TurnHost for DaemonHost {
                         &self.take_granted(&call.id),
                         other,
                         &call.args,
+                        &self.live.pictures,
                     )
                     .await
                 {
@@ -375,6 +376,6 @@ fn error_run(output: impl Into<String>) -> ToolRun {
     ToolRun {
         output: output.into(),
         is_error: true,
-        bound: Vec::new(),
+        ..ToolRun::default()
     }
 }

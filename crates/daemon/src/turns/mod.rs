@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, watch};
 pub use cards::{Cards, Delivery};
 use host::DaemonHost;
 
-use crate::builtins::Builtins;
+use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
 use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
@@ -45,6 +45,8 @@ pub struct Live {
     /// Held by the running turn, so a session runs one turn at a time.
     conversation: Arc<tokio::sync::Mutex<Conversation>>,
     provider: Box<dyn ModelProvider>,
+    /// Whether the session's model is shown the pictures tools return.
+    pictures: Pictures,
     cards: Cards,
     cancel: watch::Sender<u64>,
 }
@@ -224,6 +226,7 @@ impl Turns {
             notes: Mutex::new(Vec::new()),
             conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
             provider: provider_for(record, &self.config)?,
+            pictures: pictures_for(record, &self.config),
             cards: Cards::default(),
             cancel: watch::channel(0).0,
         });
@@ -262,6 +265,19 @@ impl Turns {
         Dispatcher::new(self.ledger.clone())
             .with_http_allowlist(&self.config.http_allowlist)
             .with_command_allowlist(&self.config.command_allowlist)
+    }
+}
+
+/// Whether the session's model takes pictures: the scripted provider does (it ignores them),
+/// an API model as its `[[models]]` entry says or as its name suggests.
+fn pictures_for(record: &SessionRecord, config: &Config) -> Pictures {
+    let model = record.model.as_deref().unwrap_or_default();
+    if record.provider == "scripted" || config.multimodal(model) {
+        Pictures::Shown
+    } else {
+        Pictures::Refused {
+            model: model.to_owned(),
+        }
     }
 }
 

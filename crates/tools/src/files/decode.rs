@@ -151,7 +151,7 @@ fn skip_sub_blocks(bytes: &[u8], mut at: usize) -> Option<usize> {
 }
 
 /// A size for people: `12.3 KB`.
-pub(crate) fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: u64) -> String {
     #[expect(clippy::cast_precision_loss, reason = "a rounded size for display")]
     let b = bytes as f64;
     match bytes {

@@ -22,6 +22,7 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
+pub use decode::human_size;
 pub use edit::{Edit, WriteFile};
 pub use keep::KeepResult;
 pub use list::PrintTree;

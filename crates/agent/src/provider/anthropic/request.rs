@@ -114,6 +114,16 @@ enum ResultContent<'a> {
 enum ResultPart<'a> {
     Text { text: &'a str },
     ToolReference { tool_name: &'a str },
+    Image { source: ImageSource<'a> },
+}
+
+/// A picture inline in a tool result.
+#[derive(Debug, Serialize)]
+struct ImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: &'a str,
 }
 
 /// Whether any tool is deferred (the request then needs the tool-search beta header).
@@ -199,11 +209,19 @@ fn messages(request: &ModelRequest) -> Vec<WireMessage<'_>> {
                     .filter(|name| deferred.contains(name.as_str()))
                     .map(|name| ResultPart::ToolReference { tool_name: name })
                     .collect();
-                let content = if references.is_empty() {
+                // A plain result stays a plain string, the bytes every earlier request sent.
+                let content = if references.is_empty() && result.pictures.is_empty() {
                     ResultContent::Text(&result.content)
                 } else {
                     let mut parts: Vec<ResultPart<'_>> = text_part(&result.content).collect();
                     parts.extend(references);
+                    parts.extend(result.pictures.iter().map(|picture| ResultPart::Image {
+                        source: ImageSource {
+                            kind: "base64",
+                            media_type: &picture.media_type,
+                            data: &picture.data_base64,
+                        },
+                    }));
                     ResultContent::Blocks(parts)
                 };
                 let block = Block::ToolResult {
@@ -255,7 +273,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::provider::types::{CacheHints, ToolCall, ToolResult};
+    use crate::provider::types::{CacheHints, Picture, ToolCall, ToolResult};
 
     fn wire(request: &ModelRequest) -> Value {
         serde_json::to_value(body("m", request)).unwrap()
@@ -282,6 +300,7 @@ mod tests {
                     content: "arguments must be an object".into(),
                     is_error: true,
                     binds: vec!["grep".into()],
+                    pictures: Vec::new(),
                 }),
                 Message::user("then?"),
             ],
@@ -344,5 +363,68 @@ mod tests {
         assert_eq!(body.to_string().matches("cache_control").count(), 0);
         assert_eq!(body.get("system"), None);
         assert_eq!(body["max_tokens"], json!(7));
+    }
+
+    /// A read_file call and its result, with the given pictures.
+    fn picture_request(pictures: Vec<Picture>) -> ModelRequest {
+        ModelRequest {
+            system: String::new(),
+            messages: vec![
+                Message::user("look"),
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "t1".into(),
+                        name: "read_file".into(),
+                        arguments: json!({"path": "plot.png"}),
+                    }],
+                },
+                Message::ToolResult(ToolResult {
+                    call_id: "t1".into(),
+                    content: "`plot.png`: image/png, 1x1".into(),
+                    is_error: false,
+                    binds: Vec::new(),
+                    pictures,
+                }),
+            ],
+            tools: Vec::new(),
+            cache: CacheHints::default(),
+            max_tokens: None,
+        }
+    }
+
+    #[test]
+    fn a_result_with_pictures_sends_its_text_then_one_image_block_each() {
+        let request = picture_request(vec![
+            Picture::from_bytes("image/png", b"\x89PNG"),
+            Picture {
+                media_type: "image/jpeg".into(),
+                data_base64: "/9j/".into(),
+            },
+        ]);
+        assert_eq!(
+            wire(&request)["messages"][2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": [
+                    {"type": "text", "text": "`plot.png`: image/png, 1x1"},
+                    {"type": "image", "source":
+                        {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+                    {"type": "image", "source":
+                        {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}}
+                ]}
+            ]})
+        );
+    }
+
+    #[test]
+    fn a_result_without_pictures_keeps_its_plain_string_bytes() {
+        let body = serde_json::to_string(&body("m", &picture_request(Vec::new()))).unwrap();
+        assert!(
+            body.contains(
+                r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"`plot.png`: image/png, 1x1"}]}"#
+            ),
+            "{body}"
+        );
+        assert!(!body.contains(r#""type":"image""#), "{body}");
     }
 }

@@ -3,11 +3,16 @@
 //!
 //! Tools become functions in the request's order. Deferred tools are not sent (this API has no
 //! deferred loading): the caller appends a bound tool as an added tool, paying one cache write.
+//!
+//! A `tool` message carries text only, so pictures in tool results travel in one `user` message
+//! after the run of `tool` messages that answers an assistant message (the API wants those
+//! right after it): a text part naming the call each picture belongs to, then one `image_url`
+//! part with a `data:` URL per picture.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::provider::types::{Message, ModelRequest, ToolTier};
+use crate::provider::types::{Message, ModelRequest, ToolCall, ToolResult, ToolTier};
 
 #[derive(Debug, Serialize)]
 pub(crate) struct Body<'a> {
@@ -47,7 +52,7 @@ enum WireMessage<'a> {
         content: &'a str,
     },
     User {
-        content: &'a str,
+        content: UserContent<'a>,
     },
     Assistant {
         /// `null` when the model only called tools.
@@ -59,6 +64,27 @@ enum WireMessage<'a> {
         tool_call_id: &'a str,
         content: &'a str,
     },
+}
+
+/// A person's text as a plain string; pictures as parts.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum UserContent<'a> {
+    Text(&'a str),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part {
+    Text { text: String },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Debug, Serialize)]
+struct ImageUrl {
+    /// `data:<media type>;base64,<data>`.
+    url: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -84,7 +110,7 @@ pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
             content: &request.system,
         });
     }
-    messages.extend(request.messages.iter().map(message));
+    conversation(&request.messages, &mut messages);
     let tools = request
         .tools
         .iter()
@@ -110,9 +136,75 @@ pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
     }
 }
 
+/// The conversation, with the pictures of each run of tool results in one `user` message after
+/// that run.
+fn conversation<'a>(messages: &'a [Message], wire: &mut Vec<WireMessage<'a>>) {
+    let mut calls: &[ToolCall] = &[];
+    let mut with_pictures: Vec<&ToolResult> = Vec::new();
+    for item in messages {
+        if let Message::ToolResult(result) = item {
+            if !result.pictures.is_empty() {
+                with_pictures.push(result);
+            }
+        } else {
+            // The run of tool results ended: its pictures go before whatever comes next.
+            wire.extend(pictures(&with_pictures, calls));
+            with_pictures.clear();
+        }
+        if let Message::Assistant { tool_calls, .. } = item {
+            calls = tool_calls;
+        }
+        wire.push(message(item));
+    }
+    wire.extend(pictures(&with_pictures, calls));
+}
+
+/// The `user` message showing the pictures of `results`, which answer `calls`; none without
+/// pictures.
+fn pictures(results: &[&ToolResult], calls: &[ToolCall]) -> Option<WireMessage<'static>> {
+    if results.is_empty() {
+        return None;
+    }
+    let sources: Vec<String> = results
+        .iter()
+        .map(|result| {
+            let count = result.pictures.len();
+            let noun = if count == 1 { "picture" } else { "pictures" };
+            match calls.iter().find(|call| call.id == result.call_id) {
+                Some(call) => format!(
+                    "{count} {noun} from tool call `{}` ({})",
+                    result.call_id, call.name
+                ),
+                None => format!("{count} {noun} from tool call `{}`", result.call_id),
+            }
+        })
+        .collect();
+    let mut parts = vec![Part::Text {
+        text: format!(
+            "The tool results above returned pictures; here they are, in order: {}.",
+            sources.join(", ")
+        ),
+    }];
+    parts.extend(
+        results
+            .iter()
+            .flat_map(|result| &result.pictures)
+            .map(|picture| Part::ImageUrl {
+                image_url: ImageUrl {
+                    url: format!("data:{};base64,{}", picture.media_type, picture.data_base64),
+                },
+            }),
+    );
+    Some(WireMessage::User {
+        content: UserContent::Parts(parts),
+    })
+}
+
 fn message(message: &Message) -> WireMessage<'_> {
     match message {
-        Message::User { text } => WireMessage::User { content: text },
+        Message::User { text } => WireMessage::User {
+            content: UserContent::Text(text),
+        },
         Message::Assistant { text, tool_calls } => WireMessage::Assistant {
             content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
             tool_calls: tool_calls
@@ -131,5 +223,129 @@ fn message(message: &Message) -> WireMessage<'_> {
             tool_call_id: &result.call_id,
             content: &result.content,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
+
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+    use crate::provider::types::{CacheHints, Picture};
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: json!({"path": format!("{id}.png")}),
+        }
+    }
+
+    fn result(id: &str, pictures: Vec<Picture>) -> Message {
+        Message::ToolResult(ToolResult {
+            call_id: id.into(),
+            content: format!("`{id}.png`: image/png, 1x1"),
+            is_error: false,
+            binds: Vec::new(),
+            pictures,
+        })
+    }
+
+    /// Two read_file calls and the person's next words; the first call's result holds
+    /// `pictures`.
+    fn messages(pictures: Vec<Picture>) -> serde_json::Value {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![
+                Message::user("look"),
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call("a"), call("b")],
+                },
+                result("a", pictures),
+                result("b", Vec::new()),
+                Message::user("and?"),
+            ],
+            tools: Vec::new(),
+            cache: CacheHints::default(),
+            max_tokens: None,
+        };
+        serde_json::to_value(body("m", &request)).unwrap()["messages"].clone()
+    }
+
+    fn prefix() -> Vec<serde_json::Value> {
+        let wire_call = |id: &str| {
+            json!({"id": id, "type": "function", "function": {
+                "name": "read_file", "arguments": format!("{{\"path\":\"{id}.png\"}}")}})
+        };
+        vec![
+            json!({"role": "user", "content": "look"}),
+            json!({"role": "assistant", "content": null,
+                   "tool_calls": [wire_call("a"), wire_call("b")]}),
+            json!({"role": "tool", "tool_call_id": "a", "content": "`a.png`: image/png, 1x1"}),
+            json!({"role": "tool", "tool_call_id": "b", "content": "`b.png`: image/png, 1x1"}),
+        ]
+    }
+
+    #[test]
+    fn pictures_follow_the_whole_run_of_tool_messages_in_one_user_message() {
+        let mut expected = prefix();
+        expected.push(json!({"role": "user", "content": [
+            {"type": "text", "text": "The tool results above returned pictures; here they are, in order: 2 pictures from tool call `a` (read_file)."},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            {"type": "image_url", "image_url": {"url": "data:image/webp;base64,UklGRg=="}}
+        ]}));
+        expected.push(json!({"role": "user", "content": "and?"}));
+        assert_eq!(
+            messages(vec![
+                Picture::from_bytes("image/png", b"\x89PNG"),
+                Picture::from_bytes("image/webp", b"RIFF"),
+            ]),
+            json!(expected)
+        );
+    }
+
+    #[test]
+    fn pictures_of_the_last_run_close_the_conversation() {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![call("a"), call("b")],
+                },
+                result("a", vec![Picture::from_bytes("image/png", b"\x89PNG")]),
+                result("b", vec![Picture::from_bytes("image/gif", b"GIF8")]),
+            ],
+            tools: Vec::new(),
+            cache: CacheHints::default(),
+            max_tokens: None,
+        };
+        let wire = serde_json::to_value(body("m", &request)).unwrap();
+        let roles: Vec<&str> = wire["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        assert_eq!(roles, ["assistant", "tool", "tool", "user"]);
+        assert_eq!(
+            wire["messages"][3]["content"][0]["text"],
+            "The tool results above returned pictures; here they are, in order: 1 picture from tool call `a` (read_file), 1 picture from tool call `b` (read_file)."
+        );
+        assert_eq!(
+            wire["messages"][3]["content"][2]["image_url"]["url"],
+            "data:image/gif;base64,R0lGOA=="
+        );
+    }
+
+    #[test]
+    fn without_pictures_the_messages_are_unchanged() {
+        let mut expected = prefix();
+        expected.push(json!({"role": "user", "content": "and?"}));
+        assert_eq!(messages(Vec::new()), json!(expected));
     }
 }

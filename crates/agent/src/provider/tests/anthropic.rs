@@ -149,6 +149,7 @@ async fn a_turn_with_a_tool_call_and_a_final_answer() {
         content: "# Codaris".into(),
         is_error: false,
         binds: Vec::new(),
+        pictures: Vec::new(),
     }));
     let (events, error) = drain(provider.stream(&turn)).await;
     assert!(error.is_none(), "{error:?}");
@@ -327,6 +328,7 @@ async fn tool_search_keeps_the_tools_array_byte_identical_and_answers_with_refer
         is_error: false,
         // `read_file` is not deferred and `nowhere` is not in the request: no reference for them.
         binds: vec!["lint_nextflow".into(), "read_file".into(), "nowhere".into()],
+        pictures: Vec::new(),
     }));
     let (events, error) = drain(provider.stream(&turn)).await;
     assert!(error.is_none(), "{error:?}");

@@ -133,6 +133,7 @@ async fn a_turn_with_tool_calls_and_a_final_answer() {
             content: content.into(),
             is_error: false,
             binds: vec!["ignored_here".into()],
+            pictures: Vec::new(),
         }));
     }
     let (events, error) = drain(provider.stream(&turn)).await;
