@@ -154,7 +154,7 @@ impl Builtins {
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
             cwd: resolve(&task.cwd),
-            fence: Fence::new(roots),
+            fence: Fence::new(roots).with_secret(task.secret.iter().map(resolve)),
             workspace,
         };
         Some(match tool.call(&ctx, args).await {

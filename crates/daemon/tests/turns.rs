@@ -459,3 +459,43 @@ async fn a_card_without_programs_refuses_a_program_wide_answer() {
     rest_of_turn(&mut stream).await;
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn the_api_token_is_out_of_every_tools_reach() {
+    // The token exists while the daemon listens on TCP.
+    let daemon = InProcess::start_with_toml("[daemon]\nlisten = \"127.0.0.1:0\"\n").await;
+    let state = daemon.temp.path().join("state");
+    let token = std::fs::read_to_string(state.join("token")).unwrap();
+    assert!(!token.trim().is_empty());
+    let call = |tool: &str, args: serde_json::Value| serde_json::json!({"tool_calls": [{"name": tool, "args": args}]});
+    let script = serde_json::json!({"turns": [{"rounds": [
+        call("read_file", serde_json::json!({"path": state.join("token")})),
+        call("grep", serde_json::json!({"pattern": ".", "path": state})),
+        call("write", serde_json::json!({"path": state.join("token"), "content": "mine"})),
+        {"text": "done"}
+    ]}]});
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: path.display().to_string(),
+            permission_mode: v1::PermissionMode::Bypass.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = start_turn(&mut sessions, &id, "look around").await;
+    let rest = rest_of_turn(&mut stream).await;
+    assert_eq!(rest.outputs.len(), 3, "{rest:?}");
+    assert!(rest.outputs[0].contains("credentials"), "{rest:?}");
+    assert!(rest.outputs[2].contains("credentials"), "{rest:?}");
+    for output in &rest.outputs {
+        assert!(!output.contains(token.trim()), "the token leaked: {output}");
+    }
+    assert_eq!(std::fs::read_to_string(state.join("token")).unwrap(), token);
+    daemon.stop().await;
+}

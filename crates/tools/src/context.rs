@@ -2,21 +2,42 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// The allowed roots and the session workspace, as absolute paths with symlinks resolved.
+/// The allowed roots and the session workspace, as absolute paths with symlinks resolved, and
+/// the secrets inside them that no tool opens (Codaris's API token, its configuration file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fence {
     roots: Vec<PathBuf>,
+    secret: Vec<PathBuf>,
 }
 
 impl Fence {
     pub fn new(roots: impl IntoIterator<Item = PathBuf>) -> Self {
         Self {
             roots: roots.into_iter().collect(),
+            secret: Vec::new(),
         }
+    }
+
+    /// Paths no tool opens and no search walks into, whatever the policy decided: the policy
+    /// refuses them by name, and this keeps a directory-wide `grep` from reading them too.
+    #[must_use]
+    pub fn with_secret(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.secret = paths.into_iter().filter_map(|p| normalize(&p)).collect();
+        self
     }
 
     pub fn roots(&self) -> &[PathBuf] {
         &self.roots
+    }
+
+    pub fn secret(&self) -> &[PathBuf] {
+        &self.secret
+    }
+
+    /// True when `path` is a secret or lies beneath one, compared component by component and
+    /// without regard to ASCII case (as the policy compares it).
+    pub fn is_secret(&self, path: &Path) -> bool {
+        normalize(path).is_some_and(|path| is_within_any(&path, &self.secret))
     }
 
     /// The root `path` lies under (component by component: `/w/proj-evil` is not under
@@ -33,6 +54,20 @@ impl Fence {
             })
             .max_by_key(|(root, _)| root.components().count())
     }
+}
+
+/// True when `path` equals or lies beneath one of `roots`, ignoring ASCII case.
+pub(crate) fn is_within_any(path: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|root| {
+        let mut ours = path.components();
+        root.components().all(|r| {
+            ours.next().is_some_and(|p| {
+                p.as_os_str()
+                    .as_encoded_bytes()
+                    .eq_ignore_ascii_case(r.as_os_str().as_encoded_bytes())
+            })
+        })
+    })
 }
 
 /// Lexical normalisation of an absolute path; `None` for a relative one or one that climbs

@@ -237,8 +237,11 @@ impl Turns {
     /// The task state every call of this session is decided in.
     fn task(&self, record: &SessionRecord) -> Task {
         let display = |p: &PathBuf| p.display().to_string();
-        let mut protected = vec![display(&self.config.state_dir.join("ledger"))];
-        protected.extend(self.config.config_file.as_ref().map(display));
+        let protected = vec![display(&self.config.state_dir.join("ledger"))];
+        // The token opens the API to whoever holds it, and the file can hold provider keys.
+        let layout = codaris_paths::StateLayout::new(&self.config.state_dir);
+        let mut secret = vec![display(&layout.token())];
+        secret.extend(self.config.config_file.as_ref().map(display));
         Task {
             activity: match record.activity.as_str() {
                 "plan" => Activity::Plan,
@@ -257,6 +260,7 @@ impl Turns {
             allowed_roots: self.config.allowed_dirs.iter().map(display).collect(),
             workspace: Some(display(&record.workspace)),
             protected,
+            secret,
             ..Task::default()
         }
     }

@@ -42,6 +42,11 @@ impl Beneath {
             return Err(ToolError::model(format!("{tool}: the path is empty")));
         }
         let joined = ctx.absolute(path);
+        if ctx.fence.is_secret(&joined) {
+            return Err(ToolError::model(format!(
+                "{tool}: `{path}` holds Codaris's credentials, which no tool may read or change"
+            )));
+        }
         let Some((root, rel)) = ctx.fence.locate(&joined) else {
             return Err(ToolError::model(format!(
                 "{tool}: `{path}` is outside every allowed root; files can only be used beneath {}",

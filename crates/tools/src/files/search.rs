@@ -64,8 +64,20 @@ fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<Start, ToolError> {
 /// walker's default climbs to `/`), not the user's global one. The `.gitignore` files between
 /// the root and `start` are added by hand, each matched relative to its own directory as git
 /// does, so searching a subdirectory still honours the project's ignores.
-fn walker(root: &Path, start: &Start) -> WalkBuilder {
+fn walker(ctx: &ToolContext, root: &Path, start: &Start) -> WalkBuilder {
     let mut walker = WalkBuilder::new(&start.walk);
+    if !ctx.fence.secret().is_empty() {
+        // Entries are named through the start's descriptor; compare their real paths.
+        let (walk, real, secret) = (
+            start.walk.clone(),
+            start.real.clone(),
+            ctx.fence.secret().to_vec(),
+        );
+        walker.filter_entry(move |entry| {
+            let rel = entry.path().strip_prefix(&walk).unwrap_or(entry.path());
+            !crate::context::is_within_any(&real.join(rel), &secret)
+        });
+    }
     // .gitignore counts even outside a git repository: the model expects it to.
     walker
         .require_git(false)
@@ -130,7 +142,11 @@ fn glob(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let hidden = pattern
         .split('/')
         .any(|part| part.starts_with('.') && part != "." && part != "..");
-    for entry in walker(&at.root, &start).hidden(!hidden).build().flatten() {
+    for entry in walker(ctx, &at.root, &start)
+        .hidden(!hidden)
+        .build()
+        .flatten()
+    {
         if entry.file_type().is_none_or(|t| t.is_dir()) {
             continue;
         }
@@ -218,7 +234,7 @@ fn grep(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         .build(pattern)
         .map_err(|e| ToolError::model(format!("{TOOL}: bad regular expression: {e}")))?;
     let start = walk_start(ctx, &at)?;
-    let mut walker = walker(&at.root, &start);
+    let mut walker = walker(ctx, &at.root, &start);
     if let Some(glob) = opt_str(TOOL, args, "glob")? {
         let overrides = OverrideBuilder::new(&start.walk)
             .add(glob)

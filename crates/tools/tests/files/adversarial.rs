@@ -277,3 +277,49 @@ async fn a_symlink_swapped_in_and_out() {
     );
     assert_eq!(env.outside_state(), before);
 }
+
+#[tokio::test]
+async fn secrets_inside_the_root_are_never_opened_or_searched() {
+    let mut env = env();
+    let token = env.write("state/token", "secret x\n");
+    env.write("state/notes.txt", "plain\n");
+    env.ctx.fence = env.ctx.fence.clone().with_secret([token.clone()]);
+    for path in [
+        "state/token",
+        "state/TOKEN",
+        "state/./token",
+        "state/sub/../token",
+    ] {
+        let err = call(&files::ReadFile, &env, json!({"path": path}))
+            .await
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("credentials"), "{path}: {err}");
+    }
+    // A search over the directory holding the secret walks past it.
+    for (tool, args) in [
+        (
+            &files::Grep as &dyn Tool,
+            json!({"pattern": "x", "path": "state"}),
+        ),
+        (&files::Grep, json!({"pattern": "x"})),
+        (&files::Glob, json!({"pattern": "**/*"})),
+    ] {
+        let out = text(&call(tool, &env, args.clone()).await.unwrap());
+        assert!(!out.contains("secret x"), "{} {args}: {out}", tool.name());
+        assert!(!out.contains("token"), "{} {args}: {out}", tool.name());
+    }
+    let plain = text(
+        &call(
+            &files::Grep,
+            &env,
+            json!({"pattern": "plain", "path": "state"}),
+        )
+        .await
+        .unwrap(),
+    );
+    assert!(plain.contains("notes.txt"), "{plain}");
+    try_all_mutations(&env, "state/token").await;
+    assert_eq!(fs::read_to_string(&token).unwrap(), "secret x\n");
+}
