@@ -51,19 +51,28 @@ impl Builtins {
         self
     }
 
-    /// The file, shell and web tools; `websearch` asks Brave then Bing, the catalogue's default.
-    /// Commands may also write to `sandbox_writable` under Landlock.
-    pub fn new(sandbox_writable: Vec<PathBuf>) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
+    /// The file, shell and web tools. Commands may also write to `sandbox_writable` under
+    /// Landlock; `websearch` asks `engines` in order (Brave then Bing when empty, the
+    /// catalogue's default).
+    pub fn new(
+        sandbox_writable: Vec<PathBuf>,
+        engines: Vec<codaris_tools::Engine>,
+    ) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig::default());
         let pools = pools.with_extra_writable(sandbox_writable);
+        let engines = if engines.is_empty() {
+            vec![
+                codaris_tools::Engine::brave(),
+                codaris_tools::Engine::bing(),
+            ]
+        } else {
+            engines
+        };
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));
         tools.extend(codaris_tools::shell::tools(&pools));
-        tools.extend(codaris_tools::web_tools(vec![
-            codaris_tools::Engine::brave(),
-            codaris_tools::Engine::bing(),
-        ]));
+        tools.extend(codaris_tools::web_tools(engines));
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)

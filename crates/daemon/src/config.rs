@@ -52,6 +52,9 @@ pub struct ToolsToml {
     /// Directories outside the allowed roots that commands may write to under Landlock
     /// (a tool's cache such as `~/.cargo`), as absolute paths.
     pub sandbox_writable: Option<Vec<PathBuf>>,
+    /// The engines `websearch` asks, in order: `brave`, `bing`, `duckduckgo`,
+    /// `searxng:<base URL>`.
+    pub websearch_engines: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -159,6 +162,8 @@ pub struct Config {
     pub command_allowlist: Vec<String>,
     /// `tools.sandbox_writable`: more directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
+    /// `tools.websearch_engines`: the engines `websearch` asks, each a valid engine name.
+    pub websearch_engines: Vec<String>,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -302,6 +307,24 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some(dirs) => absolute_dirs(&origin("tools.sandbox_writable"), dirs.into_iter())?,
         None => Vec::new(),
     };
+    let websearch_engines = match tools.websearch_engines.clone() {
+        Some(engines) if engines.is_empty() => {
+            return Err(ConfigError::Invalid {
+                key: origin("tools.websearch_engines"),
+                reason: "names no engine; leave it out for brave and bing".to_owned(),
+            });
+        }
+        Some(engines) => engines,
+        None => vec!["brave".to_owned(), "bing".to_owned()],
+    };
+    if let Some(bad) = websearch_engines.iter().find(|name| !known_engine(name)) {
+        return Err(ConfigError::Invalid {
+            key: origin("tools.websearch_engines"),
+            reason: format!(
+                "`{bad}` is not an engine: use brave, bing, duckduckgo or searxng:<http(s) URL>"
+            ),
+        });
+    }
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
         None => tools.lean_surface.unwrap_or(true),
@@ -384,6 +407,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         http_allowlist,
         command_allowlist,
         sandbox_writable,
+        websearch_engines,
         lean_surface,
         tool_search_api,
         provider,
@@ -537,6 +561,19 @@ fn absolute_dirs(
         }
     })
     .collect()
+}
+
+/// A name `codaris_tools::Engine::from_name` reads, a SearXNG one only with an http(s) base.
+fn known_engine(name: &str) -> bool {
+    match name.trim().strip_prefix("searxng:") {
+        Some(base) => {
+            let rest = base
+                .strip_prefix("http://")
+                .or_else(|| base.strip_prefix("https://"));
+            rest.is_some_and(|host| !host.is_empty())
+        }
+        None => codaris_tools::Engine::from_name(name).is_some(),
+    }
 }
 
 fn flag(key: &str, value: &str) -> Result<bool, ConfigError> {

@@ -46,6 +46,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             http_allowlist: Vec::new(),
             command_allowlist: Vec::new(),
             sandbox_writable: Vec::new(),
+            websearch_engines: vec!["brave".to_owned(), "bing".to_owned()],
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,
@@ -115,6 +116,18 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         (
             "[tools]\nsandbox_writable = [\".cargo\"]\n",
             "tools.sandbox_writable",
+        ),
+        (
+            "[tools]\nwebsearch_engines = [\"google\"]\n",
+            "tools.websearch_engines",
+        ),
+        (
+            "[tools]\nwebsearch_engines = [\"searxng:localhost:8888\"]\n",
+            "tools.websearch_engines",
+        ),
+        (
+            "[tools]\nwebsearch_engines = []\n",
+            "tools.websearch_engines",
         ),
     ];
     for (text, key) in cases {
@@ -210,6 +223,13 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     )?)?;
     assert_eq!(config.command_allowlist, ["cargo test", "git 'status'"]);
     assert_eq!(config.sandbox_writable, [PathBuf::from("/home/u/.cargo")]);
+    let config = resolve(with_file(
+        "[tools]\nwebsearch_engines = [\"searxng:http://127.0.0.1:8888/\", \"duckduckgo\"]\n",
+    )?)?;
+    assert_eq!(
+        config.websearch_engines,
+        ["searxng:http://127.0.0.1:8888/", "duckduckgo"]
+    );
     Ok(())
 }
 

@@ -71,7 +71,7 @@ async fn tools_indexed(channel: Channel) -> u32 {
 
 /// The built-in tools that run in this daemon, as the index lists them.
 fn core_names() -> Vec<String> {
-    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Vec::new())
+    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Vec::new(), Vec::new())
         .0
         .names()
         .map(str::to_owned)
@@ -291,6 +291,49 @@ async fn unknown_names_and_kinds_are_refused_with_a_sentence() {
     assert_eq!(
         refused.message(),
         "invalid argument `kind`: must be one of any, tool, core, mcp, skill or reference, not `tools`"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn websearch_asks_the_configured_searxng_instance() {
+    let hits = serde_json::json!({"results": [
+        {"url": "https://www.nextflow.io/docs/", "title": "Nextflow documentation",
+         "content": "The Nextflow reference for processes and channels."}
+    ]});
+    let (base, requests) = crate::support::fake_model(vec![hits.to_string()]).await;
+    let daemon = InProcess::start_with_toml(&format!(
+        "[tools]\nlean_surface = false\nwebsearch_engines = [\"searxng:{base}/\"]\n"
+    ))
+    .await;
+    let script = serde_json::json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "websearch", "args": {"query": "nextflow documentation"}}]},
+        {"text": "done"}
+    ]}]});
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: path.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = crate::turns::start_turn(&mut sessions, &id, "search").await;
+    let output = crate::turns::rest_of_turn(&mut stream)
+        .await
+        .outputs
+        .concat();
+    assert!(output.starts_with("Engines: searxng: 1 result"), "{output}");
+    assert!(output.contains("https://www.nextflow.io/docs/"), "{output}");
+    assert_eq!(
+        requests.lock().unwrap().len(),
+        1,
+        "only the configured engine was asked"
     );
     daemon.stop().await;
 }
