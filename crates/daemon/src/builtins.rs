@@ -11,7 +11,7 @@ use codaris_policy::Task;
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, ShellPools, TaskNotice};
 use codaris_tools::{
-    Content, Fence, OutputLimits, Tool, ToolContext, ToolError, ToolOutput, apply_limits,
+    Content, Fence, OutputLimits, Tool, ToolContext, ToolError, ToolOutput, limit_text,
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -49,6 +49,13 @@ impl Builtins {
     pub fn with_limits(mut self, limits: OutputLimits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// `run` with its text cut to the output limits: every result the model reads passes
+    /// here, errors and the loop's own tools included.
+    pub fn limit(&self, mut run: ToolRun) -> ToolRun {
+        run.output = limit_text(&run.output, self.limits);
+        run
     }
 
     /// The file, shell and web tools. Commands may also write to `sandbox_writable` under
@@ -167,7 +174,7 @@ impl Builtins {
             workspace,
         };
         Some(match tool.call(&ctx, args).await {
-            Ok(output) => run_of(name, args, apply_limits(output, self.limits), pictures),
+            Ok(output) => run_of(name, args, output, pictures),
             Err(ToolError::Model { message }) => ToolRun {
                 output: message,
                 is_error: true,

@@ -278,7 +278,7 @@ async fn tool_results_are_cut_to_the_configured_output_limits() {
     std::fs::write(
         &script,
         format!(
-            r#"{{"turns": [{{"rounds": [{{"tool_calls": [{{"name": "read_file", "args": {{"path": "{}"}}}}]}}, {{"text": "ok"}}]}}]}}"#,
+            r#"{{"turns": [{{"rounds": [{{"tool_calls": [{{"name": "read_file", "args": {{"path": "{}"}}}}]}}, {{"tool_calls": [{{"name": "grep", "args": {{"pattern": "(unclosed"}}}}]}}, {{"tool_calls": [{{"name": "search_tools", "args": {{"query": "read write files"}}}}]}}, {{"text": "ok"}}]}}]}}"#,
             file.display()
         ),
     )
@@ -295,9 +295,17 @@ async fn tool_results_are_cut_to_the_configured_output_limits() {
         .into_inner()
         .id;
     let mut stream = start_turn(&mut sessions, &id, "read it").await;
-    let output = rest_of_turn(&mut stream).await.outputs.concat();
+    let outputs = rest_of_turn(&mut stream).await.outputs;
+    let output = &outputs[0];
     assert_eq!(output.lines().count(), 4, "{output}");
     assert!(output.contains("[output cut: showing 3 of"), "{output}");
+    // An error and the loop's own search are cut the same way.
+    assert!(outputs[1].contains("bad regular expression"), "{outputs:?}");
+    assert!(outputs[1].lines().count() <= 4, "{outputs:?}");
+    assert!(
+        outputs[2].contains("[output cut: showing 3 of"),
+        "{outputs:?}"
+    );
     daemon.stop().await;
 }
 

@@ -21,6 +21,7 @@ pub use context::ToolContext;
 pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;
+pub use limits::limit_text;
 pub use planner::Planner;
 pub use tool::Content;
 pub use tool::Tool;

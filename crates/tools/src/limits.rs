@@ -25,14 +25,15 @@ pub fn apply_limits(output: ToolOutput, limits: OutputLimits) -> ToolOutput {
         .content
         .into_iter()
         .map(|content| match content {
-            Content::Text(text) => Content::Text(cut(&text, limits)),
+            Content::Text(text) => Content::Text(limit_text(&text, limits)),
             image => image,
         })
         .collect();
     ToolOutput { content }
 }
 
-fn cut(text: &str, limits: OutputLimits) -> String {
+/// One text cut to the limits, with the note; the text itself when it fits.
+pub fn limit_text(text: &str, limits: OutputLimits) -> String {
     let total_lines = text.lines().count();
     let mut end = text.len();
     if total_lines > limits.max_lines

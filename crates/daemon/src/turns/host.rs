@@ -273,7 +273,7 @@ impl TurnHost for DaemonHost {
 
     fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {
         Box::pin(async move {
-            match call.tool.as_str() {
+            let run = match call.tool.as_str() {
                 "search_tools" => self.search(&call.args).await,
                 "request_capability" => self.request_capability(call).await,
                 other => match self
@@ -292,7 +292,8 @@ impl TurnHost for DaemonHost {
                     Some(run) => run,
                     None => error_run(format!("`{other}` is not available in this codarisd")),
                 },
-            }
+            };
+            self.turns.builtins.limit(run)
         })
     }
 
