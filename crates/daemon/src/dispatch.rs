@@ -256,10 +256,20 @@ mod tests {
                 .any(|g| g.id.as_deref() == Some("config:http_allowlist"))
         );
         assert_eq!(record.request.evaluate(), record.decision, "replayable");
-        let mut other = allowed;
+        let mut other = allowed.clone();
         other.args = json!({"url": "https://other.example.com/"});
         let record = dispatcher.decide(other)?;
         assert_eq!(record.decision.verdict, Verdict::Ask);
+        // What a request carries besides is approved with it, never by the allowlist.
+        let mut proxied = allowed;
+        proxied.args =
+            json!({"url": "https://api.example.com/v1/x", "proxy": "http://p.local:3128"});
+        let record = dispatcher.decide(proxied)?;
+        assert_eq!(record.decision.verdict, Verdict::Ask);
+        assert_eq!(
+            record.decision.capability.and_then(|c| c.path).as_deref(),
+            Some("https://api.example.com carrying proxy http://p.local:3128")
+        );
         Ok(())
     }
 

@@ -21,7 +21,9 @@ pub enum CapabilityName {
     RunCommand,
     /// Commit or roll back Codaris's own configuration.
     ChangeConfig,
-    /// Send HTTP requests to one origin (`scheme://host[:port]`).
+    /// Send HTTP requests to one origin (`scheme://host[:port]`), carrying nothing else
+    /// unless the target lists it after ` carrying ` (local files, a proxy, an unchecked
+    /// certificate, redirects to any host).
     SendHttp,
     /// Call one named tool whose effects no path describes (pipeline runs, MCP tools, ...).
     UseTool,
@@ -112,6 +114,10 @@ impl Capability {
         Capability { name, path }
     }
 }
+
+/// Separates a `send_http` target's origin from what the request carries besides:
+/// `https://api.example.org carrying file /w/a.csv; proxy http://p:3128`.
+pub const HTTP_CARRYING: &str = " carrying ";
 
 /// The destination origin of a URL, as a `send_http` capability names it: the scheme and the
 /// host (with its port) in lower case, without user information, path, query or fragment. A

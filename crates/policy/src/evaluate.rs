@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::capability::CapabilityName;
+use crate::capability::{CapabilityName, HTTP_CARRYING};
 use crate::catalogue::builtin;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
@@ -436,10 +436,10 @@ fn class_needs<'a>(
         }],
         PermissionClass::Http => {
             let url = args.get("url").and_then(Value::as_str);
-            let origin = url.map(|u| Cow::Owned(crate::capability::http_origin(u)));
+            let target = url.map(|u| Cow::Owned(http_target(u, args, uses, task)));
             let mut needs = vec![Need {
                 name: CapabilityName::SendHttp,
-                target: origin,
+                target,
             }];
             // Under `ask` the file a request saves is approved like any other write.
             if mode == PermissionMode::Ask {
@@ -451,6 +451,42 @@ fn class_needs<'a>(
             name: CapabilityName::UseTool,
             target: Some(Cow::Borrowed(tool)),
         }],
+    }
+}
+
+/// What an `http` class call asks to send: its destination origin, and everything else the
+/// request carries, so that approving the destination alone does not approve a call that adds
+/// a local file, a proxy, an unchecked certificate or redirects to any host. The extras come in
+/// a fixed order after ` carrying `, separated by `; ` (see [`crate::http_origin`]).
+fn http_target(url: &str, args: &Value, uses: &[PathUse<'_>], task: &Task) -> String {
+    let mut extras: Vec<String> = uses
+        .iter()
+        .filter(|u| u.access == Access::Read)
+        .map(|u| format!("file {}", u.path))
+        .collect();
+    if let Some(fields) = args.get("form_data").and_then(Value::as_object) {
+        for value in fields.values() {
+            if let Some(raw) = value.get("file").and_then(Value::as_str) {
+                let path =
+                    absolutize(raw, &task.cwd).map_or_else(|_| raw.to_owned(), Cow::into_owned);
+                extras.push(format!("file {path}"));
+            }
+        }
+    }
+    if let Some(proxy) = args.get("proxy").and_then(Value::as_str) {
+        extras.push(format!("proxy {proxy}"));
+    }
+    if args.get("verify_tls") == Some(&Value::Bool(false)) {
+        extras.push("an unchecked certificate".to_owned());
+    }
+    if args.get("follow_redirects") == Some(&Value::Bool(true)) {
+        extras.push("redirects to any host".to_owned());
+    }
+    let origin = crate::capability::http_origin(url);
+    if extras.is_empty() {
+        origin
+    } else {
+        format!("{origin}{HTTP_CARRYING}{}", extras.join("; "))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::capability::{Capability, CapabilityName, Scope, http_origin};
+use crate::capability::{Capability, CapabilityName, HTTP_CARRYING, Scope, http_origin};
 use crate::command::{prefix_words, simple_commands, starts_with_words};
 use crate::grant::{Grant, Lifetime};
 use crate::path::{components, normalize_absolute};
@@ -254,7 +254,10 @@ impl GrantSet {
 /// grant for `HTTPS://Example.org/` covers a call to `https://example.org/api`.
 fn exact_key(name: CapabilityName, target: Option<&str>) -> String {
     match (name, target) {
-        (CapabilityName::SendHttp, Some(url)) => http_origin(url),
+        (CapabilityName::SendHttp, Some(target)) => match target.split_once(HTTP_CARRYING) {
+            Some((url, extras)) => format!("{}{HTTP_CARRYING}{extras}", http_origin(url)),
+            None => http_origin(target),
+        },
         (_, Some(t)) => t.to_owned(),
         (_, None) => String::new(),
     }
