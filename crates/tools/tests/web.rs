@@ -3,12 +3,16 @@
 
 #[path = "web/fake.rs"]
 mod fake;
+#[path = "web/fence.rs"]
+mod fence;
 #[path = "web/fetch.rs"]
 mod fetch;
 #[path = "web/request.rs"]
 mod request;
 #[path = "web/search.rs"]
 mod search;
+#[path = "web/tls.rs"]
+mod tls;
 
 use std::path::Path;
 

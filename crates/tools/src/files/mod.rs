@@ -6,7 +6,7 @@
 
 mod decode;
 mod edit;
-mod fence;
+pub(crate) mod fence;
 mod keep;
 mod list;
 mod ops;

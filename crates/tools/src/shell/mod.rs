@@ -68,7 +68,7 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
         Arc::new(BackgroundStop::new(pools.clone())),
         Arc::new(BackgroundReap::new(pools.clone())),
         Arc::new(PreviewServer::new(pools.clone())),
-        Arc::new(ShareFile),
+        Arc::new(ShareFile::new()),
         Arc::new(SshRunCommand::default()),
         Arc::new(WorktreeCreate),
     ]

@@ -2,22 +2,27 @@
 //! port, as a background task of the session.
 //!
 //! It runs inside the daemon (no process to confine) and answers only GET and HEAD for files
-//! beneath the directory: `..` segments are refused and a path whose resolved form leaves the
-//! directory (a symlink out) is not found, so it never serves what the fence keeps out.
+//! beneath the directory. The directory is opened once, beneath the allowed root it lies in
+//! (`files::fence::Beneath`), as a capability (`cap_std::fs::Dir`), and every request opens its
+//! file relative to that handle: `..` segments are refused, a symlink leading out of the
+//! directory — planted or swapped in while it is served — is not found, and neither is one of
+//! the fence's secrets, so it never serves what the fence keeps out.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::args::{boolean, count, string};
 use super::pool::ShellPools;
-use super::run::resolve_dir;
 use super::task::Log;
-use crate::context::ToolContext;
+use crate::context::{Fence, ToolContext};
+use crate::files::fence::Beneath;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 const NAME: &str = "preview_server";
@@ -61,7 +66,7 @@ impl Tool for PreviewServer {
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-        let root = resolve_dir(ctx, "path", string(args, "path")?)?;
+        let site = Site::open(ctx, string(args, "path")?.unwrap_or("."))?;
         let lifetime = count(args, "timeout_seconds")?.map(Duration::from_secs);
         let notify = boolean(args, "notify_on_finish", false)?;
         let pool = self
@@ -74,11 +79,11 @@ impl Tool for PreviewServer {
         let address = listener
             .local_addr()
             .map_err(|source| ToolError::Fatal { tool: NAME, source })?;
-        let label = format!("preview_server {} on http://{address}/", root.display());
+        let label = format!("preview_server {} on http://{address}/", site.abs.display());
         let started = pool.start_in_process(
             label,
             move |log| async move {
-                let serving = serve(listener, Arc::new(root), log);
+                let serving = serve(listener, Arc::new(site), log);
                 match lifetime {
                     Some(limit) => {
                         let _ = tokio::time::timeout(limit, serving).await;
@@ -95,22 +100,43 @@ impl Tool for PreviewServer {
     }
 }
 
-async fn serve(listener: TcpListener, root: Arc<PathBuf>, log: Log) {
+/// The served directory: opened once beneath its root, and what the fence keeps secret.
+#[derive(Debug)]
+struct Site {
+    dir: Dir,
+    /// The directory's absolute path, for the label and the secret check.
+    abs: PathBuf,
+    fence: Fence,
+}
+
+impl Site {
+    fn open(ctx: &ToolContext, path: &str) -> Result<Self, ToolError> {
+        let at = Beneath::locate(ctx, NAME, path)?;
+        let dir = at.dir.open_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
+        Ok(Self {
+            dir,
+            abs: at.abs,
+            fence: ctx.fence.clone(),
+        })
+    }
+}
+
+async fn serve(listener: TcpListener, site: Arc<Site>, log: Log) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of descriptors or similar: back off rather than spin.
             tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
-        let root = root.clone();
+        let site = site.clone();
         let log = log.clone();
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(REQUEST_TIMEOUT, answer(stream, &root, &log)).await;
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT, answer(stream, site, &log)).await;
         });
     }
 }
 
-async fn answer(mut stream: TcpStream, root: &Path, log: &Log) -> std::io::Result<()> {
+async fn answer(mut stream: TcpStream, site: Arc<Site>, log: &Log) -> std::io::Result<()> {
     let mut head = Vec::new();
     let mut chunk = [0_u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -130,38 +156,54 @@ async fn answer(mut stream: TcpStream, root: &Path, log: &Log) -> std::io::Resul
     let (status, kind, body) = if method != "GET" && method != "HEAD" {
         (405, "text/plain", b"only GET and HEAD\n".to_vec())
     } else {
-        lookup(root, target).await
+        let owned = target.to_owned();
+        tokio::task::spawn_blocking(move || lookup(&site, &owned))
+            .await
+            .unwrap_or_else(|_| (404, "text/plain", b"not found\n".to_vec()))
     };
     log.line(&format!("{method} {target} {status}"));
     respond(&mut stream, status, kind, &body, with_body).await
 }
 
-/// The status, content type and body for `target`.
-async fn lookup(root: &Path, target: &str) -> (u16, &'static str, Vec<u8>) {
+/// The status, content type and body for `target`, its file opened beneath the served
+/// directory (blocking: run on the blocking pool).
+fn lookup(site: &Site, target: &str) -> (u16, &'static str, Vec<u8>) {
     let not_found = (404, "text/plain", b"not found\n".to_vec());
     let path = target.split(['?', '#']).next().unwrap_or_default();
     let Some(decoded) = percent_decode(path) else {
         return (400, "text/plain", b"bad request\n".to_vec());
     };
-    let mut file = root.to_path_buf();
+    let mut rel = PathBuf::from(".");
     for segment in decoded.split('/').filter(|s| !s.is_empty() && *s != ".") {
         if segment == ".." || segment.contains('\0') {
             return not_found;
         }
-        file.push(segment);
+        rel.push(segment);
     }
-    // Resolved, so a symlink beneath the directory cannot lead out of it.
-    let Ok(mut resolved) = tokio::fs::canonicalize(&file).await else {
+    // cap-std follows a symlink only while it stays beneath the directory.
+    let Ok(meta) = site.dir.metadata(&rel) else {
         return not_found;
     };
-    if !resolved.starts_with(root) {
+    if meta.is_dir() {
+        rel.push("index.html");
+    }
+    if site.fence.is_secret(&site.abs.join(&rel)) {
         return not_found;
     }
-    if resolved.is_dir() {
-        resolved.push("index.html");
+    // Non-blocking, so a FIFO cannot hang the answer; it is refused just below.
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    let Ok(mut file) = site.dir.open_with(&rel, &options) else {
+        return not_found;
+    };
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return not_found;
     }
-    match tokio::fs::read(&resolved).await {
-        Ok(bytes) => (200, content_type(&resolved), bytes),
+    let mut bytes = Vec::new();
+    match file.read_to_end(&mut bytes) {
+        Ok(_) => (200, content_type(&rel), bytes),
         Err(_) => not_found,
     }
 }

@@ -2,32 +2,60 @@
 //!
 //! The copy is named by its SHA-256 under `<workspace>/shared/`, read-only, and recorded in
 //! `shared/index.jsonl` (one JSON object a line: `sha256`, `name`, `path`, `size`) for the
-//! daemon to offer for download; it never enters the model's context. Both the source and the
-//! workspace are reached through capabilities (`cap_std::fs::Dir`), so a symlink swapped in
-//! cannot lead the read or the write out of its directory, and the source itself must be a
-//! regular file, not a symlink.
+//! daemon to offer for download; it never enters the model's context. The source is opened
+//! beneath the allowed root it lies in as the file tools open theirs (`files::fence::Beneath`,
+//! which also refuses the fence's secrets), and the workspace is reached through a capability
+//! too (`cap_std::fs::Dir`), so a symlink swapped in cannot lead the read or the write out of
+//! its directory; the source itself must be a regular file, not a symlink.
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, Permissions};
 use serde_json::{Value, json};
 
 use super::args::required_string;
-use crate::context::{ToolContext, normalize};
+use crate::context::ToolContext;
+use crate::files::fence::Beneath;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 const NAME: &str = "share_file";
-/// The most one shared file may hold, and all of a session's shared files together.
+/// The most one shared file may hold, and all of a session's shared files together: the
+/// defaults of [`ShareFile`]'s limits.
 pub const SHARE_FILE_LIMIT: u64 = 25 * 1024 * 1024;
 pub const SHARE_SESSION_LIMIT: u64 = 100 * 1024 * 1024;
 const SHARED: &str = "shared";
 const INDEX: &str = "index.jsonl";
 
 /// `share_file`: a content-addressed, read-only copy into the session workspace.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ShareFile;
+#[derive(Debug, Clone, Copy)]
+pub struct ShareFile {
+    /// The most one shared file may hold.
+    file_limit: u64,
+    /// The most all of a session's shared files may hold together.
+    session_limit: u64,
+}
+
+impl Default for ShareFile {
+    fn default() -> Self {
+        Self::with_limits(SHARE_FILE_LIMIT, SHARE_SESSION_LIMIT)
+    }
+}
+
+impl ShareFile {
+    /// The tool with the default limits ([`SHARE_FILE_LIMIT`], [`SHARE_SESSION_LIMIT`]).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tool with other limits, in bytes (tests shrink them).
+    pub fn with_limits(file_limit: u64, session_limit: u64) -> Self {
+        Self {
+            file_limit,
+            session_limit,
+        }
+    }
+}
 
 #[async_trait::async_trait]
 impl Tool for ShareFile {
@@ -52,8 +80,8 @@ impl Tool for ShareFile {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let path = required_string(args, "path")?.to_owned();
-        let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || share(&ctx, &path))
+        let (ctx, tool) = (ctx.clone(), *self);
+        tokio::task::spawn_blocking(move || tool.share(&ctx, &path))
             .await
             .map_err(|error| ToolError::Fatal {
                 tool: NAME,
@@ -70,89 +98,106 @@ fn fatal(source: io::Error) -> ToolError {
     ToolError::Fatal { tool: NAME, source }
 }
 
-fn share(ctx: &ToolContext, path: &str) -> Result<ToolOutput, ToolError> {
-    let outside = || ToolError::model(format!("`{path}` is outside the allowed roots"));
-    let absolute = normalize(&ctx.absolute(path)).ok_or_else(outside)?;
-    let (root, rel) = ctx.fence.locate(&absolute).ok_or_else(outside)?;
-    if rel.as_os_str().is_empty() {
-        return Err(ToolError::model(format!("`{path}` is a directory")));
+/// A size limit as the model reads it: whole MiB when it is one, bytes otherwise.
+fn size_limit(bytes: u64) -> String {
+    const MIB: u64 = 1024 * 1024;
+    if bytes >= MIB && bytes.is_multiple_of(MIB) {
+        format!("{} MiB", bytes / MIB)
+    } else {
+        format!("{bytes} bytes")
     }
-    let bytes = read_source(root, &rel, path)?;
-    let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
-    let hex: String = digest
-        .as_ref()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let size = bytes.len() as u64;
-    let workspace = Dir::open_ambient_dir(&ctx.workspace, ambient_authority()).map_err(fatal)?;
-    workspace.create_dir_all(SHARED).map_err(fatal)?;
-    let shared = workspace.open_dir(SHARED).map_err(fatal)?;
-    let already = shared
-        .symlink_metadata(&hex)
-        .is_ok_and(|meta| meta.is_file());
-    if !already {
-        let used = usage(&shared).map_err(fatal)?;
-        if used + size > SHARE_SESSION_LIMIT {
-            return Err(ToolError::model(format!(
-                "`{path}` ({size} bytes) would take this session's shared files past 100 MiB ({used} bytes used)"
-            )));
-        }
-        store(&shared, &hex, &bytes).map_err(fatal)?;
-    }
-    let name = rel
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let entry = json!({"sha256": hex, "name": name, "path": absolute, "size": size});
-    let mut index = shared
-        .open_with(INDEX, OpenOptions::new().append(true).create(true))
-        .map_err(fatal)?;
-    writeln!(index, "{entry}").map_err(fatal)?;
-    Ok(ToolOutput::text(format!(
-        "shared `{path}` ({size} bytes) as sha256:{hex}{}",
-        if already { " (already shared)" } else { "" }
-    )))
 }
 
-/// The file's bytes, refused if it is a symlink, not a regular file, over the limit, or was
-/// replaced between the look and the open.
-fn read_source(root: &Path, rel: &PathBuf, path: &str) -> Result<Vec<u8>, ToolError> {
-    let dir = Dir::open_ambient_dir(root, ambient_authority()).map_err(fatal)?;
-    let looked = dir
-        .symlink_metadata(rel)
-        .map_err(|error| model_io(path, &error))?;
-    if looked.is_symlink() {
-        return Err(ToolError::model(format!(
-            "`{path}` is a symlink; share the file it points to"
-        )));
+impl ShareFile {
+    fn share(self, ctx: &ToolContext, path: &str) -> Result<ToolOutput, ToolError> {
+        let at = Beneath::locate(ctx, NAME, path)?;
+        if at.is_root() {
+            return Err(ToolError::model(format!("`{path}` is a directory")));
+        }
+        let bytes = self.read_source(&at, path)?;
+        let digest = ring::digest::digest(&ring::digest::SHA256, &bytes);
+        let hex: String = digest
+            .as_ref()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        let size = bytes.len() as u64;
+        let workspace =
+            Dir::open_ambient_dir(&ctx.workspace, ambient_authority()).map_err(fatal)?;
+        workspace.create_dir_all(SHARED).map_err(fatal)?;
+        let shared = workspace.open_dir(SHARED).map_err(fatal)?;
+        let already = shared
+            .symlink_metadata(&hex)
+            .is_ok_and(|meta| meta.is_file());
+        if !already {
+            let used = usage(&shared).map_err(fatal)?;
+            if used + size > self.session_limit {
+                return Err(ToolError::model(format!(
+                    "`{path}` ({size} bytes) would take this session's shared files past {} ({used} bytes used)",
+                    size_limit(self.session_limit)
+                )));
+            }
+            store(&shared, &hex, &bytes).map_err(fatal)?;
+        }
+        let name = at
+            .rel
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let entry = json!({"sha256": hex, "name": name, "path": at.abs, "size": size});
+        let mut index = shared
+            .open_with(INDEX, OpenOptions::new().append(true).create(true))
+            .map_err(fatal)?;
+        writeln!(index, "{entry}").map_err(fatal)?;
+        Ok(ToolOutput::text(format!(
+            "shared `{path}` ({size} bytes) as sha256:{hex}{}",
+            if already { " (already shared)" } else { "" }
+        )))
     }
-    if !looked.is_file() {
-        return Err(ToolError::model(format!("`{path}` is not a regular file")));
+
+    /// The file's bytes, opened beneath its root; refused if it is a symlink, not a regular
+    /// file, over the limit, or was replaced between the look and the open.
+    fn read_source(self, at: &Beneath, path: &str) -> Result<Vec<u8>, ToolError> {
+        let looked = at
+            .dir
+            .symlink_metadata(&at.rel)
+            .map_err(|error| model_io(path, &error))?;
+        if looked.is_symlink() {
+            return Err(ToolError::model(format!(
+                "`{path}` is a symlink; share the file it points to"
+            )));
+        }
+        if !looked.is_file() {
+            return Err(ToolError::model(format!("`{path}` is not a regular file")));
+        }
+        let too_big = |size: u64| {
+            ToolError::model(format!(
+                "`{path}` is {size} bytes; share_file takes at most {}",
+                size_limit(self.file_limit)
+            ))
+        };
+        if looked.len() > self.file_limit {
+            return Err(too_big(looked.len()));
+        }
+        let file = at
+            .dir
+            .open(&at.rel)
+            .map_err(|error| model_io(path, &error))?;
+        let opened = file.metadata().map_err(fatal)?;
+        if (opened.dev(), opened.ino()) != (looked.dev(), looked.ino()) {
+            return Err(ToolError::model(format!(
+                "`{path}` changed while being shared; try again"
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.take(self.file_limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|error| model_io(path, &error))?;
+        if bytes.len() as u64 > self.file_limit {
+            return Err(too_big(bytes.len() as u64));
+        }
+        Ok(bytes)
     }
-    let too_big = |size: u64| {
-        ToolError::model(format!(
-            "`{path}` is {size} bytes; share_file takes at most 25 MiB"
-        ))
-    };
-    if looked.len() > SHARE_FILE_LIMIT {
-        return Err(too_big(looked.len()));
-    }
-    let file = dir.open(rel).map_err(|error| model_io(path, &error))?;
-    let opened = file.metadata().map_err(fatal)?;
-    if (opened.dev(), opened.ino()) != (looked.dev(), looked.ino()) {
-        return Err(ToolError::model(format!(
-            "`{path}` changed while being shared; try again"
-        )));
-    }
-    let mut bytes = Vec::new();
-    file.take(SHARE_FILE_LIMIT + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|error| model_io(path, &error))?;
-    if bytes.len() as u64 > SHARE_FILE_LIMIT {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(bytes)
 }
 
 /// Bytes held by the session's shared files (the index is bookkeeping, not counted).

@@ -1,14 +1,23 @@
 //! The body of an `http_request`: exactly one of six ways to give it, and the local files a body
-//! or a saved answer touches, each kept inside the fence.
+//! or a saved answer touches, each opened beneath its allowed root as the file tools open
+//! theirs (`files::fence::Beneath`).
 
+use std::ffi::OsStr;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine;
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use reqwest::multipart::{Form, Part};
 use serde_json::{Map, Value};
 
-use crate::context::{ToolContext, normalize};
+use crate::context::ToolContext;
+use crate::files::fence::{Beneath, ensure_dir, io_error};
 use crate::tool::ToolError;
+
+const TOOL: &str = "http_request";
 
 /// The argument names that carry a body, in the order messages list them.
 pub const BODY_ARGS: &[&str] = &[
@@ -103,54 +112,166 @@ async fn multipart(ctx: &ToolContext, fields: &Map<String, Value>) -> Result<For
     Ok(form)
 }
 
-/// `path` made absolute against the working directory and found inside the fence, lexically.
-pub fn fenced(ctx: &ToolContext, path: &str) -> Result<PathBuf, ToolError> {
-    let absolute = ctx.absolute(path);
-    let outside = || ToolError::model(format!("`{path}` is outside the allowed directories"));
-    let normal = normalize(&absolute).ok_or_else(outside)?;
-    ctx.fence.locate(&normal).ok_or_else(outside)?;
-    Ok(normal)
+/// Runs file system work on the blocking pool, as the file tools do: reading a 64 MiB upload
+/// would otherwise stall a runtime worker.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| ToolError::Fatal {
+            tool: TOOL,
+            source: io::Error::other(error),
+        })?
 }
 
-/// A file's bytes, after its real path (every symlink followed) was found inside the fence.
+/// A file's bytes, opened beneath the allowed root it lies in as `read_file` opens it: a `..`
+/// or a symlink leading out of the root is refused at the open itself (so one swapped in after
+/// the policy's check cannot redirect the read), and so are the fence's secrets. A file with
+/// several hard links is read, as `read_file` reads it.
 async fn read_fenced(ctx: &ToolContext, path: &str) -> Result<Vec<u8>, ToolError> {
-    let lexical = fenced(ctx, path)?;
-    let not_found =
-        |error: std::io::Error| ToolError::model(format!("cannot read `{path}`: {error}"));
-    let real = tokio::fs::canonicalize(&lexical).await.map_err(not_found)?;
-    if ctx.fence.locate(&real).is_none() {
-        return Err(ToolError::model(format!(
-            "`{path}` leads outside the allowed directories (through a symlink)"
-        )));
-    }
-    let size = tokio::fs::metadata(&real).await.map_err(not_found)?.len();
-    if size > MAX_UPLOAD {
-        return Err(ToolError::model(format!(
-            "`{path}` is {size} bytes; at most {MAX_UPLOAD} can be sent"
-        )));
-    }
-    tokio::fs::read(&real).await.map_err(not_found)
+    let (ctx, path) = (ctx.clone(), path.to_owned());
+    blocking(move || read_beneath(&ctx, &path)).await
 }
 
-/// Where `output_file` is written: its directory (created if missing) resolved with every
-/// symlink followed and found inside the fence. The caller writes a fresh temporary file there
-/// and renames it over the name, so a symlink or hard link planted at the name itself is
-/// replaced, never written through.
-pub async fn output_target(ctx: &ToolContext, path: &str) -> Result<PathBuf, ToolError> {
-    let lexical = fenced(ctx, path)?;
-    let (Some(parent), Some(name)) = (lexical.parent(), lexical.file_name()) else {
-        return Err(ToolError::model(format!("`{path}` does not name a file")));
-    };
-    let failed =
-        |error: std::io::Error| ToolError::model(format!("cannot write `{path}`: {error}"));
-    tokio::fs::create_dir_all(parent).await.map_err(failed)?;
-    let real_parent = tokio::fs::canonicalize(parent).await.map_err(failed)?;
-    if ctx.fence.locate(&real_parent).is_none() {
+fn read_beneath(ctx: &ToolContext, path: &str) -> Result<Vec<u8>, ToolError> {
+    let at = Beneath::locate(ctx, TOOL, path)?;
+    // Non-blocking, so a FIFO swapped in cannot hang the call; it is refused just below.
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits().cast_signed());
+    let file = at
+        .dir
+        .open_with(&at.rel, &options)
+        .map_err(|e| at.err(ctx, e))?;
+    let meta = file.metadata().map_err(|e| at.err(ctx, e))?;
+    if !meta.is_file() {
         return Err(ToolError::model(format!(
-            "`{path}` leads outside the allowed directories (through a symlink)"
+            "{TOOL}: `{}` is not a regular file",
+            at.shown(ctx)
         )));
     }
-    Ok(real_parent.join(name))
+    let too_big = |size: u64| {
+        ToolError::model(format!(
+            "{TOOL}: `{}` is {size} bytes; at most {MAX_UPLOAD} can be sent",
+            at.shown(ctx)
+        ))
+    };
+    if meta.len() > MAX_UPLOAD {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_UPLOAD + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| at.err(ctx, e))?;
+    if bytes.len() as u64 > MAX_UPLOAD {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+/// Where `output_file` is written: its directory, created if missing and opened beneath the
+/// allowed root it lies in, and the name inside it. The body goes into a fresh file created in
+/// that directory (`create_new`, so nothing already there is opened) and is renamed over the
+/// name: a symlink or a hard link at the name is replaced, never written through, and a symlink
+/// on the way to the directory cannot lead out of the root, even one swapped in after the
+/// policy's check.
+#[derive(Debug)]
+pub struct OutputFile {
+    dir: Arc<Dir>,
+    name: PathBuf,
+    partial: PathBuf,
+    /// The path as shown to the model.
+    pub shown: String,
+}
+
+impl OutputFile {
+    pub async fn prepare(ctx: &ToolContext, path: &str) -> Result<Self, ToolError> {
+        let (ctx, path) = (ctx.clone(), path.to_owned());
+        blocking(move || Self::prepare_beneath(&ctx, &path)).await
+    }
+
+    fn prepare_beneath(ctx: &ToolContext, path: &str) -> Result<Self, ToolError> {
+        let at = Beneath::locate(ctx, TOOL, path)?;
+        let name = match at.rel.file_name() {
+            Some(name) if !at.is_root() => name,
+            _ => {
+                return Err(ToolError::model(format!(
+                    "{TOOL}: `{}` is a directory, not a file to save to",
+                    at.shown(ctx)
+                )));
+            }
+        };
+        let dir = match at.parent_rel() {
+            Some(parent) => {
+                ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
+                at.dir.open_dir(parent)
+            }
+            None => at.dir.try_clone(),
+        }
+        .map_err(|e| at.err(ctx, e))?;
+        Ok(Self {
+            dir: Arc::new(dir),
+            name: PathBuf::from(name),
+            partial: partial_name(name),
+            shown: at.shown(ctx),
+        })
+    }
+
+    /// The fresh file the body streams into.
+    pub async fn create(&self) -> Result<tokio::fs::File, ToolError> {
+        let (dir, partial, shown) = (
+            Arc::clone(&self.dir),
+            self.partial.clone(),
+            self.shown.clone(),
+        );
+        blocking(move || {
+            let mut options = OpenOptions::new();
+            options.write(true).create_new(true);
+            dir.open_with(&partial, &options)
+                .map(|file| tokio::fs::File::from_std(file.into_std()))
+                .map_err(|e| io_error(TOOL, &shown, e))
+        })
+        .await
+    }
+
+    /// The finished file renamed over the name, within the same directory handle.
+    pub async fn commit(&self) -> Result<(), ToolError> {
+        let (dir, partial, name, shown) = (
+            Arc::clone(&self.dir),
+            self.partial.clone(),
+            self.name.clone(),
+            self.shown.clone(),
+        );
+        blocking(move || {
+            dir.rename(&partial, &dir, &name)
+                .map_err(|e| io_error(TOOL, &shown, e))
+        })
+        .await
+    }
+
+    /// Best effort: removes the fresh file after a failure (the failure matters more).
+    pub async fn discard(&self) {
+        let (dir, partial) = (Arc::clone(&self.dir), self.partial.clone());
+        let _ = blocking(move || {
+            let _ = dir.remove_file(&partial);
+            Ok(())
+        })
+        .await;
+    }
+}
+
+/// A fresh name beside `name` for the body while it arrives: unique per process and call, so
+/// two downloads to the same name do not collide.
+fn partial_name(name: &OsStr) -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    PathBuf::from(format!(
+        ".{}.codaris-partial-{}-{}",
+        name.to_string_lossy(),
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 fn string<'a>(value: &'a Value, name: &str) -> Result<&'a str, ToolError> {

@@ -77,7 +77,7 @@ impl Engine {
         }
     }
 
-    /// An engine of `tools.websearch.engines`: `brave`, `bing`, `duckduckgo`, or
+    /// An engine of `tools.websearch_engines`: `brave`, `bing`, `duckduckgo`, or
     /// `searxng:<base URL>`.
     pub fn from_name(name: &str) -> Option<Self> {
         match name.trim() {

@@ -2,8 +2,6 @@
 //! policy gates it (class `http`); what it carries besides the request itself is listed by
 //! [`super::approval::http_request_approval`] for the permission card.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
@@ -11,7 +9,7 @@ use reqwest::{Method, Response, Url};
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
-use super::body::{self, Body};
+use super::body::{self, Body, OutputFile};
 use super::common::{self, USER_AGENT};
 use super::error::WebError;
 use crate::context::ToolContext;
@@ -91,12 +89,8 @@ impl Tool for HttpRequest {
         let output_file = common::opt_str(args, "output_file")?;
         let client = client(args, timeout)?;
         let body = body::body(ctx, args).await?;
-        let target = match output_file {
-            Some(path) => {
-                let target = body::output_target(ctx, path).await?;
-                let partial = partial_path(&target);
-                Some((target, partial))
-            }
+        let output = match output_file {
+            Some(path) => Some(OutputFile::prepare(ctx, path).await?),
             None => None,
         };
         let typed = headers.contains_key(CONTENT_TYPE);
@@ -111,18 +105,15 @@ impl Tool for HttpRequest {
                 .await
                 .map_err(|error| WebError::request(url.as_str(), &error))?;
             let head = head(&response);
-            let tail = match (&target, output_file) {
-                (Some((target, partial)), Some(shown)) => {
-                    save(response, target, partial, shown, url.as_str()).await?
-                }
-                _ => shown_body(response, url.as_str()).await?,
+            let tail = match &output {
+                Some(output) => save(response, output, url.as_str()).await?,
+                None => shown_body(response, url.as_str()).await?,
             };
             Ok::<_, ToolError>(format!("{head}\n{tail}"))
         };
         let Ok(text) = tokio::time::timeout(timeout, exchange).await else {
-            if let Some((_, partial)) = &target {
-                // Best effort: the timeout being reported matters more than the leftover.
-                let _ = tokio::fs::remove_file(partial).await;
+            if let Some(output) = &output {
+                output.discard().await;
             }
             return Err(WebError::Timeout {
                 url: url.to_string(),
@@ -278,38 +269,15 @@ async fn shown_body(mut response: Response, url: &str) -> Result<String, ToolErr
     Ok(text)
 }
 
-/// A fresh name beside `target` for the body while it arrives: unique per process and call, so
-/// two downloads to the same name do not collide.
-fn partial_path(target: &Path) -> PathBuf {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let name = target
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    target.with_file_name(format!(
-        ".{name}.codaris-partial-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ))
-}
-
-/// Streams the body into a fresh file beside `target`, then renames it over `target`.
-async fn save(
-    mut response: Response,
-    target: &Path,
-    partial: &Path,
-    shown: &str,
-    url: &str,
-) -> Result<String, ToolError> {
-    let failed =
-        |error: std::io::Error| ToolError::model(format!("cannot write `{shown}`: {error}"));
-    // `create_new` refuses whatever is at the name already, a planted symlink included.
-    let mut file = tokio::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(partial)
-        .await
-        .map_err(failed)?;
+/// Streams the body into a fresh file beside the output file, then renames it over the name.
+async fn save(mut response: Response, output: &OutputFile, url: &str) -> Result<String, ToolError> {
+    let mut file = output.create().await?;
+    let failed = |error: std::io::Error| {
+        ToolError::model(format!(
+            "http_request: cannot write `{}`: {error}",
+            output.shown
+        ))
+    };
     let mut written: u64 = 0;
     let copied: Result<(), ToolError> = async {
         while let Some(chunk) = response
@@ -321,13 +289,16 @@ async fn save(
             written += chunk.len() as u64;
         }
         file.flush().await.map_err(failed)?;
-        tokio::fs::rename(partial, target).await.map_err(failed)
+        drop(file);
+        output.commit().await
     }
     .await;
     if copied.is_err() {
-        // Best effort: the error being reported matters more than the leftover.
-        let _ = tokio::fs::remove_file(partial).await;
+        output.discard().await;
     }
     copied?;
-    Ok(format!("[saved {written} bytes of body to `{shown}`]"))
+    Ok(format!(
+        "[saved {written} bytes of body to `{}`]",
+        output.shown
+    ))
 }

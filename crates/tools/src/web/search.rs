@@ -29,7 +29,7 @@ pub struct WebSearch {
 }
 
 impl Default for WebSearch {
-    /// Brave then Bing, the catalogue's default `tools.websearch.engines`.
+    /// Brave then Bing, the catalogue's default `tools.websearch_engines`.
     fn default() -> Self {
         Self::new(vec![Engine::brave(), Engine::bing()])
     }
@@ -82,7 +82,7 @@ impl Tool for WebSearch {
         };
         if self.engines.is_empty() {
             return Err(ToolError::model(
-                "no search engine is configured (tools.websearch.engines)",
+                "no search engine is configured (tools.websearch_engines)",
             ));
         }
         let outcomes = ask_all(&self.engines, &full_query, page).await;

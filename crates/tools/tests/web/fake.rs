@@ -1,12 +1,14 @@
 //! A fake HTTP/1.1 server on 127.0.0.1: answers each request with what the test's handler
 //! returns and records every request it saw. One request per connection (`Connection: close`).
+//! `serve_tls` is the same behind TLS, with the certificate the test's acceptor holds.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Seen {
@@ -67,11 +69,12 @@ impl Reply {
 pub struct Fake {
     pub addr: SocketAddr,
     pub seen: Arc<Mutex<Vec<Seen>>>,
+    scheme: &'static str,
 }
 
 impl Fake {
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        format!("{}://{}{path}", self.scheme, self.addr)
     }
 
     pub fn seen(&self) -> Vec<Seen> {
@@ -83,33 +86,65 @@ impl Fake {
 }
 
 pub async fn serve(handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Fake {
+    serve_with(None, handler).await
+}
+
+/// The fake behind TLS: each connection's handshake is made with `acceptor`.
+pub async fn serve_tls(
+    acceptor: TlsAcceptor,
+    handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+) -> Fake {
+    serve_with(Some(acceptor), handler).await
+}
+
+async fn serve_with(
+    acceptor: Option<TlsAcceptor>,
+    handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+) -> Fake {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let handler = Arc::new(handler);
     let record = Arc::clone(&seen);
+    let scheme = if acceptor.is_some() { "https" } else { "http" };
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let handler = Arc::clone(&handler);
             let record = Arc::clone(&record);
+            let acceptor = acceptor.clone();
             tokio::spawn(async move {
-                if let Some(request) = read_request(stream).await {
-                    let (mut stream, request) = request;
-                    if let Ok(mut seen) = record.lock() {
-                        seen.push(request.clone());
+                match acceptor {
+                    // A client that refuses the certificate ends the handshake: nothing to answer.
+                    Some(acceptor) => {
+                        if let Ok(stream) = acceptor.accept(stream).await {
+                            answer(stream, &*handler, &record).await;
+                        }
                     }
-                    let reply = handler(&request);
-                    tokio::time::sleep(reply.delay).await;
-                    let _ = stream.write_all(&encode(&reply)).await;
-                    let _ = stream.shutdown().await;
+                    None => answer(stream, &*handler, &record).await,
                 }
             });
         }
     });
-    Fake { addr, seen }
+    Fake { addr, seen, scheme }
 }
 
-async fn read_request(mut stream: TcpStream) -> Option<(TcpStream, Seen)> {
+async fn answer<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    handler: &(impl Fn(&Seen) -> Reply + ?Sized),
+    record: &Mutex<Vec<Seen>>,
+) {
+    if let Some((mut stream, request)) = read_request(stream).await {
+        if let Ok(mut seen) = record.lock() {
+            seen.push(request.clone());
+        }
+        let reply = handler(&request);
+        tokio::time::sleep(reply.delay).await;
+        let _ = stream.write_all(&encode(&reply)).await;
+        let _ = stream.shutdown().await;
+    }
+}
+
+async fn read_request<S: AsyncRead + Unpin>(mut stream: S) -> Option<(S, Seen)> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {

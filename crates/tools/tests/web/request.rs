@@ -157,15 +157,15 @@ async fn more_than_one_body_or_a_file_outside_the_fence_is_refused_before_sendin
         ),
         (
             json!({"url": url, "body_file": outside.path().join("secret")}),
-            "outside the allowed directories",
+            "is outside every allowed root",
         ),
         (
             json!({"url": url, "body_file": "../secret"}),
-            "outside the allowed directories",
+            "http_request: `../secret` is outside every allowed root",
         ),
         (
             json!({"url": url, "body_file": "link"}),
-            "outside the allowed directories (through a symlink)",
+            "http_request: `link` cannot be used: permission denied, or it leads outside its allowed root through a symlink",
         ),
         (
             json!({"url": url, "form_data": {"f": {"file": "link"}}}),
@@ -173,7 +173,7 @@ async fn more_than_one_body_or_a_file_outside_the_fence_is_refused_before_sendin
         ),
         (
             json!({"url": url, "body_file": "missing"}),
-            "cannot read `missing`",
+            "http_request: `missing` does not exist",
         ),
         (json!({"url": url, "body_base64": "***"}), "not base64"),
         (
@@ -190,7 +190,7 @@ async fn more_than_one_body_or_a_file_outside_the_fence_is_refused_before_sendin
         ),
         (
             json!({"url": url, "output_file": "../escape.txt"}),
-            "outside the allowed directories",
+            "http_request: `../escape.txt` is outside every allowed root",
         ),
     ] {
         let message = model_error(call(dir.path(), args.clone()).await);
