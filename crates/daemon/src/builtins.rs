@@ -151,7 +151,7 @@ impl Builtins {
         name: &str,
         args: &Value,
         pictures: &Pictures,
-    ) -> Option<ToolRun> {
+    ) -> Option<BuiltinRun> {
         let tool = self.by_name.get(name)?;
         let resolve =
             |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
@@ -173,8 +173,12 @@ impl Builtins {
             fence: Fence::new(roots).with_secret(task.secret.iter().map(resolve)),
             workspace,
         };
-        Some(match tool.call(&ctx, args).await {
-            Ok(output) => run_of(name, args, output, pictures),
+        let mut session_cwd = None;
+        let run = match tool.call(&ctx, args).await {
+            Ok(output) => {
+                session_cwd = output.session_cwd.clone();
+                run_of(name, args, output, pictures)
+            }
             Err(ToolError::Model { message }) => ToolRun {
                 output: message,
                 is_error: true,
@@ -188,8 +192,17 @@ impl Builtins {
                     ..ToolRun::default()
                 }
             }
-        })
+        };
+        Some(BuiltinRun { run, session_cwd })
     }
+}
+
+/// What a built-in tool's call produced for the model, and a move of the session it asked for.
+#[derive(Debug)]
+pub struct BuiltinRun {
+    pub run: ToolRun,
+    /// The session's new working directory (`worktree_create`).
+    pub session_cwd: Option<PathBuf>,
 }
 
 /// What the model gets for a tool's output: its text, and its pictures as `pictures` says.
@@ -258,6 +271,7 @@ mod tests {
 
     fn picture_output() -> ToolOutput {
         ToolOutput {
+            session_cwd: None,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {

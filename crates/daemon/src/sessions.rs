@@ -125,6 +125,13 @@ impl SessionStore {
         Ok(record)
     }
 
+    /// Moves the session's working directory (into a worktree).
+    pub fn set_cwd(&self, id: &str, cwd: &Path) -> Result<(), DaemonError> {
+        let mut record = self.get(id)?;
+        record.cwd = cwd.to_path_buf();
+        self.put(&record)
+    }
+
     /// Counts one more turn of the session.
     pub fn count_turn(&self, id: &str) -> Result<(), DaemonError> {
         let mut record = self.get(id)?;

@@ -5,7 +5,7 @@ use codaris_proto::v1;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{InProcess, anthropic_stream, fake_model, openai_stream};
+use crate::support::{InProcess, anthropic_stream, fake_model, openai_text, openai_tool_call};
 use crate::turns::{Sessions, rest_of_turn, start_turn};
 
 /// A 1x1 PNG, 70 bytes.
@@ -76,26 +76,10 @@ fn anthropic_replies(path: &str) -> Vec<String> {
 
 /// An OpenAI answer calling `read_file` on `path`, then one saying it saw a dot.
 fn openai_replies(path: &str) -> Vec<String> {
-    let chunk = |delta: Value, finish: Value| {
-        json!({"id": "1", "object": "chat.completion.chunk",
-               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-    };
-    let call = openai_stream(&[
-        chunk(
-            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-                   "function": {"name": "read_file", "arguments": json!({"path": path}).to_string()}}]}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("tool_calls")),
-    ]);
-    let answer = openai_stream(&[
-        chunk(
-            json!({"role": "assistant", "content": "A dot."}),
-            Value::Null,
-        ),
-        chunk(json!({}), json!("stop")),
-    ]);
-    vec![call, answer]
+    vec![
+        openai_tool_call("call_1", "read_file", &json!({"path": path})),
+        openai_text("A dot."),
+    ]
 }
 
 #[tokio::test]

@@ -177,6 +177,34 @@ pub fn openai_stream(chunks: &[serde_json::Value]) -> String {
     body
 }
 
+fn openai_chunk(delta: serde_json::Value, finish: serde_json::Value) -> serde_json::Value {
+    serde_json::json!({"id": "1", "object": "chat.completion.chunk",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+/// A streamed OpenAI answer making one tool call.
+pub fn openai_tool_call(id: &str, tool: &str, args: &serde_json::Value) -> String {
+    openai_stream(&[
+        openai_chunk(
+            serde_json::json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": tool, "arguments": args.to_string()}}]}),
+            serde_json::Value::Null,
+        ),
+        openai_chunk(serde_json::json!({}), serde_json::json!("tool_calls")),
+    ])
+}
+
+/// A streamed OpenAI answer of plain text.
+pub fn openai_text(text: &str) -> String {
+    openai_stream(&[
+        openai_chunk(
+            serde_json::json!({"role": "assistant", "content": text}),
+            serde_json::Value::Null,
+        ),
+        openai_chunk(serde_json::json!({}), serde_json::json!("stop")),
+    ])
+}
+
 /// One streamed Anthropic Messages answer of `events` (each an object with its `type`).
 pub fn anthropic_stream(events: &[serde_json::Value]) -> String {
     events

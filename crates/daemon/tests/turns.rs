@@ -507,3 +507,102 @@ async fn the_api_token_is_out_of_every_tools_reach() {
     assert_eq!(std::fs::read_to_string(state.join("token")).unwrap(), token);
     daemon.stop().await;
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} in {}", dir.display());
+}
+
+#[tokio::test]
+async fn worktree_create_moves_the_session_into_the_worktree() {
+    let daemon = InProcess::start_with_toml("[tools]\nlean_surface = false\n").await;
+    let base = daemon.temp.path().canonicalize().unwrap();
+    let seed = base.join("seed");
+    std::fs::create_dir(&seed).unwrap();
+    git(&seed, &["init", "-q", "-b", "main"]);
+    std::fs::write(seed.join("README"), "hi\n").unwrap();
+    git(&seed, &["add", "README"]);
+    git(&seed, &["commit", "-q", "-m", "first"]);
+    git(&base, &["clone", "-q", "--bare", "seed", "origin.git"]);
+    git(&base, &["clone", "-q", "origin.git", "repo"]);
+    let repo = base.join("repo");
+    let worktree = repo.join(".worktrees/feat-x");
+    let call = |tool: &str, args: serde_json::Value| serde_json::json!({"tool_calls": [{"name": tool, "args": args}]});
+    let script = serde_json::json!({"turns": [
+        {"rounds": [
+            call("worktree_create", serde_json::json!({"branch": "feat/x"})),
+            call("run_command", serde_json::json!({"command": "pwd"})),
+            call("write", serde_json::json!({"path": "NOTES.md", "content": "moved\n"})),
+            {"text": "done"}
+        ]},
+        {"rounds": [call("read_file", serde_json::json!({"path": "NOTES.md"})), {"text": "done"}]}
+    ]});
+    let path = base.join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: repo.display().to_string(),
+            script: path.display().to_string(),
+            permission_mode: v1::PermissionMode::Bypass.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    // `worktree_create` is class `always`: it asks even under bypass.
+    let mut stream = start_turn(&mut sessions, &id, "make a worktree").await;
+    let mut first = Rest::default();
+    while let Some(event) = stream.message().await.unwrap() {
+        match event.event {
+            Some(v1::turn_event::Event::Card(card)) => {
+                sessions
+                    .answer_card(v1::AnswerCardRequest {
+                        session_id: id.clone(),
+                        card_id: card.id,
+                        answer: v1::CardAnswer::AllowOnce.into(),
+                    })
+                    .await
+                    .unwrap();
+            }
+            Some(v1::turn_event::Event::ToolResult(result)) => first.outputs.push(result.output),
+            _ => {}
+        }
+    }
+    assert!(
+        first.outputs[0].contains("the session now works there"),
+        "{first:?}"
+    );
+    assert!(
+        first.outputs[1].contains(&worktree.display().to_string()),
+        "the command ran in the worktree: {first:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(worktree.join("NOTES.md")).unwrap(),
+        "moved\n"
+    );
+    assert!(!repo.join("NOTES.md").exists());
+    let mut stream = start_turn(&mut sessions, &id, "read it back").await;
+    let second = rest_of_turn(&mut stream).await;
+    assert!(
+        second.outputs[0].contains("moved"),
+        "the next turn starts there too: {second:?}"
+    );
+    let session = sessions
+        .get_session(v1::GetSessionRequest { id: id.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(session.cwd, worktree.display().to_string());
+    daemon.stop().await;
+}

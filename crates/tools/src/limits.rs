@@ -29,7 +29,10 @@ pub fn apply_limits(output: ToolOutput, limits: OutputLimits) -> ToolOutput {
             image => image,
         })
         .collect();
-    ToolOutput { content }
+    ToolOutput {
+        content,
+        session_cwd: output.session_cwd,
+    }
 }
 
 /// One text cut to the limits, with the note; the text itself when it fits.

@@ -1,5 +1,7 @@
 //! The contract every built-in tool implements.
 
+use std::path::PathBuf;
+
 use serde_json::Value;
 
 use crate::context::ToolContext;
@@ -19,13 +21,24 @@ pub enum Content {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolOutput {
     pub content: Vec<Content>,
+    /// A new working directory for the session (`worktree_create` moves it into the
+    /// worktree); the daemon owns sessions and carries the move out.
+    pub session_cwd: Option<PathBuf>,
 }
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             content: vec![Content::Text(text.into())],
+            session_cwd: None,
         }
+    }
+
+    /// The same output, asking the daemon to move the session to `cwd`.
+    #[must_use]
+    pub fn moving_session_to(mut self, cwd: PathBuf) -> Self {
+        self.session_cwd = Some(cwd);
+        self
     }
 }
 

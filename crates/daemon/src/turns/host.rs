@@ -6,7 +6,7 @@ use std::sync::Arc;
 use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, TurnEvent, TurnHost};
 use codaris_index::{KindFilter, render};
 use codaris_ledger::{CardAnswer, CardRecord, GrantRecord};
-use codaris_policy::{Capability, CapabilityName, Decision, Grant, Lifetime, Verdict};
+use codaris_policy::{Capability, CapabilityName, Decision, Grant, Lifetime, Task, Verdict};
 use codaris_proto::v1;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -65,13 +65,32 @@ impl DaemonHost {
         let _ = self.events.send(v1::TurnEvent { event: Some(event) });
     }
 
+    /// The call's task, in the directory the session moved to during this turn, if it did.
+    fn task_of(&self, call: &CallRequest) -> Task {
+        let mut task = call.task.clone();
+        if let Some(cwd) = self.live.moved_cwd() {
+            task.cwd = cwd;
+        }
+        task
+    }
+
+    /// Moves the session: the rest of this turn through the live state, later turns through
+    /// its record.
+    fn move_to(&self, cwd: &std::path::Path) {
+        self.live.move_cwd(cwd.display().to_string());
+        if let Err(err) = self.turns.sessions.set_cwd(&self.session_id, cwd) {
+            tracing::error!(session = %self.session_id, %err, "could not record the session's new directory");
+        }
+        tracing::info!(session = %self.session_id, cwd = %cwd.display(), "session moved");
+    }
+
     async fn decide_once(&self, call: &CallRequest) -> Result<Decision, String> {
         let dispatcher = self.turns.dispatcher();
         let tool_call = ToolCall {
             session_id: self.session_id.clone(),
             tool: call.tool.clone(),
             args: call.args.clone(),
-            task: call.task.clone(),
+            task: self.task_of(call),
             spec: None,
         };
         match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
@@ -281,7 +300,7 @@ impl TurnHost for DaemonHost {
                     .builtins
                     .run(
                         &self.session_id,
-                        &call.task,
+                        &self.task_of(call),
                         &self.take_granted(&call.id),
                         other,
                         &call.args,
@@ -289,7 +308,12 @@ impl TurnHost for DaemonHost {
                     )
                     .await
                 {
-                    Some(run) => run,
+                    Some(builtin) => {
+                        if let Some(cwd) = &builtin.session_cwd {
+                            self.move_to(cwd);
+                        }
+                        builtin.run
+                    }
                     None => error_run(format!("`{other}` is not available in this codarisd")),
                 },
             };

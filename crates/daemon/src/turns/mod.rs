@@ -42,6 +42,9 @@ A refused call comes back with the reason and, when a grant would help, the capa
 pub struct Live {
     /// Notices (background commands that finished) waiting for the session's next turn.
     notes: Mutex<Vec<String>>,
+    /// Where the session moved during a turn (`worktree_create`); calls after the move are
+    /// decided and run there. Later turns read it from the session's record.
+    cwd: Mutex<Option<String>>,
     /// Held by the running turn, so a session runs one turn at a time.
     conversation: Arc<tokio::sync::Mutex<Conversation>>,
     provider: Box<dyn ModelProvider>,
@@ -56,6 +59,20 @@ impl std::fmt::Debug for Live {
         f.debug_struct("Live")
             .field("provider", &self.provider.name())
             .finish_non_exhaustive()
+    }
+}
+
+impl Live {
+    /// Where the session moved during a turn, if it did.
+    pub fn moved_cwd(&self) -> Option<String> {
+        self.cwd
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    pub fn move_cwd(&self, cwd: String) {
+        *self.cwd.lock().unwrap_or_else(PoisonError::into_inner) = Some(cwd);
     }
 }
 
@@ -224,6 +241,7 @@ impl Turns {
         }
         let live = Arc::new(Live {
             notes: Mutex::new(Vec::new()),
+            cwd: Mutex::new(None),
             conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
             provider: provider_for(record, &self.config)?,
             pictures: pictures_for(record, &self.config),

@@ -168,6 +168,7 @@ fn image(
         )));
     }
     Ok(ToolOutput {
+        session_cwd: None,
         content: vec![
             Content::Text(format!(
                 "`{}`: {media_type}, {}x{}{note}",

@@ -4,7 +4,8 @@
 //! Worktrees live in `<repo>/.worktrees/<branch>` (slashes become `-`), inside the repository
 //! and so inside the fence the session already has; `.worktrees/` is added to the repository's
 //! `info/exclude` so the main checkout does not list them as untracked. The tool reports the
-//! path; moving the session's working directory there is the daemon's part (it owns sessions).
+//! path and asks for the move in its output's `session_cwd`; the daemon owns sessions and
+//! carries it out.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -203,14 +204,23 @@ impl Tool for WorktreeCreate {
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let branch = required_string(args, "branch")?;
         let worktree = create_worktree(ctx, branch).await?;
+        // A reused worktree may be a link planted anywhere; move only into the fence.
+        let real = std::fs::canonicalize(&worktree.path).unwrap_or_else(|_| worktree.path.clone());
+        if ctx.fence.locate(&real).is_none() {
+            return Err(ToolError::model(format!(
+                "{NAME}: the worktree `{}` lies outside the allowed roots; the session stays where it is",
+                real.display()
+            )));
+        }
         let how = match &worktree.base {
             Some(base) => format!("created from `{base}`"),
             None => "reused".to_owned(),
         };
         Ok(ToolOutput::text(format!(
-            "worktree `{}` on branch `{}` ({how})",
-            worktree.path.display(),
+            "worktree `{}` on branch `{}` ({how}); the session now works there: relative paths and commands start in it",
+            real.display(),
             worktree.branch
-        )))
+        ))
+        .moving_session_to(real))
     }
 }

@@ -41,7 +41,7 @@ async fn creates_then_reuses_a_feature_worktree() {
     assert_eq!(
         out,
         format!(
-            "worktree `{}` on branch `feat/x` (created from `origin/main`)",
+            "worktree `{}` on branch `feat/x` (created from `origin/main`); the session now works there: relative paths and commands start in it",
             path.display()
         )
     );
@@ -52,7 +52,10 @@ async fn creates_then_reuses_a_feature_worktree() {
     let out = s.ok("worktree_create", json!({"branch": "feat/x"})).await;
     assert_eq!(
         out,
-        format!("worktree `{}` on branch `feat/x` (reused)", path.display())
+        format!(
+            "worktree `{}` on branch `feat/x` (reused); the session now works there: relative paths and commands start in it",
+            path.display()
+        )
     );
     let status = std::process::Command::new("git")
         .arg("-C")
