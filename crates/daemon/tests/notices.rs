@@ -68,7 +68,8 @@ async fn a_finished_background_command_reaches_the_next_turn() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let (turn, content) = carried.expect("the notice never reached the model");
+    assert!(carried.is_some(), "the notice never reached the model");
+    let (turn, content) = carried.unwrap();
     assert!(
         content.starts_with(&format!(
             "anything new? {turn}\n\n[background task `bg-1` (`echo finished-marker`) finished"
