@@ -58,28 +58,26 @@ impl Builtins {
         run
     }
 
-    /// The file, shell and web tools. Commands may also write to `sandbox_writable` under
-    /// Landlock; `websearch` asks `engines` in order (Brave then Bing when empty, the
-    /// catalogue's default).
-    pub fn new(
-        sandbox_writable: Vec<PathBuf>,
-        engines: Vec<codaris_tools::Engine>,
-    ) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
+    /// The file, shell and web tools, set up as `setup` says.
+    pub fn new(setup: Setup) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig::default());
-        let pools = pools.with_extra_writable(sandbox_writable);
-        let engines = if engines.is_empty() {
+        let pools = pools.with_extra_writable(setup.sandbox_writable);
+        let engines = if setup.engines.is_empty() {
             vec![
                 codaris_tools::Engine::brave(),
                 codaris_tools::Engine::bing(),
             ]
         } else {
-            engines
+            setup.engines
         };
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));
         tools.extend(codaris_tools::shell::tools(&pools));
-        tools.extend(codaris_tools::web_tools(engines));
+        tools.extend(codaris_tools::web_tools(
+            engines,
+            setup.http_default_headers,
+        ));
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)
@@ -194,6 +192,31 @@ impl Builtins {
             }
         };
         Some(BuiltinRun { run, session_cwd })
+    }
+}
+
+/// What the configuration says about the built-in tools.
+#[derive(Debug, Default)]
+pub struct Setup {
+    /// More directories commands may write to under Landlock.
+    pub sandbox_writable: Vec<PathBuf>,
+    /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
+    pub engines: Vec<codaris_tools::Engine>,
+    /// Headers `http_request` sends unless a call names its own.
+    pub http_default_headers: Vec<(String, String)>,
+}
+
+impl Setup {
+    pub fn from_config(config: &crate::config::Config) -> Self {
+        Self {
+            sandbox_writable: config.sandbox_writable.clone(),
+            engines: config
+                .websearch_engines
+                .iter()
+                .filter_map(|name| codaris_tools::Engine::from_name(name))
+                .collect(),
+            http_default_headers: config.http_default_headers.clone(),
+        }
     }
 }
 

@@ -55,6 +55,9 @@ pub struct ToolsToml {
     /// The engines `websearch` asks, in order: `brave`, `bing`, `duckduckgo`,
     /// `searxng:<base URL>`.
     pub websearch_engines: Option<Vec<String>>,
+    /// Headers `http_request` sends on every request (a call's own header of the same name
+    /// wins), e.g. `{ "User-Agent" = "…" }`.
+    pub http_default_headers: Option<BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -164,6 +167,8 @@ pub struct Config {
     pub sandbox_writable: Vec<PathBuf>,
     /// `tools.websearch_engines`: the engines `websearch` asks, each a valid engine name.
     pub websearch_engines: Vec<String>,
+    /// `tools.http_default_headers`: valid header names and values, in name order.
+    pub http_default_headers: Vec<(String, String)>,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -325,6 +330,22 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
             ),
         });
     }
+    let http_default_headers: Vec<(String, String)> = tools
+        .http_default_headers
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    for (name, value) in &http_default_headers {
+        let bad_name = http::HeaderName::from_bytes(name.as_bytes()).is_err();
+        if bad_name || http::HeaderValue::from_str(value).is_err() {
+            let what = if bad_name { "name" } else { "value" };
+            return Err(ConfigError::Invalid {
+                key: origin("tools.http_default_headers"),
+                reason: format!("header `{name}` has an invalid {what}"),
+            });
+        }
+    }
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
         None => tools.lean_surface.unwrap_or(true),
@@ -408,6 +429,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         command_allowlist,
         sandbox_writable,
         websearch_engines,
+        http_default_headers,
         lean_surface,
         tool_search_api,
         provider,

@@ -47,6 +47,7 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             command_allowlist: Vec::new(),
             sandbox_writable: Vec::new(),
             websearch_engines: vec!["brave".to_owned(), "bing".to_owned()],
+            http_default_headers: Vec::new(),
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,
@@ -128,6 +129,14 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         (
             "[tools]\nwebsearch_engines = []\n",
             "tools.websearch_engines",
+        ),
+        (
+            "[tools]\nhttp_default_headers = { \"Bad Name\" = \"x\" }\n",
+            "tools.http_default_headers",
+        ),
+        (
+            "[tools]\nhttp_default_headers = { \"X-A\" = \"line\\nbreak\" }\n",
+            "tools.http_default_headers",
         ),
     ];
     for (text, key) in cases {
@@ -229,6 +238,16 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     assert_eq!(
         config.websearch_engines,
         ["searxng:http://127.0.0.1:8888/", "duckduckgo"]
+    );
+    let config = resolve(with_file(
+        "[tools]\nhttp_default_headers = { \"User-Agent\" = \"Mozilla/5.0\", \"Accept-Language\" = \"en\" }\n",
+    )?)?;
+    assert_eq!(
+        config.http_default_headers,
+        [
+            ("Accept-Language".to_owned(), "en".to_owned()),
+            ("User-Agent".to_owned(), "Mozilla/5.0".to_owned())
+        ]
     );
     Ok(())
 }

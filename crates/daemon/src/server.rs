@@ -46,14 +46,8 @@ pub async fn serve(
         })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
-    let (builtins, notices) = crate::builtins::Builtins::new(
-        config.sandbox_writable.clone(),
-        config
-            .websearch_engines
-            .iter()
-            .filter_map(|name| codaris_tools::Engine::from_name(name))
-            .collect(),
-    );
+    let (builtins, notices) =
+        crate::builtins::Builtins::new(crate::builtins::Setup::from_config(&config));
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,

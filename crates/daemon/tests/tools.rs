@@ -71,7 +71,7 @@ async fn tools_indexed(channel: Channel) -> u32 {
 
 /// The built-in tools that run in this daemon, as the index lists them.
 fn core_names() -> Vec<String> {
-    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Vec::new(), Vec::new())
+    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Default::default())
         .0
         .names()
         .map(str::to_owned)
@@ -335,5 +335,71 @@ async fn websearch_asks_the_configured_searxng_instance() {
         1,
         "only the configured engine was asked"
     );
+    daemon.stop().await;
+}
+
+/// A loopback server answering every request with the request's own head as its body.
+async fn echo_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut head = Vec::new();
+            let mut buffer = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match socket.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buffer[..n]),
+                }
+            }
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                head.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+            let _ = socket.write_all(&head).await;
+        }
+    });
+    base
+}
+
+#[tokio::test]
+async fn http_request_sends_the_configured_default_headers() {
+    let base = echo_server().await;
+    let daemon = InProcess::start_with_toml(
+        "[tools]\nlean_surface = false\nhttp_default_headers = { \"User-Agent\" = \"codaris-test/1\", \"X-Team\" = \"core\" }\n",
+    )
+    .await;
+    let script = serde_json::json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "http_request", "args": {"url": format!("{base}/a"), "headers": {"X-Team": "mine"}}}]},
+        {"text": "done"}
+    ]}]});
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: daemon.temp.path().display().to_string(),
+            script: path.display().to_string(),
+            permission_mode: v1::PermissionMode::Bypass.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    let mut stream = crate::turns::start_turn(&mut sessions, &id, "call it").await;
+    let output = crate::turns::rest_of_turn(&mut stream)
+        .await
+        .outputs
+        .concat()
+        .to_ascii_lowercase();
+    assert!(output.contains("user-agent: codaris-test/1"), "{output}");
+    assert!(
+        output.contains("x-team: mine"),
+        "the call's own header wins: {output}"
+    );
+    assert!(!output.contains("x-team: core"), "{output}");
     daemon.stop().await;
 }

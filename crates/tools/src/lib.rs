@@ -33,5 +33,4 @@ pub use web::HttpRequest;
 pub use web::WebError;
 pub use web::WebFetch;
 pub use web::WebSearch;
-pub use web::http_request_approval;
 pub use web::web_tools;

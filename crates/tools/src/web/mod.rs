@@ -2,7 +2,6 @@
 //! `http_request` (any request, gated by the policy's `http` class) and `websearch` (several
 //! engines merged).
 
-mod approval;
 mod body;
 mod common;
 mod dom;
@@ -14,7 +13,6 @@ mod markdown;
 mod request;
 mod search;
 
-pub use approval::http_request_approval;
 pub use engines::Engine;
 pub use engines::EngineKind;
 pub use error::WebError;
@@ -26,11 +24,15 @@ use std::sync::Arc;
 
 use crate::tool::Tool;
 
-/// The web tools in the catalogue's order, with the engines `websearch` asks.
-pub fn web_tools(engines: Vec<Engine>) -> Vec<Arc<dyn Tool>> {
+/// The web tools in the catalogue's order, with the engines `websearch` asks and the headers
+/// `http_request` sends on every request unless a call names its own.
+pub fn web_tools(
+    engines: Vec<Engine>,
+    default_headers: Vec<(String, String)>,
+) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(WebSearch::new(engines)),
         Arc::new(WebFetch::new()),
-        Arc::new(HttpRequest::new()),
+        Arc::new(HttpRequest::with_default_headers(default_headers)),
     ]
 }

@@ -1,6 +1,7 @@
 //! `http_request`: any HTTP or HTTPS request, like curl. It refuses no address, which is why the
-//! policy gates it (class `http`); what it carries besides the request itself is listed by
-//! [`super::approval::http_request_approval`] for the permission card.
+//! policy gates it (class `http`); what it carries besides the request itself (local files, a
+//! proxy, an unchecked certificate, redirects) is part of the policy's `send_http` capability,
+//! so the permission card names it and approving the destination alone does not cover it.
 
 use std::time::Duration;
 
