@@ -60,7 +60,11 @@ impl Builtins {
 
     /// The file, shell and web tools, set up as `setup` says.
     pub fn new(setup: Setup) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
-        let (pools, notices) = ShellPools::new(PoolConfig::default());
+        let (pools, notices) = ShellPools::new(PoolConfig {
+            background: setup.background,
+            preview_server: setup.preview_server,
+            ..PoolConfig::default()
+        });
         let pools = pools.with_extra_writable(setup.sandbox_writable);
         let engines = if setup.engines.is_empty() {
             vec![
@@ -196,8 +200,12 @@ impl Builtins {
 }
 
 /// What the configuration says about the built-in tools.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Setup {
+    /// Background tasks and the `background_*` tools.
+    pub background: bool,
+    /// `preview_server`, when `background` is on too.
+    pub preview_server: bool,
     /// More directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
     /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
@@ -206,9 +214,24 @@ pub struct Setup {
     pub http_default_headers: Vec<(String, String)>,
 }
 
+impl Default for Setup {
+    /// The catalogue's defaults: everything on, Brave then Bing, no extra headers or dirs.
+    fn default() -> Self {
+        Self {
+            background: true,
+            preview_server: true,
+            sandbox_writable: Vec::new(),
+            engines: Vec::new(),
+            http_default_headers: Vec::new(),
+        }
+    }
+}
+
 impl Setup {
     pub fn from_config(config: &crate::config::Config) -> Self {
         Self {
+            background: config.background,
+            preview_server: config.preview_server,
             sandbox_writable: config.sandbox_writable.clone(),
             engines: config
                 .websearch_engines

@@ -58,6 +58,10 @@ pub struct ToolsToml {
     /// Headers `http_request` sends on every request (a call's own header of the same name
     /// wins), e.g. `{ "User-Agent" = "…" }`.
     pub http_default_headers: Option<BTreeMap<String, String>>,
+    /// Background tasks and the `background_*` tools (default on).
+    pub background: Option<bool>,
+    /// `preview_server` (default on; needs `background`).
+    pub preview_server: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -169,6 +173,10 @@ pub struct Config {
     pub websearch_engines: Vec<String>,
     /// `tools.http_default_headers`: valid header names and values, in name order.
     pub http_default_headers: Vec<(String, String)>,
+    /// `tools.background`: commands may run on in the background.
+    pub background: bool,
+    /// `tools.preview_server`: the preview server is offered (with `background` only).
+    pub preview_server: bool,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     pub provider: ProviderKind,
@@ -430,6 +438,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         sandbox_writable,
         websearch_engines,
         http_default_headers,
+        background: tools.background.unwrap_or(true),
+        preview_server: tools.preview_server.unwrap_or(true),
         lean_surface,
         tool_search_api,
         provider,

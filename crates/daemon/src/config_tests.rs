@@ -48,6 +48,8 @@ fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError>
             sandbox_writable: Vec::new(),
             websearch_engines: vec!["brave".to_owned(), "bing".to_owned()],
             http_default_headers: Vec::new(),
+            background: true,
+            preview_server: true,
             lean_surface: true,
             tool_search_api: false,
             provider: ProviderKind::Scripted,
@@ -239,6 +241,10 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
         config.websearch_engines,
         ["searxng:http://127.0.0.1:8888/", "duckduckgo"]
     );
+    let config = resolve(with_file(
+        "[tools]\nbackground = false\npreview_server = false\n",
+    )?)?;
+    assert!(!config.background && !config.preview_server);
     let config = resolve(with_file(
         "[tools]\nhttp_default_headers = { \"User-Agent\" = \"Mozilla/5.0\", \"Accept-Language\" = \"en\" }\n",
     )?)?;

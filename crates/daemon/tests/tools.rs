@@ -403,3 +403,22 @@ async fn http_request_sends_the_configured_default_headers() {
     assert!(!output.contains("x-team: core"), "{output}");
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn switched_off_background_tasks_leave_the_index() {
+    let daemon = InProcess::start_with_toml("[tools]\nbackground = false\n").await;
+    let listed = v1::tools_client::ToolsClient::new(daemon.channel().await)
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(names.contains(&"run_command"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("background_") || *n == "preview_server"),
+        "{names:?}"
+    );
+    daemon.stop().await;
+}

@@ -60,16 +60,24 @@ pub use worktree::create_worktree;
 
 /// The shell tools, all sharing `pools`, in catalogue order.
 pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
-    vec![
-        Arc::new(RunCommand::new(pools.clone())),
-        Arc::new(BackgroundList::new(pools.clone())),
-        Arc::new(BackgroundOutput::new(pools.clone())),
-        Arc::new(BackgroundWait::new(pools.clone())),
-        Arc::new(BackgroundStop::new(pools.clone())),
-        Arc::new(BackgroundReap::new(pools.clone())),
-        Arc::new(PreviewServer::new(pools.clone())),
-        Arc::new(ShareFile::new()),
+    let config = pools.config();
+    let mut tools: Vec<Arc<dyn crate::Tool>> = vec![Arc::new(RunCommand::new(pools.clone()))];
+    if config.background {
+        tools.extend([
+            Arc::new(BackgroundList::new(pools.clone())) as Arc<dyn crate::Tool>,
+            Arc::new(BackgroundOutput::new(pools.clone())),
+            Arc::new(BackgroundWait::new(pools.clone())),
+            Arc::new(BackgroundStop::new(pools.clone())),
+            Arc::new(BackgroundReap::new(pools.clone())),
+        ]);
+        if config.preview_server {
+            tools.push(Arc::new(PreviewServer::new(pools.clone())));
+        }
+    }
+    tools.extend([
+        Arc::new(ShareFile::new()) as Arc<dyn crate::Tool>,
         Arc::new(SshRunCommand::default()),
         Arc::new(WorktreeCreate),
-    ]
+    ]);
+    tools
 }

@@ -47,6 +47,11 @@ pub struct PoolConfig {
     pub stop_grace: Duration,
     /// Confine commands with Landlock where the kernel supports it.
     pub landlock: bool,
+    /// `tools.background`: commands may run on in the background (`background: true`, or a
+    /// foreground one handed over at its timeout), and the `background_*` tools exist.
+    pub background: bool,
+    /// `tools.preview_server`: `preview_server` exists (only with `background` as well).
+    pub preview_server: bool,
 }
 
 impl Default for PoolConfig {
@@ -55,6 +60,8 @@ impl Default for PoolConfig {
             buffer_bytes: 1024 * 1024,
             stop_grace: Duration::from_secs(3),
             landlock: true,
+            background: true,
+            preview_server: true,
         }
     }
 }

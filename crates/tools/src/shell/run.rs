@@ -135,6 +135,12 @@ impl Tool for RunCommand {
             .pools
             .pool(&ctx.session_id)
             .map_err(|error| error.into_tool_error(NAME))?;
+        let background_on = pool.config().background;
+        if background && !background_on {
+            return Err(ToolError::model(format!(
+                "{NAME}: background tasks are switched off here (tools.background = false); run the command in the foreground"
+            )));
+        }
         let started = pool
             .start(command, &cwd, &writable(ctx), estimate, background, notify)
             .map_err(|error| error.into_tool_error(NAME))?;
@@ -155,6 +161,16 @@ impl Tool for RunCommand {
             armed: true,
         };
         let status = started.task.wait(Duration::from_secs(timeout)).await;
+        if status.is_running() && !background_on {
+            // Nothing could reach it afterwards: stop it here, as a dropped call would.
+            started.task.kill_now();
+            let _ = started.task.wait(Duration::from_secs(5)).await;
+            let so_far = started.task.output(RESULT_STREAM_BYTES, None).render();
+            pool.retire(&started);
+            return Ok(ToolOutput::text(format!(
+                "still running after {timeout}s, so it was stopped (background tasks are off here)\n{note}output so far:\n{so_far}"
+            )));
+        }
         abandon.armed = false;
         if status.is_running() && pool.hand_over(&started, notify) {
             let so_far = started.task.output(RESULT_STREAM_BYTES, None).render();

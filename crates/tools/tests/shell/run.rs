@@ -285,3 +285,54 @@ async fn configured_extra_directories_are_writable_under_landlock() {
         "{out}"
     );
 }
+
+#[tokio::test]
+async fn with_background_off_its_tools_are_gone_and_nothing_outlives_its_call() {
+    let s = setup_with(PoolConfig {
+        background: false,
+        stop_grace: Duration::from_secs(1),
+        ..PoolConfig::default()
+    });
+    let names: Vec<&str> = s.tools.iter().map(|t| t.name()).collect();
+    assert!(names.contains(&"run_command"), "{names:?}");
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.starts_with("background_") || *n == "preview_server"),
+        "{names:?}"
+    );
+    let refused = s
+        .model_error(
+            "run_command",
+            json!({"command": "true", "background": true}),
+        )
+        .await;
+    assert!(refused.contains("tools.background = false"), "{refused}");
+
+    let marker = s.base().join("still-alive");
+    let out = s
+        .ok(
+            "run_command",
+            json!({"command": format!("echo begun; sleep 3; touch {}", marker.display()), "timeout_seconds": 1}),
+        )
+        .await;
+    assert!(
+        out.starts_with("still running after 1s, so it was stopped"),
+        "{out}"
+    );
+    assert!(out.contains("begun"), "{out}");
+    // Had the command lived on, it would have touched the marker by now.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(!marker.exists(), "the stopped command's group lived on");
+}
+
+#[tokio::test]
+async fn preview_server_can_be_switched_off_alone() {
+    let s = setup_with(PoolConfig {
+        preview_server: false,
+        ..PoolConfig::default()
+    });
+    let names: Vec<&str> = s.tools.iter().map(|t| t.name()).collect();
+    assert!(names.contains(&"background_list"), "{names:?}");
+    assert!(!names.contains(&"preview_server"), "{names:?}");
+}
