@@ -269,7 +269,10 @@ fn find_block(
 }
 
 /// Writes every new content to a temporary file beside its target, then renames them all; a
-/// failure before the renames removes the temporaries and leaves every target as it was.
+/// failure before the renames removes the temporaries and leaves every target as it was. Each
+/// file replaced or removed is first kept under a backup name (a hard link, or the file itself
+/// moved aside), so a failure part-way through the renames puts back every file already
+/// changed: the patch lands whole or not at all.
 fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
     let mut temps: Vec<(PathBuf, &Change)> = Vec::new();
     let cleanup = |temps: &[(PathBuf, &Change)]| {
@@ -282,14 +285,7 @@ fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
             continue;
         };
         let at = &change.at;
-        let name = at
-            .rel
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let temp = at
-            .rel
-            .with_file_name(format!(".{name}.codaris-patch-{}-{n}", std::process::id()));
+        let temp = side_name(at, "patch", n);
         let written = (|| {
             if let Some(parent) = at.parent_rel() {
                 ensure_dir(&at.dir, parent)?;
@@ -310,22 +306,148 @@ fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
         }
         temps.push((temp, change));
     }
-    for (temp, change) in &temps {
-        let at = &change.at;
-        at.dir
-            .rename(temp, &at.dir, &at.rel)
-            .map_err(|e| at.err(ctx, e))?;
+    let mut done: Vec<Landed<'_>> = Vec::new();
+    let mut failed = None;
+    for (n, (temp, change)) in temps.iter().enumerate() {
+        match land(change, n, Some(temp)) {
+            Ok(landed) => done.push(landed),
+            Err(e) => {
+                failed = Some((&change.at, e));
+                break;
+            }
+        }
     }
-    for change in changes.iter().filter(|c| c.content.is_none()) {
-        let at = &change.at;
-        at.dir.remove_file(&at.rel).map_err(|e| at.err(ctx, e))?;
+    if failed.is_none() {
+        for (n, change) in changes
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.content.is_none())
+        {
+            match land(change, temps.len() + n, None) {
+                Ok(landed) => done.push(landed),
+                Err(e) => {
+                    failed = Some((&change.at, e));
+                    break;
+                }
+            }
+        }
     }
-    Ok(())
+    match failed {
+        None => {
+            for landed in &done {
+                if let Some(backup) = &landed.backup {
+                    let _ = landed.at.dir.remove_file(backup);
+                }
+            }
+            Ok(())
+        }
+        Some((at, e)) => {
+            for landed in done.iter().rev() {
+                let at = landed.at;
+                let _ = match &landed.backup {
+                    Some(backup) => at.dir.rename(backup, &at.dir, &at.rel),
+                    None => at.dir.remove_file(&at.rel),
+                };
+            }
+            cleanup(&temps);
+            Err(ToolError::model(format!(
+                "{}; every file the patch had changed was put back",
+                at.err(ctx, e)
+            )))
+        }
+    }
+}
+
+/// `.name.codaris-<kind>-<pid>-<n>` beside the target: a temporary or a backup.
+fn side_name(at: &Beneath, kind: &str, n: usize) -> PathBuf {
+    let name = at
+        .rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    at.rel
+        .with_file_name(format!(".{name}.codaris-{kind}-{}-{n}", std::process::id()))
+}
+
+/// Puts one change in place — the new content from `temp`, or, without one, the file moved
+/// aside — keeping what it replaces under a backup name.
+fn land<'a>(change: &'a Change, n: usize, temp: Option<&PathBuf>) -> std::io::Result<Landed<'a>> {
+    let at = &change.at;
+    let exists = at.dir.symlink_metadata(&at.rel).is_ok();
+    let backup = side_name(at, "orig", n);
+    let Some(temp) = temp else {
+        at.dir.rename(&at.rel, &at.dir, &backup)?;
+        return Ok(Landed {
+            at,
+            backup: Some(backup),
+        });
+    };
+    if exists {
+        at.dir.hard_link(&at.rel, &at.dir, &backup)?;
+    }
+    if let Err(e) = at.dir.rename(temp, &at.dir, &at.rel) {
+        if exists {
+            let _ = at.dir.remove_file(&backup);
+        }
+        return Err(e);
+    }
+    Ok(Landed {
+        at,
+        backup: exists.then_some(backup),
+    })
+}
+
+/// A file the patch changed, and where its old self waits until the patch has landed whole.
+struct Landed<'a> {
+    at: &'a Beneath,
+    /// `None`: the file is new, and putting back means removing it.
+    backup: Option<PathBuf>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rename_failing_part_way_puts_back_every_file_already_changed() {
+        let temp = tempfile::tempdir().unwrap_or_else(|e| unreachable!("{e}"));
+        let root = temp
+            .path()
+            .canonicalize()
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        std::fs::write(root.join("a.txt"), "old a\n").unwrap_or_else(|e| unreachable!("{e}"));
+        std::fs::create_dir_all(root.join("d/inside")).unwrap_or_else(|e| unreachable!("{e}"));
+        let ctx = ToolContext {
+            session_id: "s".into(),
+            cwd: root.clone(),
+            fence: crate::Fence::new([root.clone()]),
+            workspace: root.clone(),
+        };
+        let change = |path: &str, content: &str| Change {
+            at: Beneath::locate(&ctx, TOOL, path).unwrap_or_else(|e| unreachable!("{e}")),
+            content: Some(content.as_bytes().to_vec()),
+        };
+        // A file cannot be renamed over a directory, so the second change fails after the
+        // first has landed.
+        let result = commit(&ctx, &[change("a.txt", "new a\n"), change("d", "x")]);
+        let message = result.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("was put back"), "{message}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("a.txt")).unwrap_or_default(),
+            "old a\n"
+        );
+        let mut left: Vec<String> = std::fs::read_dir(&root)
+            .unwrap_or_else(|e| unreachable!("{e}"))
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["a.txt", "d"],
+            "no temporary or backup is left behind"
+        );
+    }
 
     fn hunk(old: &[&str], new: &[&str]) -> Hunk {
         Hunk {
