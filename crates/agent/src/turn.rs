@@ -389,6 +389,34 @@ impl Reply {
     }
 }
 
+/// The most pictures a request carries. Each can be megabytes and every later round sends the
+/// whole conversation again, so older pictures give way to newer ones (providers also cap a
+/// request's size and its number of images).
+pub const MAX_PICTURES_SENT: usize = 4;
+
+/// Keeps at most `keep` pictures in `messages`, the newest; an older one leaves a note in its
+/// result's text so the model knows to read the file again to see it.
+fn retire_old_pictures(messages: &mut [Message], keep: usize) {
+    let mut seen = 0;
+    for message in messages.iter_mut().rev() {
+        let Message::ToolResult(result) = message else {
+            continue;
+        };
+        if result.pictures.is_empty() {
+            continue;
+        }
+        let room = keep.saturating_sub(seen);
+        seen += result.pictures.len();
+        if result.pictures.len() > room {
+            let dropped = result.pictures.len() - room;
+            result.pictures.truncate(room);
+            result.content.push_str(&format!(
+                "\n[{dropped} picture(s) of this result are no longer shown, to make room for newer ones; read the file again to see it]"
+            ));
+        }
+    }
+}
+
 /// Records a call's result in the history and the messages, and reports it.
 fn answer(
     conversation: &mut Conversation,
@@ -410,6 +438,12 @@ fn answer(
         bound: bound.clone(),
         is_error,
     });
+    if !pictures.is_empty() {
+        retire_old_pictures(
+            &mut conversation.messages,
+            MAX_PICTURES_SENT - pictures.len().min(MAX_PICTURES_SENT),
+        );
+    }
     conversation.messages.push(Message::ToolResult(ToolResult {
         call_id: call.id.clone(),
         content: output.clone(),
@@ -423,4 +457,64 @@ fn answer(
         decision,
         output,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(id: &str, pictures: usize) -> Message {
+        Message::ToolResult(ToolResult {
+            call_id: id.to_owned(),
+            content: format!("result {id}"),
+            is_error: false,
+            binds: Vec::new(),
+            pictures: (0..pictures)
+                .map(|n| Picture::from_bytes("image/png", &[n as u8]))
+                .collect(),
+        })
+    }
+
+    fn shown(messages: &[Message]) -> Vec<(String, usize)> {
+        messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some((r.call_id.clone(), r.pictures.len())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn only_the_newest_pictures_stay_and_the_older_ones_say_so() {
+        let mut messages = vec![
+            result("a", 1),
+            Message::user("look"),
+            result("b", 2),
+            result("c", 0),
+            result("d", 1),
+        ];
+        retire_old_pictures(&mut messages, 2);
+        assert_eq!(
+            shown(&messages),
+            [
+                ("a".to_owned(), 0),
+                ("b".to_owned(), 1),
+                ("c".to_owned(), 0),
+                ("d".to_owned(), 1)
+            ]
+        );
+        let Message::ToolResult(a) = &messages[0] else {
+            return;
+        };
+        assert!(a.content.contains("no longer shown"), "{}", a.content);
+        let Message::ToolResult(c) = &messages[3] else {
+            return;
+        };
+        assert_eq!(c.content, "result c", "a result without pictures is untouched");
+        // Retiring again changes nothing that is already retired.
+        let before = messages.clone();
+        retire_old_pictures(&mut messages, 2);
+        assert_eq!(messages, before);
+    }
 }
