@@ -511,7 +511,10 @@ mod tests {
         let Message::ToolResult(c) = &messages[3] else {
             return;
         };
-        assert_eq!(c.content, "result c", "a result without pictures is untouched");
+        assert_eq!(
+            c.content, "result c",
+            "a result without pictures is untouched"
+        );
         // Retiring again changes nothing that is already retired.
         let before = messages.clone();
         retire_old_pictures(&mut messages, 2);
