@@ -310,19 +310,13 @@ async fn websearch_asks_the_configured_searxng_instance() {
         {"tool_calls": [{"name": "websearch", "args": {"query": "nextflow documentation"}}]},
         {"text": "done"}
     ]}]});
-    let path = daemon.temp.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: daemon.temp.path().display().to_string(),
-            script: path.display().to_string(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) = crate::turns::scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Ask,
+    )
+    .await;
     let mut stream = crate::turns::start_turn(&mut sessions, &id, "search").await;
     let output = crate::turns::rest_of_turn(&mut stream)
         .await
@@ -375,20 +369,13 @@ async fn http_request_sends_the_configured_default_headers() {
         {"tool_calls": [{"name": "http_request", "args": {"url": format!("{base}/a"), "headers": {"X-Team": "mine"}}}]},
         {"text": "done"}
     ]}]});
-    let path = daemon.temp.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: daemon.temp.path().display().to_string(),
-            script: path.display().to_string(),
-            permission_mode: v1::PermissionMode::Bypass.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) = crate::turns::scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Bypass,
+    )
+    .await;
     let mut stream = crate::turns::start_turn(&mut sessions, &id, "call it").await;
     let output = crate::turns::rest_of_turn(&mut stream)
         .await

@@ -28,6 +28,31 @@ async fn session_with_script(daemon: &InProcess, sessions: &mut Sessions) -> Str
 
 pub(crate) type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
 
+/// A session in `cwd` whose model plays `script` (written beside the daemon's state), under
+/// permission mode `mode`.
+pub(crate) async fn scripted_session(
+    daemon: &InProcess,
+    cwd: &std::path::Path,
+    script: &serde_json::Value,
+    mode: v1::PermissionMode,
+) -> (Sessions, String) {
+    let path = daemon.temp.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
+    let id = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: cwd.display().to_string(),
+            script: path.display().to_string(),
+            permission_mode: mode.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .id;
+    (sessions, id)
+}
+
 pub(crate) async fn start_turn(
     sessions: &mut Sessions,
     id: &str,
@@ -328,19 +353,13 @@ async fn allowlisted_commands_run_without_a_card_and_may_write_to_the_sandbox_di
         call(format!("touch {}/x; rm -f {}/made", cache.display(), cache.display())),
         {"text": "done"}
     ]}]});
-    let path = daemon.temp.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: daemon.temp.path().display().to_string(),
-            script: path.display().to_string(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) = scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Ask,
+    )
+    .await;
     let mut stream = start_turn(&mut sessions, &id, "touch them").await;
     let rest = rest_of_turn(&mut stream).await;
     // Only the line with an `rm` in it needed a person; it lapsed, so nothing was removed.
@@ -369,19 +388,13 @@ async fn a_command_card_can_allow_its_programs_for_the_session() {
         call("ls", "sub"),
         {"text": "done"}
     ]}]});
-    let path = daemon.temp.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: daemon.temp.path().display().to_string(),
-            script: path.display().to_string(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) = scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Ask,
+    )
+    .await;
     let mut stream = start_turn(&mut sessions, &id, "run them").await;
     let mut cards = Vec::new();
     let mut outputs = Vec::new();
@@ -482,20 +495,13 @@ async fn the_api_token_is_out_of_every_tools_reach() {
         call("write", serde_json::json!({"path": state.join("token"), "content": "mine"})),
         {"text": "done"}
     ]}]});
-    let path = daemon.temp.path().join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: daemon.temp.path().display().to_string(),
-            script: path.display().to_string(),
-            permission_mode: v1::PermissionMode::Bypass.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) = scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Bypass,
+    )
+    .await;
     let mut stream = start_turn(&mut sessions, &id, "look around").await;
     let rest = rest_of_turn(&mut stream).await;
     assert_eq!(rest.outputs.len(), 3, "{rest:?}");
@@ -546,20 +552,8 @@ async fn worktree_create_moves_the_session_into_the_worktree() {
         ]},
         {"rounds": [call("read_file", serde_json::json!({"path": "NOTES.md"})), {"text": "done"}]}
     ]});
-    let path = base.join("script.json");
-    std::fs::write(&path, script.to_string()).unwrap();
-    let mut sessions = v1::sessions_client::SessionsClient::new(daemon.channel().await);
-    let id = sessions
-        .create_session(v1::CreateSessionRequest {
-            cwd: repo.display().to_string(),
-            script: path.display().to_string(),
-            permission_mode: v1::PermissionMode::Bypass.into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .id;
+    let (mut sessions, id) =
+        scripted_session(&daemon, &repo, &script, v1::PermissionMode::Bypass).await;
     // `worktree_create` is class `always`: it asks even under bypass.
     let mut stream = start_turn(&mut sessions, &id, "make a worktree").await;
     let mut first = Rest::default();
