@@ -362,11 +362,16 @@ fn programs_of(call: &CallRequest, decision: &Decision) -> Vec<String> {
         .into_iter()
         .filter_map(|words| words.into_iter().next())
     {
-        // A grant names its program as a one-word command line; skip a word that would not
-        // read back as itself (a quoted `'a b'`), since its grant could never cover the call.
+        // Offered only when granting every program would cover the line, and each names a
+        // program found on the PATH: `./build.sh` in another directory is another program.
+        // A grant names its program as a one-word command line, so a word must read back as
+        // itself (a quoted `'a b'` does not).
         let reads_back = codaris_policy::prefix_words(&program)
             .is_some_and(|w| w == std::slice::from_ref(&program));
-        if reads_back && !programs.contains(&program) {
+        if !reads_back || program.contains('/') {
+            return Vec::new();
+        }
+        if !programs.contains(&program) {
             programs.push(program);
         }
     }
@@ -402,5 +407,43 @@ fn error_run(output: impl Into<String>) -> ToolRun {
         output: output.into(),
         is_error: true,
         ..ToolRun::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn offered(command: &str) -> Vec<String> {
+        let call = CallRequest {
+            id: "c1".to_owned(),
+            tool: "run_command".to_owned(),
+            args: json!({"command": command}),
+            task: Task::new("/w"),
+        };
+        let decision = codaris_policy::Request {
+            tool: call.tool.clone(),
+            args: call.args.clone(),
+            task: call.task.clone(),
+            grants: Vec::new(),
+            spec: None,
+        }
+        .evaluate();
+        programs_of(&call, &decision)
+    }
+
+    #[test]
+    fn a_command_card_offers_its_programs_only_when_granting_them_covers_the_line() {
+        assert_eq!(
+            offered("cargo test && cargo fmt | tee log"),
+            ["cargo", "tee"]
+        );
+        assert!(
+            offered("./build.sh && make").is_empty(),
+            "a path is not a program"
+        );
+        assert!(offered("'my tool' x").is_empty());
+        assert!(offered("echo $(id)").is_empty(), "an unreadable line");
     }
 }
