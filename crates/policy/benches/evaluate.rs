@@ -41,6 +41,13 @@ fn grants(n: usize) -> GrantSet {
         Some("/tmp/out"),
         Lifetime::Session,
     ));
+    for program in ["cargo test", "tail"] {
+        set.insert(Grant::new(
+            CapabilityName::RunProgram,
+            Some(program),
+            Lifetime::Session,
+        ));
+    }
     set
 }
 
@@ -58,7 +65,8 @@ fn task() -> Task {
 }
 
 /// The scenarios: a write outside the fence allowed by a grant (fence and class both look
-/// grants up), a read inside the fence, and a read-only refusal.
+/// grants up), a command line covered program by program, a read inside the fence, and a
+/// read-only refusal.
 fn scenarios() -> Vec<(&'static str, &'static str, Value, Task, Code)> {
     let mut review = task();
     review.activity = Activity::Review;
@@ -77,6 +85,13 @@ fn scenarios() -> Vec<(&'static str, &'static str, Value, Task, Code)> {
             json!({"path": "src/lib.rs", "offset": 1, "limit": 200}),
             task(),
             Code::AllowedByDefault,
+        ),
+        (
+            "command_by_program",
+            "run_command",
+            json!({"command": "cargo test -p codaris-policy 2>&1 | tail -n 20"}),
+            task(),
+            Code::AllowedByGrant,
         ),
         (
             "read_only_refusal",

@@ -43,9 +43,10 @@ pub struct GrantSet {
 struct Table {
     /// Path-scoped grants, by component.
     tree: Node,
-    /// Exact-scoped grants by target, unscoped grants under the empty key, and command-prefix
-    /// grants under their program (first word).
+    /// Exact-scoped grants by target, and unscoped grants under the empty key.
     exact: BTreeMap<Box<str>, Vec<usize>>,
+    /// Command-prefix grants under their program (first word), with their words read once.
+    prefixes: BTreeMap<Box<str>, Vec<(usize, Vec<String>)>>,
 }
 
 /// What the `run_program` grants say about a whole command line.
@@ -109,11 +110,11 @@ impl GrantSet {
             }
             Scope::Unscoped => table.exact.entry("".into()).or_default().push(index),
             Scope::Command => {
-                if let Some(program) = raw
-                    .and_then(prefix_words)
-                    .and_then(|w| w.into_iter().next())
+                if let Some(words) = raw.and_then(prefix_words)
+                    && let Some(program) = words.first()
                 {
-                    table.exact.entry(program.into()).or_default().push(index);
+                    let key: Box<str> = program.as_str().into();
+                    table.prefixes.entry(key).or_default().push((index, words));
                 }
             }
         }
@@ -223,16 +224,10 @@ impl GrantSet {
         let mut uncovered = false;
         for words in &commands {
             let mut best = Best::default();
-            let candidates = words.first().and_then(|p| table.exact.get(p.as_str()));
-            for &i in candidates.into_iter().flatten() {
-                let matches = self
-                    .grants
-                    .get(i)
-                    .and_then(|g| g.path.as_deref())
-                    .and_then(prefix_words)
-                    .is_some_and(|prefix| starts_with_words(words, &prefix));
-                if matches {
-                    best.offer_all(&[i], self);
+            let candidates = words.first().and_then(|p| table.prefixes.get(p.as_str()));
+            for (i, prefix) in candidates.into_iter().flatten() {
+                if starts_with_words(words, prefix) {
+                    best.offer_all(&[*i], self);
                 }
             }
             match best.cover() {
