@@ -65,9 +65,21 @@ impl Ledger {
     /// [`LOCK_RETRY`] before it counts as another process's.
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
         let deadline = std::time::Instant::now() + LOCK_RETRY;
+        let mut discarded = false;
         let db = loop {
             match sled::Config::new().path(path).open() {
                 Ok(db) => break db,
+                // sled reports a torn snapshot only after taking its lock, so no other process
+                // is writing one; retry once without the torn files.
+                Err(source @ sled::Error::Corruption { .. }) if !discarded => {
+                    discarded = true;
+                    if discard_torn_snapshots(path)? == 0 {
+                        return Err(LedgerError::Open {
+                            path: path.to_path_buf(),
+                            source,
+                        });
+                    }
+                }
                 Err(source) if is_lock_error(&source) => {
                     if std::time::Instant::now() >= deadline {
                         return Err(LedgerError::Locked {
@@ -389,6 +401,32 @@ impl Ledger {
             Ok(())
         })
     }
+}
+
+/// Removes sled snapshots that a crash left half-written; returns how many.
+///
+/// sled writes a snapshot to `snap.<lsn>.generating` and renames it when whole, but at open it
+/// also reads a `.generating` file, and one torn by a crash makes the database refuse to open
+/// (`Corruption`). Such a file was never finished, so the last whole snapshot and the log still
+/// describe everything: removing it loses nothing.
+fn discard_torn_snapshots(path: &Path) -> Result<usize, LedgerError> {
+    let entries = std::fs::read_dir(path).map_err(|source| LedgerError::Sync {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            std::fs::remove_file(entry.path()).map_err(|source| LedgerError::Sync {
+                path: entry.path(),
+                source,
+            })?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 /// sled reserves ids in strides of this many (its `idgen_persist_interval`).
