@@ -245,3 +245,68 @@ fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card()
     let text = stdout(&grants);
     assert!(text.contains("run_program"), "{text}");
 }
+
+#[test]
+fn a_shared_file_is_listed_and_downloaded_and_never_overwrites() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("[tools]\nlean_surface = false\n");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("report.txt"), "the results\n").unwrap();
+    let script = sandbox.root.path().join("script.json");
+    let body = json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "share_file", "args": {"path": "report.txt"}}]},
+        {"text": "done"}
+    ]}]});
+    std::fs::write(&script, body.to_string()).unwrap();
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--script",
+        script.to_str().unwrap(),
+        "--cwd",
+        proj.to_str().unwrap(),
+        "--approve",
+        "once",
+        "share it",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let session = events[0]["id"].as_str().unwrap().to_owned();
+
+    let listed = sandbox.cli(&["shared", "list", &session, "--json"]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let file: Value = serde_json::from_str(stdout(&listed).lines().next().unwrap()).unwrap();
+    assert_eq!(file["name"], "report.txt");
+    assert_eq!(file["size"], 12);
+
+    let target = sandbox.root.path().join("downloaded.txt");
+    let get = |what: &str| {
+        sandbox.cli(&[
+            "shared",
+            "get",
+            &session,
+            what,
+            "-o",
+            target.to_str().unwrap(),
+        ])
+    };
+    let got = get("report.txt");
+    assert!(got.status.success(), "{}", stderr(&got));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "the results\n");
+
+    let again = get(&file["sha256"].as_str().unwrap()[..12]);
+    assert!(!again.status.success());
+    let err = stderr(&again);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("downloaded.txt"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "the results\n");
+
+    let missing = sandbox.cli(&["shared", "get", &session, "nothing-like-it"]);
+    assert!(!missing.status.success());
+    assert!(
+        stderr(&missing).contains("no shared file"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -54,6 +54,9 @@ pub enum Command {
     /// List and revoke grants, list decisions, export the ledger (through the daemon)
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// List and download the files a session's model shared with share_file
+    #[command(subcommand)]
+    Shared(SharedCommand),
     /// Replay recorded decisions offline against this build's policy
     #[command(subcommand)]
     Audit(AuditCommand),
@@ -152,6 +155,26 @@ pub enum Approve {
     /// For a command: allow each program of its line anywhere for the session; other cards:
     /// as `session`
     Programs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SharedCommand {
+    /// The session's shared files: SHA-256, size and name
+    List {
+        /// The session id
+        session: String,
+    },
+    /// Download one shared file
+    Get {
+        /// The session id
+        session: String,
+        /// The file: its SHA-256 (or a unique prefix of at least 8 digits), or its name
+        file: String,
+        /// Where to write it [default: its name, in the current directory]; an existing file
+        /// is never replaced
+        #[arg(short, long, value_name = "PATH")]
+        output: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,6 +5,7 @@
 mod api;
 mod notices;
 mod pictures;
+mod shared;
 mod support;
 mod tools;
 mod turns;

@@ -8,6 +8,7 @@ pub mod demo;
 pub mod ledger;
 pub mod policy;
 pub mod run;
+pub mod shared;
 pub mod status;
 pub mod surface;
 pub mod tools;
@@ -65,6 +66,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
             ledger::run(&target, autostart, json, command).await
+        }
+        Command::Shared(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            shared::run(&target, autostart, json, command).await
         }
         Command::Audit(AuditCommand::Replay {
             from,

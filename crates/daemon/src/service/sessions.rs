@@ -95,6 +95,7 @@ impl SessionsService {
 #[tonic::async_trait]
 impl Sessions for SessionsService {
     type TurnStream = ResponseStream<v1::TurnEvent>;
+    type ReadSharedFileStream = ResponseStream<v1::SharedFileChunk>;
 
     async fn create_session(
         &self,
@@ -190,4 +191,56 @@ impl Sessions for SessionsService {
         let cancelled = self.turns.cancel(&request.into_inner().session_id);
         Ok(Response::new(v1::CancelTurnResponse { cancelled }))
     }
+
+    async fn list_shared_files(
+        &self,
+        request: Request<v1::ListSharedFilesRequest>,
+    ) -> Result<Response<v1::ListSharedFilesResponse>, Status> {
+        let record = self.sessions.get(&request.into_inner().session_id)?;
+        let files = codaris_tools::shell::shared_files(&record.workspace)
+            .map_err(|e| Status::internal(format!("cannot read the shared files' index: {e}")))?;
+        Ok(Response::new(v1::ListSharedFilesResponse {
+            files: files
+                .into_iter()
+                .map(|f| v1::SharedFile {
+                    sha256: f.sha256,
+                    name: f.name,
+                    path: f.path.display().to_string(),
+                    size: f.size,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn read_shared_file(
+        &self,
+        request: Request<v1::ReadSharedFileRequest>,
+    ) -> Result<Response<Self::ReadSharedFileStream>, Status> {
+        let request = request.into_inner();
+        let record = self.sessions.get(&request.session_id)?;
+        let path = codaris_tools::shell::shared_file_path(&record.workspace, &request.sha256)
+            .map_err(|e| Status::internal(format!("cannot read the shared files' index: {e}")))?
+            .ok_or_else(|| {
+                Status::not_found(format!(
+                    "session {} shared no file with sha256 `{}`",
+                    request.session_id, request.sha256
+                ))
+            })?;
+        // At most 25 MiB (share_file's cap), so reading it whole costs little.
+        let bytes = tokio::fs::read(&path)
+            .await
+            .map_err(|e| Status::internal(format!("cannot read {}: {e}", path.display())))?;
+        let chunks: Vec<Result<v1::SharedFileChunk, Status>> = bytes
+            .chunks(SHARED_CHUNK)
+            .map(|data| {
+                Ok(v1::SharedFileChunk {
+                    data: data.to_vec(),
+                })
+            })
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
 }
+
+/// The largest piece of a shared file one message carries.
+const SHARED_CHUNK: usize = 64 * 1024;

@@ -9,6 +9,7 @@
 //! its directory; the source itself must be a regular file, not a symlink.
 
 use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, Permissions};
@@ -26,6 +27,53 @@ pub const SHARE_FILE_LIMIT: u64 = 25 * 1024 * 1024;
 pub const SHARE_SESSION_LIMIT: u64 = 100 * 1024 * 1024;
 const SHARED: &str = "shared";
 const INDEX: &str = "index.jsonl";
+
+/// One shared file, as a line of `shared/index.jsonl` records it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SharedFile {
+    /// The content's SHA-256, 64 lowercase hex digits: also its file name under `shared/`.
+    pub sha256: String,
+    /// The file name it was shared under.
+    pub name: String,
+    /// Where it was shared from.
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+/// The files shared into the session with workspace `workspace`, oldest first, one per
+/// content (the latest name wins); empty when nothing was shared. Lines that do not read are
+/// skipped: the index is the daemon's own file, and one bad line must not hide the rest.
+pub fn shared_files(workspace: &Path) -> io::Result<Vec<SharedFile>> {
+    let text = match std::fs::read_to_string(workspace.join(SHARED).join(INDEX)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut files: Vec<SharedFile> = Vec::new();
+    for entry in text
+        .lines()
+        .filter_map(|line| serde_json::from_str::<SharedFile>(line).ok())
+    {
+        match files.iter_mut().find(|f| f.sha256 == entry.sha256) {
+            Some(known) => *known = entry,
+            None => files.push(entry),
+        }
+    }
+    Ok(files)
+}
+
+/// Where the content `sha256` of a shared file is kept, when the session shared it. Only a
+/// name from the index is ever joined to the directory, so no argument can lead elsewhere.
+pub fn shared_file_path(workspace: &Path, sha256: &str) -> io::Result<Option<PathBuf>> {
+    let known = shared_files(workspace)?
+        .into_iter()
+        .any(|f| f.sha256 == sha256 && is_sha256(&f.sha256));
+    Ok(known.then(|| workspace.join(SHARED).join(sha256)))
+}
+
+fn is_sha256(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
 
 /// `share_file`: a content-addressed, read-only copy into the session workspace.
 #[derive(Debug, Clone, Copy)]
@@ -144,7 +192,13 @@ impl ShareFile {
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let entry = json!({"sha256": hex, "name": name, "path": at.abs, "size": size});
+        let entry = SharedFile {
+            sha256: hex.clone(),
+            name,
+            path: at.abs.clone(),
+            size,
+        };
+        let entry = serde_json::to_string(&entry).map_err(|e| fatal(io::Error::other(e)))?;
         let mut index = shared
             .open_with(INDEX, OpenOptions::new().append(true).create(true))
             .map_err(fatal)?;
