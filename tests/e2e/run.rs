@@ -207,25 +207,13 @@ fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card()
     sandbox.write_config("");
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(proj.join("sub")).unwrap();
-    let script = sandbox.root.path().join("script.json");
     let call = |command: &str, cwd: &str| json!({"tool_calls": [{"name": "run_command", "args": {"command": command, "cwd": cwd}}]});
     let body = json!({"turns": [{"rounds": [
         call("echo first | tr a-z A-Z", "."),
         call("echo second", "sub"),
         {"text": "done"}
     ]}]});
-    std::fs::write(&script, body.to_string()).unwrap();
-    let output = sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script.to_str().unwrap(),
-        "--cwd",
-        proj.to_str().unwrap(),
-        "--approve",
-        "programs",
-        "run them",
-    ]);
+    let output = run_scripted(&sandbox, &proj, &body, "programs", "run them");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output);
     let cards: Vec<&Value> = events.iter().filter(|e| e["type"] == "card").collect();
@@ -253,23 +241,11 @@ fn a_shared_file_is_listed_and_downloaded_and_never_overwrites() {
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     std::fs::write(proj.join("report.txt"), "the results\n").unwrap();
-    let script = sandbox.root.path().join("script.json");
     let body = json!({"turns": [{"rounds": [
         {"tool_calls": [{"name": "share_file", "args": {"path": "report.txt"}}]},
         {"text": "done"}
     ]}]});
-    std::fs::write(&script, body.to_string()).unwrap();
-    let output = sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script.to_str().unwrap(),
-        "--cwd",
-        proj.to_str().unwrap(),
-        "--approve",
-        "once",
-        "share it",
-    ]);
+    let output = run_scripted(&sandbox, &proj, &body, "once", "share it");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output);
     let session = events[0]["id"].as_str().unwrap().to_owned();
@@ -309,4 +285,28 @@ fn a_shared_file_is_listed_and_downloaded_and_never_overwrites() {
         "{}",
         stderr(&missing)
     );
+}
+
+/// `codaris run --json` in `cwd` with the scripted model playing `body`, every card answered
+/// as `approve`.
+fn run_scripted(
+    sandbox: &Sandbox,
+    cwd: &std::path::Path,
+    body: &Value,
+    approve: &str,
+    prompt: &str,
+) -> std::process::Output {
+    let script = sandbox.root.path().join("script.json");
+    std::fs::write(&script, body.to_string()).unwrap();
+    sandbox.cli(&[
+        "run",
+        "--json",
+        "--script",
+        script.to_str().unwrap(),
+        "--cwd",
+        cwd.to_str().unwrap(),
+        "--approve",
+        approve,
+        prompt,
+    ])
 }
