@@ -26,18 +26,10 @@ async fn shared_files_are_listed_and_read_back_whole() {
     .await;
     // `share_file` is class `always`: it asks even under bypass.
     let mut stream = crate::turns::start_turn(&mut sessions, &id, "share it").await;
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::Card(card)) = event.event {
-            sessions
-                .answer_card(v1::AnswerCardRequest {
-                    session_id: id.clone(),
-                    card_id: card.id,
-                    answer: v1::CardAnswer::AllowOnce.into(),
-                })
-                .await
-                .unwrap();
-        }
-    }
+    let rest =
+        crate::turns::rest_answering(&mut stream, &mut sessions, &id, v1::CardAnswer::AllowOnce)
+            .await;
+    assert_eq!(rest.cards.len(), 1, "{rest:?}");
     let files = sessions
         .list_shared_files(v1::ListSharedFilesRequest {
             session_id: id.clone(),

@@ -310,15 +310,7 @@ async fn websearch_asks_the_configured_searxng_instance() {
         {"tool_calls": [{"name": "websearch", "args": {"query": "nextflow documentation"}}]},
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = crate::turns::scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
-    let mut stream = crate::turns::start_turn(&mut sessions, &id, "search").await;
-    let output = crate::turns::rest_of_turn(&mut stream)
+    let output = crate::turns::scripted_turn(&daemon, &script, v1::PermissionMode::Ask, "search")
         .await
         .outputs
         .concat();
@@ -369,19 +361,12 @@ async fn http_request_sends_the_configured_default_headers() {
         {"tool_calls": [{"name": "http_request", "args": {"url": format!("{base}/a"), "headers": {"X-Team": "mine"}}}]},
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = crate::turns::scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Bypass,
-    )
-    .await;
-    let mut stream = crate::turns::start_turn(&mut sessions, &id, "call it").await;
-    let output = crate::turns::rest_of_turn(&mut stream)
-        .await
-        .outputs
-        .concat()
-        .to_ascii_lowercase();
+    let output =
+        crate::turns::scripted_turn(&daemon, &script, v1::PermissionMode::Bypass, "call it")
+            .await
+            .outputs
+            .concat()
+            .to_ascii_lowercase();
     assert!(output.contains("user-agent: codaris-test/1"), "{output}");
     assert!(
         output.contains("x-team: mine"),

@@ -81,6 +81,35 @@ pub(crate) struct Rest {
 
 /// Reads a turn's stream to its end.
 pub(crate) async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Rest {
+    read_turn(stream, None).await
+}
+
+/// One turn of a fresh scripted session in the daemon's directory, read to its end.
+pub(crate) async fn scripted_turn(
+    daemon: &InProcess,
+    script: &serde_json::Value,
+    mode: v1::PermissionMode,
+    text: &str,
+) -> Rest {
+    let (mut sessions, id) = scripted_session(daemon, daemon.temp.path(), script, mode).await;
+    let mut stream = start_turn(&mut sessions, &id, text).await;
+    rest_of_turn(&mut stream).await
+}
+
+/// Reads a turn's stream to its end, answering every card of session `id` with `answer`.
+pub(crate) async fn rest_answering(
+    stream: &mut tonic::Streaming<v1::TurnEvent>,
+    sessions: &mut Sessions,
+    id: &str,
+    answer: v1::CardAnswer,
+) -> Rest {
+    read_turn(stream, Some((sessions, id, answer))).await
+}
+
+async fn read_turn(
+    stream: &mut tonic::Streaming<v1::TurnEvent>,
+    mut answering: Option<(&mut Sessions, &str, v1::CardAnswer)>,
+) -> Rest {
     let mut rest = Rest::default();
     while let Some(event) = stream.message().await.unwrap() {
         match event.event {
@@ -88,7 +117,19 @@ pub(crate) async fn rest_of_turn(stream: &mut tonic::Streaming<v1::TurnEvent>) -
             Some(v1::turn_event::Event::Text(text)) => rest.text.push_str(&text.text),
             Some(v1::turn_event::Event::Usage(usage)) => rest.usage = usage.line,
             Some(v1::turn_event::Event::TurnEnded(ended)) => rest.reason = ended.reason,
-            Some(v1::turn_event::Event::Card(card)) => rest.cards.push(card.sentence),
+            Some(v1::turn_event::Event::Card(card)) => {
+                if let Some((sessions, id, answer)) = answering.as_mut() {
+                    sessions
+                        .answer_card(v1::AnswerCardRequest {
+                            session_id: (*id).to_owned(),
+                            card_id: card.id.clone(),
+                            answer: (*answer).into(),
+                        })
+                        .await
+                        .unwrap();
+                }
+                rest.cards.push(card.sentence);
+            }
             _ => {}
         }
     }
@@ -353,15 +394,7 @@ async fn allowlisted_commands_run_without_a_card_and_may_write_to_the_sandbox_di
         call(format!("touch {}/x; rm -f {}/made", cache.display(), cache.display())),
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
-    let mut stream = start_turn(&mut sessions, &id, "touch them").await;
-    let rest = rest_of_turn(&mut stream).await;
+    let rest = scripted_turn(&daemon, &script, v1::PermissionMode::Ask, "touch them").await;
     // Only the line with an `rm` in it needed a person; it lapsed, so nothing was removed.
     assert_eq!(rest.cards.len(), 1, "{rest:?}");
     assert!(
@@ -495,15 +528,7 @@ async fn the_api_token_is_out_of_every_tools_reach() {
         call("write", serde_json::json!({"path": state.join("token"), "content": "mine"})),
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Bypass,
-    )
-    .await;
-    let mut stream = start_turn(&mut sessions, &id, "look around").await;
-    let rest = rest_of_turn(&mut stream).await;
+    let rest = scripted_turn(&daemon, &script, v1::PermissionMode::Bypass, "look around").await;
     assert_eq!(rest.outputs.len(), 3, "{rest:?}");
     assert!(rest.outputs[0].contains("credentials"), "{rest:?}");
     assert!(rest.outputs[2].contains("credentials"), "{rest:?}");
@@ -556,23 +581,7 @@ async fn worktree_create_moves_the_session_into_the_worktree() {
         scripted_session(&daemon, &repo, &script, v1::PermissionMode::Bypass).await;
     // `worktree_create` is class `always`: it asks even under bypass.
     let mut stream = start_turn(&mut sessions, &id, "make a worktree").await;
-    let mut first = Rest::default();
-    while let Some(event) = stream.message().await.unwrap() {
-        match event.event {
-            Some(v1::turn_event::Event::Card(card)) => {
-                sessions
-                    .answer_card(v1::AnswerCardRequest {
-                        session_id: id.clone(),
-                        card_id: card.id,
-                        answer: v1::CardAnswer::AllowOnce.into(),
-                    })
-                    .await
-                    .unwrap();
-            }
-            Some(v1::turn_event::Event::ToolResult(result)) => first.outputs.push(result.output),
-            _ => {}
-        }
-    }
+    let first = rest_answering(&mut stream, &mut sessions, &id, v1::CardAnswer::AllowOnce).await;
     assert!(
         first.outputs[0].contains("the session now works there"),
         "{first:?}"
