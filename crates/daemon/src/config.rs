@@ -330,7 +330,10 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some(engines) => engines,
         None => vec!["brave".to_owned(), "bing".to_owned()],
     };
-    if let Some(bad) = websearch_engines.iter().find(|name| !known_engine(name)) {
+    if let Some(bad) = websearch_engines
+        .iter()
+        .find(|name| codaris_tools::Engine::from_name(name).is_none())
+    {
         return Err(ConfigError::Invalid {
             key: origin("tools.websearch_engines"),
             reason: format!(
@@ -593,19 +596,6 @@ fn absolute_dirs(
         }
     })
     .collect()
-}
-
-/// A name `codaris_tools::Engine::from_name` reads, a SearXNG one only with an http(s) base.
-fn known_engine(name: &str) -> bool {
-    match name.trim().strip_prefix("searxng:") {
-        Some(base) => {
-            let rest = base
-                .strip_prefix("http://")
-                .or_else(|| base.strip_prefix("https://"));
-            rest.is_some_and(|host| !host.is_empty())
-        }
-        None => codaris_tools::Engine::from_name(name).is_some(),
-    }
 }
 
 fn flag(key: &str, value: &str) -> Result<bool, ConfigError> {

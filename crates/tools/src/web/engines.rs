@@ -78,13 +78,20 @@ impl Engine {
     }
 
     /// An engine of `tools.websearch_engines`: `brave`, `bing`, `duckduckgo`, or
-    /// `searxng:<base URL>`.
+    /// `searxng:<http(s) base URL>`; `None` for anything else.
     pub fn from_name(name: &str) -> Option<Self> {
         match name.trim() {
             "brave" => Some(Self::brave()),
             "bing" => Some(Self::bing()),
             "duckduckgo" => Some(Self::duckduckgo()),
-            other => other.strip_prefix("searxng:").map(Self::searxng),
+            other => other
+                .strip_prefix("searxng:")
+                .filter(|base| {
+                    base.strip_prefix("http://")
+                        .or_else(|| base.strip_prefix("https://"))
+                        .is_some_and(|host| !host.is_empty())
+                })
+                .map(Self::searxng),
         }
     }
 
