@@ -492,11 +492,13 @@ fn models(
 
 /// Reads the file (if any) and the environment, then [`resolve`]s. The only I/O of configuration.
 ///
-/// `state_dir` and `config_file` are the command line's; they win over the environment.
+/// `state_dir` and `config_file` are the command line's; they win over the environment. `keys` are
+/// the provider keys `main` took out of the environment block; they count as environment.
 pub fn load(
     state_dir: Option<PathBuf>,
     config_file: Option<PathBuf>,
     flags: Flags,
+    keys: &crate::keys::HeldKeys,
 ) -> Result<Config, ConfigError> {
     let lookup = |name: &str| std::env::var_os(name);
     let state_dir = match state_dir {
@@ -517,7 +519,11 @@ pub fn load(
     };
     let env = ENV_VARS
         .iter()
-        .filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value)))
+        .filter_map(|name| {
+            std::env::var_os(name)
+                .or_else(|| keys.get(name).cloned())
+                .map(|value| ((*name).to_owned(), value))
+        })
         .collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let config_dir = path.parent().map(|dir| cwd.join(dir));

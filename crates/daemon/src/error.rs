@@ -41,6 +41,18 @@ pub enum StartError {
     },
     #[error("state directory {} is not owned by this user", path.display())]
     ForeignStateDir { path: PathBuf },
+    #[error("state directory {} is a symbolic link; name the directory itself", path.display())]
+    SymlinkStateDir { path: PathBuf },
+    #[error(
+        "state directory {} is unsafe: {} {why}",
+        state.display(),
+        parent.display()
+    )]
+    UnsafeStateParent {
+        state: PathBuf,
+        parent: PathBuf,
+        why: &'static str,
+    },
     #[error(transparent)]
     Ledger(#[from] codaris_ledger::LedgerError),
     #[error("cannot listen on {what}: {source}")]

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use clap::Parser;
 use codaris_daemon::config::{self, Flags};
+use codaris_daemon::keys::HeldKeys;
 use codaris_daemon::{Shutdown, StartError, StateClaim};
 use codaris_paths::StateLayout;
 use tracing_subscriber::EnvFilter;
@@ -28,10 +29,18 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    // First, while this is the only thread: keys out of the environment block (this may exec).
+    let keys = match codaris_daemon::keys::withdraw() {
+        Ok(keys) => keys,
+        Err(err) => {
+            eprintln!("codarisd: cannot take the provider keys out of the environment: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let args = Args::parse();
     // Everything the daemon creates is private to its user unless it says otherwise.
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
-    match run(args) {
+    match run(args, &keys) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("codarisd: {err}");
@@ -41,11 +50,11 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: Args) -> Result<(), StartError> {
+fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     let flags = Flags {
         listen: args.listen,
     };
-    let config = config::load(args.state_dir, args.config, flags)?;
+    let config = config::load(args.state_dir, args.config, flags, keys)?;
     let claim = StateClaim::acquire(StateLayout::new(&config.state_dir))?;
     init_logging(&claim.layout().log());
     let runtime = tokio::runtime::Builder::new_multi_thread()

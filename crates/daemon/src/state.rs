@@ -31,12 +31,17 @@ impl StateClaim {
             path: dir.clone(),
             source,
         };
+        check_parents(&dir)?;
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(&dir)
             .map_err(state_err)?;
-        let meta = fs::metadata(&dir).map_err(state_err)?;
+        // Not `metadata`: a symlink planted where the directory should be must not be followed.
+        let meta = fs::symlink_metadata(&dir).map_err(state_err)?;
+        if meta.file_type().is_symlink() {
+            return Err(StartError::SymlinkStateDir { path: dir });
+        }
         if meta.uid() != rustix::process::getuid().as_raw() {
             return Err(StartError::ForeignStateDir { path: dir });
         }
@@ -129,6 +134,58 @@ impl StateClaim {
     }
 }
 
+/// Refuses a state directory that another user could replace: one of its existing parents is
+/// a symlink owned by someone else, owned by another user (root aside), or writable by group or
+/// others without the sticky bit (a sticky `/tmp` lets nobody rename what is ours). A group the
+/// user alone stands for (their primary group) does not count as others.
+fn check_parents(state: &Path) -> Result<(), StartError> {
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let mut parent = state.parent();
+    while let Some(dir) = parent {
+        parent = dir.parent();
+        let meta = match fs::symlink_metadata(dir) {
+            Ok(meta) => meta,
+            // Created below with mode 0700, by us.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(source) => {
+                return Err(StartError::StateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        let unsafe_parent = |why| StartError::UnsafeStateParent {
+            state: state.to_path_buf(),
+            parent: dir.to_path_buf(),
+            why,
+        };
+        let owner_ok = meta.uid() == uid || meta.uid() == 0;
+        if !owner_ok {
+            return Err(unsafe_parent("belongs to another user"));
+        }
+        if meta.file_type().is_symlink() {
+            // A link the user or root made (`/var -> private/var` on macOS) is theirs to trust;
+            // its target is checked when the walk reaches the directories it resolves to.
+            let target = fs::canonicalize(dir).map_err(|source| StartError::StateDir {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+            check_parents(&target.join("x"))?;
+            continue;
+        }
+        let mode = meta.mode();
+        let sticky = mode & 0o1000 != 0;
+        if mode & 0o002 != 0 && !sticky {
+            return Err(unsafe_parent("is writable by every user"));
+        }
+        if mode & 0o020 != 0 && !sticky && meta.gid() != gid {
+            return Err(unsafe_parent("is writable by its group"));
+        }
+    }
+    Ok(())
+}
+
 fn remove_if_present(path: &Path) {
     if let Err(err) = fs::remove_file(path)
         && err.kind() != std::io::ErrorKind::NotFound
@@ -169,6 +226,47 @@ mod tests {
         assert!(!layout.pid_file().exists());
         let third = StateClaim::acquire(layout)?;
         third.release();
+        Ok(())
+    }
+
+    #[test]
+    fn a_symlinked_state_dir_is_refused_and_its_target_untouched()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let target = temp.path().join("victim");
+        fs::create_dir(&target)?;
+        let link = temp.path().join("state");
+        std::os::unix::fs::symlink(&target, &link)?;
+        match StateClaim::acquire(StateLayout::new(&link)) {
+            Err(StartError::SymlinkStateDir { path }) => assert_eq!(path, link),
+            other => return Err(format!("expected SymlinkStateDir, got {other:?}").into()),
+        }
+        assert_eq!(
+            fs::read_dir(&target)?.count(),
+            0,
+            "nothing written through it"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_parent_writable_by_others_is_refused() -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let open = temp.path().join("open");
+        fs::create_dir(&open)?;
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777))?;
+        let state = open.join("deeper/state");
+        match StateClaim::acquire(StateLayout::new(&state)) {
+            Err(StartError::UnsafeStateParent { parent, .. }) => assert_eq!(parent, open),
+            other => return Err(format!("expected UnsafeStateParent, got {other:?}").into()),
+        }
+        assert!(
+            !open.join("deeper").exists(),
+            "refused before anything is created"
+        );
+        // The sticky bit (as on /tmp) makes the same directory safe.
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o1777))?;
+        StateClaim::acquire(StateLayout::new(&state))?.release();
         Ok(())
     }
 
