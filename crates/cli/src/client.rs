@@ -57,11 +57,21 @@ pub async fn connect(socket: &Path) -> Result<Channel, tonic::transport::Error> 
         .await
 }
 
+/// Whether connecting to `socket` fails for want of permission (tonic's error hides the kind).
+fn permission_denied(socket: &Path) -> bool {
+    matches!(
+        std::os::unix::net::UnixStream::connect(socket),
+        Err(err) if err.kind() == std::io::ErrorKind::PermissionDenied
+    )
+}
+
 /// Connects, agrees on an API version, and returns the channel.
 pub async fn open(target: &Target, autostart: bool) -> Result<Channel, CliError> {
     let socket = target.socket();
     let channel = match connect(&socket).await {
         Ok(channel) => channel,
+        // A daemon may well be running; starting another would not help.
+        Err(_) if permission_denied(&socket) => return Err(CliError::SocketDenied { socket }),
         Err(_) if autostart => start_and_wait(target).await?,
         Err(_) => return Err(CliError::NotRunning { socket }),
     };
@@ -124,11 +134,58 @@ fn last_error_line(child: &mut Child) -> Option<String> {
     use std::io::Read;
     let mut stderr = String::new();
     child.stderr.take()?.read_to_string(&mut stderr).ok()?;
-    stderr
+    relayed_line(&stderr)
+}
+
+/// The line of a daemon's stderr that says why it stopped: its own `codarisd: …` line, else a
+/// panic's message, else the last line; terminal escapes and control characters taken out, so
+/// nothing the daemon printed can act on this terminal.
+fn relayed_line(stderr: &str) -> Option<String> {
+    let lines: Vec<String> = stderr
         .lines()
-        .rev()
-        .find(|line| !line.trim().is_empty())
-        .map(|line| line.trim_start_matches("codarisd: ").to_owned())
+        .map(strip_escapes)
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let own = lines.iter().rev().find(|l| l.starts_with("codarisd: "));
+    let panic = lines.iter().rev().find(|l| l.contains("panicked at"));
+    own.or(panic)
+        .or(lines.last())
+        .map(|line| line.trim_start_matches("codarisd: ").trim().to_owned())
+}
+
+/// Removes ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL/ST`, two-byte `ESC x`)
+/// and every other control character.
+fn strip_escapes(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            match chars.next() {
+                Some('[') => {
+                    for next in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&next) {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    while let Some(next) = chars.next() {
+                        if next == '\u{7}'
+                            || (next == '\u{1b}' && chars.next_if_eq(&'\\').is_some())
+                        {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        } else if c == '\t' {
+            out.push(' ');
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `codarisd` beside this executable (an install puts both in one directory), else on PATH.
@@ -145,4 +202,27 @@ pub fn daemon_binary() -> Result<PathBuf, CliError> {
         .map(|dir| dir.join("codarisd"))
         .find(|candidate| candidate.is_file())
         .ok_or(CliError::DaemonBinaryMissing { cli })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_relayed_line_carries_no_escapes_and_prefers_the_daemons_own_words() {
+        let stderr = "\u{1b}[2m2026-12-01T08:00:00Z\u{1b}[0m \u{1b}[31mERROR\u{1b}[0m codarisd failed\n\
+                      codarisd: cannot open the ledger: \u{1b}]0;owned\u{7}corrupt\u{1b}[1m!\n\
+                      \n";
+        assert_eq!(
+            relayed_line(stderr).as_deref(),
+            Some("cannot open the ledger: corrupt!")
+        );
+        let panic =
+            "thread 'main' panicked at src/x.rs:1:1:\nboom\nnote: run with `RUST_BACKTRACE=1`\n";
+        assert_eq!(
+            relayed_line(panic).as_deref(),
+            Some("thread 'main' panicked at src/x.rs:1:1:")
+        );
+        assert_eq!(relayed_line("\n\n"), None);
+    }
 }

@@ -8,6 +8,8 @@ pub enum CliError {
     Paths(#[from] codaris_paths::PathsError),
     #[error("codarisd is not running (no daemon answers on {}); start it with `codaris daemon start`", socket.display())]
     NotRunning { socket: PathBuf },
+    #[error("permission denied on {}: the socket or its directory belongs to another user or its mode shuts you out", socket.display())]
+    SocketDenied { socket: PathBuf },
     #[error("cannot find the codarisd binary next to {} or on PATH; install it beside codaris", cli.display())]
     DaemonBinaryMissing { cli: PathBuf },
     #[error("cannot start codarisd ({}): {source}", binary.display())]

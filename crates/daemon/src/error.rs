@@ -105,9 +105,41 @@ pub enum DaemonError {
     },
 }
 
+/// An I/O error's reason without the "(os error N)" suffix, for messages a person reads.
+pub fn io_reason(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_owned(),
+        None => text,
+    }
+}
+
+/// The longest message a status carries: it travels in an HTTP/2 header, and a message that
+/// echoes a huge input must not overflow the client's header limit and kill the connection.
+pub const MAX_STATUS_MESSAGE: usize = 1024;
+
+/// `message` cut to [`MAX_STATUS_MESSAGE`] bytes at a character boundary, control characters
+/// (escapes a terminal would act on, newlines) shown as `\u{..}`.
+pub fn status_message(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(MAX_STATUS_MESSAGE));
+    for c in message.chars() {
+        let piece = if c.is_control() {
+            c.escape_unicode().to_string()
+        } else {
+            c.to_string()
+        };
+        if out.len() + piece.len() > MAX_STATUS_MESSAGE - 3 {
+            out.push('…');
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
+}
+
 impl From<DaemonError> for tonic::Status {
     fn from(err: DaemonError) -> Self {
-        let message = err.to_string();
+        let message = status_message(&err.to_string());
         match err {
             DaemonError::SessionNotFound { .. } | DaemonError::ToolNotFound { .. } => {
                 tonic::Status::not_found(message)

@@ -37,14 +37,16 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    std::panic::set_hook(Box::new(report_panic));
     let args = Args::parse();
     // Everything the daemon creates is private to its user unless it says otherwise.
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
     match run(args, &keys) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("codarisd: {err}");
             tracing::error!(%err, "codarisd failed");
+            // Last, so the CLI that started this daemon relays this line and not the log's.
+            eprintln!("codarisd: {err}");
             ExitCode::FAILURE
         }
     }
@@ -77,6 +79,23 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     })
 }
 
+/// A panic is a bug: one line naming it and where, for the log and for the CLI to relay.
+fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
+    let payload = info.payload();
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    let place = info
+        .location()
+        .map(|l| format!(" at {}:{}", l.file(), l.line()))
+        .unwrap_or_default();
+    let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    tracing::error!(place = %place, "internal error: {line}");
+    eprintln!("codarisd: internal error (a bug, please report it): {line}{place}");
+}
+
 /// Logs to stderr and to `<state>/codarisd.log`, at the level `RUST_LOG` names (default info).
 fn init_logging(log_file: &std::path::Path) {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
@@ -84,7 +103,11 @@ fn init_logging(log_file: &std::path::Path) {
         .create(true)
         .append(true)
         .open(log_file);
-    let stderr_layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // Colours only for a person at a terminal: a pipe (the CLI starting this daemon, a service
+    // manager's journal) gets plain text.
+    let stderr_layer = tracing_subscriber::fmt::layer()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
     let registry = tracing_subscriber::registry()
         .with(filter)
         .with(stderr_layer);

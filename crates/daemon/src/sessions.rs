@@ -95,6 +95,7 @@ impl SessionStore {
     }
 
     pub fn get(&self, id: &str) -> Result<SessionRecord, DaemonError> {
+        check_id(id)?;
         match self.tree.get(id.as_bytes())? {
             Some(bytes) => Ok(serde_json::from_slice(&bytes)?),
             None => Err(DaemonError::SessionNotFound { id: id.to_owned() }),
@@ -164,6 +165,30 @@ pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The longest session id accepted; the daemon's own are `s` and a dozen digits.
+const MAX_ID_LEN: usize = 64;
+
+/// Refuses what cannot be a session id before it is looked up or echoed back.
+pub fn check_id(id: &str) -> Result<(), DaemonError> {
+    let fine = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if id.is_empty() {
+        return Err(DaemonError::InvalidArgument {
+            field: "session_id",
+            reason: "is empty".to_owned(),
+        });
+    }
+    if id.len() > MAX_ID_LEN || !id.chars().all(fine) {
+        return Err(DaemonError::InvalidArgument {
+            field: "session_id",
+            reason: format!(
+                "is not a session id ({} bytes; ids are letters, digits, `-` and `_`, at most {MAX_ID_LEN})",
+                id.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -40,16 +40,30 @@ async fn sessions_are_created_listed_and_ended() {
     let daemon = InProcess::start().await;
     let channel = daemon.channel().await;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel.clone());
+    let project = daemon.temp.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let project = project.display().to_string();
+    for (cwd, field) in [("/w/no-such-project", "cwd"), ("/w/\0nul", "cwd")] {
+        let refused = sessions
+            .create_session(v1::CreateSessionRequest {
+                cwd: cwd.to_owned(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument, "{cwd:?}");
+        assert!(refused.message().contains(field), "{}", refused.message());
+    }
     let created = sessions
         .create_session(v1::CreateSessionRequest {
-            cwd: "/w/proj".to_owned(),
+            cwd: project.clone(),
             activity: v1::Activity::Plan.into(),
             ..Default::default()
         })
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(created.cwd, "/w/proj");
+    assert_eq!(created.cwd, project);
     assert_eq!(created.activity, i32::from(v1::Activity::Plan));
     assert_eq!(created.provider, "scripted");
     assert!(std::path::Path::new(&created.workspace).is_dir());

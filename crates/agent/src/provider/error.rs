@@ -140,6 +140,52 @@ impl ProviderError {
         }
     }
 
+    /// The same error with every occurrence of `secret` in the API's own words replaced by
+    /// `***`: the one pass every error leaving a provider stream goes through.
+    pub fn scrubbed(self, secret: &str) -> Self {
+        if secret.is_empty() {
+            return self;
+        }
+        let scrub = |text: String| text.replace(secret, "***");
+        match self {
+            Self::Status {
+                provider,
+                model,
+                status,
+                message,
+                attempts,
+            } => Self::Status {
+                provider,
+                model,
+                status,
+                message: scrub(message),
+                attempts,
+            },
+            Self::Malformed {
+                provider,
+                model,
+                detail,
+            } => Self::Malformed {
+                provider,
+                model,
+                detail: scrub(detail),
+            },
+            Self::Api {
+                provider,
+                model,
+                kind,
+                message,
+            } => Self::Api {
+                provider,
+                model,
+                kind: scrub(kind),
+                message: scrub(message),
+            },
+            // The rest carry no text from the API (reqwest's errors name the URL, never a header).
+            other => other,
+        }
+    }
+
     /// The provider the error came from.
     pub fn provider(&self) -> ProviderKind {
         match self {
@@ -227,6 +273,27 @@ mod tests {
         let short = one_line(&long);
         assert!(short.chars().count() <= 501, "{}", short.len());
         assert!(short.ends_with('…'));
+    }
+
+    #[test]
+    fn scrubbing_removes_the_key_from_the_apis_words() {
+        let error = ProviderError::Api {
+            provider: ProviderKind::OpenAi,
+            model: "m".into(),
+            kind: "sk-live-1 error".into(),
+            message: "bad key sk-live-1, really sk-live-1".into(),
+        }
+        .scrubbed("sk-live-1");
+        let text = error.to_string();
+        assert!(!text.contains("sk-live-1"), "{text}");
+        assert!(text.contains("bad key ***, really ***"), "{text}");
+        let malformed = ProviderError::Malformed {
+            provider: ProviderKind::Anthropic,
+            model: "m".into(),
+            detail: "unexpected `sk-live-1`".into(),
+        }
+        .scrubbed("sk-live-1");
+        assert!(!malformed.to_string().contains("sk-live-1"));
     }
 
     #[test]

@@ -138,6 +138,7 @@ impl Transport {
             finished: false,
             idle: self.timeouts.idle,
             origin: self.origin.clone(),
+            key: self.key.clone(),
         };
         Box::pin(futures_util::stream::unfold(driver, Driver::next))
     }
@@ -323,6 +324,8 @@ struct Driver<D> {
     finished: bool,
     idle: std::time::Duration,
     origin: Origin,
+    /// Scrubbed out of every error the stream yields: an API may echo it anywhere.
+    key: Option<Secret>,
 }
 
 type Item = Result<StreamEvent, ProviderError>;
@@ -340,6 +343,10 @@ impl<D: WireDecoder> Driver<D> {
                 Ok(()) => {}
                 Err(error) => {
                     self.fail();
+                    let error = match &self.key {
+                        Some(key) => error.scrubbed(key.expose()),
+                        None => error,
+                    };
                     return Some((Err(error), self));
                 }
             }

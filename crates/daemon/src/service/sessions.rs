@@ -39,11 +39,33 @@ impl SessionsService {
         } else {
             PathBuf::from(&request.cwd)
         };
+        if request.cwd.contains('\0') {
+            return Err(invalid("cwd", "contains a NUL byte"));
+        }
         if !cwd.is_absolute() {
             return Err(invalid(
                 "cwd",
                 format!("must be absolute, not `{}`", request.cwd),
             ));
+        }
+        match std::fs::metadata(&cwd) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => {
+                return Err(invalid(
+                    "cwd",
+                    format!("`{}` is not a directory", cwd.display()),
+                ));
+            }
+            Err(err) => {
+                return Err(invalid(
+                    "cwd",
+                    format!(
+                        "`{}` cannot be used: {}",
+                        cwd.display(),
+                        crate::error::io_reason(&err)
+                    ),
+                ));
+            }
         }
         let activity = activity_name(request.activity)
             .ok_or_else(|| invalid("activity", format!("unknown value {}", request.activity)))?;
@@ -70,6 +92,9 @@ impl SessionsService {
                 }
             }
         };
+        if request.script.contains('\0') {
+            return Err(invalid("script", "contains a NUL byte"));
+        }
         let script = (!request.script.is_empty()).then(|| PathBuf::from(&request.script));
         if let Some(script) = &script
             && !script.is_absolute()
@@ -77,6 +102,19 @@ impl SessionsService {
             return Err(invalid(
                 "script",
                 format!("must be absolute, not `{}`", script.display()),
+            ));
+        }
+        // Checked now so a bad path fails the session's creation, not its first turn.
+        if let Some(script) = &script
+            && let Err(err) = std::fs::File::open(script)
+        {
+            return Err(invalid(
+                "script",
+                format!(
+                    "cannot read {}: {}",
+                    script.display(),
+                    crate::error::io_reason(&err)
+                ),
             ));
         }
         Ok(NewSession {

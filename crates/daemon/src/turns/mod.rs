@@ -343,10 +343,16 @@ fn provider_for(
                             .to_owned(),
                 });
             };
-            let text = std::fs::read_to_string(path).map_err(|source| DaemonError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            // The person named this file: say which and why, not an internal error.
+            let text =
+                std::fs::read_to_string(path).map_err(|err| DaemonError::InvalidArgument {
+                    field: "script",
+                    reason: format!(
+                        "cannot read {}: {}",
+                        path.display(),
+                        crate::error::io_reason(&err)
+                    ),
+                })?;
             let script = parse_script(&text).map_err(|err| DaemonError::InvalidArgument {
                 field: "script",
                 reason: format!("{}: {err}", path.display()),

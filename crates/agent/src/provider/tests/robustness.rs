@@ -323,3 +323,30 @@ async fn ping_and_unknown_events_are_skipped() {
         })
     );
 }
+
+#[tokio::test]
+async fn an_error_event_echoing_the_key_reaches_nobody_with_the_key() {
+    let echo = json!({"type": "error", "error": {"type": "invalid_request_error", "message": format!("key {KEY} is revoked")}});
+    let server = FakeServer::start(vec![Reply::Sse {
+        pieces: vec![message_start(5, 0, 0), event("error", &echo)],
+        then: After::Close,
+    }])
+    .await;
+    let (_, error) = drain(anthropic(&server).stream(&request(Vec::new(), "hi"))).await;
+    let text = error.map(|e| e.to_string()).unwrap_or_default();
+    assert!(text.contains("key *** is revoked"), "{text}");
+    assert!(!text.contains(KEY), "{text}");
+
+    let openai_echo =
+        json!({"error": {"message": format!("bad {KEY}"), "type": format!("{KEY}_error")}});
+    let server = FakeServer::start(vec![Reply::Sse {
+        pieces: vec![format!("data: {openai_echo}\n\n")],
+        then: After::Close,
+    }])
+    .await;
+    let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenAi)).unwrap();
+    let (_, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
+    let text = error.map(|e| e.to_string()).unwrap_or_default();
+    assert!(text.contains("bad ***"), "{text}");
+    assert!(!text.contains(KEY), "{text}");
+}

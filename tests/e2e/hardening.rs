@@ -1,0 +1,240 @@
+//! The daemon's own secrets and inputs, through the real binaries: provider keys out of its
+//! environment block, a state directory another user could swap refused, and bad input or a
+//! broken start reported as one clear line.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use codaris_e2e::{Sandbox, stderr, stdout};
+
+const KEY: &str = "sk-e2e-never-in-environ-4f1c";
+
+/// An OpenAI-compatible stand-in on loopback: answers one chat completion with "hi" and reports
+/// the `Authorization` header it was sent. It implements only that one streamed reply.
+fn fake_openai() -> (String, mpsc::Receiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (seen, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        let mut auth = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            let lower = line.to_ascii_lowercase();
+            if let Some(value) = lower.strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            if lower.starts_with("authorization:") {
+                auth = line["authorization:".len()..].trim().to_owned();
+            }
+        }
+        let mut body = vec![0; length];
+        let _ = reader.read_exact(&mut body);
+        let _ = seen.send(auth);
+        let chunks = [
+            r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}"#,
+            r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        ];
+        let mut text = String::new();
+        for chunk in chunks {
+            text.push_str(&format!("data: {chunk}\n\n"));
+        }
+        text.push_str("data: [DONE]\n\n");
+        let mut stream = stream;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+            text.len()
+        );
+    });
+    (base, receiver)
+}
+
+#[test]
+fn provider_keys_reach_the_provider_but_not_the_daemons_environment_block() {
+    let sandbox = Sandbox::new();
+    let (base, seen) = fake_openai();
+    sandbox.write_config("");
+    let mut command = sandbox.command("codarisd");
+    command
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", &base)
+        .env("CODARIS_MODEL", "local-model")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap();
+    codaris_e2e::wait_for(Duration::from_secs(20), || {
+        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
+    });
+    // The pid is the one spawned: the daemon replaced its own image, it did not fork.
+    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(!environ.contains(KEY), "the key is in /proc/<pid>/environ");
+    assert!(!environ.contains("OPENAI_API_KEY"), "{environ}");
+
+    let project = sandbox.root.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let output = sandbox.cli(&[
+        "run",
+        "--provider",
+        "openai",
+        "--cwd",
+        project.to_str().unwrap(),
+        "hello",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("hi"), "{}", stdout(&output));
+    let auth = seen.recv_timeout(Duration::from_secs(20)).unwrap();
+    assert_eq!(
+        auth,
+        format!("Bearer {KEY}"),
+        "the key still reaches the API"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_state_directory_that_is_a_symlink_or_under_an_open_directory_is_refused() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let victim = sandbox.root.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let link = sandbox.root.path().join("linked-state");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let output = sandbox
+        .command("codarisd")
+        .env("CODARIS_STATE_DIR", &link)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("is a symbolic link"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+
+    let open = sandbox.root.path().join("open");
+    std::fs::create_dir(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let output = sandbox
+        .command("codaris")
+        .env("CODARIS_STATE_DIR", open.join("state"))
+        .arg("status")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(error.contains("is writable by every user"), "{error}");
+    assert!(!error.contains('\u{1b}'), "escapes relayed: {error:?}");
+}
+
+#[test]
+fn a_broken_ledger_is_relayed_as_one_plain_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    // The ledger's place taken by a file: the daemon cannot open it and must say so plainly.
+    std::fs::create_dir_all(sandbox.state_dir()).unwrap();
+    std::fs::set_permissions(sandbox.state_dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(sandbox.state_dir().join("ledger"), "not a database").unwrap();
+    let output = sandbox.cli(&["status"]);
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert_eq!(error.lines().count(), 1, "{error}");
+    assert!(
+        error.starts_with("codaris: codarisd exited while starting: "),
+        "{error}"
+    );
+    assert!(!error.contains('\u{1b}'), "escapes relayed: {error:?}");
+    assert!(!error.contains("ERROR"), "a log line was relayed: {error}");
+}
+
+#[test]
+fn a_socket_the_user_may_not_open_is_reported_as_such() {
+    // Root opens any socket whatever its mode, so the refusal needs another user.
+    if rustix::process::getuid().is_root() {
+        let sandbox = Sandbox::new();
+        let _daemon = sandbox.start_daemon(&[]);
+        let status = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(codaris_e2e::binary("codaris"))
+            .args(["--no-autostart", "status"])
+            .env_clear()
+            .env("CODARIS_STATE_DIR", sandbox.state_dir())
+            .env("HOME", "/nonexistent")
+            .output()
+            .expect("setpriv (util-linux) runs a command as another user");
+        let output = status;
+        let error = stderr(&output);
+        assert!(!output.status.success());
+        assert!(error.contains("permission denied on"), "{error}");
+        assert!(!error.contains("not running"), "{error}");
+    } else {
+        let sandbox = Sandbox::new();
+        let _daemon = sandbox.start_daemon(&[]);
+        std::fs::set_permissions(sandbox.state_dir(), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        let output = sandbox.cli(&["--no-autostart", "status"]);
+        std::fs::set_permissions(sandbox.state_dir(), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        assert!(stderr(&output).contains("permission denied on"));
+    }
+}
+
+#[test]
+fn bad_session_input_is_invalid_argument_naming_the_field() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon(&[]);
+    let missing = sandbox.root.path().join("no-such-script.json");
+    let output = sandbox.cli(&[
+        "run",
+        "--script",
+        missing.to_str().unwrap(),
+        "--cwd",
+        sandbox.root.path().to_str().unwrap(),
+        "hello",
+    ]);
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert!(error.contains("script"), "{error}");
+    assert!(error.contains("No such file or directory"), "{error}");
+    assert!(!error.contains("Internal"), "{error}");
+
+    let gone = sandbox.root.path().join("gone");
+    let output = sandbox.cli(&["run", "--cwd", gone.to_str().unwrap(), "hello"]);
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert!(error.contains("cwd"), "{error}");
+    assert!(error.contains("gone"), "{error}");
+}
+
+#[test]
+fn a_huge_session_id_is_refused_without_being_echoed() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon(&[]);
+    let huge = "s".repeat(100_000);
+    let output = sandbox.cli(&["shared", "list", &huge]);
+    assert!(!output.status.success());
+    let error = stderr(&output);
+    assert!(error.contains("session_id"), "{error}");
+    assert!(
+        error.len() < 2_000,
+        "the id was echoed: {} bytes",
+        error.len()
+    );
+    // The daemon still serves.
+    let output = sandbox.cli(&["status", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
