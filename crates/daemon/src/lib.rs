@@ -12,6 +12,7 @@ pub mod config;
 pub mod convert;
 pub mod dispatch;
 pub mod error;
+pub mod peer;
 pub mod registry;
 pub mod resolve;
 pub mod server;
