@@ -553,6 +553,18 @@ mod tests {
     }
 
     #[test]
+    fn a_requested_path_is_made_lexically_normal_and_a_relative_one_is_refused() {
+        assert_eq!(
+            lexically_absolute("/etc/./ssl/../hosts").as_deref(),
+            Some("/etc/hosts")
+        );
+        assert_eq!(lexically_absolute("//a///b/").as_deref(), Some("/a/b"));
+        assert_eq!(lexically_absolute("/../..").as_deref(), Some("/"));
+        assert_eq!(lexically_absolute("etc/hosts"), None);
+        assert_eq!(lexically_absolute("/etc/ho\0sts"), None);
+    }
+
+    #[test]
     fn a_command_card_offers_its_programs_only_when_granting_them_covers_the_line() {
         assert_eq!(
             offered("cargo test && cargo fmt | tee log"),
