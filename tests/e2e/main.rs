@@ -2,6 +2,7 @@
 
 #![expect(clippy::unwrap_used, clippy::expect_used, reason = "tests fail loudly")]
 
+mod cards;
 mod chat;
 mod config;
 mod demo;

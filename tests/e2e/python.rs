@@ -6,6 +6,15 @@ use codaris_e2e::{Sandbox, stderr, stdout};
 fn python_grpcio_calls_health_and_status() {
     let sandbox = Sandbox::new();
     let daemon = sandbox.start_daemon(&[]);
+    let card_script = sandbox.root.path().join("card.json");
+    std::fs::write(
+        &card_script,
+        r#"{"turns": [{"rounds": [
+            {"tool_calls": [{"name": "request_capability",
+              "args": {"capability": "read_outside_fence", "path": "/etc/hosts", "reason": "check"}}]},
+            {"text": "done"}]}]}"#,
+    )
+    .unwrap();
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/client.py");
     let proto_root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto");
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
@@ -17,6 +26,8 @@ fn python_grpcio_calls_health_and_status() {
         .arg(&proto_root)
         .arg("--out")
         .arg(sandbox.root.path().join("py"))
+        .arg("--script")
+        .arg(&card_script)
         .output()
         .expect("run python3 (the CI installs grpcio and grpcio-tools)");
     assert!(
@@ -35,4 +46,7 @@ fn python_grpcio_calls_health_and_status() {
     assert!(lines[3].starts_with("reflection "), "{lines:?}");
     assert!(lines[3].contains("codaris.v1.Daemon"), "{lines:?}");
     assert!(lines[3].contains("grpc.health.v1.Health"), "{lines:?}");
+    // A plugin answers a card with the secret its Turn stream carried, and only with it.
+    assert_eq!(lines[4], "card wrong-secret PERMISSION_DENIED");
+    assert_eq!(lines[5], "card accepted=True grant=yes");
 }

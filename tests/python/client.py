@@ -2,6 +2,8 @@
 
 It generates its stubs from the repository's .proto files with grpc_tools (no system protoc),
 then calls the standard health service, Daemon.Status, and server reflection over the Unix socket.
+With --script it also runs one turn of a scripted session and answers its card as an IDE plugin
+would: with the card's answer_secret from the Turn stream (a wrong one is refused first).
 """
 
 import argparse
@@ -34,6 +36,7 @@ def main() -> int:
     parser.add_argument("--socket", required=True)
     parser.add_argument("--proto-root", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--script", help="a scripted-provider script whose turn raises a card")
     args = parser.parse_args()
 
     generate_stubs(args.proto_root, args.out)
@@ -67,7 +70,37 @@ def main() -> int:
         for response in reflection.ServerReflectionInfo(iter([request]), timeout=10):
             services.extend(s.name for s in response.list_services_response.service)
         print("reflection", " ".join(sorted(services)))
+
+        if args.script:
+            answer_a_card(channel, args.script)
     return 0
+
+
+def answer_a_card(channel, script: str) -> None:
+    import grpc
+
+    sessions_pb2 = importlib.import_module("codaris.v1.sessions_pb2")
+    sessions_pb2_grpc = importlib.import_module("codaris.v1.sessions_pb2_grpc")
+    sessions = sessions_pb2_grpc.SessionsStub(channel)
+    session = sessions.CreateSession(sessions_pb2.CreateSessionRequest(script=script), timeout=10)
+    events = sessions.Turn(sessions_pb2.TurnRequest(session_id=session.id, text="go"), timeout=60)
+    for event in events:
+        if event.WhichOneof("event") != "card":
+            continue
+        card = event.card
+
+        def answer(secret: str):
+            return sessions.AnswerCard(sessions_pb2.AnswerCardRequest(
+                session_id=session.id, card_id=card.id,
+                answer=sessions_pb2.CARD_ANSWER_ALLOW_ONCE, answer_secret=secret), timeout=60)
+
+        try:
+            answer("0" * len(card.answer_secret))
+            print("card wrong-secret accepted")
+        except grpc.RpcError as err:
+            print("card wrong-secret", err.code().name)
+        reply = answer(card.answer_secret)
+        print(f"card accepted={reply.accepted} grant={'yes' if reply.grant_id else 'no'}")
 
 
 if __name__ == "__main__":

@@ -97,6 +97,24 @@ pub enum DaemonError {
     CorruptRecord { detail: String, count: usize },
     #[error("a stored record does not decode: {0}")]
     Corrupt(#[from] serde_json::Error),
+    #[error(
+        "card `{card}` takes only the answer of the client holding its turn, and this answer's `answer_secret` is missing or wrong; the card stays open"
+    )]
+    WrongCardSecret { card: String },
+    #[error(
+        "card `{card}` lists no programs, so it cannot be answered program-wide; answer once, for the session, or deny"
+    )]
+    NoPrograms { card: String },
+    #[error("the answer to card `{card}` was not recorded, so nothing was granted: {source}")]
+    AnswerNotRecorded {
+        card: String,
+        #[source]
+        source: crate::turns::NotRecorded,
+    },
+    #[error(
+        "the answer to card `{card}` was taken but not yet durable after {seconds} s; `codaris ledger grants` shows whether it was recorded"
+    )]
+    AnswerNotYetDurable { card: String, seconds: u64 },
     #[error("file system error at {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -144,9 +162,11 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::SessionNotFound { .. } | DaemonError::ToolNotFound { .. } => {
                 tonic::Status::not_found(message)
             }
-            DaemonError::SessionEnded { .. } | DaemonError::TurnRunning { .. } => {
-                tonic::Status::failed_precondition(message)
-            }
+            DaemonError::SessionEnded { .. }
+            | DaemonError::TurnRunning { .. }
+            | DaemonError::NoPrograms { .. } => tonic::Status::failed_precondition(message),
+            DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
+            DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {
@@ -156,6 +176,7 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::Ledger(_)
             | DaemonError::CorruptRecord { .. }
             | DaemonError::Corrupt(_)
+            | DaemonError::AnswerNotRecorded { .. }
             | DaemonError::Io { .. } => tonic::Status::internal(message),
         }
     }

@@ -13,6 +13,7 @@ pub mod convert;
 pub mod dispatch;
 pub mod error;
 pub mod keys;
+pub mod peer;
 pub mod registry;
 pub mod resolve;
 pub mod server;

@@ -112,7 +112,11 @@ pub async fn serve(
     );
     let unix_result = Server::builder()
         .add_routes(routes)
-        .serve_with_incoming_shutdown(UnixListenerStream::new(unix), shutdown.wait())
+        .serve_with_incoming_shutdown(
+            // The daemon's own commands and their children are refused before any RPC.
+            crate::peer::guard(UnixListenerStream::new(unix)),
+            shutdown.wait(),
+        )
         .await;
     // Whatever ended the socket server ends the TCP one too.
     shutdown.trigger("socket server stopped");

@@ -3,6 +3,7 @@
 #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
 
 mod api;
+mod cards;
 mod notices;
 mod pictures;
 mod shared;

@@ -164,6 +164,7 @@ async fn bad_turn_requests_are_clear_and_stray_answers_change_nothing() {
             session_id: "s404".to_owned(),
             card_id: "c1".to_owned(),
             answer: v1::CardAnswer::AllowSession.into(),
+            answer_secret: String::new(),
         })
         .await
         .unwrap()

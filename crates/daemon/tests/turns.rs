@@ -120,11 +120,7 @@ async fn read_turn(
             Some(v1::turn_event::Event::Card(card)) => {
                 if let Some((sessions, id, answer)) = answering.as_mut() {
                     sessions
-                        .answer_card(v1::AnswerCardRequest {
-                            session_id: (*id).to_owned(),
-                            card_id: card.id.clone(),
-                            answer: (*answer).into(),
-                        })
+                        .answer_card(answer_to(id, &card, *answer))
                         .await
                         .unwrap();
                 }
@@ -136,14 +132,28 @@ async fn read_turn(
     rest
 }
 
-/// Reads events until a card arrives; returns its id.
-async fn next_card(stream: &mut tonic::Streaming<v1::TurnEvent>) -> String {
+/// Reads events until a card arrives; returns it.
+pub(crate) async fn next_card(stream: &mut tonic::Streaming<v1::TurnEvent>) -> v1::Card {
     while let Some(event) = stream.message().await.unwrap() {
         if let Some(v1::turn_event::Event::Card(card)) = event.event {
-            return card.id;
+            return card;
         }
     }
-    String::new()
+    v1::Card::default()
+}
+
+/// The answer to `card` of session `session` that its turn's client would send.
+pub(crate) fn answer_to(
+    session: &str,
+    card: &v1::Card,
+    answer: v1::CardAnswer,
+) -> v1::AnswerCardRequest {
+    v1::AnswerCardRequest {
+        session_id: session.to_owned(),
+        card_id: card.id.clone(),
+        answer: answer.into(),
+        answer_secret: card.answer_secret.clone(),
+    }
 }
 
 #[tokio::test]
@@ -154,13 +164,9 @@ async fn a_card_is_answered_only_from_its_own_session_and_only_once() {
     let other = session_with_script(&daemon, &mut sessions).await;
     let mut stream = start_turn(&mut sessions, &id, "write the report").await;
     let card = next_card(&mut stream).await;
-    assert!(!card.is_empty());
+    assert!(!card.id.is_empty());
 
-    let answer = |session: &str, answer: v1::CardAnswer| v1::AnswerCardRequest {
-        session_id: session.to_owned(),
-        card_id: card.clone(),
-        answer: answer.into(),
-    };
+    let answer = |session: &str, answer: v1::CardAnswer| answer_to(session, &card, answer);
     let foreign = sessions
         .answer_card(answer(&other, v1::CardAnswer::AllowSession))
         .await
@@ -219,11 +225,7 @@ async fn cancelling_ends_the_turn_and_lapses_its_card() {
     assert!(cancelled.cancelled);
     assert_eq!(rest_of_turn(&mut stream).await.reason, "cancelled");
     let late = sessions
-        .answer_card(v1::AnswerCardRequest {
-            session_id: id,
-            card_id: card,
-            answer: v1::CardAnswer::AllowSession.into(),
-        })
+        .answer_card(answer_to(&id, &card, v1::CardAnswer::AllowSession))
         .await
         .unwrap()
         .into_inner();
@@ -311,11 +313,7 @@ async fn an_unanswered_card_grants_nothing_when_it_times_out() {
         ["nobody answered the card; nothing was granted"]
     );
     let late = sessions
-        .answer_card(v1::AnswerCardRequest {
-            session_id: id,
-            card_id: card,
-            answer: v1::CardAnswer::AllowSession.into(),
-        })
+        .answer_card(answer_to(&id, &card, v1::CardAnswer::AllowSession))
         .await
         .unwrap()
         .into_inner();
@@ -440,11 +438,7 @@ async fn a_command_card_can_allow_its_programs_for_the_session() {
                     v1::CardAnswer::Deny
                 };
                 let reply = sessions
-                    .answer_card(v1::AnswerCardRequest {
-                        session_id: id.clone(),
-                        card_id: card.id.clone(),
-                        answer: answer.into(),
-                    })
+                    .answer_card(answer_to(&id, &card, answer))
                     .await
                     .unwrap()
                     .into_inner();
@@ -492,11 +486,7 @@ async fn a_card_without_programs_refuses_a_program_wide_answer() {
     let id = session_with_script(&daemon, &mut sessions).await;
     let mut stream = start_turn(&mut sessions, &id, "save the report").await;
     let card = next_card(&mut stream).await;
-    let answer = |answer: v1::CardAnswer| v1::AnswerCardRequest {
-        session_id: id.clone(),
-        card_id: card.clone(),
-        answer: answer.into(),
-    };
+    let answer = |answer: v1::CardAnswer| answer_to(&id, &card, answer);
     let status = sessions
         .answer_card(answer(v1::CardAnswer::AllowPrograms))
         .await

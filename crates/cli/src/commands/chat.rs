@@ -103,6 +103,7 @@ async fn turn(
                         session_id: session_id.to_owned(),
                         card_id: card.id.clone(),
                         answer: card_answer(answer).into(),
+                        answer_secret: card.answer_secret.clone(),
                     })
                     .await?;
                 output::line(&format!("  answered: {}", approve_name(answer)))?;

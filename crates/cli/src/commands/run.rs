@@ -109,21 +109,32 @@ pub async fn play_turn(
     while let Some(event) = stream.message().await? {
         let Some(event) = event.event else { continue };
         let mut given = approve;
+        let mut recorded = None;
         if let v1::turn_event::Event::Card(card) = &event {
             given = answer_for(approve, card);
             let answer = card_answer(given);
-            sessions
+            // The reply comes once the answer is durable, naming the grant it recorded.
+            let reply = sessions
                 .answer_card(v1::AnswerCardRequest {
                     session_id: session_id.to_owned(),
                     card_id: card.id.clone(),
                     answer: answer.into(),
+                    answer_secret: card.answer_secret.clone(),
                 })
-                .await?;
+                .await?
+                .into_inner();
+            recorded = Some(reply.grant_id);
         }
         if let v1::turn_event::Event::TurnEnded(ended) = &event {
             reason = ended.reason.clone();
         }
-        let (value, text) = describe(&event, given);
+        let (mut value, text) = describe(&event, given);
+        if let (Some(grant_id), Some(fields)) = (recorded, value.as_object_mut()) {
+            fields.insert(
+                "grant_id".to_owned(),
+                json!((!grant_id.is_empty()).then_some(grant_id)),
+            );
+        }
         printer.print(value, &text)?;
     }
     Ok(reason)

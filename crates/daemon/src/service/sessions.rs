@@ -13,7 +13,6 @@ use crate::sessions::{NewSession, SessionStore};
 use crate::turns::Turns;
 use codaris_ledger::CardAnswer;
 
-use crate::turns::Delivery;
 use tokio_stream::StreamExt;
 
 #[derive(Debug)]
@@ -204,21 +203,19 @@ impl Sessions for SessionsService {
                 .into());
             }
         };
-        let accepted = match self
+        let answered = self
             .turns
-            .answer(&request.session_id, &request.card_id, answer)
-        {
-            Delivery::Delivered => true,
-            Delivery::NotOpen => false,
-            Delivery::NoPrograms => {
-                return Err(Status::failed_precondition(
-                    "this card lists no programs, so it cannot be answered program-wide; answer once, for the session, or deny",
-                ));
-            }
-        };
+            .answer(
+                &request.session_id,
+                &request.card_id,
+                &request.answer_secret,
+                answer,
+            )
+            .await?;
         Ok(Response::new(v1::AnswerCardResponse {
-            accepted,
-            grant_id: String::new(),
+            accepted: answered.accepted,
+            grant_id: answered.grant_ids.first().cloned().unwrap_or_default(),
+            grant_ids: answered.grant_ids,
         }))
     }
 

@@ -5,12 +5,15 @@ use std::sync::Arc;
 
 use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, TurnEvent, TurnHost};
 use codaris_index::{KindFilter, render};
-use codaris_ledger::{CardAnswer, CardRecord, GrantRecord};
-use codaris_policy::{Capability, CapabilityName, Decision, Grant, Lifetime, Task, Verdict};
+use codaris_ledger::{CardAnswer, CardRecord};
+use codaris_policy::{
+    Capability, CapabilityName, Cover, Decision, Grant, Lifetime, Scope, Task, Verdict,
+};
 use codaris_proto::v1;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+use super::cards::NotRecorded;
 use super::{Live, Turns};
 use crate::convert::{capability_wire, turn_event_wire};
 use crate::dispatch::ToolCall;
@@ -110,17 +113,26 @@ impl DaemonHost {
     }
 
     /// Shows a card and waits for its answer; a yes or a no is recorded as a grant, durably,
-    /// before this returns. `None`: nobody answered, nothing was granted.
+    /// before this returns, and only then is the answer's sender told it was accepted.
     /// `programs` are what a program-wide answer grants (empty: the card offers none).
+    /// A capability a recorded deny of the session covers is refused at once, with no card.
     async fn ask(
         &self,
         capability: Option<Capability>,
         programs: Vec<String>,
         sentence: String,
         tool_call_id: &str,
-    ) -> Option<(CardAnswer, Option<GrantRecord>)> {
+    ) -> Asked {
+        if let Some(capability) = &capability
+            && let Cover::Denied { .. } = self.cover(capability).await
+        {
+            return Asked::DeniedBefore;
+        }
         let ledger = self.turns.ledger.clone();
-        let id = format!("c{:06}", codaris_ledger::unique_id(ledger.db()).ok()?);
+        let Ok(number) = codaris_ledger::unique_id(ledger.db()) else {
+            return Asked::Unanswered;
+        };
+        let id = format!("c{number:06}");
         let card = CardRecord {
             schema: codaris_ledger::SCHEMA,
             id: id.clone(),
@@ -132,14 +144,20 @@ impl DaemonHost {
             answered_at_ms: None,
             grant_id: None,
         };
-        let receiver = self.live.cards.open(&id, !programs.is_empty());
+        let opened = match self.live.cards.open(&id, !programs.is_empty()) {
+            Ok(opened) => opened,
+            Err(err) => {
+                tracing::error!(%err, "no random source for a card's answer secret; nothing was asked");
+                return Asked::Unanswered;
+            }
+        };
         let stored = {
             let ledger = ledger.clone();
             tokio::task::spawn_blocking(move || ledger.append_card(&card)).await
         };
         if !matches!(stored, Ok(Ok(()))) {
             self.live.cards.forget(&id);
-            return None;
+            return Asked::Unanswered;
         }
         self.send(v1::turn_event::Event::Card(v1::Card {
             id: id.clone(),
@@ -147,15 +165,17 @@ impl DaemonHost {
             sentence,
             tool_call_id: tool_call_id.to_owned(),
             programs: programs.clone(),
+            answer_secret: opened.secret.reveal().to_owned(),
         }));
-        let answer = match tokio::time::timeout(self.turns.card_timeout, receiver).await {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => CardAnswer::SessionEnded,
-            Err(_) => {
-                self.live.cards.forget(&id);
-                CardAnswer::TimedOut
-            }
-        };
+        let (answer, reply) =
+            match tokio::time::timeout(self.turns.card_timeout, opened.answer).await {
+                Ok(Ok(given)) => (given.answer, Some(given.reply)),
+                Ok(Err(_)) => (CardAnswer::SessionEnded, None),
+                Err(_) => {
+                    self.live.cards.forget(&id);
+                    (CardAnswer::TimedOut, None)
+                }
+            };
         let grants: Vec<Grant> = match (answer, capability) {
             (CardAnswer::AllowOnce, Some(c)) => {
                 vec![Grant::new(c.name, c.path.as_deref(), Lifetime::Once)]
@@ -173,25 +193,62 @@ impl DaemonHost {
             _ => Vec::new(),
         };
         let session = self.session_id.clone();
+        // The reply is sent from the blocking task itself, so a turn cancelled meanwhile
+        // still tells the answer's sender what became of it.
         let recorded = tokio::task::spawn_blocking(move || {
-            let mut grant = None;
-            for g in grants {
-                let record = ledger.append_grant(&session, g, Some(&id), now_ms())?;
-                grant.get_or_insert(record);
+            let record = || {
+                let mut ids = Vec::new();
+                for g in grants {
+                    let record = ledger.append_grant(&session, g, Some(&id), now_ms())?;
+                    ids.push(record.id);
+                }
+                ledger.answer_card(&id, answer, ids.first().map(String::as_str), now_ms())?;
+                Ok::<_, codaris_ledger::LedgerError>(ids)
+            };
+            let outcome = record();
+            if let Err(err) = &outcome {
+                tracing::error!(%err, "recording a card's answer failed; nothing was granted");
             }
-            ledger.answer_card(&id, answer, grant.as_ref().map(|g| g.id.as_str()), now_ms())?;
-            Ok::<_, codaris_ledger::LedgerError>(grant)
+            let ok = outcome.is_ok();
+            if let Some(reply) = reply {
+                // An answer's sender that stopped waiting needs no reply.
+                let _ = reply.send(outcome.map_err(NotRecorded::Ledger));
+            }
+            ok
         })
         .await;
         match recorded {
-            Ok(Ok(grant)) => Some((answer, grant)),
-            Ok(Err(err)) => {
-                tracing::error!(%err, "recording a card's answer failed; nothing was granted");
-                None
+            Ok(true) if !matches!(answer, CardAnswer::TimedOut | CardAnswer::SessionEnded) => {
+                Asked::Answered(answer)
             }
+            Ok(_) => Asked::Unanswered,
             Err(err) => {
                 tracing::error!(%err, "recording a card's answer failed; nothing was granted");
-                None
+                Asked::Unanswered
+            }
+        }
+    }
+
+    /// What the session's recorded grants say about `capability` now.
+    async fn cover(&self, capability: &Capability) -> Cover {
+        let ledger = self.turns.ledger.clone();
+        let session = self.session_id.clone();
+        let capability = capability.clone();
+        let looked = tokio::task::spawn_blocking(move || {
+            ledger
+                .grant_view(&session)
+                .map(|view| view.grant_set().covering(&capability))
+        })
+        .await;
+        match looked {
+            Ok(Ok(cover)) => cover,
+            Ok(Err(err)) => {
+                tracing::error!(%err, "reading the session's grants failed");
+                Cover::None
+            }
+            Err(err) => {
+                tracing::error!(%err, "reading the session's grants failed");
+                Cover::None
             }
         }
     }
@@ -229,11 +286,28 @@ impl DaemonHost {
                 "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it), or run_program with a command prefix such as `cargo test` as its path",
             );
         };
-        let path = call
-            .args
-            .get("path")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let raw = call.args.get("path").and_then(Value::as_str);
+        let path = match (name.scope(), raw) {
+            (Scope::Unscoped, _) => None,
+            // Grants compare normalised absolute paths: a card for anything else would grant
+            // nothing while seeming to.
+            (Scope::Path, Some(raw)) => match lexically_absolute(raw) {
+                Some(path) => Some(path),
+                None => {
+                    return error_run(format!(
+                        "`path` must be an absolute path for `{}`, not `{raw}`",
+                        name.as_str()
+                    ));
+                }
+            },
+            (_, Some(raw)) if !raw.trim().is_empty() => Some(raw.to_owned()),
+            _ => {
+                return error_run(format!(
+                    "request_capability for `{}` needs `path`: the path, origin, tool or command prefix the refusal named",
+                    name.as_str()
+                ));
+            }
+        };
         let reason = call
             .args
             .get("reason")
@@ -242,25 +316,70 @@ impl DaemonHost {
         let capability = Capability::new(name, path.clone());
         let target = path.map(|p| format!(" on `{p}`")).unwrap_or_default();
         let sentence = format!("the model asks for `{}`{target}: {reason}", name.as_str());
-        match self
-            .ask(Some(capability), Vec::new(), sentence, &call.id)
+        let refused = || {
+            error_run(format!(
+                "the person refused `{}`{target}; do not ask again",
+                name.as_str()
+            ))
+        };
+        let answer = match self
+            .ask(Some(capability.clone()), Vec::new(), sentence, &call.id)
             .await
         {
-            Some((CardAnswer::AllowOnce, _)) => ok_run(format!(
+            Asked::DeniedBefore => return refused(),
+            Asked::Unanswered => {
+                return error_run("nobody answered the card; nothing was granted");
+            }
+            Asked::Answered(answer) => answer,
+        };
+        // What the model is told is what the grants in force say now, not what the card
+        // said: an older refusal outweighs a yes, and a grant can cover nothing.
+        match (self.cover(&capability).await, answer) {
+            (Cover::Denied { .. }, _) => refused(),
+            (Cover::Allowed { .. }, CardAnswer::AllowOnce) => ok_run(format!(
                 "granted `{}`{target} for the next call",
                 name.as_str()
             )),
-            Some((CardAnswer::AllowSession, _)) => ok_run(format!(
+            (Cover::Allowed { .. }, _) => ok_run(format!(
                 "granted `{}`{target} for this session",
                 name.as_str()
             )),
-            Some((CardAnswer::Deny, _)) => error_run(format!(
-                "the person refused `{}`{target}; do not ask again",
+            (Cover::None, _) => error_run(format!(
+                "no grant covers `{}`{target}; nothing was granted",
                 name.as_str()
             )),
-            _ => error_run("nobody answered the card; nothing was granted"),
         }
     }
+}
+
+/// What became of a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    /// A recorded deny of the session covers the capability: no card was shown.
+    DeniedBefore,
+    /// Answered, and the answer (and any grant) is durable.
+    Answered(CardAnswer),
+    /// Nobody answered, or the answer could not be recorded: nothing was granted.
+    Unanswered,
+}
+
+/// `raw` made absolute and lexically normal (`.` and `..` and repeated slashes resolved), as
+/// grants compare paths; `None` when it is not absolute or holds a NUL.
+fn lexically_absolute(raw: &str) -> Option<String> {
+    if !raw.starts_with('/') || raw.contains('\0') {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in raw.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(format!("/{}", parts.join("/")))
 }
 
 impl TurnHost for DaemonHost {
@@ -284,8 +403,8 @@ impl TurnHost for DaemonHost {
                 .await
             {
                 // The answer is a grant now; decide again with it in force.
-                Some(_) => self.decide_once(call).await,
-                None => Ok(decision),
+                Asked::Answered(_) => self.decide_once(call).await,
+                Asked::DeniedBefore | Asked::Unanswered => Ok(decision),
             }
         })
     }
@@ -431,6 +550,18 @@ mod tests {
         }
         .evaluate();
         programs_of(&call, &decision)
+    }
+
+    #[test]
+    fn a_requested_path_is_made_lexically_normal_and_a_relative_one_is_refused() {
+        assert_eq!(
+            lexically_absolute("/etc/./ssl/../hosts").as_deref(),
+            Some("/etc/hosts")
+        );
+        assert_eq!(lexically_absolute("//a///b/").as_deref(), Some("/a/b"));
+        assert_eq!(lexically_absolute("/../..").as_deref(), Some("/"));
+        assert_eq!(lexically_absolute("etc/hosts"), None);
+        assert_eq!(lexically_absolute("/etc/ho\0sts"), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use codaris_policy::{Activity, PermissionMode, Task};
 use codaris_proto::v1;
 use tokio::sync::{mpsc, watch};
 
-pub use cards::{Cards, Delivery};
+pub use cards::{Cards, Delivery, NotRecorded};
 use host::DaemonHost;
 
 use crate::builtins::{Builtins, Pictures};
@@ -30,6 +30,18 @@ use crate::sessions::{SessionRecord, SessionState, SessionStore};
 
 /// The tools the turn loop itself answers; the built-in tools join them in the registry.
 pub const LOOP_TOOLS: &[&str] = &["search_tools", "request_capability"];
+
+/// How long `AnswerCard` waits for the turn to make an answer durable before it says so.
+pub const RECORD_WAIT: Duration = Duration::from_secs(30);
+
+/// What an answer to a card did, once durable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answered {
+    /// False when the card was not open to the answer (answered, lapsed, turn gone).
+    pub accepted: bool,
+    /// The grants recorded, in order (a deny answer records a deny grant).
+    pub grant_ids: Vec<String>,
+}
 
 /// The rounds a turn may take before it ends with `max_rounds`.
 const MAX_ROUNDS: u32 = 24;
@@ -194,11 +206,49 @@ impl Turns {
         }
     }
 
-    /// Answers an open card of `session_id`; another session's card is not open to it.
-    pub fn answer(&self, session_id: &str, card_id: &str, answer: CardAnswer) -> Delivery {
-        match self.live_of(session_id) {
-            Some(live) => live.cards.answer(card_id, answer),
+    /// Answers an open card of `session_id` and waits, at most [`RECORD_WAIT`], until the turn
+    /// has made the answer durable. Another session's card is not open to it; a card whose
+    /// turn went away before recording the answer was not answered.
+    pub async fn answer(
+        &self,
+        session_id: &str,
+        card_id: &str,
+        secret: &str,
+        answer: CardAnswer,
+    ) -> Result<Answered, DaemonError> {
+        let delivery = match self.live_of(session_id) {
+            Some(live) => live.cards.answer(card_id, secret, answer),
             None => Delivery::NotOpen,
+        };
+        let recorded = match delivery {
+            Delivery::Delivered(recorded) => recorded,
+            Delivery::NotOpen => return Ok(Answered::default()),
+            Delivery::WrongSecret => {
+                tracing::warn!(session = %session_id, card = %card_id, "refused an answer without the card's secret; the card stays open");
+                return Err(DaemonError::WrongCardSecret {
+                    card: card_id.to_owned(),
+                });
+            }
+            Delivery::NoPrograms => {
+                return Err(DaemonError::NoPrograms {
+                    card: card_id.to_owned(),
+                });
+            }
+        };
+        match tokio::time::timeout(RECORD_WAIT, recorded).await {
+            Ok(Ok(Ok(grant_ids))) => Ok(Answered {
+                accepted: true,
+                grant_ids,
+            }),
+            Ok(Ok(Err(source))) => Err(DaemonError::AnswerNotRecorded {
+                card: card_id.to_owned(),
+                source,
+            }),
+            Ok(Err(_)) => Ok(Answered::default()),
+            Err(_) => Err(DaemonError::AnswerNotYetDurable {
+                card: card_id.to_owned(),
+                seconds: RECORD_WAIT.as_secs(),
+            }),
         }
     }
 
