@@ -79,6 +79,8 @@ pub use spec::PermissionClass;
 pub use spec::ToolSpec;
 pub use spec::Withholding;
 pub use task::Activity;
+pub use task::Implied;
+pub use task::ImpliedBy;
 pub use task::OperatingMode;
 pub use task::PermissionMode;
 pub use task::Task;
