@@ -5,6 +5,7 @@
 mod chat;
 mod config;
 mod demo;
+mod fence;
 mod ledger;
 mod lifecycle;
 mod python;
