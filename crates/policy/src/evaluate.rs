@@ -306,8 +306,9 @@ fn path_uses<'a>(
     Ok(uses)
 }
 
-/// The first path the call may not touch, and why: a secret read or changed, or a `.git`
-/// directory or protected path changed.
+/// The first path the call may not touch, and why: a secret or the state directory (outside
+/// the session's own workspace) read or changed, a `.git` directory or protected path changed,
+/// or a tree removed that the daemon found a `.git` in (`task.implied`).
 fn protected<'a>(
     uses: &[PathUse<'a>],
     effect: Effect,
@@ -362,22 +363,21 @@ fn protected<'a>(
     }
     // A recursive removal takes every `.git` inside its tree with it.
     for implied in &task.implied {
-        if implied.by == ImpliedBy::PatchTarget {
-            continue;
-        }
         let found = absolutize(&implied.path, &task.cwd)
             .map_or_else(|_| implied.path.clone(), Cow::into_owned);
+        let why = match implied.by {
+            // Judged above as a changed path.
+            ImpliedBy::PatchTarget => continue,
+            ImpliedBy::RemovedGit => Protection::NestedGit(found.clone()),
+            ImpliedBy::RemovalUnchecked => Protection::UncheckedTree,
+        };
         // Name the removal that takes it: the changed argument holding it, else the first.
         let removed = uses
             .iter()
             .filter(|u| u.access == Access::Mutate)
             .find(|u| is_within(&found, &u.path))
             .or_else(|| uses.iter().find(|u| u.access == Access::Mutate))
-            .map_or_else(|| Cow::Owned(found.clone()), |u| u.path.clone());
-        let why = match implied.by {
-            ImpliedBy::RemovalUnchecked => Protection::UncheckedTree,
-            ImpliedBy::RemovedGit | ImpliedBy::PatchTarget => Protection::NestedGit(found),
-        };
+            .map_or(Cow::Owned(found), |u| u.path.clone());
         return Some((removed, why));
     }
     None
