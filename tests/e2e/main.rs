@@ -6,6 +6,7 @@ mod cards;
 mod chat;
 mod config;
 mod demo;
+mod fence;
 mod hardening;
 mod ledger;
 mod lifecycle;

@@ -92,11 +92,19 @@ impl Sandbox {
 
     /// Starts `codarisd` in the foreground of this test and waits until its socket answers.
     pub fn start_daemon(&self, extra_args: &[&str]) -> Daemon {
+        self.start_daemon_in(self.root.path(), &[], extra_args)
+    }
+
+    /// Starts `codarisd` in working directory `dir` with more environment variables, and waits
+    /// until its socket answers.
+    pub fn start_daemon_in(&self, dir: &Path, env: &[(&str, &str)], extra_args: &[&str]) -> Daemon {
         if !self.root.path().join("config.toml").exists() {
             self.write_config("");
         }
         let child = self
             .command("codarisd")
+            .current_dir(dir)
+            .envs(env.iter().copied())
             .args(extra_args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

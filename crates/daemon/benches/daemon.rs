@@ -46,7 +46,7 @@ fn status_round_trip(c: &mut Criterion) {
     let state_dir = temp.path().join("state");
     let config = config::resolve(Sources {
         state_dir: state_dir.clone(),
-        cwd: temp.path().to_path_buf(),
+        home: None,
         file: None,
         config_dir: None,
         env: BTreeMap::new(),

@@ -172,7 +172,13 @@ impl Builtins {
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
             cwd: resolve(&task.cwd),
-            fence: Fence::new(roots).with_secret(task.secret.iter().map(resolve)),
+            fence: with_state(
+                Fence::new(roots)
+                    .with_secret(task.secret.iter().map(resolve))
+                    .with_protected(task.protected.iter().map(resolve)),
+                task,
+                &workspace,
+            ),
             workspace,
         };
         let mut session_cwd = None;
@@ -196,6 +202,17 @@ impl Builtins {
             }
         };
         Some(BuiltinRun { run, session_cwd })
+    }
+}
+
+/// The fence with the task's state directory secret, all but the session's own workspace.
+fn with_state(fence: Fence, task: &Task, workspace: &std::path::Path) -> Fence {
+    match &task.state_dir {
+        Some(state) => {
+            let state = crate::resolve::resolve_path(std::path::Path::new("/"), state);
+            fence.with_state_dir(std::path::Path::new(&state), workspace)
+        }
+        None => fence,
     }
 }
 

@@ -154,7 +154,12 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// The file that was read, when one was.
     pub config_file: Option<PathBuf>,
+    /// `allowed_dirs`: roots every session has besides its own project directory and workspace.
     pub allowed_dirs: Vec<PathBuf>,
+    /// `$HOME`: never a session's implicit root.
+    pub home: Option<PathBuf>,
+    /// What `codaris status` warns about (an allowed dir that opens `/` or the home directory).
+    pub warnings: Vec<String>,
     /// Where skills are looked for, in order; an earlier directory wins a name.
     pub skills_dirs: Vec<PathBuf>,
     pub listen: Option<SocketAddr>,
@@ -210,8 +215,9 @@ pub struct Flags {
 #[derive(Debug, Clone)]
 pub struct Sources {
     pub state_dir: PathBuf,
-    /// The daemon's working directory, an allowed root by default.
-    pub cwd: PathBuf,
+    /// The person's home directory (`$HOME`), never an allowed root unless configured, and
+    /// warned about when it is.
+    pub home: Option<PathBuf>,
     pub file: Option<(PathBuf, ConfigToml)>,
     /// The directory the configuration file is read from, or would be when there is none; skills
     /// default to `<config_dir>/skills`. `None`: no default skills directory.
@@ -237,7 +243,7 @@ pub const ENV_VARS: &[&str] = &[
 pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     let Sources {
         state_dir,
-        cwd,
+        home,
         file,
         config_dir,
         env,
@@ -267,16 +273,26 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         }
     };
 
-    let allowed_dirs = match env_str("CODARIS_ALLOWED_DIRS")? {
-        Some(list) => absolute_dirs(
-            "environment variable `CODARIS_ALLOWED_DIRS`",
-            list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from),
-        )?,
+    // No implicit directory: each session's own project directory and workspace are its roots
+    // (see `Turns::task`); these are the extra ones the person names.
+    let (allowed_dirs, allowed_from) = match env_str("CODARIS_ALLOWED_DIRS")? {
+        Some(list) => {
+            let key = "environment variable `CODARIS_ALLOWED_DIRS`".to_owned();
+            let dirs = absolute_dirs(
+                &key,
+                list.split(':').filter(|s| !s.is_empty()).map(PathBuf::from),
+            )?;
+            (dirs, key)
+        }
         None => match toml.allowed_dirs {
-            Some(dirs) => absolute_dirs(&origin("allowed_dirs"), dirs.into_iter())?,
-            None => vec![state_dir.clone(), cwd],
+            Some(dirs) => (
+                absolute_dirs(&origin("allowed_dirs"), dirs.into_iter())?,
+                origin("allowed_dirs"),
+            ),
+            None => (Vec::new(), String::new()),
         },
     };
+    let warnings = fence_warnings(&allowed_dirs, &allowed_from, home.as_deref());
 
     let skills_dirs = match toml.skills_dirs {
         Some(dirs) => absolute_dirs(&origin("skills_dirs"), dirs.into_iter())?,
@@ -431,6 +447,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         state_dir,
         config_file,
         allowed_dirs,
+        home,
+        warnings,
         skills_dirs,
         listen,
         card_timeout,
@@ -527,9 +545,12 @@ pub fn load(
         .collect();
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let config_dir = path.parent().map(|dir| cwd.join(dir));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute());
     resolve(Sources {
         state_dir,
-        cwd,
+        home,
         file,
         config_dir,
         env,
@@ -585,6 +606,34 @@ fn line_of(text: &str, offset: usize) -> usize {
     text.get(..offset)
         .map_or(0, |prefix| prefix.matches('\n').count())
         + 1
+}
+
+/// True when `dir` would open the home directory or more: `/`, `$HOME`, or a parent of it.
+/// Such a directory is never a session's root unless the person configured it.
+pub fn opens_home(dir: &Path, home: Option<&Path>) -> bool {
+    let dir = codaris_tools::normalize(dir).unwrap_or_else(|| dir.to_path_buf());
+    dir == Path::new("/")
+        || home
+            .and_then(codaris_tools::normalize)
+            .is_some_and(|home| home.starts_with(&dir))
+}
+
+/// One warning per configured allowed dir that opens the whole disk or the home directory.
+fn fence_warnings(dirs: &[PathBuf], from: &str, home: Option<&Path>) -> Vec<String> {
+    dirs.iter()
+        .filter(|dir| opens_home(dir, home))
+        .map(|dir| {
+            let what = if codaris_tools::normalize(dir).as_deref() == Some(Path::new("/")) {
+                "the whole disk"
+            } else {
+                "the home directory"
+            };
+            format!(
+                "{from} names `{}`: every session's tools may read and change {what} (secrets and Codaris's state excepted)",
+                dir.display()
+            )
+        })
+        .collect()
 }
 
 fn absolute_dirs(

@@ -4,7 +4,7 @@ use pretty_assertions::assert_eq;
 fn sources() -> Sources {
     Sources {
         state_dir: PathBuf::from("/state"),
-        cwd: PathBuf::from("/work"),
+        home: Some(PathBuf::from("/home/me")),
         file: None,
         config_dir: None,
         env: BTreeMap::new(),
@@ -30,14 +30,16 @@ fn with_file(text: &str) -> Result<Sources, ConfigError> {
 }
 
 #[test]
-fn defaults_allow_the_state_dir_and_the_working_dir() -> Result<(), ConfigError> {
+fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), ConfigError> {
     let config = resolve(sources())?;
     assert_eq!(
         config,
         Config {
             state_dir: PathBuf::from("/state"),
             config_file: None,
-            allowed_dirs: vec![PathBuf::from("/state"), PathBuf::from("/work")],
+            allowed_dirs: Vec::new(),
+            home: Some(PathBuf::from("/home/me")),
+            warnings: Vec::new(),
             skills_dirs: Vec::new(),
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
@@ -338,4 +340,31 @@ fn a_models_entry_of_the_wrong_type_names_the_key_the_file_and_the_line() {
         }
         assert_eq!(message.lines().count(), 1, "{message}");
     }
+}
+
+#[test]
+fn an_allowed_dir_opening_the_disk_or_the_home_directory_is_warned_about() -> Result<(), ConfigError>
+{
+    let config = resolve(with_env(&[(
+        "CODARIS_ALLOWED_DIRS",
+        "/data:/:/home/me/:/home:/home/me/proj",
+    )]))?;
+    assert_eq!(
+        config.allowed_dirs.len(),
+        5,
+        "an explicit configuration may still name them"
+    );
+    let warned: Vec<bool> = ["`/`", "`/home/me/`", "`/home`"]
+        .iter()
+        .map(|dir| config.warnings.iter().any(|w| w.contains(dir)))
+        .collect();
+    assert_eq!(warned, [true, true, true], "{:?}", config.warnings);
+    assert_eq!(config.warnings.len(), 3, "{:?}", config.warnings);
+    assert!(config.warnings[0].contains("CODARIS_ALLOWED_DIRS"));
+    assert!(config.warnings[0].contains("the whole disk"));
+
+    let file = resolve(with_file("allowed_dirs = [\"/home/me/..\"]\n")?)?;
+    assert_eq!(file.warnings.len(), 1, "{:?}", file.warnings);
+    assert!(file.warnings[0].contains("`allowed_dirs` in /etc/codaris/config.toml"));
+    Ok(())
 }

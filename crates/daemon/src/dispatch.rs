@@ -10,7 +10,7 @@ use codaris_policy::{CapabilityName, ExternalSpec, Grant, Lifetime, Request, Tas
 use serde_json::Value;
 
 use crate::error::DaemonError;
-use crate::resolve::{resolve_args, resolve_task};
+use crate::resolve::{implied_paths, resolve_args, resolve_task};
 use crate::sessions::now_ms;
 
 /// A call as the agent hands it over.
@@ -71,13 +71,16 @@ impl Dispatcher {
     /// Decides `call` and records the decision durably. Blocking (it waits for the disk): call
     /// it from `spawn_blocking` on an async path.
     pub fn decide(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
-        let task = resolve_task(&call.task);
+        let mut task = resolve_task(&call.task);
         let args = resolve_args(
             &call.tool,
             call.spec.as_ref(),
             Path::new(&task.cwd),
             &call.args,
         );
+        // What the call changes beyond its arguments goes into the recorded task, so the policy
+        // judges it and a replay sees it.
+        task.implied = implied_paths(&call.tool, Path::new(&task.cwd), &call.args);
         let mut retakes = 0;
         loop {
             let view = self.ledger.grant_view(&call.session_id)?;
@@ -185,6 +188,136 @@ mod tests {
             json!(f.root.join("outside/evil.txt").display().to_string())
         );
         assert_eq!(record.request.evaluate(), record.decision);
+        Ok(())
+    }
+
+    #[test]
+    fn patch_targets_are_resolved_judged_and_recorded() -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let proj = f.root.join("proj");
+        std::fs::create_dir_all(proj.join(".git"))?;
+        std::fs::write(proj.join(".git/config"), "[core]\n")?;
+        symlink(".git", proj.join("link"))?;
+        let dispatcher = Dispatcher::new(f.ledger.clone());
+        for patch in [
+            "*** Begin Patch\n*** Update File: .git/config\n@@\n [core]\n+\tfsmonitor = \"x\"\n*** End Patch\n",
+            "--- /dev/null\n+++ b/.GIT/hooks/pre-commit\n@@ -0,0 +1 @@\n+x\n",
+            "*** Begin Patch\n*** Update File: link/config\n@@\n [core]\n+x\n*** End Patch\n",
+            "*** Begin Patch\n*** Add File: ok.rs\n+x\n*** Update File: ok.rs\n*** Move to: src/../.git/hooks/post-merge\n*** End Patch\n",
+        ] {
+            let record =
+                dispatcher.decide(call(&f.root, "apply_patch", json!({"patch": patch})))?;
+            assert_eq!(
+                record.decision.code,
+                Code::ProtectedPath,
+                "{patch}: {:?}",
+                record.decision
+            );
+            assert!(!record.request.task.implied.is_empty());
+            assert_eq!(record.request.evaluate(), record.decision, "replayable");
+        }
+        // The symlinked directory arrives resolved.
+        let record = dispatcher.decide(call(
+            &f.root,
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: link/config\n@@\n+x\n*** End Patch\n"}),
+        ))?;
+        assert_eq!(
+            record.request.task.implied[0].path,
+            proj.join(".git/config").display().to_string()
+        );
+        let fine = dispatcher.decide(call(
+            &f.root,
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: src/ok.rs\n+x\n*** End Patch\n"}),
+        ))?;
+        assert_eq!(fine.decision.code, Code::AllowedByMode);
+        let outside = dispatcher.decide(call(
+            &f.root,
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Add File: ../outside/x\n+x\n*** End Patch\n"}),
+        ))?;
+        assert_eq!(outside.decision.code, Code::MutateOutsideFence);
+        Ok(())
+    }
+
+    #[test]
+    fn a_recursive_rm_of_a_tree_holding_a_repository_names_it()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let proj = f.root.join("proj");
+        std::fs::create_dir_all(proj.join("vendor/repo/.GIT"))?;
+        std::fs::create_dir_all(proj.join("plain/a"))?;
+        symlink(proj.join("vendor"), proj.join("plain/a/link"))?;
+        let dispatcher = Dispatcher::new(f.ledger.clone());
+        let mut rm = call(&f.root, "rm", json!({"path": "vendor", "recursive": true}));
+        rm.task.permission_mode = codaris_policy::PermissionMode::Bypass;
+        let record = dispatcher.decide(rm)?;
+        assert_eq!(record.decision.code, Code::ProtectedPath);
+        let git = proj.join("vendor/repo/.GIT").display().to_string();
+        assert!(
+            record.decision.sentence.contains(&git),
+            "{}",
+            record.decision.sentence
+        );
+        assert_eq!(record.request.evaluate(), record.decision, "replayable");
+        // Without `recursive`, or through a symlink, nothing is taken with it.
+        let plain = dispatcher.decide(call(
+            &f.root,
+            "rm",
+            json!({"path": "plain", "recursive": true}),
+        ))?;
+        assert_eq!(
+            plain.decision.code,
+            Code::AllowedByMode,
+            "{:?}",
+            plain.decision
+        );
+        let link = dispatcher.decide(call(
+            &f.root,
+            "rm",
+            json!({"path": "plain/a/link", "recursive": true}),
+        ))?;
+        assert!(link.request.task.implied.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn the_state_directory_is_refused_but_the_own_workspace_is_open()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let state = f.root.join("state");
+        std::fs::create_dir_all(state.join("sessions/s1"))?;
+        std::fs::write(state.join("ledger.journal"), "")?;
+        let dispatcher = Dispatcher::new(f.ledger.clone());
+        let with_state = |tool: &str, args: Value| {
+            let mut c = call(&f.root, tool, args);
+            // An explicit configuration naming the parent of the state directory.
+            c.task.allowed_roots.push(f.root.display().to_string());
+            c.task.state_dir = Some(state.display().to_string());
+            c.task.workspace = Some(state.join("sessions/s1").display().to_string());
+            c
+        };
+        let journal = state.join("ledger.journal").display().to_string();
+        for (tool, args) in [
+            ("write", json!({"path": journal, "content": ""})),
+            (
+                "rm",
+                json!({"path": state.join("codaris.sock").display().to_string()}),
+            ),
+            (
+                "read_file",
+                json!({"path": state.join("token").display().to_string()}),
+            ),
+            ("read_file", json!({"path": "../state/sessions/s2/x"})),
+        ] {
+            let record = dispatcher.decide(with_state(tool, args.clone()))?;
+            assert_eq!(record.decision.code, Code::ProtectedPath, "{tool} {args}");
+        }
+        let own = state.join("sessions/s1/notes.md").display().to_string();
+        let record =
+            dispatcher.decide(with_state("write", json!({"path": own, "content": "x"})))?;
+        assert_eq!(record.decision.code, Code::AllowedByMode);
         Ok(())
     }
 

@@ -6,7 +6,8 @@
 
 use std::path::{Component, Path};
 
-use codaris_policy::{ExternalSpec, Task, builtin};
+use codaris_policy::{ExternalSpec, Implied, ImpliedBy, Task, builtin};
+use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
 use serde_json::Value;
 
 /// Resolves `path` (absolute, or relative to `cwd`) through every symlink that exists.
@@ -54,8 +55,61 @@ pub fn resolve_task(task: &Task) -> Task {
             .iter()
             .map(|p| resolve_path(Path::new(&cwd), p))
             .collect(),
+        state_dir: task
+            .state_dir
+            .as_ref()
+            .map(|p| resolve_path(Path::new(&cwd), p)),
         cwd,
         ..task.clone()
+    }
+}
+
+/// The paths a call changes beyond its path arguments (the policy's `Task::implied`), found
+/// on disk and resolved like arguments so the recorded request replays to the same decision:
+/// every file an `apply_patch` patch names (joined to its `path`, default `cwd`), and the first
+/// `.git` inside a tree an `rm` with `recursive: true` would remove. `args` are as the model
+/// sent them; anything malformed implies nothing (the policy or the tool refuses it).
+pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
+    let text = |name: &str| args.get(name).and_then(Value::as_str);
+    match tool {
+        "apply_patch" => {
+            let Some(patch) = text("patch") else {
+                return Vec::new();
+            };
+            let base = resolve_path(cwd, text("path").unwrap_or("."));
+            let names = patch_targets(patch).unwrap_or_default();
+            names
+                .iter()
+                .map(|name| Implied {
+                    path: resolve_path(Path::new(&base), name),
+                    by: ImpliedBy::PatchTarget,
+                })
+                .collect()
+        }
+        "rm" if args.get("recursive") == Some(&Value::Bool(true)) => {
+            let Some(raw) = text("path").filter(|p| !p.is_empty() && !p.contains('\0')) else {
+                return Vec::new();
+            };
+            // `rm` removes a symlink itself, never what it points to: only a real directory
+            // takes a tree with it.
+            let is_dir = std::fs::symlink_metadata(cwd.join(raw)).is_ok_and(|m| m.is_dir());
+            if !is_dir {
+                return Vec::new();
+            }
+            let tree = std::path::PathBuf::from(resolve_path(cwd, raw));
+            match scan_for_git(&tree) {
+                GitScan::Clean => Vec::new(),
+                GitScan::Found(git) => vec![Implied {
+                    path: tree.join(git).to_string_lossy().into_owned(),
+                    by: ImpliedBy::RemovedGit,
+                }],
+                GitScan::TooLarge => vec![Implied {
+                    path: tree.to_string_lossy().into_owned(),
+                    by: ImpliedBy::RemovalUnchecked,
+                }],
+            }
+        }
+        _ => Vec::new(),
     }
 }
 

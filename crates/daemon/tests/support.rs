@@ -58,7 +58,8 @@ impl InProcess {
         let state_dir = temp.path().join("state");
         let config = config::resolve(Sources {
             state_dir: state_dir.clone(),
-            cwd: temp.path().to_path_buf(),
+            // No home directory: the temp dir holding it would be refused as a root.
+            home: None,
             file,
             config_dir,
             env: env

@@ -18,7 +18,7 @@ use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
 use crate::table::{Finding, JsonKind, Need, Protection, decide};
-use crate::task::{Activity, PermissionMode, Task};
+use crate::task::{Activity, ImpliedBy, PermissionMode, Task};
 
 /// One tool call as the model made it, with the spec of a tool the crate does not know.
 #[derive(Debug, Clone, Copy)]
@@ -289,11 +289,26 @@ fn path_uses<'a>(
             Some(_) => return Err((name, BadPath::NotString)),
         }
     }
+    // The files a patch touches are changed paths like any argument: the daemon found them.
+    for implied in task
+        .implied
+        .iter()
+        .filter(|i| i.by == ImpliedBy::PatchTarget)
+    {
+        let path = absolutize(&implied.path, &task.cwd).map_err(|why| ("patch", why))?;
+        let inside = fence_roots(task).any(|root| is_within(&path, &root));
+        uses.push(PathUse {
+            access: Access::Mutate,
+            path,
+            inside,
+        });
+    }
     Ok(uses)
 }
 
-/// The first path the call may not touch, and why: a secret read or changed, or a `.git`
-/// directory or protected path changed.
+/// The first path the call may not touch, and why: a secret or the state directory (outside
+/// the session's own workspace) read or changed, a `.git` directory or protected path changed,
+/// or a tree removed that the daemon found a `.git` in (`task.implied`).
 fn protected<'a>(
     uses: &[PathUse<'a>],
     effect: Effect,
@@ -305,6 +320,20 @@ fn protected<'a>(
             effect == Effect::Paths && u.access == Access::Mutate && is_within(root, &u.path);
         ancestor || is_within_ignore_case(&u.path, root)
     };
+    let state = task
+        .state_dir
+        .as_deref()
+        .and_then(|raw| absolutize(raw, &task.cwd).ok());
+    // The session's own workspace lies inside the state directory and is the one part open.
+    let open = task
+        .workspace
+        .as_deref()
+        .and_then(|raw| absolutize(raw, &task.cwd).ok())
+        .filter(|ws| {
+            state
+                .as_deref()
+                .is_some_and(|s| is_within(ws, s) && ws != s)
+        });
     for u in uses {
         for raw in &task.secret {
             if let Ok(root) = absolutize(raw, &task.cwd)
@@ -312,6 +341,12 @@ fn protected<'a>(
             {
                 return Some((u.path.clone(), Protection::Secret));
             }
+        }
+        if let Some(state) = &state
+            && covers(u, state)
+            && !open.as_deref().is_some_and(|ws| is_within(&u.path, ws))
+        {
+            return Some((u.path.clone(), Protection::StateDir));
         }
     }
     for u in uses.iter().filter(|u| u.access == Access::Mutate) {
@@ -325,6 +360,25 @@ fn protected<'a>(
                 return Some((u.path.clone(), Protection::State));
             }
         }
+    }
+    // A recursive removal takes every `.git` inside its tree with it.
+    for implied in &task.implied {
+        let found = absolutize(&implied.path, &task.cwd)
+            .map_or_else(|_| implied.path.clone(), Cow::into_owned);
+        let why = match implied.by {
+            // Judged above as a changed path.
+            ImpliedBy::PatchTarget => continue,
+            ImpliedBy::RemovedGit => Protection::NestedGit(found.clone()),
+            ImpliedBy::RemovalUnchecked => Protection::UncheckedTree,
+        };
+        // Name the removal that takes it: the changed argument holding it, else the first.
+        let removed = uses
+            .iter()
+            .filter(|u| u.access == Access::Mutate)
+            .find(|u| is_within(&found, &u.path))
+            .or_else(|| uses.iter().find(|u| u.access == Access::Mutate))
+            .map_or(Cow::Owned(found), |u| u.path.clone());
+        return Some((removed, why));
     }
     None
 }

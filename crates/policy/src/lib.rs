@@ -15,7 +15,9 @@
 //! `docs/decision-codes.md`.
 //!
 //! Non-goals: no I/O, no clock, no environment, no logging. Time and resolved paths are inputs;
-//! symlinks are resolved by the caller before `evaluate` sees a path. The crate does not store
+//! symlinks are resolved by the caller before `evaluate` sees a path, and the paths a call changes
+//! beyond its arguments (a patch's files, a `.git` inside a removed tree) are found by the caller
+//! and passed in [`Task::implied`]. The crate does not store
 //! grants (the daemon's ledger does), does not consume `once` grants (the daemon serialises that),
 //! does not show cards, and does not parse slash commands or patch bodies.
 
@@ -79,6 +81,8 @@ pub use spec::PermissionClass;
 pub use spec::ToolSpec;
 pub use spec::Withholding;
 pub use task::Activity;
+pub use task::Implied;
+pub use task::ImpliedBy;
 pub use task::OperatingMode;
 pub use task::PermissionMode;
 pub use task::Task;

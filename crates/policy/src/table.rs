@@ -87,7 +87,7 @@ pub(crate) enum JsonKind {
 }
 
 /// Why a path is out of every tool's reach.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Protection {
     /// A `.git` directory, in any letter case.
     Git,
@@ -95,6 +95,12 @@ pub(crate) enum Protection {
     State,
     /// `task.secret`: credentials (reads too).
     Secret,
+    /// `task.state_dir` outside the session's own workspace (reads too).
+    StateDir,
+    /// A recursive removal whose tree holds this `.git` (found by the daemon).
+    NestedGit(String),
+    /// A recursive removal of a tree too large to check for a `.git`.
+    UncheckedTree,
 }
 
 /// What the rules found: the deciding outcome of one evaluation.
@@ -249,12 +255,22 @@ pub(crate) fn decide(
         }
         // Never changed by a tool in any mode, and no grant helps: the person does it.
         Finding::ProtectedPath { path, why } => {
-            let what = match why {
-                Protection::Git => "is inside a `.git` directory, which no tool may change",
-                Protection::State => "is part of Codaris's own state, which no tool may change",
-                Protection::Secret => {
-                    "holds Codaris's credentials, which no tool may read or change"
+            let what = match &why {
+                Protection::Git => {
+                    "is inside a `.git` directory, which no tool may change".to_owned()
                 }
+                Protection::State => {
+                    "is part of Codaris's own state, which no tool may change".to_owned()
+                }
+                Protection::Secret => {
+                    "holds Codaris's credentials, which no tool may read or change".to_owned()
+                }
+                Protection::StateDir => "is inside Codaris's state directory, which no tool may read or change (only the session's own workspace is open)".to_owned(),
+                Protection::NestedGit(found) => format!(
+                    "holds the `.git` directory {}, which no tool may change, so it may not be removed",
+                    Quoted(found)
+                ),
+                Protection::UncheckedTree => "holds more entries than Codaris checks for a `.git` directory, so no tool may remove it".to_owned(),
             };
             (
                 Code::ProtectedPath,

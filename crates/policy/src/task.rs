@@ -101,6 +101,31 @@ impl PermissionMode {
     }
 }
 
+/// Why the daemon added a path to a call's [`Task::implied`] paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImpliedBy {
+    /// A file the call's patch adds, updates, moves from or to, or deletes: judged like a
+    /// changed path argument (protected paths, fence, permission class).
+    PatchTarget,
+    /// A `.git` (any letter case, any depth, symlinks not followed) inside a tree the call
+    /// removes recursively: the removal is refused like a change to that `.git`.
+    RemovedGit,
+    /// A tree the call removes recursively that holds more entries than the daemon checks for
+    /// a `.git`: refused, since what it holds is unknown.
+    RemovalUnchecked,
+}
+
+/// One path a call changes beyond its arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Implied {
+    /// Absolute (symlinks resolved), or relative to `cwd`.
+    pub path: String,
+    /// Why the call changes it.
+    pub by: ImpliedBy,
+}
+
 /// The task state of one turn, as the daemon knows it when a call is dispatched.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -137,6 +162,20 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub secret: Vec<String>,
+    /// Codaris's state directory (ledger, socket, pid file, token, every session's workspace):
+    /// nothing in it may be read or changed except the session's own `workspace`, which lies
+    /// inside it. Absolute, or relative to `cwd`. Absent from a request that has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_dir: Option<String>,
+    /// Paths this call changes beyond its path arguments, found by the daemon when it resolved
+    /// the call (symlinks followed): every file a patch adds, updates, moves or deletes, and
+    /// every `.git` beneath a tree a recursive removal takes. Per call; absent when none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub implied: Vec<Implied>,
     /// Tools switched off for this task (e.g. MCP tools off in the Tools panel).
     #[serde(default, deserialize_with = "null_as_default")]
     pub withheld: Vec<String>,

@@ -8,6 +8,7 @@ mod corpus;
 mod docs;
 mod fuzz_smoke;
 mod properties;
+mod state_and_implied;
 mod support;
 
 // The fuzz target's body, compiled here too so CI exercises it without nightly or cargo-fuzz.

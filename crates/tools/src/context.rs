@@ -3,11 +3,18 @@
 use std::path::{Component, Path, PathBuf};
 
 /// The allowed roots and the session workspace, as absolute paths with symlinks resolved, and
-/// the secrets inside them that no tool opens (Codaris's API token, its configuration file).
+/// the secrets inside them that no tool opens (Codaris's API token, its configuration file, its
+/// state directory but for the session's own workspace).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fence {
     roots: Vec<PathBuf>,
     secret: Vec<PathBuf>,
+    /// The state directory, secret as a whole except `open`.
+    state: Option<PathBuf>,
+    /// The session's own workspace, when it lies strictly inside `state`.
+    open: Option<PathBuf>,
+    /// Paths no tool changes beside every `.git` (Codaris's ledger).
+    protected: Vec<PathBuf>,
 }
 
 impl Fence {
@@ -15,7 +22,30 @@ impl Fence {
         Self {
             roots: roots.into_iter().collect(),
             secret: Vec::new(),
+            state: None,
+            open: None,
+            protected: Vec::new(),
         }
+    }
+
+    /// Makes the state directory secret, all but `workspace` when it lies strictly inside it:
+    /// the ledger's journal, the socket, the pid file, other sessions' workspaces.
+    #[must_use]
+    pub fn with_state_dir(mut self, state: &Path, workspace: &Path) -> Self {
+        self.state = normalize(state);
+        self.open = normalize(workspace).filter(|ws| {
+            self.state
+                .as_ref()
+                .is_some_and(|s| ws.starts_with(s) && ws != s)
+        });
+        self
+    }
+
+    /// Paths no tool changes, beside every `.git` (checked by [`Fence::is_protected`]).
+    #[must_use]
+    pub fn with_protected(mut self, paths: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.protected = paths.into_iter().filter_map(|p| normalize(&p)).collect();
+        self
     }
 
     /// Paths no tool opens and no search walks into, whatever the policy decided: the policy
@@ -34,10 +64,35 @@ impl Fence {
         &self.secret
     }
 
-    /// True when `path` is a secret or lies beneath one, compared component by component and
-    /// without regard to ASCII case (as the policy compares it).
+    /// True when any path is secret: searches then filter what they walk.
+    pub fn has_secrets(&self) -> bool {
+        !self.secret.is_empty() || self.state.is_some()
+    }
+
+    /// True when `path` is a secret or lies beneath one, or lies in the state directory outside
+    /// the session's own workspace; compared component by component and without regard to
+    /// ASCII case (as the policy compares it), the workspace exactly.
     pub fn is_secret(&self, path: &Path) -> bool {
-        normalize(path).is_some_and(|path| is_within_any(&path, &self.secret))
+        normalize(path).is_some_and(|path| {
+            is_within_any(&path, &self.secret)
+                || (self
+                    .state
+                    .as_ref()
+                    .is_some_and(|state| is_within_any(&path, std::slice::from_ref(state)))
+                    && !self.open.as_ref().is_some_and(|ws| path.starts_with(ws)))
+        })
+    }
+
+    /// True when no tool may change `path`: a component is `.git` in any letter case, or it is
+    /// secret, or it lies beneath a protected path. Lexical: resolve symlinks first.
+    pub fn is_protected(&self, path: &Path) -> bool {
+        let git = path.components().any(|c| {
+            c.as_os_str()
+                .as_encoded_bytes()
+                .eq_ignore_ascii_case(b".git")
+        });
+        git || self.is_secret(path)
+            || normalize(path).is_some_and(|p| is_within_any(&p, &self.protected))
     }
 
     /// The root `path` lies under (component by component: `/w/proj-evil` is not under
@@ -113,6 +168,33 @@ impl ToolContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_state_directory_is_secret_but_for_the_own_workspace() {
+        let fence = Fence::new([PathBuf::from("/")])
+            .with_state_dir(Path::new("/s"), Path::new("/s/sessions/1"))
+            .with_protected([PathBuf::from("/w/ledger")]);
+        for secret in [
+            "/s",
+            "/s/ledger.journal",
+            "/S/codaris.sock",
+            "/s/sessions/2/x",
+            "/s/sessions/1/../2",
+            "/s/sessions/10",
+        ] {
+            assert!(fence.is_secret(Path::new(secret)), "{secret}");
+        }
+        for open in ["/s/sessions/1", "/s/sessions/1/a/b", "/w/s", "/sx"] {
+            assert!(!fence.is_secret(Path::new(open)), "{open}");
+        }
+        for protected in ["/w/.GIT/config", "/w/a/.git", "/w/ledger/x", "/s/x"] {
+            assert!(fence.is_protected(Path::new(protected)), "{protected}");
+        }
+        assert!(!fence.is_protected(Path::new("/w/.github/x")));
+        // A workspace that is the state directory itself opens nothing.
+        let whole = Fence::new([]).with_state_dir(Path::new("/s"), Path::new("/s"));
+        assert!(whole.is_secret(Path::new("/s/x")));
+    }
 
     #[test]
     fn locate_compares_whole_components() {

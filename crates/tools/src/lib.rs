@@ -18,6 +18,7 @@ mod web;
 
 pub use context::Fence;
 pub use context::ToolContext;
+pub use context::normalize;
 pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;

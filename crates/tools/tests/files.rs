@@ -15,6 +15,8 @@ use serde_json::{Value, json};
 mod adversarial;
 #[path = "files/changes.rs"]
 mod changes;
+#[path = "files/protected.rs"]
+mod protected;
 #[path = "files/reads.rs"]
 mod reads;
 

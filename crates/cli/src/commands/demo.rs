@@ -253,7 +253,8 @@ impl Daemon {
             .arg(state)
             .arg("--config")
             .arg(config)
-            .env("CODARIS_ALLOWED_DIRS", project)
+            // The session's own project is its fence by default; nothing else is opened.
+            .env_remove("CODARIS_ALLOWED_DIRS")
             .env("CODARIS_PROVIDER", "scripted")
             .env("RUST_LOG", "warn")
             .current_dir(project)

@@ -37,6 +37,7 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "sessions": {"active": status.sessions_active, "total": status.sessions_total},
         "tools_indexed": status.tools_indexed,
         "sandbox": status.sandbox,
+        "warnings": status.warnings,
     })
 }
 
@@ -51,7 +52,7 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
             s.to_owned()
         }
     };
-    let lines = [
+    let mut lines = vec![
         format!(
             "codarisd {} (API v{}) is running",
             status.version, status.api_version
@@ -72,5 +73,6 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
         format!("  tools      {} indexed", status.tools_indexed),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
+    lines.extend(status.warnings.iter().map(|w| format!("  warning    {w}")));
     output::line(&lines.join("\n"))
 }

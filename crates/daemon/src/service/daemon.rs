@@ -91,6 +91,7 @@ impl Daemon for DaemonService {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             sandbox: self.sandbox.clone(),
+            warnings: self.config.warnings.clone(),
         }))
     }
 

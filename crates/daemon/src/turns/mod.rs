@@ -325,12 +325,30 @@ impl Turns {
                 _ => PermissionMode::Ask,
             },
             cwd: display(&record.cwd),
-            allowed_roots: self.config.allowed_dirs.iter().map(display).collect(),
+            allowed_roots: self.roots(record),
             workspace: Some(display(&record.workspace)),
             protected,
             secret,
+            // Nothing in it but the session's own workspace is open to any tool.
+            state_dir: Some(display(&self.config.state_dir)),
             ..Task::default()
         }
+    }
+
+    /// The fence follows the project: the session's own directory, unless that is `/` or the
+    /// home directory (or above it), then the configured `allowed_dirs`. The workspace is a
+    /// root of its own (`Task::workspace`).
+    fn roots(&self, record: &SessionRecord) -> Vec<String> {
+        // Judged where the paths really lead: a link to the home directory opens it too.
+        let real =
+            |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let home = self.config.home.as_deref().map(real);
+        let own = (!crate::config::opens_home(&real(&record.cwd), home.as_deref()))
+            .then_some(&record.cwd);
+        own.into_iter()
+            .chain(&self.config.allowed_dirs)
+            .map(|p| p.display().to_string())
+            .collect()
     }
 
     fn dispatcher(&self) -> Dispatcher {

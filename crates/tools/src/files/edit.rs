@@ -80,7 +80,7 @@ fn write(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     const TOOL: &str = "write";
     let path = str_arg(TOOL, args, "path")?;
     let content = str_arg(TOOL, args, "content")?;
-    let at = Beneath::locate(ctx, TOOL, path)?;
+    let at = Beneath::locate_change(ctx, TOOL, path)?;
     if at.is_root() {
         return Err(ToolError::model(format!(
             "{TOOL}: `{}` is a directory",
@@ -162,7 +162,7 @@ fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             "{TOOL}: `oldString` and `newString` are the same; nothing to change"
         )));
     }
-    let at = Beneath::locate(ctx, TOOL, path)?;
+    let at = Beneath::locate_change(ctx, TOOL, path)?;
     let Some(mut file) = open_existing(ctx, &at)? else {
         return Err(ToolError::model(format!(
             "{TOOL}: `{}` does not exist; use write to create it",

@@ -62,13 +62,97 @@ impl Beneath {
         } else {
             rel
         };
-        Ok(Self {
+        let at = Self {
             dir,
             abs,
             rel,
             root,
             tool,
-        })
+        };
+        // A root may hold a secret (an explicit root above the state directory): a symlink
+        // beneath the root that leads into it is refused by where it leads.
+        if ctx.fence.has_secrets()
+            && let Some(real) = at.real()
+            && ctx.fence.is_secret(&real)
+        {
+            return Err(ToolError::model(format!(
+                "{tool}: `{path}` leads to `{}`, which holds Codaris's credentials or state, which no tool may read or change",
+                real.display()
+            )));
+        }
+        Ok(at)
+    }
+
+    /// The absolute path this one leads to beneath its root, every symlink that exists
+    /// followed (a dangling one by its target's name, a bounded number of times); the part that
+    /// does not exist yet is kept as written. `None` when it leads out of the root or loops,
+    /// which the operation itself then refuses.
+    pub fn real(&self) -> Option<PathBuf> {
+        self.real_of(&self.rel)
+    }
+
+    /// Where the name itself lies: its parent's symlinks followed, not its own (what `rm` and
+    /// `mv` act on).
+    pub fn real_name(&self) -> Option<PathBuf> {
+        let name = self.rel.file_name()?;
+        let parent = self.parent_rel().unwrap_or(Path::new("."));
+        self.real_of(parent).map(|p| p.join(name))
+    }
+
+    /// Locates a path the tool will change, refusing one inside `.git` (any case), a
+    /// protected or a secret path, as written or where its symlinks lead beneath the root.
+    pub fn locate_change(
+        ctx: &ToolContext,
+        tool: &'static str,
+        path: &str,
+    ) -> Result<Self, ToolError> {
+        let at = Self::locate(ctx, tool, path)?;
+        at.refuse_protected(ctx)?;
+        Ok(at)
+    }
+
+    /// The execution half of the protected-path rule: the decision checked the same, and this
+    /// holds even if it did not (a symlink swapped since, an older record).
+    pub fn refuse_protected(&self, ctx: &ToolContext) -> Result<(), ToolError> {
+        let (name, real) = (self.real_name(), self.real());
+        let hit = [Some(&self.abs), name.as_ref(), real.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|p| ctx.fence.is_protected(p));
+        match hit {
+            Some(path) => Err(ToolError::model(format!(
+                "{}: `{}` leads to `{}`, inside `.git` or Codaris's own state, which no tool may change",
+                self.tool,
+                self.shown(ctx),
+                path.display()
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn real_of(&self, rel: &Path) -> Option<PathBuf> {
+        let mut current = rel.to_path_buf();
+        let mut tail: Vec<std::ffi::OsString> = Vec::new();
+        for _ in 0..MAX_HOPS {
+            if let Ok(real) = self.dir.canonicalize(&current) {
+                let mut out = self.root.join(real);
+                out.extend(tail.iter().rev());
+                return crate::context::normalize(&out);
+            }
+            if let Ok(target) = self.dir.read_link_contents(&current) {
+                // A dangling link: what it names is where a write through it would land.
+                let parent = current.parent().unwrap_or(Path::new(""));
+                current = beneath_join(parent, &target)?;
+                continue;
+            }
+            let name = current.file_name()?.to_owned();
+            tail.push(name);
+            current = match current.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+        }
+        None
     }
 
     pub fn is_root(&self) -> bool {
@@ -108,6 +192,35 @@ impl Beneath {
             self.abs.join(below)
         }
     }
+}
+
+/// How many symlinks [`Beneath::real`] follows by name before it gives up (Linux's own limit).
+const MAX_HOPS: usize = 40;
+
+/// `target` (a symlink's contents) taken from `parent`, both relative to the root; `None` when
+/// it is absolute or climbs above the root.
+fn beneath_join(parent: &Path, target: &Path) -> Option<PathBuf> {
+    if target.is_absolute() {
+        return None;
+    }
+    let mut out = PathBuf::new();
+    for c in parent.components().chain(target.components()) {
+        match c {
+            std::path::Component::Normal(part) => out.push(part),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+        }
+    }
+    Some(if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    })
 }
 
 /// The absolute path as shown to the model.

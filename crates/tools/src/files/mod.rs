@@ -9,6 +9,7 @@ mod edit;
 pub(crate) mod fence;
 mod keep;
 mod list;
+mod nested_git;
 mod ops;
 mod patch;
 mod patch_parse;
@@ -26,8 +27,10 @@ pub use decode::human_size;
 pub use edit::{Edit, WriteFile};
 pub use keep::KeepResult;
 pub use list::PrintTree;
+pub use nested_git::{GitScan, MAX_SCANNED, scan_for_git};
 pub use ops::{Mkdir, Mv, Rm, Rmdir, Touch};
 pub use patch::ApplyPatch;
+pub use patch_parse::{ParseError, patch_targets};
 pub use read::ReadFile;
 pub use search::{Glob, Grep};
 

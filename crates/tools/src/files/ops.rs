@@ -64,7 +64,7 @@ file_tool!(
 );
 
 fn mkdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    let at = Beneath::locate(ctx, "mkdir", str_arg("mkdir", args, "path")?)?;
+    let at = Beneath::locate_change(ctx, "mkdir", str_arg("mkdir", args, "path")?)?;
     if opt_bool("mkdir", args, "parents")? {
         ensure_dir(&at.dir, &at.rel).map_err(|e| at.err(ctx, e))?;
     } else {
@@ -86,7 +86,7 @@ file_tool!(
 );
 
 fn rmdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    let at = Beneath::locate(ctx, "rmdir", str_arg("rmdir", args, "path")?)?;
+    let at = Beneath::locate_change(ctx, "rmdir", str_arg("rmdir", args, "path")?)?;
     not_root(ctx, &at)?;
     at.dir.remove_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
     Ok(ToolOutput::text(format!(
@@ -104,7 +104,7 @@ file_tool!(
 );
 
 fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    let at = Beneath::locate(ctx, "touch", str_arg("touch", args, "path")?)?;
+    let at = Beneath::locate_change(ctx, "touch", str_arg("touch", args, "path")?)?;
     if opt_bool("touch", args, "create_parents")?
         && let Some(parent) = at.parent_rel()
     {
@@ -143,7 +143,7 @@ file_tool!(
 );
 
 fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    let at = Beneath::locate(ctx, "rm", str_arg("rm", args, "path")?)?;
+    let at = Beneath::locate_change(ctx, "rm", str_arg("rm", args, "path")?)?;
     not_root(ctx, &at)?;
     let meta = at
         .dir
@@ -155,6 +155,25 @@ fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
                 "rm: `{}` is a directory; set recursive to remove it with everything under it",
                 at.shown(ctx)
             )));
+        }
+        // The decision scanned the tree too; a `.git` may have appeared since.
+        let tree = at.dir.open_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
+        match super::nested_git::scan_dir(&tree, super::nested_git::MAX_SCANNED) {
+            super::nested_git::GitScan::Clean => {}
+            super::nested_git::GitScan::Found(git) => {
+                return Err(ToolError::model(format!(
+                    "rm: `{}` holds the `.git` directory `{}`, which no tool may change, so it was not removed; ask the user to remove it themselves",
+                    at.shown(ctx),
+                    at.abs.join(git).display()
+                )));
+            }
+            super::nested_git::GitScan::TooLarge => {
+                return Err(ToolError::model(format!(
+                    "rm: `{}` holds more than {} entries, too many to check for a `.git` directory, so it was not removed; ask the user to remove it themselves",
+                    at.shown(ctx),
+                    super::nested_git::MAX_SCANNED
+                )));
+            }
         }
         at.dir.remove_dir_all(&at.rel).map_err(|e| at.err(ctx, e))?;
     } else {
@@ -176,8 +195,8 @@ file_tool!(
 );
 
 fn mv(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    let src = Beneath::locate(ctx, "mv", str_arg("mv", args, "src")?)?;
-    let mut dst = Beneath::locate(ctx, "mv", str_arg("mv", args, "dst")?)?;
+    let src = Beneath::locate_change(ctx, "mv", str_arg("mv", args, "src")?)?;
+    let mut dst = Beneath::locate_change(ctx, "mv", str_arg("mv", args, "dst")?)?;
     not_root(ctx, &src)?;
     src.dir
         .symlink_metadata(&src.rel)
@@ -190,6 +209,7 @@ fn mv(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         dst.abs = dst.abs.join(name);
     }
     not_root(ctx, &dst)?;
+    dst.refuse_protected(ctx)?;
     if let Some(parent) = dst.parent_rel() {
         ensure_dir(&dst.dir, parent).map_err(|e| dst.err(ctx, e))?;
     }

@@ -146,7 +146,14 @@ fn locate(ctx: &ToolContext, base: &std::path::Path, name: &str) -> Result<Benea
             base.display()
         )));
     }
-    Beneath::locate(ctx, TOOL, &joined.to_string_lossy())
+    let at = Beneath::locate(ctx, TOOL, &joined.to_string_lossy())?;
+    // The decision saw every target too; this holds even if it did not (an older daemon, a
+    // symlink swapped since).
+    at.refuse_protected(ctx).map_err(|e| match e {
+        ToolError::Model { message } => ToolError::model(format!("{message}; nothing was changed")),
+        fatal => fatal,
+    })?;
+    Ok(at)
 }
 
 fn stage(

@@ -34,7 +34,7 @@ pub(crate) enum Op {
 }
 
 /// What is wrong with a patch, for the model.
-pub(crate) type ParseError = String;
+pub type ParseError = String;
 
 pub(crate) fn parse(patch: &str) -> Result<Vec<Op>, ParseError> {
     let patch = patch.replace("\r\n", "\n");
@@ -49,6 +49,24 @@ pub(crate) fn parse(patch: &str) -> Result<Vec<Op>, ParseError> {
         );
     }
     Ok(ops)
+}
+
+/// Every file name a patch adds, updates, deletes, or moves from or to, in the order the patch
+/// names them, as written (relative to the directory the patch applies in). The daemon resolves
+/// these before the policy decides, and `apply_patch` checks the same names when it runs, so
+/// both read the patch with this one parser.
+pub fn patch_targets(patch: &str) -> Result<Vec<String>, ParseError> {
+    let mut names = Vec::new();
+    for op in parse(patch)? {
+        match op {
+            Op::Add { path, .. } | Op::Delete { path } => names.push(path),
+            Op::Update { path, move_to, .. } => {
+                names.push(path);
+                names.extend(move_to);
+            }
+        }
+    }
+    Ok(names)
 }
 
 fn parse_v4a(patch: &str) -> Result<Vec<Op>, ParseError> {

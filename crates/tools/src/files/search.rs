@@ -66,16 +66,12 @@ fn walk_start(ctx: &ToolContext, at: &Beneath) -> Result<Start, ToolError> {
 /// does, so searching a subdirectory still honours the project's ignores.
 fn walker(ctx: &ToolContext, root: &Path, start: &Start) -> WalkBuilder {
     let mut walker = WalkBuilder::new(&start.walk);
-    if !ctx.fence.secret().is_empty() {
+    if ctx.fence.has_secrets() {
         // Entries are named through the start's descriptor; compare their real paths.
-        let (walk, real, secret) = (
-            start.walk.clone(),
-            start.real.clone(),
-            ctx.fence.secret().to_vec(),
-        );
+        let (walk, real, fence) = (start.walk.clone(), start.real.clone(), ctx.fence.clone());
         walker.filter_entry(move |entry| {
             let rel = entry.path().strip_prefix(&walk).unwrap_or(entry.path());
-            !crate::context::is_within_any(&real.join(rel), &secret)
+            !fence.is_secret(&real.join(rel))
         });
     }
     // .gitignore counts even outside a git repository: the model expects it to.

@@ -175,23 +175,20 @@ async fn a_sibling_with_the_root_as_prefix() {
 }
 
 #[tokio::test]
-async fn git_internals_stay_inside_the_root() {
-    // The policy refuses these paths; if a call got here anyway it acts inside the root only.
+async fn git_internals_are_refused_by_the_tools_too() {
+    // The policy refuses these paths; if a call got here anyway the tool refuses it as well.
     let env = env();
     let before = env.outside_state();
-    ok(
-        &files::WriteFile,
-        &env,
-        json!({"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"}),
-    )
-    .await;
-    ok(
-        &files::WriteFile,
-        &env,
-        json!({"path": ".GIT/config", "content": "[core]\n"}),
-    )
-    .await;
-    assert_eq!(env.read(".git/hooks/pre-commit"), "#!/bin/sh\n");
+    for path in [".git/hooks/pre-commit", ".GIT/config", "sub/.Git/config"] {
+        let message = model_err(
+            &files::WriteFile,
+            &env,
+            json!({"path": path, "content": "#!/bin/sh\n"}),
+        )
+        .await;
+        assert!(message.contains("`.git`"), "{path}: {message}");
+    }
+    assert!(!env.root.join(".git").exists() && !env.root.join(".GIT").exists());
     assert_eq!(env.outside_state(), before);
 }
 
