@@ -15,6 +15,15 @@ const KEY: &str = "sk-e2e-never-in-environ-4f1c";
 /// An OpenAI-compatible stand-in on loopback: answers one chat completion with "hi" and reports
 /// the `Authorization` header it was sent. It implements only that one streamed reply.
 fn fake_openai() -> (String, mpsc::Receiver<String>) {
+    fake_openai_streaming(&[
+        r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}"#.to_owned(),
+        r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned(),
+    ])
+}
+
+/// The same stand-in streaming `chunks` as its one reply.
+fn fake_openai_streaming(chunks: &[String]) -> (String, mpsc::Receiver<String>) {
+    let chunks = chunks.to_vec();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base = format!("http://{}/v1", listener.local_addr().unwrap());
     let (seen, receiver) = mpsc::channel();
@@ -41,10 +50,6 @@ fn fake_openai() -> (String, mpsc::Receiver<String>) {
         let mut body = vec![0; length];
         let _ = reader.read_exact(&mut body);
         let _ = seen.send(auth);
-        let chunks = [
-            r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":"hi"},"finish_reason":null}]}"#,
-            r#"{"id":"1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
-        ];
         let mut text = String::new();
         for chunk in chunks {
             text.push_str(&format!("data: {chunk}\n\n"));
@@ -100,6 +105,52 @@ fn provider_keys_reach_the_provider_but_not_the_daemons_environment_block() {
         format!("Bearer {KEY}"),
         "the key still reaches the API"
     );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn a_model_api_error_echoing_the_key_is_scrubbed_before_the_client_sees_it() {
+    let sandbox = Sandbox::new();
+    let echo = format!(
+        r#"{{"error":{{"message":"the key {KEY} was revoked","type":"invalid_request_error"}}}}"#
+    );
+    let (base, _seen) = fake_openai_streaming(&[echo]);
+    sandbox.write_config("");
+    let mut command = sandbox.command("codarisd");
+    command
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", &base)
+        .env("CODARIS_MODEL", "local-model")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap();
+    codaris_e2e::wait_for(Duration::from_secs(20), || {
+        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
+    });
+    let project = sandbox.root.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--provider",
+        "openai",
+        "--cwd",
+        project.to_str().unwrap(),
+        "hello",
+    ]);
+    let text = stdout(&output);
+    let ended = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "turn_ended")
+        .expect("a turn_ended event");
+    let error = ended["error"].as_str().unwrap_or_default();
+    assert!(error.contains("the key *** was revoked"), "{ended}");
+    assert!(!text.contains(KEY), "{text}");
+    assert!(!stderr(&output).contains(KEY));
+    let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap();
+    assert!(!log.contains(KEY), "the key is in the log");
     let _ = child.kill();
     let _ = child.wait();
 }
