@@ -176,7 +176,14 @@ impl DaemonHost {
         let recorded = tokio::task::spawn_blocking(move || {
             let mut grant = None;
             for g in grants {
-                let record = ledger.append_grant(&session, g, Some(&id), now_ms())?;
+                let record = ledger.append_grant(
+                    &session,
+                    g,
+                    codaris_ledger::Backing::Card {
+                        card_id: id.clone(),
+                    },
+                    now_ms(),
+                )?;
                 grant.get_or_insert(record);
             }
             ledger.answer_card(&id, answer, grant.as_ref().map(|g| g.id.as_str()), now_ms())?;
