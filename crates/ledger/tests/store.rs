@@ -268,3 +268,72 @@ fn a_snapshot_torn_by_a_crash_does_not_keep_the_ledger_shut() {
     assert_eq!(ledger.grant(&written.id).unwrap(), written);
     assert!(!torn.exists());
 }
+
+#[test]
+fn a_torn_tail_is_cut_at_open_so_the_next_append_stands_alone() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    drop(Ledger::open(&path).unwrap());
+    // A crash mid-append left only the start of a line, and no whole line before it.
+    let journal = temp.path().join("ledger.journal");
+    std::fs::write(&journal, b"{\"type\":\"grant\",\"schema\":1,\"id\":\"g0").unwrap();
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
+        ledger
+            .append_grant(
+                "s1",
+                once("/kept"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
+            .unwrap()
+    };
+    let ledger = Ledger::open(&path).unwrap();
+    let (grants, corrupt) = ledger.grants(None).unwrap();
+    assert_eq!(corrupt, Vec::new());
+    assert_eq!(grants, vec![written]);
+}
+
+#[test]
+fn a_line_glued_to_torn_remains_is_recovered_and_the_remains_reported() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        ledger
+            .append_grant(
+                "s1",
+                once("/kept"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
+            .unwrap()
+    };
+    // What a journal written before torn lines were cut holds after a failed append and its
+    // successful retry: the torn start of the first, then the whole retry, on one line.
+    let journal = temp.path().join("ledger.journal");
+    let text = std::fs::read(&journal).unwrap();
+    let mut glued = text[..text.len() / 2].to_vec();
+    glued.extend_from_slice(&text);
+    std::fs::write(&journal, glued).unwrap();
+    let ledger = Ledger::open(&path).unwrap();
+    let (grants, corrupt) = ledger.grants(None).unwrap();
+    assert_eq!(grants, vec![written]);
+    assert_eq!(
+        corrupt.len(),
+        1,
+        "the torn remains are reported: {corrupt:?}"
+    );
+    let (lines, corrupt) = ledger.export(None).unwrap();
+    assert!(corrupt.is_empty(), "an export is never refused for them");
+    assert!(
+        lines
+            .iter()
+            .any(|l| matches!(l, codaris_ledger::ExportLine::Unreadable { .. }))
+    );
+}
