@@ -87,7 +87,9 @@ impl Tail {
 
     /// The next link, and moves the tail past it.
     pub fn link(&mut self, kind: RecordKind, key: &str, session_id: &str, digest: &str) -> Link {
-        let seq = self.seq + 1;
+        // A forged link may have claimed the last number; saturating keeps appends working
+        // (the gap before the forged link is reported).
+        let seq = self.seq.saturating_add(1);
         let hash = link_hash(seq, kind, key, session_id, digest, &self.hash);
         let link = Link {
             seq,
@@ -291,7 +293,7 @@ pub fn verify(links: &[Link], records: &[Stored], scope: Option<&str>) -> Vec<Ch
         }
         latest.insert((link.kind, link.key.as_str()), link);
         prev = link.hash.clone();
-        expected = link.seq + 1;
+        expected = link.seq.saturating_add(1);
     }
     let mut seen: HashMap<(RecordKind, &str), ()> = HashMap::new();
     for record in records {

@@ -136,3 +136,26 @@ fn a_forged_grant_that_claims_a_real_card_is_reported_too() {
         assert!(!line.contains('\n'), "{line}");
     }
 }
+
+#[test]
+fn a_forged_link_that_claims_the_last_number_does_not_stop_the_ledger() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    drop(Ledger::open(&path).unwrap());
+    let mut line = root_grant("g000000999996", None);
+    line["link"] = json!({"seq": u64::MAX, "kind": "grant", "key": "g000000999996",
+        "session_id": "s1", "digest": "00", "prev": "00", "hash": "00"});
+    forge(&path, &line);
+    let ledger = Ledger::open(&path).unwrap();
+    backed_session(&ledger, "s1");
+    let report = audit(&ledger.evidence().unwrap());
+    assert!(!report.is_clean());
+    assert!(
+        report
+            .chain_findings
+            .iter()
+            .any(|f| f.problem == ChainProblem::Gap && f.seq == Some(1)),
+        "{:?}",
+        report.chain_findings
+    );
+}
