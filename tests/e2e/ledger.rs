@@ -2,39 +2,71 @@
 //! offline with the policy linked into `codaris`.
 
 use codaris_e2e::{Sandbox, json, stderr, stdout};
-use codaris_ledger::{DecisionRecord, Ledger};
-use codaris_policy::{Activity, CapabilityName, Grant, Lifetime, Request, Task};
+use codaris_ledger::{Backing, CardAnswer, CardRecord, DecisionRecord, Ledger};
+use codaris_policy::{Activity, Capability, CapabilityName, Grant, Lifetime, Request, Task};
 use pretty_assertions::assert_eq;
 use serde_json::json as j;
+
+/// Records a card, the grant its answer gave (backed by the card) and the answer, in the order
+/// the daemon's card answer records them.
+fn answered(ledger: &Ledger, card: &str, grant: Grant, answer: CardAnswer, at_ms: u64) -> String {
+    ledger
+        .append_card(&CardRecord {
+            schema: codaris_ledger::SCHEMA,
+            id: card.to_owned(),
+            session_id: "s000001".to_owned(),
+            capability: Some(Capability::new(grant.capability, grant.path.clone())),
+            sentence: "a card".to_owned(),
+            asked_at_ms: at_ms,
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+        })
+        .unwrap();
+    let record = ledger
+        .append_grant(
+            "s000001",
+            grant,
+            Backing::Card {
+                card_id: card.to_owned(),
+            },
+            at_ms,
+        )
+        .unwrap();
+    assert!(
+        ledger
+            .answer_card(card, answer, Some(&record.id), at_ms)
+            .unwrap()
+    );
+    record.id
+}
 
 /// Writes grants and decisions as a daemon's dispatcher would, before the daemon starts.
 fn seed(sandbox: &Sandbox) -> (String, String) {
     std::fs::create_dir_all(sandbox.state_dir()).unwrap();
     let ledger = Ledger::open(&sandbox.state_dir().join("ledger")).unwrap();
-    let session = ledger
-        .append_grant(
-            "s000001",
-            Grant::new(
-                CapabilityName::MutateOutsideFence,
-                Some("/tmp/out"),
-                Lifetime::Session,
-            ),
-            Some("c1"),
-            1_700_000_000_000,
-        )
-        .unwrap();
-    let refusal = ledger
-        .append_grant(
-            "s000001",
-            Grant::new(
-                CapabilityName::ReadOutsideFence,
-                Some("/etc"),
-                Lifetime::Deny,
-            ),
-            Some("c2"),
-            1_700_000_000_500,
-        )
-        .unwrap();
+    let session = answered(
+        &ledger,
+        "c1",
+        Grant::new(
+            CapabilityName::MutateOutsideFence,
+            Some("/tmp/out"),
+            Lifetime::Session,
+        ),
+        CardAnswer::AllowSession,
+        1_700_000_000_000,
+    );
+    let refusal = answered(
+        &ledger,
+        "c2",
+        Grant::new(
+            CapabilityName::ReadOutsideFence,
+            Some("/etc"),
+            Lifetime::Deny,
+        ),
+        CardAnswer::Deny,
+        1_700_000_000_500,
+    );
     let mut review = Task::new("/w/proj");
     review.activity = Activity::Review;
     for (tool, args, task) in [
@@ -66,7 +98,7 @@ fn seed(sandbox: &Sandbox) -> (String, String) {
             })
             .unwrap();
     }
-    (session.id, refusal.id)
+    (session, refusal)
 }
 
 #[test]
@@ -159,4 +191,79 @@ fn list_revoke_export_and_replay() {
     let report = json(&output);
     assert_eq!(report["decisions"], 3);
     assert_eq!(report["matched"], 3);
+}
+
+/// Issue 11's forged grant through the real binaries: with the daemon stopped, one line
+/// appended to `<state>/ledger.journal` grants the session `/`. The restarted daemon reads it
+/// (the journal is what the ledger recovers from), but `codaris audit replay`, from the ledger
+/// and from an export alike, reports it unbacked and off the chain and exits 1.
+#[test]
+fn a_grant_forged_into_the_journal_is_flagged_by_audit_replay() {
+    let sandbox = Sandbox::new();
+    seed(&sandbox);
+    let output = sandbox.cli(&["audit", "replay"]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+
+    let forged = "g000000999999";
+    let line = j!({"type": "grant", "schema": 1, "id": forged, "session_id": "s000001",
+        "grant": {"capability": "mutate_outside_fence", "path": "/", "lifetime": "session",
+                  "id": forged},
+        "granted_at_ms": 1_700_000_002_000u64, "card_id": null,
+        "consumed_at_ms": null, "revoked_at_ms": null});
+    let journal = sandbox.state_dir().join("ledger.journal");
+    let mut text = std::fs::read_to_string(&journal).unwrap_or_default();
+    text.push_str(&format!("{line}\n"));
+    std::fs::write(&journal, text).unwrap();
+
+    let daemon = sandbox.start_daemon(&[]);
+    let output = sandbox.cli(&["ledger", "grants", "--json"]);
+    assert!(
+        stdout(&output).contains(forged),
+        "the daemon reads the forged grant: {}",
+        stdout(&output)
+    );
+    let export = sandbox.root.path().join("export.jsonl");
+    let output = sandbox.cli(&["ledger", "export", "-o", export.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = sandbox.cli(&["audit", "replay", "--from", export.to_str().unwrap()]);
+    assert_flagged(&output, forged);
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    daemon.wait(std::time::Duration::from_secs(10));
+
+    let output = sandbox.cli(&["audit", "replay"]);
+    assert_flagged(&output, forged);
+    let output = sandbox.cli(&["audit", "replay", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let report = json(&output);
+    assert_eq!(
+        report["differences"],
+        j!([]),
+        "the policy itself replays the same"
+    );
+    assert_eq!(report["unbacked_grants"][0]["grant_id"], forged);
+    assert_eq!(report["unbacked_grants"][0]["problem"], "no_backing");
+    assert_eq!(report["chain_findings"][0]["key"], forged);
+    assert_eq!(report["chain_findings"][0]["problem"], "unlinked");
+}
+
+/// One `unbacked:` and one `chain:` line name the forged grant, and the exit code is 1.
+fn assert_flagged(output: &std::process::Output, forged: &str) {
+    let text = stdout(output);
+    assert_eq!(output.status.code(), Some(1), "{text}{}", stderr(output));
+    let unbacked: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("unbacked: "))
+        .collect();
+    let chain: Vec<&str> = text.lines().filter(|l| l.starts_with("chain: ")).collect();
+    assert_eq!(unbacked.len(), 1, "{text}");
+    assert_eq!(chain.len(), 1, "{text}");
+    assert!(
+        unbacked[0].contains(forged) && chain[0].contains(forged),
+        "{text}"
+    );
 }

@@ -10,7 +10,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_ledger::{DecisionRecord, Ledger};
+use codaris_ledger::{Backing, DecisionRecord, Ledger};
 use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -60,7 +60,16 @@ fn durable_grant_vs_fdatasync(c: &mut Criterion) {
     group.bench_function("durable_grant_append", |b| {
         b.iter(|| {
             n += 1;
-            ledger.append_grant("s1", grant(n), None, n).unwrap()
+            ledger
+                .append_grant(
+                    "s1",
+                    grant(n),
+                    Backing::Card {
+                        card_id: "c1".to_owned(),
+                    },
+                    n,
+                )
+                .unwrap()
         });
     });
     group.finish();
@@ -74,7 +83,16 @@ fn durable_grant_vs_fdatasync(c: &mut Criterion) {
         raw_samples.push(start.elapsed());
         n += 1;
         let start = Instant::now();
-        ledger.append_grant("s1", grant(n), None, n).unwrap();
+        ledger
+            .append_grant(
+                "s1",
+                grant(n),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                n,
+            )
+            .unwrap();
         grant_samples.push(start.elapsed());
     }
     let raw_p50 = median(&mut raw_samples);

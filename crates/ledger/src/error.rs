@@ -46,4 +46,11 @@ pub enum LedgerError {
     GrantNotFound { id: String },
     #[error("cannot read ledger export: {0}")]
     Read(#[source] std::io::Error),
+    /// The group commit that carried this append failed; nothing of it was recorded. Shared by
+    /// every writer of the batch, hence the `Arc`.
+    #[error("the ledger could not record this durably, so nothing of it was recorded: {source}")]
+    Commit {
+        #[source]
+        source: std::sync::Arc<LedgerError>,
+    },
 }

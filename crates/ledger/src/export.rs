@@ -2,11 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::chain::Link;
 use crate::error::{Corrupt, LedgerError};
 use crate::record::{CardRecord, DecisionRecord, GrantRecord};
 use crate::store::{Ledger, decode_value};
 
-/// One line of an export. `type` says which record it holds.
+/// One line of an export. `type` says which record it holds. Kinds are only ever added.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ExportLine {
@@ -15,16 +16,37 @@ pub enum ExportLine {
         format: String,
         schema: u32,
         policy_version: String,
+        /// The one session the export was limited to: the chain's links of other sessions are
+        /// there without their records.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
     },
     Grant(GrantRecord),
     Card(CardRecord),
     Decision(Box<DecisionRecord>),
+    /// One link of the chain (every link, whatever session the export is limited to).
+    Link(Link),
+    /// A stored record that does not decode, carried so that an export never silently lacks
+    /// it: replay reports it.
+    Unreadable {
+        place: String,
+        #[serde(default)]
+        key: String,
+        reason: String,
+        /// Its bytes, as text (invalid UTF-8 replaced).
+        #[serde(default)]
+        text: String,
+    },
 }
 
 pub const FORMAT: &str = "codaris-ledger-export";
 
 impl Ledger {
-    /// Every record (of one session when given): the header, grants, cards, then decisions.
+    /// Every record (of one session when given): the header, grants, cards, decisions, the
+    /// chain's links, then the records that do not decode as `unreadable` lines.
+    ///
+    /// Unreadable records travel inside the export, so it can always be written and replay
+    /// reports them; the second value is kept for callers of the earlier shape and is empty.
     pub fn export(
         &self,
         session_id: Option<&str>,
@@ -33,6 +55,7 @@ impl Ledger {
             format: FORMAT.to_owned(),
             schema: crate::record::SCHEMA,
             policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            session_id: session_id.map(str::to_owned),
         }];
         let (grants, mut corrupt) = self.grants(session_id)?;
         lines.extend(grants.into_iter().map(ExportLine::Grant));
@@ -46,11 +69,34 @@ impl Ledger {
                 .into_iter()
                 .map(|d| ExportLine::Decision(Box::new(d))),
         );
-        Ok((lines, corrupt))
+        let (links, bad_links) = self.links()?;
+        corrupt.extend(bad_links);
+        lines.extend(links.into_iter().map(ExportLine::Link));
+        // Journal lines that did not decode are listed by both `grants` and `decisions`.
+        let raw = self.unreadable_bytes()?;
+        let mut seen = std::collections::HashSet::new();
+        for bad in corrupt {
+            if !seen.insert((bad.place.clone(), bad.key.clone())) {
+                continue;
+            }
+            let text = raw
+                .iter()
+                .find(|(place, _)| *place == bad.place)
+                .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+                .unwrap_or_default();
+            lines.push(ExportLine::Unreadable {
+                place: bad.place,
+                key: bad.key,
+                reason: bad.reason,
+                text,
+            });
+        }
+        Ok((lines, Vec::new()))
     }
 }
 
-/// Reads an export; a line that does not decode is returned as corrupt, never dropped silently.
+/// Reads an export; a line that does not decode is returned as corrupt, never dropped silently,
+/// and so is an `unreadable` line the export carried.
 pub fn read_export(text: &str) -> (Vec<ExportLine>, Vec<Corrupt>) {
     let mut lines = Vec::new();
     let mut corrupt = Vec::new();
@@ -59,23 +105,36 @@ pub fn read_export(text: &str) -> (Vec<ExportLine>, Vec<Corrupt>) {
             continue;
         }
         let place = format!("export line {}", number + 1);
+        let bad = |reason: String| Corrupt {
+            place: place.clone(),
+            key: String::new(),
+            reason,
+        };
         let value: Result<serde_json::Value, _> = serde_json::from_str(line);
         let parsed = match value {
-            Ok(value) if value.get("type").and_then(|t| t.as_str()) == Some("header") => {
-                serde_json::from_value(value).map_err(|e| Corrupt {
-                    place: place.clone(),
-                    key: String::new(),
-                    reason: e.to_string(),
-                })
+            // These carry no record, so no `schema` of their own.
+            Ok(value)
+                if matches!(
+                    value.get("type").and_then(|t| t.as_str()),
+                    Some("header" | "link" | "unreadable")
+                ) =>
+            {
+                serde_json::from_value(value).map_err(|e| bad(e.to_string()))
             }
             Ok(_) => decode_value::<ExportLine>(&place, "", line.as_bytes()),
-            Err(e) => Err(Corrupt {
-                place: place.clone(),
-                key: String::new(),
-                reason: e.to_string(),
-            }),
+            Err(e) => Err(bad(e.to_string())),
         };
         match parsed {
+            Ok(ExportLine::Unreadable {
+                place: was,
+                key,
+                reason,
+                ..
+            }) => corrupt.push(Corrupt {
+                place: was,
+                key,
+                reason: format!("{reason} ({place})"),
+            }),
             Ok(record) => lines.push(record),
             Err(bad) => corrupt.push(bad),
         }

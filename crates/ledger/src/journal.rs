@@ -2,13 +2,20 @@
 //! one `write` and one `fdatasync` per group commit.
 //!
 //! sled holds the records for reading; the journal is what a crash is recovered from. Each line
-//! is a whole record (an [`ExportLine`]); a later line for the same key replaces an earlier one.
-//! At open, the journal is replayed into sled, sled is flushed and its data file synced, and the
-//! journal starts empty again. While the daemon runs, the journal is compacted the same way
-//! once it outgrows [`COMPACT_AT`].
+//! is a whole record (an [`ExportLine`](crate::ExportLine) with its chain link); a later line for
+//! the same key replaces an earlier one. At open, the journal is replayed into sled, sled is
+//! flushed and its data file synced, and the journal starts empty again. While the daemon runs,
+//! the journal is compacted the same way once it outgrows [`COMPACT_AT`].
+//!
+//! The file only ever ends with a whole line. An append that fails part-way (a full disk, an I/O
+//! error from `write` or from `fdatasync`) is cut back to the length before it, durably, before
+//! anything else is written; a journal whose cut failed refuses every append until the cut
+//! succeeds. A crash mid-append leaves a torn last line, which [`Journal::lines`] cuts off
+//! before the first new append: otherwise the next line would be glued to it, and both would be
+//! unreadable for ever.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -17,13 +24,53 @@ use crate::error::LedgerError;
 /// A journal larger than this is folded into sled and emptied at the next commit.
 pub const COMPACT_AT: u64 = 64 * 1024 * 1024;
 
-#[derive(Debug)]
-pub struct Journal {
-    path: PathBuf,
-    file: File,
+/// What the journal writes to: the file, or a stand-in that fails on purpose in tests.
+pub trait Sink: std::fmt::Debug {
+    /// Appends at the end (the file is opened with `O_APPEND`).
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    fn sync_data(&self) -> std::io::Result<()>;
+    fn set_len(&self, len: u64) -> std::io::Result<()>;
+    /// Everything written so far.
+    fn read_all(&mut self) -> std::io::Result<Vec<u8>>;
+    fn len(&self) -> std::io::Result<u64>;
 }
 
-impl Journal {
+impl Sink for File {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        Write::write_all(self, bytes)
+    }
+
+    fn sync_data(&self) -> std::io::Result<()> {
+        File::sync_data(self)
+    }
+
+    fn set_len(&self, len: u64) -> std::io::Result<()> {
+        File::set_len(self, len)
+    }
+
+    fn read_all(&mut self) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        self.seek(SeekFrom::Start(0))?;
+        self.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn len(&self) -> std::io::Result<u64> {
+        self.metadata().map(|m| m.len())
+    }
+}
+
+#[derive(Debug)]
+pub struct Journal<S: Sink = File> {
+    path: PathBuf,
+    sink: S,
+    /// The length of the whole lines written so far: where a failed append is cut back to.
+    len: u64,
+    /// A failed append could not be cut back; nothing is written until it is.
+    uncut: bool,
+}
+
+impl Journal<File> {
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
         let file = OpenOptions::new()
             .read(true)
@@ -35,56 +82,101 @@ impl Journal {
                 path: path.to_path_buf(),
                 source,
             })?;
+        Journal::with_sink(path, file)
+    }
+}
+
+impl<S: Sink> Journal<S> {
+    pub fn with_sink(path: &Path, sink: S) -> Result<Self, LedgerError> {
+        let len = sink.len().map_err(|source| LedgerError::Sync {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Self {
             path: path.to_path_buf(),
-            file,
+            sink,
+            len,
+            uncut: false,
         })
     }
 
-    /// Every complete line; a last line without its newline was torn by a crash before it was
-    /// acknowledged, and is dropped.
+    /// Every complete line with its byte offset. A last line without its newline was torn by a
+    /// crash before it was acknowledged: it is cut off the file, durably, and not returned.
     pub fn lines(&mut self) -> Result<Vec<(u64, Vec<u8>)>, LedgerError> {
-        let mut bytes = Vec::new();
-        (&self.file)
-            .read_to_end(&mut bytes)
-            .map_err(|source| self.error(source))?;
+        let bytes = self.sink.read_all().map_err(|source| self.error(source))?;
         let mut lines = Vec::new();
-        let mut offset = 0u64;
+        let mut whole = 0u64;
         for chunk in bytes.split_inclusive(|b| *b == b'\n') {
-            if chunk.ends_with(b"\n") && chunk.len() > 1 {
-                lines.push((offset, chunk[..chunk.len() - 1].to_vec()));
+            if !chunk.ends_with(b"\n") {
+                break;
             }
-            offset += chunk.len() as u64;
+            if chunk.len() > 1 {
+                lines.push((whole, chunk[..chunk.len() - 1].to_vec()));
+            }
+            whole += chunk.len() as u64;
+        }
+        self.len = whole;
+        if whole < bytes.len() as u64 {
+            self.cut()?;
         }
         Ok(lines)
     }
 
-    /// Appends the lines and waits until they are on the device.
+    /// Appends the lines and waits until they are on the device. On failure the journal is cut
+    /// back to what it held before, and nothing of these lines remains.
     pub fn append(&mut self, lines: &[&[u8]]) -> Result<(), LedgerError> {
+        if self.uncut {
+            self.cut()?;
+        }
         let mut buffer = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
         for line in lines {
             buffer.extend_from_slice(line);
             buffer.push(b'\n');
         }
-        self.file
+        let written = self
+            .sink
             .write_all(&buffer)
-            .and_then(|()| self.file.sync_data())
-            .map_err(|source| self.error(source))
+            .and_then(|()| self.sink.sync_data());
+        match written {
+            Ok(()) => {
+                self.len += buffer.len() as u64;
+                Ok(())
+            }
+            Err(source) => {
+                // Whatever part of the buffer reached the file must not stay: the writers are
+                // told the append failed, and a torn line would swallow the next one. A failed
+                // cut is retried before the next append.
+                let _ = self.cut();
+                Err(self.error(source))
+            }
+        }
     }
 
-    pub fn len(&self) -> Result<u64, LedgerError> {
-        self.file
-            .metadata()
-            .map(|m| m.len())
-            .map_err(|source| self.error(source))
+    /// The length of the whole lines in the journal.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Cuts off, durably, what was appended after the journal was `len` long.
+    pub fn rewind(&mut self, len: u64) -> Result<(), LedgerError> {
+        self.len = self.len.min(len);
+        self.cut()
     }
 
     /// Empties the journal, durably. Only after what it held is durable elsewhere.
     pub fn truncate(&mut self) -> Result<(), LedgerError> {
-        self.file
-            .set_len(0)
-            .and_then(|()| self.file.sync_all())
-            .map_err(|source| self.error(source))
+        self.len = 0;
+        self.cut()
+    }
+
+    /// Cuts the file back to `len`, durably.
+    fn cut(&mut self) -> Result<(), LedgerError> {
+        let cut = self
+            .sink
+            .set_len(self.len)
+            .and_then(|()| self.sink.sync_data());
+        self.uncut = cut.is_err();
+        cut.map_err(|source| self.error(source))
     }
 
     fn error(&self, source: std::io::Error) -> LedgerError {
@@ -92,5 +184,150 @@ impl Journal {
             path: self.path.clone(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Journal, Sink};
+    use pretty_assertions::assert_eq;
+    use std::cell::{Cell, RefCell};
+    use std::io::{Error, ErrorKind};
+    use std::path::Path;
+    use std::rc::Rc;
+
+    /// A file in memory whose writes and syncs fail on demand, as a full disk or a failing
+    /// device makes them fail: a write stores what fits, then errors.
+    #[derive(Debug, Default, Clone)]
+    struct FakeFile {
+        bytes: Rc<RefCell<Vec<u8>>>,
+        /// Bytes a write may still store before the "disk" is full.
+        room: Rc<Cell<Option<usize>>>,
+        fail_sync: Rc<Cell<bool>>,
+        fail_set_len: Rc<Cell<bool>>,
+    }
+
+    impl Sink for FakeFile {
+        fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+            let fits = self
+                .room
+                .get()
+                .map_or(bytes.len(), |room| room.min(bytes.len()));
+            self.bytes.borrow_mut().extend_from_slice(&bytes[..fits]);
+            if let Some(room) = self.room.get() {
+                self.room.set(Some(room - fits));
+            }
+            if fits < bytes.len() {
+                return Err(Error::from(ErrorKind::StorageFull));
+            }
+            Ok(())
+        }
+
+        fn sync_data(&self) -> std::io::Result<()> {
+            if self.fail_sync.get() {
+                return Err(Error::other("EIO"));
+            }
+            Ok(())
+        }
+
+        fn set_len(&self, len: u64) -> std::io::Result<()> {
+            if self.fail_set_len.get() {
+                return Err(Error::other("EIO"));
+            }
+            let mut bytes = self.bytes.borrow_mut();
+            let len = usize::try_from(len).map_err(Error::other)?;
+            if let Some(room) = self.room.get() {
+                self.room.set(Some(room + bytes.len().saturating_sub(len)));
+            }
+            bytes.resize(len, 0);
+            Ok(())
+        }
+
+        fn read_all(&mut self) -> std::io::Result<Vec<u8>> {
+            Ok(self.bytes.borrow().clone())
+        }
+
+        fn len(&self) -> std::io::Result<u64> {
+            Ok(self.bytes.borrow().len() as u64)
+        }
+    }
+
+    fn journal(file: &FakeFile) -> Result<Journal<FakeFile>, Box<dyn std::error::Error>> {
+        Ok(Journal::with_sink(Path::new("fake.journal"), file.clone())?)
+    }
+
+    fn text(file: &FakeFile) -> String {
+        String::from_utf8_lossy(&file.bytes.borrow()).into_owned()
+    }
+
+    #[test]
+    fn a_write_that_runs_out_of_space_is_cut_back_and_the_retry_is_whole()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        let mut journal = journal(&file)?;
+        journal.append(&[b"{\"a\":1}"])?;
+        file.room.set(Some(4));
+        assert!(journal.append(&[b"{\"b\":2}", b"{\"c\":3}"]).is_err());
+        assert_eq!(text(&file), "{\"a\":1}\n", "the torn bytes are gone");
+        file.room.set(None);
+        journal.append(&[b"{\"d\":4}"])?;
+        assert_eq!(text(&file), "{\"a\":1}\n{\"d\":4}\n");
+        assert_eq!(journal.len(), 16);
+        Ok(())
+    }
+
+    #[test]
+    fn a_failed_sync_is_cut_back_too() -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        let mut journal = journal(&file)?;
+        journal.append(&[b"{\"a\":1}"])?;
+        file.fail_sync.set(true);
+        assert!(journal.append(&[b"{\"b\":2}"]).is_err());
+        // The cut's own sync fails as well: nothing more is written until it succeeds.
+        assert!(journal.append(&[b"{\"c\":3}"]).is_err());
+        file.fail_sync.set(false);
+        journal.append(&[b"{\"e\":5}"])?;
+        assert_eq!(text(&file), "{\"a\":1}\n{\"e\":5}\n");
+        Ok(())
+    }
+
+    #[test]
+    fn a_cut_that_fails_blocks_appends_until_it_succeeds() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let file = FakeFile::default();
+        let mut journal = journal(&file)?;
+        journal.append(&[b"{\"a\":1}"])?;
+        file.room.set(Some(3));
+        file.fail_set_len.set(true);
+        assert!(journal.append(&[b"{\"b\":2}"]).is_err());
+        file.room.set(None);
+        assert!(journal.append(&[b"{\"c\":3}"]).is_err());
+        assert_eq!(
+            text(&file),
+            "{\"a\":1}\n{\"b",
+            "nothing was glued to the torn bytes"
+        );
+        file.fail_set_len.set(false);
+        journal.append(&[b"{\"d\":4}"])?;
+        assert_eq!(text(&file), "{\"a\":1}\n{\"d\":4}\n");
+        Ok(())
+    }
+
+    #[test]
+    fn a_torn_tail_left_by_a_crash_is_cut_at_open() -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        file.bytes
+            .borrow_mut()
+            .extend_from_slice(b"{\"a\":1}\n\n{\"b\":2}\n{\"c\"");
+        let mut journal = journal(&file)?;
+        let lines = journal.lines()?;
+        assert_eq!(
+            lines,
+            vec![(0, b"{\"a\":1}".to_vec()), (9, b"{\"b\":2}".to_vec())]
+        );
+        assert_eq!(text(&file), "{\"a\":1}\n\n{\"b\":2}\n");
+        journal.append(&[b"{\"d\":4}"])?;
+        assert_eq!(journal.lines()?.len(), 3, "the next line stands alone");
+        Ok(())
     }
 }

@@ -1,10 +1,65 @@
 //! The stored shapes. Fields are only ever added; `schema` says which shape a record has.
+//!
+//! A field added later must read as `null` when it is absent (an `Option`, skipped when
+//! `None`): a record's chain digest leaves `null` members out, so a record written before the
+//! field existed still verifies.
 
 use codaris_policy::{Capability, Decision, Grant, Request};
 use serde::{Deserialize, Serialize};
 
 /// The record shape this build writes; records with a higher number are refused as corrupt.
 pub const SCHEMA: u32 = 1;
+
+/// What a grant stands on: a person's answer to a card, or an entry of the configuration.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Backing {
+    /// The answer to this card (`allow_once`, `allow_session`, `allow_programs`, or `deny` for a
+    /// recorded refusal).
+    Card { card_id: String },
+    /// An entry of a configured allowlist, e.g. `tools.http_allowlist` and
+    /// `https://api.example.org`. Such grants are never stored as grant records: they are in
+    /// force in every session and travel in each decision's request, with an id made by
+    /// [`standing_grant_id`].
+    Allowlist { key: String, entry: String },
+}
+
+/// The configuration key of the HTTP allowlist (standing `send_http` grants).
+pub const HTTP_ALLOWLIST: &str = "tools.http_allowlist";
+/// The configuration key of the command allowlist (standing `run_program` grants).
+pub const COMMAND_ALLOWLIST: &str = "tools.command_allowlist";
+
+/// Every standing grant id starts with this; no ledger grant id does (those are `g…`).
+const STANDING_PREFIX: &str = "config:";
+
+/// The id a standing grant from an allowlist carries in a decision's request, naming what backs
+/// it: `config:<key>=<entry>`, e.g. `config:tools.command_allowlist=cargo test`.
+pub fn standing_grant_id(key: &str, entry: &str) -> String {
+    format!("{STANDING_PREFIX}{key}={entry}")
+}
+
+impl Backing {
+    /// What backs a standing grant, read from its id. Ids from before the entry was named
+    /// (`config:http_allowlist`, `config:command_allowlist`) name the allowlist only: their
+    /// `entry` is empty. `None`: not a standing grant's id.
+    pub fn of_standing_id(id: &str) -> Option<Backing> {
+        let rest = id.strip_prefix(STANDING_PREFIX)?;
+        let (key, entry) = match rest.split_once('=') {
+            Some((key, entry)) => (key.to_owned(), entry.to_owned()),
+            None => (format!("tools.{rest}"), String::new()),
+        };
+        Some(Backing::Allowlist { key, entry })
+    }
+}
+
+impl std::fmt::Display for Backing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Backing::Card { card_id } => write!(f, "card `{card_id}`"),
+            Backing::Allowlist { key, entry } => write!(f, "`{key}` entry `{entry}`"),
+        }
+    }
+}
 
 /// A grant a person gave on a card, and what has happened to it since.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -15,9 +70,13 @@ pub struct GrantRecord {
     /// The grant as the policy reads it; `grant.id` equals `id`.
     pub grant: Grant,
     pub granted_at_ms: u64,
-    /// The card it answered, when it came from one.
+    /// The card it answered, when it came from one (kept beside `backing` for older readers).
     #[serde(default)]
     pub card_id: Option<String>,
+    /// What backs it. `None`: a record written before grants named their backing (or forged);
+    /// replay reports it, and never counts it as backed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Backing>,
     /// When a `once` grant allowed its call.
     #[serde(default)]
     pub consumed_at_ms: Option<u64>,

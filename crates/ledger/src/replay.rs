@@ -1,10 +1,15 @@
-//! Replay: decide every recorded request again with this build's policy and compare.
+//! Replay: decide every recorded request again with this build's policy and compare; and audit
+//! the evidence around the decisions: what backs each grant, and the chain.
 
 use codaris_policy::Decision;
 use serde::Serialize;
 
-use crate::error::Corrupt;
-use crate::record::DecisionRecord;
+use crate::backing::{self, GrantFinding};
+use crate::chain::{self, ChainFinding, Link, RecordKind, Stored};
+use crate::error::{Corrupt, LedgerError};
+use crate::export::ExportLine;
+use crate::record::{CardRecord, DecisionRecord, GrantRecord};
+use crate::store::Ledger;
 
 /// A decision this build makes differently from the recorded one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,7 +22,7 @@ pub struct Difference {
     pub replayed: Decision,
 }
 
-/// What a replay found.
+/// What a replay found. The JSON of `codaris audit replay --json`: fields are only ever added.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayReport {
     pub policy_version: String,
@@ -26,15 +31,28 @@ pub struct ReplayReport {
     pub differences: Vec<Difference>,
     /// Records that could not be read; a replay with any is not clean.
     pub corrupt: Vec<String>,
+    /// Grant records checked for what backs them.
+    pub grants: usize,
+    /// Grants that nothing backs: records without a card answered with them, and grants
+    /// decisions relied on without such a record or an allowlist entry.
+    pub unbacked_grants: Vec<GrantFinding>,
+    /// Links of the chain walked.
+    pub chain_links: usize,
+    /// Records inserted, altered or removed, as the chain shows them.
+    pub chain_findings: Vec<ChainFinding>,
 }
 
 impl ReplayReport {
     pub fn is_clean(&self) -> bool {
-        self.differences.is_empty() && self.corrupt.is_empty()
+        self.differences.is_empty()
+            && self.corrupt.is_empty()
+            && self.unbacked_grants.is_empty()
+            && self.chain_findings.is_empty()
     }
 }
 
-/// Re-evaluates each record's complete input and compares whole decisions.
+/// Re-evaluates each record's complete input and compares whole decisions. Decisions only:
+/// [`audit`] also checks the grants and the chain.
 pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
     let mut differences = Vec::new();
     for record in records {
@@ -56,5 +74,106 @@ pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
         matched: records.len() - differences.len(),
         differences,
         corrupt: corrupt.iter().map(ToString::to_string).collect(),
+        grants: 0,
+        unbacked_grants: Vec::new(),
+        chain_links: 0,
+        chain_findings: Vec::new(),
     }
+}
+
+/// Everything a replay reads, from a ledger or from an export.
+#[derive(Debug, Clone, Default)]
+pub struct Evidence {
+    /// The one session an export was limited to.
+    pub session_id: Option<String>,
+    pub grants: Vec<GrantRecord>,
+    pub cards: Vec<CardRecord>,
+    pub decisions: Vec<DecisionRecord>,
+    pub links: Vec<Link>,
+    pub corrupt: Vec<Corrupt>,
+}
+
+impl Evidence {
+    /// The records of an export (as [`crate::read_export`] or [`Ledger::export`] give them).
+    pub fn from_export(lines: Vec<ExportLine>, corrupt: Vec<Corrupt>) -> Evidence {
+        let mut evidence = Evidence {
+            corrupt,
+            ..Evidence::default()
+        };
+        for line in lines {
+            match line {
+                ExportLine::Header { session_id, .. } => evidence.session_id = session_id,
+                ExportLine::Grant(record) => evidence.grants.push(record),
+                ExportLine::Card(record) => evidence.cards.push(record),
+                ExportLine::Decision(record) => evidence.decisions.push(*record),
+                ExportLine::Link(link) => evidence.links.push(link),
+                ExportLine::Unreadable {
+                    place, key, reason, ..
+                } => evidence.corrupt.push(Corrupt { place, key, reason }),
+            }
+        }
+        evidence
+    }
+}
+
+impl Ledger {
+    /// The whole ledger, as replay reads it.
+    pub fn evidence(&self) -> Result<Evidence, LedgerError> {
+        let (lines, corrupt) = self.export(None)?;
+        Ok(Evidence::from_export(lines, corrupt))
+    }
+}
+
+/// Replays every decision, checks what backs every grant, and walks the chain.
+pub fn audit(evidence: &Evidence) -> ReplayReport {
+    let mut report = replay(&evidence.decisions, &evidence.corrupt);
+    report.grants = evidence.grants.len();
+    report.unbacked_grants = backing::check(
+        &evidence.grants,
+        &evidence.cards,
+        &evidence.decisions,
+        &evidence.links,
+    );
+    report.chain_links = evidence.links.len();
+    report.chain_findings = chain::verify(
+        &evidence.links,
+        &stored(evidence),
+        evidence.session_id.as_deref(),
+    );
+    report
+}
+
+/// Each record with its digest, as the chain names it.
+fn stored(evidence: &Evidence) -> Vec<Stored> {
+    let mut records = Vec::new();
+    for grant in &evidence.grants {
+        records.push(Stored {
+            kind: RecordKind::Grant,
+            key: grant.id.clone(),
+            session_id: grant.session_id.clone(),
+            digest: digest(grant),
+        });
+    }
+    for card in &evidence.cards {
+        records.push(Stored {
+            kind: RecordKind::Card,
+            key: card.id.clone(),
+            session_id: card.session_id.clone(),
+            digest: digest(card),
+        });
+    }
+    for decision in &evidence.decisions {
+        records.push(Stored {
+            kind: RecordKind::Decision,
+            key: decision.seq.to_string(),
+            session_id: decision.session_id.clone(),
+            digest: digest(decision),
+        });
+    }
+    records
+}
+
+/// A record that cannot be encoded gets no digest, so it shows as altered.
+fn digest(record: &impl Serialize) -> String {
+    chain::digest(record).unwrap_or_default()
 }

@@ -1,4 +1,5 @@
-//! The ledger database: three sled trees and the commit that makes appends durable.
+//! The ledger database: sled trees for grants, cards, decisions and the chain, and the group
+//! commit that makes appends durable.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -7,12 +8,18 @@ use codaris_policy::{Grant, GrantSet, Lifetime};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::chain::{Link, RecordKind, Tail};
 use crate::commit::GroupCommit;
 use crate::error::{Corrupt, LedgerError};
-use crate::export::ExportLine;
 use crate::journal::{COMPACT_AT, Journal};
-use crate::record::{CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped};
-use std::sync::{Mutex, PoisonError};
+use crate::record::{
+    Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped,
+};
+use std::sync::{Arc, Mutex, PoisonError};
+
+mod recover;
+
+use recover::discard_torn_snapshots;
 
 /// The grants in force for one session, as the policy reads them, plus any grant records that
 /// could not be read (they grant nothing, and the caller reports them).
@@ -38,22 +45,62 @@ pub struct Ledger {
     grants: sled::Tree,
     cards: sled::Tree,
     decisions: sled::Tree,
+    /// The chain's links by sequence number (see `chain.rs`); only ever added to.
+    chain: sled::Tree,
     /// sled's data file, synced whenever the journal is folded into sled.
     data_file: File,
-    /// What makes each append durable (see `journal.rs`).
-    journal: Mutex<Journal>,
+    /// What makes each append durable (see `journal.rs`), and the chain's end.
+    appender: Mutex<Appender>,
     /// Journal lines that did not decode at open, kept and reported, never trusted.
     unreadable: sled::Tree,
-    commit: GroupCommit<Pending>,
+    commit: GroupCommit<Pending, Arc<LedgerError>>,
+    /// Held while an existing record is swapped in sled and queued, so that the queue (and so
+    /// the journal and the chain) holds a record's versions in the order sled took them.
+    order: Mutex<()>,
 }
 
-/// A record waiting for the next group commit: its journal line and, for a decision, the key
-/// the leader writes it under in sled (decisions are written by the leader in one batch, so
-/// concurrent writers never contend inside sled).
+#[derive(Debug)]
+struct Appender {
+    journal: Journal,
+    tail: Tail,
+}
+
+/// A record version waiting for the next group commit. The leader links it into the chain,
+/// appends its journal line, and then (for a new record) writes it to sled: a new record is
+/// readable only once it is durable, and concurrent writers never contend inside sled.
 #[derive(Debug)]
 struct Pending {
-    line: Vec<u8>,
-    decision: Option<[u8; 8]>,
+    kind: RecordKind,
+    /// The sled key.
+    key: Vec<u8>,
+    /// The key as the chain names it.
+    key_text: String,
+    session_id: String,
+    /// The record's JSON, as sled stores it.
+    value: Vec<u8>,
+    digest: String,
+    /// For an update its writer already swapped into sled: the version it replaced, put back
+    /// if the commit fails. `None` for a new record.
+    replaced: Option<sled::IVec>,
+}
+
+impl Pending {
+    fn new<R: Serialize + SessionScoped>(
+        kind: RecordKind,
+        key: &[u8],
+        key_text: String,
+        record: &R,
+    ) -> Result<Self, LedgerError> {
+        Ok(Pending {
+            kind,
+            key: key.to_vec(),
+            key_text,
+            session_id: record.session_id().to_owned(),
+            value: encode(record)?,
+            digest: crate::chain::digest(record).map_err(LedgerError::Encode)?,
+            replaced: None,
+        })
+    }
 }
 
 impl Ledger {
@@ -106,59 +153,36 @@ impl Ledger {
             grants: db.open_tree("grants")?,
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
+            chain: db.open_tree("chain")?,
             unreadable: db.open_tree("unreadable")?,
             db,
             data_file,
-            journal: Mutex::new(Journal::open(&journal_path(path))?),
+            appender: Mutex::new(Appender {
+                journal: Journal::open(&journal_path(path))?,
+                tail: Tail::default(),
+            }),
             commit: GroupCommit::default(),
+            order: Mutex::new(()),
         };
         ledger.recover()?;
+        ledger.appender().tail = ledger.chain_tail()?;
         // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
         // before any id from it is handed out.
         unique_id(&ledger.db)?;
         Ok(ledger)
     }
 
-    /// Replays the journal into sled, makes sled durable, and empties the journal.
-    fn recover(&self) -> Result<(), LedgerError> {
-        let lines = self
-            .journal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .lines()?;
-        if lines.is_empty() {
-            return Ok(());
-        }
-        for (offset, line) in lines {
-            let place = format!("journal byte {offset}");
-            match decode_value::<ExportLine>(&place, "", &line) {
-                Ok(ExportLine::Grant(record)) => {
-                    self.grants.insert(record.id.as_bytes(), encode(&record)?)?;
-                }
-                Ok(ExportLine::Card(record)) => {
-                    self.cards.insert(record.id.as_bytes(), encode(&record)?)?;
-                }
-                Ok(ExportLine::Decision(record)) => {
-                    self.decisions
-                        .insert(record.seq.to_be_bytes(), encode(&*record)?)?;
-                }
-                Ok(ExportLine::Header { .. }) => {}
-                Err(_) => {
-                    self.unreadable.insert(place.as_bytes(), line)?;
-                }
-            }
-        }
-        self.db.flush()?;
+    fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
+        self.appender.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn sync_data_file(&self) -> Result<(), LedgerError> {
         self.data_file
             .sync_data()
             .map_err(|source| LedgerError::Sync {
                 path: self.path.join("db"),
                 source,
-            })?;
-        self.journal
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .truncate()
+            })
     }
 
     /// The sled handle, for the daemon's other trees (sessions, tool state).
@@ -166,31 +190,37 @@ impl Ledger {
         &self.db
     }
 
-    /// Records a grant and returns once it is on the device: only then may it be acknowledged.
+    /// Records a grant and what backs it, and returns once it is on the device: only then may
+    /// it be acknowledged (and only then can a session read it).
     pub fn append_grant(
         &self,
         session_id: &str,
         grant: Grant,
-        card_id: Option<&str>,
+        backing: Backing,
         at_ms: u64,
     ) -> Result<GrantRecord, LedgerError> {
         let id = format!("g{:012}", unique_id(&self.db)?);
+        let card_id = match &backing {
+            Backing::Card { card_id } => Some(card_id.clone()),
+            Backing::Allowlist { .. } => None,
+        };
         let record = GrantRecord {
             schema: SCHEMA,
             id: id.clone(),
             session_id: session_id.to_owned(),
             grant: grant.with_id(&id),
             granted_at_ms: at_ms,
-            card_id: card_id.map(str::to_owned),
+            card_id,
+            backing: Some(backing),
             consumed_at_ms: None,
             revoked_at_ms: None,
         };
-        self.grants.insert(id.as_bytes(), encode(&record)?)?;
-        if let Err(err) = self.commit_with(line(ExportLine::Grant(record.clone()))?) {
-            // Never acknowledged, so it must not linger and grant anything later.
-            self.grants.remove(id.as_bytes())?;
-            return Err(err);
-        }
+        self.commit(Pending::new(
+            RecordKind::Grant,
+            id.as_bytes(),
+            id.clone(),
+            &record,
+        )?)?;
         Ok(record)
     }
 
@@ -198,6 +228,7 @@ impl Ledger {
     /// succeeds against the unspent record.
     pub fn consume_once(&self, id: &str, at_ms: u64) -> Result<bool, LedgerError> {
         loop {
+            let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
             let Some(current) = self.grants.get(id.as_bytes())? else {
                 return Err(LedgerError::GrantNotFound { id: id.to_owned() });
             };
@@ -209,13 +240,9 @@ impl Ledger {
                 consumed_at_ms: Some(at_ms),
                 ..record
             };
-            let swapped = self.grants.compare_and_swap(
-                id.as_bytes(),
-                Some(current),
-                Some(encode(&spent)?),
-            )?;
-            if swapped.is_ok() {
-                self.commit_with(line(ExportLine::Grant(spent))?)?;
+            if let Some(ticket) = self.swap(RecordKind::Grant, id, current, &spent)? {
+                drop(order);
+                self.wait(ticket)?;
                 return Ok(true);
             }
             // Someone changed the record between our read and our swap: look again.
@@ -224,24 +251,47 @@ impl Ledger {
 
     /// Revokes a grant; revoking a revoked grant returns it unchanged.
     pub fn revoke(&self, id: &str, at_ms: u64) -> Result<GrantRecord, LedgerError> {
-        let updated = self.grants.update_and_fetch(id.as_bytes(), |old| {
-            let old = old?;
-            match serde_json::from_slice::<GrantRecord>(old) {
-                Ok(mut record) if record.revoked_at_ms.is_none() => {
-                    record.revoked_at_ms = Some(at_ms);
-                    serde_json::to_vec(&record)
-                        .ok()
-                        .or_else(|| Some(old.to_vec()))
-                }
-                _ => Some(old.to_vec()),
+        loop {
+            let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(current) = self.grants.get(id.as_bytes())? else {
+                return Err(LedgerError::GrantNotFound { id: id.to_owned() });
+            };
+            let record: GrantRecord = decode("grants", id, &current)?;
+            if record.revoked_at_ms.is_some() {
+                return Ok(record);
             }
-        })?;
-        let Some(bytes) = updated else {
-            return Err(LedgerError::GrantNotFound { id: id.to_owned() });
-        };
-        let record: GrantRecord = decode("grants", id, &bytes)?;
-        self.commit_with(line(ExportLine::Grant(record.clone()))?)?;
-        Ok(record)
+            let revoked = GrantRecord {
+                revoked_at_ms: Some(at_ms),
+                ..record
+            };
+            if let Some(ticket) = self.swap(RecordKind::Grant, id, current, &revoked)? {
+                drop(order);
+                self.wait(ticket)?;
+                return Ok(revoked);
+            }
+        }
+    }
+
+    /// Swaps a new version of an existing record into sled and queues it, under the order lock.
+    /// `None`: the record changed since `current` was read.
+    fn swap<R: Serialize + SessionScoped>(
+        &self,
+        kind: RecordKind,
+        id: &str,
+        current: sled::IVec,
+        updated: &R,
+    ) -> Result<Option<u64>, LedgerError> {
+        let mut pending = Pending::new(kind, id.as_bytes(), id.to_owned(), updated)?;
+        let swapped = self.tree(kind).compare_and_swap(
+            id.as_bytes(),
+            Some(&current),
+            Some(pending.value.as_slice()),
+        )?;
+        if swapped.is_err() {
+            return Ok(None);
+        }
+        pending.replaced = Some(current);
+        Ok(Some(self.commit.submit(pending)))
     }
 
     pub fn grant(&self, id: &str) -> Result<GrantRecord, LedgerError> {
@@ -274,10 +324,14 @@ impl Ledger {
         })
     }
 
-    /// Records a card as asked.
+    /// Records a card as asked, durably.
     pub fn append_card(&self, card: &CardRecord) -> Result<(), LedgerError> {
-        self.cards.insert(card.id.as_bytes(), encode(card)?)?;
-        self.commit_with(line(ExportLine::Card(card.clone()))?)
+        self.commit(Pending::new(
+            RecordKind::Card,
+            card.id.as_bytes(),
+            card.id.clone(),
+            card,
+        )?)
     }
 
     /// Records how a card was answered. The first answer wins; later ones return `false`.
@@ -288,6 +342,7 @@ impl Ledger {
         grant_id: Option<&str>,
         at_ms: u64,
     ) -> Result<bool, LedgerError> {
+        let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(current) = self.cards.get(id.as_bytes())? else {
             return Ok(false);
         };
@@ -301,13 +356,11 @@ impl Ledger {
             grant_id: grant_id.map(str::to_owned),
             ..card
         };
-        let swapped =
-            self.cards
-                .compare_and_swap(id.as_bytes(), Some(current), Some(encode(&answered)?))?;
-        if swapped.is_err() {
+        let Some(ticket) = self.swap(RecordKind::Card, id, current, &answered)? else {
             return Ok(false);
-        }
-        self.commit_with(line(ExportLine::Card(answered))?)?;
+        };
+        drop(order);
+        self.wait(ticket)?;
         Ok(true)
     }
 
@@ -340,13 +393,12 @@ impl Ledger {
     ) -> Result<DecisionRecord, LedgerError> {
         record.seq = unique_id(&self.db)?;
         record.schema = SCHEMA;
-        // One encoding serves both: a decision reads back from its tagged journal line.
-        let line =
-            serde_json::to_vec(&DecisionLine::Decision(&record)).map_err(LedgerError::Encode)?;
-        self.commit(Pending {
-            line,
-            decision: Some(record.seq.to_be_bytes()),
-        })?;
+        self.commit(Pending::new(
+            RecordKind::Decision,
+            &record.seq.to_be_bytes(),
+            record.seq.to_string(),
+            &record,
+        )?)?;
         Ok(record)
     }
 
@@ -360,73 +412,157 @@ impl Ledger {
         Ok((records, corrupt))
     }
 
-    /// Queues a record's journal line for the next group commit and waits until it is on the
-    /// device. The leader appends every queued line with one `write` and one `fdatasync`;
-    /// records are in sled before they are queued, so folding an outgrown journal into sled
-    /// first loses nothing.
-    fn commit_with(&self, line: Vec<u8>) -> Result<(), LedgerError> {
-        self.commit(Pending {
-            line,
-            decision: None,
-        })
+    /// The chain's links in order, and those that do not decode.
+    pub fn links(&self) -> Result<(Vec<Link>, Vec<Corrupt>), LedgerError> {
+        let mut links = Vec::new();
+        let mut corrupt = Vec::new();
+        for entry in self.chain.iter() {
+            let (key, bytes) = entry?;
+            match serde_json::from_slice(&bytes) {
+                Ok(link) => links.push(link),
+                Err(err) => corrupt.push(Corrupt {
+                    place: "chain".to_owned(),
+                    key: key_text(&key),
+                    reason: err.to_string(),
+                }),
+            }
+        }
+        Ok((links, corrupt))
     }
 
+    /// The raw bytes of the journal lines that did not decode, with their places.
+    pub(crate) fn unreadable_bytes(&self) -> Result<Vec<(String, Vec<u8>)>, LedgerError> {
+        let mut lines = Vec::new();
+        for entry in self.unreadable.iter() {
+            let (key, bytes) = entry?;
+            lines.push((String::from_utf8_lossy(&key).into_owned(), bytes.to_vec()));
+        }
+        Ok(lines)
+    }
+
+    fn tree(&self, kind: RecordKind) -> &sled::Tree {
+        match kind {
+            RecordKind::Grant => &self.grants,
+            RecordKind::Card => &self.cards,
+            RecordKind::Decision => &self.decisions,
+        }
+    }
+
+    /// Queues a record version for the next group commit and waits until it is on the device.
     fn commit(&self, pending: Pending) -> Result<(), LedgerError> {
-        let ticket = self.commit.submit(Some(pending));
-        self.commit.wait(ticket, |queued| {
-            let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
-            if journal.len()? > COMPACT_AT {
-                self.db.flush()?;
-                self.data_file
-                    .sync_data()
-                    .map_err(|source| LedgerError::Sync {
-                        path: self.path.join("db"),
-                        source,
-                    })?;
-                journal.truncate()?;
-            }
-            let lines: Vec<&[u8]> = queued.iter().map(|p| p.line.as_slice()).collect();
-            journal.append(&lines)?;
-            let mut batch = sled::Batch::default();
-            let mut decisions = 0;
-            for pending in queued {
-                if let Some(key) = pending.decision {
-                    batch.insert(&key, pending.line.as_slice());
-                    decisions += 1;
+        let ticket = self.commit.submit(pending);
+        self.wait(ticket)
+    }
+
+    fn wait(&self, ticket: u64) -> Result<(), LedgerError> {
+        self.commit
+            .wait(ticket, |queued| self.commit_batch(queued).map_err(Arc::new))
+            .map_err(|source| LedgerError::Commit { source })
+    }
+
+    /// The leader's commit: links every queued version in queue order, appends their lines with
+    /// one `write` and one `fdatasync`, then writes the new records and the links to sled. On
+    /// failure nothing of the batch remains: the journal is cut back, and updates are swapped
+    /// back out of sled.
+    fn commit_batch(&self, queued: &[Pending]) -> Result<(), LedgerError> {
+        let mut appender = self.appender();
+        let result = self.append_batch(&mut appender, queued);
+        if result.is_err() {
+            let _order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+            // Latest first, so a record updated twice in the batch ends at its version before.
+            for pending in queued.iter().rev() {
+                if let Some(replaced) = &pending.replaced {
+                    let _ = self.tree(pending.kind).compare_and_swap(
+                        &pending.key,
+                        Some(pending.value.as_slice()),
+                        Some(replaced),
+                    );
                 }
             }
-            if decisions > 0 {
-                self.decisions.apply_batch(batch)?;
-            }
-            Ok(())
-        })
+        }
+        result
+    }
+
+    fn append_batch(&self, appender: &mut Appender, queued: &[Pending]) -> Result<(), LedgerError> {
+        if appender.journal.len() > COMPACT_AT {
+            // Every record of an earlier batch is in sled (its leader wrote it there), and every
+            // update before it was queued: folding the journal into sled loses nothing.
+            self.db.flush()?;
+            self.sync_data_file()?;
+            appender.journal.truncate()?;
+        }
+        let mut tail = appender.tail.clone();
+        let mut lines = Vec::with_capacity(queued.len());
+        let mut links = sled::Batch::default();
+        for pending in queued {
+            let link = tail.link(
+                pending.kind,
+                &pending.key_text,
+                &pending.session_id,
+                &pending.digest,
+            );
+            let link_json = encode(&link)?;
+            lines.push(journal_line(pending.kind, &pending.value, &link_json));
+            links.insert(&link.seq.to_be_bytes(), link_json);
+        }
+        let before = appender.journal.len();
+        let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
+        appender.journal.append(&refs)?;
+        let stored = self.store_batch(queued, links);
+        if stored.is_err() {
+            // Durable in the journal but not in sled: cut it back, so that what the writers are
+            // told failed does not come back at the next open.
+            appender.journal.rewind(before)?;
+            return stored;
+        }
+        appender.tail = tail;
+        Ok(())
+    }
+
+    fn store_batch(&self, queued: &[Pending], links: sled::Batch) -> Result<(), LedgerError> {
+        let mut batches = [
+            sled::Batch::default(),
+            sled::Batch::default(),
+            sled::Batch::default(),
+        ];
+        for pending in queued.iter().filter(|p| p.replaced.is_none()) {
+            let batch = match pending.kind {
+                RecordKind::Grant => &mut batches[0],
+                RecordKind::Card => &mut batches[1],
+                RecordKind::Decision => &mut batches[2],
+            };
+            batch.insert(pending.key.as_slice(), pending.value.as_slice());
+        }
+        let [grants, cards, decisions] = batches;
+        self.grants.apply_batch(grants)?;
+        self.cards.apply_batch(cards)?;
+        self.decisions.apply_batch(decisions)?;
+        self.chain.apply_batch(links)?;
+        Ok(())
     }
 }
 
-/// Removes sled snapshots that a crash left half-written; returns how many.
-///
-/// sled writes a snapshot to `snap.<lsn>.generating` and renames it when whole, but at open it
-/// also reads a `.generating` file, and one torn by a crash makes the database refuse to open
-/// (`Corruption`). Such a file was never finished, so the last whole snapshot and the log still
-/// describe everything: removing it loses nothing.
-fn discard_torn_snapshots(path: &Path) -> Result<usize, LedgerError> {
-    let entries = std::fs::read_dir(path).map_err(|source| LedgerError::Sync {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with("snap.") && name.ends_with(".generating") {
-            std::fs::remove_file(entry.path()).map_err(|source| LedgerError::Sync {
-                path: entry.path(),
-                source,
-            })?;
-            removed += 1;
-        }
+/// A journal line: the record's JSON tagged with its `type`, as [`ExportLine`] writes it, with
+/// its chain link as one more member. Built from the record's bytes rather than by encoding it
+/// again: the writer encoded it once, in parallel with the other writers, and the leader only
+/// encodes the small link.
+fn journal_line(kind: RecordKind, value: &[u8], link: &[u8]) -> Vec<u8> {
+    let body = value
+        .strip_prefix(b"{")
+        .and_then(|v| v.strip_suffix(b"}"))
+        .unwrap_or_default();
+    let mut line = Vec::with_capacity(value.len() + link.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_str().as_bytes());
+    line.extend_from_slice(b"\",");
+    if !body.is_empty() {
+        line.extend_from_slice(body);
+        line.push(b',');
     }
-    Ok(removed)
+    line.extend_from_slice(b"\"link\":");
+    line.extend_from_slice(link);
+    line.push(b'}');
+    line
 }
 
 /// sled reserves ids in strides of this many (its `idgen_persist_interval`).
@@ -451,18 +587,6 @@ fn journal_path(path: &Path) -> std::path::PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".journal");
     std::path::PathBuf::from(name)
-}
-
-/// A decision's journal line, written without copying the record; the same shape as
-/// [`ExportLine::Decision`].
-#[derive(serde::Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum DecisionLine<'a> {
-    Decision(&'a DecisionRecord),
-}
-
-fn line(record: ExportLine) -> Result<Vec<u8>, LedgerError> {
-    serde_json::to_vec(&record).map_err(LedgerError::Encode)
 }
 
 fn is_lock_error(err: &sled::Error) -> bool {

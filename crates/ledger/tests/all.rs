@@ -3,7 +3,10 @@
 
 #![expect(clippy::unwrap_used, clippy::panic, reason = "tests fail loudly")]
 
+mod attack;
+mod chain;
 mod crash;
+mod full_disk;
 mod replay;
 mod store;
 mod support;

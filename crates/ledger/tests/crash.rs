@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use codaris_ledger::Ledger;
+use codaris_ledger::{Backing, Ledger};
 use codaris_policy::{CapabilityName, Grant, Lifetime};
 
 const CHILD_ENV: &str = "CODARIS_CRASH_CHILD";
@@ -40,7 +40,16 @@ fn crash_child_writer() {
         .unwrap();
     let mut out = std::io::stdout().lock();
     for n in start.. {
-        let record = ledger.append_grant("s1", grant_for(n), None, n).unwrap();
+        let record = ledger
+            .append_grant(
+                "s1",
+                grant_for(n),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                n,
+            )
+            .unwrap();
         // A marker, because the test harness prints its own words on the same line.
         writeln!(out, "ACK {} {n}", record.id).unwrap();
         out.flush().unwrap();

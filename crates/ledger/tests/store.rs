@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use codaris_ledger::{CardAnswer, CardRecord, Ledger, LedgerError};
+use codaris_ledger::{Backing, CardAnswer, CardRecord, Ledger, LedgerError};
 use codaris_policy::{CapabilityName, Grant, Lifetime};
 use pretty_assertions::assert_eq;
 
@@ -21,7 +21,14 @@ fn grants_survive_reopening_whole() {
     let written = {
         let ledger = Ledger::open(&path).unwrap();
         ledger
-            .append_grant("s1", once("/tmp/out"), Some("c1"), 42)
+            .append_grant(
+                "s1",
+                once("/tmp/out"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                42,
+            )
             .unwrap()
     };
     let ledger = Ledger::open(&path).unwrap();
@@ -45,7 +52,14 @@ fn a_once_grant_is_consumed_exactly_once_under_racing_calls() {
     let ledger = Arc::new(ledger);
     for round in 0..20 {
         let grant = ledger
-            .append_grant("s1", once(&format!("/tmp/{round}")), None, 1)
+            .append_grant(
+                "s1",
+                once(&format!("/tmp/{round}")),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
             .unwrap();
         let winners: usize = (0..8)
             .map(|_| {
@@ -70,11 +84,38 @@ fn session_grants_are_not_consumed_and_views_are_per_session() {
         Some("/data"),
         Lifetime::Session,
     );
-    let kept = ledger.append_grant("s1", session, None, 1).unwrap();
+    let kept = ledger
+        .append_grant(
+            "s1",
+            session,
+            Backing::Card {
+                card_id: "c1".to_owned(),
+            },
+            1,
+        )
+        .unwrap();
     assert!(!ledger.consume_once(&kept.id, 2).unwrap());
-    let spent = ledger.append_grant("s1", once("/x"), None, 1).unwrap();
+    let spent = ledger
+        .append_grant(
+            "s1",
+            once("/x"),
+            Backing::Card {
+                card_id: "c1".to_owned(),
+            },
+            1,
+        )
+        .unwrap();
     assert!(ledger.consume_once(&spent.id, 2).unwrap());
-    ledger.append_grant("s2", once("/other"), None, 1).unwrap();
+    ledger
+        .append_grant(
+            "s2",
+            once("/other"),
+            Backing::Card {
+                card_id: "c1".to_owned(),
+            },
+            1,
+        )
+        .unwrap();
 
     let view = ledger.grant_view("s1").unwrap();
     assert_eq!(view.grants, vec![kept.grant.clone()]);
@@ -85,7 +126,16 @@ fn session_grants_are_not_consumed_and_views_are_per_session() {
 #[test]
 fn revoked_grants_leave_the_view() {
     let (_temp, ledger) = ledger();
-    let grant = ledger.append_grant("s1", once("/x"), None, 1).unwrap();
+    let grant = ledger
+        .append_grant(
+            "s1",
+            once("/x"),
+            Backing::Card {
+                card_id: "c1".to_owned(),
+            },
+            1,
+        )
+        .unwrap();
     let revoked = ledger.revoke(&grant.id, 5).unwrap();
     assert_eq!(revoked.revoked_at_ms, Some(5));
     assert_eq!(ledger.revoke(&grant.id, 9).unwrap().revoked_at_ms, Some(5));
@@ -162,7 +212,16 @@ fn the_journal_is_replayed_a_torn_tail_dropped_and_a_bad_line_reported() {
     let path = temp.path().join("ledger");
     let written = {
         let ledger = Ledger::open(&path).unwrap();
-        ledger.append_grant("s1", once("/kept"), None, 1).unwrap()
+        ledger
+            .append_grant(
+                "s1",
+                once("/kept"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
+            .unwrap()
     };
     // A crash mid-append leaves a line without its newline; a damaged line is complete garbage.
     let journal = temp.path().join("ledger.journal");
@@ -191,7 +250,14 @@ fn a_snapshot_torn_by_a_crash_does_not_keep_the_ledger_shut() {
     let written = {
         let ledger = Ledger::open(&path).unwrap();
         ledger
-            .append_grant("s1", once("/tmp/out"), Some("c1"), 42)
+            .append_grant(
+                "s1",
+                once("/tmp/out"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                42,
+            )
             .unwrap()
     };
     // What a SIGKILL in the middle of sled writing a snapshot leaves: a `.generating` file that
@@ -201,4 +267,73 @@ fn a_snapshot_torn_by_a_crash_does_not_keep_the_ledger_shut() {
     let ledger = Ledger::open(&path).unwrap();
     assert_eq!(ledger.grant(&written.id).unwrap(), written);
     assert!(!torn.exists());
+}
+
+#[test]
+fn a_torn_tail_is_cut_at_open_so_the_next_append_stands_alone() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    drop(Ledger::open(&path).unwrap());
+    // A crash mid-append left only the start of a line, and no whole line before it.
+    let journal = temp.path().join("ledger.journal");
+    std::fs::write(&journal, b"{\"type\":\"grant\",\"schema\":1,\"id\":\"g0").unwrap();
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
+        ledger
+            .append_grant(
+                "s1",
+                once("/kept"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
+            .unwrap()
+    };
+    let ledger = Ledger::open(&path).unwrap();
+    let (grants, corrupt) = ledger.grants(None).unwrap();
+    assert_eq!(corrupt, Vec::new());
+    assert_eq!(grants, vec![written]);
+}
+
+#[test]
+fn a_line_glued_to_torn_remains_is_recovered_and_the_remains_reported() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let written = {
+        let ledger = Ledger::open(&path).unwrap();
+        ledger
+            .append_grant(
+                "s1",
+                once("/kept"),
+                Backing::Card {
+                    card_id: "c1".to_owned(),
+                },
+                1,
+            )
+            .unwrap()
+    };
+    // What a journal written before torn lines were cut holds after a failed append and its
+    // successful retry: the torn start of the first, then the whole retry, on one line.
+    let journal = temp.path().join("ledger.journal");
+    let text = std::fs::read(&journal).unwrap();
+    let mut glued = text[..text.len() / 2].to_vec();
+    glued.extend_from_slice(&text);
+    std::fs::write(&journal, glued).unwrap();
+    let ledger = Ledger::open(&path).unwrap();
+    let (grants, corrupt) = ledger.grants(None).unwrap();
+    assert_eq!(grants, vec![written]);
+    assert_eq!(
+        corrupt.len(),
+        1,
+        "the torn remains are reported: {corrupt:?}"
+    );
+    let (lines, corrupt) = ledger.export(None).unwrap();
+    assert!(corrupt.is_empty(), "an export is never refused for them");
+    assert!(
+        lines
+            .iter()
+            .any(|l| matches!(l, codaris_ledger::ExportLine::Unreadable { .. }))
+    );
 }

@@ -72,3 +72,92 @@ pub fn session_requests() -> Vec<Request> {
         ),
     ]
 }
+
+/// What a daemon's card answer records: the card as asked, the grant it gave (backed by the
+/// card), then the card's answer naming the grant.
+pub fn answered_grant(
+    ledger: &Ledger,
+    session: &str,
+    card_id: &str,
+    grant: codaris_policy::Grant,
+    answer: codaris_ledger::CardAnswer,
+) -> codaris_ledger::GrantRecord {
+    ledger
+        .append_card(&codaris_ledger::CardRecord {
+            schema: codaris_ledger::SCHEMA,
+            id: card_id.to_owned(),
+            session_id: session.to_owned(),
+            capability: Some(codaris_policy::Capability::new(
+                grant.capability,
+                grant.path.clone(),
+            )),
+            sentence: "write outside the allowed folders".to_owned(),
+            asked_at_ms: 10,
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+        })
+        .unwrap();
+    let record = ledger
+        .append_grant(
+            session,
+            grant,
+            codaris_ledger::Backing::Card {
+                card_id: card_id.to_owned(),
+            },
+            11,
+        )
+        .unwrap();
+    assert!(
+        ledger
+            .answer_card(card_id, answer, Some(&record.id), 12)
+            .unwrap()
+    );
+    record
+}
+
+/// A session as the daemon records it: a card answered `allow_session` for `/tmp/out`, a
+/// standing allowlist grant, and decisions that rely on both (and the session's requests).
+/// Returns the grant.
+pub fn backed_session(ledger: &Ledger, session: &str) -> codaris_ledger::GrantRecord {
+    use codaris_policy::{CapabilityName, Grant, Lifetime};
+    let grant = answered_grant(
+        ledger,
+        session,
+        &format!("c-{session}"),
+        Grant::new(
+            CapabilityName::MutateOutsideFence,
+            Some("/tmp/out"),
+            Lifetime::Session,
+        ),
+        codaris_ledger::CardAnswer::AllowSession,
+    );
+    let standing = Grant::new(
+        CapabilityName::RunProgram,
+        Some("cargo test"),
+        Lifetime::Session,
+    )
+    .with_id(codaris_ledger::standing_grant_id(
+        codaris_ledger::COMMAND_ALLOWLIST,
+        "cargo test",
+    ));
+    let mut requests = session_requests();
+    requests.push(request(
+        "write",
+        json!({"path": "/tmp/out/report.txt", "content": "x"}),
+        task(Activity::Agent),
+    ));
+    requests.push(request(
+        "run_command",
+        json!({"command": "cargo test -p x"}),
+        task(Activity::Agent),
+    ));
+    for mut request in requests {
+        request.grants = vec![standing.clone()];
+        request
+            .grants
+            .extend(ledger.grant_view(session).unwrap().grants);
+        record(ledger, session, request);
+    }
+    grant
+}

@@ -2,9 +2,7 @@
 
 use std::path::Path;
 
-use codaris_ledger::{
-    DecisionRecord, ExportLine, Ledger, ReplayReport, read_export, replay as replay_records,
-};
+use codaris_ledger::{DecisionRecord, Evidence, Ledger, ReplayReport, audit, read_export};
 
 use super::Outcome;
 use crate::client::Target;
@@ -18,21 +16,18 @@ pub fn replay(
     show: usize,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    let (records, corrupt, source) = match from {
+    // A live ledger and an export are read into the same evidence, so both replay alike.
+    let (evidence, source) = match from {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|source| CliError::Read {
                 path: file.to_path_buf(),
                 source,
             })?;
             let (lines, corrupt) = read_export(&text);
-            let records: Vec<DecisionRecord> = lines
-                .into_iter()
-                .filter_map(|line| match line {
-                    ExportLine::Decision(record) => Some(*record),
-                    _ => None,
-                })
-                .collect();
-            (records, corrupt, file.display().to_string())
+            (
+                Evidence::from_export(lines, corrupt),
+                file.display().to_string(),
+            )
         }
         None => {
             let path = target.layout.ledger();
@@ -40,15 +35,15 @@ pub fn replay(
                 return Err(CliError::NoLedger { path });
             }
             let ledger = Ledger::open(&path)?;
-            let (records, corrupt) = ledger.decisions(None)?;
-            (records, corrupt, path.display().to_string())
+            (ledger.evidence()?, path.display().to_string())
         }
     };
-    let report = replay_records(&records, &corrupt);
+    let report = audit(&evidence);
+    let records = &evidence.decisions;
     if json {
         output::json(&serde_json::to_value(&report)?)?;
     } else {
-        print_report(&report, &records, &source, explain, show)?;
+        print_report(&report, records, &source, explain, show)?;
     }
     Ok(if report.is_clean() {
         Outcome::Success
@@ -89,8 +84,22 @@ fn print_report(
             format!(", {} unreadable", report.corrupt.len())
         }
     ))?;
+    output::line(&format!(
+        "checked {} grants and {} chain links: {} grants unbacked, {} chain findings",
+        report.grants,
+        report.chain_links,
+        report.unbacked_grants.len(),
+        report.chain_findings.len()
+    ))?;
     for corrupt in &report.corrupt {
-        output::line(&format!("unreadable: {corrupt}"))?;
+        output::line(&plain(&format!("unreadable: {corrupt}")))?;
+    }
+    // One line each, so a script can count and grep them.
+    for finding in &report.unbacked_grants {
+        output::line(&plain(&format!("unbacked: {finding}")))?;
+    }
+    for finding in &report.chain_findings {
+        output::line(&plain(&format!("chain: {finding}")))?;
     }
     for difference in report.differences.iter().take(show) {
         output::line(&format!(
@@ -110,4 +119,29 @@ fn print_report(
         ))?;
     }
     Ok(())
+}
+
+/// A finding quotes what a ledger holds, which a forger chose: control characters (terminal
+/// escapes, newlines) are shown as `\u{..}`, so each finding stays one harmless line.
+fn plain(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn findings_never_carry_control_characters() {
+        assert_eq!(
+            super::plain("grant `g\u{1b}[31m\nx`"),
+            "grant `g\\u{1b}[31m\\u{a}x`"
+        );
+    }
 }

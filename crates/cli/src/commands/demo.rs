@@ -219,8 +219,7 @@ async fn walk(root: &Path) -> Result<Outcome, CliError> {
         "Audit: the daemon is stopped; codaris audit replay decides every recorded call again with the policy linked into this binary.",
     )?;
     let ledger = codaris_ledger::Ledger::open(&state.join("ledger"))?;
-    let (records, corrupt) = ledger.decisions(None)?;
-    let report = codaris_ledger::replay(&records, &corrupt);
+    let report = codaris_ledger::audit(&ledger.evidence()?);
     output::line(&format!(
         "  replayed {} decisions with policy version {}: {} matched, {} differ",
         report.decisions,

@@ -199,7 +199,14 @@ impl DaemonHost {
             let record = || {
                 let mut ids = Vec::new();
                 for g in grants {
-                    let record = ledger.append_grant(&session, g, Some(&id), now_ms())?;
+                    let record = ledger.append_grant(
+                        &session,
+                        g,
+                        codaris_ledger::Backing::Card {
+                            card_id: id.clone(),
+                        },
+                        now_ms(),
+                    )?;
                     ids.push(record.id);
                 }
                 ledger.answer_card(&id, answer, ids.first().map(String::as_str), now_ms())?;

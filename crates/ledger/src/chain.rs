@@ -1,0 +1,449 @@
+//! The chain: every record version the ledger appends (a grant, a card, a decision, and each
+//! update of one: a spend, a revocation, a card's answer) gets a [`Link`] whose hash covers the
+//! previous link's, in the order the lines reached the journal.
+//!
+//! sled keeps only a record's latest version, so a link names its record by kind and key and
+//! holds the digest of that version; verification compares each record with its latest link.
+//! Links are append-only: a link is never overwritten. What verification reports:
+//! - a record no link covers (inserted, or written before the chain existed): `unlinked`;
+//! - a link whose `prev` is not the hash of the link before it (inserted): `broken_link`;
+//! - a link whose own hash does not match its fields: `link_altered`;
+//! - a record whose digest is not its latest link's (altered): `altered`;
+//! - a link whose record is missing, or a gap in the sequence (removed): `missing`, `gap`.
+//!
+//! The hash is SHA-256 without a key: the chain shows what changed in a ledger, not who may
+//! extend it. Someone able to write the state directory can append well-formed links at its
+//! tail; that is why no tool or command may reach the state directory, and why a grant must
+//! also name what backs it.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Which tree a record lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecordKind {
+    Grant,
+    Card,
+    Decision,
+}
+
+impl RecordKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecordKind::Grant => "grant",
+            RecordKind::Card => "card",
+            RecordKind::Decision => "decision",
+        }
+    }
+}
+
+/// One version of one record, in the chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// Position in the chain, from 1, without gaps.
+    pub seq: u64,
+    pub kind: RecordKind,
+    /// The record's key: a grant or card id, a decision's `seq` in decimal.
+    pub key: String,
+    pub session_id: String,
+    /// SHA-256 (hex) of this version of the record, in canonical JSON (see [`digest`]).
+    pub digest: String,
+    /// `hash` of the link before this one; [`GENESIS`] for the first.
+    pub prev: String,
+    /// SHA-256 (hex) of this link's fields and `prev` (see [`link_hash`]).
+    pub hash: String,
+}
+
+/// The `prev` of the first link.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The end of the chain: where the next link attaches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tail {
+    pub seq: u64,
+    pub hash: String,
+}
+
+impl Default for Tail {
+    fn default() -> Self {
+        Tail {
+            seq: 0,
+            hash: GENESIS.to_owned(),
+        }
+    }
+}
+
+impl Tail {
+    pub fn after(link: &Link) -> Tail {
+        Tail {
+            seq: link.seq,
+            hash: link.hash.clone(),
+        }
+    }
+
+    /// The next link, and moves the tail past it.
+    pub fn link(&mut self, kind: RecordKind, key: &str, session_id: &str, digest: &str) -> Link {
+        // A forged link may have claimed the last number; saturating keeps appends working
+        // (the gap before the forged link is reported).
+        let seq = self.seq.saturating_add(1);
+        let hash = link_hash(seq, kind, key, session_id, digest, &self.hash);
+        let link = Link {
+            seq,
+            kind,
+            key: key.to_owned(),
+            session_id: session_id.to_owned(),
+            digest: digest.to_owned(),
+            prev: std::mem::replace(&mut self.hash, hash.clone()),
+            hash,
+        };
+        self.seq = seq;
+        link
+    }
+}
+
+/// SHA-256 over a fixed layout (each text preceded by its length), so no choice of key or
+/// session id can make two different links hash alike.
+pub fn link_hash(
+    seq: u64,
+    kind: RecordKind,
+    key: &str,
+    session_id: &str,
+    digest: &str,
+    prev: &str,
+) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"codaris-ledger-chain-1");
+    for text in [prev, kind.as_str(), key, session_id, digest] {
+        hasher.update((text.len() as u64).to_be_bytes());
+        hasher.update(text.as_bytes());
+    }
+    hasher.update(seq.to_be_bytes());
+    hex(&hasher.finalize())
+}
+
+/// SHA-256 (hex) of a record in canonical JSON: object keys sorted, members whose value is
+/// `null` left out. Independent of how a build orders map keys, and of fields added later with
+/// a `null` default, so an older record verifies under a newer build.
+pub fn digest(record: &impl Serialize) -> Result<String, serde_json::Error> {
+    let value = serde_json::to_value(record)?;
+    let mut bytes = Vec::new();
+    canonical(&value, &mut bytes)?;
+    Ok(hex(&Sha256::digest(&bytes)))
+}
+
+fn canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<_> = map.iter().filter(|(_, v)| !v.is_null()).collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (n, (name, member)) in members.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, name)?;
+                out.push(b':');
+                canonical(member, out)?;
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out)?;
+            }
+            out.push(b']');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar)?,
+    }
+    Ok(())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    }
+    text
+}
+
+/// What verification found wrong with the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainProblem {
+    /// A record that no link covers: inserted, or written before the chain existed.
+    Unlinked,
+    /// A link whose `prev` is not the hash of the link before it: inserted.
+    BrokenLink,
+    /// A link whose hash does not match its own fields.
+    LinkAltered,
+    /// Two links with one sequence number.
+    DuplicateSeq,
+    /// A record that differs from the version its latest link digested: altered.
+    Altered,
+    /// A link whose record is missing: removed.
+    Missing,
+    /// Sequence numbers missing from the chain: links (and their records) removed.
+    Gap,
+}
+
+/// One finding of [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainFinding {
+    pub problem: ChainProblem,
+    /// The link concerned (for a gap, the first missing number); `None` for an unlinked record.
+    pub seq: Option<u64>,
+    pub kind: Option<RecordKind>,
+    pub key: String,
+    pub session_id: String,
+    /// One sentence.
+    pub detail: String,
+}
+
+impl std::fmt::Display for ChainFinding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(seq) = self.seq {
+            write!(f, "link {seq}: ")?;
+        }
+        if let Some(kind) = self.kind {
+            write!(f, "{} `{}`", kind.as_str(), self.key)?;
+            if !self.session_id.is_empty() {
+                write!(f, " (session `{}`)", self.session_id)?;
+            }
+            write!(f, ": ")?;
+        }
+        f.write_str(&self.detail)
+    }
+}
+
+/// A record as verification sees it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    pub kind: RecordKind,
+    pub key: String,
+    pub session_id: String,
+    pub digest: String,
+}
+
+/// Walks the chain and compares every record with its latest link. `scope` is the session an
+/// export was limited to: links of other sessions then have no record, and that is expected.
+pub fn verify(links: &[Link], records: &[Stored], scope: Option<&str>) -> Vec<ChainFinding> {
+    let mut findings = Vec::new();
+    let mut sorted: Vec<&Link> = links.iter().collect();
+    sorted.sort_by_key(|l| l.seq);
+    let mut expected = 1u64;
+    let mut prev = GENESIS.to_owned();
+    let mut latest: HashMap<(RecordKind, &str), &Link> = HashMap::new();
+    for link in sorted {
+        let finding = |problem, detail: String| ChainFinding {
+            problem,
+            seq: Some(link.seq),
+            kind: Some(link.kind),
+            key: link.key.clone(),
+            session_id: link.session_id.clone(),
+            detail,
+        };
+        if link.seq < expected {
+            findings.push(finding(
+                ChainProblem::DuplicateSeq,
+                "a second link with this number (inserted)".to_owned(),
+            ));
+            continue;
+        }
+        if link.seq > expected {
+            findings.push(ChainFinding {
+                problem: ChainProblem::Gap,
+                seq: Some(expected),
+                kind: None,
+                key: String::new(),
+                session_id: String::new(),
+                detail: format!(
+                    "links {expected} to {} are missing (their records were removed)",
+                    link.seq - 1
+                ),
+            });
+        } else if link.prev != prev {
+            findings.push(finding(
+                ChainProblem::BrokenLink,
+                "its `prev` is not the hash of the link before it (inserted)".to_owned(),
+            ));
+        }
+        let hash = link_hash(
+            link.seq,
+            link.kind,
+            &link.key,
+            &link.session_id,
+            &link.digest,
+            &link.prev,
+        );
+        if hash != link.hash {
+            findings.push(finding(
+                ChainProblem::LinkAltered,
+                "the link's hash does not match its fields (altered)".to_owned(),
+            ));
+        }
+        latest.insert((link.kind, link.key.as_str()), link);
+        prev = link.hash.clone();
+        expected = link.seq.saturating_add(1);
+    }
+    let mut seen: HashMap<(RecordKind, &str), ()> = HashMap::new();
+    for record in records {
+        seen.insert((record.kind, record.key.as_str()), ());
+        let finding = |problem, seq, detail: &str| ChainFinding {
+            problem,
+            seq,
+            kind: Some(record.kind),
+            key: record.key.clone(),
+            session_id: record.session_id.clone(),
+            detail: detail.to_owned(),
+        };
+        match latest.get(&(record.kind, record.key.as_str())) {
+            None => findings.push(finding(
+                ChainProblem::Unlinked,
+                None,
+                "no link covers this record (inserted, or written before the ledger was chained)",
+            )),
+            Some(link) if link.digest != record.digest || link.session_id != record.session_id => {
+                findings.push(finding(
+                    ChainProblem::Altered,
+                    Some(link.seq),
+                    "the record differs from the version its latest link covers (altered)",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    let mut missing: Vec<&&Link> = latest
+        .iter()
+        .filter(|(key, link)| {
+            !seen.contains_key(key) && scope.is_none_or(|session| link.session_id == session)
+        })
+        .map(|(_, link)| link)
+        .collect();
+    missing.sort_by_key(|l| l.seq);
+    for link in missing {
+        findings.push(ChainFinding {
+            problem: ChainProblem::Missing,
+            seq: Some(link.seq),
+            kind: Some(link.kind),
+            key: link.key.clone(),
+            session_id: link.session_id.clone(),
+            detail: "the link's record is missing (removed)".to_owned(),
+        });
+    }
+    findings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn the_digest_ignores_key_order_and_null_members_but_nothing_else()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let a = digest(&json!({"b": 1, "a": {"y": [1, null], "x": "s"}, "c": null}))?;
+        let b = digest(&json!({"a": {"x": "s", "y": [1, null]}, "b": 1}))?;
+        assert_eq!(a, b);
+        assert_ne!(a, digest(&json!({"a": {"x": "s", "y": [1]}, "b": 1}))?);
+        assert_ne!(
+            a,
+            digest(&json!({"a": {"x": "s", "y": [1, null]}, "b": 2}))?
+        );
+        Ok(())
+    }
+
+    fn chain(n: usize) -> (Vec<Link>, Vec<Stored>) {
+        let mut tail = Tail::default();
+        let mut links = Vec::new();
+        let mut records = Vec::new();
+        for i in 0..n {
+            let key = format!("g{i}");
+            let digest = format!("d{i}");
+            links.push(tail.link(RecordKind::Grant, &key, "s1", &digest));
+            records.push(Stored {
+                kind: RecordKind::Grant,
+                key,
+                session_id: "s1".to_owned(),
+                digest,
+            });
+        }
+        (links, records)
+    }
+
+    fn problems(findings: &[ChainFinding]) -> Vec<(ChainProblem, Option<u64>)> {
+        findings.iter().map(|f| (f.problem, f.seq)).collect()
+    }
+
+    #[test]
+    fn an_untouched_chain_verifies_clean() {
+        let (links, records) = chain(5);
+        assert_eq!(verify(&links, &records, None), Vec::new());
+    }
+
+    #[test]
+    fn a_removed_middle_link_is_a_gap_and_a_removed_record_is_missing() {
+        let (mut links, mut records) = chain(5);
+        links.remove(2);
+        records.remove(2);
+        assert_eq!(
+            problems(&verify(&links, &records, None)),
+            vec![(ChainProblem::Gap, Some(3))]
+        );
+        let (links, mut records) = chain(5);
+        records.remove(1);
+        assert_eq!(
+            problems(&verify(&links, &records, None)),
+            vec![(ChainProblem::Missing, Some(2))]
+        );
+    }
+
+    #[test]
+    fn a_forged_link_in_the_middle_breaks_the_chain() {
+        let (mut links, records) = chain(4);
+        let mut forged = Tail::default().link(RecordKind::Grant, "g9", "s1", "d9");
+        forged.seq = 3;
+        links.insert(2, forged);
+        let found = problems(&verify(&links, &records, None));
+        assert!(
+            found.contains(&(ChainProblem::DuplicateSeq, Some(3))),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&(ChainProblem::LinkAltered, Some(3))),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn an_altered_record_and_an_altered_link_are_reported() {
+        let (mut links, mut records) = chain(3);
+        records[0].digest = "other".to_owned();
+        links[2].digest = "other".to_owned();
+        records[2].digest = "other".to_owned();
+        assert_eq!(
+            problems(&verify(&links, &records, None)),
+            vec![
+                (ChainProblem::LinkAltered, Some(3)),
+                (ChainProblem::Altered, Some(1))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_session_scope_expects_other_sessions_records_to_be_absent() {
+        let (links, _) = chain(2);
+        assert_eq!(verify(&links, &[], Some("s2")), Vec::new());
+        assert_eq!(verify(&links, &[], Some("s1")).len(), 2);
+    }
+}
