@@ -126,6 +126,14 @@ fn a_command_the_model_starts_cannot_answer_its_card() {
     );
     let card = of_type(&events, "card");
     assert_eq!(card.len(), 1, "{events:#?}");
+    // The ledger verifies: every decision replays, every grant is backed, the chain is whole.
+    let replay = sandbox.cli(&["audit", "replay"]);
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
     // No line carries anything shaped like a card's secret (64 hex digits in a row).
     let longest_hex = log
         .split(|c: char| !c.is_ascii_hexdigit())
