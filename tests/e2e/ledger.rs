@@ -21,6 +21,7 @@ fn answered(ledger: &Ledger, card: &str, grant: Grant, answer: CardAnswer, at_ms
             answer: None,
             answered_at_ms: None,
             grant_id: None,
+            programs: Vec::new(),
         })
         .unwrap();
     let record = ledger

@@ -232,6 +232,17 @@ fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card()
     assert!(grants.status.success(), "{}", stderr(&grants));
     let text = stdout(&grants);
     assert!(text.contains("run_program"), "{text}");
+
+    // Each program's grant stands on the card that offered it: the ledger verifies.
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    codaris_e2e::wait_for(Duration::from_secs(10), || !sandbox.pid_file().exists());
+    let replay = sandbox.cli(&["audit", "replay"]);
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
 }
 
 #[test]

@@ -239,17 +239,26 @@ fn answer_gives(answer: CardAnswer, card: &CardRecord, grant: &Grant) -> Result<
         CardAnswer::AllowSession => Lifetime::Session,
         CardAnswer::Deny => Lifetime::Deny,
         CardAnswer::AllowPrograms => {
+            let offered = grant
+                .path
+                .as_ref()
+                .is_some_and(|program| card.programs.contains(program));
             if grant.capability == CapabilityName::RunProgram
                 && grant.lifetime == Lifetime::Session
-                && grant.path.is_some()
+                && offered
             {
                 return Ok(());
             }
             return Err((
                 GrantProblem::AnswerMismatch,
                 format!(
-                    "its card `{}` was answered `allow_programs`, which grants `run_program` for the session only",
-                    card.id
+                    "its card `{}` was answered `allow_programs`, which grants `run_program` for the session on the programs it offered ({}) only",
+                    card.id,
+                    if card.programs.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        card.programs.join(", ")
+                    }
                 ),
             ));
         }

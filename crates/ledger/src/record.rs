@@ -121,6 +121,10 @@ pub struct CardRecord {
     pub answered_at_ms: Option<u64>,
     #[serde(default)]
     pub grant_id: Option<String>,
+    /// The programs a program-wide answer would grant, as the card offered them (empty: the
+    /// card offered none, so `allow_programs` cannot answer it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<String>,
 }
 
 /// One dispatch decision with its complete input, so it can be replayed exactly.

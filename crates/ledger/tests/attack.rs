@@ -159,3 +159,49 @@ fn a_forged_link_that_claims_the_last_number_does_not_stop_the_ledger() {
         report.chain_findings
     );
 }
+
+#[test]
+fn a_program_wide_grant_for_a_program_the_card_never_offered_is_reported() {
+    use codaris_ledger::{Backing, CardAnswer, CardRecord, SCHEMA};
+    use codaris_policy::{CapabilityName, Grant, Lifetime};
+    let temp = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&temp.path().join("ledger")).unwrap();
+    ledger
+        .append_card(&CardRecord {
+            schema: SCHEMA,
+            id: "c1".to_owned(),
+            session_id: "s1".to_owned(),
+            capability: Some(codaris_policy::Capability::new(
+                CapabilityName::RunCommand,
+                Some("cargo test".to_owned()),
+            )),
+            sentence: "run `cargo test`".to_owned(),
+            asked_at_ms: 10,
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+            programs: vec!["cargo".to_owned()],
+        })
+        .unwrap();
+    let card = || Backing::Card {
+        card_id: "c1".to_owned(),
+    };
+    let program =
+        |name: &str| Grant::new(CapabilityName::RunProgram, Some(name), Lifetime::Session);
+    let offered = ledger
+        .append_grant("s1", program("cargo"), card(), 11)
+        .unwrap();
+    let smuggled = ledger
+        .append_grant("s1", program("rm"), card(), 12)
+        .unwrap();
+    ledger
+        .answer_card("c1", CardAnswer::AllowPrograms, Some(&offered.id), 13)
+        .unwrap();
+    let report = audit(&ledger.evidence().unwrap());
+    let unbacked: Vec<_> = report
+        .unbacked_grants
+        .iter()
+        .map(|f| (f.grant_id.clone(), f.problem))
+        .collect();
+    assert_eq!(unbacked, vec![(smuggled.id, GrantProblem::AnswerMismatch)]);
+}

@@ -159,6 +159,7 @@ fn cards_take_the_first_answer_only() {
         answer: None,
         answered_at_ms: None,
         grant_id: None,
+        programs: Vec::new(),
     };
     ledger.append_card(&card).unwrap();
     assert!(ledger.answer_card("c1", CardAnswer::Deny, None, 2).unwrap());

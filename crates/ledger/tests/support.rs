@@ -96,6 +96,7 @@ pub fn answered_grant(
             answer: None,
             answered_at_ms: None,
             grant_id: None,
+            programs: Vec::new(),
         })
         .unwrap();
     let record = ledger

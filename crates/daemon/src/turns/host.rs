@@ -143,6 +143,7 @@ impl DaemonHost {
             answer: None,
             answered_at_ms: None,
             grant_id: None,
+            programs: programs.clone(),
         };
         let opened = match self.live.cards.open(&id, !programs.is_empty()) {
             Ok(opened) => opened,
