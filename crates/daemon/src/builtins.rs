@@ -9,7 +9,7 @@ use codaris_agent::{Picture, ToolRun, ToolSpec, ToolTier};
 use codaris_index::{Entry, Kind};
 use codaris_policy::Task;
 use codaris_tools::files::human_size;
-use codaris_tools::shell::{PoolConfig, ShellPools, TaskNotice};
+use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
     Content, Fence, OutputLimits, Tool, ToolContext, ToolError, ToolOutput, limit_text,
 };
@@ -65,7 +65,21 @@ impl Builtins {
             preview_server: setup.preview_server,
             ..PoolConfig::default()
         });
-        let pools = pools.with_extra_writable(setup.sandbox_writable);
+        let pools = pools.with_sandbox(setup.sandbox_paths());
+        let pools = match &setup.state_dir {
+            Some(state_dir) => {
+                let pools = pools.with_owner(&codaris_tools::shell::owner_of(state_dir));
+                // What a killed daemon on this state left: its commands' cgroup (and every
+                // process still in it) and their private temp dirs.
+                let removed = pools.clean_leftovers();
+                if removed > 0 {
+                    tracing::info!(removed, "removed temp dirs a previous daemon left");
+                }
+                tracing::info!(containment = %pools.containment(), "command processes");
+                pools
+            }
+            None => pools,
+        };
         let engines = if setup.engines.is_empty() {
             vec![
                 codaris_tools::Engine::brave(),
@@ -208,6 +222,17 @@ pub struct Setup {
     pub preview_server: bool,
     /// More directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
+    /// More locations commands may read under Landlock; `None`: the toolchains under `home`.
+    pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// The daemon's state directory: hidden from commands but for the session workspaces,
+    /// and the name of its commands' cgroup and temp dirs.
+    pub state_dir: Option<PathBuf>,
+    /// The configuration file (hidden from commands) and its directory (carved out of any
+    /// root that contains it), read or not.
+    pub config_file: Option<PathBuf>,
+    /// `$HOME`: its secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, …) are hidden and `~/.config`
+    /// carved out of a root that contains it.
+    pub home: Option<PathBuf>,
     /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
     pub engines: Vec<codaris_tools::Engine>,
     /// Headers `http_request` sends unless a call names its own.
@@ -221,6 +246,10 @@ impl Default for Setup {
             background: true,
             preview_server: true,
             sandbox_writable: Vec::new(),
+            sandbox_readable: None,
+            state_dir: None,
+            config_file: None,
+            home: None,
             engines: Vec::new(),
             http_default_headers: Vec::new(),
         }
@@ -233,12 +262,57 @@ impl Setup {
             background: config.background,
             preview_server: config.preview_server,
             sandbox_writable: config.sandbox_writable.clone(),
+            sandbox_readable: config.sandbox_readable.clone(),
+            state_dir: Some(config.state_dir.clone()),
+            // Where the file would be read from when there is none: it may appear later.
+            config_file: config.config_file.clone().or_else(|| {
+                codaris_paths::resolve_config_file(&|name: &str| std::env::var_os(name))
+                    .ok()
+                    .map(|(file, _)| file)
+            }),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute()),
             engines: config
                 .websearch_engines
                 .iter()
                 .filter_map(|name| codaris_tools::Engine::from_name(name))
                 .collect(),
             http_default_headers: config.http_default_headers.clone(),
+        }
+    }
+}
+
+impl Setup {
+    /// What commands may never touch and what they may read and write beyond the fence.
+    fn sandbox_paths(&self) -> SandboxPaths {
+        let mut hidden: Vec<PathBuf> = self.state_dir.iter().cloned().collect();
+        hidden.extend(self.config_file.iter().cloned());
+        hidden.extend(
+            self.home
+                .iter()
+                .flat_map(|home| codaris_tools::shell::home_secrets(home)),
+        );
+        let mut carved: Vec<PathBuf> = self
+            .config_file
+            .iter()
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .collect();
+        carved.extend(
+            self.home
+                .iter()
+                .flat_map(|home| codaris_tools::shell::home_carved(home)),
+        );
+        let readable = match (&self.sandbox_readable, &self.home) {
+            (Some(paths), _) => paths.clone(),
+            (None, Some(home)) => codaris_tools::shell::default_readable(home),
+            (None, None) => Vec::new(),
+        };
+        SandboxPaths {
+            hidden,
+            carved,
+            readable,
+            writable: self.sandbox_writable.clone(),
         }
     }
 }

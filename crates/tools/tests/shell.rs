@@ -108,6 +108,8 @@ async fn read_eventually(path: &Path) -> String {
 
 #[path = "shell/background.rs"]
 mod background;
+#[path = "shell/confine.rs"]
+mod confine;
 #[path = "shell/preview.rs"]
 mod preview;
 #[path = "shell/run.rs"]

@@ -116,7 +116,7 @@ impl Tool for SshRunCommand {
         for name in WITHHELD_ENV {
             ssh.env_remove(name);
         }
-        let child = ssh.spawn().map_err(|error| {
+        let child = super::reaper::spawn_registered(&mut ssh).map_err(|error| {
             ToolError::model(format!(
                 "could not start `{}`: {error}",
                 self.program.display()

@@ -150,9 +150,17 @@ async fn unconfined_commands_say_so_and_quiet_tasks_send_no_notice() {
         ..PoolConfig::default()
     });
     let out = s.ok("run_command", json!({"command": "echo hi"})).await;
+    let containment = s.pools.containment();
+    let tracked = if containment.tracks_every_descendant() {
+        String::new()
+    } else {
+        format!("note: processes it leaves behind are tracked by {containment}\n")
+    };
     assert_eq!(
         out,
-        "exit code: 0\nnote: writes are not confined (Landlock is off)\nstdout:\nhi\n"
+        format!(
+            "exit code: 0\nnote: reads and writes are not confined (Landlock is off)\n{tracked}stdout:\nhi\n"
+        )
     );
     let out = s
         .ok(
