@@ -111,6 +111,18 @@ impl Builtins {
         }
     }
 
+    /// What `codaris status` reports as `sandbox`: Landlock's state, then which mechanism
+    /// keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and writes
+    /// confined, …; processes: cgroup v2 per session (…)`. It starts with Landlock's own
+    /// sentence, as the field always did.
+    pub fn sandbox_status(&self) -> String {
+        let landlock = codaris_tools::shell::landlock_status();
+        match &self.pools {
+            Some(pools) => format!("{landlock}; processes: {}", pools.containment()),
+            None => landlock.to_string(),
+        }
+    }
+
     /// Stops the session's background commands and removes its temporary directory.
     pub fn close_session(&self, session_id: &str) {
         if let Some(pools) = &self.pools {
@@ -388,6 +400,49 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_state_the_configuration_and_the_keys_are_hidden_and_toolchains_read()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let home = temp.path().to_path_buf();
+        std::fs::create_dir(home.join(".cargo"))?;
+        let setup = Setup {
+            state_dir: Some(home.join(".local/state/codaris")),
+            config_file: Some(home.join(".config/codaris/config.toml")),
+            home: Some(home.clone()),
+            sandbox_writable: vec![PathBuf::from("/w")],
+            ..Setup::default()
+        };
+        let paths = setup.sandbox_paths();
+        for hidden in [
+            ".local/state/codaris",
+            ".config/codaris/config.toml",
+            ".ssh",
+            ".aws",
+            ".gnupg",
+        ] {
+            assert!(
+                paths.hidden.contains(&home.join(hidden)),
+                "{hidden}: {paths:?}"
+            );
+        }
+        assert_eq!(
+            paths.carved,
+            vec![home.join(".config/codaris"), home.join(".config")]
+        );
+        assert_eq!(paths.readable, vec![home.join(".cargo")]);
+        assert_eq!(paths.writable, vec![PathBuf::from("/w")]);
+        let configured = Setup {
+            sandbox_readable: Some(vec![PathBuf::from("/opt/tools")]),
+            ..setup
+        };
+        assert_eq!(
+            configured.sandbox_paths().readable,
+            vec![PathBuf::from("/opt/tools")]
+        );
+        Ok(())
+    }
 
     fn picture_output() -> ToolOutput {
         ToolOutput {
