@@ -347,3 +347,48 @@ async fn a_named_owner_cleans_up_what_its_last_run_left() {
         assert!(removed, "{} is left", root.display());
     }
 }
+
+/// The parent-death signal fires when the forking *thread* exits: a command started from a
+/// tokio blocking thread that then retires must live on (every fork happens on the pools'
+/// own long-lived thread).
+#[test]
+fn a_command_outlives_the_thread_that_asked_for_it() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_keep_alive(Duration::from_millis(10))
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let h = Arc::new(home_as_root(PoolConfig {
+            landlock: false,
+            ..PoolConfig::default()
+        }));
+        let pid_file = h.home.join("proj/shell.pid");
+        let command = format!("echo $$ > '{}'; exec sleep 300", pid_file.display());
+        let asked = h.clone();
+        let handle = tokio::runtime::Handle::current();
+        let started = tokio::task::spawn_blocking(move || {
+            handle.block_on(async {
+                let tool = asked
+                    .tools
+                    .iter()
+                    .find(|tool| tool.name() == "run_command")
+                    .unwrap();
+                tool.call(&asked.ctx, &json!({"command": command, "background": true}))
+                    .await
+                    .unwrap();
+            });
+        });
+        started.await.unwrap();
+        let pid = read_eventually(&pid_file).await;
+        assert!(!pid.is_empty());
+        // Long past the blocking thread's keep-alive: it has retired by now.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !process_gone(&pid),
+            "the command died with the thread that asked for it"
+        );
+        h.pools.close("s1");
+    });
+}
