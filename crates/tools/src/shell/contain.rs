@@ -9,8 +9,11 @@
 //!   watchdog (`/bin/sh` reading a pipe only the daemon holds) writes `cgroup.kill` for the
 //!   whole subtree when that pipe closes, that is when the daemon exits in any way, SIGKILL
 //!   included. The next start of the same daemon kills and removes a subtree left behind.
-//! - else **process groups**: each command leads its own, killed when the session ends.
-//!   A process that leaves its group (`setsid`) escapes this.
+//! - else **process groups and a mark**: each command leads its own process group, killed
+//!   when the session ends, and carries `CODARIS_TASK=<owner>/<session>` in its environment,
+//!   which its descendants inherit: at the session's end every process of this user still
+//!   carrying the session's mark is killed too (a `setsid` one included), and at the next
+//!   start every one carrying the owner's. A process that clears its environment escapes this.
 //!
 //! In both, each command's shell has `PR_SET_PDEATHSIG(SIGKILL)`, so it dies with the daemon
 //! even where nothing else reaches it (see `spawner.rs` for why that is sound).
@@ -54,7 +57,7 @@ impl fmt::Display for Containment {
             ),
             Self::ProcessGroups { reason } => write!(
                 f,
-                "process groups and parent-death signal (no cgroup: {reason})"
+                "process groups, the {MARK} environment mark and parent-death signal (no cgroup: {reason})"
             ),
         }
     }
@@ -369,6 +372,50 @@ fn remove_when_empty(path: &Path, limit: Duration) -> bool {
     }
 }
 
+/// The environment variable every command carries (and its descendants inherit):
+/// `<owner>/<session number>`.
+pub(crate) const MARK: &str = "CODARIS_TASK";
+
+/// SIGKILLs every process of this user whose environment carries a [`MARK`] value that
+/// `matches`, a few rounds (one may fork while the others die). How many were signalled.
+/// Environments of other users' processes cannot be read, so they are never touched.
+pub(crate) fn kill_marked(matches: impl Fn(&str) -> bool) -> usize {
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    let mut killed = 0;
+    for _ in 0..5 {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return killed;
+        };
+        let marked: Vec<rustix::process::Pid> = entries
+            .flatten()
+            .filter_map(|entry| {
+                let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+                let environ = std::fs::read(entry.path().join("environ")).ok()?;
+                (pid != me && mark_in(&environ).is_some_and(&matches))
+                    .then(|| rustix::process::Pid::from_raw(pid))
+                    .flatten()
+            })
+            .collect();
+        if marked.is_empty() {
+            break;
+        }
+        for pid in marked {
+            if rustix::process::kill_process(pid, rustix::process::Signal::KILL).is_ok() {
+                killed += 1;
+            }
+        }
+    }
+    killed
+}
+
+/// The [`MARK`] value in a `/proc/<pid>/environ` (NUL-separated `NAME=value` entries).
+fn mark_in(environ: &[u8]) -> Option<&str> {
+    environ
+        .split(|byte| *byte == 0)
+        .find_map(|entry| entry.strip_prefix(MARK.as_bytes())?.strip_prefix(b"="))
+        .and_then(|value| std::str::from_utf8(value).ok())
+}
+
 /// Names the temp dirs of `owner`'s sessions: `codaris-shell-<owner>-XXXXXX`.
 pub(crate) fn temp_prefix(owner: &str) -> String {
     format!("codaris-shell-{owner}-")
@@ -419,6 +466,14 @@ mod tests {
             Some((PathBuf::from("/"), PathBuf::from("/sys/fs/cgroup/unified")))
         );
         assert_eq!(cgroup2_mount("1 2 0:3 / /x rw - ext4 /dev/sda rw\n"), None);
+    }
+
+    #[test]
+    fn finds_the_mark_among_the_environment() {
+        assert_eq!(mark_in(b"A=1\0CODARIS_TASK=ab/3\0B=2\0"), Some("ab/3"));
+        assert_eq!(mark_in(b"CODARIS_TASKX=ab/3\0"), None);
+        assert_eq!(mark_in(b"XCODARIS_TASK=ab/3\0"), None);
+        assert_eq!(mark_in(b""), None);
     }
 
     #[test]

@@ -10,7 +10,9 @@ use std::time::Duration;
 use rustix::process::Signal;
 use tokio::sync::mpsc;
 
-use super::contain::{Containment, SessionCgroup, Tracker, remove_leftover_temp_dirs, temp_prefix};
+use super::contain::{
+    Containment, SessionCgroup, Tracker, kill_marked, remove_leftover_temp_dirs, temp_prefix,
+};
 use super::group::{group_alive, signal_group};
 use super::sandbox::{Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
@@ -61,6 +63,9 @@ pub struct PoolConfig {
     pub background: bool,
     /// `tools.preview_server`: `preview_server` exists (only with `background` as well).
     pub preview_server: bool,
+    /// Keep each session's processes in a cgroup where the machine allows it (off: process
+    /// groups and the environment mark only, as on a machine without cgroups).
+    pub cgroups: bool,
 }
 
 impl Default for PoolConfig {
@@ -71,6 +76,7 @@ impl Default for PoolConfig {
             landlock: true,
             background: true,
             preview_server: true,
+            cgroups: true,
         }
     }
 }
@@ -86,6 +92,8 @@ pub struct ShellPools {
     owner: String,
     /// Made on first use: a pool that never runs a command needs no cgroup nor thread.
     tracker: OnceLock<Tracker>,
+    /// Numbers the sessions' marks.
+    next_session: AtomicU64,
     spawner: Mutex<Option<Arc<Spawner>>>,
 }
 
@@ -108,6 +116,7 @@ impl ShellPools {
             sandbox: Arc::new(SandboxPaths::default()),
             owner,
             tracker: OnceLock::new(),
+            next_session: AtomicU64::new(1),
             spawner: Mutex::new(None),
         };
         (pools, receiver)
@@ -148,14 +157,25 @@ impl ShellPools {
     }
 
     fn tracker(&self) -> &Tracker {
-        self.tracker.get_or_init(|| Tracker::new(&self.owner))
+        self.tracker.get_or_init(|| {
+            if self.config.cgroups {
+                Tracker::new(&self.owner)
+            } else {
+                Tracker::ProcessGroups {
+                    reason: "switched off (PoolConfig::cgroups)".to_owned(),
+                }
+            }
+        })
     }
 
-    /// Removes what a killed daemon of the same owner left: its private temp dirs, and its
-    /// cgroup subtree with every process still in it. How many temp dirs went.
+    /// Removes what a killed daemon of the same owner left: its cgroup subtree with every
+    /// process still in it, every process still carrying its mark, and its private temp
+    /// dirs. How many temp dirs went.
     pub fn clean_leftovers(&self) -> usize {
         // Creating the subtree replaces (kills) a leftover one.
         self.tracker();
+        let prefix = format!("{}/", self.owner);
+        kill_marked(|mark| mark.starts_with(&prefix));
         remove_leftover_temp_dirs(&std::env::temp_dir(), &self.owner)
     }
 
@@ -185,6 +205,11 @@ impl ShellPools {
                 cgroup: self.tracker().session(),
                 containment: self.tracker().containment(),
                 temp_prefix: temp_prefix(&self.owner),
+                mark: format!(
+                    "{}/{}",
+                    self.owner,
+                    self.next_session.fetch_add(1, Ordering::Relaxed)
+                ),
             },
         )?;
         let pool = Arc::new(pool);
@@ -215,6 +240,7 @@ struct Shared {
     cgroup: Option<SessionCgroup>,
     containment: Containment,
     temp_prefix: String,
+    mark: String,
 }
 
 #[derive(Debug)]
@@ -238,6 +264,8 @@ pub struct TaskPool {
     /// The session's cgroup, when the machine allows one.
     cgroup: Option<SessionCgroup>,
     containment: Containment,
+    /// `CODARIS_TASK` of this session's commands.
+    mark: String,
 }
 
 /// A line of `background_list`.
@@ -301,6 +329,7 @@ impl TaskPool {
             spawner: shared.spawner,
             cgroup: shared.cgroup,
             containment,
+            mark: shared.mark,
         })
     }
 
@@ -356,6 +385,7 @@ impl TaskPool {
             temp_dir: self.temp_dir(),
             confine_to,
             cgroup: self.cgroup.as_ref().map(SessionCgroup::procs),
+            mark: &self.mark,
         };
         let spawned = spawn(&launch, &self.spawner).map_err(|source| ShellError::Spawn {
             command: command.to_owned(),
@@ -530,8 +560,12 @@ impl TaskPool {
     /// The session is over: nothing it started may outlive it. Its cgroup (every descendant,
     /// `setsid` or not) and every task's process group are killed.
     pub fn end(&self) {
-        if let Some(cgroup) = &self.cgroup {
-            cgroup.kill();
+        match &self.cgroup {
+            Some(cgroup) => cgroup.kill(),
+            // Without a cgroup, what left its process group is found by its mark.
+            None => {
+                kill_marked(|mark| mark == self.mark);
+            }
         }
         for entry in self.tasks().values() {
             // A group gone since its task ended is not signalled: its number may be reused.

@@ -24,6 +24,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) confine_to: Option<Vec<Grant>>,
     /// The session cgroup's open `cgroup.procs`, to join before exec.
     pub(crate) cgroup: Option<Arc<OwnedFd>>,
+    /// The session's `CODARIS_TASK` value (see `contain.rs`).
+    pub(crate) mark: &'a str,
 }
 
 /// Codaris's own secrets, in the daemon's environment for the model providers: a command the
@@ -73,6 +75,7 @@ fn shell(launch: &Launch<'_>) -> Command {
         .arg(launch.command)
         .current_dir(launch.cwd)
         .env("TMPDIR", launch.temp_dir)
+        .env(super::contain::MARK, launch.mark)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -152,6 +155,7 @@ mod tests {
             temp_dir: Path::new("/t"),
             confine_to: None,
             cgroup: None,
+            mark: "o/1",
         };
         let command = shell(&launch);
         let envs: Vec<_> = command.as_std().get_envs().collect();
@@ -162,5 +166,6 @@ mod tests {
             );
         }
         assert!(envs.contains(&("TMPDIR".as_ref(), Some("/t".as_ref()))));
+        assert!(envs.contains(&("CODARIS_TASK".as_ref(), Some("o/1".as_ref()))));
     }
 }

@@ -292,6 +292,23 @@ async fn a_setsid_descendant_dies_when_its_session_ends() {
     if !cgroup_or_skip(&h.pools, "a_setsid_descendant_dies_when_its_session_ends") {
         return;
     }
+    setsid_sleep_dies_with_the_session(&h).await;
+}
+
+#[tokio::test]
+async fn without_a_cgroup_the_mark_still_finds_a_setsid_descendant() {
+    let h = home_as_root(PoolConfig {
+        landlock: false,
+        cgroups: false,
+        ..PoolConfig::default()
+    });
+    assert!(!h.pools.containment().tracks_every_descendant());
+    let out = h.run("true").await;
+    assert!(out.contains("note: processes it leaves behind are tracked by process groups, the CODARIS_TASK environment mark"), "{out}");
+    setsid_sleep_dies_with_the_session(&h).await;
+}
+
+async fn setsid_sleep_dies_with_the_session(h: &Home) {
     let pid_file = h.home.join("proj/escaped.pid");
     let command = format!(
         "setsid sh -c 'sh -c \"echo \\$\\$ > {}; exec sleep 300\" &' >/dev/null 2>&1 &",
