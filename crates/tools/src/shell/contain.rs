@@ -3,7 +3,8 @@
 //! The strongest mechanism the machine allows is used:
 //!
 //! - **cgroup v2** where the daemon can create one beneath its own cgroup (root, or a
-//!   delegated subtree): `codaris-<owner>/` for the daemon's pools, `s-<n>/` per session. Each
+//!   delegated subtree): `codaris-<owner>-<pid>/` for the daemon's pools, `s-<n>/` per
+//!   session. Each
 //!   command joins its session's cgroup between fork and exec, so nothing it starts can leave
 //!   (`setsid`, double forks, daemons included). Ending the session writes `cgroup.kill`. A
 //!   watchdog (`/bin/sh` reading a pipe only the daemon holds) writes `cgroup.kill` for the
@@ -71,7 +72,7 @@ pub(crate) enum Tracker {
 }
 
 impl Tracker {
-    /// The subtree `codaris-<owner>` beneath the daemon's cgroup, replacing (killing) one a
+    /// The subtree `codaris-<owner>-<pid>` beneath the daemon's cgroup, replacing (killing) one a
     /// killed daemon of the same owner left; process groups where that cannot be.
     pub(crate) fn new(owner: &str) -> Self {
         match CgroupRoot::create(owner) {
@@ -101,7 +102,7 @@ impl Tracker {
     }
 }
 
-/// `codaris-<owner>/` and its watchdog.
+/// `codaris-<owner>-<pid>/` and its watchdog.
 #[derive(Debug)]
 pub(crate) struct CgroupRoot {
     path: PathBuf,
@@ -113,11 +114,18 @@ pub(crate) struct CgroupRoot {
 impl CgroupRoot {
     fn create(owner: &str) -> Result<Self, String> {
         let parent = own_cgroup_dir()?;
-        let path = parent.join(format!("codaris-{owner}"));
-        if path.exists() {
-            // A daemon of this owner was killed and its watchdog did not finish.
-            kill_tree(&path);
+        // One daemon runs per owner (the state claim), so any other subtree of this owner is
+        // what a killed one left and its watchdog did not finish. Each run has its own name,
+        // so a late watchdog of the last run cannot remove this run's subtree.
+        let prefix = format!("codaris-{owner}-");
+        if let Ok(entries) = std::fs::read_dir(&parent) {
+            for entry in entries.flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    kill_tree(&entry.path());
+                }
+            }
         }
+        let path = parent.join(format!("{prefix}{}", std::process::id()));
         std::fs::create_dir(&path)
             .map_err(|error| format!("cannot create {}: {error}", path.display()))?;
         let cleanup = |reason: String| {

@@ -139,7 +139,7 @@ impl ShellPools {
     }
 
     /// Names the daemon these pools belong to (`owner_of(state dir)`): its cgroup is
-    /// `codaris-<owner>` and its temp dirs `codaris-shell-<owner>-*`, which the next start of
+    /// `codaris-<owner>-<pid>` and its temp dirs `codaris-shell-<owner>-*`, which the next start of
     /// the same daemon cleans up (`clean_leftovers`).
     #[must_use]
     pub fn with_owner(mut self, owner: &str) -> Self {

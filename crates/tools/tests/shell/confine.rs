@@ -345,7 +345,7 @@ async fn a_named_owner_cleans_up_what_its_last_run_left() {
     assert!(!left.exists());
     if let Containment::Cgroup { root } = pools.containment() {
         assert!(
-            root.ends_with(format!("codaris-{owner}")),
+            root.ends_with(format!("codaris-{owner}-{}", std::process::id())),
             "{}",
             root.display()
         );
