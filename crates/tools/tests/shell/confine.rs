@@ -8,29 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use codaris_tools::shell::{
-    Containment, LandlockStatus, PoolConfig, SandboxPaths, ShellPools, default_readable,
-    home_carved, home_secrets, landlock_status, tools,
+    Containment, PoolConfig, SandboxPaths, ShellPools, default_readable, home_carved, home_secrets,
+    tools,
 };
 use codaris_tools::{Content, Fence, Tool, ToolContext};
 use serde_json::json;
 
-use super::{process_gone, read_eventually};
-
-/// Landlock's ABI, or `None` after saying loudly why the test is skipped; under CI a
-/// missing Landlock fails the test instead.
-fn landlock_or_skip(test: &str) -> Option<u32> {
-    match landlock_status() {
-        LandlockStatus::Active(abi) => Some(abi),
-        LandlockStatus::Unsupported(reason) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "{test}: Landlock is required under CI but unavailable: {reason}"
-            );
-            eprintln!("SKIPPED {test}: Landlock is unavailable here ({reason})");
-            None
-        }
-    }
-}
+use super::{landlock_or_skip, process_gone, read_eventually};
 
 /// A fake `$HOME` that is an allowed root and holds everything a command must not read.
 struct Home {

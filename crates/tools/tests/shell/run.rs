@@ -116,12 +116,8 @@ async fn tmpdir_is_private_and_writable() {
 
 #[tokio::test]
 async fn landlock_refuses_writes_outside_the_roots() {
-    let abi = match landlock_status() {
-        LandlockStatus::Active(abi) => abi,
-        LandlockStatus::Unsupported(reason) => {
-            eprintln!("skipped: Landlock is not available here ({reason})");
-            return;
-        }
+    let Some(abi) = landlock_or_skip("landlock_refuses_writes_outside_the_roots") else {
+        return;
     };
     let s = setup();
     let outside = tempfile::tempdir().unwrap();
@@ -273,8 +269,7 @@ fn tools_match_the_policy_catalogue() {
 
 #[tokio::test]
 async fn configured_extra_directories_are_writable_under_landlock() {
-    if let LandlockStatus::Unsupported(reason) = landlock_status() {
-        eprintln!("skipped: Landlock is not available here ({reason})");
+    if landlock_or_skip("configured_extra_directories_are_writable_under_landlock").is_none() {
         return;
     }
     let mut s = setup();
