@@ -58,6 +58,7 @@ pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
 pub use run::RunCommand;
+pub use sandbox::DEVICES_READABLE;
 pub use sandbox::HOME_CARVED;
 pub use sandbox::HOME_SECRETS;
 pub use sandbox::HOME_TOOLCHAINS;

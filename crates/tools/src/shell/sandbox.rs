@@ -17,12 +17,34 @@
 use std::path::{Component, Path, PathBuf};
 
 /// System locations every confined command may read and execute: the shell, its libraries,
-/// the usual tools and their configuration, devices and the kernel's views. `/run`, `/var`,
-/// `/home`, `/root`, `/tmp` and `/mnt` are not in it.
-pub const SYSTEM_READABLE: [&str; 12] = [
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/dev",
-    "/proc", "/sys",
+/// the usual tools and their configuration, and the kernel's views. `/run`, `/var`, `/home`,
+/// `/root`, `/tmp` and `/mnt` are not in it, and of `/dev` only [`DEVICES_READABLE`].
+pub const SYSTEM_READABLE: [&str; 11] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys",
 ];
+
+/// The devices a command may read. Not the rest of `/dev`: opening a block device needs no
+/// capability, only its mode, so a root command could read the raw disk (`/dev/vda`) and in
+/// it the state directory and the configuration. `/dev/fd` and `/dev/stdin`… lead into
+/// `/proc/self`, readable already.
+pub const DEVICES_READABLE: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/pts",
+    "/dev/ptmx",
+    "/dev/shm",
+];
+
+/// The kernel's interfaces: never writable through a grant (a root of `/`, a card for `/`).
+/// Writing `/sys/fs/cgroup` would let a command leave its session's cgroup, and `/proc/sys`
+/// retune the machine; a write grant that contains them is carved around them (they stay
+/// readable, as system locations), one inside `/proc` or `/sys` only reads, and devices are
+/// writable only as [`DEVICES`] lists (or a grant inside `/dev` names).
+const KERNEL: [&str; 3] = ["/proc", "/sys", "/dev"];
 
 /// Device files every command may write to (discarding output, a terminal).
 pub(crate) const DEVICES: [&str; 5] = [
@@ -136,6 +158,7 @@ pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
     cut.extend(paths.carved.iter().map(|p| lenient_canonical(p)));
     let system = SYSTEM_READABLE
         .iter()
+        .chain(DEVICES_READABLE.iter())
         .map(PathBuf::from)
         .chain(resolver_config());
     let wanted = request
@@ -152,6 +175,8 @@ pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
                 .iter()
                 .map(|p| (p.clone(), Access::Read, false)),
         );
+    let mut cut_for_writes = cut.clone();
+    cut_for_writes.extend(KERNEL.iter().map(PathBuf::from));
     let mut grants = Vec::new();
     for (path, access, own) in wanted {
         let Ok(path) = std::fs::canonicalize(&path) else {
@@ -160,7 +185,12 @@ pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
         if !own && hidden.iter().any(|secret| path.starts_with(secret)) {
             continue;
         }
-        carve(&path, access, &cut, &mut grants);
+        let interface = ["/proc", "/sys"].iter().any(|dir| path.starts_with(dir));
+        match access {
+            Access::Write if interface => carve(&path, Access::Read, &cut, &mut grants),
+            Access::Write => carve(&path, access, &cut_for_writes, &mut grants),
+            Access::Read => carve(&path, access, &cut, &mut grants),
+        }
     }
     grants
 }
@@ -310,6 +340,36 @@ mod tests {
             assert_eq!(granted(&grants, &home.join(hidden)), None, "`{hidden}`");
         }
         assert_eq!(granted(&grants, Path::new("/usr/bin")), Some(Access::Read));
+        Ok(())
+    }
+
+    #[test]
+    fn a_root_of_slash_writes_neither_the_kernel_nor_the_protected() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let state = temp.path().canonicalize()?.join("state");
+        std::fs::create_dir(&state)?;
+        let paths = SandboxPaths {
+            hidden: vec![state.clone()],
+            ..SandboxPaths::default()
+        };
+        let grants = plan(Request {
+            roots: &[PathBuf::from("/"), PathBuf::from("/sys/fs/cgroup")],
+            own: &[],
+            paths: &paths,
+        });
+        assert_eq!(granted(&grants, Path::new("/usr/bin")), Some(Access::Write));
+        assert_eq!(granted(&grants, &state.join("token")), None);
+        for interface in ["/sys/fs/cgroup/cgroup.procs", "/proc/sys/kernel"] {
+            assert_eq!(
+                granted(&grants, Path::new(interface)),
+                Some(Access::Read),
+                "{interface}"
+            );
+        }
+        // Not even readable: a raw disk holds everything the carve hides.
+        assert_eq!(granted(&grants, Path::new("/dev/vda")), None);
+        // (Its writes the ruleset adds itself: `DEVICES`.)
+        assert_eq!(granted(&grants, Path::new("/dev/null")), Some(Access::Read));
         Ok(())
     }
 

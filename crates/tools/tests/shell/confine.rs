@@ -139,6 +139,26 @@ async fn commands_read_only_the_roots_the_system_and_nothing_of_the_daemon() {
             path.display()
         );
     }
+    // Nor the raw disk it all lies on (a root command needs no capability for that).
+    let disks: Vec<PathBuf> = std::fs::read_dir("/dev")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            use std::os::unix::fs::FileTypeExt;
+            entry.file_type().is_ok_and(|kind| kind.is_block_device())
+        })
+        .map(|entry| entry.path())
+        .collect();
+    for disk in &disks {
+        let out = h
+            .run(&format!("head -c 1 '{}' | wc -c", disk.display()))
+            .await;
+        assert!(
+            out.contains("\n0\n") || out.contains("stdout:\n0"),
+            "{}: {out}",
+            disk.display()
+        );
+    }
     // Listing what a carve hides does not help either.
     for dir in [&h.state, &h.home.join(".ssh"), &h.home.join(".config")] {
         let out = h.run(&format!("ls -a '{}'", dir.display())).await;
