@@ -13,8 +13,9 @@
 //! - else **process groups and a mark**: each command leads its own process group, killed
 //!   when the session ends, and carries `CODARIS_TASK=<owner>/<session>` in its environment,
 //!   which its descendants inherit: at the session's end every process of this user still
-//!   carrying the session's mark is killed too (a `setsid` one included), and at the next
-//!   start every one carrying the owner's. A process that clears its environment escapes this.
+//!   carrying the session's mark is killed too (a `setsid` one included). A watchdog kills
+//!   every process carrying the owner's mark when the daemon exits, and the next start
+//!   whatever is left. A process that clears its environment escapes this.
 //!
 //! In both, each command's shell has `PR_SET_PDEATHSIG(SIGKILL)`, so it dies with the daemon
 //! even where nothing else reaches it (see `spawner.rs` for why that is sound).
@@ -68,7 +69,11 @@ impl fmt::Display for Containment {
 #[derive(Debug)]
 pub(crate) enum Tracker {
     Cgroup(CgroupRoot),
-    ProcessGroups { reason: String },
+    ProcessGroups {
+        reason: String,
+        /// The write end of the mark watchdog's pipe (see [`start_mark_watchdog`]).
+        _watchdog: Option<OwnedFd>,
+    },
 }
 
 impl Tracker {
@@ -77,7 +82,16 @@ impl Tracker {
     pub(crate) fn new(owner: &str) -> Self {
         match CgroupRoot::create(owner) {
             Ok(root) => Self::Cgroup(root),
-            Err(reason) => Self::ProcessGroups { reason },
+            Err(reason) => Self::without_cgroup(owner, reason),
+        }
+    }
+
+    /// Process groups and the mark, with a watchdog that kills every process carrying the
+    /// owner's mark when the daemon exits.
+    pub(crate) fn without_cgroup(owner: &str, reason: String) -> Self {
+        Self::ProcessGroups {
+            reason,
+            _watchdog: start_mark_watchdog(owner).ok(),
         }
     }
 
@@ -86,7 +100,7 @@ impl Tracker {
             Self::Cgroup(root) => Containment::Cgroup {
                 root: root.path.clone(),
             },
-            Self::ProcessGroups { reason } => Containment::ProcessGroups {
+            Self::ProcessGroups { reason, .. } => Containment::ProcessGroups {
                 reason: reason.clone(),
             },
         }
@@ -300,13 +314,18 @@ exit 0"#;
 /// Starts the watchdog of `root`; returns the write end of its pipe, which only the daemon
 /// holds (close-on-exec: no command inherits it).
 fn start_watchdog(root: &Path) -> Result<OwnedFd, String> {
+    spawn_watchdog(WATCHDOG, root.as_os_str())
+}
+
+/// `/bin/sh -c <script> <argument>` reading a pipe; the write end comes back.
+fn spawn_watchdog(script: &str, argument: &std::ffi::OsStr) -> Result<OwnedFd, String> {
     use std::os::unix::process::CommandExt;
     let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|error| format!("cannot create the watchdog's pipe: {error}"))?;
     Command::new("/bin/sh")
         .arg("-c")
-        .arg(WATCHDOG)
-        .arg(root)
+        .arg(script)
+        .arg(argument)
         .stdin(Stdio::from(read))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -315,6 +334,27 @@ fn start_watchdog(root: &Path) -> Result<OwnedFd, String> {
         .spawn()
         .map_err(|error| format!("cannot start the cgroup watchdog: {error}"))?;
     Ok(write)
+}
+
+/// What the mark watchdog runs: wait for the pipe to close, then kill every process whose
+/// environment carries `CODARIS_TASK=<owner>/…` (`$0`), a few rounds. It carries no mark
+/// itself, nor do the `tr` and `grep` it runs.
+const MARK_WATCHDOG: &str = r#"read -r _
+for round in 1 2 3 4 5; do
+  found=
+  for p in /proc/[0-9]*; do
+    if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -q "^CODARIS_TASK=$0/"; then
+      kill -9 "${p#/proc/}" 2>/dev/null && found=1
+    fi
+  done
+  [ -n "$found" ] || break
+done
+exit 0"#;
+
+/// Starts the watchdog that, without a cgroup, kills what still carries `owner`'s mark when
+/// the daemon exits in any way; returns the write end of its pipe.
+fn start_mark_watchdog(owner: &str) -> Result<OwnedFd, String> {
+    spawn_watchdog(MARK_WATCHDOG, owner.as_ref())
 }
 
 /// `cgroup.kill` (Linux 5.14), else SIGKILL to every listed process, a few rounds (a
@@ -474,6 +514,44 @@ mod tests {
             Some((PathBuf::from("/"), PathBuf::from("/sys/fs/cgroup/unified")))
         );
         assert_eq!(cgroup2_mount("1 2 0:3 / /x rw - ext4 /dev/sda rw\n"), None);
+    }
+
+    #[test]
+    fn the_mark_watchdog_kills_the_marked_when_its_pipe_closes()
+    -> Result<(), Box<dyn std::error::Error>> {
+        use std::os::unix::process::CommandExt;
+        let owner = format!("wd{}", std::process::id());
+        let spawn = |mark: &str| {
+            Command::new("sleep")
+                .arg("300")
+                .env(MARK, mark)
+                .process_group(0)
+                .spawn()
+        };
+        let mut marked = spawn(&format!("{owner}/7"))?;
+        let mut other = spawn("someone-else/7")?;
+        let watchdog = start_mark_watchdog(&owner)?;
+        drop(watchdog);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = marked.try_wait()? {
+                break Some(status);
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let unmarked_alive = other.try_wait()?.is_none();
+        let _ = other.kill();
+        let _ = other.wait();
+        let _ = marked.kill();
+        assert!(
+            status.is_some(),
+            "the marked sleep outlived the watchdog's pipe"
+        );
+        assert!(unmarked_alive, "an unmarked process was killed");
+        Ok(())
     }
 
     #[test]

@@ -53,7 +53,6 @@ pub use pool::TaskPool;
 pub use pool::TaskSummary;
 pub use preview::PreviewServer;
 pub use reaper::reap_orphans;
-pub use reaper::sweep as reap_orphans_once;
 pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;

@@ -161,9 +161,10 @@ impl ShellPools {
             if self.config.cgroups {
                 Tracker::new(&self.owner)
             } else {
-                Tracker::ProcessGroups {
-                    reason: "switched off (PoolConfig::cgroups)".to_owned(),
-                }
+                Tracker::without_cgroup(
+                    &self.owner,
+                    "switched off (PoolConfig::cgroups)".to_owned(),
+                )
             }
         })
     }

@@ -66,7 +66,7 @@ pub async fn reap_orphans() {
 }
 
 /// One pass: every zombie child of this process that nobody else waits for. How many.
-pub fn sweep() -> usize {
+fn sweep() -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let own_group = rustix::process::getpgrp().as_raw_nonzero().get();
     let Ok(entries) = std::fs::read_dir("/proc") else {
