@@ -99,7 +99,7 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
     }
     tools.extend([
         Arc::new(ShareFile::new()) as Arc<dyn crate::Tool>,
-        Arc::new(SshRunCommand::default()),
+        Arc::new(SshRunCommand::default().with_pools(pools.clone())),
         Arc::new(WorktreeCreate),
     ]);
     tools

@@ -408,6 +408,21 @@ impl TaskPool {
         })
     }
 
+    /// Starts another program on the session's behalf (the OpenSSH client): contained like
+    /// its commands (cgroup, mark, parent-death signal, no capabilities) but not confined by
+    /// Landlock, which would keep it from its keys. The caller watches the child.
+    pub(crate) fn spawn_program(
+        &self,
+        command: tokio::process::Command,
+    ) -> io::Result<tokio::process::Child> {
+        super::spawn::spawn_program(
+            command,
+            self.cgroup.as_ref().map(SessionCgroup::procs),
+            &self.mark,
+            &self.spawner,
+        )
+    }
+
     /// Runs `work` inside the daemon as a listed task (a preview server), known by `label`.
     pub(crate) fn start_in_process<F>(
         &self,

@@ -57,15 +57,41 @@ pub(crate) fn spawn(launch: &Launch<'_>, spawner: &Spawner) -> io::Result<Spawne
             ruleset,
         },
     );
+    let child = fork_on(spawner, command)?;
+    Ok(Spawned { child, confined })
+}
+
+/// Starts another program (the OpenSSH client) as a session's command is started, but for
+/// Landlock: in the session's cgroup, carrying its `mark`, with the parent-death signal,
+/// `no_new_privs` and no capabilities, forked on the spawner thread.
+pub(crate) fn spawn_program(
+    mut command: Command,
+    cgroup: Option<Arc<OwnedFd>>,
+    mark: &str,
+    spawner: &Spawner,
+) -> io::Result<Child> {
+    command.env(super::contain::MARK, mark);
+    prepare_child(
+        &mut command,
+        InChild {
+            cgroup,
+            privileges: Privileges::of_daemon(),
+            ruleset: None,
+        },
+    );
+    fork_on(spawner, command)
+}
+
+/// Forks `command` on the spawner thread, for the caller's runtime to watch.
+fn fork_on(spawner: &Spawner, mut command: Command) -> io::Result<Child> {
     let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
-    let child = spawner
+    spawner
         .run(move || {
             // The child is watched by the caller's runtime; only the fork happens here.
             let _entered = runtime.enter();
             super::reaper::spawn_registered(&mut command)
         })
-        .ok_or_else(|| io::Error::other("the spawner thread is gone"))??;
-    Ok(Spawned { child, confined })
+        .ok_or_else(|| io::Error::other("the spawner thread is gone"))?
 }
 
 fn shell(launch: &Launch<'_>) -> Command {
