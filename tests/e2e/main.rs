@@ -12,5 +12,6 @@ mod ledger;
 mod lifecycle;
 mod python;
 mod run;
+mod sandbox;
 mod tcp;
 mod tools;

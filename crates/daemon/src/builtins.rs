@@ -9,7 +9,7 @@ use codaris_agent::{Picture, ToolRun, ToolSpec, ToolTier};
 use codaris_index::{Entry, Kind};
 use codaris_policy::Task;
 use codaris_tools::files::human_size;
-use codaris_tools::shell::{PoolConfig, ShellPools, TaskNotice};
+use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
     Content, Fence, OutputLimits, Tool, ToolContext, ToolError, ToolOutput, limit_text,
 };
@@ -65,7 +65,21 @@ impl Builtins {
             preview_server: setup.preview_server,
             ..PoolConfig::default()
         });
-        let pools = pools.with_extra_writable(setup.sandbox_writable);
+        let pools = pools.with_sandbox(setup.sandbox_paths());
+        let pools = match &setup.state_dir {
+            Some(state_dir) => {
+                let pools = pools.with_owner(&codaris_tools::shell::owner_of(state_dir));
+                // What a killed daemon on this state left: its commands' cgroup (and every
+                // process still in it) and their private temp dirs.
+                let removed = pools.clean_leftovers();
+                if removed > 0 {
+                    tracing::info!(removed, "removed temp dirs a previous daemon left");
+                }
+                tracing::info!(containment = %pools.containment(), "command processes");
+                pools
+            }
+            None => pools,
+        };
         let engines = if setup.engines.is_empty() {
             vec![
                 codaris_tools::Engine::brave(),
@@ -94,6 +108,18 @@ impl Builtins {
             pools: None,
             by_name,
             limits: OutputLimits::default(),
+        }
+    }
+
+    /// What `codaris status` reports as `sandbox`: Landlock's state, then which mechanism
+    /// keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and writes
+    /// confined, …; processes: cgroup v2 per session (…)`. It starts with Landlock's own
+    /// sentence, as the field always did.
+    pub fn sandbox_status(&self) -> String {
+        let landlock = codaris_tools::shell::landlock_status();
+        match &self.pools {
+            Some(pools) => format!("{landlock}; processes: {}", pools.containment()),
+            None => landlock.to_string(),
         }
     }
 
@@ -225,6 +251,17 @@ pub struct Setup {
     pub preview_server: bool,
     /// More directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
+    /// More locations commands may read under Landlock; `None`: the toolchains under `home`.
+    pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// The daemon's state directory: hidden from commands but for the session workspaces,
+    /// and the name of its commands' cgroup and temp dirs.
+    pub state_dir: Option<PathBuf>,
+    /// The configuration file (hidden from commands) and its directory (carved out of any
+    /// root that contains it), read or not.
+    pub config_file: Option<PathBuf>,
+    /// `$HOME`: its secrets (`~/.ssh`, `~/.aws`, `~/.gnupg`, …) are hidden and `~/.config`
+    /// carved out of a root that contains it.
+    pub home: Option<PathBuf>,
     /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
     pub engines: Vec<codaris_tools::Engine>,
     /// Headers `http_request` sends unless a call names its own.
@@ -238,6 +275,10 @@ impl Default for Setup {
             background: true,
             preview_server: true,
             sandbox_writable: Vec::new(),
+            sandbox_readable: None,
+            state_dir: None,
+            config_file: None,
+            home: None,
             engines: Vec::new(),
             http_default_headers: Vec::new(),
         }
@@ -250,12 +291,57 @@ impl Setup {
             background: config.background,
             preview_server: config.preview_server,
             sandbox_writable: config.sandbox_writable.clone(),
+            sandbox_readable: config.sandbox_readable.clone(),
+            state_dir: Some(config.state_dir.clone()),
+            // Where the file would be read from when there is none: it may appear later.
+            config_file: config.config_file.clone().or_else(|| {
+                codaris_paths::resolve_config_file(&|name: &str| std::env::var_os(name))
+                    .ok()
+                    .map(|(file, _)| file)
+            }),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute()),
             engines: config
                 .websearch_engines
                 .iter()
                 .filter_map(|name| codaris_tools::Engine::from_name(name))
                 .collect(),
             http_default_headers: config.http_default_headers.clone(),
+        }
+    }
+}
+
+impl Setup {
+    /// What commands may never touch and what they may read and write beyond the fence.
+    fn sandbox_paths(&self) -> SandboxPaths {
+        let mut hidden: Vec<PathBuf> = self.state_dir.iter().cloned().collect();
+        hidden.extend(self.config_file.iter().cloned());
+        hidden.extend(
+            self.home
+                .iter()
+                .flat_map(|home| codaris_tools::shell::home_secrets(home)),
+        );
+        let mut carved: Vec<PathBuf> = self
+            .config_file
+            .iter()
+            .filter_map(|file| file.parent().map(PathBuf::from))
+            .collect();
+        carved.extend(
+            self.home
+                .iter()
+                .flat_map(|home| codaris_tools::shell::home_carved(home)),
+        );
+        let readable = match (&self.sandbox_readable, &self.home) {
+            (Some(paths), _) => paths.clone(),
+            (None, Some(home)) => codaris_tools::shell::default_readable(home),
+            (None, None) => Vec::new(),
+        };
+        SandboxPaths {
+            hidden,
+            carved,
+            readable,
+            writable: self.sandbox_writable.clone(),
         }
     }
 }
@@ -331,6 +417,49 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_state_the_configuration_and_the_keys_are_hidden_and_toolchains_read()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let home = temp.path().to_path_buf();
+        std::fs::create_dir(home.join(".cargo"))?;
+        let setup = Setup {
+            state_dir: Some(home.join(".local/state/codaris")),
+            config_file: Some(home.join(".config/codaris/config.toml")),
+            home: Some(home.clone()),
+            sandbox_writable: vec![PathBuf::from("/w")],
+            ..Setup::default()
+        };
+        let paths = setup.sandbox_paths();
+        for hidden in [
+            ".local/state/codaris",
+            ".config/codaris/config.toml",
+            ".ssh",
+            ".aws",
+            ".gnupg",
+        ] {
+            assert!(
+                paths.hidden.contains(&home.join(hidden)),
+                "{hidden}: {paths:?}"
+            );
+        }
+        assert_eq!(
+            paths.carved,
+            vec![home.join(".config/codaris"), home.join(".config")]
+        );
+        assert_eq!(paths.readable, vec![home.join(".cargo")]);
+        assert_eq!(paths.writable, vec![PathBuf::from("/w")]);
+        let configured = Setup {
+            sandbox_readable: Some(vec![PathBuf::from("/opt/tools")]),
+            ..setup
+        };
+        assert_eq!(
+            configured.sandbox_paths().readable,
+            vec![PathBuf::from("/opt/tools")]
+        );
+        Ok(())
+    }
 
     fn picture_output() -> ToolOutput {
         ToolOutput {

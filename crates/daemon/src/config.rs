@@ -52,6 +52,10 @@ pub struct ToolsToml {
     /// Directories outside the allowed roots that commands may write to under Landlock
     /// (a tool's cache such as `~/.cargo`), as absolute paths.
     pub sandbox_writable: Option<Vec<PathBuf>>,
+    /// Directories and files outside the allowed roots that commands may read (and execute)
+    /// under Landlock, as absolute paths; unset, the toolchains under `$HOME` that exist
+    /// (`codaris_tools::shell::HOME_TOOLCHAINS`).
+    pub sandbox_readable: Option<Vec<PathBuf>>,
     /// The engines `websearch` asks, in order: `brave`, `bing`, `duckduckgo`,
     /// `searxng:<base URL>`.
     pub websearch_engines: Option<Vec<String>>,
@@ -174,6 +178,9 @@ pub struct Config {
     pub command_allowlist: Vec<String>,
     /// `tools.sandbox_writable`: more directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
+    /// `tools.sandbox_readable`: more locations commands may read under Landlock; `None`
+    /// when unset, for the default the daemon finds at start (`shell::default_readable`).
+    pub sandbox_readable: Option<Vec<PathBuf>>,
     /// `tools.websearch_engines`: the engines `websearch` asks, each a valid engine name.
     pub websearch_engines: Vec<String>,
     /// `tools.http_default_headers`: valid header names and values, in name order.
@@ -336,6 +343,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some(dirs) => absolute_dirs(&origin("tools.sandbox_writable"), dirs.into_iter())?,
         None => Vec::new(),
     };
+    let sandbox_readable = match tools.sandbox_readable.clone() {
+        Some(paths) => Some(absolute_dirs(
+            &origin("tools.sandbox_readable"),
+            paths.into_iter(),
+        )?),
+        None => None,
+    };
     let websearch_engines = match tools.websearch_engines.clone() {
         Some(engines) if engines.is_empty() => {
             return Err(ConfigError::Invalid {
@@ -457,6 +471,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         http_allowlist,
         command_allowlist,
         sandbox_writable,
+        sandbox_readable,
         websearch_engines,
         http_default_headers,
         background: tools.background.unwrap_or(true),

@@ -48,6 +48,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             http_allowlist: Vec::new(),
             command_allowlist: Vec::new(),
             sandbox_writable: Vec::new(),
+            sandbox_readable: None,
             websearch_engines: vec!["brave".to_owned(), "bing".to_owned()],
             http_default_headers: Vec::new(),
             background: true,
@@ -121,6 +122,10 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         (
             "[tools]\nsandbox_writable = [\".cargo\"]\n",
             "tools.sandbox_writable",
+        ),
+        (
+            "[tools]\nsandbox_readable = [\"~/.cargo\"]\n",
+            "tools.sandbox_readable",
         ),
         (
             "[tools]\nwebsearch_engines = [\"google\"]\n",
@@ -236,6 +241,16 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     )?)?;
     assert_eq!(config.command_allowlist, ["cargo test", "git 'status'"]);
     assert_eq!(config.sandbox_writable, [PathBuf::from("/home/u/.cargo")]);
+    let config = resolve(with_file(
+        "[tools]\nsandbox_readable = [\"/home/u/.nextflow\", \"/home/u/.gitconfig\"]\n",
+    )?)?;
+    assert_eq!(
+        config.sandbox_readable,
+        Some(vec![
+            PathBuf::from("/home/u/.nextflow"),
+            PathBuf::from("/home/u/.gitconfig")
+        ])
+    );
     let config = resolve(with_file(
         "[tools]\nwebsearch_engines = [\"searxng:http://127.0.0.1:8888/\", \"duckduckgo\"]\n",
     )?)?;

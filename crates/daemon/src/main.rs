@@ -41,6 +41,11 @@ fn main() -> ExitCode {
     let args = Args::parse();
     // Everything the daemon creates is private to its user unless it says otherwise.
     rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o077));
+    // Orphans among the commands' descendants become the daemon's children (not init's), so
+    // that they still count as its descendants; `reap_orphans` waits for them.
+    if let Err(err) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        eprintln!("codarisd: cannot become a child subreaper: {err}");
+    }
     match run(args, &keys) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -68,6 +73,7 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
             source,
         })?;
     runtime.block_on(async {
+        tokio::spawn(codaris_tools::shell::reap_orphans());
         let shutdown = Shutdown::new();
         codaris_daemon::shutdown::on_signals(shutdown.clone()).map_err(|source| {
             StartError::Listen {

@@ -184,7 +184,7 @@ async fn routes(
         sessions: sessions.clone(),
         shutdown: shutdown.clone(),
         tools_indexed: tools.indexed(),
-        sandbox: codaris_tools::shell::landlock_status().to_string(),
+        sandbox: builtins.sandbox_status(),
     };
     let turns = Arc::new(crate::turns::Turns::new(
         config.clone(),

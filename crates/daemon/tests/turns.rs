@@ -401,9 +401,18 @@ async fn allowlisted_commands_run_without_a_card_and_may_write_to_the_sandbox_di
     );
     assert!(cache.join("made").exists(), "{rest:?}");
     assert!(!cache.join("x").exists(), "{rest:?}");
-    if let codaris_tools::shell::LandlockStatus::Active(_) = codaris_tools::shell::landlock_status()
-    {
-        assert!(!other.join("made").exists(), "{rest:?}");
+    match codaris_tools::shell::landlock_status() {
+        codaris_tools::shell::LandlockStatus::Active(_) => {
+            assert!(!other.join("made").exists(), "{rest:?}");
+        }
+        codaris_tools::shell::LandlockStatus::Unsupported(reason) => {
+            // Under CI the kernel has Landlock: its absence is a failure, not a pass.
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "Landlock is required under CI but unavailable: {reason}"
+            );
+            eprintln!("SKIPPED the Landlock half of this test: {reason}");
+        }
     }
     daemon.stop().await;
 }

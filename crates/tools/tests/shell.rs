@@ -84,6 +84,22 @@ impl Setup {
     }
 }
 
+/// Landlock's ABI, or `None` after saying loudly why the test is skipped; under CI a
+/// missing Landlock fails the test instead.
+fn landlock_or_skip(test: &str) -> Option<u32> {
+    match landlock_status() {
+        LandlockStatus::Active(abi) => Some(abi),
+        LandlockStatus::Unsupported(reason) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "{test}: Landlock is required under CI but unavailable: {reason}"
+            );
+            eprintln!("SKIPPED {test}: Landlock is unavailable here ({reason})");
+            None
+        }
+    }
+}
+
 /// Whether the process is gone (a zombie nobody reaps counts as gone).
 fn process_gone(pid: &str) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
@@ -108,6 +124,8 @@ async fn read_eventually(path: &Path) -> String {
 
 #[path = "shell/background.rs"]
 mod background;
+#[path = "shell/confine.rs"]
+mod confine;
 #[path = "shell/preview.rs"]
 mod preview;
 #[path = "shell/run.rs"]

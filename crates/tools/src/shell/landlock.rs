@@ -1,51 +1,66 @@
-//! Landlock: a command's writes confined to the fence, where the kernel supports it.
+//! Landlock: a command's reads and writes confined to the plan of `sandbox.rs`, where the
+//! kernel supports it.
 //!
-//! Only write accesses are handled, so a command still reads what the user could read (the
-//! policy decided that); it may create, change or remove files only beneath the allowed roots,
-//! the session workspace and the session's private temp dir. The ruleset is built in the
-//! parent, before the fork, so the child only calls `restrict_self` (see `spawn.rs`).
+//! The ruleset handles every file-system right, so whatever no grant opens is denied: reading
+//! the state directory, the configuration or `~/.ssh` as much as writing outside the roots.
+//! From ABI 6 it also scopes signals (a command cannot signal the daemon or any process
+//! outside its own sandbox) and abstract unix sockets (it cannot connect to one created
+//! outside). The ruleset is built in the parent, before the fork, so the child only calls
+//! `restrict_self` (see `spawn.rs`).
 
 use std::fmt;
-use std::path::PathBuf;
 
 /// Whether commands run confined, for `codaris status` and the `run_command` result.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LandlockStatus {
-    /// The kernel enforces Landlock at this ABI version (the highest both it and Codaris know).
+    /// The kernel enforces Landlock at this ABI version (the highest both it and Codaris use).
     Active(u32),
     /// Commands run unconfined; the sentence says why.
     Unsupported(String),
 }
 
+impl LandlockStatus {
+    /// Whether signals and abstract unix sockets are scoped too (ABI 6 and later).
+    pub fn scopes(&self) -> bool {
+        matches!(self, Self::Active(abi) if *abi >= 6)
+    }
+}
+
 impl fmt::Display for LandlockStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Active(abi) => write!(f, "landlock active (ABI v{abi})"),
+            Self::Active(abi) if *abi >= 6 => write!(
+                f,
+                "landlock active (ABI v{abi}): reads and writes confined, signals and abstract sockets scoped"
+            ),
+            Self::Active(abi) => {
+                write!(f, "landlock active (ABI v{abi}): reads and writes confined")
+            }
             Self::Unsupported(reason) => write!(f, "landlock unavailable: {reason}"),
         }
     }
 }
 
-/// Device files every command may write to (discarding output, a terminal).
-const DEVICES: [&str; 5] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/pts",
-];
-
 #[cfg(target_os = "linux")]
 mod imp {
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+
     use landlock::{
-        ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreated, RulesetCreatedAttr, path_beneath_rules,
+        ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+        RulesetCreated, RulesetCreatedAttr, RulesetError, Scope, path_beneath_rules,
     };
+    use rustix::fs::{CWD, FileType, Mode, OFlags, ResolveFlags};
 
-    use super::{DEVICES, LandlockStatus, PathBuf};
+    use super::super::sandbox::{Access as Wanted, DEVICES, Grant};
+    use super::LandlockStatus;
 
-    /// The ABIs probed, newest first. V5 is the last one adding file-system rights.
-    const PROBED: [(ABI, u32); 5] = [
+    /// The ABI the rulesets are written for: V6 adds the scopes; V7 adds only audit flags.
+    const TARGET: ABI = ABI::V6;
+
+    /// The ABIs probed, newest first.
+    const PROBED: [(ABI, u32); 6] = [
+        (ABI::V6, 6),
         (ABI::V5, 5),
         (ABI::V4, 4),
         (ABI::V3, 3),
@@ -54,15 +69,17 @@ mod imp {
     ];
 
     /// Asks the kernel without restricting anything: a ruleset that hard-requires every
-    /// file-system right of an ABI can only be created where that ABI is supported.
+    /// right of an ABI (its scopes included) can only be created where that ABI is supported.
     pub fn landlock_status() -> LandlockStatus {
         let mut last = String::from("no Landlock ABI accepted");
         for (abi, number) in PROBED {
-            let created = Ruleset::default()
+            let mut ruleset = Ruleset::default()
                 .set_compatibility(CompatLevel::HardRequirement)
-                .handle_access(AccessFs::from_all(abi))
-                .and_then(Ruleset::create);
-            match created {
+                .handle_access(AccessFs::from_all(abi));
+            if number >= 6 {
+                ruleset = ruleset.and_then(|r| r.scope(Scope::from_all(abi)));
+            }
+            match ruleset.and_then(Ruleset::create) {
                 Ok(_) => return LandlockStatus::Active(number),
                 Err(error) => last = error.to_string(),
             }
@@ -70,39 +87,77 @@ mod imp {
         LandlockStatus::Unsupported(last)
     }
 
-    /// A ruleset allowing writes only beneath `writable` (and to a few devices), ready for
-    /// `restrict_self` in the child. `None` where the kernel has no Landlock.
-    pub fn prepare(writable: &[PathBuf]) -> Option<RulesetCreated> {
+    /// A ruleset handling every file-system right and granting exactly `grants` (and writes
+    /// to a few devices), ready for `restrict_self` in the child. `None` where the kernel has
+    /// no Landlock.
+    pub fn prepare(grants: &[Grant]) -> Option<RulesetCreated> {
         // A best-effort ruleset is "created" even where the kernel has no Landlock, and the
         // result would then claim a confinement that does not exist: ask first.
-        if !matches!(landlock_status(), LandlockStatus::Active(_)) {
+        let status = landlock_status();
+        if !matches!(status, LandlockStatus::Active(_)) {
             return None;
         }
-        let abi = ABI::V5;
-        let write = AccessFs::from_write(abi);
-        let dirs = writable.iter().filter_map(|path| PathFd::new(path).ok());
-        let ruleset = Ruleset::default()
-            .handle_access(write)
-            .ok()?
+        let mut ruleset = Ruleset::default()
+            .handle_access(AccessFs::from_all(TARGET))
+            .ok()?;
+        if status.scopes() {
+            ruleset = ruleset.scope(Scope::from_all(TARGET)).ok()?;
+        }
+        let rules = grants.iter().filter_map(|grant| {
+            let (fd, is_dir) = open_beneath(&grant.path)?;
+            let rights = match grant.access {
+                Wanted::Read => AccessFs::from_read(TARGET),
+                Wanted::Write => AccessFs::from_all(TARGET),
+            };
+            let rights = if is_dir {
+                rights
+            } else {
+                rights & AccessFs::from_file(TARGET)
+            };
+            Some(Ok::<_, RulesetError>(PathBeneath::new(fd, rights)))
+        });
+        ruleset
             .create()
             .ok()?
-            .add_rules(dirs.map(|fd| Ok::<_, landlock::RulesetError>(PathBeneath::new(fd, write))))
+            .add_rules(rules)
             .ok()?
-            .add_rules(path_beneath_rules(DEVICES, write))
-            .ok()?;
-        Some(ruleset)
+            .add_rules(path_beneath_rules(DEVICES, AccessFs::from_write(TARGET)))
+            .ok()
+    }
+
+    /// An `O_PATH` descriptor of `path` (resolved already) and whether it is a directory.
+    /// No symlink is followed anywhere along it: one swapped in since the plan was made
+    /// (by a command writing beneath a root) would otherwise widen the grant to its target.
+    fn open_beneath(path: &Path) -> Option<(OwnedFd, bool)> {
+        let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW;
+        let fd =
+            match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_SYMLINKS) {
+                Ok(fd) => fd,
+                // Before Linux 5.6: the last component at least is not followed.
+                Err(rustix::io::Errno::NOSYS) => {
+                    rustix::fs::open(path, flags, Mode::empty()).ok()?
+                }
+                Err(_) => return None,
+            };
+        let stat = rustix::fs::fstat(&fd).ok()?;
+        let kind = FileType::from_raw_mode(stat.st_mode);
+        if kind == FileType::Symlink {
+            return None;
+        }
+        Some((fd, kind == FileType::Directory))
     }
 }
 
 #[cfg(not(target_os = "linux"))]
 mod imp {
-    use super::{LandlockStatus, PathBuf};
+    use super::super::sandbox::Grant;
+    use super::LandlockStatus;
 
     pub fn landlock_status() -> LandlockStatus {
         LandlockStatus::Unsupported("Landlock is a Linux feature".to_owned())
     }
 
-    pub fn prepare(_writable: &[PathBuf]) -> Option<std::convert::Infallible> {
+    pub fn prepare(_grants: &[Grant]) -> Option<std::convert::Infallible> {
         None
     }
 }

@@ -2,23 +2,31 @@
 //! `worktree_create` and `ssh_run_command`.
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
-//! process group (so stopping it reaches all it spawned), with a private `TMPDIR` and, where
-//! the kernel supports Landlock, writes confined to the allowed roots, the session workspace
-//! and that temp dir. The pools live in a `ShellPools` the daemon owns (no globals), one per
-//! session, and report finished tasks on a channel the daemon forwards into the session.
+//! process group (so stopping it reaches all it spawned), with a private `TMPDIR`,
+//! `no_new_privs`, no capabilities, and, where the kernel supports Landlock, reads and writes
+//! confined (`sandbox.rs`: the roots, the session workspace, that temp dir, system and
+//! configured locations; never the daemon's state or configuration). Everything it starts
+//! dies with its session and with the daemon (`contain.rs`). The pools live in a
+//! `ShellPools` the daemon owns, one per session, and report finished tasks on a channel the
+//! daemon forwards into the session.
 //!
 //! Non-goals: deciding whether a command may run (the policy), a terminal (stdin is closed).
 
 mod args;
 mod background;
+mod contain;
 mod group;
 mod landlock;
 mod pool;
 mod preview;
+mod privileges;
+mod reaper;
 mod ring;
 mod run;
+mod sandbox;
 mod share;
 mod spawn;
+mod spawner;
 mod ssh;
 mod task;
 mod worktree;
@@ -32,6 +40,8 @@ pub use background::BackgroundStop;
 pub use background::BackgroundWait;
 pub use background::WAIT_DEFAULT_SECONDS;
 pub use background::WAIT_MAX_SECONDS;
+pub use contain::Containment;
+pub use contain::owner_of;
 pub use landlock::LandlockStatus;
 pub use landlock::landlock_status;
 pub use pool::PoolConfig;
@@ -42,10 +52,20 @@ pub use pool::Started;
 pub use pool::TaskPool;
 pub use pool::TaskSummary;
 pub use preview::PreviewServer;
+pub use reaper::reap_orphans;
 pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
 pub use run::RunCommand;
+pub use sandbox::DEVICES_READABLE;
+pub use sandbox::HOME_CARVED;
+pub use sandbox::HOME_SECRETS;
+pub use sandbox::HOME_TOOLCHAINS;
+pub use sandbox::SYSTEM_READABLE;
+pub use sandbox::SandboxPaths;
+pub use sandbox::default_readable;
+pub use sandbox::home_carved;
+pub use sandbox::home_secrets;
 pub use share::SHARE_FILE_LIMIT;
 pub use share::SHARE_SESSION_LIMIT;
 pub use share::ShareFile;
@@ -79,7 +99,7 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
     }
     tools.extend([
         Arc::new(ShareFile::new()) as Arc<dyn crate::Tool>,
-        Arc::new(SshRunCommand::default()),
+        Arc::new(SshRunCommand::default().with_pools(pools.clone())),
         Arc::new(WorktreeCreate),
     ]);
     tools

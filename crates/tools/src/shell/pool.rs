@@ -3,14 +3,20 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use rustix::process::Signal;
 use tokio::sync::mpsc;
 
+use super::contain::{
+    Containment, SessionCgroup, Tracker, kill_marked, remove_leftover_temp_dirs, temp_prefix,
+};
 use super::group::{group_alive, signal_group};
+use super::sandbox::{Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
+use super::spawner::Spawner;
 use super::task::{NoticeTarget, Task, TaskNotice, TaskStatus};
 
 /// Failures of the pool, split by the tools into the model's and Codaris's.
@@ -36,6 +42,11 @@ pub enum ShellError {
         #[source]
         source: io::Error,
     },
+    #[error("could not start the thread that forks commands: {source}")]
+    Spawner {
+        #[source]
+        source: io::Error,
+    },
 }
 
 /// Tunables of every pool.
@@ -52,6 +63,9 @@ pub struct PoolConfig {
     pub background: bool,
     /// `tools.preview_server`: `preview_server` exists (only with `background` as well).
     pub preview_server: bool,
+    /// Keep each session's processes in a cgroup where the machine allows it (off: process
+    /// groups and the environment mark only, as on a machine without cgroups).
+    pub cgroups: bool,
 }
 
 impl Default for PoolConfig {
@@ -62,6 +76,7 @@ impl Default for PoolConfig {
             landlock: true,
             background: true,
             preview_server: true,
+            cgroups: true,
         }
     }
 }
@@ -72,18 +87,37 @@ pub struct ShellPools {
     config: PoolConfig,
     pools: Mutex<HashMap<String, Arc<TaskPool>>>,
     notices: mpsc::UnboundedSender<TaskNotice>,
-    extra_writable: Vec<PathBuf>,
+    sandbox: Arc<SandboxPaths>,
+    /// Names this daemon's cgroup and temp dirs, so that its next start finds what it left.
+    owner: String,
+    /// Made on first use: a pool that never runs a command needs no cgroup nor thread.
+    tracker: OnceLock<Tracker>,
+    /// Numbers the sessions' marks.
+    next_session: AtomicU64,
+    spawner: Mutex<Option<Arc<Spawner>>>,
 }
+
+/// Tells apart the pools of one process that name no owner (tests).
+static UNNAMED: AtomicU64 = AtomicU64::new(1);
 
 impl ShellPools {
     /// The pools and the receiver of their notices, which the daemon forwards into sessions.
     pub fn new(config: PoolConfig) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (notices, receiver) = mpsc::unbounded_channel();
+        let owner = format!(
+            "p{}-{}",
+            std::process::id(),
+            UNNAMED.fetch_add(1, Ordering::Relaxed)
+        );
         let pools = Self {
             config,
             pools: Mutex::new(HashMap::new()),
             notices,
-            extra_writable: Vec::new(),
+            sandbox: Arc::new(SandboxPaths::default()),
+            owner,
+            tracker: OnceLock::new(),
+            next_session: AtomicU64::new(1),
+            spawner: Mutex::new(None),
         };
         (pools, receiver)
     }
@@ -92,12 +126,68 @@ impl ShellPools {
     /// tool's cache such as `~/.nextflow` or `~/.cargo`), as the configuration names them.
     #[must_use]
     pub fn with_extra_writable(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.extra_writable = dirs;
+        Arc::make_mut(&mut self.sandbox).writable = dirs;
+        self
+    }
+
+    /// What commands may read beyond the fence and what they may never touch (see
+    /// [`SandboxPaths`]); replaces `with_extra_writable`'s list with `paths.writable`.
+    #[must_use]
+    pub fn with_sandbox(mut self, paths: SandboxPaths) -> Self {
+        self.sandbox = Arc::new(paths);
+        self
+    }
+
+    /// Names the daemon these pools belong to (`owner_of(state dir)`): its cgroup is
+    /// `codaris-<owner>-<pid>` and its temp dirs `codaris-shell-<owner>-*`, which the next start of
+    /// the same daemon cleans up (`clean_leftovers`).
+    #[must_use]
+    pub fn with_owner(mut self, owner: &str) -> Self {
+        owner.clone_into(&mut self.owner);
         self
     }
 
     pub fn config(&self) -> PoolConfig {
         self.config
+    }
+
+    /// Which mechanism keeps the sessions' processes (creating the cgroup subtree if it can).
+    pub fn containment(&self) -> Containment {
+        self.tracker().containment()
+    }
+
+    fn tracker(&self) -> &Tracker {
+        self.tracker.get_or_init(|| {
+            if self.config.cgroups {
+                Tracker::new(&self.owner)
+            } else {
+                Tracker::without_cgroup(
+                    &self.owner,
+                    "switched off (PoolConfig::cgroups)".to_owned(),
+                )
+            }
+        })
+    }
+
+    /// Removes what a killed daemon of the same owner left: its cgroup subtree with every
+    /// process still in it, every process still carrying its mark, and its private temp
+    /// dirs. How many temp dirs went.
+    pub fn clean_leftovers(&self) -> usize {
+        // Creating the subtree replaces (kills) a leftover one.
+        self.tracker();
+        let prefix = format!("{}/", self.owner);
+        kill_marked(|mark| mark.starts_with(&prefix));
+        remove_leftover_temp_dirs(&std::env::temp_dir(), &self.owner)
+    }
+
+    fn spawner(&self) -> Result<Arc<Spawner>, ShellError> {
+        let mut slot = self.spawner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(spawner) = slot.as_ref() {
+            return Ok(spawner.clone());
+        }
+        let spawner = Arc::new(Spawner::start().map_err(|source| ShellError::Spawner { source })?);
+        *slot = Some(spawner.clone());
+        Ok(spawner)
     }
 
     /// The session's pool, created on first use.
@@ -106,23 +196,52 @@ impl ShellPools {
         if let Some(pool) = pools.get(session_id) {
             return Ok(pool.clone());
         }
-        let pool = TaskPool::new(session_id, self.config, self.notices.clone())?
-            .with_extra_writable(self.extra_writable.clone());
+        let pool = TaskPool::create(
+            session_id,
+            self.config,
+            self.notices.clone(),
+            Shared {
+                sandbox: self.sandbox.clone(),
+                spawner: self.spawner()?,
+                cgroup: self.tracker().session(),
+                containment: self.tracker().containment(),
+                temp_prefix: temp_prefix(&self.owner),
+                mark: format!(
+                    "{}/{}",
+                    self.owner,
+                    self.next_session.fetch_add(1, Ordering::Relaxed)
+                ),
+            },
+        )?;
         let pool = Arc::new(pool);
         pools.insert(session_id.to_owned(), pool.clone());
         Ok(pool)
     }
 
-    /// Ends a session's pool: every process group it started is killed (once the last handle
-    /// to the pool is dropped) and its temp dir removed.
+    /// Ends a session's pool: everything its commands started is killed now (the session's
+    /// cgroup, every task's process group), and its temp dir removed once the last handle to
+    /// the pool is dropped.
     pub fn close(&self, session_id: &str) {
         let removed = self
             .pools
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
-        drop(removed);
+        if let Some(pool) = removed {
+            pool.end();
+        }
     }
+}
+
+/// What a pool gets from `ShellPools`.
+#[derive(Debug)]
+struct Shared {
+    sandbox: Arc<SandboxPaths>,
+    spawner: Arc<Spawner>,
+    cgroup: Option<SessionCgroup>,
+    containment: Containment,
+    temp_prefix: String,
+    mark: String,
 }
 
 #[derive(Debug)]
@@ -132,7 +251,7 @@ struct Entry {
     listed: bool,
 }
 
-/// One session's tasks. Dropping it kills every process group it started.
+/// One session's tasks. Dropping it kills everything it started.
 #[derive(Debug)]
 pub struct TaskPool {
     session_id: String,
@@ -141,7 +260,13 @@ pub struct TaskPool {
     notices: mpsc::UnboundedSender<TaskNotice>,
     tasks: Mutex<BTreeMap<u64, Entry>>,
     next_id: Mutex<u64>,
-    extra_writable: Vec<PathBuf>,
+    sandbox: Arc<SandboxPaths>,
+    spawner: Arc<Spawner>,
+    /// The session's cgroup, when the machine allows one.
+    cgroup: Option<SessionCgroup>,
+    containment: Containment,
+    /// `CODARIS_TASK` of this session's commands.
+    mark: String,
 }
 
 /// A line of `background_list`.
@@ -159,8 +284,10 @@ pub struct TaskSummary {
 pub struct Started {
     pub task_id: String,
     pub task: Arc<Task>,
-    /// Whether Landlock confines its writes.
+    /// Whether Landlock confines its reads and writes.
     pub confined: bool,
+    /// What kills whatever it leaves behind with the session and the daemon.
+    pub containment: Containment,
 }
 
 /// A process group that outlived its task and was killed by `reap`.
@@ -176,15 +303,22 @@ fn task_id(number: u64) -> String {
 }
 
 impl TaskPool {
-    pub fn new(
+    fn create(
         session_id: &str,
         config: PoolConfig,
         notices: mpsc::UnboundedSender<TaskNotice>,
+        shared: Shared,
     ) -> Result<Self, ShellError> {
         let temp_dir = tempfile::Builder::new()
-            .prefix("codaris-shell-")
+            .prefix(&shared.temp_prefix)
             .tempdir()
             .map_err(|source| ShellError::TempDir { source })?;
+        let containment = match (&shared.cgroup, shared.containment) {
+            (None, Containment::Cgroup { root }) => Containment::ProcessGroups {
+                reason: format!("cannot create a session cgroup beneath {}", root.display()),
+            },
+            (_, containment) => containment,
+        };
         Ok(Self {
             session_id: session_id.to_owned(),
             config,
@@ -192,15 +326,17 @@ impl TaskPool {
             notices,
             tasks: Mutex::new(BTreeMap::new()),
             next_id: Mutex::new(1),
-            extra_writable: Vec::new(),
+            sandbox: shared.sandbox,
+            spawner: shared.spawner,
+            cgroup: shared.cgroup,
+            containment,
+            mark: shared.mark,
         })
     }
 
-    /// See `ShellPools::with_extra_writable`.
-    #[must_use]
-    pub fn with_extra_writable(mut self, dirs: Vec<PathBuf>) -> Self {
-        self.extra_writable = dirs;
-        self
+    /// Which mechanism keeps this session's processes.
+    pub fn containment(&self) -> &Containment {
+        &self.containment
     }
 
     /// The private TMPDIR of this session's commands.
@@ -216,38 +352,49 @@ impl TaskPool {
         self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Starts `command` in `cwd` (already checked against the fence). With `writable`, and
-    /// where the kernel supports it, its writes are confined there and to the temp dir.
-    /// A task started with `listed` shows in the list at once; otherwise it stays hidden
-    /// until `hand_over`.
+    /// Starts `command` in `cwd` (already checked against the fence). Where the kernel
+    /// supports Landlock, it reads and writes only beneath `roots`, `workspace` (both
+    /// writable) and the temp dir, and reads the system locations and the configured ones
+    /// (see `sandbox.rs`). A task started with `listed` shows in the list at once; otherwise
+    /// it stays hidden until `hand_over`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "each is one plain fact of the call"
+    )]
     pub fn start(
         &self,
         command: &str,
         cwd: &Path,
-        writable: &[PathBuf],
+        roots: &[PathBuf],
+        workspace: Option<&Path>,
         estimate: Option<Duration>,
         listed: bool,
         notify: bool,
     ) -> Result<Started, ShellError> {
         let confine_to = self.config.landlock.then(|| {
-            let mut dirs = writable.to_vec();
-            dirs.push(self.temp_dir().to_path_buf());
-            dirs.extend(self.extra_writable.iter().cloned());
-            dirs
+            let mut own = vec![self.temp_dir().to_path_buf()];
+            own.extend(workspace.map(Path::to_path_buf));
+            plan(Request {
+                roots,
+                own: &own,
+                paths: &self.sandbox,
+            })
         });
         let launch = Launch {
             command,
             cwd,
             temp_dir: self.temp_dir(),
             confine_to,
+            cgroup: self.cgroup.as_ref().map(SessionCgroup::procs),
+            mark: &self.mark,
         };
-        let (child, confined) = spawn(&launch).map_err(|source| ShellError::Spawn {
+        let spawned = spawn(&launch, &self.spawner).map_err(|source| ShellError::Spawn {
             command: command.to_owned(),
             cwd: cwd.to_path_buf(),
             source,
         })?;
         let task = Task::watch(
-            child,
+            spawned.child,
             command.to_owned(),
             estimate,
             self.config.buffer_bytes,
@@ -256,8 +403,24 @@ impl TaskPool {
         Ok(Started {
             task_id,
             task,
-            confined,
+            confined: spawned.confined,
+            containment: self.containment.clone(),
         })
+    }
+
+    /// Starts another program on the session's behalf (the OpenSSH client): contained like
+    /// its commands (cgroup, mark, parent-death signal, no capabilities) but not confined by
+    /// Landlock, which would keep it from its keys. The caller watches the child.
+    pub(crate) fn spawn_program(
+        &self,
+        command: tokio::process::Command,
+    ) -> io::Result<tokio::process::Child> {
+        super::spawn::spawn_program(
+            command,
+            self.cgroup.as_ref().map(SessionCgroup::procs),
+            &self.mark,
+            &self.spawner,
+        )
     }
 
     /// Runs `work` inside the daemon as a listed task (a preview server), known by `label`.
@@ -276,6 +439,7 @@ impl TaskPool {
             task_id,
             task,
             confined: false,
+            containment: self.containment.clone(),
         }
     }
 
@@ -408,9 +572,17 @@ impl TaskPool {
     }
 }
 
-impl Drop for TaskPool {
-    fn drop(&mut self) {
-        // The session is over: nothing it started may outlive it.
+impl TaskPool {
+    /// The session is over: nothing it started may outlive it. Its cgroup (every descendant,
+    /// `setsid` or not) and every task's process group are killed.
+    pub fn end(&self) {
+        match &self.cgroup {
+            Some(cgroup) => cgroup.kill(),
+            // Without a cgroup, what left its process group is found by its mark.
+            None => {
+                kill_marked(|mark| mark == self.mark);
+            }
+        }
         for entry in self.tasks().values() {
             // A group gone since its task ended is not signalled: its number may be reused.
             if entry.task.status().is_running()
@@ -422,6 +594,12 @@ impl Drop for TaskPool {
     }
 }
 
+impl Drop for TaskPool {
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
 impl ShellError {
     /// What the model can act on goes back to it; the rest is Codaris's own failure.
     pub(crate) fn into_tool_error(self, tool: &'static str) -> crate::tool::ToolError {
@@ -429,7 +607,7 @@ impl ShellError {
             Self::UnknownTask { .. } | Self::Spawn { .. } => {
                 crate::tool::ToolError::model(self.to_string())
             }
-            Self::TempDir { source } | Self::Signal { source, .. } => {
+            Self::TempDir { source } | Self::Signal { source, .. } | Self::Spawner { source } => {
                 crate::tool::ToolError::Fatal { tool, source }
             }
         }

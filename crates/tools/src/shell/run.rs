@@ -55,21 +55,25 @@ pub(crate) fn resolve_dir(
     Ok(resolved)
 }
 
-/// Where a command may write under Landlock: the roots and the session workspace (the pool
-/// adds its temp dir).
-pub(crate) fn writable(ctx: &ToolContext) -> Vec<PathBuf> {
-    let mut dirs = ctx.fence.roots().to_vec();
-    dirs.push(ctx.workspace.clone());
-    dirs
-}
-
-/// The line a result carries when writes were not confined, so the model and the user know.
+/// The lines a result carries when the command was confined less than it could be, so the
+/// model and the user know: reads and writes not confined (no Landlock), or processes it
+/// leaves behind tracked by process group only (no cgroup).
 fn sandbox_note(started: &Started, wanted: bool) -> String {
-    match (started.confined, wanted) {
+    let mut note = match (started.confined, wanted) {
         (true, _) => String::new(),
-        (false, false) => "note: writes are not confined (Landlock is off)\n".to_owned(),
-        (false, true) => format!("note: writes are not confined ({})\n", landlock_status()),
+        (false, false) => "note: reads and writes are not confined (Landlock is off)\n".to_owned(),
+        (false, true) => format!(
+            "note: reads and writes are not confined ({})\n",
+            landlock_status()
+        ),
+    };
+    if !started.containment.tracks_every_descendant() {
+        note.push_str(&format!(
+            "note: processes it leaves behind are tracked by {}\n",
+            started.containment
+        ));
     }
+    note
 }
 
 /// Kills a foreground command whose call was dropped (the turn cancelled) while waiting for
@@ -102,7 +106,7 @@ impl Tool for RunCommand {
     }
 
     fn description(&self) -> &'static str {
-        "Run a /bin/sh command; returns its exit code, stdout and stderr (the last 32 KiB of each). `cwd` must be inside the allowed roots. A command still running after `timeout_seconds` (default 120) moves to the background: you get its task id and the output so far. `background: true` returns a task id at once. You are told when a background task ends unless `notify_on_finish` is false. stdin is closed; TMPDIR is private; writes outside the allowed roots may be blocked (Landlock)."
+        "Run a /bin/sh command; returns its exit code, stdout and stderr (the last 32 KiB of each). `cwd` must be inside the allowed roots. A command still running after `timeout_seconds` (default 120) moves to the background: you get its task id and the output so far. `background: true` returns a task id at once. You are told when a background task ends unless `notify_on_finish` is false. stdin is closed; TMPDIR is private; under Landlock it reads only the allowed roots, system directories and configured toolchains, and writes only the allowed roots; everything it starts is killed when the session ends."
     }
 
     fn schema(&self) -> Value {
@@ -142,7 +146,15 @@ impl Tool for RunCommand {
             )));
         }
         let started = pool
-            .start(command, &cwd, &writable(ctx), estimate, background, notify)
+            .start(
+                command,
+                &cwd,
+                ctx.fence.roots(),
+                Some(&ctx.workspace),
+                estimate,
+                background,
+                notify,
+            )
             .map_err(|error| error.into_tool_error(NAME))?;
         let note = sandbox_note(&started, pool.config().landlock);
         let id = &started.task_id;

@@ -1,10 +1,18 @@
-//! Starting a command: the host shell, its own process group, a private TMPDIR, Landlock.
+//! Starting a command: the host shell, its own process group, a private TMPDIR, and between
+//! fork and exec, in this order: the session's cgroup, the parent-death signal, no
+//! capabilities and `no_new_privs`, Landlock.
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 
 use tokio::process::{Child, Command};
+
+use super::privileges::Privileges;
+use super::sandbox::Grant;
+use super::spawner::Spawner;
 
 /// What to start and where.
 #[derive(Debug)]
@@ -12,23 +20,78 @@ pub(crate) struct Launch<'a> {
     pub(crate) command: &'a str,
     pub(crate) cwd: &'a Path,
     pub(crate) temp_dir: &'a Path,
-    /// Directories writes are confined to; `None` runs unconfined.
-    pub(crate) confine_to: Option<Vec<PathBuf>>,
+    /// What Landlock lets it read and write; `None` runs unconfined.
+    pub(crate) confine_to: Option<Vec<Grant>>,
+    /// The session cgroup's open `cgroup.procs`, to join before exec.
+    pub(crate) cgroup: Option<Arc<OwnedFd>>,
+    /// The session's `CODARIS_TASK` value (see `contain.rs`).
+    pub(crate) mark: &'a str,
 }
 
 /// Codaris's own secrets, in the daemon's environment for the model providers: a command the
 /// model wrote has no business reading them (it could print them into the transcript).
 pub(crate) const WITHHELD_ENV: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
 
-/// Starts `/bin/sh -c <command>` leading a new process group, stdin closed, output piped.
-/// Returns the child and whether Landlock confines it.
-pub(crate) fn spawn(launch: &Launch<'_>) -> io::Result<(Child, bool)> {
+/// A started command and what holds it.
+#[derive(Debug)]
+pub(crate) struct Spawned {
+    pub(crate) child: Child,
+    /// Landlock confines its reads and writes.
+    pub(crate) confined: bool,
+}
+
+/// Starts `/bin/sh -c <command>` leading a new process group, stdin closed, output piped,
+/// forked on the spawner thread (see `spawner.rs`).
+pub(crate) fn spawn(launch: &Launch<'_>, spawner: &Spawner) -> io::Result<Spawned> {
     let mut command = shell(launch);
-    let confined = match &launch.confine_to {
-        Some(writable) => confine(&mut command, writable),
-        None => false,
-    };
-    Ok((command.spawn()?, confined))
+    let ruleset = launch
+        .confine_to
+        .as_deref()
+        .and_then(super::landlock::prepare);
+    let confined = ruleset.is_some();
+    prepare_child(
+        &mut command,
+        InChild {
+            cgroup: launch.cgroup.clone(),
+            privileges: Privileges::of_daemon(),
+            ruleset,
+        },
+    );
+    let child = fork_on(spawner, command)?;
+    Ok(Spawned { child, confined })
+}
+
+/// Starts another program (the OpenSSH client) as a session's command is started, but for
+/// Landlock: in the session's cgroup, carrying its `mark`, with the parent-death signal,
+/// `no_new_privs` and no capabilities, forked on the spawner thread.
+pub(crate) fn spawn_program(
+    mut command: Command,
+    cgroup: Option<Arc<OwnedFd>>,
+    mark: &str,
+    spawner: &Spawner,
+) -> io::Result<Child> {
+    command.env(super::contain::MARK, mark);
+    prepare_child(
+        &mut command,
+        InChild {
+            cgroup,
+            privileges: Privileges::of_daemon(),
+            ruleset: None,
+        },
+    );
+    fork_on(spawner, command)
+}
+
+/// Forks `command` on the spawner thread, for the caller's runtime to watch.
+fn fork_on(spawner: &Spawner, mut command: Command) -> io::Result<Child> {
+    let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
+    spawner
+        .run(move || {
+            // The child is watched by the caller's runtime; only the fork happens here.
+            let _entered = runtime.enter();
+            super::reaper::spawn_registered(&mut command)
+        })
+        .ok_or_else(|| io::Error::other("the spawner thread is gone"))?
 }
 
 fn shell(launch: &Launch<'_>) -> Command {
@@ -38,6 +101,7 @@ fn shell(launch: &Launch<'_>) -> Command {
         .arg(launch.command)
         .current_dir(launch.cwd)
         .env("TMPDIR", launch.temp_dir)
+        .env(super::contain::MARK, launch.mark)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -51,39 +115,59 @@ fn shell(launch: &Launch<'_>) -> Command {
     command
 }
 
+/// Everything the child applies to itself, built before the fork.
+struct InChild {
+    cgroup: Option<Arc<OwnedFd>>,
+    privileges: Privileges,
+    #[cfg(target_os = "linux")]
+    ruleset: Option<landlock::RulesetCreated>,
+    #[cfg(not(target_os = "linux"))]
+    ruleset: Option<std::convert::Infallible>,
+}
+
 #[cfg(target_os = "linux")]
 #[expect(
     unsafe_code,
-    reason = "Landlock restricts the calling process, so it must run in the child between fork and exec"
+    reason = "a process can only confine itself, so this must run in the child between fork and exec"
 )]
-fn confine(command: &mut Command, writable: &[PathBuf]) -> bool {
-    let Some(ruleset) = super::landlock::prepare(writable) else {
-        return false;
-    };
-    // The ruleset (its file descriptor, its rules) is complete before the fork; the child only
-    // takes it out of the slot and makes two system calls (prctl, landlock_restrict_self).
-    let mut slot = Some(ruleset);
+fn prepare_child(command: &mut Command, child: InChild) {
+    let InChild {
+        cgroup,
+        privileges,
+        ruleset,
+    } = child;
+    let daemon = rustix::process::getpid();
+    let mut ruleset = ruleset;
     // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
-    // sound. It allocates nothing on success: `Option::take` moves a value already built, and
-    // `restrict_self` issues `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self` and
-    // closes the ruleset descriptor. On failure it returns an error built from an
-    // `ErrorKind` (no allocation), which makes the spawn fail rather than run unconfined.
+    // sound. Everything it uses was built before the fork (the cgroup descriptor, the
+    // privileges to drop, the Landlock ruleset with all its rules); each step is one or two
+    // system calls (write, prctl, getppid, capset, landlock_restrict_self, close), and
+    // `Option::take` moves a value already built. Errors are `io::Error`s from an errno (no
+    // allocation) and make the spawn fail rather than run the command less confined.
     unsafe {
-        command.pre_exec(move || match slot.take() {
-            Some(ruleset) => match ruleset.restrict_self() {
-                Ok(_) => Ok(()),
-                Err(_) => Err(io::ErrorKind::PermissionDenied.into()),
-            },
-            None => Ok(()),
+        command.pre_exec(move || {
+            if let Some(procs) = &cgroup {
+                super::contain::join_in_child(procs.as_ref())?;
+            }
+            // Dies with the daemon even where no cgroup reaches it. If the daemon died
+            // before this line, the parent is already someone else: do not run at all.
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            if rustix::process::getppid() != Some(daemon) {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            privileges.apply()?;
+            if let Some(ruleset) = ruleset.take() {
+                ruleset
+                    .restrict_self()
+                    .map_err(|_| io::Error::from(io::ErrorKind::PermissionDenied))?;
+            }
+            Ok(())
         });
     }
-    true
 }
 
 #[cfg(not(target_os = "linux"))]
-fn confine(_command: &mut Command, _writable: &[PathBuf]) -> bool {
-    false
-}
+fn prepare_child(_command: &mut Command, _child: InChild) {}
 
 #[cfg(test)]
 mod tests {
@@ -96,6 +180,8 @@ mod tests {
             cwd: Path::new("/w"),
             temp_dir: Path::new("/t"),
             confine_to: None,
+            cgroup: None,
+            mark: "o/1",
         };
         let command = shell(&launch);
         let envs: Vec<_> = command.as_std().get_envs().collect();
@@ -106,5 +192,6 @@ mod tests {
             );
         }
         assert!(envs.contains(&("TMPDIR".as_ref(), Some("/t".as_ref()))));
+        assert!(envs.contains(&("CODARIS_TASK".as_ref(), Some("o/1".as_ref()))));
     }
 }

@@ -7,12 +7,14 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::Command;
 
 use super::args::{count, required_string};
+use super::pool::ShellPools;
 use super::run::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RESULT_STREAM_BYTES, status_line};
 use super::spawn::WITHHELD_ENV;
 use super::task::Task;
@@ -27,12 +29,16 @@ const BUFFER_BYTES: usize = 256 * 1024;
 #[derive(Debug, Clone)]
 pub struct SshRunCommand {
     program: PathBuf,
+    /// Where the client is started as one of the session's processes (its cgroup, its mark,
+    /// dying with the daemon); without, it is a plain child of the daemon.
+    pools: Option<Arc<ShellPools>>,
 }
 
 impl Default for SshRunCommand {
     fn default() -> Self {
         Self {
             program: PathBuf::from("ssh"),
+            pools: None,
         }
     }
 }
@@ -42,6 +48,29 @@ impl SshRunCommand {
     pub fn with_program(program: impl Into<PathBuf>) -> Self {
         Self {
             program: program.into(),
+            pools: None,
+        }
+    }
+
+    /// The client started as one of the session's processes of `pools`.
+    #[must_use]
+    pub fn with_pools(mut self, pools: Arc<ShellPools>) -> Self {
+        self.pools = Some(pools);
+        self
+    }
+}
+
+/// Kills the client if the call is dropped while waiting (the turn cancelled): nobody could
+/// read or stop it afterwards.
+struct Abandon<'a> {
+    task: &'a Task,
+    armed: bool,
+}
+
+impl Drop for Abandon<'_> {
+    fn drop(&mut self) {
+        if self.armed && self.task.status().is_running() {
+            self.task.kill_now();
         }
     }
 }
@@ -85,7 +114,7 @@ impl Tool for SshRunCommand {
         })
     }
 
-    async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let host = required_string(args, "host")?;
         check_host(host)?;
         let command = required_string(args, "command")?;
@@ -116,14 +145,26 @@ impl Tool for SshRunCommand {
         for name in WITHHELD_ENV {
             ssh.env_remove(name);
         }
-        let child = ssh.spawn().map_err(|error| {
+        let started = match &self.pools {
+            Some(pools) => pools
+                .pool(&ctx.session_id)
+                .map_err(|error| error.into_tool_error(NAME))?
+                .spawn_program(ssh),
+            None => super::reaper::spawn_registered(&mut ssh),
+        };
+        let child = started.map_err(|error| {
             ToolError::model(format!(
                 "could not start `{}`: {error}",
                 self.program.display()
             ))
         })?;
         let task = Task::watch(child, format!("ssh {host}"), None, BUFFER_BYTES);
+        let mut abandon = Abandon {
+            task: &task,
+            armed: true,
+        };
         let mut status = task.wait(Duration::from_secs(timeout)).await;
+        abandon.armed = false;
         let mut head = String::new();
         if status.is_running() {
             status = task

@@ -142,6 +142,8 @@ impl Task {
         let watched = task.clone();
         tokio::spawn(async move {
             let exit = child.wait().await;
+            // Waited for: a zombie of this number is no longer this task's (see `reaper.rs`).
+            super::reaper::unregister(pgid);
             for reader in readers.into_iter().flatten() {
                 // A reader still blocked after the drain period belongs to a lingering
                 // grandchild; it keeps capturing in the background.

@@ -67,3 +67,50 @@ async fn ssh_run_command_is_stopped_at_its_timeout() {
         )]
     );
 }
+
+#[tokio::test]
+async fn ssh_run_command_is_one_of_the_sessions_processes() {
+    let s = setup();
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = s.base().join("ssh.pid");
+    let body = format!("echo $$ > '{}'; exec sleep 300", pid_file.display());
+    let ssh = Arc::new(
+        SshRunCommand::with_program(fake_ssh(bin.path(), &body)).with_pools(s.pools.clone()),
+    );
+    let ctx = s.ctx.clone();
+    let call = tokio::spawn({
+        let ssh = ssh.clone();
+        async move {
+            ssh.call(
+                &ctx,
+                &json!({"host": "h", "command": "true", "timeout_seconds": 3600}),
+            )
+            .await
+        }
+    });
+    let pid = read_eventually(&pid_file).await;
+    assert!(!pid.is_empty(), "the client never started");
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+    assert!(
+        String::from_utf8_lossy(&environ).contains("CODARIS_TASK="),
+        "the client carries no session mark"
+    );
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    assert!(status.contains("NoNewPrivs:\t1"), "{status}");
+    s.pools.close(&s.ctx.session_id);
+    let out = tokio::time::timeout(Duration::from_secs(60), call)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(process_gone(&pid), "the client outlived its session");
+    let text: String = out
+        .content
+        .iter()
+        .map(|content| match content {
+            Content::Text(text) => text.clone(),
+            Content::Image { .. } => String::new(),
+        })
+        .collect();
+    assert!(!text.starts_with("exit code: 0"), "{text}");
+}
