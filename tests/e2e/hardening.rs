@@ -86,6 +86,8 @@ fn provider_keys_reach_the_provider_but_not_the_daemons_environment_block() {
     let environ = String::from_utf8_lossy(&environ);
     assert!(!environ.contains(KEY), "the key is in /proc/<pid>/environ");
     assert!(!environ.contains("OPENAI_API_KEY"), "{environ}");
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap();
+    assert_eq!(comm.trim(), "codarisd", "the new image keeps its name");
 
     let project = sandbox.root.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
@@ -288,4 +290,59 @@ fn a_huge_session_id_is_refused_without_being_echoed() {
     // The daemon still serves.
     let output = sandbox.cli(&["status", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// Two layers each refuse this: Landlock (a confined process may not inspect one outside its
+/// domain) and the daemon being non-dumpable while commands run without `CAP_SYS_PTRACE`.
+#[test]
+fn a_command_cannot_read_the_daemons_environment_or_memory() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let mut command = sandbox.command("codarisd");
+    command
+        .env("OPENAI_API_KEY", KEY)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = command.spawn().unwrap();
+    codaris_e2e::wait_for(Duration::from_secs(20), || {
+        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
+    });
+    let project = sandbox.root.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let daemon = child.id();
+    let probe = format!(
+        "for f in environ mem maps; do if cat /proc/{daemon}/$f >/dev/null 2>&1; then echo READ-$f; else echo DENIED-$f; fi; done; grep -c CapEff /proc/self/status"
+    );
+    let script = serde_json::json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "run_command", "args": {"command": probe}}]},
+        {"text": "done"}
+    ]}]});
+    let script_path = sandbox.root.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--script",
+        script_path.to_str().unwrap(),
+        "--cwd",
+        project.to_str().unwrap(),
+        "--approve",
+        "once",
+        "probe",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let result = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|e| e["type"] == "tool_result")
+        .expect("a tool_result event");
+    let said = result["output"].as_str().unwrap_or_default();
+    for file in ["environ", "mem", "maps"] {
+        assert!(said.contains(&format!("DENIED-{file}")), "{said}");
+    }
+    assert!(!said.contains("READ-"), "{said}");
+    assert!(!text.contains(KEY));
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -135,6 +135,37 @@ impl Default for Sandbox {
     }
 }
 
+/// A daemon the CLI started in the background (autostart) would outlive the test and its
+/// deleted state directory: stop whichever daemon still holds this sandbox's pid file.
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let Ok(text) = std::fs::read_to_string(self.pid_file()) else {
+            return;
+        };
+        let Some(pid) = text
+            .trim()
+            .parse::<i32>()
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return;
+        };
+        // A pid file left by a killed daemon names nobody (or a stranger: only a codarisd of
+        // ours still holds the file's lock, so check the name before signalling).
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.as_raw_nonzero()));
+        if comm.map(|c| c.trim() != "codarisd").unwrap_or(true) {
+            return;
+        }
+        if rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_err() {
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.pid_file().exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
 /// A daemon started by a test; killed on drop if the test did not stop it.
 #[derive(Debug)]
 pub struct Daemon {

@@ -97,7 +97,14 @@ fn reexec_without(keys: &[(String, OsString)]) -> io::Error {
     drop(writer);
     let mut args = std::env::args_os();
     let arg0 = args.next().unwrap_or_else(|| OsString::from("codarisd"));
-    let mut command = std::process::Command::new("/proc/self/exe");
+    // The program's own path, so the new image keeps its name (`ps`, `pkill codarisd`): an
+    // exec of `/proc/self/exe` would be named `exe`. That link is the fallback when the file
+    // was replaced since this process started.
+    let program = std::env::current_exe()
+        .ok()
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| std::path::PathBuf::from("/proc/self/exe"));
+    let mut command = std::process::Command::new(program);
     command.arg0(arg0).args(args);
     for (name, _) in keys {
         command.env_remove(name);
