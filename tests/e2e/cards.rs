@@ -6,35 +6,20 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_e2e::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 /// `codaris run --json` in `cwd` playing `body`, every card answered `approve`; the events.
 fn run(sandbox: &Sandbox, cwd: &Path, body: &Value, approve: &str) -> Vec<Value> {
-    let script = sandbox.root.path().join("script.json");
-    std::fs::write(&script, body.to_string()).unwrap();
-    let output = sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--approve",
-        approve,
-        "go",
-    ]);
+    let output = sandbox.run_script(cwd, body, &["--approve", approve], "go");
     assert!(
         output.status.success(),
         "{}{}",
         stdout(&output),
         stderr(&output)
     );
-    stdout(&output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    events(&output)
 }
 
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, json, stderr, stdout};
+use codaris_e2e::{Sandbox, events, json, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -19,29 +19,18 @@ fn run_calls(sandbox: &Sandbox, cwd: &Path, mode: &str, approve: &str, calls: &[
         .map(|call| json!({"tool_calls": [call]}))
         .collect();
     rounds.push(json!({"text": "done"}));
-    let script = sandbox.root.path().join("script.json");
-    std::fs::write(&script, json!({"turns": [{"rounds": rounds}]}).to_string()).unwrap();
-    sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--permission-mode",
-        mode,
-        "--approve",
-        approve,
+    let script = json!({"turns": [{"rounds": rounds}]});
+    sandbox.run_script(
+        cwd,
+        &script,
+        &["--permission-mode", mode, "--approve", approve],
         "go",
-    ])
+    )
 }
 
 fn events_of(output: &Output) -> Vec<Value> {
     assert!(output.status.success(), "{}", stderr(output));
-    stdout(output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    events(output)
 }
 
 /// The decision codes of the turn's tool results, in order.

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_e2e::{Sandbox, events, stderr, stdout};
 
 const KEY: &str = "sk-e2e-never-in-environ-4f1c";
 
@@ -65,28 +65,32 @@ fn fake_openai_streaming(chunks: &[String]) -> (String, mpsc::Receiver<String>) 
     (base, receiver)
 }
 
+/// A daemon with a provider key in its environment, its OpenAI base at `base`.
+fn start_with_key(sandbox: &Sandbox, base: &str) -> codaris_e2e::Daemon {
+    sandbox.write_config("");
+    let dir = sandbox.root.path().to_path_buf();
+    sandbox.start_daemon_in(
+        &dir,
+        &[
+            ("OPENAI_API_KEY", KEY),
+            ("OPENAI_BASE_URL", base),
+            ("CODARIS_MODEL", "local-model"),
+        ],
+        &[],
+    )
+}
+
 #[test]
 fn provider_keys_reach_the_provider_but_not_the_daemons_environment_block() {
     let sandbox = Sandbox::new();
     let (base, seen) = fake_openai();
-    sandbox.write_config("");
-    let mut command = sandbox.command("codarisd");
-    command
-        .env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", &base)
-        .env("CODARIS_MODEL", "local-model")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap();
-    codaris_e2e::wait_for(Duration::from_secs(20), || {
-        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
-    });
+    let daemon = start_with_key(&sandbox, &base);
     // The pid is the one spawned: the daemon replaced its own image, it did not fork.
-    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
+    let environ = std::fs::read(format!("/proc/{}/environ", daemon.pid())).unwrap();
     let environ = String::from_utf8_lossy(&environ);
     assert!(!environ.contains(KEY), "the key is in /proc/<pid>/environ");
     assert!(!environ.contains("OPENAI_API_KEY"), "{environ}");
-    let comm = std::fs::read_to_string(format!("/proc/{}/comm", child.id())).unwrap();
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", daemon.pid())).unwrap();
     assert_eq!(comm.trim(), "codarisd", "the new image keeps its name");
 
     let project = sandbox.root.path().join("project");
@@ -107,8 +111,6 @@ fn provider_keys_reach_the_provider_but_not_the_daemons_environment_block() {
         format!("Bearer {KEY}"),
         "the key still reaches the API"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -118,18 +120,7 @@ fn a_model_api_error_echoing_the_key_is_scrubbed_before_the_client_sees_it() {
         r#"{{"error":{{"message":"the key {KEY} was revoked","type":"invalid_request_error"}}}}"#
     );
     let (base, _seen) = fake_openai_streaming(&[echo]);
-    sandbox.write_config("");
-    let mut command = sandbox.command("codarisd");
-    command
-        .env("OPENAI_API_KEY", KEY)
-        .env("OPENAI_BASE_URL", &base)
-        .env("CODARIS_MODEL", "local-model")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap();
-    codaris_e2e::wait_for(Duration::from_secs(20), || {
-        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
-    });
+    let _daemon = start_with_key(&sandbox, &base);
     let project = sandbox.root.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
     let output = sandbox.cli(&[
@@ -153,8 +144,6 @@ fn a_model_api_error_echoing_the_key_is_scrubbed_before_the_client_sees_it() {
     assert!(!stderr(&output).contains(KEY));
     let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap();
     assert!(!log.contains(KEY), "the key is in the log");
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
@@ -297,44 +286,22 @@ fn a_huge_session_id_is_refused_without_being_echoed() {
 #[test]
 fn a_command_cannot_read_the_daemons_environment_or_memory() {
     let sandbox = Sandbox::new();
-    sandbox.write_config("");
-    let mut command = sandbox.command("codarisd");
-    command
-        .env("OPENAI_API_KEY", KEY)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut child = command.spawn().unwrap();
-    codaris_e2e::wait_for(Duration::from_secs(20), || {
-        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
-    });
+    let daemon = start_with_key(&sandbox, "http://127.0.0.1:9/v1");
     let project = sandbox.root.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let daemon = child.id();
+    let pid = daemon.pid();
     let probe = format!(
-        "for f in environ mem maps; do if cat /proc/{daemon}/$f >/dev/null 2>&1; then echo READ-$f; else echo DENIED-$f; fi; done; grep -c CapEff /proc/self/status"
+        "for f in environ mem maps; do if cat /proc/{pid}/$f >/dev/null 2>&1; then echo READ-$f; else echo DENIED-$f; fi; done; grep -c CapEff /proc/self/status"
     );
     let script = serde_json::json!({"turns": [{"rounds": [
         {"tool_calls": [{"name": "run_command", "args": {"command": probe}}]},
         {"text": "done"}
     ]}]});
-    let script_path = sandbox.root.path().join("script.json");
-    std::fs::write(&script_path, script.to_string()).unwrap();
-    let output = sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script_path.to_str().unwrap(),
-        "--cwd",
-        project.to_str().unwrap(),
-        "--approve",
-        "once",
-        "probe",
-    ]);
+    let output = sandbox.run_script(&project, &script, &["--approve", "once"], "probe");
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
-    let result = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    let result = events(&output)
+        .into_iter()
         .find(|e| e["type"] == "tool_result")
         .expect("a tool_result event");
     let said = result["output"].as_str().unwrap_or_default();
@@ -343,6 +310,4 @@ fn a_command_cannot_read_the_daemons_environment_or_memory() {
     }
     assert!(!said.contains("READ-"), "{said}");
     assert!(!text.contains(KEY));
-    let _ = child.kill();
-    let _ = child.wait();
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_e2e::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -34,13 +34,6 @@ fn setup() -> (Sandbox, std::path::PathBuf) {
     std::fs::write(&script, SCRIPT).unwrap();
     std::fs::create_dir_all(sandbox.root.path().join("proj")).unwrap();
     (sandbox, script)
-}
-
-fn events(output: &std::process::Output) -> Vec<Value> {
-    stdout(output)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]
@@ -213,7 +206,7 @@ fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card()
         call("echo second", "sub"),
         {"text": "done"}
     ]}]});
-    let output = run_scripted(&sandbox, &proj, &body, "programs", "run them");
+    let output = sandbox.run_script(&proj, &body, &["--approve", "programs"], "run them");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output);
     let cards: Vec<&Value> = events.iter().filter(|e| e["type"] == "card").collect();
@@ -256,7 +249,7 @@ fn a_shared_file_is_listed_and_downloaded_and_never_overwrites() {
         {"tool_calls": [{"name": "share_file", "args": {"path": "report.txt"}}]},
         {"text": "done"}
     ]}]});
-    let output = run_scripted(&sandbox, &proj, &body, "once", "share it");
+    let output = sandbox.run_script(&proj, &body, &["--approve", "once"], "share it");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output);
     let session = events[0]["id"].as_str().unwrap().to_owned();
@@ -296,28 +289,4 @@ fn a_shared_file_is_listed_and_downloaded_and_never_overwrites() {
         "{}",
         stderr(&missing)
     );
-}
-
-/// `codaris run --json` in `cwd` with the scripted model playing `body`, every card answered
-/// as `approve`.
-fn run_scripted(
-    sandbox: &Sandbox,
-    cwd: &std::path::Path,
-    body: &Value,
-    approve: &str,
-    prompt: &str,
-) -> std::process::Output {
-    let script = sandbox.root.path().join("script.json");
-    std::fs::write(&script, body.to_string()).unwrap();
-    sandbox.cli(&[
-        "run",
-        "--json",
-        "--script",
-        script.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--approve",
-        approve,
-        prompt,
-    ])
 }

@@ -65,21 +65,7 @@ fn script(commands: &[String]) -> Value {
 
 /// `codaris run --json` in `cwd`, every card approved for the session.
 fn run_args(sandbox: &Sandbox, cwd: &Path, body: &Value) -> Vec<String> {
-    let path = sandbox.root.path().join("script.json");
-    std::fs::write(&path, body.to_string()).unwrap();
-    [
-        "run",
-        "--json",
-        "--script",
-        path.to_str().unwrap(),
-        "--cwd",
-        cwd.to_str().unwrap(),
-        "--approve",
-        "session",
-        "run them",
-    ]
-    .map(str::to_owned)
-    .to_vec()
+    sandbox.run_args(cwd, body, &["--approve", "session"], "run them")
 }
 
 fn tool_outputs(stdout: &str) -> Vec<String> {

@@ -120,6 +120,40 @@ impl Sandbox {
         daemon
     }
 
+    /// The arguments of `codaris run --json` in `cwd` with the scripted model playing `script`
+    /// (written to `<root>/script.json`), then `flags` (`--approve once`, …), then `prompt`.
+    pub fn run_args(
+        &self,
+        cwd: &Path,
+        script: &serde_json::Value,
+        flags: &[&str],
+        prompt: &str,
+    ) -> Vec<String> {
+        let path = self.root.path().join("script.json");
+        std::fs::write(&path, script.to_string()).expect("write script");
+        let mut args: Vec<String> = ["run", "--json", "--script"].map(str::to_owned).to_vec();
+        args.push(path.display().to_string());
+        args.push("--cwd".to_owned());
+        args.push(cwd.display().to_string());
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        args.push(prompt.to_owned());
+        args
+    }
+
+    /// Runs what [`Sandbox::run_args`] builds.
+    pub fn run_script(
+        &self,
+        cwd: &Path,
+        script: &serde_json::Value,
+        flags: &[&str],
+        prompt: &str,
+    ) -> Output {
+        self.command("codaris")
+            .args(self.run_args(cwd, script, flags, prompt))
+            .output()
+            .expect("run codaris")
+    }
+
     pub fn mode(path: &Path) -> u32 {
         std::fs::metadata(path)
             .expect("metadata")
@@ -246,6 +280,17 @@ pub fn stderr(output: &Output) -> String {
 }
 
 /// Parses stdout as one JSON value.
+/// The JSON lines of `codaris run --json`, one event each.
+pub fn events(output: &Output) -> Vec<serde_json::Value> {
+    stdout(output)
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|err| panic!("not a JSON event ({err}): {line}"))
+        })
+        .collect()
+}
+
 pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|err| panic!("stdout is not JSON ({err}): {}", stdout(output)))
