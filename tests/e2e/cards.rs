@@ -100,10 +100,7 @@ fn a_command_the_model_starts_cannot_answer_its_card() {
     assert_eq!(lifetimes, [json!("deny")]);
 
     // The daemon said whom it refused.
-    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
-    codaris_e2e::wait_for(std::time::Duration::from_secs(10), || {
-        !sandbox.pid_file().exists()
-    });
+    sandbox.stop_daemon();
     let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap();
     assert!(
         log.contains("refused a connection from a process the daemon started"),
@@ -112,13 +109,7 @@ fn a_command_the_model_starts_cannot_answer_its_card() {
     let card = of_type(&events, "card");
     assert_eq!(card.len(), 1, "{events:#?}");
     // The ledger verifies: every decision replays, every grant is backed, the chain is whole.
-    let replay = sandbox.cli(&["audit", "replay"]);
-    assert!(
-        replay.status.success(),
-        "{}{}",
-        stdout(&replay),
-        stderr(&replay)
-    );
+    sandbox.replay_clean();
     // No line carries anything shaped like a card's secret (64 hex digits in a row).
     let longest_hex = log
         .split(|c: char| !c.is_ascii_hexdigit())

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::process::Output;
-use std::time::Duration;
 
 use codaris_e2e::{Sandbox, events, json, stderr, stdout};
 use pretty_assertions::assert_eq;
@@ -58,8 +57,7 @@ fn still_serving_and_replaying(sandbox: &Sandbox) {
     assert!(status.status.success(), "{}", stderr(&status));
     assert_eq!(json(&status)["running"], true);
     assert!(sandbox.socket().exists() && sandbox.pid_file().exists());
-    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
-    codaris_e2e::wait_for(Duration::from_secs(10), || !sandbox.pid_file().exists());
+    sandbox.stop_daemon();
     let replay = sandbox.cli(&["audit", "replay"]);
     assert!(
         replay.status.success() && stdout(&replay).contains(" 0 differ"),

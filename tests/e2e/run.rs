@@ -1,8 +1,6 @@
 //! `codaris run` through the real daemon: the scripted provider, search binding nothing but a
 //! skill, a refusal, a card answered, the grant durable, and the session replayed clean.
 
-use std::time::Duration;
-
 use codaris_e2e::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -148,15 +146,8 @@ fn a_scripted_session_streams_its_events_and_replays_clean() {
     assert_eq!(grant["lifetime"], "session");
 
     // Every decision replays with the same answer once the daemon has stopped.
-    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
-    codaris_e2e::wait_for(Duration::from_secs(10), || !sandbox.pid_file().exists());
-    let output = sandbox.cli(&["audit", "replay"]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    sandbox.stop_daemon();
+    let output = sandbox.replay_clean();
     assert!(
         stdout(&output).contains("4 matched, 0 differ"),
         "{}",
@@ -227,15 +218,8 @@ fn approving_programs_lets_the_same_programs_run_anywhere_without_another_card()
     assert!(text.contains("run_program"), "{text}");
 
     // Each program's grant stands on the card that offered it: the ledger verifies.
-    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
-    codaris_e2e::wait_for(Duration::from_secs(10), || !sandbox.pid_file().exists());
-    let replay = sandbox.cli(&["audit", "replay"]);
-    assert!(
-        replay.status.success(),
-        "{}{}",
-        stdout(&replay),
-        stderr(&replay)
-    );
+    sandbox.stop_daemon();
+    sandbox.replay_clean();
 }
 
 #[test]

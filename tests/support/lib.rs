@@ -154,6 +154,26 @@ impl Sandbox {
             .expect("run codaris")
     }
 
+    /// `codaris daemon stop`, then waits until the daemon has let go of the state directory.
+    pub fn stop_daemon(&self) {
+        let output = self.cli(&["daemon", "stop"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        wait_for(Duration::from_secs(10), || !self.pid_file().exists());
+    }
+
+    /// `codaris audit replay` on the stopped daemon's ledger, which must verify: every
+    /// decision replays, every grant is backed, the chain is whole.
+    pub fn replay_clean(&self) -> Output {
+        let output = self.cli(&["audit", "replay"]);
+        assert!(
+            output.status.success(),
+            "{}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+        output
+    }
+
     pub fn mode(path: &Path) -> u32 {
         std::fs::metadata(path)
             .expect("metadata")
