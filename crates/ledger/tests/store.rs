@@ -211,19 +211,7 @@ fn an_unreadable_grant_is_reported_and_grants_nothing() {
 fn the_journal_is_replayed_a_torn_tail_dropped_and_a_bad_line_reported() {
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("ledger");
-    let written = {
-        let ledger = Ledger::open(&path).unwrap();
-        ledger
-            .append_grant(
-                "s1",
-                once("/kept"),
-                Backing::Card {
-                    card_id: "c1".to_owned(),
-                },
-                1,
-            )
-            .unwrap()
-    };
+    let written = one_grant(&path);
     // A crash mid-append leaves a line without its newline; a damaged line is complete garbage.
     let journal = temp.path().join("ledger.journal");
     let mut text = std::fs::read(&journal).unwrap();
@@ -302,19 +290,7 @@ fn a_torn_tail_is_cut_at_open_so_the_next_append_stands_alone() {
 fn a_line_glued_to_torn_remains_is_recovered_and_the_remains_reported() {
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("ledger");
-    let written = {
-        let ledger = Ledger::open(&path).unwrap();
-        ledger
-            .append_grant(
-                "s1",
-                once("/kept"),
-                Backing::Card {
-                    card_id: "c1".to_owned(),
-                },
-                1,
-            )
-            .unwrap()
-    };
+    let written = one_grant(&path);
     // What a journal written before torn lines were cut holds after a failed append and its
     // successful retry: the torn start of the first, then the whole retry, on one line.
     let journal = temp.path().join("ledger.journal");
@@ -337,4 +313,19 @@ fn a_line_glued_to_torn_remains_is_recovered_and_the_remains_reported() {
             .iter()
             .any(|l| matches!(l, codaris_ledger::ExportLine::Unreadable { .. }))
     );
+}
+
+/// A ledger at `path` holding one `once` grant for `/kept`, closed again; the grant.
+fn one_grant(path: &std::path::Path) -> codaris_ledger::GrantRecord {
+    let ledger = Ledger::open(path).unwrap();
+    ledger
+        .append_grant(
+            "s1",
+            once("/kept"),
+            Backing::Card {
+                card_id: "c1".to_owned(),
+            },
+            1,
+        )
+        .unwrap()
 }
