@@ -68,6 +68,10 @@ fn run_args(sandbox: &Sandbox, cwd: &Path, body: &Value) -> Vec<String> {
     sandbox.run_args(cwd, body, &["--approve", "session"], "run them")
 }
 
+fn stdout_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 fn tool_outputs(stdout: &str) -> Vec<String> {
     stdout
         .lines()
@@ -143,6 +147,81 @@ fn commands_read_nothing_of_the_daemons_nor_outside_the_fence() {
     for expected in ["project-e2e-readable", "git version", "sh-runs"] {
         assert!(last.contains(expected), "{expected}: {last}");
     }
+}
+
+/// The forged-grant attack by command: with the state directory inside an explicit root (so
+/// Landlock must carve it out), a command appends a grant to the journal, truncates it, and
+/// removes the socket and the pid file. None of it lands; the daemon serves on and its ledger
+/// verifies.
+#[test]
+fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_wide_root() {
+    let sandbox = Sandbox::new();
+    // The sandbox's root holds the state directory, the project and the configuration.
+    sandbox.write_config(&format!(
+        "allowed_dirs = [\"{}\"]\n",
+        sandbox.root.path().display()
+    ));
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let _daemon = sandbox.start_daemon(&[]);
+    if !landlock_or_skip(
+        &sandbox,
+        "a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_wide_root",
+    ) {
+        return;
+    }
+    let state = sandbox.state_dir();
+    let journal = state.join("ledger.journal");
+    let before = std::fs::read(&journal).unwrap_or_default();
+    let forged = r#"{"type":"grant","schema":1,"id":"g999999999999","session_id":"s000001","grant":{"capability":"mutate_outside_fence","path":"/","lifetime":"session","id":"g999999999999"},"granted_at_ms":1}"#;
+    let commands = vec![
+        format!("echo '{forged}' >> '{}'", journal.display()),
+        format!(": > '{}'", journal.display()),
+        format!(
+            "rm -f '{}' '{}'",
+            state.join("codaris.sock").display(),
+            state.join("codarisd.pid").display()
+        ),
+        format!(
+            "mv '{}' '{}'",
+            state.join("ledger").display(),
+            proj.join("stolen").display()
+        ),
+    ];
+    let output = sandbox
+        .command("codaris")
+        .args(run_args(&sandbox, &proj, &script(&commands)))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let outputs = tool_outputs(&stdout);
+    assert_eq!(outputs.len(), commands.len(), "{stdout}");
+    for (command, out) in commands.iter().zip(&outputs) {
+        assert!(!out.starts_with("exit code: 0"), "{command}: {out}");
+        assert!(out.contains("Permission denied"), "{command}: {out}");
+    }
+    // The journal holds the commands' own decisions (their text included), but no line of the
+    // command's making: every line is a whole record the daemon wrote.
+    let after = std::fs::read(&journal).unwrap_or_default();
+    assert!(
+        after.starts_with(&before),
+        "the journal was cut or rewritten"
+    );
+    for line in String::from_utf8_lossy(&after).lines() {
+        assert!(
+            !line.starts_with(r#"{"type":"grant","schema":1,"id":"g999999999999""#),
+            "the forged grant reached the journal"
+        );
+    }
+    let grants = sandbox.cli(&["ledger", "grants", "--all", "--json"]);
+    assert!(!stdout_of(&grants).contains("g999999999999"));
+    assert!(sandbox.socket().exists() && sandbox.pid_file().exists());
+    assert!(state.join("ledger").is_dir() && !proj.join("stolen").exists());
+    let status = sandbox.cli(&["status", "--json"]);
+    assert!(status.status.success(), "{}", stderr(&status));
+    sandbox.stop_daemon();
+    sandbox.replay_clean();
 }
 
 /// The pid a command wrote, once it is there.
