@@ -7,6 +7,7 @@ mod chat;
 mod config;
 mod demo;
 mod fence;
+mod full_disk;
 mod hardening;
 mod ledger;
 mod lifecycle;

@@ -91,6 +91,9 @@ impl Dispatcher {
             for corrupt in &view.corrupt {
                 tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
             }
+            for id in &view.set_aside {
+                tracing::warn!(grant = %id, "a grant no answered card backs grants nothing; `codaris audit replay` says why");
+            }
             let mut grants = self.standing.clone();
             grants.extend(view.grants);
             let request = Request {
@@ -330,7 +333,23 @@ mod tests {
     -> Result<(), Box<dyn std::error::Error>> {
         let f = fixture()?;
         let outside = f.root.join("outside").display().to_string();
-        f.ledger.append_grant(
+        // The grant as a card answer records it: the card, the grant, the answer naming it.
+        f.ledger.append_card(&codaris_ledger::CardRecord {
+            schema: codaris_ledger::SCHEMA,
+            id: "c1".to_owned(),
+            session_id: "s1".to_owned(),
+            capability: Some(codaris_policy::Capability::new(
+                CapabilityName::MutateOutsideFence,
+                Some(outside.clone()),
+            )),
+            sentence: "write outside".to_owned(),
+            asked_at_ms: 1,
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+            programs: Vec::new(),
+        })?;
+        let grant = f.ledger.append_grant(
             "s1",
             Grant::new(
                 CapabilityName::MutateOutsideFence,
@@ -340,6 +359,12 @@ mod tests {
             codaris_ledger::Backing::Card {
                 card_id: "c1".to_owned(),
             },
+            1,
+        )?;
+        f.ledger.answer_card(
+            "c1",
+            codaris_ledger::CardAnswer::AllowOnce,
+            Some(&grant.id),
             1,
         )?;
         let dispatcher = Dispatcher::new(f.ledger.clone());

@@ -127,6 +127,27 @@ pub fn check(
     findings
 }
 
+/// Whether a grant record stands on the card it names: the card is in the ledger, belongs to
+/// the same session, was answered, the answer gives exactly this grant, and (but for a
+/// program-wide answer, which names its first grant) names this grant. A grant that does not
+/// stand grants nothing: one whose card's answer never became durable (a disk that filled
+/// between the two writes), or one written into the ledger behind the daemon's back.
+pub fn stands(record: &GrantRecord, card: Option<&CardRecord>) -> bool {
+    let Some(Backing::Card { card_id }) = &record.backing else {
+        return false;
+    };
+    let Some(card) = card.filter(|c| &c.id == card_id && c.session_id == record.session_id) else {
+        return false;
+    };
+    let Some(answer) = card.answer else {
+        return false;
+    };
+    if answer_gives(answer, card, &record.grant).is_err() {
+        return false;
+    }
+    answer == CardAnswer::AllowPrograms || card.grant_id.as_deref() == Some(record.id.as_str())
+}
+
 /// The first and last chain position of each record.
 struct ChainOrder<'a> {
     first: HashMap<(RecordKind, &'a str), u64>,

@@ -27,6 +27,9 @@ use recover::discard_torn_snapshots;
 pub struct GrantView {
     pub grants: Vec<Grant>,
     pub corrupt: Vec<Corrupt>,
+    /// Active grant records that grant nothing because no answered card backs them (the
+    /// caller reports them; `audit replay` names why).
+    pub set_aside: Vec<String>,
 }
 
 impl GrantView {
@@ -53,7 +56,9 @@ pub struct Ledger {
     appender: Mutex<Appender>,
     /// Journal lines that did not decode at open, kept and reported, never trusted.
     unreadable: sled::Tree,
-    commit: GroupCommit<Pending, Arc<LedgerError>>,
+    /// Each queued element is committed whole: a card's answer and the grants it gave travel
+    /// as one, so a failed commit leaves neither.
+    commit: GroupCommit<Vec<Pending>, Arc<LedgerError>>,
     /// Held while an existing record is swapped in sled and queued, so that the queue (and so
     /// the journal and the chain) holds a record's versions in the order sled took them.
     order: Mutex<()>,
@@ -291,7 +296,7 @@ impl Ledger {
             return Ok(None);
         }
         pending.replaced = Some(current);
-        Ok(Some(self.commit.submit(pending)))
+        Ok(Some(self.commit.submit(vec![pending])))
     }
 
     pub fn grant(&self, id: &str) -> Result<GrantRecord, LedgerError> {
@@ -312,16 +317,35 @@ impl Ledger {
     }
 
     /// The grants in force for a session, in ledger order, ready for `evaluate`.
+    /// Whether the record stands on the answered card that backs it ([`crate::backing::stands`]);
+    /// one that does not grants nothing, active or not.
+    pub fn grant_stands(&self, record: &GrantRecord) -> Result<bool, LedgerError> {
+        let card = match &record.backing {
+            Some(Backing::Card { card_id }) => match self.cards.get(card_id.as_bytes())? {
+                Some(bytes) => decode::<CardRecord>("cards", card_id, &bytes).ok(),
+                None => None,
+            },
+            _ => None,
+        };
+        Ok(crate::backing::stands(record, card.as_ref()))
+    }
+
+    /// The session's grants in force: active, and standing on the answered card that backs
+    /// them ([`crate::backing::stands`]); the others are listed in `set_aside`.
     pub fn grant_view(&self, session_id: &str) -> Result<GrantView, LedgerError> {
         let (records, corrupt) = self.grants(Some(session_id))?;
-        Ok(GrantView {
-            grants: records
-                .into_iter()
-                .filter(GrantRecord::is_active)
-                .map(|r| r.grant)
-                .collect(),
+        let mut view = GrantView {
             corrupt,
-        })
+            ..GrantView::default()
+        };
+        for record in records.into_iter().filter(GrantRecord::is_active) {
+            if self.grant_stands(&record)? {
+                view.grants.push(record.grant);
+            } else {
+                view.set_aside.push(record.id);
+            }
+        }
+        Ok(view)
     }
 
     /// Records a card as asked, durably.
@@ -362,6 +386,79 @@ impl Ledger {
         drop(order);
         self.wait(ticket)?;
         Ok(true)
+    }
+
+    /// Records a card's answer together with the grants it gave, in one commit: both become
+    /// durable or neither does, so a disk that fills between them can leave no grant whose
+    /// card was never answered. `None` when the card is unknown or already answered. Each grant
+    /// is backed by the card, which names the first.
+    pub fn answer_card_with_grants(
+        &self,
+        card_id: &str,
+        answer: CardAnswer,
+        grants: Vec<Grant>,
+        at_ms: u64,
+    ) -> Result<Option<Vec<GrantRecord>>, LedgerError> {
+        let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(current) = self.cards.get(card_id.as_bytes())? else {
+            return Ok(None);
+        };
+        let card: CardRecord = decode("cards", card_id, &current)?;
+        if card.answer.is_some() {
+            return Ok(None);
+        }
+        let mut records = Vec::with_capacity(grants.len());
+        let mut pendings = Vec::with_capacity(grants.len() + 1);
+        for grant in grants {
+            let id = format!("g{:012}", unique_id(&self.db)?);
+            let record = GrantRecord {
+                schema: SCHEMA,
+                id: id.clone(),
+                session_id: card.session_id.clone(),
+                grant: grant.with_id(&id),
+                granted_at_ms: at_ms,
+                card_id: Some(card_id.to_owned()),
+                backing: Some(Backing::Card {
+                    card_id: card_id.to_owned(),
+                }),
+                consumed_at_ms: None,
+                revoked_at_ms: None,
+            };
+            pendings.push(Pending::new(
+                RecordKind::Grant,
+                id.as_bytes(),
+                id.clone(),
+                &record,
+            )?);
+            records.push(record);
+        }
+        let answered = CardRecord {
+            answer: Some(answer),
+            answered_at_ms: Some(at_ms),
+            grant_id: records.first().map(|r| r.id.clone()),
+            ..card
+        };
+        let mut update = Pending::new(
+            RecordKind::Card,
+            card_id.as_bytes(),
+            card_id.to_owned(),
+            &answered,
+        )?;
+        let swapped = self.cards.compare_and_swap(
+            card_id.as_bytes(),
+            Some(&current),
+            Some(update.value.as_slice()),
+        )?;
+        if swapped.is_err() {
+            return Ok(None);
+        }
+        update.replaced = Some(current);
+        // The answer after its grants: the chain reads question, grants, answer.
+        pendings.push(update);
+        let ticket = self.commit.submit(pendings);
+        drop(order);
+        self.wait(ticket)?;
+        Ok(Some(records))
     }
 
     /// Journal lines that did not decode when they were replayed.
@@ -450,7 +547,7 @@ impl Ledger {
 
     /// Queues a record version for the next group commit and waits until it is on the device.
     fn commit(&self, pending: Pending) -> Result<(), LedgerError> {
-        let ticket = self.commit.submit(pending);
+        let ticket = self.commit.submit(vec![pending]);
         self.wait(ticket)
     }
 
@@ -464,9 +561,10 @@ impl Ledger {
     /// one `write` and one `fdatasync`, then writes the new records and the links to sled. On
     /// failure nothing of the batch remains: the journal is cut back, and updates are swapped
     /// back out of sled.
-    fn commit_batch(&self, queued: &[Pending]) -> Result<(), LedgerError> {
+    fn commit_batch(&self, queued: &[Vec<Pending>]) -> Result<(), LedgerError> {
+        let queued: Vec<&Pending> = queued.iter().flatten().collect();
         let mut appender = self.appender();
-        let result = self.append_batch(&mut appender, queued);
+        let result = self.append_batch(&mut appender, &queued);
         if result.is_err() {
             let _order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
             // Latest first, so a record updated twice in the batch ends at its version before.
@@ -483,7 +581,11 @@ impl Ledger {
         result
     }
 
-    fn append_batch(&self, appender: &mut Appender, queued: &[Pending]) -> Result<(), LedgerError> {
+    fn append_batch(
+        &self,
+        appender: &mut Appender,
+        queued: &[&Pending],
+    ) -> Result<(), LedgerError> {
         if appender.journal.len() > COMPACT_AT {
             // Every record of an earlier batch is in sled (its leader wrote it there), and every
             // update before it was queued: folding the journal into sled loses nothing.
@@ -519,7 +621,7 @@ impl Ledger {
         Ok(())
     }
 
-    fn store_batch(&self, queued: &[Pending], links: sled::Batch) -> Result<(), LedgerError> {
+    fn store_batch(&self, queued: &[&Pending], links: sled::Batch) -> Result<(), LedgerError> {
         let mut batches = [
             sled::Batch::default(),
             sled::Batch::default(),

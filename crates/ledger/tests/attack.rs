@@ -48,20 +48,23 @@ fn a_grant_line_appended_to_the_journal_is_reported_unbacked_and_off_the_chain()
     forge(&path, &root_grant("g000000999999", None));
 
     let ledger = Ledger::open(&path).unwrap();
-    // The forged grant is read back: the policy would honour it. What must not happen is an
-    // audit that does not see it.
+    // The forged grant is read back, but no answered card backs it: it is set aside and the
+    // policy never sees it.
     let view = ledger.grant_view("s1").unwrap();
     assert!(
-        view.grants
+        !view
+            .grants
             .iter()
             .any(|g| g.id.as_deref() == Some("g000000999999"))
     );
+    assert_eq!(view.set_aside, vec!["g000000999999".to_owned()]);
     let mut write = request(
         "write",
         json!({"path": "/etc/cron.d/x", "content": "x"}),
         task(codaris_policy::Activity::Agent),
     );
-    write.grants = view.grants;
+    // A build that honoured such a grant recorded decisions on it: the audit must see them.
+    write.grants = vec![ledger.grant("g000000999999").unwrap().grant];
     let decided = record(&ledger, "s1", write);
     assert_eq!(decided.decision.verdict, Verdict::Allow);
     assert_eq!(decided.decision.code, Code::AllowedByGrant);

@@ -4,7 +4,7 @@ use codaris_ledger::{Backing, CardAnswer, CardRecord, Ledger, LedgerError};
 use codaris_policy::{CapabilityName, Grant, Lifetime};
 use pretty_assertions::assert_eq;
 
-use crate::support::ledger;
+use crate::support::{answered_grant, ledger};
 
 fn once(path: &str) -> Grant {
     Grant::new(
@@ -84,43 +84,85 @@ fn session_grants_are_not_consumed_and_views_are_per_session() {
         Some("/data"),
         Lifetime::Session,
     );
-    let kept = ledger
-        .append_grant(
-            "s1",
-            session,
-            Backing::Card {
-                card_id: "c1".to_owned(),
-            },
-            1,
-        )
-        .unwrap();
+    let kept = answered_grant(&ledger, "s1", "c1", session, CardAnswer::AllowSession);
     assert!(!ledger.consume_once(&kept.id, 2).unwrap());
-    let spent = ledger
-        .append_grant(
-            "s1",
-            once("/x"),
-            Backing::Card {
-                card_id: "c1".to_owned(),
-            },
-            1,
-        )
-        .unwrap();
+    let spent = answered_grant(&ledger, "s1", "c2", once("/x"), CardAnswer::AllowOnce);
     assert!(ledger.consume_once(&spent.id, 2).unwrap());
-    ledger
-        .append_grant(
-            "s2",
-            once("/other"),
-            Backing::Card {
-                card_id: "c1".to_owned(),
-            },
-            1,
-        )
-        .unwrap();
+    answered_grant(&ledger, "s2", "c3", once("/other"), CardAnswer::AllowOnce);
 
     let view = ledger.grant_view("s1").unwrap();
     assert_eq!(view.grants, vec![kept.grant.clone()]);
     assert!(view.corrupt.is_empty());
     assert_eq!(ledger.grant_view("s2").unwrap().grants.len(), 1);
+}
+
+#[test]
+fn a_grant_whose_card_was_never_answered_grants_nothing() {
+    let (_temp, ledger) = ledger();
+    // What a disk filling between a grant's write and its card's answer once left behind.
+    let orphan = ledger
+        .append_grant(
+            "s1",
+            once("/x"),
+            Backing::Card {
+                card_id: "c-never".to_owned(),
+            },
+            1,
+        )
+        .unwrap();
+    let view = ledger.grant_view("s1").unwrap();
+    assert_eq!(view.grants, Vec::new());
+    assert_eq!(view.set_aside, vec![orphan.id]);
+}
+
+#[test]
+fn a_cards_answer_and_its_grants_are_durable_together() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let ids = {
+        let ledger = Ledger::open(&path).unwrap();
+        ledger
+            .append_card(&CardRecord {
+                schema: codaris_ledger::SCHEMA,
+                id: "c1".to_owned(),
+                session_id: "s1".to_owned(),
+                capability: Some(codaris_policy::Capability::new(
+                    CapabilityName::MutateOutsideFence,
+                    Some("/x".to_owned()),
+                )),
+                sentence: "write outside".to_owned(),
+                asked_at_ms: 1,
+                answer: None,
+                answered_at_ms: None,
+                grant_id: None,
+                programs: Vec::new(),
+            })
+            .unwrap();
+        let records = ledger
+            .answer_card_with_grants("c1", CardAnswer::AllowOnce, vec![once("/x")], 2)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            ledger
+                .answer_card_with_grants("c1", CardAnswer::Deny, Vec::new(), 3)
+                .unwrap(),
+            None,
+            "the first answer wins"
+        );
+        records.into_iter().map(|r| r.id).collect::<Vec<_>>()
+    };
+    let ledger = Ledger::open(&path).unwrap();
+    let view = ledger.grant_view("s1").unwrap();
+    assert_eq!(
+        view.grants.iter().map(|g| g.id.clone()).collect::<Vec<_>>(),
+        ids.iter().cloned().map(Some).collect::<Vec<_>>()
+    );
+    let (cards, _) = ledger.cards(Some("s1")).unwrap();
+    assert_eq!(
+        cards[0].grant_id.as_deref(),
+        ids.first().map(String::as_str)
+    );
+    assert!(codaris_ledger::audit(&ledger.evidence().unwrap()).is_clean());
 }
 
 #[test]

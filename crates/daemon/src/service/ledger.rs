@@ -42,11 +42,16 @@ impl ledger_server::Ledger for LedgerService {
             let session = (!request.session_id.is_empty()).then_some(request.session_id);
             let (records, corrupt) = ledger.grants(session.as_deref())?;
             report(&corrupt);
-            Ok(records
-                .iter()
-                .filter(|r| request.include_inactive || r.is_active())
-                .map(grant_wire)
-                .collect())
+            let mut listed = Vec::new();
+            for record in &records {
+                // In force: active and standing on its answered card, as dispatch reads it.
+                if request.include_inactive
+                    || (record.is_active() && ledger.grant_stands(record)?)
+                {
+                    listed.push(grant_wire(record));
+                }
+            }
+            Ok(listed)
         })
         .await?;
         Ok(Response::new(v1::ListGrantsResponse { grants }))

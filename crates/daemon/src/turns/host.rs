@@ -193,24 +193,17 @@ impl DaemonHost {
                 .collect(),
             _ => Vec::new(),
         };
-        let session = self.session_id.clone();
         // The reply is sent from the blocking task itself, so a turn cancelled meanwhile
         // still tells the answer's sender what became of it.
         let recorded = tokio::task::spawn_blocking(move || {
+            // One commit: the answer and its grants are durable together or not at all.
             let record = || {
-                let mut ids = Vec::new();
-                for g in grants {
-                    let record = ledger.append_grant(
-                        &session,
-                        g,
-                        codaris_ledger::Backing::Card {
-                            card_id: id.clone(),
-                        },
-                        now_ms(),
-                    )?;
-                    ids.push(record.id);
-                }
-                ledger.answer_card(&id, answer, ids.first().map(String::as_str), now_ms())?;
+                let recorded = ledger.answer_card_with_grants(&id, answer, grants, now_ms())?;
+                let ids = recorded
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|g| g.id)
+                    .collect::<Vec<_>>();
                 Ok::<_, codaris_ledger::LedgerError>(ids)
             };
             let outcome = record();

@@ -1,0 +1,179 @@
+//! A disk that fills up under a running daemon (issue 11, item 8, through the real binaries):
+//! the state directory is a small tmpfs, filled while a session asks for a grant. Whatever the
+//! daemon acknowledged is in the ledger afterwards, nothing else is, and once space is back the
+//! stopped ledger exports, replays and verifies.
+//!
+//! Mounting a tmpfs needs root: without it the test fails under CI (`CI=true`) and is skipped,
+//! saying why, elsewhere.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use codaris_e2e::{Sandbox, events, stderr, stdout};
+use serde_json::{Value, json};
+
+/// The sandbox's state directory as the mount point of a tmpfs of `size`; unmounted on drop.
+struct StateOnTmpfs<'a> {
+    sandbox: &'a Sandbox,
+}
+
+impl<'a> StateOnTmpfs<'a> {
+    fn mount(sandbox: &'a Sandbox, size: &str) -> Result<Self, String> {
+        if !rustix::process::geteuid().is_root() {
+            return Err("mounting a tmpfs needs root".to_owned());
+        }
+        std::fs::create_dir_all(sandbox.state_dir()).map_err(|e| e.to_string())?;
+        let output = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0700"),
+                "tmpfs",
+            ])
+            .arg(sandbox.state_dir())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !output.status.success() {
+            return Err(format!(
+                "mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ));
+        }
+        Ok(Self { sandbox })
+    }
+}
+
+impl Drop for StateOnTmpfs<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(self.sandbox.state_dir())
+            .status();
+    }
+}
+
+/// Writes `path` until the file system has no room left.
+fn fill(path: &Path) {
+    let mut file = std::fs::File::create(path).unwrap();
+    let chunk = vec![0u8; 64 * 1024];
+    let mut small = vec![0u8; 512];
+    while file.write_all(&chunk).is_ok() {}
+    while !small.is_empty() {
+        if file.write_all(&small).is_err() {
+            small.truncate(small.len() / 2);
+        }
+    }
+    let _ = file.sync_all();
+}
+
+/// A script asking for a grant on `path`. The reason is long so that the card's records need
+/// more than the slack a full tmpfs leaves in the journal's last page (4 KiB).
+fn ask(path: &str) -> Value {
+    let reason = format!("check {}", "the file system ".repeat(600));
+    json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "request_capability", "args": {
+            "capability": "read_outside_fence", "path": path, "reason": reason}}]},
+        {"text": "done"}
+    ]}]})
+}
+
+#[test]
+fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let tmpfs = match StateOnTmpfs::mount(&sandbox, "48m") {
+        Ok(tmpfs) => tmpfs,
+        Err(reason) => {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI must run the full-disk test, but {reason}"
+            );
+            eprintln!("SKIPPED a_disk_filled_mid_session…: {reason}");
+            return;
+        }
+    };
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let _first_daemon = sandbox.start_daemon(&[]);
+
+    // With room: the grant is recorded and acknowledged.
+    let first = sandbox.run_script(&proj, &ask("/etc/hosts"), &["--approve", "session"], "a");
+    assert!(first.status.success(), "{}", stderr(&first));
+    let acknowledged: Vec<String> = events(&first)
+        .iter()
+        .filter(|e| e["type"] == "card")
+        .filter_map(|e| e["grant_id"].as_str().map(str::to_owned))
+        .filter(|id| !id.is_empty())
+        .collect();
+    assert_eq!(acknowledged.len(), 1, "{}", stdout(&first));
+
+    // A card is open when the disk fills: the answer cannot be made durable, so it must not be
+    // acknowledged, and the model must not be told it was granted.
+    let chat_script = sandbox.root.path().join("chat.json");
+    std::fs::write(&chat_script, ask("/etc/shadow").to_string()).unwrap();
+    let mut chat = sandbox
+        .command("codaris")
+        .args(["chat", "--script", chat_script.to_str().unwrap()])
+        .args(["--cwd", proj.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = chat.stdin.take().unwrap();
+    input.write_all(b"read the shadow file\n").unwrap();
+    let mut screen = BufReader::new(chat.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("the model asks for") {
+        let mut line = String::new();
+        assert!(screen.read_line(&mut line).unwrap() > 0, "no card: {seen}");
+        seen.push_str(&line);
+    }
+    let filler = sandbox.state_dir().join("filler");
+    fill(&filler);
+    input.write_all(b"s\n").unwrap();
+    drop(input);
+    let mut rest = String::new();
+    screen.read_to_string(&mut rest).unwrap();
+    let _ = chat.wait();
+    seen.push_str(&rest);
+    assert!(!seen.contains("granted `"), "{seen}");
+
+    // The disk is still full; the next session asks again. It may fail anywhere (the session's
+    // workspace, a decision, the grant): what matters is what it claims.
+    let second = sandbox.run_script(&proj, &ask("/etc/passwd"), &["--approve", "session"], "b");
+    let claimed: Vec<String> = stdout(&second)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "card")
+        .filter_map(|e| e["grant_id"].as_str().map(str::to_owned))
+        .filter(|id| !id.is_empty())
+        .collect();
+
+    // Room again. sled keeps an I/O error for the life of the database handle, so the daemon
+    // needs a restart to write again (see the closing note of issue 11); it stops cleanly.
+    std::fs::remove_file(&filler).unwrap();
+    sandbox.stop_daemon();
+    let _restarted = sandbox.start_daemon(&[]);
+    let third = sandbox.run_script(&proj, &ask("/etc/group"), &["--approve", "session"], "c");
+    assert!(third.status.success(), "{}", stderr(&third));
+    sandbox.stop_daemon();
+
+    // Everything acknowledged is there; the ledger reads whole, replays and verifies.
+    let replay = sandbox.replay_clean();
+    assert!(stdout(&replay).contains(" 0 differ"), "{}", stdout(&replay));
+    // The CLI lists grants through a daemon: start one to ask.
+    let _again = sandbox.start_daemon(&[]);
+    let grants = sandbox.cli(&["ledger", "grants", "--all", "--json"]);
+    assert!(grants.status.success(), "{}", stderr(&grants));
+    let listed = stdout(&grants);
+    for id in acknowledged.iter().chain(&claimed) {
+        assert!(
+            listed.contains(id.as_str()),
+            "acknowledged `{id}` is gone: {listed}"
+        );
+    }
+    drop(tmpfs);
+}
