@@ -30,7 +30,10 @@ pub(crate) struct Launch<'a> {
 
 /// Codaris's own secrets, in the daemon's environment for the model providers: a command the
 /// model wrote has no business reading them (it could print them into the transcript).
-pub(crate) const WITHHELD_ENV: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+/// `CODARIS_KEYS_FD` only names the pipe the keys crossed `codarisd`'s re-exec on (closed
+/// since); a command has no use for it.
+pub(crate) const WITHHELD_ENV: [&str; 3] =
+    ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODARIS_KEYS_FD"];
 
 /// A started command and what holds it.
 #[derive(Debug)]
