@@ -311,16 +311,7 @@ fn a_torn_tail_is_cut_at_open_so_the_next_append_stands_alone() {
     let written = {
         let ledger = Ledger::open(&path).unwrap();
         assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
-        ledger
-            .append_grant(
-                "s1",
-                once("/kept"),
-                Backing::Card {
-                    card_id: "c1".to_owned(),
-                },
-                1,
-            )
-            .unwrap()
+        grant_kept(&ledger)
     };
     let ledger = Ledger::open(&path).unwrap();
     let (grants, corrupt) = ledger.grants(None).unwrap();
@@ -359,7 +350,11 @@ fn a_line_glued_to_torn_remains_is_recovered_and_the_remains_reported() {
 
 /// A ledger at `path` holding one `once` grant for `/kept`, closed again; the grant.
 fn one_grant(path: &std::path::Path) -> codaris_ledger::GrantRecord {
-    let ledger = Ledger::open(path).unwrap();
+    grant_kept(&Ledger::open(path).unwrap())
+}
+
+/// Appends a `once` grant for `/kept` in session `s1`.
+fn grant_kept(ledger: &Ledger) -> codaris_ledger::GrantRecord {
     ledger
         .append_grant(
             "s1",
