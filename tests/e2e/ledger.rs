@@ -2,13 +2,13 @@
 //! offline with the policy linked into `codaris`.
 
 use codaris_e2e::{Sandbox, json, stderr, stdout};
-use codaris_ledger::{Backing, CardAnswer, CardRecord, DecisionRecord, Ledger};
+use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord, Ledger};
 use codaris_policy::{Activity, Capability, CapabilityName, Grant, Lifetime, Request, Task};
 use pretty_assertions::assert_eq;
 use serde_json::json as j;
 
-/// Records a card, the grant its answer gave (backed by the card) and the answer, in the order
-/// the daemon's card answer records them.
+/// Records a card, then its answer with the grant it gave (backed by the card), as the
+/// daemon's card answer records them.
 fn answered(ledger: &Ledger, card: &str, grant: Grant, answer: CardAnswer, at_ms: u64) -> String {
     ledger
         .append_card(&CardRecord {
@@ -24,22 +24,11 @@ fn answered(ledger: &Ledger, card: &str, grant: Grant, answer: CardAnswer, at_ms
             programs: Vec::new(),
         })
         .unwrap();
-    let record = ledger
-        .append_grant(
-            "s000001",
-            grant,
-            Backing::Card {
-                card_id: card.to_owned(),
-            },
-            at_ms,
-        )
+    let mut recorded = ledger
+        .answer_card(card, answer, vec![grant], at_ms)
+        .unwrap()
         .unwrap();
-    assert!(
-        ledger
-            .answer_card(card, answer, Some(&record.id), at_ms)
-            .unwrap()
-    );
-    record.id
+    recorded.remove(0).id
 }
 
 /// Writes grants and decisions as a daemon's dispatcher would, before the daemon starts.

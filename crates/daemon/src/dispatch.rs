@@ -333,7 +333,7 @@ mod tests {
     -> Result<(), Box<dyn std::error::Error>> {
         let f = fixture()?;
         let outside = f.root.join("outside").display().to_string();
-        // The grant as a card answer records it: the card, the grant, the answer naming it.
+        // The grant as a card answer records it: the card, then its answer with the grant.
         f.ledger.append_card(&codaris_ledger::CardRecord {
             schema: codaris_ledger::SCHEMA,
             id: "c1".to_owned(),
@@ -349,22 +349,14 @@ mod tests {
             grant_id: None,
             programs: Vec::new(),
         })?;
-        let grant = f.ledger.append_grant(
-            "s1",
-            Grant::new(
-                CapabilityName::MutateOutsideFence,
-                Some(&outside),
-                Lifetime::Once,
-            ),
-            codaris_ledger::Backing::Card {
-                card_id: "c1".to_owned(),
-            },
-            1,
-        )?;
         f.ledger.answer_card(
             "c1",
             codaris_ledger::CardAnswer::AllowOnce,
-            Some(&grant.id),
+            vec![Grant::new(
+                CapabilityName::MutateOutsideFence,
+                Some(&outside),
+                Lifetime::Once,
+            )],
             1,
         )?;
         let dispatcher = Dispatcher::new(f.ledger.clone());

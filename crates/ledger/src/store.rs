@@ -358,41 +358,12 @@ impl Ledger {
         )?)
     }
 
-    /// Records how a card was answered. The first answer wins; later ones return `false`.
+    /// Records how a card was answered together with the grants the answer gave (none for a
+    /// refusal the policy needs no grant for, a lapse, a session's end), in one commit: both
+    /// become durable or neither does, so a disk that fills between them can leave no grant
+    /// whose card was never answered. The first answer wins: `None` when the card is unknown or
+    /// already answered. Each grant is backed by the card, which names the first.
     pub fn answer_card(
-        &self,
-        id: &str,
-        answer: CardAnswer,
-        grant_id: Option<&str>,
-        at_ms: u64,
-    ) -> Result<bool, LedgerError> {
-        let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(current) = self.cards.get(id.as_bytes())? else {
-            return Ok(false);
-        };
-        let card: CardRecord = decode("cards", id, &current)?;
-        if card.answer.is_some() {
-            return Ok(false);
-        }
-        let answered = CardRecord {
-            answer: Some(answer),
-            answered_at_ms: Some(at_ms),
-            grant_id: grant_id.map(str::to_owned),
-            ..card
-        };
-        let Some(ticket) = self.swap(RecordKind::Card, id, current, &answered)? else {
-            return Ok(false);
-        };
-        drop(order);
-        self.wait(ticket)?;
-        Ok(true)
-    }
-
-    /// Records a card's answer together with the grants it gave, in one commit: both become
-    /// durable or neither does, so a disk that fills between them can leave no grant whose
-    /// card was never answered. `None` when the card is unknown or already answered. Each grant
-    /// is backed by the card, which names the first.
-    pub fn answer_card_with_grants(
         &self,
         card_id: &str,
         answer: CardAnswer,

@@ -139,12 +139,12 @@ fn a_cards_answer_and_its_grants_are_durable_together() {
             })
             .unwrap();
         let records = ledger
-            .answer_card_with_grants("c1", CardAnswer::AllowOnce, vec![once("/x")], 2)
+            .answer_card("c1", CardAnswer::AllowOnce, vec![once("/x")], 2)
             .unwrap()
             .unwrap();
         assert_eq!(
             ledger
-                .answer_card_with_grants("c1", CardAnswer::Deny, Vec::new(), 3)
+                .answer_card("c1", CardAnswer::Deny, Vec::new(), 3)
                 .unwrap(),
             None,
             "the first answer wins"
@@ -204,11 +204,17 @@ fn cards_take_the_first_answer_only() {
         programs: Vec::new(),
     };
     ledger.append_card(&card).unwrap();
-    assert!(ledger.answer_card("c1", CardAnswer::Deny, None, 2).unwrap());
     assert!(
-        !ledger
-            .answer_card("c1", CardAnswer::AllowSession, Some("g1"), 3)
+        ledger
+            .answer_card("c1", CardAnswer::Deny, Vec::new(), 2)
             .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        ledger
+            .answer_card("c1", CardAnswer::AllowSession, vec![once("/etc/x")], 3)
+            .unwrap(),
+        None
     );
     let (cards, corrupt) = ledger.cards(None).unwrap();
     assert!(corrupt.is_empty());

@@ -99,21 +99,11 @@ pub fn answered_grant(
             programs: Vec::new(),
         })
         .unwrap();
-    let record = ledger
-        .append_grant(
-            session,
-            grant,
-            codaris_ledger::Backing::Card {
-                card_id: card_id.to_owned(),
-            },
-            11,
-        )
+    let mut recorded = ledger
+        .answer_card(card_id, answer, vec![grant], 12)
+        .unwrap()
         .unwrap();
-    assert!(
-        ledger
-            .answer_card(card_id, answer, Some(&record.id), 12)
-            .unwrap()
-    );
+    let record = recorded.remove(0);
     record
 }
 

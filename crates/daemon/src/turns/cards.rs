@@ -160,7 +160,7 @@ impl Cards {
     pub fn close(&self, ledger: &Ledger, why: CardAnswer) {
         let open: Vec<String> = self.lock().drain().map(|(id, _)| id).collect();
         for id in open {
-            if let Err(err) = ledger.answer_card(&id, why, None, now_ms()) {
+            if let Err(err) = ledger.answer_card(&id, why, Vec::new(), now_ms()) {
                 tracing::warn!(card = %id, %err, "could not record a lapsed card");
             }
         }

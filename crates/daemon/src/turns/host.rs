@@ -198,7 +198,7 @@ impl DaemonHost {
         let recorded = tokio::task::spawn_blocking(move || {
             // One commit: the answer and its grants are durable together or not at all.
             let record = || {
-                let recorded = ledger.answer_card_with_grants(&id, answer, grants, now_ms())?;
+                let recorded = ledger.answer_card(&id, answer, grants, now_ms())?;
                 let ids = recorded
                     .unwrap_or_default()
                     .into_iter()
