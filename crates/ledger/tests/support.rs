@@ -103,8 +103,7 @@ pub fn answered_grant(
         .answer_card(card_id, answer, vec![grant], 12)
         .unwrap()
         .unwrap();
-    let record = recorded.remove(0);
-    record
+    recorded.remove(0)
 }
 
 /// A session as the daemon records it: a card answered `allow_session` for `/tmp/out`, a
