@@ -67,6 +67,7 @@ pub use grant_set::Cover;
 pub use grant_set::GrantSet;
 pub use path::BadPath;
 pub use path::MAX_PATH_BYTES;
+pub use path::normalize_absolute;
 pub use request::Request;
 pub use request::RequestError;
 pub use request::evaluate_json;

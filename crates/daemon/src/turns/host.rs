@@ -292,8 +292,8 @@ impl DaemonHost {
             (Scope::Unscoped, _) => None,
             // Grants compare normalised absolute paths: a card for anything else would grant
             // nothing while seeming to.
-            (Scope::Path, Some(raw)) => match lexically_absolute(raw) {
-                Some(path) => Some(path),
+            (Scope::Path, Some(raw)) => match codaris_policy::normalize_absolute(raw) {
+                Some(path) => Some(path.into_owned()),
                 None => {
                     return error_run(format!(
                         "`path` must be an absolute path for `{}`, not `{raw}`",
@@ -362,25 +362,6 @@ enum Asked {
     Answered(CardAnswer),
     /// Nobody answered, or the answer could not be recorded: nothing was granted.
     Unanswered,
-}
-
-/// `raw` made absolute and lexically normal (`.` and `..` and repeated slashes resolved), as
-/// grants compare paths; `None` when it is not absolute or holds a NUL.
-fn lexically_absolute(raw: &str) -> Option<String> {
-    if !raw.starts_with('/') || raw.contains('\0') {
-        return None;
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    for part in raw.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            other => parts.push(other),
-        }
-    }
-    Some(format!("/{}", parts.join("/")))
 }
 
 impl TurnHost for DaemonHost {
@@ -555,14 +536,13 @@ mod tests {
 
     #[test]
     fn a_requested_path_is_made_lexically_normal_and_a_relative_one_is_refused() {
-        assert_eq!(
-            lexically_absolute("/etc/./ssl/../hosts").as_deref(),
-            Some("/etc/hosts")
-        );
-        assert_eq!(lexically_absolute("//a///b/").as_deref(), Some("/a/b"));
-        assert_eq!(lexically_absolute("/../..").as_deref(), Some("/"));
-        assert_eq!(lexically_absolute("etc/hosts"), None);
-        assert_eq!(lexically_absolute("/etc/ho\0sts"), None);
+        // The policy's own normalisation, so a card's capability compares as grants do.
+        let normal = |raw| codaris_policy::normalize_absolute(raw).map(|p| p.into_owned());
+        assert_eq!(normal("/etc/./ssl/../hosts").as_deref(), Some("/etc/hosts"));
+        assert_eq!(normal("//a///b/").as_deref(), Some("/a/b"));
+        assert_eq!(normal("/../..").as_deref(), Some("/"));
+        assert_eq!(normal("etc/hosts"), None);
+        assert_eq!(normal("/etc/ho\0sts"), None);
     }
 
     #[test]
