@@ -109,22 +109,7 @@ fn descends_from(
 
 /// The parent of `pid`, from `/proc/<pid>/stat`.
 fn parent_from_proc(pid: i32) -> io::Result<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    parse_parent(&stat).ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("/proc/{pid}/stat does not read as a process status line"),
-        )
-    })
-}
-
-/// The parent pid in a `/proc/<pid>/stat` line: `pid (comm) state ppid …`. The command name
-/// may itself hold spaces and parentheses, so the fields are read after its last `)`.
-fn parse_parent(stat: &str) -> Option<i32> {
-    let (_, after) = stat.rsplit_once(')')?;
-    let mut fields = after.split_ascii_whitespace();
-    let _state = fields.next()?;
-    fields.next()?.parse().ok()
+    codaris_tools::shell::ProcStat::read(pid).map(|stat| stat.parent)
 }
 
 #[cfg(test)]
@@ -160,15 +145,6 @@ mod tests {
         assert!(descends_from(30, 10, &gone).is_err());
         let cycle = chain(&[(30, 20), (20, 30)]);
         assert!(descends_from(30, 10, &cycle).is_err());
-    }
-
-    #[test]
-    fn the_parent_is_read_after_the_last_parenthesis_of_the_name() {
-        assert_eq!(parse_parent("42 (sh) S 7 42 42 0 -1"), Some(7));
-        assert_eq!(parse_parent("42 (a) b) (c) R 9 1 1"), Some(9));
-        assert_eq!(parse_parent("42 (odd name ) Z 3"), Some(3));
-        assert_eq!(parse_parent("42 sh S 7"), None);
-        assert_eq!(parse_parent("42 (sh) S"), None);
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 
+use super::proc_stat::ProcStat;
+
 /// Sends `signal` to the whole group; a group that is already gone is not an error.
 pub(crate) fn signal_group(pgid: i32, signal: Signal) -> io::Result<()> {
     let Some(pid) = Pid::from_raw(pgid) else {
@@ -38,15 +40,11 @@ pub(crate) fn group_alive(pgid: i32) -> bool {
     Pid::from_raw(pgid).is_some_and(|pid| test_kill_process_group(pid).is_ok())
 }
 
-/// The group of a `/proc/<pid>/stat` line, unless the process is a zombie or dead. The
-/// command name may hold spaces and parentheses, so fields are counted after the last `)`.
+/// The group of a `/proc/<pid>/stat` line, unless the process is a zombie or dead.
 fn live_member_of(stat: &str) -> Option<i32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let _parent = fields.next()?;
-    let group = fields.next()?.parse().ok()?;
-    (state != "Z" && state != "X").then_some(group)
+    ProcStat::parse(stat)
+        .filter(ProcStat::is_live)
+        .map(|stat| stat.group)
 }
 
 /// Polls until the group has no live process or `limit` passes; whether it is gone.

@@ -17,6 +17,8 @@ use std::time::Duration;
 
 use rustix::process::{Pid, WaitOptions};
 
+use super::proc_stat::ProcStat;
+
 /// The shell tools' children that someone waits for. Process-wide because the adopted
 /// orphans are the process's, whichever pool's commands left them.
 static WAITED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -86,7 +88,7 @@ fn sweep() -> usize {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        let Some(zombie) = zombie_child(&stat) else {
+        let Some(zombie) = ProcStat::parse(&stat).filter(ProcStat::is_zombie) else {
             continue;
         };
         if zombie.parent != me || zombie.group == own_group || registry.contains(&pid) {
@@ -102,39 +104,4 @@ fn sweep() -> usize {
         }
     }
     reaped
-}
-
-/// Parent and group of a zombie, from its `/proc/<pid>/stat` (fields counted after the
-/// last `)`, since the command name may hold anything).
-#[derive(Debug, PartialEq, Eq)]
-struct Zombie {
-    parent: i32,
-    group: i32,
-}
-
-fn zombie_child(stat: &str) -> Option<Zombie> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_whitespace();
-    let state = fields.next()?;
-    let parent = fields.next()?.parse().ok()?;
-    let group = fields.next()?.parse().ok()?;
-    (state == "Z").then_some(Zombie { parent, group })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_a_zombie_past_an_awkward_name() {
-        assert_eq!(
-            zombie_child("12 (a) Z b) Z 7 40 40 0"),
-            Some(Zombie {
-                parent: 7,
-                group: 40
-            })
-        );
-        assert_eq!(zombie_child("12 (sleep) S 7 40 40 0"), None);
-        assert_eq!(zombie_child("garbage"), None);
-    }
 }
