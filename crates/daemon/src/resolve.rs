@@ -4,7 +4,7 @@
 //! in which every symlink that exists has been followed. A path whose tail does not exist yet
 //! (a file about to be written) keeps that tail as written, appended to its resolved parent.
 
-use std::path::{Component, Path};
+use std::path::Path;
 
 use codaris_policy::{ExternalSpec, Implied, ImpliedBy, Task, builtin};
 use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
@@ -16,25 +16,9 @@ pub fn resolve_path(cwd: &Path, path: &str) -> String {
     if path.is_empty() || path.contains('\0') {
         return path.to_owned();
     }
-    let joined = cwd.join(path);
-    let mut existing = joined.as_path();
-    let mut tail: Vec<Component<'_>> = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            let mut resolved = real;
-            for component in tail.iter().rev() {
-                resolved.push(component.as_os_str());
-            }
-            return resolved.to_string_lossy().into_owned();
-        }
-        match (existing.parent(), existing.components().next_back()) {
-            (Some(parent), Some(last)) => {
-                tail.push(last);
-                existing = parent;
-            }
-            _ => return joined.to_string_lossy().into_owned(),
-        }
-    }
+    codaris_tools::resolve_existing(&cwd.join(path))
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The task with its working directory, roots and workspace resolved.

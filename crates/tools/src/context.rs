@@ -125,6 +125,30 @@ pub(crate) fn is_within_any(path: &Path, roots: &[PathBuf]) -> bool {
     })
 }
 
+/// `path` with every symlink that exists followed: the longest prefix that exists is
+/// canonicalised and the rest appended as written (`..` included, for a lexical pass to
+/// settle), so a file about to be written, or a protected path not made yet, still compares
+/// with resolved paths. A relative `path` counts from the process's directory.
+pub fn resolve_existing(path: &Path) -> PathBuf {
+    let mut existing = path;
+    let mut tail: Vec<Component<'_>> = Vec::new();
+    loop {
+        if let Ok(mut resolved) = existing.canonicalize() {
+            for component in tail.iter().rev() {
+                resolved.push(component.as_os_str());
+            }
+            return resolved;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                tail.push(last);
+                existing = parent;
+            }
+            _ => return path.to_path_buf(),
+        }
+    }
+}
+
 /// Lexical normalisation of an absolute path; `None` for a relative one or one that climbs
 /// above `/`.
 pub fn normalize(path: &Path) -> Option<PathBuf> {
@@ -168,6 +192,26 @@ impl ToolContext {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_existing_prefix_is_resolved_and_the_rest_kept_as_written()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let real = temp.path().canonicalize()?;
+        std::fs::create_dir(real.join("dir"))?;
+        std::os::unix::fs::symlink(real.join("dir"), real.join("alias"))?;
+        assert_eq!(resolve_existing(&real.join("alias")), real.join("dir"));
+        assert_eq!(
+            resolve_existing(&real.join("alias/not/yet")),
+            real.join("dir/not/yet")
+        );
+        // `..` in the missing tail stays, for the lexical pass to settle.
+        assert_eq!(
+            normalize(&resolve_existing(&real.join("alias/missing/../x"))),
+            Some(real.join("dir/x"))
+        );
+        Ok(())
+    }
 
     #[test]
     fn the_state_directory_is_secret_but_for_the_own_workspace() {

@@ -19,6 +19,7 @@ mod web;
 pub use context::Fence;
 pub use context::ToolContext;
 pub use context::normalize;
+pub use context::resolve_existing;
 pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;

@@ -14,7 +14,7 @@
 //! not open what the carve hides). A grant that lies inside a hidden path is dropped, except
 //! the session workspace and temp dir, which the pool names explicitly.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// System locations every confined command may read and execute: the shell, its libraries,
 /// the usual tools and their configuration, and the kernel's views. `/run`, `/var`, `/home`,
@@ -153,9 +153,18 @@ pub(crate) struct Request<'a> {
 /// are left out (Landlock needs an open file to grant).
 pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
     let paths = request.paths;
-    let hidden: Vec<PathBuf> = paths.hidden.iter().map(|p| lenient_canonical(p)).collect();
+    let hidden: Vec<PathBuf> = paths
+        .hidden
+        .iter()
+        .map(|p| crate::context::resolve_existing(p))
+        .collect();
     let mut cut = hidden.clone();
-    cut.extend(paths.carved.iter().map(|p| lenient_canonical(p)));
+    cut.extend(
+        paths
+            .carved
+            .iter()
+            .map(|p| crate::context::resolve_existing(p)),
+    );
     let system = SYSTEM_READABLE
         .iter()
         .chain(DEVICES_READABLE.iter())
@@ -239,33 +248,6 @@ fn carve(path: &Path, access: Access, cut: &[PathBuf], grants: &mut Vec<Grant>) 
             access,
         });
     }
-}
-
-/// `path` with symlinks resolved as far as it exists, the rest appended as written: a
-/// protected path that does not exist yet must still match the grants, which are resolved.
-pub(crate) fn lenient_canonical(path: &Path) -> PathBuf {
-    if let Ok(resolved) = std::fs::canonicalize(path) {
-        return resolved;
-    }
-    let mut missing = Vec::new();
-    let mut current = path;
-    while let Some(parent) = current.parent() {
-        if let Some(name) = current.file_name() {
-            missing.push(name.to_owned());
-        }
-        if let Ok(resolved) = std::fs::canonicalize(parent) {
-            let mut out = resolved;
-            for name in missing.iter().rev() {
-                out.push(name);
-            }
-            return out;
-        }
-        current = parent;
-    }
-    // Nothing of it exists: keep it normalised as written.
-    path.components()
-        .filter(|c| !matches!(c, Component::CurDir))
-        .collect()
 }
 
 /// Where `/etc/resolv.conf` leads when it is a link out of `/etc` (systemd-resolved keeps it
@@ -401,7 +383,7 @@ mod tests {
         let real = temp.path().canonicalize()?;
         std::os::unix::fs::symlink(&real, real.join("alias"))?;
         assert_eq!(
-            lenient_canonical(&real.join("alias/not/yet")),
+            crate::context::resolve_existing(&real.join("alias/not/yet")),
             real.join("not/yet")
         );
         Ok(())
