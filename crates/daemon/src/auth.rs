@@ -48,7 +48,7 @@ pub fn check(token: &str, uri: &Uri, headers: &HeaderMap) -> Result<(), Refusal>
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
         .ok_or(Refusal::MissingToken)?;
-    if constant_time_eq(presented.trim().as_bytes(), token.as_bytes()) {
+    if crate::secret::constant_time_eq(presented.trim().as_bytes(), token.as_bytes()) {
         Ok(())
     } else {
         Err(Refusal::WrongToken)
@@ -69,14 +69,6 @@ fn is_loopback_authority(authority: &str) -> bool {
     }
     host.parse::<std::net::IpAddr>()
         .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// Compares without stopping at the first different byte, so timing does not leak the token.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Wraps the TCP server's services with [`check`].

@@ -36,10 +36,6 @@ impl HeldKeys {
     pub fn get(&self, name: &str) -> Option<&OsString> {
         self.0.get(name)
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 /// Makes sure no key is in this process's environment block, and returns the keys.

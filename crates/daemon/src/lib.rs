@@ -16,6 +16,7 @@ pub mod keys;
 pub mod peer;
 pub mod registry;
 pub mod resolve;
+pub mod secret;
 pub mod server;
 pub mod service;
 pub mod sessions;

@@ -105,10 +105,7 @@ impl StateClaim {
             path: path.clone(),
             source,
         };
-        let mut bytes = [0u8; 32];
-        rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
-            .map_err(|e| io_err(e.into()))?;
-        let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let token = crate::secret::random_hex(32).map_err(io_err)?;
         let _ = fs::remove_file(&path);
         let mut file = OpenOptions::new()
             .write(true)

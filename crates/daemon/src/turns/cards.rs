@@ -41,15 +41,7 @@ impl std::fmt::Debug for CardSecret {
 impl CardSecret {
     /// A fresh secret from the kernel's random source.
     fn fresh() -> std::io::Result<CardSecret> {
-        let mut bytes = [0u8; SECRET_BYTES];
-        let mut filled = 0;
-        while filled < bytes.len() {
-            let rest = bytes.get_mut(filled..).unwrap_or_default();
-            filled += rustix::rand::getrandom(rest, rustix::rand::GetRandomFlags::empty())?;
-        }
-        Ok(CardSecret(
-            bytes.iter().map(|b| format!("{b:02x}")).collect(),
-        ))
+        crate::secret::random_hex(SECRET_BYTES).map(CardSecret)
     }
 
     /// The secret as sent on the card event; the one place it leaves this module.
@@ -60,13 +52,7 @@ impl CardSecret {
     /// Compares in time independent of where the two differ, so the secret cannot be
     /// guessed digit by digit.
     fn matches(&self, given: &str) -> bool {
-        let (ours, theirs) = (self.0.as_bytes(), given.as_bytes());
-        ours.len() == theirs.len()
-            && ours
-                .iter()
-                .zip(theirs)
-                .fold(0u8, |diff, (a, b)| diff | (a ^ b))
-                == 0
+        crate::secret::constant_time_eq(self.0.as_bytes(), given.as_bytes())
     }
 }
 
