@@ -4,7 +4,6 @@
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use codaris_e2e::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
@@ -168,21 +167,10 @@ fn a_recorded_deny_is_told_at_once_and_never_as_granted() {
 
     // The repro at a chat's prompt: the first card answered no, and a second one (there must
     // be none) would be answered yes; the real read stays refused by the person.
-    let script = sandbox.root.path().join("chat.json");
-    std::fs::write(
-        &script,
-        json!({"turns": [{"rounds": [ask, ask, read, {"text": "done"}]}]}).to_string(),
-    )
-    .unwrap();
-    let mut child = sandbox
-        .command("codaris")
-        .args(["chat", "--script", script.to_str().unwrap()])
-        .args(["--cwd", proj.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = sandbox.spawn_chat(
+        &json!({"turns": [{"rounds": [ask, ask, read, {"text": "done"}]}]}),
+        Some(&proj),
+    );
     child
         .stdin
         .take()

@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use codaris_e2e::{Sandbox, events, stderr, stdout};
 use serde_json::{Value, json};
@@ -111,17 +111,7 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
 
     // A card is open when the disk fills: the answer cannot be made durable, so it must not be
     // acknowledged, and the model must not be told it was granted.
-    let chat_script = sandbox.root.path().join("chat.json");
-    std::fs::write(&chat_script, ask("/etc/shadow").to_string()).unwrap();
-    let mut chat = sandbox
-        .command("codaris")
-        .args(["chat", "--script", chat_script.to_str().unwrap()])
-        .args(["--cwd", proj.to_str().unwrap()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut chat = sandbox.spawn_chat(&ask("/etc/shadow"), Some(&proj));
     let mut input = chat.stdin.take().unwrap();
     input.write_all(b"read the shadow file\n").unwrap();
     let mut screen = BufReader::new(chat.stdout.take().unwrap());

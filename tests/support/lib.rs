@@ -154,6 +154,24 @@ impl Sandbox {
             .expect("run codaris")
     }
 
+    /// `codaris chat` in `cwd` (default: the sandbox's root) with the scripted model playing
+    /// `script` (written to `<root>/chat.json`), standard input, output and error piped.
+    pub fn spawn_chat(&self, script: &serde_json::Value, cwd: Option<&Path>) -> Child {
+        let path = self.root.path().join("chat.json");
+        std::fs::write(&path, script.to_string()).expect("write chat script");
+        let mut command = self.command("codaris");
+        command.arg("chat").arg("--script").arg(&path);
+        if let Some(cwd) = cwd {
+            command.arg("--cwd").arg(cwd);
+        }
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn codaris chat")
+    }
+
     /// `codaris daemon stop`, then waits until the daemon has let go of the state directory.
     pub fn stop_daemon(&self) {
         let output = self.cli(&["daemon", "stop"]);
