@@ -11,18 +11,14 @@ use serde_json::json as j;
 /// daemon's card answer records them.
 fn answered(ledger: &Ledger, card: &str, grant: Grant, answer: CardAnswer, at_ms: u64) -> String {
     ledger
-        .append_card(&CardRecord {
-            schema: codaris_ledger::SCHEMA,
-            id: card.to_owned(),
-            session_id: "s000001".to_owned(),
-            capability: Some(Capability::new(grant.capability, grant.path.clone())),
-            sentence: "a card".to_owned(),
-            asked_at_ms: at_ms,
-            answer: None,
-            answered_at_ms: None,
-            grant_id: None,
-            programs: Vec::new(),
-        })
+        .append_card(&CardRecord::asked(
+            card.to_owned(),
+            "s000001".to_owned(),
+            Some(Capability::new(grant.capability, grant.path.clone())),
+            "a card".to_owned(),
+            Vec::new(),
+            at_ms,
+        ))
         .unwrap();
     let mut recorded = ledger
         .answer_card(card, answer, vec![grant], at_ms)

@@ -334,21 +334,17 @@ mod tests {
         let f = fixture()?;
         let outside = f.root.join("outside").display().to_string();
         // The grant as a card answer records it: the card, then its answer with the grant.
-        f.ledger.append_card(&codaris_ledger::CardRecord {
-            schema: codaris_ledger::SCHEMA,
-            id: "c1".to_owned(),
-            session_id: "s1".to_owned(),
-            capability: Some(codaris_policy::Capability::new(
+        f.ledger.append_card(&codaris_ledger::CardRecord::asked(
+            "c1".to_owned(),
+            "s1".to_owned(),
+            Some(codaris_policy::Capability::new(
                 CapabilityName::MutateOutsideFence,
                 Some(outside.clone()),
             )),
-            sentence: "write outside".to_owned(),
-            asked_at_ms: 1,
-            answer: None,
-            answered_at_ms: None,
-            grant_id: None,
-            programs: Vec::new(),
-        })?;
+            "write outside".to_owned(),
+            Vec::new(),
+            1,
+        ))?;
         f.ledger.answer_card(
             "c1",
             codaris_ledger::CardAnswer::AllowOnce,

@@ -127,6 +127,31 @@ pub struct CardRecord {
     pub programs: Vec<String>,
 }
 
+impl CardRecord {
+    /// A card as asked, not answered yet; `programs` are what `allow_programs` may grant.
+    pub fn asked(
+        id: impl Into<String>,
+        session_id: impl Into<String>,
+        capability: Option<Capability>,
+        sentence: impl Into<String>,
+        programs: Vec<String>,
+        asked_at_ms: u64,
+    ) -> Self {
+        Self {
+            schema: SCHEMA,
+            id: id.into(),
+            session_id: session_id.into(),
+            capability,
+            sentence: sentence.into(),
+            asked_at_ms,
+            answer: None,
+            answered_at_ms: None,
+            grant_id: None,
+            programs,
+        }
+    }
+}
+
 /// One dispatch decision with its complete input, so it can be replayed exactly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecisionRecord {

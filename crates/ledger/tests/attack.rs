@@ -165,26 +165,22 @@ fn a_forged_link_that_claims_the_last_number_does_not_stop_the_ledger() {
 
 #[test]
 fn a_program_wide_grant_for_a_program_the_card_never_offered_is_reported() {
-    use codaris_ledger::{Backing, CardAnswer, CardRecord, SCHEMA};
+    use codaris_ledger::{Backing, CardAnswer, CardRecord};
     use codaris_policy::{CapabilityName, Grant, Lifetime};
     let temp = tempfile::tempdir().unwrap();
     let ledger = Ledger::open(&temp.path().join("ledger")).unwrap();
     ledger
-        .append_card(&CardRecord {
-            schema: SCHEMA,
-            id: "c1".to_owned(),
-            session_id: "s1".to_owned(),
-            capability: Some(codaris_policy::Capability::new(
+        .append_card(&CardRecord::asked(
+            "c1".to_owned(),
+            "s1".to_owned(),
+            Some(codaris_policy::Capability::new(
                 CapabilityName::RunCommand,
                 Some("cargo test".to_owned()),
             )),
-            sentence: "run `cargo test`".to_owned(),
-            asked_at_ms: 10,
-            answer: None,
-            answered_at_ms: None,
-            grant_id: None,
-            programs: vec!["cargo".to_owned()],
-        })
+            "run `cargo test`".to_owned(),
+            vec!["cargo".to_owned()],
+            10,
+        ))
         .unwrap();
     let card = || Backing::Card {
         card_id: "c1".to_owned(),

@@ -122,21 +122,17 @@ fn a_cards_answer_and_its_grants_are_durable_together() {
     let ids = {
         let ledger = Ledger::open(&path).unwrap();
         ledger
-            .append_card(&CardRecord {
-                schema: codaris_ledger::SCHEMA,
-                id: "c1".to_owned(),
-                session_id: "s1".to_owned(),
-                capability: Some(codaris_policy::Capability::new(
+            .append_card(&CardRecord::asked(
+                "c1".to_owned(),
+                "s1".to_owned(),
+                Some(codaris_policy::Capability::new(
                     CapabilityName::MutateOutsideFence,
                     Some("/x".to_owned()),
                 )),
-                sentence: "write outside".to_owned(),
-                asked_at_ms: 1,
-                answer: None,
-                answered_at_ms: None,
-                grant_id: None,
-                programs: Vec::new(),
-            })
+                "write outside".to_owned(),
+                Vec::new(),
+                1,
+            ))
             .unwrap();
         let records = ledger
             .answer_card("c1", CardAnswer::AllowOnce, vec![once("/x")], 2)
@@ -191,18 +187,14 @@ fn revoked_grants_leave_the_view() {
 #[test]
 fn cards_take_the_first_answer_only() {
     let (_temp, ledger) = ledger();
-    let card = CardRecord {
-        schema: codaris_ledger::SCHEMA,
-        id: "c1".to_owned(),
-        session_id: "s1".to_owned(),
-        capability: None,
-        sentence: "write `/etc/x` outside the allowed folders".to_owned(),
-        asked_at_ms: 1,
-        answer: None,
-        answered_at_ms: None,
-        grant_id: None,
-        programs: Vec::new(),
-    };
+    let card = CardRecord::asked(
+        "c1".to_owned(),
+        "s1".to_owned(),
+        None,
+        "write `/etc/x` outside the allowed folders".to_owned(),
+        Vec::new(),
+        1,
+    );
     ledger.append_card(&card).unwrap();
     assert!(
         ledger

@@ -83,21 +83,17 @@ pub fn answered_grant(
     answer: codaris_ledger::CardAnswer,
 ) -> codaris_ledger::GrantRecord {
     ledger
-        .append_card(&codaris_ledger::CardRecord {
-            schema: codaris_ledger::SCHEMA,
-            id: card_id.to_owned(),
-            session_id: session.to_owned(),
-            capability: Some(codaris_policy::Capability::new(
+        .append_card(&codaris_ledger::CardRecord::asked(
+            card_id.to_owned(),
+            session.to_owned(),
+            Some(codaris_policy::Capability::new(
                 grant.capability,
                 grant.path.clone(),
             )),
-            sentence: "write outside the allowed folders".to_owned(),
-            asked_at_ms: 10,
-            answer: None,
-            answered_at_ms: None,
-            grant_id: None,
-            programs: Vec::new(),
-        })
+            "write outside the allowed folders".to_owned(),
+            Vec::new(),
+            10,
+        ))
         .unwrap();
     let mut recorded = ledger
         .answer_card(card_id, answer, vec![grant], 12)

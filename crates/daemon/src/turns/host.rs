@@ -133,18 +133,14 @@ impl DaemonHost {
             return Asked::Unanswered;
         };
         let id = format!("c{number:06}");
-        let card = CardRecord {
-            schema: codaris_ledger::SCHEMA,
-            id: id.clone(),
-            session_id: self.session_id.clone(),
-            capability: capability.clone(),
-            sentence: sentence.clone(),
-            asked_at_ms: now_ms(),
-            answer: None,
-            answered_at_ms: None,
-            grant_id: None,
-            programs: programs.clone(),
-        };
+        let card = CardRecord::asked(
+            id.clone(),
+            self.session_id.clone(),
+            capability.clone(),
+            sentence.clone(),
+            programs.clone(),
+            now_ms(),
+        );
         let opened = match self.live.cards.open(&id, !programs.is_empty()) {
             Ok(opened) => opened,
             Err(err) => {
