@@ -133,19 +133,8 @@ pub fn check(
 /// stand grants nothing: one whose card's answer never became durable (a disk that filled
 /// between the two writes), or one written into the ledger behind the daemon's back.
 pub fn stands(record: &GrantRecord, card: Option<&CardRecord>) -> bool {
-    let Some(Backing::Card { card_id }) = &record.backing else {
-        return false;
-    };
-    let Some(card) = card.filter(|c| &c.id == card_id && c.session_id == record.session_id) else {
-        return false;
-    };
-    let Some(answer) = card.answer else {
-        return false;
-    };
-    if answer_gives(answer, card, &record.grant).is_err() {
-        return false;
-    }
-    answer == CardAnswer::AllowPrograms || card.grant_id.as_deref() == Some(record.id.as_str())
+    // The first grant a program-wide answer names is taken on trust here: `audit` checks it.
+    card_backs(record, card, |_| true).is_ok()
 }
 
 /// The first and last chain position of each record.
@@ -171,6 +160,41 @@ fn record_backed(
             ),
         ));
     }
+    let card = match &record.backing {
+        Some(Backing::Card { card_id }) => cards.get(card_id.as_str()).copied(),
+        _ => None,
+    };
+    let card_id = card_backs(record, card, |named| {
+        grants
+            .get(named)
+            .is_some_and(|g| g.backing == record.backing)
+    })?;
+    // The daemon records the card, then the grant, then the card's answer.
+    let grant_at = order.first.get(&(RecordKind::Grant, record.id.as_str()));
+    let asked_at = order.first.get(&(RecordKind::Card, card_id));
+    let answered_at = order.last.get(&(RecordKind::Card, card_id));
+    if let (Some(grant_at), Some(asked_at), Some(answered_at)) = (grant_at, asked_at, answered_at)
+        && !(asked_at < grant_at && grant_at < answered_at)
+    {
+        return Err((
+            GrantProblem::OutOfOrder,
+            format!(
+                "it entered the chain at link {grant_at}, outside its card `{card_id}`'s question (link {asked_at}) and answer (link {answered_at})"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a grant record's card must say for the record to stand on it: the record names a
+/// card (not nothing, not an allowlist), `card` is that card, of the same session, answered,
+/// its answer gives exactly this grant, and it names this grant (a program-wide answer names
+/// its first grant, which `first_on_card` must accept). The card's id, when it does.
+fn card_backs<'r>(
+    record: &'r GrantRecord,
+    card: Option<&CardRecord>,
+    first_on_card: impl Fn(&str) -> bool,
+) -> Result<&'r str, Problem> {
     let card_id = match &record.backing {
         None => {
             let legacy = record
@@ -191,7 +215,7 @@ fn record_backed(
         }
         Some(Backing::Card { card_id }) => card_id,
     };
-    let Some(card) = cards.get(card_id.as_str()) else {
+    let Some(card) = card.filter(|c| c.id == *card_id) else {
         return Err((
             GrantProblem::CardMissing,
             format!("it names card `{card_id}`, which is not in the ledger"),
@@ -217,14 +241,7 @@ fn record_backed(
     let names_this = match answer {
         // A program-wide answer grants one grant per program; the card names the first, and
         // that one must stand on this card too.
-        CardAnswer::AllowPrograms => named.is_some_and(|id| {
-            grants.get(id).is_some_and(|g| {
-                g.backing.as_ref()
-                    == Some(&Backing::Card {
-                        card_id: card_id.clone(),
-                    })
-            })
-        }),
+        CardAnswer::AllowPrograms => named.is_some_and(&first_on_card),
         _ => named == Some(record.id.as_str()),
     };
     if !names_this {
@@ -236,21 +253,7 @@ fn record_backed(
             ),
         ));
     }
-    // The daemon records the card, then the grant, then the card's answer.
-    let grant_at = order.first.get(&(RecordKind::Grant, record.id.as_str()));
-    let asked_at = order.first.get(&(RecordKind::Card, card_id.as_str()));
-    let answered_at = order.last.get(&(RecordKind::Card, card_id.as_str()));
-    if let (Some(grant_at), Some(asked_at), Some(answered_at)) = (grant_at, asked_at, answered_at)
-        && !(asked_at < grant_at && grant_at < answered_at)
-    {
-        return Err((
-            GrantProblem::OutOfOrder,
-            format!(
-                "it entered the chain at link {grant_at}, outside its card `{card_id}`'s question (link {asked_at}) and answer (link {answered_at})"
-            ),
-        ));
-    }
-    Ok(())
+    Ok(card_id)
 }
 
 /// Whether the card's answer gives exactly this grant.
