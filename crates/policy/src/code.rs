@@ -14,6 +14,8 @@ use crate::verdict::Verdict;
 pub enum Code {
     /// The arguments are not a JSON object (a double-encoded object is a string).
     ArgsNotObject,
+    /// The loop guard found the call repeating an earlier search of this turn.
+    RepeatedSearch,
     /// No built-in tool has this name and the call carried no spec for it.
     UnknownTool,
     /// The tool exists but is not on this turn's surface.
@@ -49,8 +51,9 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::ArgsNotObject,
+        Code::RepeatedSearch,
         Code::UnknownTool,
         Code::NotBound,
         Code::ToolWithheld,
@@ -75,6 +78,7 @@ impl Code {
             Code::AllowedByDefault | Code::AllowedByMode | Code::AllowedByGrant => Verdict::Allow,
             Code::NeedsApproval => Verdict::Ask,
             Code::ArgsNotObject
+            | Code::RepeatedSearch
             | Code::UnknownTool
             | Code::NotBound
             | Code::ToolWithheld
@@ -93,6 +97,7 @@ impl Code {
     pub fn as_str(self) -> &'static str {
         match self {
             Code::ArgsNotObject => "args_not_object",
+            Code::RepeatedSearch => "repeated_search",
             Code::UnknownTool => "unknown_tool",
             Code::NotBound => "not_bound",
             Code::ToolWithheld => "tool_withheld",

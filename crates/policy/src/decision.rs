@@ -11,6 +11,8 @@ use crate::verdict::Verdict;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
+    /// The loop guard found the call repeating an earlier search of the turn.
+    LoopGuard,
     /// The tool has a built-in spec or the call carried one.
     KnownTool,
     /// The tool is not withheld for this task.
@@ -41,7 +43,8 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in evaluation order.
-    pub const ALL: [Rule; 13] = [
+    pub const ALL: [Rule; 14] = [
+        Rule::LoopGuard,
         Rule::KnownTool,
         Rule::Withheld,
         Rule::SlashGate,
@@ -60,6 +63,7 @@ impl Rule {
     /// The snake-case name used on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
+            Rule::LoopGuard => "loop_guard",
             Rule::KnownTool => "known_tool",
             Rule::Withheld => "withheld",
             Rule::SlashGate => "slash_gate",

@@ -1,6 +1,6 @@
 //! `evaluate`: the rules, in order, applied to one call.
 //!
-//! Rule order (the documentation lists the same): known tool, withheld, slash gate, binding,
+//! Rule order (the documentation lists the same): loop guard, known tool, withheld, slash gate, binding,
 //! mode allowlist, argument shape, path shape, protected paths, read-only activity, fence,
 //! permission class. Verdicts combine with `max`; among equally severe outcomes the earlier rule
 //! speaks. A refusal is final the moment it is found, so evaluation stops there; a prompt is
@@ -18,7 +18,7 @@ use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
 use crate::table::{Finding, JsonKind, Need, Protection, decide};
-use crate::task::{Activity, ImpliedBy, PermissionMode, Task};
+use crate::task::{Activity, ImpliedBy, OperatingMode, PermissionMode, Task};
 
 /// One tool call as the model made it, with the spec of a tool the crate does not know.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +55,11 @@ fn judge<'a>(
     rules: &mut RuleSet,
 ) -> Finding<'a> {
     let tool = call.tool;
+    // The guard's finding is final: the call repeats what this turn already did.
+    if let Some(repeat) = &task.repeated_search {
+        rules.insert(Rule::LoopGuard);
+        return Finding::RepeatedSearch(repeat);
+    }
     let Some(spec) = builtin(tool).or(call.spec) else {
         rules.insert(Rule::KnownTool);
         return Finding::UnknownTool;
@@ -214,6 +219,34 @@ impl<'a> Granted<'a> {
 fn refused<'a>(rules: &mut RuleSet, need: Need<'a>) -> Finding<'a> {
     rules.insert(Rule::UserRefusal);
     Finding::DeniedByUser(need)
+}
+
+/// Why a tool is held back from a task before any call is made: the rules that refuse a call
+/// whatever its arguments, so the surface never offers what dispatch would refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeldBack {
+    /// Switched off, or withheld under a task condition (`tool_withheld`).
+    Withheld(Withholding),
+    /// Not in the operating mode's allowlist (`mode_forbids`).
+    Mode(OperatingMode),
+}
+
+/// Whether `tool` (with `spec` when it has no built-in one) is held back from `task`: the same
+/// withholding and mode rules `evaluate` applies. A tool with no spec at all is held back only
+/// when the task switches it off; dispatch refuses it as unknown anyway.
+pub fn held_back(tool: &str, spec: Option<&ToolSpec>, task: &Task) -> Option<HeldBack> {
+    let Some(spec) = builtin(tool).or(spec) else {
+        return task
+            .withheld
+            .iter()
+            .any(|w| w == tool)
+            .then_some(HeldBack::Withheld(Withholding::SwitchedOff));
+    };
+    if let Some(why) = withholding(spec, tool, task) {
+        return Some(HeldBack::Withheld(why));
+    }
+    let mode = task.activity.operating_mode();
+    (!spec.modes.allows(mode)).then_some(HeldBack::Mode(mode))
 }
 
 fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> {

@@ -9,6 +9,7 @@ use crate::code::Code;
 use crate::decision::{Decision, RuleSet};
 use crate::grant::UsedGrant;
 use crate::grant_set::GrantSet;
+use crate::guard::RepeatedSearch;
 use crate::path::{BadPath, MAX_PATH_BYTES};
 use crate::spec::Withholding;
 use crate::task::{Activity, OperatingMode, PermissionMode};
@@ -106,6 +107,7 @@ pub(crate) enum Protection {
 /// What the rules found: the deciding outcome of one evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finding<'a> {
+    RepeatedSearch(&'a RepeatedSearch),
     UnknownTool,
     Withheld(Withholding),
     SlashRequired(&'static [&'static str]),
@@ -149,6 +151,8 @@ pub(crate) fn decide(
     let t = Quoted(tool);
     let mut used_grants = Vec::new();
     let (code, sentence, capability) = match finding {
+        // The guard saw this search already this turn; another search or a bound tool helps.
+        Finding::RepeatedSearch(repeat) => (Code::RepeatedSearch, repeat.sentence(), None),
         // No spec, built in or carried: the name was guessed or mistyped.
         Finding::UnknownTool => (
             Code::UnknownTool,
@@ -404,7 +408,15 @@ mod tests {
     /// One finding per arm of the table, with the code it must produce.
     fn every_arm() -> Vec<(Finding<'static>, Code)> {
         let write = || need(CapabilityName::Write, "/w/a\nb");
+        // A test's finding lives as long as the test binary.
+        let repeat: &'static RepeatedSearch = Box::leak(Box::new(RepeatedSearch {
+            query: "lint".to_owned(),
+            bound: vec!["nf_lint".to_owned()],
+            repeat: 4,
+            max_repeats: 4,
+        }));
         vec![
+            (Finding::RepeatedSearch(repeat), Code::RepeatedSearch),
             (Finding::UnknownTool, Code::UnknownTool),
             (
                 Finding::Withheld(Withholding::AuditTurn),
@@ -484,7 +496,8 @@ mod tests {
             assert_eq!(d.code, code);
             assert_eq!(d.verdict, code.verdict());
             let s = &d.sentence;
-            assert!(s.starts_with(|c: char| c.is_ascii_lowercase()), "{s}");
+            // Lowercase, or a name in backticks (the guard's sentences start with the tool).
+            assert!(s.starts_with(|c: char| c.is_ascii_lowercase() || c == '`'), "{s}");
             assert!(!s.ends_with('.') && !s.contains('\n'), "{s}");
             // A refusal a grant could lift says how to ask for it; a prompt and a recorded
             // refusal do not (the card is already coming, or the answer was already no).

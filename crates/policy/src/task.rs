@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::guard::RepeatedSearch;
+
 /// What the session is doing this turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -176,9 +178,13 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub implied: Vec<Implied>,
-    /// Tools switched off for this task (e.g. MCP tools off in the Tools panel).
+    /// Tools switched off for this task (`codaris tools disable`, the Tools panel).
     #[serde(default, deserialize_with = "null_as_default")]
     pub withheld: Vec<String>,
+    /// The loop guard's finding that this call repeats an earlier search of the turn. Per
+    /// call; absent when the guard let the call through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeated_search: Option<RepeatedSearch>,
     /// True in an extension workspace, which has no session checklist.
     #[serde(default)]
     pub extension: bool,
