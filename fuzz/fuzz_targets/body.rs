@@ -12,7 +12,10 @@ pub fn run(data: &[u8]) {
     assert_eq!(decision.verdict, decision.code.verdict(), "{decision:?}");
     let s = &decision.sentence;
     // Lowercase, or a tool name in backticks (the loop guard's sentences).
-    assert!(s.starts_with(|c: char| c.is_ascii_lowercase() || c == '`'), "{s}");
+    assert!(
+        s.starts_with(|c: char| c.is_ascii_lowercase() || c == '`'),
+        "{s}"
+    );
     assert!(!s.ends_with('.') && !s.contains(['\n', '\r']), "{s}");
     assert!(
         decision.used_grants.is_empty() || decision.verdict == Verdict::Allow,

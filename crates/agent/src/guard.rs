@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use codaris_policy::RepeatedSearch;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -47,9 +48,13 @@ pub struct Refusal {
     pub sentence: String,
     /// Repeats this turn, this one included.
     pub repeats: u32,
+    /// For a repeated search: the finding the policy decides it on (the sentence is its).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<RepeatedSearch>,
 }
 
-/// The guard's answer before a call is dispatched.
+/// The guard's answer before a call is dispatched. A refusal still goes to the host to be
+/// decided and recorded, with its finding in the task, so an audit sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     /// Dispatch it.
@@ -116,24 +121,20 @@ impl LoopGuard {
             });
             return Check::Proceed;
         };
-        let sentence = if past.bound.is_empty() {
-            format!(
-                "`search_tools` already searched for `{}` this turn and it bound nothing; search with other words or use a tool you already have",
-                past.query
-            )
-        } else {
-            let names: Vec<String> = past.bound.iter().map(|n| format!("`{n}`")).collect();
-            format!(
-                "`search_tools` already searched for `{}` this turn and those tools are already bound: {}; call one of them instead of searching again",
-                past.query,
-                names.join(", ")
-            )
-        };
         self.repeats += 1;
-        if self.repeats >= MAX_REPEATS {
-            Check::EndTurn(self.refusal(GuardCode::RepeatedSearch, ending(sentence)))
+        let finding = RepeatedSearch {
+            query: past.query.clone(),
+            bound: past.bound.clone(),
+            repeat: self.repeats,
+            max_repeats: MAX_REPEATS,
+        };
+        let mut refusal = self.refusal(GuardCode::RepeatedSearch, finding.sentence());
+        let ends = finding.ends_turn();
+        refusal.search = Some(finding);
+        if ends {
+            Check::EndTurn(refusal)
         } else {
-            Check::Refuse(self.refusal(GuardCode::RepeatedSearch, sentence))
+            Check::Refuse(refusal)
         }
     }
 
@@ -176,12 +177,13 @@ impl LoopGuard {
             code,
             sentence,
             repeats: self.repeats,
+            search: None,
         }
     }
 }
 
 fn ending(sentence: String) -> String {
-    format!("{sentence}; that was repeat {MAX_REPEATS} of {MAX_REPEATS}, so the turn ends")
+    codaris_policy::ending(&sentence, MAX_REPEATS)
 }
 
 /// The words of a search, normalised: lowercased, split on anything not a letter or digit,

@@ -1,9 +1,11 @@
 //! `codaris-agent`: the turn loop, the per-round tool surface, slash parsing, the loop guard, tool
 //! implementations and model providers.
 //!
-//! Non-goals: it knows neither sled nor tonic; it reaches storage through a trait the daemon
-//! implements. The turn loop itself (rounds, dispatch, cards) arrives with the agent-loop work;
-//! today the crate holds its pure core and the model providers.
+//! Non-goals: it knows neither sled nor tonic; it reaches the daemon through one host trait
+//! ([`TurnHost`]): the host decides each call and answers a permit or a refusal, runs what a
+//! permit allows, shows cards, and provides the [`ToolIndex`] the loop's own `search_tools`
+//! searches. [`run_turn`] is the loop: rounds of model call, guarded and decided tool calls,
+//! results.
 //!
 //! The pure core (no I/O, no clock, no logging, no async): a message is read into a
 //! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
@@ -21,6 +23,8 @@ mod error;
 mod forced;
 mod guard;
 mod history;
+mod host;
+mod loop_calls;
 mod loop_tools;
 mod plan;
 mod provider;
@@ -55,6 +59,16 @@ pub use guard::Refusal;
 pub use guard::search_words;
 pub use history::Event;
 pub use history::SEARCH_TOOLS;
+pub use host::CallRequest;
+pub use host::CapabilityAnswer;
+pub use host::CapabilityRequest;
+pub use host::Decided;
+pub use host::HostError;
+pub use host::HostFuture;
+pub use host::Permit;
+pub use host::ToolIndex;
+pub use host::ToolRun;
+pub use host::TurnHost;
 pub use loop_tools::loop_tool_spec;
 pub use plan::TurnPlan;
 pub use provider::AnthropicProvider;
@@ -111,12 +125,8 @@ pub use surface::Surface;
 pub use surface::TurnState;
 pub use surface::surface;
 pub use surface::withholding;
-pub use turn::CallRequest;
 pub use turn::Conversation;
-pub use turn::HostFuture;
-pub use turn::ToolRun;
 pub use turn::TurnConfig;
 pub use turn::TurnEvent;
-pub use turn::TurnHost;
 pub use turn::run_turn;
 pub use usage::Usage;

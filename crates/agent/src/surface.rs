@@ -7,16 +7,17 @@
 //! - then the tools found by `search_tools` results of this turn and the two before it, oldest
 //!   first, at most [`MAX_FOUND`], the most recently found kept.
 //!
-//! A tool not in the registry is left out and named in [`Surface::missing`]; a withheld tool
+//! A tool not in the registry is left out and named in [`Surface::missing`]; a held-back tool
 //! (switched off, `review_pipeline` in an audit turn, `planner` in an extension workspace, a
-//! memory-subagent tool) is left out and named in [`Surface::held_back`].
+//! memory-subagent tool, or not in the allowlist of `ask` or `plan`) is left out and named in
+//! [`Surface::held_back`].
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use codaris_policy::{ALWAYS_ON, Activity, Task, Withholding, builtin};
+use codaris_policy::{ALWAYS_ON, HeldBack, Task, Withholding, builtin, held_back};
 
 use crate::forced::Forced;
 use crate::history::Event;
@@ -65,6 +66,23 @@ impl TurnState {
         let mut task = self.task.clone();
         task.bound = Some(surface.tools.clone());
         task
+    }
+
+    /// Moves the turn to `cwd` (a tool moved the session): later calls are decided and run
+    /// there.
+    pub fn move_to(&mut self, cwd: String) {
+        self.task.cwd = cwd;
+    }
+
+    /// The tools switched off as of this round, from the registry: never offered, found or
+    /// bound, and refused `tool_withheld` at dispatch.
+    pub fn switch_off(&mut self, registry: &Registry) {
+        self.task.withheld = registry
+            .tools()
+            .iter()
+            .filter(|t| !t.enabled)
+            .map(|t| t.name.clone())
+            .collect();
     }
 }
 
@@ -130,24 +148,16 @@ fn push_once(list: &mut Vec<String>, name: &str) {
     }
 }
 
-/// Why `name` is withheld for `task`, if it is: switched off in the registry or listed in the
-/// task's `withheld`; `review_pipeline` in an audit turn; `planner` in an extension workspace;
-/// a memory-subagent tool always. The same conditions the policy refuses at dispatch.
-pub fn withholding(name: &str, task: &Task, registry: &Registry) -> Option<Withholding> {
-    let off = registry.get(name).is_some_and(|t| !t.enabled);
-    if off || task.withheld.iter().any(|w| w == name) {
-        return Some(Withholding::SwitchedOff);
+/// Why `name` is held back from `task`, if it is: switched off in the registry, else the
+/// policy's own rules ([`codaris_policy::held_back`]: listed in the task's `withheld`,
+/// `review_pipeline` in an audit turn, `planner` in an extension workspace, a memory-subagent
+/// tool, or outside the operating mode's allowlist). So the surface never offers what dispatch
+/// would refuse as `tool_withheld` or `mode_forbids`.
+pub fn withholding(name: &str, task: &Task, registry: &Registry) -> Option<HeldBack> {
+    if registry.get(name).is_some_and(|t| !t.enabled) {
+        return Some(HeldBack::Withheld(Withholding::SwitchedOff));
     }
-    match builtin(name)?.withheld_when? {
-        Withholding::AuditTurn
-            if task.activity == Activity::Audit || task.typed_any(&["/audit"]) =>
-        {
-            Some(Withholding::AuditTurn)
-        }
-        Withholding::ExtensionWorkspace if task.extension => Some(Withholding::ExtensionWorkspace),
-        Withholding::MemoryChild => Some(Withholding::MemoryChild),
-        _ => None,
-    }
+    held_back(name, None, task)
 }
 
 /// The surface of the next model call, given everything that happened so far (the current

@@ -3,17 +3,18 @@
 //! is cancelled.
 //!
 //! The loop knows neither storage nor transport: the daemon implements [`TurnHost`] (deciding a
-//! call with the policy and the ledger, running it, reporting events).
+//! call with the policy and the ledger, running what a permit allows, reporting events); the
+//! loop's own tools (`search_tools`, `request_capability`) run here.
 
-use std::future::Future;
-use std::pin::Pin;
-
-use codaris_policy::{Decision, Task, Verdict};
+use codaris_policy::{Decision, Task};
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::guard::{Check, LoopGuard, Progress};
-use crate::history::Event;
+use crate::history::{Event, SEARCH_TOOLS};
+use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
+use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
     CacheHints, Message, ModelProvider, ModelRequest, Picture, StreamEvent, ToolCall, ToolResult,
@@ -22,34 +23,11 @@ use crate::provider::{
 use crate::reason::EndReason;
 use crate::registry::Registry;
 use crate::scripted::is_script_exhausted;
-use crate::surface::{Surface, TurnState, surface};
+use crate::surface::{Surface, TurnState, surface, withholding};
 use crate::usage::Usage;
 
-/// A boxed future, so the host trait stays object-safe.
-pub type HostFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// One call as the host sees it: arguments as sent (or pinned by the turn's plan) and the task
-/// of this round, with the round's surface as `bound`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CallRequest {
-    pub id: String,
-    pub tool: String,
-    pub args: Value,
-    pub task: Task,
-}
-
-/// What running an allowed call produced.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ToolRun {
-    /// The text the model reads.
-    pub output: String,
-    pub is_error: bool,
-    /// For `search_tools`: the names its result binds.
-    pub bound: Vec<String>,
-    /// Pictures for a multimodal model, shown after `output` (the host leaves this empty for
-    /// a model that takes none).
-    pub pictures: Vec<Picture>,
-}
+/// The tool whose calls the loop turns into a card through the host.
+const REQUEST_CAPABILITY: &str = "request_capability";
 
 /// What the loop reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +48,8 @@ pub enum TurnEvent {
         tool: String,
         args: Value,
     },
-    /// `decision` is `None` when the loop guard refused the call before the policy saw it.
+    /// Every call is decided and recorded, a loop-guard refusal included (`repeated_search`);
+    /// `decision` is `None` only for a call the turn never decided.
     ToolResult {
         id: String,
         tool: String,
@@ -88,19 +67,6 @@ pub enum TurnEvent {
     },
 }
 
-/// The daemon's side of a turn.
-pub trait TurnHost: Send + Sync {
-    /// The schema the model is shown for a bound tool; `None` leaves it off the request.
-    fn spec(&self, tool: &str) -> Option<ToolSpec>;
-    /// Decides a call with the policy (asking the person on a card when it says `ask`) and
-    /// records the decision. What comes back is final: `allow` runs, anything else is refused.
-    /// An error (the decision could not be recorded) ends the turn: nothing unrecorded runs.
-    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>>;
-    /// Runs an allowed call.
-    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun>;
-    fn emit(&self, event: TurnEvent);
-}
-
 /// Settings of the loop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TurnConfig {
@@ -113,8 +79,9 @@ pub struct TurnConfig {
     pub tool_search_api: bool,
 }
 
-/// A session's conversation, carried from turn to turn.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// A session's conversation, carried from turn to turn (and stored by the daemon after each
+/// turn, so a restored session continues it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Conversation {
     /// What the surface is computed from.
     pub history: Vec<Event>,
@@ -129,13 +96,12 @@ pub struct Conversation {
 
 /// Runs one turn of `text` and returns why it ended. Cancellation is the caller's: drop the
 /// future (the provider's stream closes with it) and report `cancelled`.
-pub async fn run_turn(
+pub async fn run_turn<H: TurnHost>(
     conversation: &mut Conversation,
     text: &str,
     base_task: &Task,
-    registry: &Registry,
     provider: &dyn ModelProvider,
-    host: &dyn TurnHost,
+    host: &H,
     config: &TurnConfig,
 ) -> EndReason {
     let turn = conversation.turns;
@@ -150,13 +116,12 @@ pub async fn run_turn(
         } else {
             format!("{text}\n\n{}", notes.join("\n"))
         }));
-    let state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
+    let mut state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
     let mut guard = LoopGuard::new();
     let mut usage = Usage::default();
     let (reason, error) = rounds(
         conversation,
-        &state,
-        registry,
+        &mut state,
         provider,
         host,
         config,
@@ -178,20 +143,21 @@ pub async fn run_turn(
     clippy::too_many_arguments,
     reason = "the loop's whole state, passed down once"
 )]
-async fn rounds(
+async fn rounds<H: TurnHost>(
     conversation: &mut Conversation,
-    state: &TurnState,
-    registry: &Registry,
+    state: &mut TurnState,
     provider: &dyn ModelProvider,
-    host: &dyn TurnHost,
+    host: &H,
     config: &TurnConfig,
     turn: u32,
     guard: &mut LoopGuard,
     usage: &mut Usage,
 ) -> (EndReason, Option<String>) {
     for round in 0..config.max_rounds {
-        let surface = surface(&conversation.history, state, registry);
-        let task = state.dispatch_task(&surface);
+        // Read every round: a tool switched off mid-turn is gone from the next round.
+        let registry = host.index().registry();
+        state.switch_off(&registry);
+        let surface = surface(&conversation.history, state, &registry);
         host.emit(TurnEvent::Binding {
             turn,
             round,
@@ -200,7 +166,13 @@ async fn rounds(
         let request = ModelRequest {
             system: config.system.clone(),
             messages: conversation.messages.clone(),
-            tools: request_tools(&surface, registry, host, config.tool_search_api),
+            tools: request_tools(
+                &surface,
+                state.task(),
+                &registry,
+                host,
+                config.tool_search_api,
+            ),
             cache: CacheHints::default(),
             max_tokens: None,
         };
@@ -227,10 +199,10 @@ async fn rounds(
             return (EndReason::EndTurn, None);
         }
         for call in answer.calls {
-            match dispatch(conversation, state, &task, host, guard, call).await {
+            match dispatch(conversation, state, &surface, host, guard, call).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return (reason, None),
-                Err(error) => return (EndReason::Error, Some(error)),
+                Err(error) => return (EndReason::Error, Some(error.to_string())),
             }
         }
     }
@@ -238,12 +210,14 @@ async fn rounds(
 }
 
 /// The tools array of a request: the round's surface in order; or, with the tool-search API,
-/// the always-on tools and then every other enabled tool deferred, in registry order — the same
-/// array in every request of the session, since found tools are bound by reference instead.
-fn request_tools(
+/// the always-on tools and then every other tool the task does not hold back deferred, in
+/// registry order — the same array in every request of the session (until a switch or a mode
+/// changes it), since found tools are bound by reference instead.
+fn request_tools<H: TurnHost>(
     surface: &Surface,
+    task: &Task,
     registry: &Registry,
-    host: &dyn TurnHost,
+    host: &H,
     tool_search_api: bool,
 ) -> Vec<ToolSpec> {
     if !tool_search_api {
@@ -255,7 +229,11 @@ fn request_tools(
         .take(surface.always_on)
         .filter_map(|t| host.spec(t))
         .collect();
-    for tool in registry.tools().iter().filter(|t| t.enabled) {
+    let offered = registry
+        .tools()
+        .iter()
+        .filter(|t| withholding(&t.name, task, registry).is_none());
+    for tool in offered {
         if tools.iter().any(|s| s.name == tool.name) {
             continue;
         }
@@ -276,10 +254,10 @@ struct Answer {
     exhausted: bool,
 }
 
-async fn collect(
+async fn collect<H: TurnHost>(
     provider: &dyn ModelProvider,
     request: &ModelRequest,
-    host: &dyn TurnHost,
+    host: &H,
 ) -> Result<Answer, String> {
     let mut stream = provider.stream(request);
     let mut answer = Answer::default();
@@ -307,14 +285,14 @@ async fn collect(
 }
 
 /// Guards, decides, runs and records one call; `Some` ends the turn.
-async fn dispatch(
+async fn dispatch<H: TurnHost>(
     conversation: &mut Conversation,
-    state: &TurnState,
-    task: &Task,
-    host: &dyn TurnHost,
+    state: &mut TurnState,
+    surface: &Surface,
+    host: &H,
     guard: &mut LoopGuard,
     call: ToolCall,
-) -> Result<Option<EndReason>, String> {
+) -> Result<Option<EndReason>, HostError> {
     host.emit(TurnEvent::ToolCall {
         id: call.id.clone(),
         tool: call.name.clone(),
@@ -325,16 +303,19 @@ async fn dispatch(
         tool: call.name.clone(),
         args: call.arguments.clone(),
     });
-    let refusal = match guard.check(&call.name, &call.arguments) {
+    let mut task = state.dispatch_task(surface);
+    // A guard refusal is decided and recorded like any call: its finding is the task's input.
+    let guard_ends = match guard.check(&call.name, &call.arguments) {
         Check::Proceed => None,
-        Check::Refuse(refusal) => Some((refusal.sentence, false)),
-        Check::EndTurn(refusal) => Some((refusal.sentence, true)),
+        Check::Refuse(refusal) => {
+            task.repeated_search = refusal.search;
+            Some(false)
+        }
+        Check::EndTurn(refusal) => {
+            task.repeated_search = refusal.search;
+            Some(true)
+        }
     };
-    if let Some((sentence, ends)) = refusal {
-        let refused = Reply::error(sentence);
-        answer(conversation, host, &call, None, refused);
-        return Ok(ends.then_some(EndReason::LoopGuard));
-    }
     let args = state
         .plan()
         .pin_args(&call.name, &call.arguments)
@@ -343,16 +324,44 @@ async fn dispatch(
         id: call.id.clone(),
         tool: call.name.clone(),
         args,
-        task: task.clone(),
+        task,
     };
-    let decision = host.decide(&request).await?;
-    if decision.verdict != Verdict::Allow {
-        let refused = Reply::error(decision.sentence.clone());
-        answer(conversation, host, &call, Some(decision), refused);
-        return Ok(None);
+    let permit = match host.decide(&request).await? {
+        Decided::Run(permit) if guard_ends.is_none() => permit,
+        // The policy refuses every call the guard found repeating; a host that allowed one
+        // anyway does not get to run it.
+        Decided::Run(permit) => {
+            let decision = permit.decision().clone();
+            answer(
+                conversation,
+                host,
+                &call,
+                Some(decision),
+                Reply::error("the loop guard refused this call".to_owned()),
+            );
+            return Ok(guard_ends
+                .filter(|ends| *ends)
+                .map(|_| EndReason::LoopGuard));
+        }
+        Decided::Refused(decision) => {
+            let refused = Reply::error(decision.sentence.clone());
+            answer(conversation, host, &call, Some(decision), refused);
+            return Ok(guard_ends
+                .filter(|ends| *ends)
+                .map(|_| EndReason::LoopGuard));
+        }
+    };
+    let decision = permit.decision().clone();
+    let (run, bound) = match call.name.as_str() {
+        SEARCH_TOOLS => loop_calls::search(host.index(), &request.args),
+        REQUEST_CAPABILITY => (request_capability(host, &request).await, Vec::new()),
+        _ => (host.run(permit).await, Vec::new()),
+    };
+    let run = host.limit(run);
+    if let Some(cwd) = &run.moved_to {
+        state.move_to(cwd.clone());
     }
-    let run = host.run(&request).await;
-    let progress = guard.record(&call.name, &call.arguments, &run.output, &run.bound);
+    let progress = guard.record(&call.name, &call.arguments, &run.output, &bound);
     let (output, ends) = match progress {
         Progress::Made => (run.output, false),
         Progress::None(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), false),
@@ -361,11 +370,22 @@ async fn dispatch(
     let reply = Reply {
         output,
         is_error: run.is_error,
-        bound: run.bound,
+        bound,
         pictures: run.pictures,
     };
     answer(conversation, host, &call, Some(decision), reply);
     Ok(ends.then_some(EndReason::LoopGuard))
+}
+
+/// A `request_capability` call: read here, asked through the host's card call.
+async fn request_capability<H: TurnHost>(host: &H, request: &CallRequest) -> ToolRun {
+    match loop_calls::capability_request(&request.id, &request.args) {
+        Ok(asked) => {
+            let answer = host.request_capability(&asked).await;
+            loop_calls::capability_reply(&asked, answer)
+        }
+        Err(refused) => refused,
+    }
 }
 
 /// What goes back to the model for one call.
@@ -418,9 +438,9 @@ fn retire_old_pictures(messages: &mut [Message], keep: usize) {
 }
 
 /// Records a call's result in the history and the messages, and reports it.
-fn answer(
+fn answer<H: TurnHost>(
     conversation: &mut Conversation,
-    host: &dyn TurnHost,
+    host: &H,
     call: &ToolCall,
     decision: Option<Decision>,
     reply: Reply,

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use codaris_agent::{Picture, ToolRun, ToolSpec, ToolTier};
 use codaris_index::{Entry, Kind};
 use codaris_policy::Task;
+
+use crate::dispatch::Permit;
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
@@ -168,27 +170,32 @@ impl Builtins {
         })
     }
 
-    /// Runs an allowed call inside the task's fence (its paths already resolved by the
-    /// dispatcher's contract) widened by exactly the paths a grant opened for this call,
-    /// cutting the result to the output limits; a picture in it goes as `pictures` says.
+    /// Runs the call a permit allows, inside the fence of the task it was decided in (its
+    /// paths already resolved by the dispatcher) widened by exactly the paths a grant opened
+    /// for it; a picture in the result goes as `pictures` says.
     pub async fn run(
         &self,
         session_id: &str,
-        task: &Task,
-        granted: &[String],
-        name: &str,
-        args: &Value,
+        permit: &Permit,
         pictures: &Pictures,
     ) -> Option<BuiltinRun> {
+        let name = permit.tool();
+        let args = permit.args();
+        let task = permit.task();
         let tool = self.by_name.get(name)?;
-        let resolve =
-            |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
-        let workspace = task.workspace.as_ref().map(resolve).unwrap_or_default();
-        let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(resolve).collect();
+        let workspace = task
+            .workspace
+            .as_ref()
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(PathBuf::from).collect();
         roots.push(workspace.clone());
         // The fence opens roots as directories; a grant for one file opens its directory, and
-        // the call's own path arguments are still exactly the ones the policy checked.
-        roots.extend(granted.iter().map(resolve).map(|path| {
+        // the call's own path arguments are still exactly the ones the policy checked. Grants
+        // name paths as the person saw them, so they are resolved here.
+        let resolve =
+            |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
+        roots.extend(permit.opened().iter().map(resolve).map(|path| {
             if path.is_dir() {
                 path
             } else {
@@ -197,11 +204,11 @@ impl Builtins {
         }));
         let ctx = ToolContext {
             session_id: session_id.to_owned(),
-            cwd: resolve(&task.cwd),
+            cwd: PathBuf::from(&task.cwd),
             fence: with_state(
                 Fence::new(roots)
-                    .with_secret(task.secret.iter().map(resolve))
-                    .with_protected(task.protected.iter().map(resolve)),
+                    .with_secret(task.secret.iter().map(PathBuf::from))
+                    .with_protected(task.protected.iter().map(PathBuf::from)),
                 task,
                 &workspace,
             ),
@@ -234,10 +241,7 @@ impl Builtins {
 /// The fence with the task's state directory secret, all but the session's own workspace.
 fn with_state(fence: Fence, task: &Task, workspace: &std::path::Path) -> Fence {
     match &task.state_dir {
-        Some(state) => {
-            let state = crate::resolve::resolve_path(std::path::Path::new("/"), state);
-            fence.with_state_dir(std::path::Path::new(&state), workspace)
-        }
+        Some(state) => fence.with_state_dir(std::path::Path::new(state), workspace),
         None => fence,
     }
 }

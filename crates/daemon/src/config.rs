@@ -32,6 +32,9 @@ pub struct ConfigToml {
 pub struct DaemonToml {
     /// Loopback TCP address to listen on besides the socket, e.g. `127.0.0.1:7457`.
     pub listen: Option<String>,
+    /// How long a running turn waits for a client to re-attach after its last stream went
+    /// away, before it is cancelled.
+    pub detach_grace_seconds: Option<u64>,
     /// How long a permission card waits for its answer before it grants nothing.
     pub card_timeout_seconds: Option<u64>,
 }
@@ -169,6 +172,8 @@ pub struct Config {
     pub listen: Option<SocketAddr>,
     /// How long a permission card waits for its answer (default 300 s).
     pub card_timeout: std::time::Duration,
+    /// How long a turn with no client attached runs on before it is cancelled.
+    pub detach_grace: std::time::Duration,
     /// `tools.output_limits`: bytes and lines of a tool result the model sees (64 KiB, 2000).
     pub output_max_bytes: usize,
     pub output_max_lines: usize,
@@ -449,6 +454,10 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some(seconds) => std::time::Duration::from_secs(seconds),
     };
 
+    // Zero is allowed: a turn whose client went away is cancelled at once.
+    let detach_grace =
+        std::time::Duration::from_secs(daemon_toml.detach_grace_seconds.unwrap_or(10));
+
     let listen = match flags.listen {
         Some(addr) => Some(loopback("--listen", &addr)?),
         None => match toml.daemon.and_then(|d| d.listen) {
@@ -466,6 +475,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         skills_dirs,
         listen,
         card_timeout,
+        detach_grace,
         output_max_bytes,
         output_max_lines,
         http_allowlist,

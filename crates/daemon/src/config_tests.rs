@@ -43,6 +43,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             skills_dirs: Vec::new(),
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
+            detach_grace: std::time::Duration::from_secs(10),
             output_max_bytes: 64 * 1024,
             output_max_lines: 2000,
             http_allowlist: Vec::new(),

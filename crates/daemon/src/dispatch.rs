@@ -1,12 +1,13 @@
 //! The one place a tool call is decided: resolve its paths, evaluate it against the session's
 //! grants, spend the `once` grants it relies on, and record the decision with its whole input —
-//! all before anything runs.
+//! all before anything runs. An allowed call comes out as a [`Permit`], the only thing a tool
+//! runs on: it carries the decision, the resolved task and the paths a grant opened.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use codaris_ledger::{DecisionRecord, Ledger};
-use codaris_policy::{CapabilityName, ExternalSpec, Grant, Lifetime, Request, Task};
+use codaris_policy::{CapabilityName, ExternalSpec, Grant, Lifetime, Request, Task, Verdict};
 use serde_json::Value;
 
 use crate::error::DaemonError;
@@ -17,12 +18,119 @@ use crate::sessions::now_ms;
 #[derive(Debug, Clone)]
 pub struct ToolCall {
     pub session_id: String,
+    /// The call's id in its turn.
+    pub call_id: String,
     pub tool: String,
     /// The arguments exactly as the model sent them.
     pub args: Value,
     pub task: Task,
     /// For a tool the policy does not know (an MCP tool).
     pub spec: Option<ExternalSpec>,
+}
+
+/// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
+/// needs: the decision, the task with its paths resolved (the very one the policy judged), and
+/// the paths outside the roots that the grants it relied on opened. Only [`Dispatcher::decide`]
+/// makes one; a tool runs on nothing else.
+///
+/// Outside the dispatcher a permit cannot be built:
+///
+/// ```compile_fail,E0451
+/// fn forge(record: codaris_ledger::DecisionRecord) -> codaris_daemon::dispatch::Permit {
+///     codaris_daemon::dispatch::Permit {
+///         record,
+///         call_id: String::new(),
+///         args: serde_json::Value::Null,
+///         opened: Vec::new(),
+///     }
+/// }
+/// ```
+///
+/// only read:
+///
+/// ```
+/// fn verdict(permit: &codaris_daemon::dispatch::Permit) -> codaris_policy::Verdict {
+///     permit.decision().verdict
+/// }
+/// ```
+#[derive(Debug)]
+pub struct Permit {
+    record: DecisionRecord,
+    call_id: String,
+    /// The arguments as the model sent them (or the turn's plan pinned them).
+    args: Value,
+    opened: Vec<String>,
+}
+
+impl Permit {
+    /// The recorded decision: `allow`.
+    pub fn decision(&self) -> &codaris_policy::Decision {
+        &self.record.decision
+    }
+
+    /// The recorded decision with its whole input.
+    pub fn record(&self) -> &DecisionRecord {
+        &self.record
+    }
+
+    /// The call's id in its turn.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    pub fn tool(&self) -> &str {
+        &self.record.request.tool
+    }
+
+    /// The arguments as sent; the tool resolves them beneath the roots it opens.
+    pub fn args(&self) -> &Value {
+        &self.args
+    }
+
+    /// The task the decision was made in, its paths resolved through symlinks.
+    pub fn task(&self) -> &Task {
+        &self.record.request.task
+    }
+
+    /// The paths outside the roots that the grants this decision relied on opened: the tool's
+    /// fence lets exactly these through as well.
+    pub fn opened(&self) -> &[String] {
+        &self.opened
+    }
+}
+
+impl codaris_agent::Permit for Permit {
+    fn decision(&self) -> &codaris_policy::Decision {
+        &self.record.decision
+    }
+}
+
+/// What deciding a call came to; every outcome is recorded.
+#[derive(Debug)]
+pub enum Dispatched {
+    /// Allowed: run it with the permit.
+    Run(Permit),
+    /// The person must answer a card first.
+    Ask(DecisionRecord),
+    /// Refused.
+    Refused(DecisionRecord),
+}
+
+impl Dispatched {
+    /// The recorded decision.
+    pub fn record(&self) -> &DecisionRecord {
+        match self {
+            Dispatched::Run(permit) => &permit.record,
+            Dispatched::Ask(record) | Dispatched::Refused(record) => record,
+        }
+    }
+
+    pub fn into_record(self) -> DecisionRecord {
+        match self {
+            Dispatched::Run(permit) => permit.record,
+            Dispatched::Ask(record) | Dispatched::Refused(record) => record,
+        }
+    }
 }
 
 /// How many times a decision is retaken when a racing call spent its `once` grant first.
@@ -72,9 +180,25 @@ impl Dispatcher {
         self
     }
 
-    /// Decides `call` and records the decision durably. Blocking (it waits for the disk): call
-    /// it from `spawn_blocking` on an async path.
-    pub fn decide(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
+    /// Decides `call` and records the decision durably; an allowed call comes back as its
+    /// permit. Blocking (it waits for the disk): call it from `spawn_blocking` on an async path.
+    pub fn decide(&self, call: ToolCall) -> Result<Dispatched, DaemonError> {
+        let call_id = call.call_id.clone();
+        let args = call.args.clone();
+        let record = self.record(call)?;
+        Ok(match record.decision.verdict {
+            Verdict::Allow => Dispatched::Run(Permit {
+                opened: outside_paths(&record),
+                record,
+                call_id,
+                args,
+            }),
+            Verdict::Ask => Dispatched::Ask(record),
+            Verdict::Deny => Dispatched::Refused(record),
+        })
+    }
+
+    fn record(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
         let mut task = resolve_task(&call.task);
         let args = resolve_args(
             &call.tool,
@@ -138,10 +262,27 @@ impl Dispatcher {
     }
 }
 
+/// The paths outside the roots that the grants this decision relied on opened.
+fn outside_paths(record: &DecisionRecord) -> Vec<String> {
+    record
+        .decision
+        .used_grants
+        .iter()
+        .filter_map(|used| record.request.grants.get(used.index))
+        .filter(|grant| {
+            matches!(
+                grant.capability,
+                CapabilityName::ReadOutsideFence | CapabilityName::MutateOutsideFence
+            )
+        })
+        .filter_map(|grant| grant.path.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codaris_policy::{Code, Verdict};
+    use codaris_policy::Code;
     use serde_json::json;
     use std::os::unix::fs::symlink;
 
@@ -170,6 +311,7 @@ mod tests {
         task.permission_mode = codaris_policy::PermissionMode::AcceptEdits;
         ToolCall {
             session_id: "s1".to_owned(),
+            call_id: "c1".to_owned(),
             tool: tool.to_owned(),
             args,
             task,
@@ -183,7 +325,7 @@ mod tests {
         let f = fixture()?;
         symlink(f.root.join("outside"), f.root.join("proj/link"))?;
         let dispatcher = Dispatcher::new(f.ledger.clone());
-        let record = dispatcher.decide(call(
+        let record = dispatcher.record(call(
             &f.root,
             "write",
             json!({"path": "link/evil.txt", "content": "x"}),
@@ -213,7 +355,7 @@ mod tests {
             "*** Begin Patch\n*** Add File: ok.rs\n+x\n*** Update File: ok.rs\n*** Move to: src/../.git/hooks/post-merge\n*** End Patch\n",
         ] {
             let record =
-                dispatcher.decide(call(&f.root, "apply_patch", json!({"patch": patch})))?;
+                dispatcher.record(call(&f.root, "apply_patch", json!({"patch": patch})))?;
             assert_eq!(
                 record.decision.code,
                 Code::ProtectedPath,
@@ -224,7 +366,7 @@ mod tests {
             assert_eq!(record.request.evaluate(), record.decision, "replayable");
         }
         // The symlinked directory arrives resolved.
-        let record = dispatcher.decide(call(
+        let record = dispatcher.record(call(
             &f.root,
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Update File: link/config\n@@\n+x\n*** End Patch\n"}),
@@ -233,13 +375,13 @@ mod tests {
             record.request.task.implied[0].path,
             proj.join(".git/config").display().to_string()
         );
-        let fine = dispatcher.decide(call(
+        let fine = dispatcher.record(call(
             &f.root,
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Add File: src/ok.rs\n+x\n*** End Patch\n"}),
         ))?;
         assert_eq!(fine.decision.code, Code::AllowedByMode);
-        let outside = dispatcher.decide(call(
+        let outside = dispatcher.record(call(
             &f.root,
             "apply_patch",
             json!({"patch": "*** Begin Patch\n*** Add File: ../outside/x\n+x\n*** End Patch\n"}),
@@ -259,7 +401,7 @@ mod tests {
         let dispatcher = Dispatcher::new(f.ledger.clone());
         let mut rm = call(&f.root, "rm", json!({"path": "vendor", "recursive": true}));
         rm.task.permission_mode = codaris_policy::PermissionMode::Bypass;
-        let record = dispatcher.decide(rm)?;
+        let record = dispatcher.record(rm)?;
         assert_eq!(record.decision.code, Code::ProtectedPath);
         let git = proj.join("vendor/repo/.GIT").display().to_string();
         assert!(
@@ -269,7 +411,7 @@ mod tests {
         );
         assert_eq!(record.request.evaluate(), record.decision, "replayable");
         // Without `recursive`, or through a symlink, nothing is taken with it.
-        let plain = dispatcher.decide(call(
+        let plain = dispatcher.record(call(
             &f.root,
             "rm",
             json!({"path": "plain", "recursive": true}),
@@ -280,7 +422,7 @@ mod tests {
             "{:?}",
             plain.decision
         );
-        let link = dispatcher.decide(call(
+        let link = dispatcher.record(call(
             &f.root,
             "rm",
             json!({"path": "plain/a/link", "recursive": true}),
@@ -318,12 +460,12 @@ mod tests {
             ),
             ("read_file", json!({"path": "../state/sessions/s2/x"})),
         ] {
-            let record = dispatcher.decide(with_state(tool, args.clone()))?;
+            let record = dispatcher.record(with_state(tool, args.clone()))?;
             assert_eq!(record.decision.code, Code::ProtectedPath, "{tool} {args}");
         }
         let own = state.join("sessions/s1/notes.md").display().to_string();
         let record =
-            dispatcher.decide(with_state("write", json!({"path": own, "content": "x"})))?;
+            dispatcher.record(with_state("write", json!({"path": own, "content": "x"})))?;
         assert_eq!(record.decision.code, Code::AllowedByMode);
         Ok(())
     }
@@ -364,7 +506,7 @@ mod tests {
                     "write",
                     json!({"path": format!("{outside}/{i}.txt"), "content": "x"}),
                 );
-                std::thread::spawn(move || dispatcher.decide(call))
+                std::thread::spawn(move || dispatcher.record(call))
             })
             .collect();
         let mut verdicts = Vec::new();
@@ -393,7 +535,7 @@ mod tests {
             json!({"url": "https://api.example.com/v1/x"}),
         );
         allowed.task.permission_mode = codaris_policy::PermissionMode::Ask;
-        let record = dispatcher.decide(allowed.clone())?;
+        let record = dispatcher.record(allowed.clone())?;
         assert_eq!(
             record.decision.verdict,
             Verdict::Allow,
@@ -406,13 +548,13 @@ mod tests {
         assert_eq!(record.request.evaluate(), record.decision, "replayable");
         let mut other = allowed.clone();
         other.args = json!({"url": "https://other.example.com/"});
-        let record = dispatcher.decide(other)?;
+        let record = dispatcher.record(other)?;
         assert_eq!(record.decision.verdict, Verdict::Ask);
         // What a request carries besides is approved with it, never by the allowlist.
         let mut proxied = allowed;
         proxied.args =
             json!({"url": "https://api.example.com/v1/x", "proxy": "http://p.local:3128"});
-        let record = dispatcher.decide(proxied)?;
+        let record = dispatcher.record(proxied)?;
         assert_eq!(record.decision.verdict, Verdict::Ask);
         assert_eq!(
             record.decision.capability.and_then(|c| c.path).as_deref(),
@@ -429,7 +571,7 @@ mod tests {
         let decide = |command: &str| {
             let mut c = call(&f.root, "run_command", json!({"command": command}));
             c.task.permission_mode = codaris_policy::PermissionMode::Ask;
-            dispatcher.decide(c)
+            dispatcher.record(c)
         };
         let record = decide("cargo test -p x 2>&1 && git status")?;
         assert_eq!(record.decision.code, Code::AllowedByGrant);

@@ -84,6 +84,8 @@ pub enum DaemonError {
     InvalidArgument { field: &'static str, reason: String },
     #[error("session `{id}` is already running a turn; wait for it or cancel it")]
     TurnRunning { id: String },
+    #[error("session `{id}` has no turn to attach to since the daemon started")]
+    NoTurn { id: String },
     #[error("{capability} is not available yet: {reason}")]
     NotYet {
         capability: &'static str,
@@ -164,6 +166,7 @@ impl From<DaemonError> for tonic::Status {
             }
             DaemonError::SessionEnded { .. }
             | DaemonError::TurnRunning { .. }
+            | DaemonError::NoTurn { .. }
             | DaemonError::NoPrograms { .. } => tonic::Status::failed_precondition(message),
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),

@@ -140,6 +140,26 @@ impl SessionStore {
         self.put(&record)
     }
 
+    /// Keeps the session's conversation, so a restored session continues it.
+    pub fn save_conversation(
+        &self,
+        id: &str,
+        conversation: &serde_json::Value,
+    ) -> Result<(), DaemonError> {
+        let tree = self.db.open_tree("conversations")?;
+        tree.insert(id.as_bytes(), serde_json::to_vec(conversation)?)?;
+        Ok(())
+    }
+
+    /// The session's kept conversation, if any.
+    pub fn load_conversation(&self, id: &str) -> Result<Option<serde_json::Value>, DaemonError> {
+        let tree = self.db.open_tree("conversations")?;
+        match tree.get(id.as_bytes())? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
     /// (active, total) counts for the status line.
     pub fn counts(&self) -> Result<(u32, u32), DaemonError> {
         let sessions = self.list(true)?;

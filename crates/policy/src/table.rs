@@ -497,7 +497,10 @@ mod tests {
             assert_eq!(d.verdict, code.verdict());
             let s = &d.sentence;
             // Lowercase, or a name in backticks (the guard's sentences start with the tool).
-            assert!(s.starts_with(|c: char| c.is_ascii_lowercase() || c == '`'), "{s}");
+            assert!(
+                s.starts_with(|c: char| c.is_ascii_lowercase() || c == '`'),
+                "{s}"
+            );
             assert!(!s.ends_with('.') && !s.contains('\n'), "{s}");
             // A refusal a grant could lift says how to ask for it; a prompt and a recorded
             // refusal do not (the card is already coming, or the answer was already no).

@@ -1,27 +1,77 @@
 //! The turn loop with the scripted provider, the real policy deciding, and a recording host.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use codaris_agent::{
-    CallRequest, Conversation, EndReason, HostFuture, Message, Picture, ScriptedProvider,
-    ToolResult, ToolRun, ToolSpec, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script,
-    run_turn,
+    CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason, HostError,
+    HostFuture, Message, Permit, Picture, Registry, ScriptedProvider, ToolIndex, ToolResult,
+    ToolRun, ToolSpec, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
 };
+use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
 use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::common::registry;
 
-/// Decides with the real policy and no grants; "runs" a call by describing it; a search binds
-/// `lint_pipeline`; a `.png` path comes back as a picture.
-#[derive(Default)]
+/// Decides with the real policy and no grants; "runs" a call by describing it; a search finds
+/// `lint_pipeline` in a one-entry index; a `.png` path comes back as a picture.
 struct Host {
     events: Mutex<Vec<TurnEvent>>,
     decided: Mutex<Vec<CallRequest>>,
+    index: FakeIndex,
+    /// A tool the first run switches off, as `codaris tools disable` would mid-turn.
+    switch_off_after_run: Mutex<Option<String>>,
+}
+
+impl Default for Host {
+    fn default() -> Self {
+        Host {
+            events: Mutex::default(),
+            decided: Mutex::default(),
+            switch_off_after_run: Mutex::default(),
+            index: FakeIndex {
+                registry: Mutex::new(Arc::new(registry())),
+                index: Index::build(vec![Entry::new(
+                    "lint_pipeline",
+                    Kind::Core,
+                    "lint a pipeline",
+                )]),
+            },
+        }
+    }
+}
+
+struct FakeIndex {
+    registry: Mutex<Arc<Registry>>,
+    index: Index,
+}
+
+impl ToolIndex for FakeIndex {
+    fn registry(&self) -> Arc<Registry> {
+        self.registry.lock().unwrap().clone()
+    }
+
+    fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
+        Searcher::new().search(
+            &self.index,
+            &SearchRequest::new(query).kind(kind).limit(limit),
+        )
+    }
+}
+
+/// The test host's permit: the decision and the call it allows.
+struct TestPermit(Decision, CallRequest);
+
+impl Permit for TestPermit {
+    fn decision(&self) -> &Decision {
+        &self.0
+    }
 }
 
 impl TurnHost for Host {
+    type Permit = TestPermit;
+
     fn spec(&self, tool: &str) -> Option<ToolSpec> {
         Some(ToolSpec {
             name: tool.to_owned(),
@@ -31,7 +81,14 @@ impl TurnHost for Host {
         })
     }
 
-    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>> {
+    fn index(&self) -> &dyn ToolIndex {
+        &self.index
+    }
+
+    fn decide<'a>(
+        &'a self,
+        call: &'a CallRequest,
+    ) -> HostFuture<'a, Result<Decided<TestPermit>, HostError>> {
         self.decided.lock().unwrap().push(call.clone());
         let decision = codaris_policy::evaluate(
             &codaris_policy::Call {
@@ -42,18 +99,26 @@ impl TurnHost for Host {
             &GrantSet::new(),
             &call.task,
         );
-        Box::pin(async move { Ok(decision) })
+        let decided = if decision.verdict == Verdict::Allow {
+            Decided::Run(TestPermit(decision, call.clone()))
+        } else {
+            Decided::Refused(decision)
+        };
+        Box::pin(async move { Ok(decided) })
     }
 
-    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {
-        let run = if call.tool == "search_tools" {
-            ToolRun {
-                output: "Matches for \"lint\":\n- lint_pipeline [core] — lint\nBound for your next step: lint_pipeline".to_owned(),
-                is_error: false,
-                bound: vec!["lint_pipeline".to_owned()],
-                pictures: Vec::new(),
-            }
-        } else if call.args["path"]
+    fn run(&self, permit: TestPermit) -> HostFuture<'_, ToolRun> {
+        let call = permit.1;
+        if let Some(off) = self.switch_off_after_run.lock().unwrap().take() {
+            let mut registry = (*self.index.registry()).clone();
+            let tools = registry.tools().iter().cloned().map(|mut t| {
+                t.enabled &= t.name != off;
+                t
+            });
+            registry = Registry::new(tools.collect::<Vec<_>>(), &[]);
+            *self.index.registry.lock().unwrap() = Arc::new(registry);
+        }
+        let run = if call.args["path"]
             .as_str()
             .is_some_and(|p| p.ends_with(".png"))
         {
@@ -62,13 +127,23 @@ impl TurnHost for Host {
                 pictures: vec![Picture::from_bytes("image/png", b"\x89PNG")],
                 ..ToolRun::default()
             }
-        } else {
+        } else if call.tool == "glob" && call.args["pattern"] == "move" {
             ToolRun {
-                output: format!("ran {}", call.tool),
+                output: "moved".to_owned(),
+                moved_to: Some("/w/tree".to_owned()),
                 ..ToolRun::default()
             }
+        } else {
+            ToolRun::ok(format!("ran {}", call.tool))
         };
         Box::pin(async move { run })
+    }
+
+    fn request_capability<'a>(
+        &'a self,
+        _request: &'a CapabilityRequest,
+    ) -> HostFuture<'a, CapabilityAnswer> {
+        Box::pin(async { CapabilityAnswer::GrantedSession })
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -92,7 +167,6 @@ fn task() -> Task {
 async fn play(script: &str, prompts: &[&str]) -> (Vec<EndReason>, Host) {
     let provider = ScriptedProvider::new(parse_script(script).unwrap());
     let host = Host::default();
-    let registry = registry();
     let mut conversation = Conversation::default();
     let mut reasons = Vec::new();
     for prompt in prompts {
@@ -101,7 +175,6 @@ async fn play(script: &str, prompts: &[&str]) -> (Vec<EndReason>, Host) {
                 &mut conversation,
                 prompt,
                 &task(),
-                &registry,
                 &provider,
                 &host,
                 &config(),
@@ -214,9 +287,16 @@ async fn the_same_search_four_times_ends_the_turn() {
         .lock()
         .unwrap()
         .iter()
-        .filter(|e| matches!(e, TurnEvent::ToolResult { decision: None, .. }))
+        .filter(|e| {
+            matches!(e, TurnEvent::ToolResult { decision: Some(d), .. } if d.code == Code::RepeatedSearch)
+        })
         .count();
     assert_eq!(refused, 4, "three refusals, then the fourth ends the turn");
+    assert_eq!(
+        host.decided.lock().unwrap().len(),
+        5,
+        "every search was decided"
+    );
 }
 
 #[tokio::test]
@@ -274,7 +354,6 @@ async fn with_the_tool_search_api_the_tools_array_never_changes() {
         requests: Mutex::new(Vec::new()),
     };
     let host = Host::default();
-    let registry = registry();
     let mut conversation = Conversation::default();
     let config = TurnConfig {
         tool_search_api: true,
@@ -285,7 +364,6 @@ async fn with_the_tool_search_api_the_tools_array_never_changes() {
             &mut conversation,
             prompt,
             &task(),
-            &registry,
             &provider,
             &host,
             &config,
@@ -330,7 +408,6 @@ async fn notes_ride_with_the_next_message_but_do_not_count_as_typed() {
         &mut conversation,
         "hello",
         &task(),
-        &registry(),
         &provider,
         &host,
         &config(),
@@ -364,7 +441,6 @@ async fn the_pictures_a_run_returns_ride_in_its_tool_result() {
         &mut conversation,
         "show me",
         &task(),
-        &registry(),
         &provider,
         &host,
         &config(),
@@ -394,4 +470,148 @@ async fn the_pictures_a_run_returns_ride_in_its_tool_result() {
         e,
         TurnEvent::ToolResult { output, .. } if output == "`plot.png`: image/png, 1x1"
     )));
+}
+
+fn results(host: &Host) -> Vec<(String, Option<Code>, String)> {
+    host.events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult {
+                tool,
+                decision,
+                output,
+                ..
+            } => Some((
+                tool.clone(),
+                decision.as_ref().map(|d| d.code),
+                output.clone(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tool_switched_off_mid_turn_is_gone_and_refused_from_the_next_round() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "read_file", "args": {"path": "a"}}]},
+        {"tool_calls": [{"name": "read_file", "args": {"path": "b"}}]},
+        {"text": "done"}
+    ]}]}"#;
+    let provider = ScriptedProvider::new(parse_script(script).unwrap());
+    let host = Host::default();
+    *host.switch_off_after_run.lock().unwrap() = Some("read_file".to_owned());
+    let mut conversation = Conversation::default();
+    let reason = run_turn(
+        &mut conversation,
+        "read",
+        &task(),
+        &provider,
+        &host,
+        &config(),
+    )
+    .await;
+    assert_eq!(reason, EndReason::EndTurn);
+    let surfaces: Vec<Vec<String>> = host
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::Binding { surface, .. } => Some(surface.tools.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(surfaces[0].contains(&"read_file".to_owned()));
+    assert!(
+        !surfaces[1].contains(&"read_file".to_owned()),
+        "{:?}",
+        surfaces[1]
+    );
+    let results = results(&host);
+    assert_eq!(results[0].1, Some(Code::AllowedByDefault));
+    assert_eq!(results[1].1, Some(Code::ToolWithheld), "{results:?}");
+    let decided = host.decided.lock().unwrap();
+    assert_eq!(decided[1].task.withheld, ["read_file", "demo__off"]);
+}
+
+#[tokio::test]
+async fn an_ask_turn_offers_only_the_ask_allowlist() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "write a file"}}]},
+        {"text": "done"}
+    ]}]}"#;
+    let provider = ScriptedProvider::new(parse_script(script).unwrap());
+    let host = Host::default();
+    let mut ask = task();
+    ask.activity = codaris_policy::Activity::Ask;
+    let mut conversation = Conversation::default();
+    run_turn(
+        &mut conversation,
+        "what is here?",
+        &ask,
+        &provider,
+        &host,
+        &config(),
+    )
+    .await;
+    let allowlist: Vec<String> = codaris_policy::ALWAYS_ON
+        .iter()
+        .filter(|name| {
+            codaris_policy::builtin(name)
+                .is_some_and(|s| s.modes.allows(codaris_policy::OperatingMode::Ask))
+        })
+        .map(|name| (*name).to_owned())
+        .collect();
+    assert_eq!(
+        allowlist,
+        [
+            "search_tools",
+            "request_capability",
+            "read_file",
+            "glob",
+            "grep"
+        ]
+    );
+    for event in host.events.lock().unwrap().iter() {
+        if let TurnEvent::Binding { surface, .. } = event {
+            assert_eq!(surface.tools, allowlist);
+            assert!(surface.held_back.contains(&"write".to_owned()));
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_search_is_decided_and_recorded_with_the_guard_s_finding() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "lint"}}]},
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "LINT"}}]},
+        {"text": "done"}
+    ]}]}"#;
+    let (reasons, host) = play(script, &["lint it"]).await;
+    assert_eq!(reasons, vec![EndReason::EndTurn]);
+    let decided = host.decided.lock().unwrap();
+    assert_eq!(decided.len(), 2, "both searches reached the host");
+    assert_eq!(decided[0].task.repeated_search, None);
+    let finding = decided[1].task.repeated_search.clone().unwrap();
+    assert_eq!((finding.query.as_str(), finding.repeat), ("lint", 1));
+    assert_eq!(finding.bound, ["lint_pipeline"]);
+    let results = results(&host);
+    assert_eq!(results[1].1, Some(Code::RepeatedSearch));
+    assert_eq!(results[1].2, finding.sentence());
+}
+
+#[tokio::test]
+async fn a_tool_that_moves_the_session_moves_the_rest_of_the_turn() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "glob", "args": {"pattern": "move"}},
+                        {"name": "grep", "args": {"pattern": "x"}}]},
+        {"text": "done"}
+    ]}]}"#;
+    let (_, host) = play(script, &["go"]).await;
+    let decided = host.decided.lock().unwrap();
+    assert_eq!(decided[0].task.cwd, "/w/proj");
+    assert_eq!(decided[1].task.cwd, "/w/tree");
 }

@@ -132,6 +132,7 @@ impl SessionsService {
 #[tonic::async_trait]
 impl Sessions for SessionsService {
     type TurnStream = ResponseStream<v1::TurnEvent>;
+    type AttachTurnStream = ResponseStream<v1::TurnEvent>;
     type ReadSharedFileStream = ResponseStream<v1::SharedFileChunk>;
 
     async fn create_session(
@@ -181,7 +182,17 @@ impl Sessions for SessionsService {
             return Err(invalid("text", "a turn needs a message").into());
         }
         let events = self.turns.start(&request.session_id, request.text)?;
-        let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(events).map(Ok);
+        let stream = tokio_stream::wrappers::ReceiverStream::new(events).map(Ok);
+        Ok(Response::new(Box::pin(stream)))
+    }
+
+    async fn attach_turn(
+        &self,
+        request: Request<v1::AttachTurnRequest>,
+    ) -> Result<Response<Self::AttachTurnStream>, Status> {
+        let request = request.into_inner();
+        let events = self.turns.attach(&request.session_id, request.from_seq)?;
+        let stream = tokio_stream::wrappers::ReceiverStream::new(events).map(Ok);
         Ok(Response::new(Box::pin(stream)))
     }
 

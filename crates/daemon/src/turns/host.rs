@@ -1,57 +1,51 @@
-//! The daemon's side of a turn: decisions through the dispatcher and the ledger, permission
-//! cards, the tools this daemon can run, and events to the client.
+//! The daemon's side of a turn: decisions through the dispatcher and the ledger (an allowed
+//! call comes back as the dispatcher's permit), permission cards, the tools this daemon runs,
+//! the index the loop's `search_tools` searches, and events to the turn's log.
 
 use std::sync::Arc;
 
-use codaris_agent::{CallRequest, HostFuture, ToolRun, ToolSpec, TurnEvent, TurnHost};
-use codaris_index::{KindFilter, render};
-use codaris_ledger::{CardAnswer, CardRecord};
-use codaris_policy::{
-    Capability, CapabilityName, Cover, Decision, Grant, Lifetime, Scope, Task, Verdict,
+use codaris_agent::{
+    CallRequest, CapabilityAnswer, CapabilityRequest, Decided, HostError, HostFuture, Registry,
+    RegistryTool, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
 };
+use codaris_index::{KindFilter, SearchOutcome};
+use codaris_ledger::{CardAnswer, CardRecord};
+use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetime};
 use codaris_proto::v1;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::cards::NotRecorded;
-use super::{Live, Turns};
+use super::log::TurnLog;
+use super::{LOOP_TOOLS, Session, Turns};
+use crate::builtins::Builtins;
 use crate::convert::{capability_wire, turn_event_wire};
-use crate::dispatch::ToolCall;
+use crate::dispatch::{Dispatched, Permit, ToolCall};
+use crate::registry::ToolRegistry;
 use crate::sessions::now_ms;
 
 pub struct DaemonHost {
     turns: Arc<Turns>,
-    live: Arc<Live>,
-    session_id: String,
-    events: mpsc::UnboundedSender<v1::TurnEvent>,
-    /// Paths outside the roots that a grant opened for a call, by call id: the tool's own
-    /// fence must let exactly those through.
-    granted: std::sync::Mutex<std::collections::HashMap<String, Vec<String>>>,
+    session: Arc<Session>,
+    log: Arc<TurnLog>,
+    index: DaemonIndex,
 }
 
 impl DaemonHost {
-    pub fn new(
-        turns: Arc<Turns>,
-        live: Arc<Live>,
-        session_id: String,
-        events: mpsc::UnboundedSender<v1::TurnEvent>,
-    ) -> Self {
+    pub fn new(turns: Arc<Turns>, session: Arc<Session>, log: Arc<TurnLog>) -> Self {
+        let index = DaemonIndex {
+            tools: turns.tools.clone(),
+            builtins: turns.builtins.clone(),
+        };
         Self {
             turns,
-            live,
-            session_id,
-            events,
-            granted: std::sync::Mutex::new(std::collections::HashMap::new()),
+            session,
+            log,
+            index,
         }
     }
 
-    /// The paths a grant opened for this call (taken: they serve one run).
-    fn take_granted(&self, call_id: &str) -> Vec<String> {
-        self.granted
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(call_id)
-            .unwrap_or_default()
+    fn session_id(&self) -> &str {
+        self.session.id()
     }
 
     /// Reports that the turn was cancelled.
@@ -64,51 +58,36 @@ impl DaemonHost {
     }
 
     fn send(&self, event: v1::turn_event::Event) {
-        // A client that went away no longer reads; the turn finishes regardless.
-        let _ = self.events.send(v1::TurnEvent { event: Some(event) });
+        self.log.push(event);
     }
 
-    /// The call's task, in the directory the session moved to during this turn, if it did.
-    fn task_of(&self, call: &CallRequest) -> Task {
-        let mut task = call.task.clone();
-        if let Some(cwd) = self.live.moved_cwd() {
-            task.cwd = cwd;
+    /// Records the session's new directory for later turns; this turn moves through the run's
+    /// `moved_to`.
+    fn record_move(&self, cwd: &std::path::Path) {
+        if let Err(err) = self.turns.sessions.set_cwd(self.session_id(), cwd) {
+            tracing::error!(session = %self.session_id(), %err, "could not record the session's new directory");
         }
-        task
+        tracing::info!(session = %self.session_id(), cwd = %cwd.display(), "session moved");
     }
 
-    /// Moves the session: the rest of this turn through the live state, later turns through
-    /// its record.
-    fn move_to(&self, cwd: &std::path::Path) {
-        self.live.move_cwd(cwd.display().to_string());
-        if let Err(err) = self.turns.sessions.set_cwd(&self.session_id, cwd) {
-            tracing::error!(session = %self.session_id, %err, "could not record the session's new directory");
-        }
-        tracing::info!(session = %self.session_id, cwd = %cwd.display(), "session moved");
-    }
-
-    async fn decide_once(&self, call: &CallRequest) -> Result<Decision, String> {
+    async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
         let dispatcher = self.turns.dispatcher();
         let tool_call = ToolCall {
-            session_id: self.session_id.clone(),
+            session_id: self.session_id().to_owned(),
+            call_id: call.id.clone(),
             tool: call.tool.clone(),
             args: call.args.clone(),
-            task: self.task_of(call),
+            task: call.task.clone(),
             spec: None,
         };
         match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
-            Ok(Ok(record)) => {
-                let opened = outside_paths(&record);
-                self.granted
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .insert(call.id.clone(), opened);
-                Ok(record.decision)
-            }
-            Ok(Err(err)) => Err(format!(
-                "the ledger could not record a decision, so the call did not run: {err}"
-            )),
-            Err(err) => Err(format!("deciding a call failed: {err}")),
+            Ok(Ok(dispatched)) => Ok(dispatched),
+            Ok(Err(err)) => Err(HostError::NotRecorded {
+                reason: err.to_string(),
+            }),
+            Err(err) => Err(HostError::Internal {
+                reason: err.to_string(),
+            }),
         }
     }
 
@@ -135,13 +114,13 @@ impl DaemonHost {
         let id = format!("c{number:06}");
         let card = CardRecord::asked(
             id.clone(),
-            self.session_id.clone(),
+            self.session_id().to_owned(),
             capability.clone(),
             sentence.clone(),
             programs.clone(),
             now_ms(),
         );
-        let opened = match self.live.cards.open(&id, !programs.is_empty()) {
+        let opened = match self.session.cards.open(&id, !programs.is_empty()) {
             Ok(opened) => opened,
             Err(err) => {
                 tracing::error!(%err, "no random source for a card's answer secret; nothing was asked");
@@ -153,7 +132,7 @@ impl DaemonHost {
             tokio::task::spawn_blocking(move || ledger.append_card(&card)).await
         };
         if !matches!(stored, Ok(Ok(()))) {
-            self.live.cards.forget(&id);
+            self.session.cards.forget(&id);
             return Asked::Unanswered;
         }
         self.send(v1::turn_event::Event::Card(v1::Card {
@@ -169,7 +148,7 @@ impl DaemonHost {
                 Ok(Ok(given)) => (given.answer, Some(given.reply)),
                 Ok(Err(_)) => (CardAnswer::SessionEnded, None),
                 Err(_) => {
-                    self.live.cards.forget(&id);
+                    self.session.cards.forget(&id);
                     (CardAnswer::TimedOut, None)
                 }
             };
@@ -229,7 +208,7 @@ impl DaemonHost {
     /// What the session's recorded grants say about `capability` now.
     async fn cover(&self, capability: &Capability) -> Cover {
         let ledger = self.turns.ledger.clone();
-        let session = self.session_id.clone();
+        let session = self.session_id().to_owned();
         let capability = capability.clone();
         let looked = tokio::task::spawn_blocking(move || {
             ledger
@@ -250,101 +229,28 @@ impl DaemonHost {
         }
     }
 
-    async fn search(&self, args: &Value) -> ToolRun {
-        let Some(query) = args.get("query").and_then(Value::as_str) else {
-            return error_run(
-                "search_tools needs `query`: what the tool should do, in a few plain words",
-            );
-        };
-        let kind = match args
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or("any")
-            .parse::<KindFilter>()
-        {
-            Ok(kind) => kind,
-            Err(_) => return error_run("`kind` is one of any, tool, core, mcp, skill, reference"),
-        };
-        let outcome = self
-            .turns
-            .tools
-            .search(query, kind, codaris_index::DEFAULT_LIMIT);
-        ToolRun {
-            output: render(&outcome),
-            bound: outcome.bindable().into_iter().map(str::to_owned).collect(),
-            ..ToolRun::default()
-        }
-    }
-
-    async fn request_capability(&self, call: &CallRequest) -> ToolRun {
-        let name = call.args.get("capability").cloned().unwrap_or(Value::Null);
-        let Ok(name) = serde_json::from_value::<CapabilityName>(name) else {
-            return error_run(
-                "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it), or run_program with a command prefix such as `cargo test` as its path",
-            );
-        };
-        let raw = call.args.get("path").and_then(Value::as_str);
-        let path = match (name.scope(), raw) {
-            (Scope::Unscoped, _) => None,
-            // Grants compare normalised absolute paths: a card for anything else would grant
-            // nothing while seeming to.
-            (Scope::Path, Some(raw)) => match codaris_policy::normalize_absolute(raw) {
-                Some(path) => Some(path.into_owned()),
-                None => {
-                    return error_run(format!(
-                        "`path` must be an absolute path for `{}`, not `{raw}`",
-                        name.as_str()
-                    ));
-                }
-            },
-            (_, Some(raw)) if !raw.trim().is_empty() => Some(raw.to_owned()),
-            _ => {
-                return error_run(format!(
-                    "request_capability for `{}` needs `path`: the path, origin, tool or command prefix the refusal named",
-                    name.as_str()
-                ));
-            }
-        };
-        let reason = call
-            .args
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or("no reason given");
-        let capability = Capability::new(name, path.clone());
-        let target = path.map(|p| format!(" on `{p}`")).unwrap_or_default();
-        let sentence = format!("the model asks for `{}`{target}: {reason}", name.as_str());
-        let refused = || {
-            error_run(format!(
-                "the person refused `{}`{target}; do not ask again",
-                name.as_str()
-            ))
-        };
+    /// A card for `request`, then what the grants in force say: an older refusal outweighs a
+    /// yes, and a grant can cover nothing.
+    async fn ask_capability(&self, request: &CapabilityRequest) -> CapabilityAnswer {
+        let capability = &request.capability;
         let answer = match self
-            .ask(Some(capability.clone()), Vec::new(), sentence, &call.id)
+            .ask(
+                Some(capability.clone()),
+                Vec::new(),
+                request.sentence(),
+                &request.call_id,
+            )
             .await
         {
-            Asked::DeniedBefore => return refused(),
-            Asked::Unanswered => {
-                return error_run("nobody answered the card; nothing was granted");
-            }
+            Asked::DeniedBefore => return CapabilityAnswer::Refused,
+            Asked::Unanswered => return CapabilityAnswer::Unanswered,
             Asked::Answered(answer) => answer,
         };
-        // What the model is told is what the grants in force say now, not what the card
-        // said: an older refusal outweighs a yes, and a grant can cover nothing.
-        match (self.cover(&capability).await, answer) {
-            (Cover::Denied { .. }, _) => refused(),
-            (Cover::Allowed { .. }, CardAnswer::AllowOnce) => ok_run(format!(
-                "granted `{}`{target} for the next call",
-                name.as_str()
-            )),
-            (Cover::Allowed { .. }, _) => ok_run(format!(
-                "granted `{}`{target} for this session",
-                name.as_str()
-            )),
-            (Cover::None, _) => error_run(format!(
-                "no grant covers `{}`{target}; nothing was granted",
-                name.as_str()
-            )),
+        match (self.cover(capability).await, answer) {
+            (Cover::Denied { .. }, _) => CapabilityAnswer::Refused,
+            (Cover::Allowed { .. }, CardAnswer::AllowOnce) => CapabilityAnswer::GrantedOnce,
+            (Cover::Allowed { .. }, _) => CapabilityAnswer::GrantedSession,
+            (Cover::None, _) => CapabilityAnswer::NotCovered,
         }
     }
 }
@@ -361,61 +267,81 @@ enum Asked {
 }
 
 impl TurnHost for DaemonHost {
+    type Permit = Permit;
+
     fn spec(&self, tool: &str) -> Option<ToolSpec> {
         codaris_agent::loop_tool_spec(tool).or_else(|| self.turns.builtins.spec(tool))
     }
 
-    fn decide<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, Result<Decision, String>> {
+    fn index(&self) -> &dyn ToolIndex {
+        &self.index
+    }
+
+    fn decide<'a>(
+        &'a self,
+        call: &'a CallRequest,
+    ) -> HostFuture<'a, Result<Decided<Permit>, HostError>> {
         Box::pin(async move {
-            let decision = self.decide_once(call).await?;
-            if decision.verdict != Verdict::Ask {
-                return Ok(decision);
-            }
-            match self
+            let asked = match self.decide_once(call).await? {
+                Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
+                Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
+                Dispatched::Ask(record) => record.decision,
+            };
+            let answered = self
                 .ask(
-                    decision.capability.clone(),
-                    programs_of(call, &decision),
-                    decision.sentence.clone(),
+                    asked.capability.clone(),
+                    programs_of(call, &asked),
+                    asked.sentence.clone(),
                     &call.id,
                 )
-                .await
-            {
-                // The answer is a grant now; decide again with it in force.
-                Asked::Answered(_) => self.decide_once(call).await,
-                Asked::DeniedBefore | Asked::Unanswered => Ok(decision),
+                .await;
+            if !matches!(answered, Asked::Answered(_)) {
+                return Ok(Decided::Refused(asked));
             }
+            // The answer is a grant now; decide again with it in force. A second `ask` (the
+            // grant did not cover the call) is final: the person was asked once.
+            Ok(match self.decide_once(call).await? {
+                Dispatched::Run(permit) => Decided::Run(permit),
+                Dispatched::Ask(record) | Dispatched::Refused(record) => {
+                    Decided::Refused(record.decision)
+                }
+            })
         })
     }
 
-    fn run<'a>(&'a self, call: &'a CallRequest) -> HostFuture<'a, ToolRun> {
+    fn run(&self, permit: Permit) -> HostFuture<'_, ToolRun> {
         Box::pin(async move {
-            let run = match call.tool.as_str() {
-                "search_tools" => self.search(&call.args).await,
-                "request_capability" => self.request_capability(call).await,
-                other => match self
-                    .turns
-                    .builtins
-                    .run(
-                        &self.session_id,
-                        &self.task_of(call),
-                        &self.take_granted(&call.id),
-                        other,
-                        &call.args,
-                        &self.live.pictures,
-                    )
-                    .await
-                {
-                    Some(builtin) => {
-                        if let Some(cwd) = &builtin.session_cwd {
-                            self.move_to(cwd);
-                        }
-                        builtin.run
+            let builtins = &self.turns.builtins;
+            let run = match builtins
+                .run(self.session_id(), &permit, &self.session.pictures)
+                .await
+            {
+                Some(builtin) => {
+                    let mut run = builtin.run;
+                    if let Some(cwd) = &builtin.session_cwd {
+                        self.record_move(cwd);
+                        run.moved_to = Some(cwd.display().to_string());
                     }
-                    None => error_run(format!("`{other}` is not available in this codarisd")),
-                },
+                    run
+                }
+                None => ToolRun::error(format!(
+                    "`{}` is not available in this codarisd",
+                    permit.tool()
+                )),
             };
-            self.turns.builtins.limit(run)
+            run
         })
+    }
+
+    fn limit(&self, run: ToolRun) -> ToolRun {
+        self.turns.builtins.limit(run)
+    }
+
+    fn request_capability<'a>(
+        &'a self,
+        request: &'a CapabilityRequest,
+    ) -> HostFuture<'a, CapabilityAnswer> {
+        Box::pin(self.ask_capability(request))
     }
 
     fn emit(&self, event: TurnEvent) {
@@ -425,19 +351,46 @@ impl TurnHost for DaemonHost {
                 round,
                 surface,
             } => {
-                tracing::info!(session = %self.session_id, turn, round, "{}", surface.line());
+                tracing::info!(session = %self.session_id(), turn, round, "{}", surface.line());
                 if !surface.missing.is_empty() {
-                    tracing::debug!(session = %self.session_id, missing = ?surface.missing, "tools the surface names that do not run here");
+                    tracing::debug!(session = %self.session_id(), missing = ?surface.missing, "tools the surface names that do not run here");
                 }
             }
             TurnEvent::Usage { turn, usage } => {
-                tracing::info!(session = %self.session_id, turn, "{}", usage.line());
+                tracing::info!(session = %self.session_id(), turn, "{}", usage.line());
             }
             _ => {}
         }
         if let Some(event) = turn_event_wire(event) {
             self.send(event);
         }
+    }
+}
+
+/// The index as a turn sees it: the loop's own tools and the built-in tools that run here,
+/// each with its switched state as of now, and the daemon's ranked search.
+struct DaemonIndex {
+    tools: Arc<ToolRegistry>,
+    builtins: Builtins,
+}
+
+impl ToolIndex for DaemonIndex {
+    fn registry(&self) -> Arc<Registry> {
+        let index = self.tools.snapshot();
+        let tools = LOOP_TOOLS
+            .iter()
+            .copied()
+            .chain(self.builtins.names())
+            .map(|name| {
+                let mut tool = RegistryTool::builtin(name);
+                tool.enabled = index.get(name).is_none_or(|entry| entry.enabled);
+                tool
+            });
+        Arc::new(Registry::new(tools, &[]))
+    }
+
+    fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
+        self.tools.search(query, kind, limit)
     }
 }
 
@@ -475,38 +428,6 @@ fn programs_of(call: &CallRequest, decision: &Decision) -> Vec<String> {
     programs
 }
 
-/// The paths outside the roots that the grants this decision relied on opened.
-fn outside_paths(record: &codaris_ledger::DecisionRecord) -> Vec<String> {
-    record
-        .decision
-        .used_grants
-        .iter()
-        .filter_map(|used| record.request.grants.get(used.index))
-        .filter(|grant| {
-            matches!(
-                grant.capability,
-                CapabilityName::ReadOutsideFence | CapabilityName::MutateOutsideFence
-            )
-        })
-        .filter_map(|grant| grant.path.clone())
-        .collect()
-}
-
-fn ok_run(output: String) -> ToolRun {
-    ToolRun {
-        output,
-        ..ToolRun::default()
-    }
-}
-
-fn error_run(output: impl Into<String>) -> ToolRun {
-    ToolRun {
-        output: output.into(),
-        is_error: true,
-        ..ToolRun::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,7 +438,7 @@ mod tests {
             id: "c1".to_owned(),
             tool: "run_command".to_owned(),
             args: json!({"command": command}),
-            task: Task::new("/w"),
+            task: codaris_policy::Task::new("/w"),
         };
         let decision = codaris_policy::Request {
             tool: call.tool.clone(),
@@ -528,17 +449,6 @@ mod tests {
         }
         .evaluate();
         programs_of(&call, &decision)
-    }
-
-    #[test]
-    fn a_requested_path_is_made_lexically_normal_and_a_relative_one_is_refused() {
-        // The policy's own normalisation, so a card's capability compares as grants do.
-        let normal = |raw| codaris_policy::normalize_absolute(raw).map(|p| p.into_owned());
-        assert_eq!(normal("/etc/./ssl/../hosts").as_deref(), Some("/etc/hosts"));
-        assert_eq!(normal("//a///b/").as_deref(), Some("/a/b"));
-        assert_eq!(normal("/../..").as_deref(), Some("/"));
-        assert_eq!(normal("etc/hosts"), None);
-        assert_eq!(normal("/etc/ho\0sts"), None);
     }
 
     #[test]

@@ -1,8 +1,11 @@
-//! Running turns: one live runtime per session (its conversation, its model, its open cards),
-//! the host the agent's turn loop calls back into, and cancellation.
+//! Running turns: one live [`Session`] per session (its conversation, model, open cards, pool,
+//! notes and cancellation), the host the agent's turn loop calls back into, each turn's event
+//! log that clients follow and re-attach to, and cancellation.
 
 mod cards;
 mod host;
+mod log;
+mod session;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -10,16 +13,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use codaris_agent::{
-    Conversation, ModelProvider, ProviderConfig, ProviderKind, Registry, RegistryTool,
-    ScriptedProvider, Secret, TurnConfig, build_provider, parse_script, run_turn,
+    Conversation, ModelProvider, ProviderConfig, ProviderKind, ScriptedProvider, Secret,
+    TurnConfig, build_provider, parse_script, run_turn,
 };
 use codaris_ledger::{CardAnswer, Ledger};
 use codaris_policy::{Activity, PermissionMode, Task};
 use codaris_proto::v1;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
 pub use cards::{Cards, Delivery, NotRecorded};
 use host::DaemonHost;
+use log::TurnLog;
+pub use session::Session;
 
 use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
@@ -50,44 +55,6 @@ const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running 
 Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
 A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
 
-/// A session's live state while the daemon runs.
-pub struct Live {
-    /// Notices (background commands that finished) waiting for the session's next turn.
-    notes: Mutex<Vec<String>>,
-    /// Where the session moved during a turn (`worktree_create`); calls after the move are
-    /// decided and run there. Later turns read it from the session's record.
-    cwd: Mutex<Option<String>>,
-    /// Held by the running turn, so a session runs one turn at a time.
-    conversation: Arc<tokio::sync::Mutex<Conversation>>,
-    provider: Box<dyn ModelProvider>,
-    /// Whether the session's model is shown the pictures tools return.
-    pictures: Pictures,
-    cards: Cards,
-    cancel: watch::Sender<u64>,
-}
-
-impl std::fmt::Debug for Live {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Live")
-            .field("provider", &self.provider.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Live {
-    /// Where the session moved during a turn, if it did.
-    pub fn moved_cwd(&self) -> Option<String> {
-        self.cwd
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub fn move_cwd(&self, cwd: String) {
-        *self.cwd.lock().unwrap_or_else(PoisonError::into_inner) = Some(cwd);
-    }
-}
-
 /// Everything turns need, shared by the gRPC handlers.
 #[derive(Debug)]
 pub struct Turns {
@@ -97,7 +64,8 @@ pub struct Turns {
     pub tools: Arc<ToolRegistry>,
     pub builtins: Builtins,
     pub card_timeout: Duration,
-    live: Mutex<HashMap<String, Arc<Live>>>,
+    /// The live sessions, one owner each.
+    live: Mutex<HashMap<String, Arc<Session>>>,
 }
 
 impl Turns {
@@ -119,72 +87,117 @@ impl Turns {
         }
     }
 
-    /// Starts a turn and returns the stream of its events. The turn runs on its own task: a
-    /// client that disconnects does not stop it (`CancelTurn` does).
+    /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
+    /// every stream following it went away, it is cancelled after `detach_grace` unless a
+    /// client attaches again (`attach`).
     pub fn start(
         self: &Arc<Self>,
         session_id: &str,
         text: String,
-    ) -> Result<mpsc::UnboundedReceiver<v1::TurnEvent>, DaemonError> {
+    ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
         let record = self.sessions.get(session_id)?;
         if record.state == SessionState::Ended {
             return Err(DaemonError::SessionEnded {
                 id: session_id.to_owned(),
             });
         }
-        let live = self.live(&record)?;
-        let Ok(conversation) = live.conversation.clone().try_lock_owned() else {
+        let session = self.session(&record)?;
+        let Ok(mut conversation) = session.conversation.clone().try_lock_owned() else {
             return Err(DaemonError::TurnRunning {
                 id: session_id.to_owned(),
             });
         };
-        let (events, receiver) = mpsc::unbounded_channel();
+        let log = TurnLog::new(conversation.turns);
+        session.set_turn_log(log.clone());
+        let events = log.follow(0, self.on_last_detach(&session, &log));
         let turns = self.clone();
         let task = self.task(&record);
-        let mut cancelled = live.cancel.subscribe();
-        cancelled.mark_unchanged();
+        let mut cancelled = session.cancellation();
         tokio::spawn(async move {
-            let mut conversation = conversation;
-            conversation.notes.extend(
-                live.notes
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .drain(..),
-            );
-            let host = DaemonHost::new(turns.clone(), live.clone(), record.id.clone(), events);
-            // Only what runs here is bound: the loop's own tools and the built-ins.
-            let registry = Registry::new(
-                LOOP_TOOLS
-                    .iter()
-                    .copied()
-                    .chain(turns.builtins.names())
-                    .map(RegistryTool::builtin),
-                &[],
-            );
+            conversation.notes.extend(session.take_notes());
+            let host = DaemonHost::new(turns.clone(), session.clone(), log);
             let config = TurnConfig {
                 system: SYSTEM_PROMPT.to_owned(),
                 max_rounds: MAX_ROUNDS,
                 lean: turns.config.lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.
                 tool_search_api: turns.config.tool_search_api
-                    && live.provider.name() == "anthropic",
+                    && session.provider.name() == "anthropic",
             };
             let turn = conversation.turns;
             tokio::select! {
-                reason = run_turn(&mut conversation, &text, &task, &registry, live.provider.as_ref(), &host, &config) => {
+                reason = run_turn(&mut conversation, &text, &task, session.provider.as_ref(), &host, &config) => {
                     tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
                 }
                 _ = cancelled.changed() => {
-                    live.cards.close(&turns.ledger, CardAnswer::SessionEnded);
+                    session.cards.close(&turns.ledger, CardAnswer::SessionEnded);
                     host.cancelled(turn);
                     tracing::info!(session = %record.id, turn, "turn cancelled");
                 }
             }
-            if let Err(err) = turns.sessions.count_turn(&record.id) {
-                tracing::warn!(%err, "could not count the turn");
-            }
+            turns.keep(&record.id, &conversation);
         });
-        Ok(receiver)
+        Ok(events)
+    }
+
+    /// Follows the session's running (or last) turn from `from_seq`.
+    pub fn attach(
+        self: &Arc<Self>,
+        session_id: &str,
+        from_seq: u64,
+    ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
+        let record = self.sessions.get(session_id)?;
+        let Some((session, log)) = self
+            .live_of(&record.id)
+            .and_then(|s| s.turn_log().map(|log| (s, log)))
+        else {
+            return Err(DaemonError::NoTurn {
+                id: record.id.clone(),
+            });
+        };
+        Ok(log.follow(from_seq, self.on_last_detach(&session, &log)))
+    }
+
+    /// What happens when the last stream following a running turn goes away: after the grace,
+    /// with still nobody attached, the turn is cancelled (its commands die with it).
+    fn on_last_detach(
+        &self,
+        session: &Arc<Session>,
+        log: &Arc<TurnLog>,
+    ) -> impl FnOnce() + Send + 'static {
+        let session = Arc::downgrade(session);
+        let log = log.clone();
+        let grace = self.config.detach_grace;
+        move || {
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if log.attached() == 0
+                    && !log.finished()
+                    && let Some(session) = session.upgrade()
+                {
+                    tracing::info!(session = %session.id(), turn = log.turn(), grace_seconds = grace.as_secs(), "no client follows the turn; cancelling it");
+                    session.cancel();
+                }
+            });
+        }
+    }
+
+    /// Keeps what a finished turn leaves: the conversation (so a restored session continues
+    /// it) and the turn count.
+    fn keep(&self, session_id: &str, conversation: &Conversation) {
+        match serde_json::to_value(conversation) {
+            Ok(value) => {
+                if let Err(err) = self.sessions.save_conversation(session_id, &value) {
+                    tracing::warn!(session = %session_id, %err, "could not keep the conversation");
+                }
+            }
+            Err(err) => {
+                tracing::warn!(session = %session_id, %err, "could not encode the conversation")
+            }
+        }
+        if let Err(err) = self.sessions.count_turn(session_id) {
+            tracing::warn!(session = %session_id, %err, "could not count the turn");
+        }
     }
 
     /// Keeps a finished background command's notice for the session's next turn.
@@ -197,11 +210,7 @@ impl Turns {
             notice.status
         );
         match self.live_of(&notice.session_id) {
-            Some(live) => live
-                .notes
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(note),
+            Some(session) => session.note(note),
             None => tracing::info!(session = %notice.session_id, "{note}"),
         }
     }
@@ -217,7 +226,7 @@ impl Turns {
         answer: CardAnswer,
     ) -> Result<Answered, DaemonError> {
         let delivery = match self.live_of(session_id) {
-            Some(live) => live.cards.answer(card_id, secret, answer),
+            Some(session) => session.cards.answer(card_id, secret, answer),
             None => Delivery::NotOpen,
         };
         let recorded = match delivery {
@@ -254,30 +263,25 @@ impl Turns {
 
     /// Cancels the session's running turn; `false` when none runs.
     pub fn cancel(&self, session_id: &str) -> bool {
-        match self.live_of(session_id) {
-            Some(live) if live.conversation.try_lock().is_err() => {
-                live.cancel.send_modify(|n| *n += 1);
-                true
-            }
-            _ => false,
-        }
+        self.live_of(session_id).is_some_and(|s| s.cancel())
     }
 
-    /// Ends the session's live state: open cards grant nothing, a running turn is cancelled.
+    /// Ends the session's live state: the running turn is cancelled, open cards grant nothing,
+    /// its background commands stop.
     pub fn end(&self, session_id: &str) {
-        self.cancel(session_id);
-        self.builtins.close_session(session_id);
-        if let Some(live) = self
+        let removed = self
             .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id)
-        {
-            live.cards.close(&self.ledger, CardAnswer::SessionEnded);
+            .remove(session_id);
+        match removed {
+            Some(session) => session.close(),
+            // A session never used since the daemon started still has a pool to stop.
+            None => self.builtins.close_session(session_id),
         }
     }
 
-    fn live_of(&self, session_id: &str) -> Option<Arc<Live>> {
+    fn live_of(&self, session_id: &str) -> Option<Arc<Session>> {
         self.live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -285,21 +289,35 @@ impl Turns {
             .cloned()
     }
 
-    fn live(&self, record: &SessionRecord) -> Result<Arc<Live>, DaemonError> {
-        if let Some(live) = self.live_of(&record.id) {
-            return Ok(live);
-        }
-        let live = Arc::new(Live {
-            notes: Mutex::new(Vec::new()),
-            cwd: Mutex::new(None),
-            conversation: Arc::new(tokio::sync::Mutex::new(Conversation::default())),
-            provider: provider_for(record, &self.config)?,
-            pictures: pictures_for(record, &self.config),
-            cards: Cards::default(),
-            cancel: watch::channel(0).0,
-        });
+    /// The session's live state, made from its record (and its kept conversation) the first
+    /// time it is used since the daemon started.
+    fn session(&self, record: &SessionRecord) -> Result<Arc<Session>, DaemonError> {
+        // Made under the lock: a second one would close the first one's pool when dropped.
         let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        Ok(map.entry(record.id.clone()).or_insert(live).clone())
+        if let Some(session) = map.get(&record.id) {
+            return Ok(session.clone());
+        }
+        let mut conversation = match self.sessions.load_conversation(&record.id)? {
+            Some(value) => serde_json::from_value::<Conversation>(value).map_err(|err| {
+                DaemonError::CorruptRecord {
+                    detail: format!("the kept conversation of session {}: {err}", record.id),
+                    count: 1,
+                }
+            })?,
+            None => Conversation::default(),
+        };
+        // The record counts every turn, one that was cancelled before it was kept too.
+        conversation.turns = conversation.turns.max(record.turns);
+        let session = Arc::new(Session::new(
+            record.id.clone(),
+            conversation,
+            provider_for(record, &self.config)?,
+            pictures_for(record, &self.config),
+            self.ledger.clone(),
+            self.builtins.clone(),
+        ));
+        map.insert(record.id.clone(), session.clone());
+        Ok(session)
     }
 
     /// The task state every call of this session is decided in.

@@ -1,0 +1,139 @@
+//! The loop's own tools, run where they are declared: `search_tools` against the host's index,
+//! `request_capability` read here and asked through the host's card call.
+
+use codaris_index::{DEFAULT_LIMIT, KindFilter, render};
+use codaris_policy::{Capability, CapabilityName, Scope, normalize_absolute};
+use serde_json::Value;
+
+use crate::host::{CapabilityAnswer, CapabilityRequest, ToolIndex, ToolRun};
+
+/// Runs a `search_tools` call: the answer text, and the names it binds.
+pub(crate) fn search(index: &dyn ToolIndex, args: &Value) -> (ToolRun, Vec<String>) {
+    let Some(query) = args.get("query").and_then(Value::as_str) else {
+        return (
+            ToolRun::error(
+                "search_tools needs `query`: what the tool should do, in a few plain words",
+            ),
+            Vec::new(),
+        );
+    };
+    let kind = match args
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("any")
+        .parse::<KindFilter>()
+    {
+        Ok(kind) => kind,
+        Err(_) => {
+            return (
+                ToolRun::error("`kind` is one of any, tool, core, mcp, skill, reference"),
+                Vec::new(),
+            );
+        }
+    };
+    let outcome = index.search(query, kind, DEFAULT_LIMIT);
+    let bound = outcome.bindable().into_iter().map(str::to_owned).collect();
+    (ToolRun::ok(render(&outcome)), bound)
+}
+
+/// Reads a `request_capability` call; a malformed one is answered at once, with no card.
+pub(crate) fn capability_request(
+    call_id: &str,
+    args: &Value,
+) -> Result<CapabilityRequest, ToolRun> {
+    let name = args.get("capability").cloned().unwrap_or(Value::Null);
+    let Ok(name) = serde_json::from_value::<CapabilityName>(name) else {
+        return Err(ToolRun::error(
+            "request_capability needs `capability`: one of read_outside_fence, mutate_outside_fence, write, run_command, change_config, send_http, use_tool (as a refusal names it), or run_program with a command prefix such as `cargo test` as its path",
+        ));
+    };
+    let raw = args.get("path").and_then(Value::as_str);
+    let path = match (name.scope(), raw) {
+        (Scope::Unscoped, _) => None,
+        // Grants compare normalised absolute paths: a card for anything else would grant
+        // nothing while seeming to.
+        (Scope::Path, Some(raw)) => match normalize_absolute(raw) {
+            Some(path) => Some(path.into_owned()),
+            None => {
+                return Err(ToolRun::error(format!(
+                    "`path` must be an absolute path for `{}`, not `{raw}`",
+                    name.as_str()
+                )));
+            }
+        },
+        (_, Some(raw)) if !raw.trim().is_empty() => Some(raw.to_owned()),
+        _ => {
+            return Err(ToolRun::error(format!(
+                "request_capability for `{}` needs `path`: the path, origin, tool or command prefix the refusal named",
+                name.as_str()
+            )));
+        }
+    };
+    let reason = args
+        .get("reason")
+        .and_then(Value::as_str)
+        .unwrap_or("no reason given")
+        .to_owned();
+    Ok(CapabilityRequest {
+        call_id: call_id.to_owned(),
+        capability: Capability::new(name, path),
+        reason,
+    })
+}
+
+/// What the model is told about its request: what the grants in force say now.
+pub(crate) fn capability_reply(request: &CapabilityRequest, answer: CapabilityAnswer) -> ToolRun {
+    let name = request.capability.name.as_str();
+    let target = request
+        .capability
+        .path
+        .as_ref()
+        .map(|p| format!(" on `{p}`"))
+        .unwrap_or_default();
+    match answer {
+        CapabilityAnswer::GrantedOnce => {
+            ToolRun::ok(format!("granted `{name}`{target} for the next call"))
+        }
+        CapabilityAnswer::GrantedSession => {
+            ToolRun::ok(format!("granted `{name}`{target} for this session"))
+        }
+        CapabilityAnswer::Refused => ToolRun::error(format!(
+            "the person refused `{name}`{target}; do not ask again"
+        )),
+        CapabilityAnswer::Unanswered => {
+            ToolRun::error("nobody answered the card; nothing was granted")
+        }
+        CapabilityAnswer::NotCovered => ToolRun::error(format!(
+            "no grant covers `{name}`{target}; nothing was granted"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_requested_path_is_made_lexically_normal_and_a_relative_one_is_refused() {
+        let asked = |args: Value| capability_request("c1", &args);
+        let normal =
+            asked(json!({"capability": "read_outside_fence", "path": "/etc/./ssl/../hosts"}));
+        assert_eq!(
+            normal.map(|r| r.capability.path),
+            Ok(Some("/etc/hosts".to_owned()))
+        );
+        let relative = asked(json!({"capability": "read_outside_fence", "path": "etc/hosts"}));
+        assert!(relative.is_err_and(|run| run.is_error && run.output.contains("absolute")));
+        let unknown = asked(json!({"capability": "root"}));
+        assert!(unknown.is_err_and(|run| run.output.contains("needs `capability`")));
+        let no_prefix = asked(json!({"capability": "run_program", "path": "  "}));
+        assert!(no_prefix.is_err_and(|run| run.output.contains("needs `path`")));
+        let unscoped =
+            asked(json!({"capability": "change_config", "path": "ignored", "reason": "edit"}));
+        assert_eq!(
+            unscoped.map(|r| (r.capability.path, r.reason)),
+            Ok((None, "edit".to_owned()))
+        );
+    }
+}
