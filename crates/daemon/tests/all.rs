@@ -6,6 +6,7 @@ mod api;
 mod cards;
 mod notices;
 mod pictures;
+mod seam;
 mod shared;
 mod support;
 mod tools;
