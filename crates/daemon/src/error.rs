@@ -89,8 +89,6 @@ pub enum DaemonError {
         capability: &'static str,
         reason: &'static str,
     },
-    #[error("ledger storage failed: {0}")]
-    Storage(#[from] sled::Error),
     #[error(transparent)]
     Ledger(#[from] codaris_ledger::LedgerError),
     #[error("{count} ledger record(s) do not decode, the first: {detail}")]
@@ -172,8 +170,7 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {
                 tonic::Status::not_found(message)
             }
-            DaemonError::Storage(_)
-            | DaemonError::Ledger(_)
+            DaemonError::Ledger(_)
             | DaemonError::CorruptRecord { .. }
             | DaemonError::Corrupt(_)
             | DaemonError::AnswerNotRecorded { .. }
