@@ -67,5 +67,4 @@ pub use sessions::Sessions;
 pub use sessions::Updated;
 pub use store::GrantView;
 pub use store::Ledger;
-pub use store::unique_id;
 pub use tool_state::ToolState;

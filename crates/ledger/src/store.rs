@@ -184,11 +184,6 @@ impl Ledger {
         self.disk.sync_data_file()
     }
 
-    /// The sled handle, for the daemon's other trees (sessions, tool state).
-    pub fn db(&self) -> &sled::Db {
-        &self.db
-    }
-
     /// Records a grant and what backs it, and returns once it is on the device: only then may
     /// it be acknowledged (and only then can a session read it).
     pub fn append_grant(
@@ -630,15 +625,6 @@ fn journal_line(kind: RecordKind, value: &[u8], link: &[u8]) -> Vec<u8> {
     line.extend_from_slice(link);
     line.push(b'}');
     line
-}
-
-/// An id never handed out before, across crashes too (see [`Ledger::next_id`]).
-pub fn unique_id(db: &sled::Db) -> Result<u64, sled::Error> {
-    let id = db.generate_id()?;
-    if id % 1_000_000 == 0 {
-        db.flush()?;
-    }
-    Ok(id)
 }
 
 /// The journal beside the sled directory: `<ledger>.journal`.
