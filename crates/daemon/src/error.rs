@@ -84,11 +84,6 @@ pub enum DaemonError {
     InvalidArgument { field: &'static str, reason: String },
     #[error("session `{id}` is already running a turn; wait for it or cancel it")]
     TurnRunning { id: String },
-    #[error("{capability} is not available yet: {reason}")]
-    NotYet {
-        capability: &'static str,
-        reason: &'static str,
-    },
     #[error(transparent)]
     Ledger(#[from] codaris_ledger::LedgerError),
     #[error("{count} ledger record(s) do not decode, the first: {detail}")]
@@ -166,7 +161,6 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
-            DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {
                 tonic::Status::not_found(message)
             }
