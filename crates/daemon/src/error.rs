@@ -86,13 +86,6 @@ pub enum DaemonError {
     TurnRunning { id: String },
     #[error("session `{id}` has no turn to attach to since the daemon started")]
     NoTurn { id: String },
-    #[error("{capability} is not available yet: {reason}")]
-    NotYet {
-        capability: &'static str,
-        reason: &'static str,
-    },
-    #[error("ledger storage failed: {0}")]
-    Storage(#[from] sled::Error),
     #[error(transparent)]
     Ledger(#[from] codaris_ledger::LedgerError),
     #[error("{count} ledger record(s) do not decode, the first: {detail}")]
@@ -171,12 +164,10 @@ impl From<DaemonError> for tonic::Status {
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
-            DaemonError::NotYet { .. } => tonic::Status::unimplemented(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {
                 tonic::Status::not_found(message)
             }
-            DaemonError::Storage(_)
-            | DaemonError::Ledger(_)
+            DaemonError::Ledger(_)
             | DaemonError::CorruptRecord { .. }
             | DaemonError::Corrupt(_)
             | DaemonError::AnswerNotRecorded { .. }

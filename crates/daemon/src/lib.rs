@@ -1,7 +1,8 @@
 //! `codaris-daemon`: the library behind `codarisd`, the long-running Codaris daemon.
 //!
-//! It owns the state directory (one daemon per directory), the ledger database in sled, and the
-//! gRPC API served on a Unix socket and, optionally, on loopback TCP behind a bearer token.
+//! It owns the state directory (one daemon per directory), the ledger (whose typed handles hold the
+//! sessions, tool state and conversations), and the gRPC API served on a Unix socket and,
+//! optionally, on loopback TCP behind a bearer token.
 //!
 //! Non-goals: policy decisions and ranking (pure crates it links), the turn loop (the agent crate),
 //! and printing for people (the CLI).

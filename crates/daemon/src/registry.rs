@@ -3,7 +3,7 @@
 //!
 //! The index is immutable. Searches take a snapshot (`Arc<Index>`) and never wait for a change;
 //! a change (a tool switched on or off) rebuilds the index whole from the entries and swaps it
-//! in. Switched-on/off state is kept in the sled tree `tool_state` (name → `on`/`off`), so it
+//! in. Switched-on/off state is kept through the ledger's tool-state handle, durably, so it
 //! survives a restart. Each search borrows a [`Searcher`] (it owns nucleo's scratch memory) from
 //! a small pool instead of making one per call.
 //!
@@ -16,11 +16,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use codaris_index::{Entry, Index, KindFilter, SearchOutcome, SearchRequest, Searcher};
+use codaris_ledger::{Ledger, ToolState};
 
 use crate::error::DaemonError;
 
-/// The sled tree holding each switched tool's state.
-pub const STATE_TREE: &str = "tool_state";
 /// Searchers kept for reuse; more concurrent searches than this make a fresh one.
 const POOL_SIZE: usize = 8;
 
@@ -41,7 +40,7 @@ struct Catalogue {
     entries: Vec<Entry>,
     /// Names switched on or off by the user, overriding the default.
     switched: BTreeMap<String, bool>,
-    store: Option<sled::Tree>,
+    store: Option<ToolState>,
 }
 
 impl Catalogue {
@@ -63,17 +62,19 @@ impl Catalogue {
 
 impl ToolRegistry {
     /// Builds the first index from `entries`, with the switched state kept in `store` (if any).
-    pub fn new(entries: Vec<Entry>, store: Option<sled::Tree>) -> Result<Self, DaemonError> {
-        let mut switched = BTreeMap::new();
-        if let Some(tree) = &store {
-            for item in tree.iter() {
-                let (name, state) = item?;
-                switched.insert(
-                    String::from_utf8_lossy(&name).into_owned(),
-                    state.as_ref() == b"on",
-                );
+    pub fn new(entries: Vec<Entry>, store: Option<ToolState>) -> Result<Self, DaemonError> {
+        let switched = match &store {
+            Some(store) => {
+                let (mut switched, corrupt) = store.switched()?;
+                for bad in corrupt {
+                    // A switch that cannot be read may have been `off`: the safe reading is off.
+                    tracing::warn!(%bad, "a tool's switch does not read as on or off; it counts as off");
+                    switched.insert(bad.key, false);
+                }
+                switched
             }
-        }
+            None => BTreeMap::new(),
+        };
         let catalogue = Catalogue {
             entries,
             switched,
@@ -96,9 +97,9 @@ impl ToolRegistry {
         })
     }
 
-    /// Opens the state tree in `db` and builds the index from `entries`.
-    pub fn open(entries: Vec<Entry>, db: &sled::Db) -> Result<Self, DaemonError> {
-        Self::new(entries, Some(db.open_tree(STATE_TREE)?))
+    /// Builds the index from `entries`, with the switched state kept in `ledger`.
+    pub fn open(entries: Vec<Entry>, ledger: &Ledger) -> Result<Self, DaemonError> {
+        Self::new(entries, Some(ledger.tool_state()?))
     }
 
     /// The number of entries in the current index, kept up to date across swaps.
@@ -157,8 +158,9 @@ impl ToolRegistry {
         if now == enabled {
             return Ok(entry);
         }
-        if let Some(tree) = &catalogue.store {
-            tree.insert(name.as_bytes(), if enabled { "on" } else { "off" })?;
+        // Durable before the index changes: a switch the caller is told of survives a restart.
+        if let Some(store) = &catalogue.store {
+            store.set(name, enabled)?;
         }
         catalogue.switched.insert(name.to_owned(), enabled);
         let started = Instant::now();
@@ -239,10 +241,14 @@ mod tests {
     #[test]
     fn switched_state_survives_a_new_registry() -> Result<(), Box<dyn std::error::Error>> {
         let temp = tempfile::tempdir()?;
-        let db = sled::Config::new().path(temp.path().join("db")).open()?;
+        let path = temp.path().join("ledger");
         let entries = vec![skill("debugging", "Debug a failed Nextflow run")];
-        ToolRegistry::open(entries.clone(), &db)?.set_enabled("debugging", false)?;
-        let again = ToolRegistry::open(entries, &db)?;
+        {
+            let ledger = Ledger::open(&path)?;
+            ToolRegistry::open(entries.clone(), &ledger)?.set_enabled("debugging", false)?;
+        }
+        let ledger = Ledger::open(&path)?;
+        let again = ToolRegistry::open(entries, &ledger)?;
         assert!(
             again
                 .snapshot()

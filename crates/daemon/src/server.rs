@@ -38,12 +38,12 @@ pub async fn serve(
     let config = Arc::new(config);
 
     let ledger = Arc::new(Ledger::open(&layout.ledger())?);
-    let db = ledger.db().clone();
-    let sessions =
-        SessionStore::open(&db, &layout.sessions()).map_err(|err| StartError::StateDir {
+    let sessions = SessionStore::open(ledger.clone(), &layout.sessions()).map_err(|err| {
+        StartError::StateDir {
             path: layout.sessions(),
             source: std::io::Error::other(err.to_string()),
-        })?;
+        }
+    })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
     let (builtins, notices) =
@@ -54,7 +54,7 @@ pub async fn serve(
     });
     let mut entries = builtins.entries();
     entries.extend(skills::scan(&config.skills_dirs));
-    let tools = Arc::new(ToolRegistry::open(entries, &db).map_err(StartError::ToolIndex)?);
+    let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
 
     let routes = routes(
         &config,
@@ -125,10 +125,13 @@ pub async fn serve(
         None => Ok(()),
     };
 
-    if let Err(err) = db.flush_async().await {
-        tracing::error!(%err, "flushing the ledger failed");
+    // Every write was durable when it returned; this leaves the store nothing to write at close.
+    let flushing = ledger.clone();
+    match tokio::task::spawn_blocking(move || flushing.flush()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
+        Err(err) => tracing::error!(%err, "flushing the ledger failed"),
     }
-    drop(db);
     drop(ledger);
     claim.release();
     tracing::info!("codarisd stopped");

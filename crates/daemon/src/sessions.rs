@@ -1,8 +1,15 @@
-//! Sessions as durable records in sled, each with its own workspace directory.
+//! Sessions as durable records in the ledger, each with its own workspace directory and its
+//! saved conversation.
+//!
+//! Every change of a record is a compare-and-swap through the ledger's sessions handle
+//! ([`Sessions::update`]), computed from the version it replaces: a turn counted while the session
+//! is being ended cannot write it back as active, and two changes never lose one another.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use codaris_ledger::{Conversations, Ledger, Sessions, Updated};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DaemonError;
@@ -49,27 +56,29 @@ pub struct NewSession {
     pub script: Option<PathBuf>,
 }
 
-/// The sessions tree of the ledger database.
+/// The session records and conversations, through the ledger's handles.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
-    db: sled::Db,
-    tree: sled::Tree,
+    /// The id source: ids are unique and increasing across restarts.
+    ledger: Arc<Ledger>,
+    records: Sessions<SessionRecord>,
+    conversations: Conversations,
     sessions_dir: PathBuf,
 }
 
 impl SessionStore {
-    pub fn open(db: &sled::Db, sessions_dir: &Path) -> Result<Self, DaemonError> {
+    pub fn open(ledger: Arc<Ledger>, sessions_dir: &Path) -> Result<Self, DaemonError> {
         Ok(Self {
-            db: db.clone(),
-            tree: db.open_tree("sessions")?,
+            records: ledger.sessions()?,
+            conversations: ledger.conversations(),
+            ledger,
             sessions_dir: sessions_dir.to_path_buf(),
         })
     }
 
     /// Creates the record and the workspace `sessions/<id>/` (0700).
     pub fn create(&self, new: NewSession) -> Result<SessionRecord, DaemonError> {
-        // sled ids are unique and increasing across restarts, so ids sort by creation.
-        let id = format!("s{:06}", codaris_ledger::unique_id(&self.db)?);
+        let id = format!("s{:06}", self.ledger.next_id()?);
         let workspace = self.sessions_dir.join(&id);
         create_private_dir(&workspace).map_err(|source| DaemonError::Io {
             path: workspace.clone(),
@@ -90,74 +99,76 @@ impl SessionStore {
             script: new.script,
             turns: 0,
         };
-        self.put(&record)?;
+        self.records.insert_new(&id, &record)?;
         Ok(record)
     }
 
     pub fn get(&self, id: &str) -> Result<SessionRecord, DaemonError> {
         check_id(id)?;
-        match self.tree.get(id.as_bytes())? {
-            Some(bytes) => Ok(serde_json::from_slice(&bytes)?),
-            None => Err(DaemonError::SessionNotFound { id: id.to_owned() }),
-        }
+        self.records
+            .get(id)?
+            .ok_or_else(|| DaemonError::SessionNotFound { id: id.to_owned() })
     }
 
-    /// Every session in creation order; ended ones only when asked.
+    /// Every session in creation order; ended ones only when asked. A record that does not
+    /// decode is logged and left out (reading it by id names the damage).
     pub fn list(&self, include_ended: bool) -> Result<Vec<SessionRecord>, DaemonError> {
-        let mut sessions = Vec::new();
-        for entry in self.tree.iter() {
-            let (_, bytes) = entry?;
-            let record: SessionRecord = serde_json::from_slice(&bytes)?;
-            if include_ended || record.state == SessionState::Active {
-                sessions.push(record);
-            }
+        let (mut sessions, corrupt) = self.records.list()?;
+        for bad in &corrupt {
+            tracing::warn!(%bad, "a session record does not decode; it is left out");
         }
+        sessions.retain(|s| include_ended || s.state == SessionState::Active);
+        // The ledger lists in key order, but ids are `s` and a number padded to six digits
+        // that grows wider (each restart starts a new stride of a million ids): shorter first
+        // is number order, which is creation order.
+        sessions.sort_by(|a, b| (a.id.len(), &a.id).cmp(&(b.id.len(), &b.id)));
         Ok(sessions)
     }
 
     /// Marks the session ended; ending an ended session is a no-op that returns it.
     pub fn end(&self, id: &str) -> Result<SessionRecord, DaemonError> {
-        let mut record = self.get(id)?;
-        if record.state == SessionState::Active {
-            record.state = SessionState::Ended;
-            record.ended_at_ms = Some(now_ms());
-            self.put(&record)?;
-        }
-        Ok(record)
+        Ok(self.ending(id)?.0)
+    }
+
+    /// Ends the session if it is active, and returns it as this call ended it; `None` when it
+    /// had ended already (another call ended it, whatever raced).
+    pub fn end_if_active(&self, id: &str) -> Result<Option<SessionRecord>, DaemonError> {
+        let (record, ended_here) = self.ending(id)?;
+        Ok(ended_here.then_some(record))
+    }
+
+    fn ending(&self, id: &str) -> Result<(SessionRecord, bool), DaemonError> {
+        let at_ms = now_ms();
+        self.update(id, |record| {
+            (record.state == SessionState::Active).then(|| SessionRecord {
+                state: SessionState::Ended,
+                ended_at_ms: Some(at_ms),
+                ..record.clone()
+            })
+        })
     }
 
     /// Moves the session's working directory (into a worktree).
     pub fn set_cwd(&self, id: &str, cwd: &Path) -> Result<(), DaemonError> {
-        let mut record = self.get(id)?;
-        record.cwd = cwd.to_path_buf();
-        self.put(&record)
-    }
-
-    /// Counts one more turn of the session.
-    pub fn count_turn(&self, id: &str) -> Result<(), DaemonError> {
-        let mut record = self.get(id)?;
-        record.turns = record.turns.saturating_add(1);
-        self.put(&record)
-    }
-
-    /// Keeps the session's conversation, so a restored session continues it.
-    pub fn save_conversation(
-        &self,
-        id: &str,
-        conversation: &serde_json::Value,
-    ) -> Result<(), DaemonError> {
-        let tree = self.db.open_tree("conversations")?;
-        tree.insert(id.as_bytes(), serde_json::to_vec(conversation)?)?;
+        self.update(id, |record| {
+            (record.cwd != cwd).then(|| SessionRecord {
+                cwd: cwd.to_path_buf(),
+                ..record.clone()
+            })
+        })?;
         Ok(())
     }
 
-    /// The session's kept conversation, if any.
-    pub fn load_conversation(&self, id: &str) -> Result<Option<serde_json::Value>, DaemonError> {
-        let tree = self.db.open_tree("conversations")?;
-        match tree.get(id.as_bytes())? {
-            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
-            None => Ok(None),
-        }
+    /// Counts one more turn of the session and returns the count. A turn that ends after its
+    /// session was ended still counts, and leaves the session ended.
+    pub fn count_turn(&self, id: &str) -> Result<u32, DaemonError> {
+        let (record, _) = self.update(id, |record| {
+            Some(SessionRecord {
+                turns: record.turns.saturating_add(1),
+                ..record.clone()
+            })
+        })?;
+        Ok(record.turns)
     }
 
     /// (active, total) counts for the status line.
@@ -170,10 +181,36 @@ impl SessionStore {
         Ok((saturate(active), saturate(sessions.len())))
     }
 
-    fn put(&self, record: &SessionRecord) -> Result<(), DaemonError> {
-        let bytes = serde_json::to_vec(record)?;
-        self.tree.insert(record.id.as_bytes(), bytes)?;
-        Ok(())
+    /// Saves the session's conversation, replacing the one before; durable when it returns.
+    pub fn save_conversation(
+        &self,
+        id: &str,
+        conversation: &serde_json::Value,
+    ) -> Result<(), DaemonError> {
+        check_id(id)?;
+        Ok(self.conversations.save(id, conversation)?)
+    }
+
+    /// The session's saved conversation; `None` when it has none yet. One that does not decode
+    /// is an error naming the session.
+    pub fn load_conversation(&self, id: &str) -> Result<Option<serde_json::Value>, DaemonError> {
+        check_id(id)?;
+        Ok(self.conversations.load(id)?)
+    }
+
+    /// Applies `change` by compare-and-swap (see the module header): the record as it now is,
+    /// and whether this call changed it.
+    fn update(
+        &self,
+        id: &str,
+        change: impl FnMut(&SessionRecord) -> Option<SessionRecord>,
+    ) -> Result<(SessionRecord, bool), DaemonError> {
+        check_id(id)?;
+        match self.records.update(id, change)? {
+            Updated::Missing => Err(DaemonError::SessionNotFound { id: id.to_owned() }),
+            Updated::Kept(record) => Ok((record, false)),
+            Updated::Changed(record) => Ok((record, true)),
+        }
     }
 }
 
@@ -218,10 +255,8 @@ mod tests {
 
     fn store() -> Result<(tempfile::TempDir, SessionStore), Box<dyn std::error::Error>> {
         let temp = tempfile::tempdir()?;
-        let db = sled::Config::new()
-            .path(temp.path().join("ledger"))
-            .open()?;
-        let store = SessionStore::open(&db, &temp.path().join("sessions"))?;
+        let ledger = Arc::new(Ledger::open(&temp.path().join("ledger"))?);
+        let store = SessionStore::open(ledger, &temp.path().join("sessions"))?;
         Ok((temp, store))
     }
 
@@ -258,6 +293,151 @@ mod tests {
         assert!(matches!(
             store.get("s999"),
             Err(DaemonError::SessionNotFound { .. })
+        ));
+        Ok(())
+    }
+
+    /// The race of the issue: a turn ending (counting itself, moving the cwd) while the session
+    /// is being ended. With read-modify-write an ended session came back active, or a counted
+    /// turn went missing; with compare-and-swap neither can happen, however they interleave.
+    #[test]
+    fn ending_races_counted_turns_and_loses_neither() -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let id = store.create(new_session())?.id;
+        let threads: u32 = 4;
+        let each: u32 = 12;
+        let barrier = std::sync::Barrier::new(threads as usize);
+        let (counted, ended_by) = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|thread| {
+                    let (store, id, barrier) = (&store, &id, &barrier);
+                    scope.spawn(move || -> Result<(Vec<u32>, u32), DaemonError> {
+                        barrier.wait();
+                        let mut counts = Vec::new();
+                        let mut ended = 0;
+                        for n in 0..each {
+                            counts.push(store.count_turn(id)?);
+                            store.set_cwd(id, Path::new(&format!("/w/{thread}/{n}")))?;
+                            // Two of the threads end the session half-way through their turns,
+                            // while the others are still counting theirs.
+                            if thread < 2 && n == each / 2 && store.end_if_active(id)?.is_some() {
+                                ended += 1;
+                            }
+                        }
+                        Ok((counts, ended))
+                    })
+                })
+                .collect();
+            let mut counted = Vec::new();
+            let mut ended_by = 0;
+            for worker in workers {
+                let Ok(result) = worker.join() else {
+                    return Err("a worker panicked".to_owned());
+                };
+                let (counts, ended) = result.map_err(|e| e.to_string())?;
+                counted.extend(counts);
+                ended_by += ended;
+            }
+            Ok((counted, ended_by))
+        })?;
+        let after = store.get(&id)?;
+        assert_eq!(after.state, SessionState::Ended, "{after:?}");
+        assert!(after.ended_at_ms.is_some());
+        assert_eq!(after.turns, threads * each, "a counted turn was lost");
+        assert_eq!(ended_by, 1, "exactly one call ended the session");
+        // Each count_turn saw its own count: none was computed from a stale record.
+        let mut counted = counted;
+        counted.sort_unstable();
+        assert_eq!(counted, (1..=threads * each).collect::<Vec<_>>());
+        // Ending it again changes nothing.
+        assert_eq!(store.end_if_active(&id)?, None);
+        assert_eq!(store.end(&id)?, after);
+        Ok(())
+    }
+
+    #[test]
+    fn count_turn_returns_the_new_count_and_set_cwd_keeps_the_rest()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let created = store.create(new_session())?;
+        assert_eq!(store.count_turn(&created.id)?, 1);
+        assert_eq!(store.count_turn(&created.id)?, 2);
+        store.set_cwd(&created.id, Path::new("/w/tree"))?;
+        let after = store.get(&created.id)?;
+        assert_eq!(after.cwd, PathBuf::from("/w/tree"));
+        assert_eq!(after.turns, 2);
+        assert_eq!(after.state, SessionState::Active);
+        assert!(matches!(
+            store.count_turn("s999"),
+            Err(DaemonError::SessionNotFound { .. })
+        ));
+        assert!(matches!(
+            store.set_cwd("../x", Path::new("/w")),
+            Err(DaemonError::InvalidArgument { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn list_is_in_creation_order_when_ids_grow_wider() -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let first = store.create(new_session())?;
+        // Ids after later restarts: a new stride of a million each time.
+        let later: Vec<SessionRecord> = ["s2000000", "s9000001", "s10000002"]
+            .iter()
+            .map(|id| SessionRecord {
+                id: (*id).to_owned(),
+                ..first.clone()
+            })
+            .collect();
+        for record in later.iter().rev() {
+            store.records.insert_new(&record.id, record)?;
+        }
+        let ids: Vec<String> = store.list(true)?.into_iter().map(|s| s.id).collect();
+        assert_eq!(
+            ids,
+            [first.id.as_str(), "s2000000", "s9000001", "s10000002"]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_session_record_that_does_not_decode_is_named_and_left_out_of_lists()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let ledger = Arc::new(Ledger::open(&temp.path().join("ledger"))?);
+        let store = SessionStore::open(ledger.clone(), &temp.path().join("sessions"))?;
+        let good = store.create(new_session())?;
+        // A record of another shape (damaged, or written by a newer build) under a session id.
+        ledger
+            .sessions::<serde_json::Value>()?
+            .insert_new("s777", &serde_json::json!({"id": "s777", "state": "ative"}))?;
+        let read = store.get("s777");
+        assert!(
+            read.as_ref().is_err_and(|e| e
+                .to_string()
+                .contains("sessions record `s777` does not decode")),
+            "{read:?}"
+        );
+        assert!(store.end("s777").is_err(), "nothing is computed from it");
+        assert_eq!(store.list(true)?, vec![good]);
+        assert_eq!(store.counts()?, (1, 1));
+        Ok(())
+    }
+
+    #[test]
+    fn a_conversation_is_saved_loaded_and_refused_for_a_bad_id()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let id = store.create(new_session())?.id;
+        assert_eq!(store.load_conversation(&id)?, None);
+        let conversation =
+            serde_json::json!({"turns": 1, "messages": [{"role": "user", "text": "hi"}]});
+        store.save_conversation(&id, &conversation)?;
+        assert_eq!(store.load_conversation(&id)?, Some(conversation.clone()));
+        assert!(matches!(
+            store.save_conversation("../../etc", &conversation),
+            Err(DaemonError::InvalidArgument { .. })
         ));
         Ok(())
     }

@@ -3,7 +3,8 @@ use std::path::PathBuf;
 /// A stored record that could not be read. It is reported, never trusted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Corrupt {
-    /// `grants`, `cards`, `decisions`, or `export line N`.
+    /// `grants`, `cards`, `decisions`, `sessions`, `tool_state`, `conversations`, or
+    /// `export line N`.
     pub place: String,
     /// The record's key as text.
     pub key: String,
@@ -44,6 +45,20 @@ pub enum LedgerError {
     Corrupt(Corrupt),
     #[error("no grant `{id}`")]
     GrantNotFound { id: String },
+    #[error("{place} record `{key}` exists already")]
+    KeyExists { place: &'static str, key: String },
+    /// A key the store cannot take (a conversation's id becomes a file name).
+    #[error(
+        "{key:?} cannot name a {place} record: ids are letters, digits, `-` and `_`, at most 64"
+    )]
+    InvalidKey { place: &'static str, key: String },
+    #[error("cannot {action} {}: {source}", path.display())]
+    File {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot read ledger export: {0}")]
     Read(#[source] std::io::Error),
     /// The group commit that carried this append failed; nothing of it was recorded. Shared by

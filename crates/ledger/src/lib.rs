@@ -1,9 +1,17 @@
-//! `codaris-ledger`: the durable record of every grant, card and dispatch decision, in sled.
+//! `codaris-ledger`: the durable record of every grant, card and dispatch decision, in sled,
+//! and the only owner of that store.
 //!
 //! The daemon owns the ledger while it runs; the CLI opens a stopped daemon's ledger offline to
-//! replay it. A grant is acknowledged only once it is on the device: sled 0.34's `flush` issues
-//! `sync_file_range`, which does not flush the device cache, so every commit also `fdatasync`s
-//! the data file. Appends from concurrent writers share one commit (group commit).
+//! replay it. Nobody else holds the `sled::Db`: the daemon's own state goes through typed
+//! handles — [`Ledger::next_id`] for ids, [`Sessions`] (JSON records of the caller's type,
+//! changed only by compare-and-swap), [`ToolState`] and [`Conversations`] — each durable before
+//! it returns, so every durable write follows one discipline.
+//!
+//! A grant is acknowledged only once it is on the device: each commit appends its records to the
+//! journal with one `write` and one `fdatasync`, and appends from concurrent writers share one
+//! commit (group commit). sled 0.34's `flush` issues `sync_file_range`, which does not flush the
+//! device cache, so whatever is made durable in sled itself (the journal folded in, a handle's
+//! write, a new stride of ids) is flushed and then has sled's data file `fdatasync`ed.
 //!
 //! Every grant names what backs it ([`Backing`]), and every record version appended is a link
 //! of a hash chain ([`Link`]); [`audit`] replays the decisions, flags grants nothing backs, and
@@ -13,17 +21,22 @@
 //! [`Corrupt`] and never read as an allow: a grant that cannot be read grants nothing.
 //!
 //! Non-goals: deciding (that is `codaris-policy`), resolving paths, clocks (times are inputs),
-//! logging (errors and reports are returned to the caller).
+//! logging (errors and reports are returned to the caller), knowing the shape of the daemon's
+//! sessions or conversations (it stores their JSON).
 
 mod backing;
 mod chain;
 mod commit;
+mod conversations;
+mod disk;
 mod error;
 mod export;
 mod journal;
 mod record;
 mod replay;
+mod sessions;
 mod store;
+mod tool_state;
 
 pub use backing::GrantFinding;
 pub use backing::GrantProblem;
@@ -31,6 +44,7 @@ pub use chain::ChainFinding;
 pub use chain::ChainProblem;
 pub use chain::Link;
 pub use chain::RecordKind;
+pub use conversations::Conversations;
 pub use error::Corrupt;
 pub use error::LedgerError;
 pub use export::ExportLine;
@@ -49,6 +63,8 @@ pub use replay::Evidence;
 pub use replay::ReplayReport;
 pub use replay::audit;
 pub use replay::replay;
+pub use sessions::Sessions;
+pub use sessions::Updated;
 pub use store::GrantView;
 pub use store::Ledger;
-pub use store::unique_id;
+pub use tool_state::ToolState;

@@ -1,7 +1,7 @@
 //! The ledger database: sled trees for grants, cards, decisions and the chain, and the group
-//! commit that makes appends durable.
+//! commit that makes appends durable. The handles for the daemon's other state (sessions, tool
+//! state, conversations, ids) are handed out by `handles.rs`.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use codaris_policy::{Grant, GrantSet, Lifetime};
@@ -10,6 +10,8 @@ use serde::de::DeserializeOwned;
 
 use crate::chain::{Link, RecordKind, Tail};
 use crate::commit::GroupCommit;
+use crate::conversations::Conversations;
+use crate::disk::Disk;
 use crate::error::{Corrupt, LedgerError};
 use crate::journal::{COMPACT_AT, Journal};
 use crate::record::{
@@ -17,6 +19,7 @@ use crate::record::{
 };
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod handles;
 mod recover;
 
 use recover::discard_torn_snapshots;
@@ -43,15 +46,16 @@ pub const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500
 
 #[derive(Debug)]
 pub struct Ledger {
-    path: PathBuf,
     db: sled::Db,
     grants: sled::Tree,
     cards: sled::Tree,
     decisions: sled::Tree,
     /// The chain's links by sequence number (see `chain.rs`); only ever added to.
     chain: sled::Tree,
-    /// sled's data file, synced whenever the journal is folded into sled.
-    data_file: File,
+    /// Syncs sled's data file whenever the journal is folded into sled, and after every write
+    /// of a handle; shared with the handles.
+    disk: Arc<Disk>,
+    conversations: Conversations,
     /// What makes each append durable (see `journal.rs`), and the chain's end.
     appender: Mutex<Appender>,
     /// Journal lines that did not decode at open, kept and reported, never trusted.
@@ -148,20 +152,15 @@ impl Ledger {
                 }
             }
         };
-        let data_path = path.join("db");
-        let data_file = File::open(&data_path).map_err(|source| LedgerError::Sync {
-            path: data_path,
-            source,
-        })?;
         let ledger = Self {
-            path: path.to_path_buf(),
             grants: db.open_tree("grants")?,
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
             chain: db.open_tree("chain")?,
             unreadable: db.open_tree("unreadable")?,
             db,
-            data_file,
+            disk: Arc::new(Disk::open(path)?),
+            conversations: Conversations::open(path)?,
             appender: Mutex::new(Appender {
                 journal: Journal::open(&journal_path(path))?,
                 tail: Tail::default(),
@@ -173,7 +172,7 @@ impl Ledger {
         ledger.appender().tail = ledger.chain_tail()?;
         // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
         // before any id from it is handed out.
-        unique_id(&ledger.db)?;
+        ledger.next_id()?;
         Ok(ledger)
     }
 
@@ -182,17 +181,7 @@ impl Ledger {
     }
 
     fn sync_data_file(&self) -> Result<(), LedgerError> {
-        self.data_file
-            .sync_data()
-            .map_err(|source| LedgerError::Sync {
-                path: self.path.join("db"),
-                source,
-            })
-    }
-
-    /// The sled handle, for the daemon's other trees (sessions, tool state).
-    pub fn db(&self) -> &sled::Db {
-        &self.db
+        self.disk.sync_data_file()
     }
 
     /// Records a grant and what backs it, and returns once it is on the device: only then may
@@ -204,7 +193,7 @@ impl Ledger {
         backing: Backing,
         at_ms: u64,
     ) -> Result<GrantRecord, LedgerError> {
-        let id = format!("g{:012}", unique_id(&self.db)?);
+        let id = format!("g{:012}", self.next_id()?);
         let card_id = match &backing {
             Backing::Card { card_id } => Some(card_id.clone()),
             Backing::Allowlist { .. } => None,
@@ -381,7 +370,7 @@ impl Ledger {
         let mut records = Vec::with_capacity(grants.len());
         let mut pendings = Vec::with_capacity(grants.len() + 1);
         for grant in grants {
-            let id = format!("g{:012}", unique_id(&self.db)?);
+            let id = format!("g{:012}", self.next_id()?);
             let record = GrantRecord {
                 schema: SCHEMA,
                 id: id.clone(),
@@ -459,7 +448,7 @@ impl Ledger {
         &self,
         mut record: DecisionRecord,
     ) -> Result<DecisionRecord, LedgerError> {
-        record.seq = unique_id(&self.db)?;
+        record.seq = self.next_id()?;
         record.schema = SCHEMA;
         self.commit(Pending::new(
             RecordKind::Decision,
@@ -638,28 +627,11 @@ fn journal_line(kind: RecordKind, value: &[u8], link: &[u8]) -> Vec<u8> {
     line
 }
 
-/// sled reserves ids in strides of this many (its `idgen_persist_interval`).
-const ID_STRIDE: u64 = 1_000_000;
-
-/// An id never handed out before, across crashes too.
-///
-/// sled persists the start of each new stride of ids lazily; if the process dies before that
-/// reaches the file, the next run hands out the same stride again. Flushing whenever an id opens
-/// a stride closes that window. (The journal keeps records durable without flushing sled, so this
-/// cannot be left to the flushes commits used to make.)
-pub fn unique_id(db: &sled::Db) -> Result<u64, sled::Error> {
-    let id = db.generate_id()?;
-    if id % ID_STRIDE == 0 {
-        db.flush()?;
-    }
-    Ok(id)
-}
-
 /// The journal beside the sled directory: `<ledger>.journal`.
-fn journal_path(path: &Path) -> std::path::PathBuf {
+fn journal_path(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     name.push(".journal");
-    std::path::PathBuf::from(name)
+    PathBuf::from(name)
 }
 
 fn is_lock_error(err: &sled::Error) -> bool {

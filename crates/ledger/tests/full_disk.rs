@@ -112,7 +112,7 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
     let ledger = Ledger::open(&path).unwrap();
     backed_session(&ledger, "s1");
     // sled has nothing left to write, so the only writer the full disk meets is the journal.
-    ledger.db().flush().unwrap();
+    ledger.flush().unwrap();
     let before = std::fs::read(&journal).unwrap();
     assert!(before.ends_with(b"\n"));
 

@@ -108,7 +108,7 @@ impl DaemonHost {
             return Asked::DeniedBefore;
         }
         let ledger = self.turns.ledger.clone();
-        let Ok(number) = codaris_ledger::unique_id(ledger.db()) else {
+        let Ok(number) = ledger.next_id() else {
             return Asked::Unanswered;
         };
         let id = format!("c{number:06}");

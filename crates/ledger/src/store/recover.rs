@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Ledger, encode, unique_id};
+use super::{Ledger, encode};
 use crate::chain::{Link, Tail};
 use crate::error::{Corrupt, LedgerError};
 use crate::export::ExportLine;
@@ -18,7 +18,7 @@ impl Ledger {
             return Ok(());
         }
         // Places of unreadable lines name this recovery, so a later one never overwrites them.
-        let recovery = unique_id(&self.db)?;
+        let recovery = self.next_id()?;
         for (offset, line) in lines {
             let place = format!("journal byte {offset} (recovery {recovery})");
             if decode_line(&line).is_ok() {
