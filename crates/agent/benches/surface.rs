@@ -82,11 +82,13 @@ fn main() {
     });
     c.bench_function("round/plan_surface_line_guard_usage", |b| {
         b.iter(|| {
-            let st = TurnState::new(
+            let mut st = TurnState::new(
                 TurnPlan::from_message(black_box(message)),
                 task.clone(),
                 true,
             );
+            // Each round reads the switched-off tools from the registry.
+            st.switch_off(&registry);
             let s = surface(black_box(&history), &st, &registry);
             let line = s.line();
             let dispatch = st.dispatch_task(&s);

@@ -35,6 +35,7 @@ impl DaemonHost {
         let index = DaemonIndex {
             tools: turns.tools.clone(),
             builtins: turns.builtins.clone(),
+            built: std::sync::Mutex::new(None),
         };
         Self {
             turns,
@@ -372,11 +373,23 @@ impl TurnHost for DaemonHost {
 struct DaemonIndex {
     tools: Arc<ToolRegistry>,
     builtins: Builtins,
+    /// The registry last built and the index snapshot it was built from: rebuilt only when a
+    /// switch swapped the index.
+    built: std::sync::Mutex<Option<(Arc<codaris_index::Index>, Arc<Registry>)>>,
 }
 
 impl ToolIndex for DaemonIndex {
     fn registry(&self) -> Arc<Registry> {
         let index = self.tools.snapshot();
+        let mut built = self
+            .built
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((from, registry)) = built.as_ref()
+            && Arc::ptr_eq(from, &index)
+        {
+            return registry.clone();
+        }
         let tools = LOOP_TOOLS
             .iter()
             .copied()
@@ -386,7 +399,9 @@ impl ToolIndex for DaemonIndex {
                 tool.enabled = index.get(name).is_none_or(|entry| entry.enabled);
                 tool
             });
-        Arc::new(Registry::new(tools, &[]))
+        let registry = Arc::new(Registry::new(tools, &[]));
+        *built = Some((index, registry.clone()));
+        registry
     }
 
     fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
