@@ -55,6 +55,7 @@ pub use guard::Refusal;
 pub use guard::search_words;
 pub use history::Event;
 pub use history::SEARCH_TOOLS;
+pub use loop_tools::catalogue_spec;
 pub use loop_tools::loop_tool_spec;
 pub use plan::TurnPlan;
 pub use provider::AnthropicProvider;
