@@ -11,6 +11,7 @@ mod full_disk;
 mod hardening;
 mod ledger;
 mod lifecycle;
+mod permission_mode;
 mod python;
 mod run;
 mod sandbox;
