@@ -68,6 +68,7 @@ pub use provider::ModelProvider;
 pub use provider::ModelRequest;
 pub use provider::OpenAiProvider;
 pub use provider::Picture;
+pub use provider::ProviderChoice;
 pub use provider::ProviderConfig;
 pub use provider::ProviderError;
 pub use provider::ProviderKind;
