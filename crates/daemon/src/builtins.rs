@@ -92,10 +92,16 @@ impl Builtins {
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));
         tools.extend(codaris_tools::shell::tools(&pools));
-        tools.extend(codaris_tools::web_tools(
-            engines,
-            setup.http_default_headers,
-        ));
+        // The tool takes its headers as text; these were checked as names and values already,
+        // so each one converts back.
+        let headers = setup
+            .http_default_headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        tools.extend(codaris_tools::web_tools(engines, headers));
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)
@@ -259,7 +265,7 @@ pub struct Setup {
     /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
     pub engines: Vec<codaris_tools::Engine>,
     /// Headers `http_request` sends unless a call names its own.
-    pub http_default_headers: Vec<(String, String)>,
+    pub http_default_headers: http::HeaderMap,
 }
 
 impl Default for Setup {
@@ -274,7 +280,7 @@ impl Default for Setup {
             config_file: None,
             home: None,
             engines: Vec::new(),
-            http_default_headers: Vec::new(),
+            http_default_headers: http::HeaderMap::new(),
         }
     }
 }
@@ -296,11 +302,7 @@ impl Setup {
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .filter(|home| home.is_absolute()),
-            engines: config
-                .websearch_engines
-                .iter()
-                .filter_map(|name| codaris_tools::Engine::from_name(name))
-                .collect(),
+            engines: config.websearch_engines.clone(),
             http_default_headers: config.http_default_headers.clone(),
         }
     }
