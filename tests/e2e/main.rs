@@ -9,6 +9,7 @@ mod demo;
 mod fence;
 mod full_disk;
 mod hardening;
+mod interrupt;
 mod ledger;
 mod lifecycle;
 mod permission_mode;

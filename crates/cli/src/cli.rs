@@ -43,7 +43,7 @@ pub enum Command {
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// Run one session: each PROMPT is one turn, in order; permission cards are answered by
-    /// --approve
+    /// --approve. Ctrl-C, SIGTERM or a closed output cancel the turn and end the session
     Run(RunArgs),
     /// An interactive session: streaming text, each tool call and its result, cards answered at
     /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session
