@@ -1,33 +1,59 @@
-//! The two always-on tools the turn loop answers itself, as the model is shown them.
+//! Built-in tools as the model is shown them: specs made from `codaris-catalogue`, including
+//! the two always-on tools the turn loop answers itself.
 
-use serde_json::json;
+use codaris_catalogue::CatalogueEntry;
 
 use crate::provider::{ToolSpec, ToolTier};
 
+/// The spec of the built-in tool `name` (a loop tool or one the daemon runs), from the
+/// catalogue; always-on exactly when it is one of the always-on nine. The caller decides
+/// whether it is offered (the daemon only names tools it registered).
+pub fn catalogue_spec(name: &str) -> Option<ToolSpec> {
+    codaris_catalogue::entry(name).map(spec_of)
+}
+
 /// `search_tools` and `request_capability`, by name.
 pub fn loop_tool_spec(name: &str) -> Option<ToolSpec> {
-    let (description, schema) = match name {
-        "search_tools" => (
-            "Find a tool, skill or reference by what it should do, in plain words. Found tools are bound from your next step for this turn and the two after it; skills and references give a path to read.",
-            json!({"type": "object", "properties": {
-                "query": {"type": "string", "description": "what you need, in a few plain words"},
-                "kind": {"type": "string", "enum": ["any", "tool", "core", "mcp", "skill", "reference"]}},
-                "required": ["query"]}),
-        ),
-        "request_capability" => (
-            "Ask the person for a capability a refusal named (e.g. mutate_outside_fence on a path). They answer on a card: once, for the session, or no. Ask only after a refusal, with a one-line reason.",
-            json!({"type": "object", "properties": {
-                "capability": {"type": "string"},
-                "path": {"type": "string", "description": "the path, origin or tool the refusal named"},
-                "reason": {"type": "string"}},
-                "required": ["capability", "reason"]}),
-        ),
-        _ => return None,
-    };
-    Some(ToolSpec {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        input_schema: schema,
-        tier: ToolTier::AlwaysOn,
-    })
+    codaris_catalogue::LOOP_TOOLS
+        .iter()
+        .find(|entry| entry.name == name)
+        .map(spec_of)
+}
+
+fn spec_of(entry: &CatalogueEntry) -> ToolSpec {
+    ToolSpec {
+        name: entry.name.to_owned(),
+        description: entry.description.to_owned(),
+        input_schema: entry.schema(),
+        tier: if codaris_policy::ALWAYS_ON.contains(&entry.name) {
+            ToolTier::AlwaysOn
+        } else {
+            ToolTier::Added
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loop_tools_are_always_on_and_nothing_else_is_one() {
+        for name in ["search_tools", "request_capability"] {
+            assert_eq!(
+                loop_tool_spec(name).map(|spec| spec.tier),
+                Some(ToolTier::AlwaysOn)
+            );
+        }
+        assert!(loop_tool_spec("read_file").is_none());
+        assert_eq!(
+            catalogue_spec("read_file").map(|spec| spec.tier),
+            Some(ToolTier::AlwaysOn)
+        );
+        assert_eq!(
+            catalogue_spec("webfetch").map(|spec| spec.tier),
+            Some(ToolTier::Added)
+        );
+        assert!(catalogue_spec("no_such_tool").is_none());
+    }
 }

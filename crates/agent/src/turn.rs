@@ -525,11 +525,11 @@ mod tests {
             ]
         );
         let Message::ToolResult(a) = &messages[0] else {
-            return;
+            panic!("expected a tool result first, got {:?}", messages[0]);
         };
         assert!(a.content.contains("no longer shown"), "{}", a.content);
         let Message::ToolResult(c) = &messages[3] else {
-            return;
+            panic!("expected a tool result fourth, got {:?}", messages[3]);
         };
         assert_eq!(
             c.content, "result c",

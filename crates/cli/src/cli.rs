@@ -43,7 +43,7 @@ pub enum Command {
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// Run one session: each PROMPT is one turn, in order; permission cards are answered by
-    /// --approve
+    /// --approve. Ctrl-C, SIGTERM or a closed output cancel the turn and end the session
     Run(RunArgs),
     /// An interactive session: streaming text, each tool call and its result, cards answered at
     /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session
@@ -137,10 +137,16 @@ pub enum Mode {
     Ask,
 }
 
+/// The permission modes, spelled as the policy, the configuration and the `run` contract
+/// spell them (`accept_edits`); `accept-edits`, clap's own spelling before, still parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PermissionModeArg {
+    /// A card for every write, command, configuration change and HTTP request
     Ask,
+    /// File writes inside the fence without a card; commands and the rest still ask
+    #[value(name = "accept_edits", alias = "accept-edits")]
     AcceptEdits,
+    /// No card but for what always asks; never widens the fence or lifts a read-only mode
     Bypass,
 }
 

@@ -5,6 +5,7 @@ mod client;
 mod commands;
 mod error;
 mod output;
+mod stop;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,6 +26,9 @@ fn main() -> ExitCode {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::NotRunning) => ExitCode::from(3),
         Ok(Outcome::Failed) => ExitCode::FAILURE,
+        // 128 + the signal's number, as a shell reports a program a signal ended.
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(Outcome::Terminated) => ExitCode::from(143),
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "codaris: {err}");

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_agent::{Picture, ToolRun, ToolSpec, ToolTier};
+use codaris_agent::{Picture, ToolRun, ToolSpec};
 use codaris_index::{Entry, Kind};
 use codaris_policy::Task;
 
@@ -94,10 +94,16 @@ impl Builtins {
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));
         tools.extend(codaris_tools::shell::tools(&pools));
-        tools.extend(codaris_tools::web_tools(
-            engines,
-            setup.http_default_headers,
-        ));
+        // The tool takes its headers as text; these were checked as names and values already,
+        // so each one converts back.
+        let headers = setup
+            .http_default_headers
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        tools.extend(codaris_tools::web_tools(engines, headers));
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)
@@ -136,19 +142,20 @@ impl Builtins {
         self.tools.iter().map(|t| t.name())
     }
 
-    /// The index entries of the built-in tools (kind `core`).
+    /// The index entries of the built-in tools (kind `core`), described as the catalogue
+    /// describes them.
     pub fn entries(&self) -> Vec<Entry> {
-        self.tools
-            .iter()
-            .map(|tool| {
-                let mut entry = Entry::new(tool.name(), Kind::Core, tool.description());
-                entry.args = tool
+        self.names()
+            .filter_map(codaris_catalogue::entry)
+            .map(|listed| {
+                let mut entry = Entry::new(listed.name, Kind::Core, listed.description);
+                entry.args = listed
                     .schema()
                     .get("properties")
                     .and_then(Value::as_object)
                     .map(|props| props.keys().cloned().collect())
                     .unwrap_or_default();
-                entry.slash = codaris_policy::builtin(tool.name())
+                entry.slash = codaris_policy::builtin(listed.name)
                     .map(|spec| spec.slash.iter().map(|s| (*s).to_owned()).collect())
                     .unwrap_or_default();
                 entry
@@ -156,18 +163,11 @@ impl Builtins {
             .collect()
     }
 
+    /// The catalogue's spec of `name`, when this daemon runs it (the background tools only
+    /// with background tasks on, …).
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
-        let tool = self.by_name.get(name)?;
-        Some(ToolSpec {
-            name: tool.name().to_owned(),
-            description: tool.description().to_owned(),
-            input_schema: tool.schema(),
-            tier: if codaris_policy::ALWAYS_ON.contains(&tool.name()) {
-                ToolTier::AlwaysOn
-            } else {
-                ToolTier::Added
-            },
-        })
+        self.by_name.get(name)?;
+        codaris_agent::catalogue_spec(name)
     }
 
     /// Runs the call a permit allows, inside the fence of the task it was decided in (its
@@ -269,7 +269,7 @@ pub struct Setup {
     /// The engines `websearch` asks, in order; empty: Brave then Bing, the catalogue's default.
     pub engines: Vec<codaris_tools::Engine>,
     /// Headers `http_request` sends unless a call names its own.
-    pub http_default_headers: Vec<(String, String)>,
+    pub http_default_headers: http::HeaderMap,
 }
 
 impl Default for Setup {
@@ -284,7 +284,7 @@ impl Default for Setup {
             config_file: None,
             home: None,
             engines: Vec::new(),
-            http_default_headers: Vec::new(),
+            http_default_headers: http::HeaderMap::new(),
         }
     }
 }
@@ -306,11 +306,7 @@ impl Setup {
             home: std::env::var_os("HOME")
                 .map(PathBuf::from)
                 .filter(|home| home.is_absolute()),
-            engines: config
-                .websearch_engines
-                .iter()
-                .filter_map(|name| codaris_tools::Engine::from_name(name))
-                .collect(),
+            engines: config.websearch_engines.clone(),
             http_default_headers: config.http_default_headers.clone(),
         }
     }
@@ -463,6 +459,49 @@ mod tests {
             vec![PathBuf::from("/opt/tools")]
         );
         Ok(())
+    }
+
+    /// The catalogue is exactly the loop's two tools and what this daemon runs with every
+    /// optional tool on, and each tool answers with its catalogue entry.
+    #[test]
+    fn every_registered_tool_is_catalogued_and_every_entry_runs_here() {
+        let (builtins, _notices) = Builtins::new(Setup::default());
+        let mut names: Vec<&str> = codaris_catalogue::LOOP_TOOLS
+            .iter()
+            .map(|e| e.name)
+            .collect();
+        names.extend(builtins.names());
+        let catalogued: Vec<&str> = codaris_catalogue::ALL.iter().map(|e| e.name).collect();
+        assert_eq!(names, catalogued);
+        for tool in &builtins.tools {
+            let Some(listed) = codaris_catalogue::entry(tool.name()) else {
+                unreachable!("{} has no catalogue entry", tool.name());
+            };
+            assert_eq!(tool.description(), listed.description, "{}", tool.name());
+            assert_eq!(tool.schema(), listed.schema(), "{}", tool.name());
+            assert!(builtins.spec(tool.name()).is_some(), "{}", tool.name());
+        }
+        assert_eq!(builtins.entries().len(), builtins.tools.len());
+        for listed in codaris_catalogue::ALL {
+            assert!(
+                codaris_policy::builtin(listed.name).is_some(),
+                "{} is not a policy builtin",
+                listed.name
+            );
+        }
+    }
+
+    #[test]
+    fn a_tool_switched_off_by_configuration_has_no_spec() {
+        let (builtins, _notices) = Builtins::new(Setup {
+            background: false,
+            ..Setup::default()
+        });
+        assert!(builtins.spec("background_list").is_none());
+        assert!(builtins.spec("preview_server").is_none());
+        assert!(builtins.spec("run_command").is_some());
+        // The loop's own tools are the agent's, not the daemon's.
+        assert!(builtins.spec("search_tools").is_none());
     }
 
     fn picture_output() -> ToolOutput {

@@ -6,6 +6,8 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use codaris_agent::{ProviderChoice, ProviderKind};
+use codaris_tools::Engine;
 use serde::Deserialize;
 
 use crate::error::ConfigError;
@@ -110,35 +112,6 @@ pub struct ModelConfig {
     pub multimodal: bool,
 }
 
-/// Which model provider answers turns by default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProviderKind {
-    Scripted,
-    Anthropic,
-    OpenAi,
-}
-
-impl ProviderKind {
-    pub const NAMES: &'static str = "scripted, anthropic, openai";
-
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "scripted" => Some(Self::Scripted),
-            "anthropic" => Some(Self::Anthropic),
-            "openai" => Some(Self::OpenAi),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Scripted => "scripted",
-            Self::Anthropic => "anthropic",
-            Self::OpenAi => "openai",
-        }
-    }
-}
-
 /// Credentials and endpoint of one HTTP model API. The key is never printed by `Debug`.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct ApiConfig {
@@ -186,17 +159,18 @@ pub struct Config {
     /// `tools.sandbox_readable`: more locations commands may read under Landlock; `None`
     /// when unset, for the default the daemon finds at start (`shell::default_readable`).
     pub sandbox_readable: Option<Vec<PathBuf>>,
-    /// `tools.websearch_engines`: the engines `websearch` asks, each a valid engine name.
-    pub websearch_engines: Vec<String>,
-    /// `tools.http_default_headers`: valid header names and values, in name order.
-    pub http_default_headers: Vec<(String, String)>,
+    /// `tools.websearch_engines`: the engines `websearch` asks, in order.
+    pub websearch_engines: Vec<Engine>,
+    /// `tools.http_default_headers`: checked header names and values, in name order.
+    pub http_default_headers: http::HeaderMap,
     /// `tools.background`: commands may run on in the background.
     pub background: bool,
     /// `tools.preview_server`: the preview server is offered (with `background` only).
     pub preview_server: bool,
     pub lean_surface: bool,
     pub tool_search_api: bool,
-    pub provider: ProviderKind,
+    /// `CODARIS_PROVIDER` or `[provider] name`: what answers a session that names none.
+    pub provider: ProviderChoice,
     pub model: Option<String>,
     pub anthropic: ApiConfig,
     pub openai: ApiConfig,
@@ -205,6 +179,14 @@ pub struct Config {
 }
 
 impl Config {
+    /// The key and base URL of `kind`'s API.
+    pub fn api(&self, kind: ProviderKind) -> &ApiConfig {
+        match kind {
+            ProviderKind::Anthropic => &self.anthropic,
+            ProviderKind::OpenAi => &self.openai,
+        }
+    }
+
     /// Whether `model` takes pictures: its `[[models]]` entry says, else the guess by name.
     pub fn multimodal(&self, model: &str) -> bool {
         self.models
@@ -238,18 +220,21 @@ pub struct Sources {
     pub flags: Flags,
 }
 
-/// The environment variables that override the file.
-pub const ENV_VARS: &[&str] = &[
-    "CODARIS_ALLOWED_DIRS",
-    "CODARIS_LEAN_7_TOOLS",
-    "CODARIS_TOOL_SEARCH_API",
-    "CODARIS_PROVIDER",
-    "CODARIS_MODEL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-];
+/// The environment variables that override the file: Codaris's own, then each API's key and
+/// base URL as the agent names them.
+pub fn env_vars() -> Vec<&'static str> {
+    let mut vars = vec![
+        "CODARIS_ALLOWED_DIRS",
+        "CODARIS_LEAN_7_TOOLS",
+        "CODARIS_TOOL_SEARCH_API",
+        "CODARIS_PROVIDER",
+        "CODARIS_MODEL",
+    ];
+    for kind in ProviderKind::ALL {
+        vars.extend([kind.api_key_env(), kind.base_url_env()]);
+    }
+    vars
+}
 
 /// File, then environment, then flags; every bad value is named with where it came from.
 pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
@@ -356,41 +341,35 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         None => None,
     };
     let websearch_engines = match tools.websearch_engines.clone() {
-        Some(engines) if engines.is_empty() => {
+        Some(names) if names.is_empty() => {
             return Err(ConfigError::Invalid {
                 key: origin("tools.websearch_engines"),
                 reason: "names no engine; leave it out for brave and bing".to_owned(),
             });
         }
-        Some(engines) => engines,
-        None => vec!["brave".to_owned(), "bing".to_owned()],
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                Engine::from_name(name).ok_or_else(|| ConfigError::Invalid {
+                    key: origin("tools.websearch_engines"),
+                    reason: format!(
+                        "`{name}` is not an engine: use brave, bing, duckduckgo or searxng:<http(s) URL>"
+                    ),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => vec![Engine::brave(), Engine::bing()],
     };
-    if let Some(bad) = websearch_engines
-        .iter()
-        .find(|name| codaris_tools::Engine::from_name(name).is_none())
-    {
-        return Err(ConfigError::Invalid {
-            key: origin("tools.websearch_engines"),
-            reason: format!(
-                "`{bad}` is not an engine: use brave, bing, duckduckgo or searxng:<http(s) URL>"
-            ),
-        });
-    }
-    let http_default_headers: Vec<(String, String)> = tools
-        .http_default_headers
-        .clone()
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
-    for (name, value) in &http_default_headers {
-        let bad_name = http::HeaderName::from_bytes(name.as_bytes()).is_err();
-        if bad_name || http::HeaderValue::from_str(value).is_err() {
-            let what = if bad_name { "name" } else { "value" };
-            return Err(ConfigError::Invalid {
-                key: origin("tools.http_default_headers"),
-                reason: format!("header `{name}` has an invalid {what}"),
-            });
-        }
+    let mut http_default_headers = http::HeaderMap::new();
+    // A TOML table is in name order, so the map is too.
+    for (name, value) in tools.http_default_headers.clone().unwrap_or_default() {
+        let invalid = |what: &str| ConfigError::Invalid {
+            key: origin("tools.http_default_headers"),
+            reason: format!("header `{name}` has an invalid {what}"),
+        };
+        let header = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid("name"))?;
+        let value = http::HeaderValue::from_str(&value).map_err(|_| invalid("value"))?;
+        http_default_headers.insert(header, value);
     }
     let lean_surface = match env_str("CODARIS_LEAN_7_TOOLS")? {
         Some(value) => flag("environment variable `CODARIS_LEAN_7_TOOLS`", &value)?,
@@ -403,15 +382,18 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
 
     let provider_toml = toml.provider.unwrap_or_default();
     let provider = match env_str("CODARIS_PROVIDER")? {
-        Some(name) => provider_kind("environment variable `CODARIS_PROVIDER`", &name)?,
+        Some(name) => provider_choice("environment variable `CODARIS_PROVIDER`", &name)?,
         None => match provider_toml.name {
-            Some(name) => provider_kind(&origin("provider.name"), &name)?,
-            None => ProviderKind::Scripted,
+            Some(name) => provider_choice(&origin("provider.name"), &name)?,
+            None => ProviderChoice::Scripted,
         },
     };
     let model = env_str("CODARIS_MODEL")?.or(provider_toml.model);
 
-    let api = |table: Option<ApiToml>, key_var: &str, url_var: &str, section: &str| {
+    // Each API's `[anthropic]`/`[openai]` table is named as its kind, and its variables are the
+    // kind's own.
+    let api = |table: Option<ApiToml>, kind: ProviderKind| {
+        let (key_var, url_var, section) = (kind.api_key_env(), kind.base_url_env(), kind.as_str());
         let table = table.unwrap_or_default();
         let base_url = env_str(url_var)?.or(table.base_url);
         if let Some(url) = &base_url
@@ -432,13 +414,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
             base_url,
         })
     };
-    let anthropic = api(
-        toml.anthropic,
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_BASE_URL",
-        "anthropic",
-    )?;
-    let openai = api(toml.openai, "OPENAI_API_KEY", "OPENAI_BASE_URL", "openai")?;
+    let anthropic = api(toml.anthropic, ProviderKind::Anthropic)?;
+    let openai = api(toml.openai, ProviderKind::OpenAi)?;
 
     let models = models(toml.models.unwrap_or_default(), &origin)?;
 
@@ -560,7 +537,7 @@ pub fn load(
         Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => None,
         Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
     };
-    let env = ENV_VARS
+    let env = env_vars()
         .iter()
         .filter_map(|name| {
             std::env::var_os(name)
@@ -689,10 +666,10 @@ fn flag(key: &str, value: &str) -> Result<bool, ConfigError> {
     }
 }
 
-fn provider_kind(key: &str, name: &str) -> Result<ProviderKind, ConfigError> {
-    ProviderKind::parse(name).ok_or_else(|| ConfigError::Invalid {
+fn provider_choice(key: &str, name: &str) -> Result<ProviderChoice, ConfigError> {
+    ProviderChoice::parse(name).ok_or_else(|| ConfigError::Invalid {
         key: key.to_owned(),
-        reason: format!("must be one of {}, not `{name}`", ProviderKind::NAMES),
+        reason: format!("must be one of {}, not `{name}`", ProviderChoice::NAMES),
     })
 }
 

@@ -50,13 +50,13 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             command_allowlist: Vec::new(),
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
-            websearch_engines: vec!["brave".to_owned(), "bing".to_owned()],
-            http_default_headers: Vec::new(),
+            websearch_engines: vec![Engine::brave(), Engine::bing()],
+            http_default_headers: http::HeaderMap::new(),
             background: true,
             preview_server: true,
             lean_surface: true,
             tool_search_api: false,
-            provider: ProviderKind::Scripted,
+            provider: ProviderChoice::Scripted,
             model: None,
             anthropic: ApiConfig::default(),
             openai: ApiConfig::default(),
@@ -84,7 +84,10 @@ fn environment_overrides_the_file() -> Result<(), ConfigError> {
         config.allowed_dirs,
         vec![PathBuf::from("/x"), PathBuf::from("/y")]
     );
-    assert_eq!(config.provider, ProviderKind::Anthropic);
+    assert_eq!(
+        config.provider,
+        ProviderChoice::Api(ProviderKind::Anthropic)
+    );
     assert_eq!(config.model.as_deref(), Some("m1"));
     assert!(!config.lean_surface);
     Ok(())
@@ -257,7 +260,10 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     )?)?;
     assert_eq!(
         config.websearch_engines,
-        ["searxng:http://127.0.0.1:8888/", "duckduckgo"]
+        [
+            Engine::searxng("http://127.0.0.1:8888/"),
+            Engine::duckduckgo()
+        ]
     );
     let config = resolve(with_file(
         "[tools]\nbackground = false\npreview_server = false\n",
@@ -266,11 +272,16 @@ fn allowlists_and_sandbox_dirs_are_read() -> Result<(), ConfigError> {
     let config = resolve(with_file(
         "[tools]\nhttp_default_headers = { \"User-Agent\" = \"Mozilla/5.0\", \"Accept-Language\" = \"en\" }\n",
     )?)?;
+    let headers: Vec<(&str, &[u8])> = config
+        .http_default_headers
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_bytes()))
+        .collect();
     assert_eq!(
-        config.http_default_headers,
+        headers,
         [
-            ("Accept-Language".to_owned(), "en".to_owned()),
-            ("User-Agent".to_owned(), "Mozilla/5.0".to_owned())
+            ("accept-language", &b"en"[..]),
+            ("user-agent", &b"Mozilla/5.0"[..])
         ]
     );
     Ok(())

@@ -2,6 +2,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use codaris_policy::{Activity, PermissionMode};
 use codaris_proto::v1;
 
 use crate::sessions::{SessionRecord, SessionState};
@@ -10,41 +11,43 @@ pub fn timestamp_ms(ms: u64) -> prost_types::Timestamp {
     prost_types::Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))
 }
 
-pub fn activity_name(activity: i32) -> Option<&'static str> {
-    match v1::Activity::try_from(activity).ok()? {
-        v1::Activity::Unspecified | v1::Activity::Agent => Some("agent"),
-        v1::Activity::Plan => Some("plan"),
-        v1::Activity::Ask => Some("ask"),
-        v1::Activity::Review => Some("review"),
-        v1::Activity::Research => Some("research"),
-        v1::Activity::Audit => Some("audit"),
+/// The activity a request names; unspecified is `agent`, an unknown number `None`.
+pub fn activity_from_wire(activity: i32) -> Option<Activity> {
+    Some(match v1::Activity::try_from(activity).ok()? {
+        v1::Activity::Unspecified | v1::Activity::Agent => Activity::Agent,
+        v1::Activity::Plan => Activity::Plan,
+        v1::Activity::Ask => Activity::Ask,
+        v1::Activity::Review => Activity::Review,
+        v1::Activity::Research => Activity::Research,
+        v1::Activity::Audit => Activity::Audit,
+    })
+}
+
+pub fn activity_wire(activity: Activity) -> v1::Activity {
+    match activity {
+        Activity::Agent => v1::Activity::Agent,
+        Activity::Plan => v1::Activity::Plan,
+        Activity::Ask => v1::Activity::Ask,
+        Activity::Review => v1::Activity::Review,
+        Activity::Research => v1::Activity::Research,
+        Activity::Audit => v1::Activity::Audit,
     }
 }
 
-fn activity_wire(name: &str) -> v1::Activity {
-    match name {
-        "plan" => v1::Activity::Plan,
-        "ask" => v1::Activity::Ask,
-        "review" => v1::Activity::Review,
-        "research" => v1::Activity::Research,
-        "audit" => v1::Activity::Audit,
-        _ => v1::Activity::Agent,
-    }
+/// The permission mode a request names; unspecified is `ask`, an unknown number `None`.
+pub fn permission_mode_from_wire(mode: i32) -> Option<PermissionMode> {
+    Some(match v1::PermissionMode::try_from(mode).ok()? {
+        v1::PermissionMode::Unspecified | v1::PermissionMode::Ask => PermissionMode::Ask,
+        v1::PermissionMode::AcceptEdits => PermissionMode::AcceptEdits,
+        v1::PermissionMode::Bypass => PermissionMode::Bypass,
+    })
 }
 
-pub fn permission_mode_name(mode: i32) -> Option<&'static str> {
-    match v1::PermissionMode::try_from(mode).ok()? {
-        v1::PermissionMode::Unspecified | v1::PermissionMode::Ask => Some("ask"),
-        v1::PermissionMode::AcceptEdits => Some("accept_edits"),
-        v1::PermissionMode::Bypass => Some("bypass"),
-    }
-}
-
-fn permission_mode_wire(name: &str) -> v1::PermissionMode {
-    match name {
-        "accept_edits" => v1::PermissionMode::AcceptEdits,
-        "bypass" => v1::PermissionMode::Bypass,
-        _ => v1::PermissionMode::Ask,
+pub fn permission_mode_wire(mode: PermissionMode) -> v1::PermissionMode {
+    match mode {
+        PermissionMode::Ask => v1::PermissionMode::Ask,
+        PermissionMode::AcceptEdits => v1::PermissionMode::AcceptEdits,
+        PermissionMode::Bypass => v1::PermissionMode::Bypass,
     }
 }
 
@@ -61,9 +64,9 @@ impl From<SessionRecord> for v1::Session {
             ended_at: record.ended_at_ms.map(timestamp_ms),
             cwd: record.cwd.display().to_string(),
             workspace: record.workspace.display().to_string(),
-            activity: activity_wire(&record.activity).into(),
-            permission_mode: permission_mode_wire(&record.permission_mode).into(),
-            provider: record.provider,
+            activity: activity_wire(record.activity).into(),
+            permission_mode: permission_mode_wire(record.permission_mode).into(),
+            provider: record.provider.as_str().to_owned(),
             model: record.model.unwrap_or_default(),
             turns: record.turns,
         }
@@ -221,4 +224,96 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
             error: error.unwrap_or_default(),
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use codaris_agent::{ProviderChoice, ProviderKind};
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A session as the daemon stored it while these fields were strings.
+    fn stored() -> serde_json::Value {
+        json!({
+            "schema": 1, "id": "s000007", "state": "ended",
+            "created_at_ms": 1_700_000_000_000_u64, "ended_at_ms": 1_700_000_060_000_u64,
+            "cwd": "/w/proj", "workspace": "/s/sessions/s000007",
+            "activity": "plan", "permission_mode": "accept_edits", "provider": "anthropic",
+            "model": "claude-sonnet-4-5", "script": null, "turns": 3
+        })
+    }
+
+    #[test]
+    fn a_record_stored_with_string_fields_loads_and_stores_the_same_strings()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let record: SessionRecord = serde_json::from_value(stored())?;
+        assert_eq!(record.activity, Activity::Plan);
+        assert_eq!(record.permission_mode, PermissionMode::AcceptEdits);
+        assert_eq!(
+            record.provider,
+            ProviderChoice::Api(ProviderKind::Anthropic)
+        );
+        assert_eq!(serde_json::to_value(&record)?, stored());
+        let session = v1::Session::from(record);
+        assert_eq!(session.activity, i32::from(v1::Activity::Plan));
+        assert_eq!(
+            session.permission_mode,
+            i32::from(v1::PermissionMode::AcceptEdits)
+        );
+        assert_eq!(session.provider, "anthropic");
+        Ok(())
+    }
+
+    #[test]
+    fn every_value_is_stored_by_its_wire_name() -> Result<(), Box<dyn std::error::Error>> {
+        for activity in [
+            Activity::Agent,
+            Activity::Plan,
+            Activity::Ask,
+            Activity::Review,
+            Activity::Research,
+            Activity::Audit,
+        ] {
+            assert_eq!(serde_json::to_value(activity)?, json!(activity.as_str()));
+            assert_eq!(
+                activity_from_wire(activity_wire(activity).into()),
+                Some(activity)
+            );
+        }
+        for mode in [
+            PermissionMode::Ask,
+            PermissionMode::AcceptEdits,
+            PermissionMode::Bypass,
+        ] {
+            assert_eq!(serde_json::to_value(mode)?, json!(mode.as_str()));
+            assert_eq!(
+                permission_mode_from_wire(permission_mode_wire(mode).into()),
+                Some(mode)
+            );
+        }
+        for provider in ProviderChoice::ALL {
+            let mut record = stored();
+            record["provider"] = json!(provider.as_str());
+            let loaded: SessionRecord = serde_json::from_value(record)?;
+            assert_eq!(loaded.provider, provider);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn unspecified_is_the_default_and_an_unknown_number_is_refused() {
+        assert_eq!(activity_from_wire(0), Some(Activity::Agent));
+        assert_eq!(permission_mode_from_wire(0), Some(PermissionMode::Ask));
+        assert_eq!(activity_from_wire(99), None);
+        assert_eq!(permission_mode_from_wire(-1), None);
+    }
+
+    #[test]
+    fn a_stored_record_naming_an_unknown_provider_does_not_load() {
+        let mut record = stored();
+        record["provider"] = json!("gemini");
+        assert!(serde_json::from_value::<SessionRecord>(record).is_err());
+    }
 }

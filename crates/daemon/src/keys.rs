@@ -15,8 +15,12 @@ use std::io::{self, Read, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::CommandExt;
 
-/// The variables that hold provider keys.
-pub const KEY_VARS: [&str; 2] = ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"];
+use codaris_agent::ProviderKind;
+
+/// The variables that hold provider keys: each wire format's own, as the agent names them.
+pub fn key_vars() -> [&'static str; ProviderKind::ALL.len()] {
+    ProviderKind::ALL.map(ProviderKind::api_key_env)
+}
 
 /// Names the descriptor the keys arrive on in the re-executed image.
 pub const KEYS_FD_VAR: &str = "CODARIS_KEYS_FD";
@@ -48,7 +52,7 @@ pub fn withdraw() -> Result<HeldKeys, io::Error> {
     if let Some(fd) = std::env::var_os(KEYS_FD_VAR) {
         return receive(&fd);
     }
-    let present: Vec<(String, OsString)> = KEY_VARS
+    let present: Vec<(String, OsString)> = key_vars()
         .iter()
         .filter_map(|name| std::env::var_os(name).map(|value| ((*name).to_owned(), value)))
         .collect();
@@ -130,7 +134,7 @@ fn receive(fd: &std::ffi::OsStr) -> Result<HeldKeys, io::Error> {
             continue;
         };
         let name = String::from_utf8_lossy(&entry[..split]).into_owned();
-        if KEY_VARS.contains(&name.as_str()) {
+        if key_vars().contains(&name.as_str()) {
             keys.insert(name, OsString::from_vec(entry[split + 1..].to_vec()));
         }
     }

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use codaris_agent::ProviderChoice;
 use codaris_ledger::{Conversations, Ledger, Sessions, Updated};
+use codaris_policy::{Activity, PermissionMode};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DaemonError;
@@ -35,11 +37,12 @@ pub struct SessionRecord {
     pub ended_at_ms: Option<u64>,
     pub cwd: PathBuf,
     pub workspace: PathBuf,
-    /// `agent`, `plan`, `ask`, `review`, `research` or `audit`.
-    pub activity: String,
-    /// `ask`, `accept_edits` or `bypass`.
-    pub permission_mode: String,
-    pub provider: String,
+    /// Stored as `agent`, `plan`, `ask`, `review`, `research` or `audit`.
+    pub activity: Activity,
+    /// Stored as `ask`, `accept_edits` or `bypass`.
+    pub permission_mode: PermissionMode,
+    /// Stored as `scripted`, `anthropic` or `openai`.
+    pub provider: ProviderChoice,
     pub model: Option<String>,
     pub script: Option<PathBuf>,
     pub turns: u32,
@@ -49,9 +52,9 @@ pub struct SessionRecord {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewSession {
     pub cwd: PathBuf,
-    pub activity: String,
-    pub permission_mode: String,
-    pub provider: String,
+    pub activity: Activity,
+    pub permission_mode: PermissionMode,
+    pub provider: ProviderChoice,
     pub model: Option<String>,
     pub script: Option<PathBuf>,
 }
@@ -263,9 +266,9 @@ mod tests {
     fn new_session() -> NewSession {
         NewSession {
             cwd: PathBuf::from("/w"),
-            activity: "agent".to_owned(),
-            permission_mode: "ask".to_owned(),
-            provider: "scripted".to_owned(),
+            activity: Activity::Agent,
+            permission_mode: PermissionMode::Ask,
+            provider: ProviderChoice::Scripted,
             model: None,
             script: None,
         }

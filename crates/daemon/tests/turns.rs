@@ -139,7 +139,7 @@ pub(crate) async fn next_card(stream: &mut tonic::Streaming<v1::TurnEvent>) -> v
             return card;
         }
     }
-    v1::Card::default()
+    panic!("the turn ended without showing a card");
 }
 
 /// The answer to `card` of session `session` that its turn's client would send.

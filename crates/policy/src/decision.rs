@@ -128,11 +128,6 @@ impl Decision {
             .iter()
             .filter(|g| g.lifetime == Lifetime::Once)
     }
-
-    /// True when the call may run.
-    pub fn is_allowed(&self) -> bool {
-        self.verdict == Verdict::Allow
-    }
 }
 
 #[cfg(test)]

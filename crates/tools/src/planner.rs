@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "planner";
+const NAME: &str = codaris_catalogue::PLANNER.name;
 const FILE: &str = "plan.md";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,24 +229,11 @@ impl Tool for Planner {
     }
 
     fn description(&self) -> &'static str {
-        "The session's checklist. action: read; replace (markdown, `- [ ] item` lines); add (content, status, after_index); update (index, content, status); remove (index); move (from_index, to_index); archive (mark all done, start afresh). Indexes are zero-based; status is pending, in_progress or completed."
+        codaris_catalogue::PLANNER.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "action": {"type": "string", "enum": ["read", "replace", "add", "update", "remove", "move", "archive"]},
-                "markdown": {"type": "string"},
-                "content": {"type": "string"},
-                "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]},
-                "index": {"type": "integer", "minimum": 0},
-                "after_index": {"type": "integer", "minimum": 0},
-                "from_index": {"type": "integer", "minimum": 0},
-                "to_index": {"type": "integer", "minimum": 0}
-            },
-            "required": ["action"]
-        })
+        codaris_catalogue::PLANNER.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -258,6 +245,7 @@ impl Tool for Planner {
 mod tests {
     use super::*;
     use crate::context::Fence;
+    use serde_json::json;
 
     fn ctx(dir: &Path) -> ToolContext {
         ToolContext {

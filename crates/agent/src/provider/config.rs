@@ -1,7 +1,8 @@
 //! How to reach a model: which API, which model, the key, the base URL, timeouts and retries.
 //!
 //! Plain data. Resolving it from the environment and the config file is the daemon's job; the
-//! names of the variables it reads are here so that every caller spells them the same way.
+//! names of the variables it reads are here so that every caller spells them the same way, and
+//! so is [`ProviderChoice`], the provider a session runs with, so nothing matches its name.
 
 use std::fmt;
 use std::time::Duration;
@@ -21,6 +22,9 @@ pub enum ProviderKind {
 }
 
 impl ProviderKind {
+    /// Every wire format, e.g. for the environment variables that may hold a key.
+    pub const ALL: [ProviderKind; 2] = [ProviderKind::Anthropic, ProviderKind::OpenAi];
+
     /// The name used in `CODARIS_PROVIDER`, errors and logs.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -29,7 +33,8 @@ impl ProviderKind {
         }
     }
 
-    /// The environment variable holding the key.
+    /// The environment variable holding the key: the one list of key variables the daemon
+    /// reads and takes out of its environment.
     pub fn api_key_env(self) -> &'static str {
         match self {
             Self::Anthropic => "ANTHROPIC_API_KEY",
@@ -59,6 +64,63 @@ impl ProviderKind {
 impl fmt::Display for ProviderKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Which model answers a session: the scripted stand-in that replays a script file (tests, the
+/// demo), or an HTTP API of one [`ProviderKind`]. Stored and sent by the names of
+/// `CODARIS_PROVIDER`: `scripted`, `anthropic`, `openai`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderChoice {
+    /// The scripted provider: no model, a script's rounds replayed.
+    Scripted,
+    /// A model behind an HTTP API.
+    Api(ProviderKind),
+}
+
+impl ProviderChoice {
+    /// Every choice, in the order the names are listed to people.
+    pub const ALL: [ProviderChoice; 3] = [
+        ProviderChoice::Scripted,
+        ProviderChoice::Api(ProviderKind::Anthropic),
+        ProviderChoice::Api(ProviderKind::OpenAi),
+    ];
+
+    /// The names a person may give, for error messages.
+    pub const NAMES: &'static str = "scripted, anthropic, openai";
+
+    /// The name used in `CODARIS_PROVIDER`, `[provider] name`, the API and stored sessions.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderChoice::Scripted => "scripted",
+            ProviderChoice::Api(kind) => kind.as_str(),
+        }
+    }
+
+    /// The choice `name` names, exactly as [`ProviderChoice::as_str`] spells it.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|choice| choice.as_str() == name)
+    }
+}
+
+impl fmt::Display for ProviderChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for ProviderChoice {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderChoice {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Self::parse(&name).ok_or_else(|| {
+            serde::de::Error::unknown_variant(&name, &["scripted", "anthropic", "openai"])
+        })
     }
 }
 
@@ -262,9 +324,32 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_their_names() {
-        for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi] {
+        for kind in ProviderKind::ALL {
             let json = serde_json::to_string(&kind).unwrap_or_default();
             assert_eq!(json, format!("\"{}\"", kind.as_str()));
         }
+    }
+
+    #[test]
+    fn choices_round_trip_the_names_of_codaris_provider() {
+        let names: Vec<&str> = ProviderChoice::ALL.map(ProviderChoice::as_str).to_vec();
+        assert_eq!(names.join(", "), ProviderChoice::NAMES);
+        for choice in ProviderChoice::ALL {
+            let json = serde_json::to_string(&choice).unwrap_or_default();
+            assert_eq!(json, format!("\"{choice}\""));
+            let back: Option<ProviderChoice> = serde_json::from_str(&json).ok();
+            assert_eq!(back, Some(choice));
+            assert_eq!(ProviderChoice::parse(choice.as_str()), Some(choice));
+        }
+        assert_eq!(ProviderChoice::parse("Anthropic"), None);
+        assert!(serde_json::from_str::<ProviderChoice>("\"gemini\"").is_err());
+    }
+
+    #[test]
+    fn each_kind_names_its_own_variables() {
+        let keys = ProviderKind::ALL.map(ProviderKind::api_key_env);
+        assert_eq!(keys, ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"]);
+        let urls = ProviderKind::ALL.map(ProviderKind::base_url_env);
+        assert_eq!(urls, ["ANTHROPIC_BASE_URL", "OPENAI_BASE_URL"]);
     }
 }

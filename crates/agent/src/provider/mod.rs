@@ -28,8 +28,8 @@ use futures_util::Stream;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{
-    MULTIMODAL_PREFIXES, ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts,
-    multimodal_by_name,
+    MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind, RetryPolicy, Secret,
+    Timeouts, multimodal_by_name,
 };
 pub use error::{ProviderError, TimeoutPhase};
 pub use openai::OpenAiProvider;

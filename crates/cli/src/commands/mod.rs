@@ -26,6 +26,10 @@ pub enum Outcome {
     /// The command ran and reported a failure it already printed (a replay with differences,
     /// an unreadable request): exit 1 without another message.
     Failed,
+    /// SIGINT stopped it after it cleaned up (`codaris run`): exit 130.
+    Interrupted,
+    /// SIGTERM stopped it after it cleaned up: exit 143.
+    Terminated,
 }
 
 pub async fn run(cli: Cli) -> Result<Outcome, CliError> {

@@ -3,6 +3,12 @@
 //! With `--json` it prints the event stream, one JSON object per line — a contract other tools
 //! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `tool_result`, `card`,
 //! `usage`, `turn_ended`.
+//!
+//! Once the session exists, SIGINT, SIGTERM or a closed standard output stop the program the
+//! same way: the running turn is cancelled (which stops its commands) and the session ended,
+//! so nothing is left running in the daemon and the next `codaris run` is not refused.
+
+use std::time::Duration;
 
 use codaris_proto::v1;
 use serde_json::{Value, json};
@@ -12,6 +18,13 @@ use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
 use crate::output;
+use crate::stop::{Stop, Stops};
+
+type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
+
+/// How long each clean-up call may take when the program is stopping anyway: a daemon that
+/// does not answer must not keep a Ctrl-C waiting.
+const CLEANUP_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Opens a session as `args` say; relative paths are taken from the current directory.
 pub async fn open_session(
@@ -68,31 +81,83 @@ pub async fn run(
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
     let session = open_session(&mut sessions, args.session).await?;
+    // From here a session exists in the daemon: whatever stops this program ends it.
+    let mut stops = Stops::watch();
     let printer = Printer { json: json_out };
-    printer.print(
-        json!({"type": "session", "id": session.id}),
-        &format!("session {}", session.id),
-    )?;
+    let played = tokio::select! {
+        stop = stops.next() => Err(stop),
+        played = play_all(&mut sessions, &session.id, args.prompts, args.approve, &printer) => {
+            match played {
+                Ok(failed) => Ok(failed),
+                Err(CliError::BrokenPipe) => Err(Stop::ClosedOutput),
+                Err(err) => {
+                    abandon(&mut sessions, &session.id).await;
+                    return Err(err);
+                }
+            }
+        }
+    };
+    match played {
+        Ok(failed) => {
+            sessions
+                .end_session(v1::EndSessionRequest { id: session.id })
+                .await?;
+            Ok(if failed {
+                Outcome::Failed
+            } else {
+                Outcome::Success
+            })
+        }
+        Err(stop) => {
+            abandon(&mut sessions, &session.id).await;
+            Ok(match stop {
+                Stop::Interrupt => Outcome::Interrupted,
+                Stop::Terminate => Outcome::Terminated,
+                Stop::ClosedOutput => Outcome::Success,
+            })
+        }
+    }
+}
 
+/// Prints the session line, then plays each prompt as one turn; true when a turn ended in
+/// error.
+async fn play_all(
+    sessions: &mut Sessions,
+    session_id: &str,
+    prompts: Vec<String>,
+    approve: Approve,
+    printer: &Printer,
+) -> Result<bool, CliError> {
+    printer.print(
+        json!({"type": "session", "id": session_id}),
+        &format!("session {session_id}"),
+    )?;
     let mut failed = false;
-    for prompt in args.prompts {
-        let reason = play_turn(&mut sessions, &session.id, prompt, args.approve, &printer).await?;
+    for prompt in prompts {
+        let reason = play_turn(sessions, session_id, prompt, approve, printer).await?;
         failed |= reason == "error";
     }
-    sessions
-        .end_session(v1::EndSessionRequest { id: session.id })
-        .await?;
-    Ok(if failed {
-        Outcome::Failed
-    } else {
-        Outcome::Success
-    })
+    Ok(failed)
+}
+
+/// Cancels the running turn and ends the session, best effort: the program is stopping
+/// whatever the daemon answers, and ending the session would cancel the turn too, so a failed
+/// call is not reported.
+async fn abandon(sessions: &mut Sessions, session_id: &str) {
+    let cancel = sessions.cancel_turn(v1::CancelTurnRequest {
+        session_id: session_id.to_owned(),
+    });
+    let _ = tokio::time::timeout(CLEANUP_TIMEOUT, cancel).await;
+    let end = sessions.end_session(v1::EndSessionRequest {
+        id: session_id.to_owned(),
+    });
+    let _ = tokio::time::timeout(CLEANUP_TIMEOUT, end).await;
 }
 
 /// Runs one turn, answering its cards with `approve`, printing every event; returns why the
 /// turn ended.
 pub async fn play_turn(
-    sessions: &mut v1::sessions_client::SessionsClient<tonic::transport::Channel>,
+    sessions: &mut Sessions,
     session_id: &str,
     prompt: String,
     approve: Approve,

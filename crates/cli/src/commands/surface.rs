@@ -3,10 +3,7 @@
 //! Each tool is measured as the provider sends it (name, description, JSON schema) with the
 //! cl100k BPE as the yardstick; the real cost differs a little per model, the ranking does not.
 
-use std::sync::Arc;
-
-use codaris_agent::{ToolSpec, ToolTier, loop_tool_spec};
-use codaris_tools::Tool;
+use codaris_agent::{ToolSpec, catalogue_spec};
 use serde_json::json;
 
 use super::Outcome;
@@ -16,29 +13,12 @@ use crate::output;
 /// What the nine always-on tools may cost together.
 pub const BUDGET: usize = 3_500;
 
-/// The always-on tools' specs, in the order they are sent.
+/// The always-on tools' specs, in the order they are sent: the catalogue's text, so nothing
+/// (no shell runtime, no tool) is built to print it.
 pub fn always_on() -> Vec<ToolSpec> {
-    let (pools, _notices) =
-        codaris_tools::shell::ShellPools::new(codaris_tools::shell::PoolConfig::default());
-    let pools = Arc::new(pools);
-    let mut builtins: Vec<Arc<dyn Tool>> = codaris_tools::files::file_tools();
-    builtins.extend(codaris_tools::shell::tools(&pools));
-    builtins.push(Arc::new(codaris_tools::Planner));
     codaris_policy::ALWAYS_ON
         .iter()
-        .filter_map(|name| {
-            loop_tool_spec(name).or_else(|| {
-                builtins
-                    .iter()
-                    .find(|t| t.name() == *name)
-                    .map(|tool| ToolSpec {
-                        name: tool.name().to_owned(),
-                        description: tool.description().to_owned(),
-                        input_schema: tool.schema(),
-                        tier: ToolTier::AlwaysOn,
-                    })
-            })
-        })
+        .filter_map(|name| catalogue_spec(name))
         .collect()
 }
 

@@ -1,13 +1,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use codaris_agent::ProviderChoice;
 use codaris_proto::v1;
 use codaris_proto::v1::sessions_server::Sessions;
 use tonic::{Request, Response, Status};
 
 use super::ResponseStream;
 use crate::config::Config;
-use crate::convert::{activity_name, permission_mode_name};
+use crate::convert::{activity_from_wire, permission_mode_from_wire};
 use crate::error::DaemonError;
 use crate::sessions::{NewSession, SessionStore};
 use crate::turns::Turns;
@@ -66,30 +67,28 @@ impl SessionsService {
                 ));
             }
         }
-        let activity = activity_name(request.activity)
+        let activity = activity_from_wire(request.activity)
             .ok_or_else(|| invalid("activity", format!("unknown value {}", request.activity)))?;
-        let permission_mode = permission_mode_name(request.permission_mode).ok_or_else(|| {
-            invalid(
-                "permission_mode",
-                format!("unknown value {}", request.permission_mode),
-            )
-        })?;
+        let permission_mode =
+            permission_mode_from_wire(request.permission_mode).ok_or_else(|| {
+                invalid(
+                    "permission_mode",
+                    format!("unknown value {}", request.permission_mode),
+                )
+            })?;
         let provider = if request.provider.is_empty() {
-            self.config.provider.as_str().to_owned()
+            self.config.provider
         } else {
-            match crate::config::ProviderKind::parse(&request.provider) {
-                Some(kind) => kind.as_str().to_owned(),
-                None => {
-                    return Err(invalid(
-                        "provider",
-                        format!(
-                            "must be one of {}, not `{}`",
-                            crate::config::ProviderKind::NAMES,
-                            request.provider
-                        ),
-                    ));
-                }
-            }
+            ProviderChoice::parse(&request.provider).ok_or_else(|| {
+                invalid(
+                    "provider",
+                    format!(
+                        "must be one of {}, not `{}`",
+                        ProviderChoice::NAMES,
+                        request.provider
+                    ),
+                )
+            })?
         };
         if request.script.contains('\0') {
             return Err(invalid("script", "contains a NUL byte"));
@@ -118,8 +117,8 @@ impl SessionsService {
         }
         Ok(NewSession {
             cwd,
-            activity: activity.to_owned(),
-            permission_mode: permission_mode.to_owned(),
+            activity,
+            permission_mode,
             provider,
             model: (!request.model.is_empty())
                 .then_some(request.model)

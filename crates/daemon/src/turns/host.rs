@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::cards::NotRecorded;
 use super::log::TurnLog;
-use super::{LOOP_TOOLS, Session, Turns};
+use super::{Session, Turns};
 use crate::builtins::Builtins;
 use crate::convert::{capability_wire, turn_event_wire};
 use crate::dispatch::{Dispatched, Permit, ToolCall};
@@ -390,9 +390,10 @@ impl ToolIndex for DaemonIndex {
         {
             return registry.clone();
         }
-        let tools = LOOP_TOOLS
+        // The loop's own tools, then the built-in tools that run here.
+        let tools = codaris_catalogue::LOOP_TOOLS
             .iter()
-            .copied()
+            .map(|entry| entry.name)
             .chain(self.builtins.names())
             .map(|name| {
                 let mut tool = RegistryTool::builtin(name);

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use codaris_agent::{
-    Conversation, ModelProvider, ProviderConfig, ProviderKind, ScriptedProvider, Secret,
-    TurnConfig, build_provider, parse_script, run_turn,
+    Conversation, ModelProvider, ProviderChoice, ProviderConfig, ProviderKind, ScriptedProvider,
+    Secret, TurnConfig, build_provider, parse_script, run_turn,
 };
 use codaris_ledger::{CardAnswer, Ledger};
-use codaris_policy::{Activity, PermissionMode, Task};
+use codaris_policy::Task;
 use codaris_proto::v1;
 use tokio::sync::mpsc;
 
@@ -32,9 +32,6 @@ use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
 use crate::registry::ToolRegistry;
 use crate::sessions::{SessionRecord, SessionState, SessionStore};
-
-/// The tools the turn loop itself answers; the built-in tools join them in the registry.
-pub const LOOP_TOOLS: &[&str] = &["search_tools", "request_capability"];
 
 /// How long `AnswerCard` waits for the turn to make an answer durable before it says so.
 pub const RECORD_WAIT: Duration = Duration::from_secs(30);
@@ -122,7 +119,7 @@ impl Turns {
                 lean: turns.config.lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.
                 tool_search_api: turns.config.tool_search_api
-                    && session.provider.name() == "anthropic",
+                    && record.provider == ProviderChoice::Api(ProviderKind::Anthropic),
             };
             let turn = conversation.turns;
             tokio::select! {
@@ -329,19 +326,8 @@ impl Turns {
         let mut secret = vec![display(&layout.token())];
         secret.extend(self.config.config_file.as_ref().map(display));
         Task {
-            activity: match record.activity.as_str() {
-                "plan" => Activity::Plan,
-                "ask" => Activity::Ask,
-                "review" => Activity::Review,
-                "research" => Activity::Research,
-                "audit" => Activity::Audit,
-                _ => Activity::Agent,
-            },
-            permission_mode: match record.permission_mode.as_str() {
-                "accept_edits" => PermissionMode::AcceptEdits,
-                "bypass" => PermissionMode::Bypass,
-                _ => PermissionMode::Ask,
-            },
+            activity: record.activity,
+            permission_mode: record.permission_mode,
             cwd: display(&record.cwd),
             allowed_roots: self.roots(record),
             workspace: Some(display(&record.workspace)),
@@ -380,7 +366,7 @@ impl Turns {
 /// an API model as its `[[models]]` entry says or as its name suggests.
 fn pictures_for(record: &SessionRecord, config: &Config) -> Pictures {
     let model = record.model.as_deref().unwrap_or_default();
-    if record.provider == "scripted" || config.multimodal(model) {
+    if record.provider == codaris_agent::ProviderChoice::Scripted || config.multimodal(model) {
         Pictures::Shown
     } else {
         Pictures::Refused {
@@ -419,8 +405,8 @@ fn provider_for(
     record: &SessionRecord,
     config: &Config,
 ) -> Result<Box<dyn ModelProvider>, DaemonError> {
-    match record.provider.as_str() {
-        "scripted" => {
+    match record.provider {
+        codaris_agent::ProviderChoice::Scripted => {
             let Some(path) = &record.script else {
                 return Err(DaemonError::InvalidArgument {
                     field: "script",
@@ -445,11 +431,6 @@ fn provider_for(
             })?;
             Ok(Box::new(ScriptedProvider::new(script)))
         }
-        "anthropic" => api_provider(record, ProviderKind::Anthropic, &config.anthropic),
-        "openai" => api_provider(record, ProviderKind::OpenAi, &config.openai),
-        other => Err(DaemonError::InvalidArgument {
-            field: "provider",
-            reason: format!("must be one of scripted, anthropic, openai, not `{other}`"),
-        }),
+        codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, config.api(kind)),
     }
 }

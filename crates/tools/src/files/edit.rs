@@ -5,7 +5,7 @@
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use cap_std::fs::{File, OpenOptions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::fence::{Beneath, ensure_dir, opt_bool, refuse_hard_links, str_arg};
 use crate::context::ToolContext;
@@ -53,22 +53,15 @@ pub struct WriteFile;
 #[async_trait::async_trait]
 impl crate::tool::Tool for WriteFile {
     fn name(&self) -> &'static str {
-        "write"
+        codaris_catalogue::WRITE.name
     }
 
     fn description(&self) -> &'static str {
-        "Create or overwrite a file with `content`; missing parent directories are created. Prefer `edit` to change part of an existing file."
+        codaris_catalogue::WRITE.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "content": {"type": "string"}
-            },
-            "required": ["path", "content"]
-        })
+        codaris_catalogue::WRITE.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -121,24 +114,15 @@ pub struct Edit;
 #[async_trait::async_trait]
 impl crate::tool::Tool for Edit {
     fn name(&self) -> &'static str {
-        "edit"
+        codaris_catalogue::EDIT.name
     }
 
     fn description(&self) -> &'static str {
-        "Replace exact text in a file: `oldString` must match once, whitespace included (without read_file's line numbers), unless `replaceAll`. Line endings are kept (CRLF stays CRLF)."
+        codaris_catalogue::EDIT.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "oldString": {"type": "string"},
-                "newString": {"type": "string"},
-                "replaceAll": {"type": "boolean"}
-            },
-            "required": ["path", "oldString", "newString"]
-        })
+        codaris_catalogue::EDIT.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

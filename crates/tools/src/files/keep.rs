@@ -7,13 +7,13 @@
 //! this tool does is check the mark names something real, so the model learns at once when it
 //! does not.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::fence::{Beneath, opt_str, opt_usize};
 use crate::context::ToolContext;
 use crate::tool::{ToolError, ToolOutput};
 
-const TOOL: &str = "keep_result";
+const TOOL: &str = codaris_catalogue::KEEP_RESULT.name;
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct KeepResult;
@@ -25,19 +25,11 @@ impl crate::tool::Tool for KeepResult {
     }
 
     fn description(&self) -> &'static str {
-        "Keep an earlier result in context when old results are evicted: a read_file page (`path`, with the `offset`/`limit` you read) or a grep result (its `pattern`, and `path` if you gave one)."
+        codaris_catalogue::KEEP_RESULT.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string"},
-                "offset": {"type": "integer", "minimum": 1},
-                "limit": {"type": "integer", "minimum": 1},
-                "pattern": {"type": "string", "description": "the grep pattern of the result to keep"}
-            }
-        })
+        codaris_catalogue::KEEP_RESULT.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use cap_std::fs::Dir;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::fence::{Beneath, opt_usize, path_or_cwd};
 use crate::context::ToolContext;
@@ -118,21 +118,15 @@ pub struct PrintTree;
 #[async_trait::async_trait]
 impl crate::tool::Tool for PrintTree {
     fn name(&self) -> &'static str {
-        "print_tree"
+        codaris_catalogue::PRINT_TREE.name
     }
 
     fn description(&self) -> &'static str {
-        "Print a directory tree like `tree` (hidden entries skipped). `depth` levels, default 3."
+        codaris_catalogue::PRINT_TREE.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "directory; default the working directory"},
-                "depth": {"type": "integer", "minimum": 1}
-            }
-        })
+        codaris_catalogue::PRINT_TREE.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -6,41 +6,34 @@ use std::os::unix::fs::MetadataExt;
 use std::time::SystemTime;
 
 use cap_std::fs::OpenOptions;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::fence::{Beneath, ensure_dir, opt_bool, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{ToolError, ToolOutput};
 
+/// A tree tool whose name, description and schema are its catalogue entry's.
 macro_rules! file_tool {
-    ($ty:ident, $name:literal, $desc:literal, $run:ident, $schema:expr) => {
+    ($ty:ident, $entry:expr, $run:ident) => {
         #[derive(Debug, Default, Clone, Copy)]
         pub struct $ty;
 
         #[async_trait::async_trait]
         impl crate::tool::Tool for $ty {
             fn name(&self) -> &'static str {
-                $name
+                $entry.name
             }
             fn description(&self) -> &'static str {
-                $desc
+                $entry.description
             }
             fn schema(&self) -> Value {
-                $schema
+                $entry.schema()
             }
             async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-                super::blocking($name, ctx, args, $run).await
+                super::blocking($entry.name, ctx, args, $run).await
             }
         }
     };
-}
-
-fn path_schema(flag: Option<&str>) -> Value {
-    let mut properties = json!({"path": {"type": "string"}});
-    if let (Some(flag), Some(map)) = (flag, properties.as_object_mut()) {
-        map.insert(flag.to_owned(), json!({"type": "boolean"}));
-    }
-    json!({"type": "object", "properties": properties, "required": ["path"]})
 }
 
 /// The root itself is never removed, moved or recreated by these tools.
@@ -55,13 +48,7 @@ fn not_root(ctx: &ToolContext, at: &Beneath) -> Result<(), ToolError> {
     Ok(())
 }
 
-file_tool!(
-    Mkdir,
-    "mkdir",
-    "Create a directory; `parents` creates missing parents and accepts an existing directory (mkdir -p).",
-    mkdir,
-    path_schema(Some("parents"))
-);
+file_tool!(Mkdir, codaris_catalogue::MKDIR, mkdir);
 
 fn mkdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "mkdir", str_arg("mkdir", args, "path")?)?;
@@ -77,13 +64,7 @@ fn mkdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     )))
 }
 
-file_tool!(
-    Rmdir,
-    "rmdir",
-    "Remove an empty directory.",
-    rmdir,
-    path_schema(None)
-);
+file_tool!(Rmdir, codaris_catalogue::RMDIR, rmdir);
 
 fn rmdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "rmdir", str_arg("rmdir", args, "path")?)?;
@@ -95,13 +76,7 @@ fn rmdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     )))
 }
 
-file_tool!(
-    Touch,
-    "touch",
-    "Create an empty file, or set an existing one's modification time to now. `create_parents` creates missing parent directories.",
-    touch,
-    path_schema(Some("create_parents"))
-);
+file_tool!(Touch, codaris_catalogue::TOUCH, touch);
 
 fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "touch", str_arg("touch", args, "path")?)?;
@@ -134,13 +109,7 @@ fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(format!("touched `{}`", at.shown(ctx))))
 }
 
-file_tool!(
-    Rm,
-    "rm",
-    "Remove a file or symlink; a directory needs `recursive` (removes everything under it).",
-    rm,
-    path_schema(Some("recursive"))
-);
+file_tool!(Rm, codaris_catalogue::RM, rm);
 
 fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "rm", str_arg("rm", args, "path")?)?;
@@ -182,17 +151,7 @@ fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(format!("removed `{}`", at.shown(ctx))))
 }
 
-file_tool!(
-    Mv,
-    "mv",
-    "Move or rename `src` to `dst`; missing parents of `dst` are created, an existing file at `dst` is replaced, and a `dst` directory receives `src` inside it.",
-    mv,
-    json!({
-        "type": "object",
-        "properties": {"src": {"type": "string"}, "dst": {"type": "string"}},
-        "required": ["src", "dst"]
-    })
-);
+file_tool!(Mv, codaris_catalogue::MV, mv);
 
 fn mv(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let src = Beneath::locate_change(ctx, "mv", str_arg("mv", args, "src")?)?;

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use cap_std::fs::OpenOptions;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::edit::open_existing;
 use super::fence::{Beneath, ensure_dir, path_or_cwd, str_arg};
@@ -15,7 +15,7 @@ use super::patch_parse::{Hunk, Op, parse};
 use crate::context::{ToolContext, normalize};
 use crate::tool::{ToolError, ToolOutput};
 
-const TOOL: &str = "apply_patch";
+const TOOL: &str = codaris_catalogue::APPLY_PATCH.name;
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ApplyPatch;
@@ -27,18 +27,11 @@ impl crate::tool::Tool for ApplyPatch {
     }
 
     fn description(&self) -> &'static str {
-        "Apply a unified diff or a Codex V4A patch (`*** Begin Patch` … `*** End Patch` with Add/Update/Delete File, Move to, `@@` anchors). File names are relative to `path` (default the working directory). All or nothing: if any hunk does not apply, no file changes."
+        codaris_catalogue::APPLY_PATCH.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "patch": {"type": "string"},
-                "path": {"type": "string", "description": "directory the patch's file names are relative to"}
-            },
-            "required": ["patch"]
-        })
+        codaris_catalogue::APPLY_PATCH.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -4,7 +4,7 @@ use std::io::Read;
 
 use cap_std::fs::{OpenOptions, OpenOptionsExt};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::decode::{self, Kind, MAX_IMAGE_BYTES, MAX_IMAGE_SIDE};
 use super::fence::{Beneath, opt_bool, opt_usize, str_arg};
@@ -12,7 +12,7 @@ use super::list;
 use crate::context::ToolContext;
 use crate::tool::{Content, ToolError, ToolOutput};
 
-const TOOL: &str = "read_file";
+const TOOL: &str = codaris_catalogue::READ_FILE.name;
 /// Past this a text file is refused whole: the model should page with `offset`/`limit` or grep,
 /// and reading gigabytes to show 2000 lines is waste.
 const MAX_TEXT_BYTES: u64 = 32 * 1024 * 1024;
@@ -27,22 +27,11 @@ impl crate::tool::Tool for ReadFile {
     }
 
     fn description(&self) -> &'static str {
-        "Read a file; lines come numbered (`N<tab>text`). `offset` (1-based first line) and `limit` (line count) page a long file. UTF-16 and legacy code pages are converted to UTF-8. A PNG, JPEG, GIF (first frame) or WebP file read whole is returned as a picture. Other binaries are refused. A directory is listed (`recursive`, `show_hidden`)."
+        codaris_catalogue::READ_FILE.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "file or directory"},
-                "offset": {"type": "integer", "minimum": 1},
-                "limit": {"type": "integer", "minimum": 1},
-                "recursive": {"type": "boolean"},
-                "show_hidden": {"type": "boolean"},
-                "keep": {"type": "boolean", "description": "keep this result when old results are evicted"}
-            },
-            "required": ["path"]
-        })
+        codaris_catalogue::READ_FILE.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -10,7 +10,7 @@ use globset::GlobBuilder;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks::Lossy};
 use ignore::{WalkBuilder, overrides::OverrideBuilder};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::fence::{Beneath, opt_bool, opt_str, opt_usize, path_or_cwd, shown, str_arg};
 use crate::context::ToolContext;
@@ -99,22 +99,15 @@ pub struct Glob;
 #[async_trait::async_trait]
 impl crate::tool::Tool for Glob {
     fn name(&self) -> &'static str {
-        "glob"
+        codaris_catalogue::GLOB.name
     }
 
     fn description(&self) -> &'static str {
-        "Find files by glob pattern (`**/*.rs`, `src/*.{c,h}`; a pattern without `/` matches names at any depth) under `path` (default the working directory). Newest first, at most 100. Skips hidden and .gitignored files."
+        codaris_catalogue::GLOB.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string", "description": "directory to search; default the working directory"}
-            },
-            "required": ["pattern"]
-        })
+        codaris_catalogue::GLOB.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -189,26 +182,15 @@ pub struct Grep;
 #[async_trait::async_trait]
 impl crate::tool::Tool for Grep {
     fn name(&self) -> &'static str {
-        "grep"
+        codaris_catalogue::GREP.name
     }
 
     fn description(&self) -> &'static str {
-        "Search file contents with a regular expression (Rust regex syntax) under `path` (a directory or file; default the working directory). `glob` filters files (`*.py`). Case-sensitive unless `case_sensitive` is false. Prints `path:line:text`, at most `max_results` (default 100). Respects .gitignore; skips hidden and binary files."
+        codaris_catalogue::GREP.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "pattern": {"type": "string"},
-                "path": {"type": "string"},
-                "glob": {"type": "string"},
-                "case_sensitive": {"type": "boolean"},
-                "max_results": {"type": "integer", "minimum": 1},
-                "keep": {"type": "boolean", "description": "keep this result when old results are evicted"}
-            },
-            "required": ["pattern"]
-        })
+        codaris_catalogue::GREP.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::args::{count, required_string};
 use super::pool::{ShellPools, TaskPool};
@@ -14,7 +14,7 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// `background_wait` waits this long when not told, and never longer than the maximum.
 pub const WAIT_DEFAULT_SECONDS: u64 = 30;
-pub const WAIT_MAX_SECONDS: u64 = 600;
+pub const WAIT_MAX_SECONDS: u64 = codaris_catalogue::limits::WAIT_MAX_SECONDS;
 
 fn pool(
     pools: &ShellPools,
@@ -24,10 +24,6 @@ fn pool(
     pools
         .pool(&ctx.session_id)
         .map_err(|error| error.into_tool_error(tool))
-}
-
-fn task_id_schema() -> Value {
-    json!({"type": "string", "description": "The task id run_command returned, e.g. `bg-1`."})
 }
 
 fn seconds(duration: Duration) -> String {
@@ -74,15 +70,15 @@ pool_tool!(
 #[async_trait::async_trait]
 impl Tool for BackgroundList {
     fn name(&self) -> &'static str {
-        "background_list"
+        codaris_catalogue::BACKGROUND_LIST.name
     }
 
     fn description(&self) -> &'static str {
-        "List this session's background tasks: id, status, elapsed time, your estimate and the command."
+        codaris_catalogue::BACKGROUND_LIST.description
     }
 
     fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
+        codaris_catalogue::BACKGROUND_LIST.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, _args: &Value) -> Result<ToolOutput, ToolError> {
@@ -112,23 +108,15 @@ impl Tool for BackgroundList {
 #[async_trait::async_trait]
 impl Tool for BackgroundOutput {
     fn name(&self) -> &'static str {
-        "background_output"
+        codaris_catalogue::BACKGROUND_OUTPUT.name
     }
 
     fn description(&self) -> &'static str {
-        "Return a background task's status and captured stdout and stderr (the most recent 32 KiB of each, or only the last `tail_lines` lines)."
+        codaris_catalogue::BACKGROUND_OUTPUT.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task_id": task_id_schema(),
-                "tail_lines": {"type": "integer", "minimum": 1, "description": "Only the last lines of each stream."}
-            },
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::BACKGROUND_OUTPUT.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -150,23 +138,15 @@ impl Tool for BackgroundOutput {
 #[async_trait::async_trait]
 impl Tool for BackgroundWait {
     fn name(&self) -> &'static str {
-        "background_wait"
+        codaris_catalogue::BACKGROUND_WAIT.name
     }
 
     fn description(&self) -> &'static str {
-        "Wait for a background task to finish, at most `timeout_seconds` (default 30, maximum 600), then return its status and the end of its output. The task keeps running if the wait times out."
+        codaris_catalogue::BACKGROUND_WAIT.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "task_id": task_id_schema(),
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": WAIT_MAX_SECONDS}
-            },
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::BACKGROUND_WAIT.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -196,20 +176,15 @@ impl Tool for BackgroundWait {
 #[async_trait::async_trait]
 impl Tool for BackgroundStop {
     fn name(&self) -> &'static str {
-        "background_stop"
+        codaris_catalogue::BACKGROUND_STOP.name
     }
 
     fn description(&self) -> &'static str {
-        "Stop a background task and every process it started (its whole process group): SIGTERM, then SIGKILL after a grace period."
+        codaris_catalogue::BACKGROUND_STOP.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"task_id": task_id_schema()},
-            "required": ["task_id"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::BACKGROUND_STOP.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -225,15 +200,15 @@ impl Tool for BackgroundStop {
 #[async_trait::async_trait]
 impl Tool for BackgroundReap {
     fn name(&self) -> &'static str {
-        "background_reap"
+        codaris_catalogue::BACKGROUND_REAP.name
     }
 
     fn description(&self) -> &'static str {
-        "Kill processes this session started that outlived the command which started them (e.g. a server a script left running) and name them."
+        codaris_catalogue::BACKGROUND_REAP.description
     }
 
     fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
+        codaris_catalogue::BACKGROUND_REAP.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, _args: &Value) -> Result<ToolOutput, ToolError> {

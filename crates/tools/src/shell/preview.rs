@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -25,7 +25,7 @@ use crate::context::{Fence, ToolContext};
 use crate::files::fence::Beneath;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "preview_server";
+const NAME: &str = codaris_catalogue::PREVIEW_SERVER.name;
 /// A request head larger than this is refused; a static site needs no more.
 const MAX_HEAD: usize = 16 * 1024;
 /// A connection that has not sent its request by then is dropped.
@@ -50,19 +50,11 @@ impl Tool for PreviewServer {
     }
 
     fn description(&self) -> &'static str {
-        "Serve a directory of the project (`path`, default the working directory) as a static website on a free 127.0.0.1 port and return the address for the user to open. It runs as a background task (see background_list) until background_stop, or for `timeout_seconds` when given; index.html is served for a directory. Only GET and HEAD, only files beneath the directory."
+        codaris_catalogue::PREVIEW_SERVER.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "Directory to serve, inside the allowed roots."},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "description": "Stop serving after this many seconds (default: until stopped)."},
-                "notify_on_finish": {"type": "boolean", "description": "Be told when the server stops (default false)."}
-            },
-            "additionalProperties": false
-        })
+        codaris_catalogue::PREVIEW_SERVER.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

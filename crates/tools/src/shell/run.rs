@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::args::{boolean, count, required_string, string};
 use super::landlock::landlock_status;
@@ -13,10 +13,10 @@ use super::task::TaskStatus;
 use crate::context::{ToolContext, normalize};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "run_command";
+const NAME: &str = codaris_catalogue::RUN_COMMAND.name;
 /// Foreground timeout when the model gives none, and the most it may ask for.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 120;
-pub const MAX_TIMEOUT_SECONDS: u64 = 3600;
+pub const MAX_TIMEOUT_SECONDS: u64 = codaris_catalogue::limits::COMMAND_MAX_TIMEOUT_SECONDS;
 /// Bytes shown of each stream in a result (the end of it); `background_output` has the rest.
 pub const RESULT_STREAM_BYTES: usize = 32 * 1024;
 
@@ -106,24 +106,11 @@ impl Tool for RunCommand {
     }
 
     fn description(&self) -> &'static str {
-        "Run a /bin/sh command; returns its exit code, stdout and stderr (the last 32 KiB of each). `cwd` must be inside the allowed roots. A command still running after `timeout_seconds` (default 120) moves to the background: you get its task id and the output so far. `background: true` returns a task id at once. You are told when a background task ends unless `notify_on_finish` is false. stdin is closed; TMPDIR is private; under Landlock it reads only the allowed roots, system directories and configured toolchains, and writes only the allowed roots; everything it starts is killed when the session ends."
+        codaris_catalogue::RUN_COMMAND.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "description": "The shell command line."},
-                "cwd": {"type": "string", "description": "Directory to run in, relative to the working directory; inside the allowed roots."},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECONDS, "description": "Seconds to wait before handing the command to the background (default 120)."},
-                "background": {"type": "boolean", "description": "Start as a background task and return its id at once."},
-                "notify_on_finish": {"type": "boolean", "description": "Be told when a background or handed-over task finishes (default true)."},
-                "expected_seconds": {"type": "integer", "minimum": 0, "description": "Your estimate of the running time, shown by background_list."},
-                "permission_rationale": {"type": "string", "description": "Why the command is needed, shown to the user when asked to approve it."}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::RUN_COMMAND.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

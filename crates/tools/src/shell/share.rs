@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, Permissions};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::args::required_string;
 use crate::context::ToolContext;
 use crate::files::fence::Beneath;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "share_file";
+const NAME: &str = codaris_catalogue::SHARE_FILE.name;
 /// The most one shared file may hold, and all of a session's shared files together: the
 /// defaults of [`ShareFile`]'s limits.
 pub const SHARE_FILE_LIMIT: u64 = 25 * 1024 * 1024;
@@ -112,18 +112,11 @@ impl Tool for ShareFile {
     }
 
     fn description(&self) -> &'static str {
-        "Copy one regular file (not a symlink) from the project into this session as an immutable artifact the user can download. The copy is named by its SHA-256, at most 25 MiB per file and 100 MiB per session, and its content is not shown to you."
+        codaris_catalogue::SHARE_FILE.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "description": "The file to share, inside the allowed roots."}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::SHARE_FILE.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

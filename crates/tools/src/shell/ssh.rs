@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::process::Command;
 
 use super::args::{count, required_string};
@@ -21,7 +21,7 @@ use super::task::Task;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "ssh_run_command";
+const NAME: &str = codaris_catalogue::SSH_RUN_COMMAND.name;
 /// Output kept of each stream while the command runs (the result shows the last 32 KiB).
 const BUFFER_BYTES: usize = 256 * 1024;
 
@@ -96,22 +96,11 @@ impl Tool for SshRunCommand {
     }
 
     fn description(&self) -> &'static str {
-        "Run a command on a remote host over SSH (the system ssh client: agent socket, then key files, ~/.ssh/config honoured; never prompts for a password) and return its exit code, stdout and stderr (the last 32 KiB of each). The command is killed after `timeout_seconds` (default 120)."
+        codaris_catalogue::SSH_RUN_COMMAND.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "host": {"type": "string", "description": "`host` or `user@host`, or a Host alias of ~/.ssh/config."},
-                "command": {"type": "string", "description": "The command line, run by the remote user's shell."},
-                "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECONDS},
-                "permission_rationale": {"type": "string", "description": "Why the command is needed, shown to the user when asked to approve it."}
-            },
-            "required": ["host", "command"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::SSH_RUN_COMMAND.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

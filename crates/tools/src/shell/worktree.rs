@@ -11,14 +11,14 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::process::Command;
 
 use super::args::required_string;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
-const NAME: &str = "worktree_create";
+const NAME: &str = codaris_catalogue::WORKTREE_CREATE.name;
 const DIR: &str = ".worktrees";
 /// Fetching from a slow remote may take a while; nothing else here should.
 const GIT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -187,18 +187,11 @@ impl Tool for WorktreeCreate {
     }
 
     fn description(&self) -> &'static str {
-        "Fetch origin and create a git worktree for `branch` in `.worktrees/` of the current repository, branching from origin's default branch (an existing local branch is checked out instead; creation needs a reachable origin). If the branch already has a worktree it is reused. The session then works in that worktree."
+        codaris_catalogue::WORKTREE_CREATE.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "branch": {"type": "string", "description": "The feature branch, e.g. `fix/parser`."}
-            },
-            "required": ["branch"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::WORKTREE_CREATE.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

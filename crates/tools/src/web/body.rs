@@ -17,7 +17,7 @@ use crate::context::ToolContext;
 use crate::files::fence::{Beneath, ensure_dir, io_error};
 use crate::tool::ToolError;
 
-const TOOL: &str = "http_request";
+const TOOL: &str = codaris_catalogue::HTTP_REQUEST.name;
 
 /// The argument names that carry a body, in the order messages list them.
 pub const BODY_ARGS: &[&str] = &[

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use reqwest::header::{ACCEPT, LOCATION};
 use reqwest::{Response, Url};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::common::{self, USER_AGENT};
 use super::error::WebError;
@@ -21,9 +21,9 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 /// Hops followed before giving up.
 pub const MAX_REDIRECTS: usize = 5;
 const DEFAULT_TIMEOUT: u64 = 30;
-const MAX_TIMEOUT: u64 = 120;
+const MAX_TIMEOUT: u64 = codaris_catalogue::limits::WEBFETCH_MAX_TIMEOUT_SECONDS;
 const DEFAULT_MAX_CHARS: u64 = 40_000;
-const MAX_MAX_CHARS: u64 = 1_000_000;
+const MAX_MAX_CHARS: u64 = codaris_catalogue::limits::WEBFETCH_MAX_CHARS;
 /// Bytes of a page read at most: past this a page is not worth converting.
 const MAX_BODY: usize = 8 * 1024 * 1024;
 
@@ -49,30 +49,15 @@ impl WebFetch {
 #[async_trait::async_trait]
 impl Tool for WebFetch {
     fn name(&self) -> &'static str {
-        "webfetch"
+        codaris_catalogue::WEBFETCH.name
     }
 
     fn description(&self) -> &'static str {
-        "Download a public web page (HTTP GET) and return its main text as Markdown, with scripts, \
-         styles and navigation left out; plain-text and JSON answers come back as they are. \
-         Localhost, private, link-local and other non-public addresses are refused, on every \
-         redirect too (at most 5 are followed); use http_request for local services, other \
-         methods, headers or downloads."
+        codaris_catalogue::WEBFETCH.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "The http:// or https:// address of the page."},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT,
-                    "description": "Give up after this many seconds (default 30)."},
-                "max_chars": {"type": "integer", "minimum": 1, "maximum": MAX_MAX_CHARS,
-                    "description": "Return at most this many characters of Markdown (default 40000)."}
-            },
-            "required": ["url"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::WEBFETCH.schema()
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, Response, Url};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
 use super::body::{self, Body, OutputFile};
@@ -17,7 +17,7 @@ use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 const DEFAULT_TIMEOUT: u64 = 60;
-const MAX_TIMEOUT: u64 = 600;
+const MAX_TIMEOUT: u64 = codaris_catalogue::limits::HTTP_REQUEST_MAX_TIMEOUT_SECONDS;
 /// Bytes of an answer shown to the model; the rest is for `output_file`.
 const MAX_SHOWN: usize = 256 * 1024;
 const MAX_REDIRECTS: usize = 10;
@@ -41,44 +41,15 @@ impl HttpRequest {
 #[async_trait::async_trait]
 impl Tool for HttpRequest {
     fn name(&self) -> &'static str {
-        "http_request"
+        codaris_catalogue::HTTP_REQUEST.name
     }
 
     fn description(&self) -> &'static str {
-        "Send any HTTP or HTTPS request, like curl: APIs, services on localhost, uploads and \
-         downloads. Returns the status line, the response headers and the body (text up to \
-         256 KiB), or saves the body to output_file. Give at most one of body, body_base64, \
-         body_file, json, form, form_data. Redirects are not followed unless follow_redirects \
-         is true. For reading a public web page, webfetch is simpler."
+        codaris_catalogue::HTTP_REQUEST.description
     }
 
     fn schema(&self) -> Value {
-        let scalars = json!({"type": ["string", "number", "boolean"]});
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "description": "http:// or https:// address."},
-                "method": {"type": "string", "description": "GET (default), POST, PUT, PATCH, DELETE, HEAD, OPTIONS or any other token."},
-                "query": {"type": "object", "additionalProperties": {"anyOf": [scalars, {"type": "array", "items": scalars}]},
-                    "description": "Query parameters appended to the URL; an array repeats the name."},
-                "headers": {"type": "object", "additionalProperties": {"type": "string"}},
-                "body": {"type": "string", "description": "Raw text body."},
-                "body_base64": {"type": "string", "description": "Binary body, base64-encoded."},
-                "body_file": {"type": "string", "description": "Path of a local file sent as the body."},
-                "json": {"description": "Any JSON value, sent with Content-Type: application/json."},
-                "form": {"type": "object", "additionalProperties": scalars,
-                    "description": "Fields sent as application/x-www-form-urlencoded."},
-                "form_data": {"type": "object", "description": "multipart/form-data: a string is a text field; {\"file\": path, \"filename\"?, \"content_type\"?} uploads a local file."},
-                "output_file": {"type": "string", "description": "Save the response body to this path instead of returning it."},
-                "follow_redirects": {"type": "boolean", "description": "Follow up to 10 redirects (default false)."},
-                "proxy": {"type": "string", "description": "Proxy URL (http://, https://) for this request."},
-                "verify_tls": {"type": "boolean", "description": "Check the server's certificate (default true)."},
-                "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT, "description": "Default 60."},
-                "permission_rationale": {"type": "string", "description": "Why this request is needed, shown to the user when asked."}
-            },
-            "required": ["url"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::HTTP_REQUEST.schema()
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

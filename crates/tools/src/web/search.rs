@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::task::JoinSet;
 
 use super::common;
@@ -44,28 +44,15 @@ impl WebSearch {
 #[async_trait::async_trait]
 impl Tool for WebSearch {
     fn name(&self) -> &'static str {
-        "websearch"
+        codaris_catalogue::WEBSEARCH.name
     }
 
     fn description(&self) -> &'static str {
-        "Search the web with several engines at once and return the merged results (title, \
-         address, snippet), with each engine's outcome: results, none found, unrelated results \
-         discarded, or turned away by a challenge page. Fails when every engine was turned away. \
-         Read a result with webfetch."
+        codaris_catalogue::WEBSEARCH.description
     }
 
     fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to search for."},
-                "page": {"type": "integer", "minimum": 1, "maximum": 10, "description": "Results page, from 1 (default 1)."},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 50, "description": "Merged results returned at most (default 10)."},
-                "site": {"type": "string", "description": "Only results from this domain, e.g. nf-co.re."}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
+        codaris_catalogue::WEBSEARCH.schema()
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

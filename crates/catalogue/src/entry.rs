@@ -1,0 +1,76 @@
+//! One catalogue entry, and the whole catalogue.
+
+use serde_json::Value;
+
+use crate::{files, loop_tools, planner, shell, web};
+
+/// A built-in tool as the model is shown it.
+///
+/// The schema is built on request, as each tool built it before the catalogue existed: a
+/// `Value` is not `const`, and a round asks for a handful of schemas at most.
+#[derive(Debug, Clone, Copy)]
+pub struct CatalogueEntry {
+    /// The name the model calls, e.g. `read_file`.
+    pub name: &'static str,
+    /// The one-paragraph description the model reads.
+    pub description: &'static str,
+    schema: fn() -> Value,
+}
+
+impl CatalogueEntry {
+    pub(crate) const fn new(
+        name: &'static str,
+        description: &'static str,
+        schema: fn() -> Value,
+    ) -> Self {
+        Self {
+            name,
+            description,
+            schema,
+        }
+    }
+
+    /// The JSON schema of the arguments, as sent to the model.
+    pub fn schema(&self) -> Value {
+        (self.schema)()
+    }
+}
+
+/// Every entry: the loop's two tools, then the tools the daemon runs in the order it registers
+/// them (files, the planner, commands, the web).
+pub static ALL: &[CatalogueEntry] = &[
+    loop_tools::SEARCH_TOOLS,
+    loop_tools::REQUEST_CAPABILITY,
+    files::READ_FILE,
+    files::KEEP_RESULT,
+    files::GLOB,
+    files::GREP,
+    files::PRINT_TREE,
+    files::EDIT,
+    files::WRITE,
+    files::APPLY_PATCH,
+    files::MKDIR,
+    files::RMDIR,
+    files::TOUCH,
+    files::RM,
+    files::MV,
+    planner::PLANNER,
+    shell::RUN_COMMAND,
+    shell::BACKGROUND_LIST,
+    shell::BACKGROUND_OUTPUT,
+    shell::BACKGROUND_WAIT,
+    shell::BACKGROUND_STOP,
+    shell::BACKGROUND_REAP,
+    shell::PREVIEW_SERVER,
+    shell::SHARE_FILE,
+    shell::SSH_RUN_COMMAND,
+    shell::WORKTREE_CREATE,
+    web::WEBSEARCH,
+    web::WEBFETCH,
+    web::HTTP_REQUEST,
+];
+
+/// The entry of `name`, if it is a built-in tool.
+pub fn entry(name: &str) -> Option<&'static CatalogueEntry> {
+    ALL.iter().find(|entry| entry.name == name)
+}

@@ -1,0 +1,54 @@
+//! `codaris-catalogue`: every built-in tool as the model is shown it — its name, its
+//! description and the JSON schema of its arguments — as static data.
+//!
+//! One source for the text the model reads: the tools in `codaris-tools` return these from
+//! `Tool::description` and `Tool::schema`, the daemon sends them, the loop's own tools
+//! (`search_tools`, `request_capability`) are described here too, and `codaris tools surface`
+//! measures them without building any tool. The argument bounds a schema shows
+//! (`timeout_seconds` maxima, …) are constants here that the tools enforce.
+//!
+//! Non-goals: what a tool may do (the permission class, path arguments and modes are
+//! `codaris-policy`'s), how it runs (`codaris-tools`), which tools a turn sees (the agent's
+//! surface). No I/O; `serde_json` only, for the schemas.
+
+mod entry;
+mod files;
+pub mod limits;
+mod loop_tools;
+mod planner;
+mod shell;
+mod web;
+
+pub use entry::ALL;
+pub use entry::CatalogueEntry;
+pub use entry::entry;
+pub use files::APPLY_PATCH;
+pub use files::EDIT;
+pub use files::GLOB;
+pub use files::GREP;
+pub use files::KEEP_RESULT;
+pub use files::MKDIR;
+pub use files::MV;
+pub use files::PRINT_TREE;
+pub use files::READ_FILE;
+pub use files::RM;
+pub use files::RMDIR;
+pub use files::TOUCH;
+pub use files::WRITE;
+pub use loop_tools::LOOP_TOOLS;
+pub use loop_tools::REQUEST_CAPABILITY;
+pub use loop_tools::SEARCH_TOOLS;
+pub use planner::PLANNER;
+pub use shell::BACKGROUND_LIST;
+pub use shell::BACKGROUND_OUTPUT;
+pub use shell::BACKGROUND_REAP;
+pub use shell::BACKGROUND_STOP;
+pub use shell::BACKGROUND_WAIT;
+pub use shell::PREVIEW_SERVER;
+pub use shell::RUN_COMMAND;
+pub use shell::SHARE_FILE;
+pub use shell::SSH_RUN_COMMAND;
+pub use shell::WORKTREE_CREATE;
+pub use web::HTTP_REQUEST;
+pub use web::WEBFETCH;
+pub use web::WEBSEARCH;

@@ -1,0 +1,17 @@
+//! The argument bounds the schemas show the model, which the tools also enforce: one number
+//! for both, so the model is never shown a bound the tool does not keep.
+
+/// `run_command` and `ssh_run_command`: the longest `timeout_seconds`.
+pub const COMMAND_MAX_TIMEOUT_SECONDS: u64 = 3600;
+
+/// `background_wait`: the longest `timeout_seconds`.
+pub const WAIT_MAX_SECONDS: u64 = 600;
+
+/// `webfetch`: the longest `timeout_seconds`.
+pub const WEBFETCH_MAX_TIMEOUT_SECONDS: u64 = 120;
+
+/// `webfetch`: the most characters of Markdown `max_chars` may ask for.
+pub const WEBFETCH_MAX_CHARS: u64 = 1_000_000;
+
+/// `http_request`: the longest `timeout_seconds`.
+pub const HTTP_REQUEST_MAX_TIMEOUT_SECONDS: u64 = 600;
