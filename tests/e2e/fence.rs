@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use codaris_e2e::{Sandbox, events, json, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, json, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, alive, json, stderr, wait_for};
+use codaris_test_support::sandbox::{Sandbox, alive, json, stderr, wait_for};
 use serde_json::{Value, json};
 
 /// A free loopback port for `--listen`.

@@ -1,7 +1,7 @@
 //! The loopback TCP listener: every request needs the token, no browser origin, a loopback host.
 
-use codaris_e2e::Sandbox;
 use codaris_proto::v1;
+use codaris_test_support::sandbox::Sandbox;
 use pretty_assertions::assert_eq;
 use tonic::Code;
 use tonic::metadata::MetadataValue;

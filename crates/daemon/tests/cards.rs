@@ -2,11 +2,11 @@
 //! started, the grant's id once durable, and a recorded deny that asks nothing again.
 
 use codaris_proto::v1;
+use codaris_test_support::daemon::InProcess;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 use tonic::Code;
 
-use crate::support::InProcess;
 use crate::turns::{Sessions, answer_to, next_card, rest_answering, scripted_session, start_turn};
 
 fn asks(capability: &str, path: &str) -> serde_json::Value {

@@ -1,11 +1,5 @@
-//! Helpers for the end-to-end tests: find the built binaries, run a daemon on a private state
-//! directory, run the CLI against it, and clean up whatever happens.
-
-#![expect(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "test support: a failed set-up should stop the test loudly"
-)]
+//! The real binaries for the end-to-end tests: find the built `codarisd` and `codaris`, run a
+//! daemon on a private state directory, run the CLI against it, and clean up whatever happens.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
