@@ -12,6 +12,7 @@ mod fence;
 mod full_disk;
 mod hardening;
 mod ledger;
+mod leftovers;
 mod lifecycle;
 mod python;
 mod run;
