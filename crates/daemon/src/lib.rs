@@ -24,6 +24,7 @@ pub mod shutdown;
 pub mod skills;
 pub mod state;
 pub mod turns;
+pub mod watch;
 
 pub use config::Config;
 pub use dispatch::Dispatcher;
@@ -34,3 +35,4 @@ pub use error::StartError;
 pub use server::serve;
 pub use shutdown::Shutdown;
 pub use state::StateClaim;
+pub use watch::StateWatch;
