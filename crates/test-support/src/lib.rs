@@ -2,7 +2,7 @@
 //!
 //! - [`sandbox`]: the real `codarisd` and `codaris` binaries on a private state directory (the
 //!   end-to-end tests), with every daemon a test started stopped when it ends.
-//! - [`daemon`] (feature `daemon`): a daemon served inside the test process on a socket in a temp
+//! - `daemon` (feature `daemon`): a daemon served inside the test process on a socket in a temp
 //!   dir, and a fake model server speaking the OpenAI and Anthropic streaming formats.
 //! - [`git`]: git repositories to run against (a bare `origin` and a clone of it).
 //!
