@@ -1,9 +1,13 @@
-//! `codaris-agent`: the turn loop, the per-round tool surface, slash parsing, the loop guard, tool
-//! implementations and model providers.
+//! `codaris-agent`: the turn loop and everything a turn computes (the per-round tool surface,
+//! slash commands, the loop guard), and the model providers.
 //!
-//! Non-goals: it knows neither sled nor tonic; it reaches storage through a trait the daemon
-//! implements. The turn loop itself (rounds, dispatch, cards) arrives with the agent-loop work;
-//! today the crate holds its pure core and the model providers.
+//! [`run_turn`] plays one chat turn of a session's [`Conversation`]: rounds of a model call, then
+//! the round's tool calls, until the model stops, the loop guard ends the turn, the round limit
+//! is reached or the caller drops the future. What has an effect outside the turn (deciding a
+//! call with the policy and recording it, asking the person on a card, running the tool,
+//! reporting events) it asks of the [`TurnHost`] the daemon implements. The providers speak
+//! the Anthropic Messages and OpenAI Chat Completions streaming APIs behind [`ModelProvider`];
+//! the [`ScriptedProvider`] replays a script file for the demo and the tests.
 //!
 //! The pure core (no I/O, no clock, no logging, no async): a message is read into a
 //! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
@@ -13,9 +17,10 @@
 //! [`Usage::line`] is the usage line; [`parse_script`] and [`ScriptCursor`] are the scripted
 //! provider's file format and its replay. The rules are documented in `docs/surface.md`.
 //!
-//! Non-goals of the core: it does not call the model, dispatch tools, evaluate the policy (it
-//! prepares the task and pins arguments the policy then judges), record anything, log the
-//! lines it formats, or read the script file; the loop and the daemon do.
+//! Non-goals: it knows neither sled nor tonic, and it decides no call itself: whether a call
+//! may run is the policy's answer, which the host obtains and records; the built-in tools are
+//! `codaris-tools`' and run in the host. The core does not call the model, dispatch, record or
+//! log the lines it formats, and does not read the script file.
 
 mod error;
 mod forced;
