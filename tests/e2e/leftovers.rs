@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin};
 use std::time::Duration;
 
-use codaris_test_support::sandbox::{Sandbox, alive};
+use codaris_test_support::sandbox::{Sandbox, alive, pid_in};
 use serde_json::{Value, json};
 
 /// How long a daemon may take to notice its directory is gone and stop: it looks every two
@@ -36,14 +36,6 @@ fn chat_at_a_card(sandbox: &Sandbox) -> (Child, ChildStdin) {
         seen.push_str(&line);
     }
     (chat, input)
-}
-
-fn pid_in(sandbox: &Sandbox) -> u32 {
-    std::fs::read_to_string(sandbox.pid_file())
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 #[test]
@@ -100,7 +92,7 @@ fn a_dropped_sandbox_leaves_no_process_behind_even_a_daemon_busy_with_a_card() {
     sandbox.write_config("");
     // The chat starts the daemon itself (autostart): no handle of the test holds it.
     let (mut chat, _input) = chat_at_a_card(&sandbox);
-    let daemon = pid_in(&sandbox);
+    let daemon = pid_in(&sandbox.pid_file());
     let client = chat.id();
     assert!(alive(daemon) && alive(client));
     drop(sandbox);

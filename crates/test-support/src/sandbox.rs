@@ -379,6 +379,26 @@ impl Drop for Daemon {
     }
 }
 
+/// A loopback port free a moment ago, for `codarisd --listen`.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// The pid a process wrote to `path` (a line), once it is there; panics after a minute.
+pub fn pid_in(path: &Path) -> u32 {
+    let mut pid = 0;
+    wait_for(Duration::from_secs(60), || {
+        pid = std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        pid != 0
+    });
+    pid
+}
+
 /// Polls `done` every few milliseconds until it holds, or panics after `timeout`.
 pub fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
