@@ -5,7 +5,7 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use codaris_e2e::{Sandbox, events, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

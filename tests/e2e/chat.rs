@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::Stdio;
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, stderr, stdout};
 
 #[test]
 fn a_chat_answers_a_card_at_the_prompt_and_ends_at_end_of_input() {

@@ -1,6 +1,6 @@
 //! A bad configuration stops the daemon at start with one clear line, leaving nothing behind.
 
-use codaris_e2e::{Sandbox, stderr};
+use codaris_test_support::sandbox::{Sandbox, stderr};
 
 fn assert_refused(sandbox: &Sandbox, needles: &[&str]) {
     let output = sandbox.command("codarisd").output().unwrap();

@@ -1,6 +1,6 @@
 //! `codaris demo`, the README's first command, through the real binaries.
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, stderr, stdout};
 
 #[test]
 fn the_demo_walks_every_step_and_replays_clean() {

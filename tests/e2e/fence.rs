@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use codaris_e2e::{Sandbox, events, json, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, free_port, json, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -84,11 +84,7 @@ fn the_state_directory_is_refused_in_accept_edits_and_the_daemon_serves_on() {
             String::new()
         };
         sandbox.write_config(&format!("{roots}[tools]\nlean_surface = false\n"));
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let daemon = sandbox.start_daemon(&["--listen", &format!("127.0.0.1:{port}")]);
         let state = sandbox.state_dir();
         let token = state.join("token");

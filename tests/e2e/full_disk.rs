@@ -10,7 +10,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::Command;
 
-use codaris_e2e::{Sandbox, events, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 use serde_json::{Value, json};
 
 /// The sandbox's state directory as the mount point of a tmpfs of `size`; unmounted on drop.

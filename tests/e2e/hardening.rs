@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, events, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 
 const KEY: &str = "sk-e2e-never-in-environ-4f1c";
 
@@ -66,7 +66,7 @@ fn fake_openai_streaming(chunks: &[String]) -> (String, mpsc::Receiver<String>) 
 }
 
 /// A daemon with a provider key in its environment, its OpenAI base at `base`.
-fn start_with_key(sandbox: &Sandbox, base: &str) -> codaris_e2e::Daemon {
+fn start_with_key(sandbox: &Sandbox, base: &str) -> codaris_test_support::sandbox::Daemon {
     sandbox.write_config("");
     let dir = sandbox.root.path().to_path_buf();
     sandbox.start_daemon_in(
@@ -211,7 +211,7 @@ fn a_socket_the_user_may_not_open_is_reported_as_such() {
         let _daemon = sandbox.start_daemon(&[]);
         let status = std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(codaris_e2e::binary("codaris"))
+            .arg(codaris_test_support::sandbox::binary("codaris"))
             .args(["--no-autostart", "status"])
             .env_clear()
             .env("CODARIS_STATE_DIR", sandbox.state_dir())

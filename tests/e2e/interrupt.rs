@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, alive, json, stderr, wait_for};
+use codaris_test_support::sandbox::{Sandbox, alive, json, stderr, wait_for};
 use pretty_assertions::assert_eq;
 use rustix::process::{Pid, Signal, kill_process};
 use serde_json::json;

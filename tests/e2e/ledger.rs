@@ -1,9 +1,9 @@
 //! The ledger through the real daemon and CLI: list, revoke, export, and replay the export
 //! offline with the policy linked into `codaris`.
 
-use codaris_e2e::{Sandbox, json, stderr, stdout};
 use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord, Ledger};
 use codaris_policy::{Activity, Capability, CapabilityName, Grant, Lifetime, Request, Task};
+use codaris_test_support::sandbox::{Sandbox, json, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::json as j;
 

@@ -3,7 +3,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, alive, json, stderr, stdout, wait_for};
+use codaris_test_support::sandbox::{Sandbox, alive, json, stderr, stdout, wait_for};
 use pretty_assertions::assert_eq;
 
 #[test]

@@ -2,7 +2,7 @@
 //! `run` contract, and `accept-edits`, the older CLI spelling, both run a session that writes
 //! inside its project without a card.
 
-use codaris_e2e::{Sandbox, events, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

@@ -1,6 +1,6 @@
 //! An IDE plugin in another language: a Python grpcio client over the Unix socket.
 
-use codaris_e2e::{Sandbox, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, stderr, stdout};
 
 #[test]
 fn python_grpcio_calls_health_and_status() {

@@ -1,7 +1,7 @@
 //! `codaris run` through the real daemon: the scripted provider, search binding nothing but a
 //! skill, a refusal, a card answered, the grant durable, and the session replayed clean.
 
-use codaris_e2e::{Sandbox, events, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 

@@ -6,14 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, alive, json, stderr, wait_for};
+use codaris_test_support::sandbox::{
+    Sandbox, alive, free_port, json, pid_in, stderr, stdout, wait_for,
+};
 use serde_json::{Value, json};
-
-/// A free loopback port for `--listen`.
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 /// Whether `codaris status` says commands run under Landlock; under CI its absence fails
 /// the test, elsewhere the test is skipped with the reason.
@@ -66,10 +62,6 @@ fn script(commands: &[String]) -> Value {
 /// `codaris run --json` in `cwd`, every card approved for the session.
 fn run_args(sandbox: &Sandbox, cwd: &Path, body: &Value) -> Vec<String> {
     sandbox.run_args(cwd, body, &["--approve", "session"], "run them")
-}
-
-fn stdout_of(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn tool_outputs(stdout: &str) -> Vec<String> {
@@ -193,10 +185,10 @@ fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_w
         .args(run_args(&sandbox, &proj, &script(&commands)))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let printed = stdout(&output);
     assert!(output.status.success(), "{}", stderr(&output));
-    let outputs = tool_outputs(&stdout);
-    assert_eq!(outputs.len(), commands.len(), "{stdout}");
+    let outputs = tool_outputs(&printed);
+    assert_eq!(outputs.len(), commands.len(), "{printed}");
     for (command, out) in commands.iter().zip(&outputs) {
         assert!(!out.starts_with("exit code: 0"), "{command}: {out}");
         assert!(out.contains("Permission denied"), "{command}: {out}");
@@ -215,27 +207,13 @@ fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_w
         );
     }
     let grants = sandbox.cli(&["ledger", "grants", "--all", "--json"]);
-    assert!(!stdout_of(&grants).contains("g999999999999"));
+    assert!(!stdout(&grants).contains("g999999999999"));
     assert!(sandbox.socket().exists() && sandbox.pid_file().exists());
     assert!(state.join("ledger").is_dir() && !proj.join("stolen").exists());
     let status = sandbox.cli(&["status", "--json"]);
     assert!(status.status.success(), "{}", stderr(&status));
     sandbox.stop_daemon();
     sandbox.replay_clean();
-}
-
-/// The pid a command wrote, once it is there.
-fn pid_in(path: &Path) -> u32 {
-    let mut pid = 0;
-    wait_for(Duration::from_secs(60), || {
-        pid = std::fs::read_to_string(path)
-            .ok()
-            .filter(|text| text.ends_with('\n'))
-            .and_then(|text| text.trim().parse().ok())
-            .unwrap_or(0);
-        pid != 0
-    });
-    pid
 }
 
 /// A command line that leaves a `sleep` behind in a session of its own (setsid, then a

@@ -1,16 +1,11 @@
 //! The loopback TCP listener: every request needs the token, no browser origin, a loopback host.
 
-use codaris_e2e::Sandbox;
 use codaris_proto::v1;
+use codaris_test_support::sandbox::{Sandbox, free_port};
 use pretty_assertions::assert_eq;
 use tonic::Code;
 use tonic::metadata::MetadataValue;
 use tonic::transport::{Endpoint, Uri};
-
-fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
 
 /// Calls `Daemon.Status` over TCP with the given `:authority` and headers.
 async fn status_over_tcp(

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use codaris_e2e::{Sandbox, json, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, json, stderr, stdout};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 

@@ -1,11 +1,15 @@
-//! `codaris-agent`: the turn loop, the per-round tool surface, slash parsing, the loop guard, tool
-//! implementations and model providers.
+//! `codaris-agent`: the turn loop and everything a turn computes (the per-round tool surface,
+//! slash commands, the loop guard), and the model providers.
 //!
-//! Non-goals: it knows neither sled nor tonic; it reaches the daemon through one host trait
-//! ([`TurnHost`]): the host decides each call and answers a permit or a refusal, runs what a
-//! permit allows, shows cards, and provides the [`ToolIndex`] the loop's own `search_tools`
-//! searches. [`run_turn`] is the loop: rounds of model call, guarded and decided tool calls,
-//! results.
+//! [`run_turn`] plays one chat turn of a session's [`Conversation`]: rounds of a model call, then
+//! the round's tool calls, until the model stops, the loop guard ends the turn, the round limit
+//! is reached or the caller drops the future. What has an effect outside the turn (deciding a
+//! call with the policy and recording it, asking the person on a card, running what a permit
+//! allows, reporting events) it asks of the [`TurnHost`] the daemon implements; the loop's own
+//! tools run here (`search_tools` against the host's [`ToolIndex`], `request_capability`
+//! through the host's card call). The providers speak
+//! the Anthropic Messages and OpenAI Chat Completions streaming APIs behind [`ModelProvider`];
+//! the [`ScriptedProvider`] replays a script file for the demo and the tests.
 //!
 //! The pure core (no I/O, no clock, no logging, no async): a message is read into a
 //! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
@@ -15,9 +19,10 @@
 //! [`Usage::line`] is the usage line; [`parse_script`] and [`ScriptCursor`] are the scripted
 //! provider's file format and its replay. The rules are documented in `docs/surface.md`.
 //!
-//! Non-goals of the core: it does not call the model, dispatch tools, evaluate the policy (it
-//! prepares the task and pins arguments the policy then judges), record anything, log the
-//! lines it formats, or read the script file; the loop and the daemon do.
+//! Non-goals: it knows neither sled nor tonic, and it decides no call itself: whether a call
+//! may run is the policy's answer, which the host obtains and records; the built-in tools are
+//! `codaris-tools`' and run in the host. The core does not call the model, dispatch, record or
+//! log the lines it formats, and does not read the script file.
 
 mod error;
 mod forced;

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use clap::Parser;
 use codaris_daemon::config::{self, Flags};
 use codaris_daemon::keys::HeldKeys;
-use codaris_daemon::{Shutdown, StartError, StateClaim};
+use codaris_daemon::{Shutdown, StartError, StateClaim, StateWatch};
 use codaris_paths::StateLayout;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
@@ -63,6 +63,14 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     };
     let config = config::load(args.state_dir, args.config, flags, keys)?;
     let claim = StateClaim::acquire(StateLayout::new(&config.state_dir))?;
+    let watch = match StateWatch::new(claim.layout()) {
+        Ok(watch) => watch,
+        Err(source) => {
+            let path = claim.layout().dir().to_path_buf();
+            claim.release();
+            return Err(StartError::StateDir { path, source });
+        }
+    };
     init_logging(&claim.layout().log());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -81,6 +89,8 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
                 source,
             }
         })?;
+        // A daemon whose state directory is deleted or replaced stops.
+        codaris_daemon::watch::spawn(watch, shutdown.clone());
         codaris_daemon::serve(config, claim, shutdown).await
     })
 }

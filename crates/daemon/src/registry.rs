@@ -7,8 +7,9 @@
 //! survives a restart. Each search borrows a [`Searcher`] (it owns nucleo's scratch memory) from
 //! a small pool instead of making one per call.
 //!
-//! Only entries with a real implementation are registered: this build has skills and
-//! references (read with `read_file`); built-in tools and MCP servers join when they exist.
+//! Only entries with a real implementation are registered: the built-in tools the daemon runs
+//! (`codaris-tools`), and skills and references (read with `read_file`). There are no MCP
+//! servers' tools: this build has no MCP client.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,8 +1,7 @@
 use codaris_proto::v1;
+use codaris_test_support::daemon::InProcess;
 use pretty_assertions::assert_eq;
 use tonic::Code;
-
-use crate::support::InProcess;
 
 #[tokio::test]
 async fn hello_negotiates_the_highest_shared_version() {

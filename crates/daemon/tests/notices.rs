@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use codaris_proto::v1;
+use codaris_test_support::daemon::{InProcess, fake_model, openai_text, openai_tool_call};
 use serde_json::{Value, json};
 
-use crate::support::{InProcess, fake_model, openai_text, openai_tool_call};
 use crate::turns::{rest_of_turn, start_turn};
 
 #[tokio::test]

@@ -2,10 +2,12 @@
 //! the result's text, in its own wire format; a model without pictures gets a one-line refusal.
 
 use codaris_proto::v1;
+use codaris_test_support::daemon::{
+    InProcess, anthropic_stream, fake_model, openai_text, openai_tool_call,
+};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use crate::support::{InProcess, anthropic_stream, fake_model, openai_text, openai_tool_call};
 use crate::turns::{Sessions, rest_of_turn, start_turn};
 
 /// A 1x1 PNG, 70 bytes.

@@ -2,10 +2,10 @@
 //! those: a name that is not a shared file's SHA-256 reads nothing.
 
 use codaris_proto::v1;
+use codaris_test_support::daemon::InProcess;
 use pretty_assertions::assert_eq;
 use tonic::Code;
 
-use crate::support::InProcess;
 use crate::turns::scripted_session;
 
 #[tokio::test]

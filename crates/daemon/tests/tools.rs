@@ -3,11 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use codaris_proto::v1;
+use codaris_test_support::daemon::InProcess;
 use pretty_assertions::assert_eq;
 use tonic::Code;
 use tonic::transport::Channel;
-
-use crate::support::InProcess;
 
 /// Writes `<config>/skills/` with two skills (one with references) and a broken one.
 fn write_skills(config: &Path) -> PathBuf {
@@ -301,7 +300,7 @@ async fn websearch_asks_the_configured_searxng_instance() {
         {"url": "https://www.nextflow.io/docs/", "title": "Nextflow documentation",
          "content": "The Nextflow reference for processes and channels."}
     ]});
-    let (base, requests) = crate::support::fake_model(vec![hits.to_string()]).await;
+    let (base, requests) = codaris_test_support::daemon::fake_model(vec![hits.to_string()]).await;
     let daemon = InProcess::start_with_toml(&format!(
         "[tools]\nlean_surface = false\nwebsearch_engines = [\"searxng:{base}/\"]\n"
     ))

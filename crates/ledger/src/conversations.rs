@@ -190,7 +190,6 @@ fn sync_dir(dir: &Path) -> Result<(), LedgerError> {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
 mod tests {
     use crate::{Ledger, LedgerError};
     use pretty_assertions::assert_eq;

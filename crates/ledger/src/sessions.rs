@@ -163,7 +163,6 @@ fn decode<T: DeserializeOwned>(id: &str, bytes: &[u8]) -> Result<T, Corrupt> {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
 mod tests {
     use super::{Sessions, Updated};
     use crate::{Ledger, LedgerError};

@@ -76,7 +76,6 @@ impl ToolState {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
 mod tests {
     use crate::Ledger;
     use pretty_assertions::assert_eq;

@@ -1,60 +1,18 @@
 //! Kill a writer with SIGKILL at random moments; every grant it reported durable must be in the
 //! reopened ledger, whole, and no refusal may have become an allow.
 //!
-//! The child is this same test binary re-run with `CODARIS_CRASH_CHILD` set: it appends grants
+//! The child is the `crash-writer` binary (`tests/crash/writer.rs`): it appends grants
 //! (alternating session and deny grants) and prints each id only after `append_grant` returned,
 //! i.e. after the commit reached the device.
 
-use std::io::{BufRead, BufReader, Write};
+mod grant;
+
+use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use codaris_ledger::{Backing, Ledger};
-use codaris_policy::{CapabilityName, Grant, Lifetime};
-
-const CHILD_ENV: &str = "CODARIS_CRASH_CHILD";
-
-fn grant_for(n: u64) -> Grant {
-    let lifetime = if n.is_multiple_of(2) {
-        Lifetime::Deny
-    } else {
-        Lifetime::Session
-    };
-    Grant::new(
-        CapabilityName::MutateOutsideFence,
-        Some(&format!("/data/{n}")),
-        lifetime,
-    )
-}
-
-/// The child's body; a no-op when run as an ordinary test.
-#[test]
-fn crash_child_writer() {
-    let Some(dir) = std::env::var_os(CHILD_ENV) else {
-        return;
-    };
-    let ledger = Ledger::open(std::path::Path::new(&dir)).unwrap();
-    let start: u64 = std::env::var("CODARIS_CRASH_START")
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut out = std::io::stdout().lock();
-    for n in start.. {
-        let record = ledger
-            .append_grant(
-                "s1",
-                grant_for(n),
-                Backing::Card {
-                    card_id: "c1".to_owned(),
-                },
-                n,
-            )
-            .unwrap();
-        // A marker, because the test harness prints its own words on the same line.
-        writeln!(out, "ACK {} {n}", record.id).unwrap();
-        out.flush().unwrap();
-    }
-}
+use codaris_ledger::Ledger;
+use grant::grant_for;
 
 fn kills() -> usize {
     std::env::var("CODARIS_CRASH_KILLS")
@@ -67,7 +25,6 @@ fn kills() -> usize {
 fn sigkill_never_loses_an_acknowledged_grant() {
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("ledger");
-    let exe = std::env::current_exe().unwrap();
     let mut acknowledged: Vec<(String, u64)> = Vec::new();
     // A cheap deterministic spread of kill delays (2–61 ms: start-up and recovery take a few ms,
     // so the early kills land in sled's recovery and the late ones among appends).
@@ -77,14 +34,8 @@ fn sigkill_never_loses_an_acknowledged_grant() {
         seed ^= seed >> 7;
         seed ^= seed << 17;
         let delay = Duration::from_micros(2_000 + seed % 60_000);
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::crash_child_writer",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, &path)
+        let mut child = Command::new(env!("CARGO_BIN_EXE_crash-writer"))
+            .env("CODARIS_CRASH_DIR", &path)
             .env(
                 "CODARIS_CRASH_START",
                 (acknowledged.len() as u64 * 1000 + round as u64 * 100_000).to_string(),
@@ -97,7 +48,7 @@ fn sigkill_never_loses_an_acknowledged_grant() {
         let (sender, acks) = std::sync::mpsc::channel::<(String, u64)>();
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                let parsed = line.split_once("ACK ").and_then(|(_, ack)| {
+                let parsed = line.strip_prefix("ACK ").and_then(|ack| {
                     let (id, n) = ack.split_once(' ')?;
                     Some((id.to_owned(), n.parse().ok()?))
                 });

@@ -313,7 +313,7 @@ impl TurnHost for DaemonHost {
     fn run(&self, permit: Permit) -> HostFuture<'_, ToolRun> {
         Box::pin(async move {
             let builtins = &self.turns.builtins;
-            let run = match builtins
+            match builtins
                 .run(self.session_id(), &permit, &self.session.pictures)
                 .await
             {
@@ -329,8 +329,7 @@ impl TurnHost for DaemonHost {
                     "`{}` is not available in this codarisd",
                     permit.tool()
                 )),
-            };
-            run
+            }
         })
     }
 

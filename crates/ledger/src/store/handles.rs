@@ -63,7 +63,6 @@ impl Ledger {
 }
 
 #[cfg(test)]
-#[expect(clippy::unwrap_used, reason = "tests fail loudly")]
 mod tests {
     use crate::Ledger;
 

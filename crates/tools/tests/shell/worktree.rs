@@ -2,34 +2,12 @@
 
 use super::*;
 
-fn git(dir: &Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} in {}", dir.display());
-}
-
 /// `origin.git` (bare, default branch `main`) and a clone of it as `repo` in the fence;
 /// the context's working directory is the clone.
 fn with_repo(s: &mut Setup) -> PathBuf {
-    let base = s.base();
-    let seed = base.join("seed");
-    std::fs::create_dir(&seed).unwrap();
-    git(&seed, &["init", "-q", "-b", "main"]);
-    std::fs::write(seed.join("README"), "hi\n").unwrap();
-    git(&seed, &["add", "README"]);
-    git(&seed, &["commit", "-q", "-m", "first"]);
-    git(&base, &["clone", "-q", "--bare", "seed", "origin.git"]);
-    git(&base, &["clone", "-q", "origin.git", "repo"]);
-    s.ctx.cwd = base.join("repo");
-    base.join("repo")
+    let repo = codaris_test_support::git::origin_and_clone(&s.base());
+    s.ctx.cwd = repo.clone();
+    repo
 }
 
 #[tokio::test]

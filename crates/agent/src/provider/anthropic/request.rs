@@ -267,8 +267,6 @@ fn text_part(text: &str) -> impl Iterator<Item = ResultPart<'_>> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
-
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

@@ -228,8 +228,6 @@ fn message(message: &Message) -> WireMessage<'_> {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests fail loudly")]
-
     use pretty_assertions::assert_eq;
     use serde_json::json;
 

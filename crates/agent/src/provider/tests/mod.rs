@@ -1,7 +1,5 @@
 //! The providers against fake servers on loopback that speak each wire format event by event.
 //! No test leaves 127.0.0.1.
-#![expect(clippy::unwrap_used, reason = "tests fail loudly on a broken fixture")]
-
 mod anthropic;
 mod fake;
 mod openai;

@@ -1,11 +1,5 @@
-//! Helpers for the end-to-end tests: find the built binaries, run a daemon on a private state
-//! directory, run the CLI against it, and clean up whatever happens.
-
-#![expect(
-    clippy::expect_used,
-    clippy::panic,
-    reason = "test support: a failed set-up should stop the test loudly"
-)]
+//! The real binaries for the end-to-end tests: find the built `codarisd` and `codaris`, run a
+//! daemon on a private state directory, run the CLI against it, and clean up whatever happens.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -207,35 +201,131 @@ impl Default for Sandbox {
     }
 }
 
-/// A daemon the CLI started in the background (autostart) would outlive the test and its
-/// deleted state directory: stop whichever daemon still holds this sandbox's pid file.
+/// How long a daemon of a finished test has to stop in order after `SIGTERM` before it is
+/// killed: a daemon with a turn in flight (a card waiting for its answer) may never stop by
+/// itself, and one left running outlives the test and its deleted state directory.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// When the test is over, nothing it started through the sandbox is left running: not a CLI
+/// it spawned and did not wait for (which could still start a daemon), not a daemon the CLI
+/// started in the background (autostart), whether or not it has written its pid file yet.
 impl Drop for Sandbox {
     fn drop(&mut self) {
-        let Ok(text) = std::fs::read_to_string(self.pid_file()) else {
-            return;
-        };
-        let Some(pid) = text
-            .trim()
-            .parse::<i32>()
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        else {
-            return;
-        };
-        // A pid file left by a killed daemon names nobody (or a stranger: only a codarisd of
-        // ours still holds the file's lock, so check the name before signalling).
-        let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.as_raw_nonzero()));
-        if comm.map(|c| c.trim() != "codarisd").unwrap_or(true) {
-            return;
+        let root = self.root.path().to_path_buf();
+        for (pid, program) in programs_under(&root) {
+            if program == Program::Cli {
+                signal_if(pid, Program::Cli, rustix::process::Signal::KILL);
+            }
         }
-        if rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_err() {
-            return;
+        let mut daemons: Vec<rustix::process::Pid> = programs_under(&root)
+            .into_iter()
+            .filter(|(_, program)| *program == Program::Daemon)
+            .map(|(pid, _)| pid)
+            .collect();
+        if let Some(pid) = self.pid_file_names() {
+            daemons.push(pid);
         }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while self.pid_file().exists() && Instant::now() < deadline {
+        daemons.sort_by_key(|pid| pid.as_raw_nonzero());
+        daemons.dedup();
+        for pid in &daemons {
+            signal_if(*pid, Program::Daemon, rustix::process::Signal::TERM);
+        }
+        let stopped = |daemons: &[rustix::process::Pid]| daemons.iter().all(|pid| !running(*pid));
+        let deadline = Instant::now() + STOP_GRACE;
+        while !stopped(&daemons) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
+        for pid in &daemons {
+            if running(*pid) {
+                eprintln!(
+                    "codarisd {} of {} did not stop within {STOP_GRACE:?} of SIGTERM; killed",
+                    pid.as_raw_nonzero(),
+                    root.display()
+                );
+                signal_if(*pid, Program::Daemon, rustix::process::Signal::KILL);
+            }
+        }
+        let deadline = Instant::now() + STOP_GRACE;
+        while !stopped(&daemons) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if !std::thread::panicking() {
+            let left = programs_under(&root);
+            assert!(
+                left.is_empty() && stopped(&daemons),
+                "processes of the sandbox {} outlived it: {left:?}",
+                root.display()
+            );
+        }
     }
+}
+
+impl Sandbox {
+    /// The daemon this sandbox's pid file names, if that process is a `codarisd` (a pid file
+    /// left by a killed daemon names nobody, or a stranger).
+    fn pid_file_names(&self) -> Option<rustix::process::Pid> {
+        let text = std::fs::read_to_string(self.pid_file()).ok()?;
+        let pid = rustix::process::Pid::from_raw(text.trim().parse().ok()?)?;
+        (program_of(pid) == Some(Program::Daemon)).then_some(pid)
+    }
+}
+
+/// Which of the two binaries a process runs, by its name (its `/proc/<pid>/comm`: readable for
+/// every process, unlike `exe` and `environ` of a daemon, which makes itself non-dumpable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Program {
+    Cli,
+    Daemon,
+}
+
+fn program_of(pid: rustix::process::Pid) -> Option<Program> {
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.as_raw_nonzero())).ok()?;
+    match comm.trim() {
+        "codaris" => Some(Program::Cli),
+        "codarisd" => Some(Program::Daemon),
+        _ => None,
+    }
+}
+
+/// Sends `signal` to `pid` if it still runs `program` (so a reused pid is left alone).
+fn signal_if(pid: rustix::process::Pid, program: Program, signal: rustix::process::Signal) {
+    if program_of(pid) == Some(program) {
+        let _ = rustix::process::kill_process(pid, signal);
+    }
+}
+
+/// The live `codaris` and `codarisd` processes that name a path under `root` in their command
+/// line (the autostarted daemon's `--state-dir`) or their environment (every command of the
+/// sandbox has `CODARIS_STATE_DIR`, `CODARIS_CONFIG` and `HOME` there).
+fn programs_under(root: &Path) -> Vec<(rustix::process::Pid, Program)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let root = root.as_os_str().as_encoded_bytes();
+    let under = |item: &[u8]| {
+        // `NAME=value` in the environment, the bare value on the command line.
+        let value = match item.iter().position(|b| *b == b'=') {
+            Some(at) if !item.starts_with(b"/") => &item[at + 1..],
+            _ => item,
+        };
+        value.starts_with(root) && matches!(value.get(root.len()), None | Some(b'/'))
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = rustix::process::Pid::from_raw(entry.file_name().to_str()?.parse().ok()?)?;
+            let program = program_of(pid)?;
+            if !running(pid) {
+                return None;
+            }
+            let named = ["cmdline", "environ"].iter().any(|file| {
+                std::fs::read(entry.path().join(file))
+                    .map(|block| block.split(|b| *b == 0).any(under))
+                    .unwrap_or(false)
+            });
+            named.then_some((pid, program))
+        })
+        .collect()
 }
 
 /// A daemon started by a test; killed on drop if the test did not stop it.
@@ -289,6 +379,26 @@ impl Drop for Daemon {
     }
 }
 
+/// A loopback port free a moment ago, for `codarisd --listen`.
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// The pid a process wrote to `path` (a line), once it is there; panics after a minute.
+pub fn pid_in(path: &Path) -> u32 {
+    let mut pid = 0;
+    wait_for(Duration::from_secs(60), || {
+        pid = std::fs::read_to_string(path)
+            .ok()
+            .filter(|text| text.ends_with('\n'))
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        pid != 0
+    });
+    pid
+}
+
 /// Polls `done` every few milliseconds until it holds, or panics after `timeout`.
 pub fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;
@@ -298,13 +408,17 @@ pub fn wait_for(timeout: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Whether a process with this pid still exists.
+/// Whether a process with this pid still exists (a zombie does not count).
 pub fn alive(pid: u32) -> bool {
-    let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(pid).unwrap_or(0)) else {
-        return false;
-    };
+    i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(running)
+}
+
+fn running(pid: rustix::process::Pid) -> bool {
     rustix::process::test_kill_process(pid).is_ok()
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat", pid = pid.as_raw_pid()))
+        && !std::fs::read_to_string(format!("/proc/{}/stat", pid.as_raw_nonzero()))
             .unwrap_or_default()
             .contains(") Z ")
 }

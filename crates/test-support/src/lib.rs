@@ -1,0 +1,25 @@
+//! `codaris-test-support`: what Codaris's tests share, so that no test crate keeps its own copy.
+//!
+//! - [`sandbox`]: the real `codarisd` and `codaris` binaries on a private state directory (the
+//!   end-to-end tests), with every daemon a test started stopped when it ends.
+//! - `daemon` (feature `daemon`): a daemon served inside the test process on a socket in a temp
+//!   dir, and a fake model server speaking the OpenAI and Anthropic streaming formats.
+//! - [`git`]: git repositories to run against (a bare `origin` and a clone of it).
+//!
+//! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
+//! its own, and no stand-in for a program or service it does not document (see DESIGN.md's
+//! threat model on stand-ins).
+
+// Test support is not a test crate, so clippy's `allow-*-in-tests` does not reach it: a broken
+// fixture stops the test that uses it, loudly, as a failed assertion would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "dev-only test support: a broken fixture fails the test using it"
+)]
+
+#[cfg(feature = "daemon")]
+pub mod daemon;
+pub mod git;
+pub mod sandbox;
