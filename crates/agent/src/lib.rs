@@ -116,7 +116,6 @@ pub use script::ScriptStep;
 pub use script::ScriptToolCall;
 pub use script::ScriptTurn;
 pub use script::parse_script;
-pub use scripted::SCRIPT_EXHAUSTED;
 pub use scripted::ScriptedProvider;
 pub use scripted::is_script_exhausted;
 pub use slash::Command;

@@ -13,9 +13,6 @@ use crate::provider::{
 };
 use crate::script::{Script, ScriptCursor, ScriptStep};
 
-/// The stop reason that says the script had no round left for the turn.
-pub const SCRIPT_EXHAUSTED: &str = "script_exhausted";
-
 /// Plays a script, one round per model call.
 #[derive(Debug)]
 pub struct ScriptedProvider {
@@ -32,7 +29,7 @@ impl ScriptedProvider {
 
 /// True when a stop reason is the scripted provider's "no round left".
 pub fn is_script_exhausted(reason: &StopReason) -> bool {
-    matches!(reason, StopReason::Other(why) if why == SCRIPT_EXHAUSTED)
+    *reason == StopReason::ScriptExhausted
 }
 
 impl ModelProvider for ScriptedProvider {
@@ -84,7 +81,7 @@ impl ModelProvider for ScriptedProvider {
                 events
             }
             ScriptStep::Exhausted => vec![StreamEvent::Stop {
-                reason: StopReason::Other(SCRIPT_EXHAUSTED.to_owned()),
+                reason: StopReason::ScriptExhausted,
             }],
         };
         Box::pin(stream::iter(events.into_iter().map(Ok)))

@@ -208,6 +208,16 @@ async fn routes(
             }
         }
     });
+    // A stopping daemon ends its turns first: a turn waiting on a card (or a command) keeps its
+    // stream open, and the servers stop only once every call finished.
+    let closing = Arc::downgrade(&turns);
+    let stopping = shutdown.clone();
+    tokio::spawn(async move {
+        stopping.wait().await;
+        if let Some(turns) = closing.upgrade() {
+            turns.close_all();
+        }
+    });
     let sessions = SessionsService {
         config: config.clone(),
         sessions,

@@ -422,3 +422,33 @@ async fn a_restored_session_continues_its_turn_numbering_and_history() {
     assert_eq!(session_state(&mut sessions, &id).await.turns, 2);
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn a_daemon_stops_while_a_turn_waits_on_a_card_and_the_turn_says_cancelled() {
+    let daemon = InProcess::start().await;
+    let script = json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "request_capability",
+          "args": {"capability": "mutate_outside_fence", "path": "/tmp/out", "reason": "save"}}]},
+        {"text": "never"}
+    ]}]});
+    let (mut sessions, id) = scripted_session(
+        &daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Ask,
+    )
+    .await;
+    let mut stream = start_turn(&mut sessions, &id, "save it").await;
+    crate::turns::next_card(&mut stream).await;
+    let InProcess {
+        temp: _temp,
+        shutdown,
+        server,
+        ..
+    } = daemon;
+    shutdown.trigger("test");
+    let rest = rest_of_turn(&mut stream).await;
+    assert_eq!(rest.reason, "cancelled", "{rest:?}");
+    let stopped = tokio::time::timeout(Duration::from_secs(20), server).await;
+    assert!(stopped.is_ok(), "the daemon hung on the waiting turn");
+}

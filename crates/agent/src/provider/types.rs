@@ -192,6 +192,8 @@ pub enum StopReason {
     PauseTurn,
     /// It refused, or a content filter stopped it.
     Refusal,
+    /// The scripted provider had no round left for the turn.
+    ScriptExhausted,
     /// A reason this crate does not know, as the API spelled it.
     Other(String),
 }

@@ -123,13 +123,16 @@ impl Turns {
             };
             let turn = conversation.turns;
             tokio::select! {
-                reason = run_turn(&mut conversation, &text, &task, session.provider.as_ref(), &host, &config) => {
-                    tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
-                }
+                // Cancellation first: closing a session also lapses its cards, which would let
+                // the turn run on to an ordinary end in the same poll.
+                biased;
                 _ = cancelled.changed() => {
                     session.cards.close(&turns.ledger, CardAnswer::SessionEnded);
                     host.cancelled(turn);
                     tracing::info!(session = %record.id, turn, "turn cancelled");
+                }
+                reason = run_turn(&mut conversation, &text, &task, session.provider.as_ref(), &host, &config) => {
+                    tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
                 }
             }
             turns.keep(&record.id, &conversation);
@@ -275,6 +278,24 @@ impl Turns {
             Some(session) => session.close(),
             // A session never used since the daemon started still has a pool to stop.
             None => self.builtins.close_session(session_id),
+        }
+    }
+
+    /// Closes every live session (the daemon is stopping): running turns end `cancelled`, open
+    /// cards lapse, background commands stop. The sessions stay active in their records.
+    pub fn close_all(&self) {
+        let live: Vec<Arc<Session>> = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, session)| session)
+            .collect();
+        if !live.is_empty() {
+            tracing::info!(sessions = live.len(), "closing the live sessions");
+        }
+        for session in live {
+            session.close();
         }
     }
 
