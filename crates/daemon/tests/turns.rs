@@ -538,33 +538,11 @@ async fn the_api_token_is_out_of_every_tools_reach() {
     daemon.stop().await;
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
-    let status = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?} in {}", dir.display());
-}
-
 #[tokio::test]
 async fn worktree_create_moves_the_session_into_the_worktree() {
     let daemon = InProcess::start_with_toml("[tools]\nlean_surface = false\n").await;
     let base = daemon.temp.path().canonicalize().unwrap();
-    let seed = base.join("seed");
-    std::fs::create_dir(&seed).unwrap();
-    git(&seed, &["init", "-q", "-b", "main"]);
-    std::fs::write(seed.join("README"), "hi\n").unwrap();
-    git(&seed, &["add", "README"]);
-    git(&seed, &["commit", "-q", "-m", "first"]);
-    git(&base, &["clone", "-q", "--bare", "seed", "origin.git"]);
-    git(&base, &["clone", "-q", "origin.git", "repo"]);
-    let repo = base.join("repo");
+    let repo = codaris_test_support::git::origin_and_clone(&base);
     let worktree = repo.join(".worktrees/feat-x");
     let call = |tool: &str, args: serde_json::Value| serde_json::json!({"tool_calls": [{"name": tool, "args": args}]});
     let script = serde_json::json!({"turns": [
