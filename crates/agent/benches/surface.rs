@@ -80,32 +80,47 @@ fn main() {
         let st = TurnState::new(TurnPlan::from_message(message), task.clone(), true);
         b.iter(|| black_box(surface(black_box(&history), &st, &registry)));
     });
-    c.bench_function("round/plan_surface_line_guard_usage", |b| {
-        b.iter(|| {
-            let mut st = TurnState::new(
-                TurnPlan::from_message(black_box(message)),
-                task.clone(),
-                true,
-            );
-            // Each round reads the switched-off tools from the registry.
-            st.switch_off(&registry);
-            let s = surface(black_box(&history), &st, &registry);
-            let line = s.line();
-            let dispatch = st.dispatch_task(&s);
-            let mut guard = LoopGuard::new();
-            let args = json!({"query": "lint nextflow"});
-            let check = guard.check("search_tools", &args);
-            let progress = guard.record("search_tools", &args, "Matches …", &s.tools[..2]);
-            let usage = Usage {
-                input_tokens: 1200,
-                cache_read_tokens: 5800,
-                cache_write_tokens: 0,
-                output_tokens: 80,
-            }
-            .line();
-            black_box((line, dispatch, check, progress, usage))
-        });
-    });
+    let round = || {
+        let mut st = TurnState::new(
+            TurnPlan::from_message(black_box(message)),
+            task.clone(),
+            true,
+        );
+        // Each round reads the switched-off tools from the registry.
+        st.switch_off(&registry);
+        let s = surface(black_box(&history), &st, &registry);
+        let line = s.line();
+        let dispatch = st.dispatch_task(&s);
+        let mut guard = LoopGuard::new();
+        let args = json!({"query": "lint nextflow"});
+        let check = guard.check("search_tools", &args);
+        let progress = guard.record("search_tools", &args, "Matches …", &s.tools[..2]);
+        let usage = Usage {
+            input_tokens: 1200,
+            cache_read_tokens: 5800,
+            cache_write_tokens: 0,
+            output_tokens: 80,
+        }
+        .line();
+        black_box((line, dispatch, check, progress, usage))
+    };
+    c.bench_function("round/plan_surface_line_guard_usage", |b| b.iter(round));
+    // Criterion's summary has no tail: time single rounds for p50 and p99.
+    let mut samples: Vec<std::time::Duration> = (0..20_000)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            black_box(round());
+            started.elapsed()
+        })
+        .collect();
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize];
+    println!(
+        "round/plan_surface_line_guard_usage single rounds: n={} p50={:?} p99={:?}",
+        samples.len(),
+        at(0.50),
+        at(0.99)
+    );
     c.bench_function("surface/legacy_whole_registry", |b| {
         let st = TurnState::new(TurnPlan::from_message(message), task.clone(), false);
         b.iter(|| black_box(surface(black_box(&history), &st, &registry)));

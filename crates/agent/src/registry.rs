@@ -43,6 +43,8 @@ pub struct Registry {
     tools: Vec<RegistryTool>,
     by_name: HashMap<String, usize>,
     url_fetcher: Option<usize>,
+    /// The names of the switched-off tools, in registry order: what each round withholds.
+    switched_off: Vec<String>,
 }
 
 impl Registry {
@@ -64,6 +66,12 @@ impl Registry {
             .iter()
             .filter(|s| s.keywords.iter().any(|k| says_url(k)))
             .find_map(|s| registry.fetcher_of(&s.name));
+        registry.switched_off = registry
+            .tools
+            .iter()
+            .filter(|t| !t.enabled)
+            .map(|t| t.name.clone())
+            .collect();
         registry
     }
 
@@ -118,6 +126,11 @@ impl Registry {
     /// The tools in registry order.
     pub fn tools(&self) -> &[RegistryTool] {
         &self.tools
+    }
+
+    /// The names of the tools switched off, in registry order.
+    pub fn switched_off(&self) -> &[String] {
+        &self.switched_off
     }
 
     /// The tool a pasted link forces, if some server fetches URLs.

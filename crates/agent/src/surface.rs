@@ -77,12 +77,9 @@ impl TurnState {
     /// The tools switched off as of this round, from the registry: never offered, found or
     /// bound, and refused `tool_withheld` at dispatch.
     pub fn switch_off(&mut self, registry: &Registry) {
-        self.task.withheld = registry
-            .tools()
-            .iter()
-            .filter(|t| !t.enabled)
-            .map(|t| t.name.clone())
-            .collect();
+        if self.task.withheld != registry.switched_off() {
+            self.task.withheld = registry.switched_off().to_vec();
+        }
     }
 }
 
