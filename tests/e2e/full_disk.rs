@@ -6,7 +6,7 @@
 //! Mounting a tmpfs needs root: without it the test fails under CI (`CI=true`) and is skipped,
 //! saying why, elsewhere.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 
@@ -111,16 +111,8 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
 
     // A card is open when the disk fills: the answer cannot be made durable, so it must not be
     // acknowledged, and the model must not be told it was granted.
-    let mut chat = sandbox.spawn_chat(&ask("/etc/shadow"), Some(&proj));
-    let mut input = chat.stdin.take().unwrap();
-    input.write_all(b"read the shadow file\n").unwrap();
-    let mut screen = BufReader::new(chat.stdout.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("the model asks for") {
-        let mut line = String::new();
-        assert!(screen.read_line(&mut line).unwrap() > 0, "no card: {seen}");
-        seen.push_str(&line);
-    }
+    let (mut chat, mut input, mut screen) =
+        sandbox.chat_at_a_card(&ask("/etc/shadow"), Some(&proj), "read the shadow file");
     let filler = sandbox.state_dir().join("filler");
     fill(&filler);
     input.write_all(b"s\n").unwrap();
@@ -128,8 +120,7 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
     let mut rest = String::new();
     screen.read_to_string(&mut rest).unwrap();
     let _ = chat.wait();
-    seen.push_str(&rest);
-    assert!(!seen.contains("granted `"), "{seen}");
+    assert!(!rest.contains("granted `"), "{rest}");
 
     // The disk is still full; the next session asks again. It may fail anywhere (the session's
     // workspace, a decision, the grant): what matters is what it claims.

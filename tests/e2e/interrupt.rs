@@ -75,6 +75,19 @@ fn exit_code(child: &mut Child) -> Option<i32> {
     status.and_then(|s| s.code())
 }
 
+/// The CLI's exit status once it exits by itself, and what it wrote to standard error.
+fn ended(child: &mut Child) -> (Option<i32>, String) {
+    let code = exit_code(child);
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    (code, err)
+}
+
 /// No session is left active and the command is gone.
 fn cleaned_up(sandbox: &Sandbox, sleeping: u32) {
     wait_for(SETTLE, || active_sessions(sandbox) == 0);
@@ -94,14 +107,7 @@ fn a_signal_cancels_the_turn_ends_the_session_and_exits_128_plus_its_number() {
         let (mut child, sleeping) = run_until_sleeping(&sandbox, name);
         assert_eq!(active_sessions(&sandbox), 1, "{name}");
         signal(&child, sig);
-        let mut err = String::new();
-        let code_seen = exit_code(&mut child);
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
+        let (code_seen, err) = ended(&mut child);
         assert_eq!(code_seen, Some(code), "{name}: {err}");
         cleaned_up(&sandbox, sleeping);
     }
@@ -118,14 +124,7 @@ fn a_closed_standard_output_cancels_the_turn_ends_the_session_and_exits_0() {
     stdout.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"{");
     drop(stdout);
-    let mut err = String::new();
-    let code = exit_code(&mut child);
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let (code, err) = ended(&mut child);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(err, "");
     cleaned_up(&sandbox, sleeping);

@@ -2,7 +2,6 @@
 //! stops by itself (nobody could reach its socket to stop it), and a test's sandbox stops
 //! whatever the test started through it, even a daemon that would not stop in order.
 
-use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin};
 use std::time::Duration;
 
@@ -22,19 +21,9 @@ fn ask() -> Value {
     ]}]})
 }
 
-/// Starts `codaris chat`, sends one message and returns once the card's prompt is on screen,
-/// with the chat's input (while it is open, the card waits for its answer).
+/// `codaris chat` at the card of one message (while it is open, the card waits).
 fn chat_at_a_card(sandbox: &Sandbox) -> (Child, ChildStdin) {
-    let mut chat = sandbox.spawn_chat(&ask(), None);
-    let mut input = chat.stdin.take().unwrap();
-    input.write_all(b"save it\n").unwrap();
-    let mut screen = BufReader::new(chat.stdout.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("the model asks for") {
-        let mut line = String::new();
-        assert!(screen.read_line(&mut line).unwrap() > 0, "no card: {seen}");
-        seen.push_str(&line);
-    }
+    let (chat, input, _screen) = sandbox.chat_at_a_card(&ask(), None, "save it");
     (chat, input)
 }
 

@@ -49,6 +49,26 @@ fn results(events: &[v1::TurnEvent]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A session in the daemon's own directory, permission mode `ask`, playing `script`.
+async fn ask_session(daemon: &InProcess, script: &serde_json::Value) -> (Sessions, String) {
+    scripted_session(daemon, daemon.temp.path(), script, v1::PermissionMode::Ask).await
+}
+
+/// A turn that asks for a capability on a card, then says `then`: its session and its stream.
+async fn asking_turn(
+    daemon: &InProcess,
+    then: &str,
+) -> (Sessions, String, tonic::Streaming<v1::TurnEvent>) {
+    let script = json!({"turns": [{"rounds": [
+        {"text": "asking", "tool_calls": [{"name": "request_capability",
+          "args": {"capability": "mutate_outside_fence", "path": "/tmp/out", "reason": "save"}}]},
+        {"text": then}
+    ]}]});
+    let (mut sessions, id) = ask_session(daemon, &script).await;
+    let stream = start_turn(&mut sessions, &id, "save it").await;
+    (sessions, id, stream)
+}
+
 /// Polls `done` until it holds or `limit` passes.
 async fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
@@ -78,13 +98,7 @@ async fn a_core_tool_switched_off_mid_session_is_neither_offered_nor_run() {
         {"text": "read"}
     ]});
     let script = json!({"turns": [read, read]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let first = all_events(&mut start_turn(&mut sessions, &id, "read a").await).await;
     assert_eq!(
         results(&first),
@@ -156,13 +170,7 @@ async fn a_guard_refusal_is_in_the_ledger_and_replays_identically() {
     let search =
         json!({"tool_calls": [{"name": "search_tools", "args": {"query": "lint a pipeline"}}]});
     let script = json!({"turns": [{"rounds": [search, search, {"text": "done"}]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let events = all_events(&mut start_turn(&mut sessions, &id, "lint").await).await;
     assert_eq!(
         results(&events),
@@ -251,19 +259,7 @@ async fn a_dropped_stream_kills_the_running_command_and_frees_the_session_within
 #[tokio::test]
 async fn a_client_re_attaches_and_receives_the_missed_events_in_order() {
     let daemon = InProcess::start().await;
-    let script = json!({"turns": [{"rounds": [
-        {"text": "asking", "tool_calls": [{"name": "request_capability",
-          "args": {"capability": "mutate_outside_fence", "path": "/tmp/out", "reason": "save"}}]},
-        {"text": "saved"}
-    ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
-    let mut stream = start_turn(&mut sessions, &id, "save it").await;
+    let (mut sessions, id, mut stream) = asking_turn(&daemon, "saved").await;
     let mut seen = Vec::new();
     while let Some(event) = stream.message().await.unwrap() {
         let card = matches!(event.event, Some(v1::turn_event::Event::Card(_)));
@@ -328,13 +324,7 @@ async fn a_client_re_attaches_and_receives_the_missed_events_in_order() {
 async fn attaching_to_a_session_without_a_turn_is_a_clear_precondition() {
     let daemon = InProcess::start().await;
     let script = json!({"turns": []});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let status = sessions
         .attach_turn(v1::AttachTurnRequest {
             session_id: id.clone(),
@@ -355,13 +345,7 @@ async fn end_session_racing_a_turn_s_end_never_leaves_the_session_active() {
     let daemon = InProcess::start().await;
     let script = json!({"turns": [{"rounds": [{"text": "quick"}]}]});
     for _ in 0..20 {
-        let (mut sessions, id) = scripted_session(
-            &daemon,
-            daemon.temp.path(),
-            &script,
-            v1::PermissionMode::Ask,
-        )
-        .await;
+        let (mut sessions, id) = ask_session(&daemon, &script).await;
         let mut stream = start_turn(&mut sessions, &id, "go").await;
         let mut ender = sessions.clone();
         let end_id = id.clone();
@@ -388,13 +372,7 @@ async fn a_restored_session_continues_its_turn_numbering_and_history() {
         {"rounds": [{"text": "first"}]},
         {"rounds": [{"text": "second"}]}
     ]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let first = rest_of_turn(&mut start_turn(&mut sessions, &id, "one").await).await;
     assert_eq!(first.text, "first");
     let temp = daemon.stop_keeping_state().await;
@@ -426,19 +404,7 @@ async fn a_restored_session_continues_its_turn_numbering_and_history() {
 #[tokio::test]
 async fn a_daemon_stops_while_a_turn_waits_on_a_card_and_the_turn_says_cancelled() {
     let daemon = InProcess::start().await;
-    let script = json!({"turns": [{"rounds": [
-        {"tool_calls": [{"name": "request_capability",
-          "args": {"capability": "mutate_outside_fence", "path": "/tmp/out", "reason": "save"}}]},
-        {"text": "never"}
-    ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
-    let mut stream = start_turn(&mut sessions, &id, "save it").await;
+    let (_sessions, _id, mut stream) = asking_turn(&daemon, "never").await;
     crate::turns::next_card(&mut stream).await;
     let InProcess {
         temp: _temp,

@@ -1,6 +1,7 @@
 //! The real binaries for the end-to-end tests: find the built `codarisd` and `codaris`, run a
 //! daemon on a private state directory, run the CLI against it, and clean up whatever happens.
 
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -164,6 +165,33 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn codaris chat")
+    }
+
+    /// `codaris chat` as `spawn_chat` starts it, sent `message`, once the card's prompt is on
+    /// screen: the chat, its input (while it is open, the card waits for its answer) and the
+    /// rest of its screen.
+    pub fn chat_at_a_card(
+        &self,
+        script: &serde_json::Value,
+        cwd: Option<&Path>,
+        message: &str,
+    ) -> (
+        Child,
+        std::process::ChildStdin,
+        BufReader<std::process::ChildStdout>,
+    ) {
+        let mut chat = self.spawn_chat(script, cwd);
+        let mut input = chat.stdin.take().expect("the chat's input");
+        writeln!(input, "{message}").expect("send the message");
+        let mut screen = BufReader::new(chat.stdout.take().expect("the chat's screen"));
+        let mut seen = String::new();
+        while !seen.contains("the model asks for") {
+            let mut line = String::new();
+            let read = screen.read_line(&mut line).expect("read the chat's screen");
+            assert!(read > 0, "no card: {seen}");
+            seen.push_str(&line);
+        }
+        (chat, input, screen)
     }
 
     /// `codaris daemon stop`, then waits until the daemon has let go of the state directory.

@@ -164,6 +164,19 @@ fn task() -> Task {
     Task::new("/w/proj")
 }
 
+/// One turn of `prompt` in `task`, played on `host`; the conversation it left.
+async fn play_on(
+    host: &Host,
+    script: &str,
+    prompt: &str,
+    task: &Task,
+) -> (EndReason, Conversation) {
+    let provider = ScriptedProvider::new(parse_script(script).unwrap());
+    let mut conversation = Conversation::default();
+    let reason = run_turn(&mut conversation, prompt, task, &provider, host, &config()).await;
+    (reason, conversation)
+}
+
 async fn play(script: &str, prompts: &[&str]) -> (Vec<EndReason>, Host) {
     let provider = ScriptedProvider::new(parse_script(script).unwrap());
     let host = Host::default();
@@ -434,18 +447,8 @@ async fn the_pictures_a_run_returns_ride_in_its_tool_result() {
         {"tool_calls": [{"name": "read_file", "args": {"path": "/w/proj/plot.png"}}]},
         {"text": "a plot"}
     ]}]}"#;
-    let provider = ScriptedProvider::new(parse_script(script).unwrap());
     let host = Host::default();
-    let mut conversation = Conversation::default();
-    let reason = run_turn(
-        &mut conversation,
-        "show me",
-        &task(),
-        &provider,
-        &host,
-        &config(),
-    )
-    .await;
+    let (reason, conversation) = play_on(&host, script, "show me", &task()).await;
     assert_eq!(reason, EndReason::EndTurn);
     let results: Vec<&ToolResult> = conversation
         .messages
@@ -500,19 +503,9 @@ async fn a_tool_switched_off_mid_turn_is_gone_and_refused_from_the_next_round() 
         {"tool_calls": [{"name": "read_file", "args": {"path": "b"}}]},
         {"text": "done"}
     ]}]}"#;
-    let provider = ScriptedProvider::new(parse_script(script).unwrap());
     let host = Host::default();
     *host.switch_off_after_run.lock().unwrap() = Some("read_file".to_owned());
-    let mut conversation = Conversation::default();
-    let reason = run_turn(
-        &mut conversation,
-        "read",
-        &task(),
-        &provider,
-        &host,
-        &config(),
-    )
-    .await;
+    let (reason, _) = play_on(&host, script, "read", &task()).await;
     assert_eq!(reason, EndReason::EndTurn);
     let surfaces: Vec<Vec<String>> = host
         .events
@@ -543,20 +536,10 @@ async fn an_ask_turn_offers_only_the_ask_allowlist() {
         {"tool_calls": [{"name": "search_tools", "args": {"query": "write a file"}}]},
         {"text": "done"}
     ]}]}"#;
-    let provider = ScriptedProvider::new(parse_script(script).unwrap());
     let host = Host::default();
     let mut ask = task();
     ask.activity = codaris_policy::Activity::Ask;
-    let mut conversation = Conversation::default();
-    run_turn(
-        &mut conversation,
-        "what is here?",
-        &ask,
-        &provider,
-        &host,
-        &config(),
-    )
-    .await;
+    play_on(&host, script, "what is here?", &ask).await;
     let allowlist: Vec<String> = codaris_policy::ALWAYS_ON
         .iter()
         .filter(|name| {
