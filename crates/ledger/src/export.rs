@@ -95,6 +95,13 @@ impl Ledger {
     }
 }
 
+/// The `type` member of an export line.
+#[derive(Deserialize)]
+struct LineType<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+}
+
 /// Reads an export; a line that does not decode is returned as corrupt, never dropped silently,
 /// and so is an `unreadable` line the export carried.
 pub fn read_export(text: &str) -> (Vec<ExportLine>, Vec<Corrupt>) {
@@ -110,16 +117,13 @@ pub fn read_export(text: &str) -> (Vec<ExportLine>, Vec<Corrupt>) {
             key: String::new(),
             reason,
         };
-        let value: Result<serde_json::Value, _> = serde_json::from_str(line);
-        let parsed = match value {
+        // The line's `type` first (the rest skipped unread), then the line straight into its
+        // type, with no `serde_json::Value` in between.
+        let kind: Result<LineType, _> = serde_json::from_str(line);
+        let parsed = match kind.as_ref().map(|k| k.kind.as_deref()) {
             // These carry no record, so no `schema` of their own.
-            Ok(value)
-                if matches!(
-                    value.get("type").and_then(|t| t.as_str()),
-                    Some("header" | "link" | "unreadable")
-                ) =>
-            {
-                serde_json::from_value(value).map_err(|e| bad(e.to_string()))
+            Ok(Some("header" | "link" | "unreadable")) => {
+                serde_json::from_str(line).map_err(|e| bad(e.to_string()))
             }
             Ok(_) => decode_value::<ExportLine>(&place, "", line.as_bytes()),
             Err(e) => Err(bad(e.to_string())),

@@ -65,6 +65,8 @@ pub use replay::audit;
 pub use replay::replay;
 pub use sessions::Sessions;
 pub use sessions::Updated;
+pub use store::DEFAULT_CACHE_BYTES;
 pub use store::GrantView;
 pub use store::Ledger;
+pub use store::LedgerOptions;
 pub use tool_state::ToolState;

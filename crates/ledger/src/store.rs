@@ -20,6 +20,7 @@ use crate::record::{
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod handles;
+mod reads;
 mod recover;
 
 use recover::discard_torn_snapshots;
@@ -41,6 +42,25 @@ impl GrantView {
     }
 }
 
+/// How a ledger is opened ([`Ledger::open_with`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LedgerOptions {
+    /// sled's page cache, in bytes. Reads are proportional to what is asked, so a small cache
+    /// serves them; sled's own default (1 GiB) would let a long-running daemon grow to it.
+    pub cache_bytes: u64,
+}
+
+/// The page cache when none is named: 64 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+impl Default for LedgerOptions {
+    fn default() -> Self {
+        Self {
+            cache_bytes: DEFAULT_CACHE_BYTES,
+        }
+    }
+}
+
 /// How long [`Ledger::open`] retries a locked database.
 pub const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 
@@ -50,6 +70,12 @@ pub struct Ledger {
     grants: sled::Tree,
     cards: sled::Tree,
     decisions: sled::Tree,
+    /// The decisions by session and sequence number (see `store/reads.rs`).
+    session_index: sled::Tree,
+    /// Marks of one-time upgrades of the stored layout.
+    meta: sled::Tree,
+    /// What the reads decoded ([`Ledger::records_decoded`]).
+    reads: reads::ReadStats,
     /// The chain's links by sequence number (see `chain.rs`); only ever added to.
     chain: sled::Tree,
     /// Syncs sled's data file whenever the journal is folded into sled, and after every write
@@ -120,10 +146,19 @@ impl Ledger {
     /// dropped, so a lock held by this same process a moment ago is retried for up to
     /// [`LOCK_RETRY`] before it counts as another process's.
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        Self::open_with(path, LedgerOptions::default())
+    }
+
+    /// [`Ledger::open`] with options: the size of sled's page cache.
+    pub fn open_with(path: &Path, options: LedgerOptions) -> Result<Self, LedgerError> {
         let deadline = std::time::Instant::now() + LOCK_RETRY;
         let mut discarded = false;
         let db = loop {
-            match sled::Config::new().path(path).open() {
+            match sled::Config::new()
+                .path(path)
+                .cache_capacity(options.cache_bytes)
+                .open()
+            {
                 Ok(db) => break db,
                 // sled reports a torn snapshot only after taking its lock, so no other process
                 // is writing one; retry once without the torn files.
@@ -156,6 +191,9 @@ impl Ledger {
             grants: db.open_tree("grants")?,
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
+            session_index: db.open_tree(reads::SESSION_INDEX)?,
+            meta: db.open_tree("meta")?,
+            reads: reads::ReadStats::default(),
             chain: db.open_tree("chain")?,
             unreadable: db.open_tree("unreadable")?,
             db,
@@ -169,6 +207,7 @@ impl Ledger {
             order: Mutex::new(()),
         };
         ledger.recover()?;
+        ledger.index_older_decisions()?;
         ledger.appender().tail = ledger.chain_tail()?;
         // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
         // before any id from it is handed out.
@@ -300,7 +339,7 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<GrantRecord>, Vec<Corrupt>), LedgerError> {
-        let (records, mut corrupt) = scan_session(&self.grants, "grants", session_id)?;
+        let (records, mut corrupt) = self.scan_session(&self.grants, "grants", session_id)?;
         corrupt.extend(self.unreadable_lines()?);
         Ok((records, corrupt))
     }
@@ -440,7 +479,7 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<CardRecord>, Vec<Corrupt>), LedgerError> {
-        scan_session(&self.cards, "cards", session_id)
+        self.scan_session(&self.cards, "cards", session_id)
     }
 
     /// Records a dispatch decision; concurrent callers share one commit.
@@ -459,12 +498,17 @@ impl Ledger {
         Ok(record)
     }
 
-    /// Decisions oldest first (of one session when given).
+    /// Decisions oldest first (of one session when given, read through the session index),
+    /// and the records that do not decode. For the newest few, [`Ledger::newest_decisions`]
+    /// reads only those.
     pub fn decisions(
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
-        let (records, mut corrupt) = scan_session(&self.decisions, "decisions", session_id)?;
+        if let Some(session) = session_id {
+            return self.session_decisions(session);
+        }
+        let (records, mut corrupt) = self.scan(&self.decisions, "decisions")?;
         corrupt.extend(self.unreadable_lines()?);
         Ok((records, corrupt))
     }
@@ -595,10 +639,23 @@ impl Ledger {
             };
             batch.insert(pending.key.as_slice(), pending.value.as_slice());
         }
+        let mut index = sled::Batch::default();
+        for pending in queued
+            .iter()
+            .filter(|p| p.replaced.is_none() && p.kind == RecordKind::Decision)
+        {
+            if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
+                index.insert(
+                    reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
+                    sled::IVec::default(),
+                );
+            }
+        }
         let [grants, cards, decisions] = batches;
         self.grants.apply_batch(grants)?;
         self.cards.apply_batch(cards)?;
         self.decisions.apply_batch(decisions)?;
+        self.session_index.apply_batch(index)?;
         self.chain.apply_batch(links)?;
         Ok(())
     }
@@ -662,9 +719,11 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
         key: key.to_owned(),
         reason,
     };
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
-    match value.get("schema").and_then(serde_json::Value::as_u64) {
+    // The header first: a shape newer than this build is refused before it is read as this
+    // build's. It skips the rest of the record without building anything, and the record is
+    // then decoded straight into its type (no `serde_json::Value` in between).
+    let header: Header = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+    match header.schema {
         Some(schema) if schema <= u64::from(SCHEMA) => {}
         Some(schema) => {
             return Err(corrupt(format!(
@@ -673,7 +732,14 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
         }
         None => return Err(corrupt("no schema version".to_owned())),
     }
-    serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))
+    serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))
+}
+
+/// The member every stored record starts its checks with; the others are skipped unread.
+#[derive(serde::Deserialize)]
+struct Header {
+    #[serde(default)]
+    schema: Option<u64>,
 }
 
 fn key_text(key: &[u8]) -> String {
@@ -683,31 +749,37 @@ fn key_text(key: &[u8]) -> String {
     }
 }
 
-/// [`scan`], keeping only one session's records when `session_id` is given.
-fn scan_session<T: DeserializeOwned + SessionScoped>(
-    tree: &sled::Tree,
-    place: &str,
-    session_id: Option<&str>,
-) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
-    let (mut records, corrupt) = scan::<T>(tree, place)?;
-    if let Some(session) = session_id {
-        records.retain(|r| r.session_id() == session);
-    }
-    Ok((records, corrupt))
-}
-
-fn scan<T: DeserializeOwned>(
-    tree: &sled::Tree,
-    place: &str,
-) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
-    let mut records = Vec::new();
-    let mut corrupt = Vec::new();
-    for entry in tree.iter() {
-        let (key, bytes) = entry?;
-        match decode_value(place, &key_text(&key), &bytes) {
-            Ok(record) => records.push(record),
-            Err(bad) => corrupt.push(bad),
+impl Ledger {
+    /// [`Ledger::scan`], keeping only one session's records when `session_id` is given.
+    fn scan_session<T: DeserializeOwned + SessionScoped>(
+        &self,
+        tree: &sled::Tree,
+        place: &str,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
+        let (mut records, corrupt) = self.scan::<T>(tree, place)?;
+        if let Some(session) = session_id {
+            records.retain(|r| r.session_id() == session);
         }
+        Ok((records, corrupt))
     }
-    Ok((records, corrupt))
+
+    /// Every record of a tree in key order, and those that do not decode.
+    fn scan<T: DeserializeOwned>(
+        &self,
+        tree: &sled::Tree,
+        place: &str,
+    ) -> Result<(Vec<T>, Vec<Corrupt>), LedgerError> {
+        let mut records = Vec::new();
+        let mut corrupt = Vec::new();
+        for entry in tree.iter() {
+            let (key, bytes) = entry?;
+            self.reads.count(1);
+            match decode_value(place, &key_text(&key), &bytes) {
+                Ok(record) => records.push(record),
+                Err(bad) => corrupt.push(bad),
+            }
+        }
+        Ok((records, corrupt))
+    }
 }

@@ -56,6 +56,10 @@ impl Ledger {
             ExportLine::Decision(record) => {
                 self.decisions
                     .insert(record.seq.to_be_bytes(), encode(&*record)?)?;
+                self.session_index.insert(
+                    super::reads::session_key(&record.session_id, record.seq),
+                    sled::IVec::default(),
+                )?;
             }
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => {}
         }

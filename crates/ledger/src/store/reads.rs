@@ -1,0 +1,262 @@
+//! Reads proportional to the answer: the newest decisions, of the whole ledger or of one
+//! session, read from the end of their trees and stopped after the `n` asked for.
+//!
+//! The decisions tree is keyed by each decision's sequence number in big-endian bytes (as it
+//! always was), so key order is number order and iterating it backwards gives the newest first.
+//! The `decision_sessions` tree indexes it by session: its key is the session id, a `0` byte,
+//! and the sequence number in big-endian bytes, with an empty value, so one session's keys are
+//! one contiguous range, in number order. The index is written with each decision (in the same
+//! place of the commit, and again when a journal line is replayed at open); a ledger written
+//! before it existed is indexed once, at its first open by this build (see [`INDEXED`]).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+
+use super::{Ledger, decode_value, key_text};
+use crate::error::{Corrupt, LedgerError};
+use crate::record::DecisionRecord;
+
+/// The tree of the session index.
+pub(super) const SESSION_INDEX: &str = "decision_sessions";
+
+/// The key in the `meta` tree saying the session index covers every decision: set once the
+/// decisions of an older ledger were indexed, so that the scan runs once.
+pub(super) const INDEXED: &[u8] = b"decision_sessions_indexed";
+
+/// How many stored records the ledger's reads have decoded since it opened; tests read it to
+/// show a read touched only what it returned.
+#[derive(Debug, Default)]
+pub(super) struct ReadStats {
+    pub(super) decoded: AtomicU64,
+}
+
+impl ReadStats {
+    pub(super) fn count(&self, records: u64) {
+        self.decoded.fetch_add(records, Ordering::Relaxed);
+    }
+}
+
+/// The session index's key of a decision.
+pub(super) fn session_key(session_id: &str, seq: u64) -> Vec<u8> {
+    let mut key = session_prefix(session_id);
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+fn session_prefix(session_id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(session_id.len() + 9);
+    key.extend_from_slice(session_id.as_bytes());
+    key.push(0);
+    key
+}
+
+/// The sequence number at the end of an index key.
+fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
+    key.len()
+        .checked_sub(8)
+        .and_then(|at| <[u8; 8]>::try_from(&key[at..]).ok())
+}
+
+/// Only the session of a stored decision, for indexing one written before the index.
+#[derive(Deserialize)]
+struct SessionOf {
+    session_id: String,
+}
+
+impl Ledger {
+    /// The newest `n` decisions (of one session when given), newest first, and the records met
+    /// on the way that do not decode (they are not counted in `n`), with the journal lines that
+    /// did not decode. Reads `n` records, not the ledger: the whole ledger backwards from its
+    /// last key, or one session's range of the index backwards.
+    pub fn newest_decisions(
+        &self,
+        session_id: Option<&str>,
+        n: usize,
+    ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
+        let mut records = Vec::with_capacity(n.min(1024));
+        let mut corrupt = self.unreadable_lines()?;
+        if n == 0 {
+            return Ok((records, corrupt));
+        }
+        match session_id {
+            None => {
+                for entry in self.decisions.iter().rev() {
+                    let (key, bytes) = entry?;
+                    match self.decode_decision(&key, &bytes) {
+                        Ok(record) => records.push(record),
+                        Err(bad) => corrupt.push(bad),
+                    }
+                    if records.len() == n {
+                        break;
+                    }
+                }
+            }
+            Some(session) => {
+                for entry in self
+                    .session_index
+                    .scan_prefix(session_prefix(session))
+                    .rev()
+                {
+                    let (key, _) = entry?;
+                    let Some(record) = self.indexed_decision(&key, session, &mut corrupt)? else {
+                        continue;
+                    };
+                    records.push(record);
+                    if records.len() == n {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok((records, corrupt))
+    }
+
+    /// One session's decisions oldest first, through the index; the records that do not
+    /// decode, and the journal lines that did not.
+    pub(super) fn session_decisions(
+        &self,
+        session_id: &str,
+    ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
+        let mut records = Vec::new();
+        let mut corrupt = Vec::new();
+        for entry in self.session_index.scan_prefix(session_prefix(session_id)) {
+            let (key, _) = entry?;
+            if let Some(record) = self.indexed_decision(&key, session_id, &mut corrupt)? {
+                records.push(record);
+            }
+        }
+        corrupt.extend(self.unreadable_lines()?);
+        Ok((records, corrupt))
+    }
+
+    /// The decision an index key names, when it is there, decodes, and is the session's (a
+    /// session id holding a `0` byte could share another's prefix: it is checked, not trusted).
+    fn indexed_decision(
+        &self,
+        key: &[u8],
+        session_id: &str,
+        corrupt: &mut Vec<Corrupt>,
+    ) -> Result<Option<DecisionRecord>, LedgerError> {
+        let Some(seq) = seq_of(key) else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.decisions.get(seq)? else {
+            return Ok(None);
+        };
+        match self.decode_decision(&seq, &bytes) {
+            Ok(record) if record.session_id == session_id => Ok(Some(record)),
+            Ok(_) => Ok(None),
+            Err(bad) => {
+                corrupt.push(bad);
+                Ok(None)
+            }
+        }
+    }
+
+    fn decode_decision(&self, key: &[u8], bytes: &[u8]) -> Result<DecisionRecord, Corrupt> {
+        self.reads.count(1);
+        decode_value("decisions", &key_text(key), bytes)
+    }
+
+    /// How many stored records (decisions, grants, cards) this ledger's reads have decoded
+    /// since it opened. For tests and benchmarks: a read of the newest `n` decodes `n`.
+    pub fn records_decoded(&self) -> u64 {
+        self.reads.decoded.load(Ordering::Relaxed)
+    }
+
+    /// Indexes the decisions of a ledger written before the session index, once: afterwards
+    /// every decision is indexed as it is stored. Idempotent, so a crash before the mark is
+    /// durable only means indexing again. A decision that does not decode is left out of the
+    /// index (every full read reports it).
+    pub(super) fn index_older_decisions(&self) -> Result<(), LedgerError> {
+        if self.meta.get(INDEXED)?.is_some() {
+            return Ok(());
+        }
+        let mut batch = sled::Batch::default();
+        for entry in self.decisions.iter() {
+            let (key, bytes) = entry?;
+            let Ok(seq) = <[u8; 8]>::try_from(key.as_ref()) else {
+                continue;
+            };
+            if let Ok(of) = serde_json::from_slice::<SessionOf>(&bytes) {
+                batch.insert(
+                    session_key(&of.session_id, u64::from_be_bytes(seq)),
+                    sled::IVec::default(),
+                );
+            }
+        }
+        self.session_index.apply_batch(batch)?;
+        self.meta.insert(INDEXED, &[1u8])?;
+        self.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::INDEXED;
+    use crate::{DecisionRecord, Ledger};
+    use codaris_policy::{Request, Task};
+    use pretty_assertions::assert_eq;
+
+    fn decision(session: &str) -> DecisionRecord {
+        let request = Request {
+            tool: "read_file".to_owned(),
+            args: serde_json::json!({"path": "a.txt"}),
+            task: Task::new("/w/proj"),
+            grants: Vec::new(),
+            spec: None,
+        };
+        let decision = request.evaluate();
+        DecisionRecord {
+            schema: 0,
+            seq: 0,
+            session_id: session.to_owned(),
+            decided_at_ms: 1,
+            policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            request,
+            decision,
+        }
+    }
+
+    /// A ledger written before the session index (its decisions tree only, no mark) is
+    /// indexed at its first open, once.
+    #[test]
+    fn a_ledger_from_before_the_index_is_indexed_once_at_open() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("ledger");
+        let seqs: Vec<u64> = {
+            let ledger = Ledger::open(&path).unwrap();
+            let seqs = ["s1", "s2", "s1", "s1"]
+                .iter()
+                .map(|s| ledger.append_decision(decision(s)).unwrap().seq)
+                .collect();
+            // As an older build left it.
+            ledger.session_index.clear().unwrap();
+            ledger.meta.remove(INDEXED).unwrap();
+            ledger.flush().unwrap();
+            assert!(ledger.newest_decisions(Some("s1"), 9).unwrap().0.is_empty());
+            seqs
+        };
+        let ledger = Ledger::open(&path).unwrap();
+        assert!(ledger.meta.get(INDEXED).unwrap().is_some());
+        let (newest, _) = ledger.newest_decisions(Some("s1"), 9).unwrap();
+        let got: Vec<u64> = newest.iter().map(|r| r.seq).collect();
+        assert_eq!(got, vec![seqs[3], seqs[2], seqs[0]]);
+    }
+
+    /// A record of a newer shape is refused by its header before it is read as this build's.
+    #[test]
+    fn a_newer_schema_is_refused_by_the_header_check() {
+        let bytes = br#"{"schema": 99, "seq": 1}"#;
+        let refused = super::decode_value::<DecisionRecord>("decisions", "1", bytes);
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|bad| bad.reason.contains("schema 99 is newer")),
+            "{refused:?}"
+        );
+        let missing = super::decode_value::<DecisionRecord>("decisions", "1", b"{\"seq\": 1}");
+        assert!(missing.is_err_and(|bad| bad.reason == "no schema version"));
+    }
+}
