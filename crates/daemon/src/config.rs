@@ -39,7 +39,16 @@ pub struct DaemonToml {
     pub detach_grace_seconds: Option<u64>,
     /// How long a permission card waits for its answer before it grants nothing.
     pub card_timeout_seconds: Option<u64>,
+    /// The ledger's sled page cache, in MiB (default [`DEFAULT_LEDGER_CACHE_MB`]).
+    pub ledger_cache_mb: Option<u64>,
 }
+
+/// The ledger's page cache when `daemon.ledger_cache_mb` is unset: reads stay proportional to
+/// what is asked, so a small cache serves them; sled's own default would be 1 GiB.
+pub const DEFAULT_LEDGER_CACHE_MB: u64 = 64;
+
+/// The largest `daemon.ledger_cache_mb` accepted (64 GiB): anything above is a typo.
+pub const MAX_LEDGER_CACHE_MB: u64 = 64 * 1024;
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -147,6 +156,8 @@ pub struct Config {
     pub card_timeout: std::time::Duration,
     /// How long a turn with no client attached runs on before it is cancelled.
     pub detach_grace: std::time::Duration,
+    /// `daemon.ledger_cache_mb`, in bytes: the ledger's sled page cache.
+    pub ledger_cache_bytes: u64,
     /// `tools.output_limits`: bytes and lines of a tool result the model sees (64 KiB, 2000).
     pub output_max_bytes: usize,
     pub output_max_lines: usize,
@@ -435,6 +446,17 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     let detach_grace =
         std::time::Duration::from_secs(daemon_toml.detach_grace_seconds.unwrap_or(10));
 
+    let ledger_cache_mb = match daemon_toml.ledger_cache_mb {
+        None => DEFAULT_LEDGER_CACHE_MB,
+        Some(mb @ 1..=MAX_LEDGER_CACHE_MB) => mb,
+        Some(mb) => {
+            return Err(ConfigError::Invalid {
+                key: origin("daemon.ledger_cache_mb"),
+                reason: format!("must be from 1 to {MAX_LEDGER_CACHE_MB} (MiB), not {mb}"),
+            });
+        }
+    };
+
     let listen = match flags.listen {
         Some(addr) => Some(loopback("--listen", &addr)?),
         None => match toml.daemon.and_then(|d| d.listen) {
@@ -453,6 +475,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         listen,
         card_timeout,
         detach_grace,
+        ledger_cache_bytes: ledger_cache_mb * 1024 * 1024,
         output_max_bytes,
         output_max_lines,
         http_allowlist,

@@ -44,6 +44,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
             detach_grace: std::time::Duration::from_secs(10),
+            ledger_cache_bytes: 64 * 1024 * 1024,
             output_max_bytes: 64 * 1024,
             output_max_lines: 2000,
             http_allowlist: Vec::new(),
@@ -160,6 +161,33 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         assert!(message.contains(key), "{text:?} gave {message:?}");
         assert!(message.contains("/etc/codaris/config.toml"), "{message}");
     }
+    Ok(())
+}
+
+#[test]
+fn the_ledger_cache_size_is_read_and_a_bad_one_refused_in_one_line() -> Result<(), ConfigError> {
+    let config = resolve(with_file("[daemon]\nledger_cache_mb = 16\n")?)?;
+    assert_eq!(config.ledger_cache_bytes, 16 * 1024 * 1024);
+    for text in [
+        "[daemon]\nledger_cache_mb = 0\n",
+        "[daemon]\nledger_cache_mb = 10000000\n",
+    ] {
+        let message = resolve(with_file(text)?)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            message.contains("daemon.ledger_cache_mb") && message.contains("must be from 1 to"),
+            "{text:?} gave {message:?}"
+        );
+        assert!(!message.contains('\n'), "not one line: {message:?}");
+    }
+    // Not a number: refused while reading the file, naming the key.
+    let message = with_file("[daemon]\nledger_cache_mb = \"64MB\"\n")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(message.contains("ledger_cache_mb"), "{message}");
     Ok(())
 }
 

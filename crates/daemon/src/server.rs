@@ -37,7 +37,12 @@ pub async fn serve(
     let layout = claim.layout().clone();
     let config = Arc::new(config);
 
-    let ledger = Arc::new(Ledger::open(&layout.ledger())?);
+    let ledger = Arc::new(Ledger::open_with(
+        &layout.ledger(),
+        codaris_ledger::LedgerOptions {
+            cache_bytes: config.ledger_cache_bytes,
+        },
+    )?);
     let sessions = SessionStore::open(ledger.clone(), &layout.sessions()).map_err(|err| {
         StartError::StateDir {
             path: layout.sessions(),

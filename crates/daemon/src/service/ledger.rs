@@ -69,14 +69,10 @@ impl ledger_server::Ledger for LedgerService {
         };
         let decisions = blocking(move || {
             let session = (!request.session_id.is_empty()).then_some(request.session_id);
-            let (records, corrupt) = ledger.decisions(session.as_deref())?;
+            // Reads the `limit` newest and no more, however long the ledger.
+            let (records, corrupt) = ledger.newest_decisions(session.as_deref(), limit)?;
             report(&corrupt);
-            Ok(records
-                .iter()
-                .rev()
-                .take(limit)
-                .map(decision_record_wire)
-                .collect())
+            Ok(records.iter().map(decision_record_wire).collect())
         })
         .await?;
         Ok(Response::new(v1::ListDecisionsResponse { decisions }))
