@@ -6,7 +6,7 @@
 //! is being ended cannot write it back as active, and two changes never lose one another.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use codaris_agent::ProviderChoice;
@@ -67,16 +67,50 @@ pub struct SessionStore {
     records: Sessions<SessionRecord>,
     conversations: Conversations,
     sessions_dir: PathBuf,
+    /// How many sessions there are and how many are active, counted once at open and kept
+    /// exact by the calls that change them (see [`Counts`]); shared by every clone.
+    counts: Arc<Mutex<Counts>>,
+}
+
+/// The status line's session counts, so `Status` reads two numbers instead of decoding every
+/// session record.
+///
+/// Counted from the records once when the store opens (a restart recounts, so nothing has to
+/// be kept on disk in step with them), then changed only by this store: `create` adds an
+/// active session once its record is durable, and ending one moves it from active exactly
+/// once, because only the compare-and-swap that changed it from active to ended counts it.
+/// A record that does not decode is in neither count, as in [`SessionStore::list`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Counts {
+    active: usize,
+    total: usize,
 }
 
 impl SessionStore {
     pub fn open(ledger: Arc<Ledger>, sessions_dir: &Path) -> Result<Self, DaemonError> {
+        let records: Sessions<SessionRecord> = ledger.sessions()?;
+        let (listed, corrupt) = records.list()?;
+        for bad in &corrupt {
+            tracing::warn!(%bad, "a session record does not decode; it is not counted");
+        }
+        let counts = Counts {
+            active: listed
+                .iter()
+                .filter(|s| s.state == SessionState::Active)
+                .count(),
+            total: listed.len(),
+        };
         Ok(Self {
-            records: ledger.sessions()?,
+            records,
             conversations: ledger.conversations(),
             ledger,
             sessions_dir: sessions_dir.to_path_buf(),
+            counts: Arc::new(Mutex::new(counts)),
         })
+    }
+
+    fn recount(&self, change: impl FnOnce(&mut Counts)) {
+        change(&mut self.counts.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
     /// Creates the record and the workspace `sessions/<id>/` (0700).
@@ -103,6 +137,10 @@ impl SessionStore {
             turns: 0,
         };
         self.records.insert_new(&id, &record)?;
+        self.recount(|c| {
+            c.active += 1;
+            c.total += 1;
+        });
         Ok(record)
     }
 
@@ -142,13 +180,17 @@ impl SessionStore {
 
     fn ending(&self, id: &str) -> Result<(SessionRecord, bool), DaemonError> {
         let at_ms = now_ms();
-        self.update(id, |record| {
+        let (record, ended_here) = self.update(id, |record| {
             (record.state == SessionState::Active).then(|| SessionRecord {
                 state: SessionState::Ended,
                 ended_at_ms: Some(at_ms),
                 ..record.clone()
             })
-        })
+        })?;
+        if ended_here {
+            self.recount(|c| c.active = c.active.saturating_sub(1));
+        }
+        Ok((record, ended_here))
     }
 
     /// Moves the session's working directory (into a worktree).
@@ -174,14 +216,10 @@ impl SessionStore {
         Ok(record.turns)
     }
 
-    /// (active, total) counts for the status line.
+    /// (active, total) counts for the status line, without reading a record ([`Counts`]).
     pub fn counts(&self) -> Result<(u32, u32), DaemonError> {
-        let sessions = self.list(true)?;
-        let active = sessions
-            .iter()
-            .filter(|s| s.state == SessionState::Active)
-            .count();
-        Ok((saturate(active), saturate(sessions.len())))
+        let counts = *self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok((saturate(counts.active), saturate(counts.total)))
     }
 
     /// Saves the session's conversation, replacing the one before; durable when it returns.
@@ -287,6 +325,53 @@ mod tests {
         assert_eq!(store.end(&a.id)?, ended);
         assert_eq!(store.list(false)?, vec![b]);
         assert_eq!(store.counts()?, (1, 2));
+        Ok(())
+    }
+
+    /// `Status` reads counters, not records: they stay exact through creates, ends (ending
+    /// twice, or racing to end, counts once) and a reopen, which counts from the records.
+    #[test]
+    fn counts_are_exact_after_creates_ends_and_a_reopen() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let temp = tempfile::tempdir()?;
+        let path = temp.path().join("ledger");
+        let ids = {
+            let store = SessionStore::open(Arc::new(Ledger::open(&path)?), &temp.path().join("s"))?;
+            assert_eq!(store.counts()?, (0, 0));
+            let ids: Vec<String> = (0..6)
+                .map(|_| store.create(new_session()).map(|s| s.id))
+                .collect::<Result<_, _>>()?;
+            assert_eq!(store.counts()?, (6, 6));
+            store.end(&ids[0])?;
+            store.end(&ids[0])?;
+            assert_eq!(store.end_if_active(&ids[0])?, None);
+            assert_eq!(store.counts()?, (5, 6));
+            // Four threads race to end the same two sessions, through clones of the store.
+            std::thread::scope(|scope| {
+                for _ in 0..4 {
+                    let (store, ids) = (store.clone(), &ids);
+                    scope.spawn(move || {
+                        for id in &ids[1..3] {
+                            let _ = store.end_if_active(id);
+                        }
+                    });
+                }
+            });
+            store.count_turn(&ids[3])?;
+            assert_eq!(store.counts()?, (3, 6));
+            ids
+        };
+        let store = SessionStore::open(Arc::new(Ledger::open(&path)?), &temp.path().join("s"))?;
+        assert_eq!(store.counts()?, (3, 6));
+        store.end(&ids[5])?;
+        store.create(new_session())?;
+        let listed = store.list(true)?;
+        let active = listed
+            .iter()
+            .filter(|s| s.state == SessionState::Active)
+            .count();
+        assert_eq!(store.counts()?, (saturate(active), saturate(listed.len())));
+        assert_eq!(store.counts()?, (3, 7));
         Ok(())
     }
 
