@@ -48,6 +48,9 @@ const FIELDS: [Field; FIELD_COUNT] = [
     },
 ];
 
+/// The bit of a document's flags set when the entry is switched on.
+pub(crate) const ENABLED: u8 = 0b1_0000;
+
 /// BM25 saturation: how quickly repeats of a word stop adding to its score.
 const K1: f32 = 1.2;
 
@@ -70,6 +73,9 @@ pub(crate) struct Posting {
 pub struct Index {
     /// Entries sorted by name, so that a document number orders like its name.
     pub(crate) entries: Vec<Entry>,
+    /// Per document, [`ENABLED`] and its kind's bit ([`Kind::bit`](crate::Kind)): what a search
+    /// filters by, one byte beside the scores instead of a load of the entry.
+    pub(crate) flags: Vec<u8>,
     /// Lowercase full name -> document.
     pub(crate) names: HashMap<String, u32, Fnv>,
     /// Lowercase tool part of an MCP name (after `__`) -> documents.
@@ -344,6 +350,10 @@ impl Index {
 
         index.synonyms = synonym_table(&index.terms);
         index.speller = Speller::build(spelled);
+        index.flags = entries
+            .iter()
+            .map(|e| e.kind.bit() | if e.enabled { ENABLED } else { 0 })
+            .collect();
         index.entries = entries;
         index
     }
@@ -378,6 +388,15 @@ impl Index {
     /// The inverse document frequency of a term.
     pub(crate) fn idf(&self, term: u32) -> f32 {
         self.idf.get(term as usize).copied().unwrap_or(0.0)
+    }
+
+    /// Whether document `doc` is switched on and of a kind in `mask` ([`KindFilter::mask`]).
+    ///
+    /// [`KindFilter::mask`]: crate::KindFilter
+    pub(crate) fn admits(&self, doc: u32, mask: u8) -> bool {
+        self.flags
+            .get(doc as usize)
+            .is_some_and(|&f| f & ENABLED != 0 && f & mask != 0)
     }
 
     /// The postings of a term.
