@@ -135,10 +135,12 @@ fn main() {
         let tv_build = median_build(builds.min(3), || Reference::build(&entries));
         let index = Index::build(entries.clone());
         let reference = Reference::build(&entries);
-        let rounds = match n {
-            ..=1_000 => 40,
-            ..=10_000 => 15,
-            _ => 5,
+        let rounds = if n <= 1_000 {
+            40
+        } else if n <= 10_000 {
+            15
+        } else {
+            5
         };
         let mut searcher = Searcher::new();
         let mut ours = Vec::with_capacity(rounds * queries.len());
