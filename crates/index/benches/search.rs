@@ -1,10 +1,7 @@
 //! Speed and memory of the index at 10,000 tools, next to the plain BM25 baseline.
 //!
-//! The 10,000 entries are grown from the evaluation catalogue: every real entry is repeated
-//! under numbered copies of its server (`github_7__search_issues`), and each copy's description
-//! gains the first sentence of another entry, so the vocabulary and the posting lists grow the
-//! way a large registry's would rather than just repeating. The queries are the evaluation
-//! queries. Besides criterion's medians, the run prints query-latency percentiles (p50, p99),
+//! The 10,000 entries are the shared corpus grown from the evaluation catalogue (see `corpus`);
+//! the queries are the evaluation queries. Besides criterion's medians, the run prints query-latency percentiles (p50, p99),
 //! the build time, and the heap the index holds, measured with a counting allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -12,9 +9,11 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use codaris_index::{Bm25, Entry, Index, KindFilter, SearchRequest, Searcher, parse_catalog};
-use codaris_index::{QueryLine, parse_queries};
+use codaris_index::{Bm25, Index, KindFilter, QueryLine, SearchRequest, Searcher};
+use corpus::{grown, queries};
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+
+mod corpus;
 
 /// Counts the bytes currently allocated, so the index's heap can be measured, not estimated.
 struct Counting;
@@ -50,62 +49,6 @@ unsafe impl GlobalAlloc for Counting {
 static ALLOCATOR: Counting = Counting;
 
 const TOOLS: usize = 10_000;
-
-fn catalogue() -> Vec<Entry> {
-    match parse_catalog(include_str!("../eval/catalog.jsonl")) {
-        Ok(entries) => entries,
-        Err(e) => {
-            eprintln!("the evaluation catalogue does not parse: {e}");
-            std::process::exit(1)
-        }
-    }
-}
-
-fn queries() -> Vec<QueryLine> {
-    let mut all = Vec::new();
-    for text in [
-        include_str!("../eval/queries.jsonl"),
-        include_str!("../eval/holdout.jsonl"),
-    ] {
-        match parse_queries(text) {
-            Ok(q) => all.extend(q),
-            Err(e) => {
-                eprintln!("the evaluation queries do not parse: {e}");
-                std::process::exit(1)
-            }
-        }
-    }
-    all
-}
-
-/// Grows the real catalogue to `n` entries (see the module comment).
-fn grown(n: usize) -> Vec<Entry> {
-    let real = catalogue();
-    let first_sentence = |e: &Entry| {
-        e.description
-            .split_terminator(['.', ';'])
-            .next()
-            .unwrap_or("")
-            .to_owned()
-    };
-    (0..n)
-        .map(|i| {
-            let copy = i / real.len();
-            let mut entry = real[i % real.len()].clone();
-            if copy > 0 {
-                let other = &real[(i * 7 + copy * 13) % real.len()];
-                let (server, tool) = match entry.name.split_once("__") {
-                    Some((s, t)) => (s.to_owned(), t.to_owned()),
-                    None => ("builtin".to_owned(), entry.name.clone()),
-                };
-                entry.name = format!("{server}_{copy}__{tool}");
-                entry.server = Some(format!("{server}_{copy}"));
-                entry.description = format!("{} {}.", entry.description, first_sentence(other));
-            }
-            entry
-        })
-        .collect()
-}
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;

@@ -38,6 +38,16 @@ impl Kind {
     pub fn is_tool(self) -> bool {
         matches!(self, Kind::Core | Kind::Mcp)
     }
+
+    /// This kind's bit in a document's flags byte (see [`KindFilter::mask`]).
+    pub(crate) fn bit(self) -> u8 {
+        match self {
+            Kind::Core => 1,
+            Kind::Mcp => 2,
+            Kind::Skill => 4,
+            Kind::Reference => 8,
+        }
+    }
 }
 
 impl fmt::Display for Kind {
@@ -91,6 +101,19 @@ impl KindFilter {
             KindFilter::Mcp => kind == Kind::Mcp,
             KindFilter::Skill => kind == Kind::Skill,
             KindFilter::Reference => kind == Kind::Reference,
+        }
+    }
+
+    /// The kind bits ([`Kind::bit`]) this filter admits, so a search filters a document by one
+    /// byte instead of loading its entry. Agrees with [`KindFilter::admits`] (tested).
+    pub(crate) fn mask(self) -> u8 {
+        match self {
+            KindFilter::Any => 0b1111,
+            KindFilter::Tool => Kind::Core.bit() | Kind::Mcp.bit(),
+            KindFilter::Core => Kind::Core.bit(),
+            KindFilter::Mcp => Kind::Mcp.bit(),
+            KindFilter::Skill => Kind::Skill.bit(),
+            KindFilter::Reference => Kind::Reference.bit(),
         }
     }
 
@@ -185,4 +208,31 @@ pub struct Server {
     pub name: String,
     /// Words that describe the whole server.
     pub keywords: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filters_mask_admits_exactly_the_kinds_it_admits() {
+        let kinds = [Kind::Core, Kind::Mcp, Kind::Skill, Kind::Reference];
+        let filters = [
+            KindFilter::Any,
+            KindFilter::Tool,
+            KindFilter::Core,
+            KindFilter::Mcp,
+            KindFilter::Skill,
+            KindFilter::Reference,
+        ];
+        for filter in filters {
+            for kind in kinds {
+                assert_eq!(
+                    filter.mask() & kind.bit() != 0,
+                    filter.admits(kind),
+                    "{filter} {kind}"
+                );
+            }
+        }
+    }
 }

@@ -48,6 +48,9 @@ const FIELDS: [Field; FIELD_COUNT] = [
     },
 ];
 
+/// The bit of a document's flags set when the entry is switched on.
+pub(crate) const ENABLED: u8 = 0b1_0000;
+
 /// BM25 saturation: how quickly repeats of a word stop adding to its score.
 const K1: f32 = 1.2;
 
@@ -70,6 +73,9 @@ pub(crate) struct Posting {
 pub struct Index {
     /// Entries sorted by name, so that a document number orders like its name.
     pub(crate) entries: Vec<Entry>,
+    /// Per document, [`ENABLED`] and its kind's bit ([`Kind::bit`](crate::Kind)): what a search
+    /// filters by, one byte beside the scores instead of a load of the entry.
+    pub(crate) flags: Vec<u8>,
     /// Lowercase full name -> document.
     pub(crate) names: HashMap<String, u32, Fnv>,
     /// Lowercase tool part of an MCP name (after `__`) -> documents.
@@ -99,30 +105,8 @@ impl Index {
     /// The result does not depend on the order of `entries` or `servers`: entries are sorted by
     /// name, and of two entries with the same name the one that sorts first by its other fields
     /// is kept.
-    pub fn build_with_servers(mut entries: Vec<Entry>, servers: &[Server]) -> Index {
-        entries.sort_by(|a, b| {
-            (
-                &a.name,
-                a.kind,
-                &a.server,
-                &a.description,
-                &a.keywords,
-                &a.args,
-                &a.slash,
-            )
-                .cmp(&(
-                    &b.name,
-                    b.kind,
-                    &b.server,
-                    &b.description,
-                    &b.keywords,
-                    &b.args,
-                    &b.slash,
-                ))
-                .then(a.enabled.cmp(&b.enabled))
-                .then(a.path.cmp(&b.path))
-        });
-        entries.dedup_by(|later, first| later.name == first.name);
+    pub fn build_with_servers(entries: Vec<Entry>, servers: &[Server]) -> Index {
+        let entries = in_name_order(entries);
 
         let mut server_words: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for server in servers {
@@ -344,6 +328,10 @@ impl Index {
 
         index.synonyms = synonym_table(&index.terms);
         index.speller = Speller::build(spelled);
+        index.flags = entries
+            .iter()
+            .map(|e| e.kind.bit() | if e.enabled { ENABLED } else { 0 })
+            .collect();
         index.entries = entries;
         index
     }
@@ -380,10 +368,56 @@ impl Index {
         self.idf.get(term as usize).copied().unwrap_or(0.0)
     }
 
+    /// Whether document `doc` is switched on and of a kind in `mask` ([`KindFilter::mask`]).
+    ///
+    /// [`KindFilter::mask`]: crate::KindFilter
+    pub(crate) fn admits(&self, doc: u32, mask: u8) -> bool {
+        self.flags
+            .get(doc as usize)
+            .is_some_and(|&f| f & ENABLED != 0 && f & mask != 0)
+    }
+
     /// The postings of a term.
     pub(crate) fn postings(&self, term: u32) -> &[Posting] {
         self.postings.get(term as usize).map_or(&[], Vec::as_slice)
     }
+}
+
+/// The entries sorted by name, one per name: of two with the same name, the one that sorts
+/// first by its other fields. Sorts their numbers rather than the entries, so a sort moves four
+/// bytes instead of a whole entry, and compares the other fields only when names tie.
+fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
+    let mut order: Vec<u32> = (0..entries.len() as u32).collect();
+    let at = |i: u32| &entries[i as usize];
+    order.sort_by(|&a, &b| {
+        let (a, b) = (at(a), at(b));
+        a.name.cmp(&b.name).then_with(|| {
+            (
+                a.kind,
+                &a.server,
+                &a.description,
+                &a.keywords,
+                &a.args,
+                &a.slash,
+            )
+                .cmp(&(
+                    b.kind,
+                    &b.server,
+                    &b.description,
+                    &b.keywords,
+                    &b.args,
+                    &b.slash,
+                ))
+                .then(a.enabled.cmp(&b.enabled))
+                .then(a.path.cmp(&b.path))
+        })
+    });
+    order.dedup_by(|later, first| at(*later).name == at(*first).name);
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i as usize).and_then(Option::take))
+        .collect()
 }
 
 /// One distinct word met while building.

@@ -71,6 +71,7 @@ impl Index {
             + postings
             + synonyms
             + self.idf.capacity() * 4
+            + self.flags.capacity()
             + self.speller.heap_bytes()
     }
 }

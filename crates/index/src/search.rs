@@ -1,6 +1,9 @@
 //! Answering one `search_tools` call: the query's words, what each may stand for, the scores,
 //! the filters, and the hits in order.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use nucleo_matcher::Matcher;
 
 use crate::closest::closest_names;
@@ -42,6 +45,10 @@ pub struct Searcher {
     best_name: Vec<f32>,
     touched: Vec<u32>,
     word_touched: Vec<u32>,
+    /// Per document: its exact-name tier for this query (0 for none), and the documents that
+    /// have one, so a touched document's tier is one read rather than a scan of a list.
+    tier: Vec<u8>,
+    tiered: Vec<u32>,
     corrections: Vec<Correction>,
 }
 
@@ -74,22 +81,21 @@ impl Searcher {
         self.best_name.resize(n, 0.0);
         self.named.resize(n, 0.0);
 
-        let tiers = exact_tiers(index, query);
+        self.tier.resize(n, 0);
+        self.mark_tiers(index, query);
         let groups = self.query_words(index, query);
         let group_count = groups.len().max(1) as f32;
         for alternatives in &groups {
             self.score_word(index, alternatives);
         }
 
-        let admitted = |doc: u32| {
-            index
-                .entries
-                .get(doc as usize)
-                .is_some_and(|e| e.enabled && request.kind.admits(e.kind))
-        };
-        let mut ranked: Vec<(u8, f32, u32)> = Vec::with_capacity(self.touched.len());
+        // A limit of 0 would turn every search into "no hit"; at least one hit is returned.
+        let limit = request.limit.max(1);
+        let keep = limit.saturating_add(request.withheld.len());
+        let mask = request.kind.mask();
+        let mut top = TopK::new(keep);
         for &doc in &self.touched {
-            if !admitted(doc) {
+            if !index.admits(doc, mask) {
                 continue;
             }
             let i = doc as usize;
@@ -97,34 +103,29 @@ impl Searcher {
             let named = self.named[i].min(1.0);
             let score =
                 self.scores[i] * (1.0 - COVERAGE + COVERAGE * cover) * (1.0 + NAME_BONUS * named);
-            let tier = tiers.iter().find(|(d, _)| *d == doc).map_or(0, |t| t.1);
-            ranked.push((tier, score, doc));
+            top.offer(Ranked {
+                tier: self.tier[i],
+                score,
+                doc,
+            });
         }
-        for &(doc, tier) in &tiers {
-            if admitted(doc) && self.scores[doc as usize] == 0.0 {
-                ranked.push((tier, 0.0, doc));
+        for &doc in &self.tiered {
+            if index.admits(doc, mask) && self.scores[doc as usize] == 0.0 {
+                top.offer(Ranked {
+                    tier: self.tier[doc as usize],
+                    score: 0.0,
+                    doc,
+                });
             }
         }
         self.reset();
-
-        // Best tier, then best score, then name (document order is name order).
-        let order = |a: &(u8, f32, u32), b: &(u8, f32, u32)| {
-            b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2))
-        };
-        // A limit of 0 would turn every search into "no hit"; at least one hit is returned.
-        let limit = request.limit.max(1);
-        let keep = limit.saturating_add(request.withheld.len());
-        if ranked.len() > keep && keep > 0 {
-            ranked.select_nth_unstable_by(keep - 1, order);
-            ranked.truncate(keep);
-        }
-        ranked.sort_unstable_by(order);
+        let ranked = top.into_sorted();
 
         let hits: Vec<Hit> = ranked
             .iter()
-            .filter_map(|&(tier, score, doc)| {
-                let entry = index.entries.get(doc as usize)?;
-                (!request.withheld.contains(&entry.name)).then(|| hit(entry, tier, score))
+            .filter_map(|r| {
+                let entry = index.entries.get(r.doc as usize)?;
+                (!request.withheld.contains(&entry.name)).then(|| hit(entry, r.tier, r.score))
             })
             .take(limit)
             .collect();
@@ -277,6 +278,39 @@ impl Searcher {
             self.named[doc as usize] = 0.0;
         }
         self.touched.clear();
+        for &doc in &self.tiered {
+            if let Some(t) = self.tier.get_mut(doc as usize) {
+                *t = 0;
+            }
+        }
+        self.tiered.clear();
+    }
+
+    /// Marks the entries whose name the query spells: the whole name (tier 3), an MCP tool's
+    /// name without its server (tier 2), or the same words in another spelling, `read file` for
+    /// `read_file` (tier 1). A document keeps its best tier.
+    fn mark_tiers(&mut self, index: &Index, query: &str) {
+        let mut mark = |doc: u32, tier: u8| {
+            if let Some(t) = self.tier.get_mut(doc as usize) {
+                if *t == 0 {
+                    self.tiered.push(doc);
+                }
+                *t = (*t).max(tier);
+            }
+        };
+        let lower = query.to_lowercase();
+        if let Some(&doc) = index.names.get(&lower) {
+            mark(doc, 3);
+        }
+        for &doc in index.bare_names.get(&lower).into_iter().flatten() {
+            mark(doc, 2);
+        }
+        let key = name_key(query);
+        if !key.is_empty() {
+            for &doc in index.name_keys.get(&key).into_iter().flatten() {
+                mark(doc, 1);
+            }
+        }
     }
 }
 
@@ -317,28 +351,75 @@ fn split_unknown(index: &Index, word: &str) -> Option<(String, String)> {
     })
 }
 
-/// Entries whose name the query spells: the whole name (tier 3), an MCP tool's name without its
-/// server (tier 2), or the same words in another spelling, `read file` for `read_file` (tier 1).
-fn exact_tiers(index: &Index, query: &str) -> Vec<(u32, u8)> {
-    let mut tiers: Vec<(u32, u8)> = Vec::new();
-    let mut add = |doc: u32, tier: u8| match tiers.iter_mut().find(|(d, _)| *d == doc) {
-        Some((_, t)) => *t = (*t).max(tier),
-        None => tiers.push((doc, tier)),
-    };
-    let lower = query.to_lowercase();
-    if let Some(&doc) = index.names.get(&lower) {
-        add(doc, 3);
+/// One candidate hit: its exact-name tier, its score and its document.
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    tier: u8,
+    score: f32,
+    doc: u32,
+}
+
+impl Ranked {
+    /// Best tier, then best score, then name (document order is name order): `Less` is better.
+    fn order(&self, other: &Ranked) -> Ordering {
+        other
+            .tier
+            .cmp(&self.tier)
+            .then(other.score.total_cmp(&self.score))
+            .then(self.doc.cmp(&other.doc))
     }
-    for &doc in index.bare_names.get(&lower).into_iter().flatten() {
-        add(doc, 2);
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.order(other) == Ordering::Equal
     }
-    let key = name_key(query);
-    if !key.is_empty() {
-        for &doc in index.name_keys.get(&key).into_iter().flatten() {
-            add(doc, 1);
+}
+
+impl Eq for Ranked {}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Ranked {
+    /// Worse is greater, so the heap's top is the worst hit kept.
+    fn cmp(&self, other: &Ranked) -> Ordering {
+        self.order(other)
+    }
+}
+
+/// The best `k` candidates seen so far: a heap with the worst of them on top, so each candidate
+/// costs one comparison unless it is among the best, and nothing else is sorted.
+struct TopK {
+    k: usize,
+    heap: BinaryHeap<Ranked>,
+}
+
+impl TopK {
+    fn new(k: usize) -> TopK {
+        TopK {
+            k,
+            heap: BinaryHeap::with_capacity(k.min(1024)),
         }
     }
-    tiers
+
+    fn offer(&mut self, candidate: Ranked) {
+        if self.heap.len() < self.k {
+            self.heap.push(candidate);
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && candidate < *worst
+        {
+            *worst = candidate;
+        }
+    }
+
+    /// The candidates kept, best first.
+    fn into_sorted(self) -> Vec<Ranked> {
+        self.heap.into_sorted_vec()
+    }
 }
 
 fn hit(entry: &Entry, tier: u8, score: f32) -> Hit {
