@@ -211,15 +211,17 @@ impl Dispatcher {
         task.implied = implied_paths(&call.tool, Path::new(&task.cwd), &call.args);
         let mut retakes = 0;
         loop {
-            let view = self.ledger.grant_view(&call.session_id)?;
+            // The session's view is kept in memory by the ledger: no grant is decoded here.
+            let view = self.ledger.grant_view_shared(&call.session_id)?;
             for corrupt in &view.corrupt {
                 tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
             }
             for id in &view.set_aside {
                 tracing::warn!(grant = %id, "a grant no answered card backs grants nothing; `codaris audit replay` says why");
             }
-            let mut grants = self.standing.clone();
-            grants.extend(view.grants);
+            let mut grants = Vec::with_capacity(self.standing.len() + view.grants.len());
+            grants.extend_from_slice(&self.standing);
+            grants.extend_from_slice(&view.grants);
             let request = Request {
                 tool: call.tool.clone(),
                 args: args.clone(),

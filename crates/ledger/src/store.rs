@@ -19,6 +19,7 @@ use crate::record::{
 };
 use std::sync::{Arc, Mutex, PoisonError};
 
+mod grants;
 mod handles;
 mod reads;
 mod recover;
@@ -27,7 +28,7 @@ use recover::discard_torn_snapshots;
 
 /// The grants in force for one session, as the policy reads them, plus any grant records that
 /// could not be read (they grant nothing, and the caller reports them).
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct GrantView {
     pub grants: Vec<Grant>,
     pub corrupt: Vec<Corrupt>,
@@ -68,6 +69,11 @@ pub const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500
 pub struct Ledger {
     db: sled::Db,
     grants: sled::Tree,
+    /// One entry per grant under its session (see `grants.rs`), so a session's grants load
+    /// without reading anyone else's.
+    grants_by_session: sled::Tree,
+    /// Each session's grants in force, read from disk once and then kept (see `grants.rs`).
+    grant_cache: grants::GrantCache,
     cards: sled::Tree,
     decisions: sled::Tree,
     /// The decisions by session and sequence number (see `store/reads.rs`).
@@ -189,6 +195,8 @@ impl Ledger {
         };
         let ledger = Self {
             grants: db.open_tree("grants")?,
+            grants_by_session: db.open_tree("grants_by_session")?,
+            grant_cache: grants::GrantCache::default(),
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
             session_index: db.open_tree(reads::SESSION_INDEX)?,
@@ -208,6 +216,7 @@ impl Ledger {
         };
         ledger.recover()?;
         ledger.index_older_decisions()?;
+        ledger.build_grant_index()?;
         ledger.appender().tail = ledger.chain_tail()?;
         // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
         // before any id from it is handed out.
@@ -254,6 +263,7 @@ impl Ledger {
             id.clone(),
             &record,
         )?)?;
+        self.cache_added(&record, self.grant_stands(&record)?);
         Ok(record)
     }
 
@@ -274,6 +284,8 @@ impl Ledger {
                 ..record
             };
             if let Some(ticket) = self.swap(RecordKind::Grant, id, current, &spent)? {
+                // At once, not after the commit: a racing call must not rely on it meanwhile.
+                self.cache_deactivated(&spent.session_id, id);
                 drop(order);
                 self.wait(ticket)?;
                 return Ok(true);
@@ -298,6 +310,7 @@ impl Ledger {
                 ..record
             };
             if let Some(ticket) = self.swap(RecordKind::Grant, id, current, &revoked)? {
+                self.cache_deactivated(&revoked.session_id, id);
                 drop(order);
                 self.wait(ticket)?;
                 return Ok(revoked);
@@ -339,12 +352,14 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<GrantRecord>, Vec<Corrupt>), LedgerError> {
-        let (records, mut corrupt) = self.scan_session(&self.grants, "grants", session_id)?;
-        corrupt.extend(self.unreadable_lines()?);
-        Ok((records, corrupt))
+        let Some(session_id) = session_id else {
+            let (records, mut corrupt) = self.scan_session(&self.grants, "grants", None)?;
+            corrupt.extend(self.unreadable_lines()?);
+            return Ok((records, corrupt));
+        };
+        self.session_grant_records(session_id)
     }
 
-    /// The grants in force for a session, in ledger order, ready for `evaluate`.
     /// Whether the record stands on the answered card that backs it ([`crate::backing::stands`]);
     /// one that does not grants nothing, active or not.
     pub fn grant_stands(&self, record: &GrantRecord) -> Result<bool, LedgerError> {
@@ -356,24 +371,6 @@ impl Ledger {
             _ => None,
         };
         Ok(crate::backing::stands(record, card.as_ref()))
-    }
-
-    /// The session's grants in force: active, and standing on the answered card that backs
-    /// them ([`crate::backing::stands`]); the others are listed in `set_aside`.
-    pub fn grant_view(&self, session_id: &str) -> Result<GrantView, LedgerError> {
-        let (records, corrupt) = self.grants(Some(session_id))?;
-        let mut view = GrantView {
-            corrupt,
-            ..GrantView::default()
-        };
-        for record in records.into_iter().filter(GrantRecord::is_active) {
-            if self.grant_stands(&record)? {
-                view.grants.push(record.grant);
-            } else {
-                view.set_aside.push(record.id);
-            }
-        }
-        Ok(view)
     }
 
     /// Records a card as asked, durably.
@@ -457,6 +454,10 @@ impl Ledger {
         let ticket = self.commit.submit(pendings);
         drop(order);
         self.wait(ticket)?;
+        for record in &records {
+            self.cache_added(record, crate::backing::stands(record, Some(&answered)));
+        }
+        self.cache_card_answered(&answered);
         Ok(Some(records))
     }
 
@@ -571,6 +572,14 @@ impl Ledger {
         let result = self.append_batch(&mut appender, &queued);
         if result.is_err() {
             let _order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+            // What the cached views took from this batch (a spend, a card's answer) is undone
+            // below: they are read from disk again.
+            self.grant_cache.invalidate(
+                queued
+                    .iter()
+                    .filter(|p| p.kind != RecordKind::Decision)
+                    .map(|p| p.session_id.as_str()),
+            );
             // Latest first, so a record updated twice in the batch ends at its version before.
             for pending in queued.iter().rev() {
                 if let Some(replaced) = &pending.replaced {
@@ -631,9 +640,16 @@ impl Ledger {
             sled::Batch::default(),
             sled::Batch::default(),
         ];
+        let mut by_session = sled::Batch::default();
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
             let batch = match pending.kind {
-                RecordKind::Grant => &mut batches[0],
+                RecordKind::Grant => {
+                    by_session.insert(
+                        grants::index_key(&pending.session_id, &pending.key),
+                        &[] as &[u8],
+                    );
+                    &mut batches[0]
+                }
                 RecordKind::Card => &mut batches[1],
                 RecordKind::Decision => &mut batches[2],
             };
@@ -653,6 +669,7 @@ impl Ledger {
         }
         let [grants, cards, decisions] = batches;
         self.grants.apply_batch(grants)?;
+        self.grants_by_session.apply_batch(by_session)?;
         self.cards.apply_batch(cards)?;
         self.decisions.apply_batch(decisions)?;
         self.session_index.apply_batch(index)?;

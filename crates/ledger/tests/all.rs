@@ -9,6 +9,7 @@ mod attack;
 mod chain;
 mod crash;
 mod full_disk;
+mod grant_cache;
 mod reads;
 mod replay;
 mod store;

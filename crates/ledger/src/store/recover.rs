@@ -48,7 +48,9 @@ impl Ledger {
             decode_value::<ExportLine>("journal", "", line).map_err(LedgerError::Corrupt)?;
         match record {
             ExportLine::Grant(record) => {
-                self.grants.insert(record.id.as_bytes(), encode(&record)?)?;
+                let bytes = encode(&record)?;
+                self.grants.insert(record.id.as_bytes(), bytes.as_slice())?;
+                self.index_grant_bytes(record.id.as_bytes(), &bytes)?;
             }
             ExportLine::Card(record) => {
                 self.cards.insert(record.id.as_bytes(), encode(&record)?)?;

@@ -1,0 +1,154 @@
+//! One tool call's decision path — `Dispatcher::decide`: paths resolved, the session's grants in
+//! force read, `evaluate`, the decision appended durably — with few grants and with many, in the
+//! call's own session and in others, and the size of the decision record each writes.
+//!
+//! The target (#13): the call with 10,000 grants in other sessions and 1,000 in its own
+//! costs at most 1.2× the call with 10, and the record's size does not grow with the grants.
+//! Each case prints p50/p99 of individually timed calls (the durable append's `fdatasync` is
+//! part of every call, so the disk's noise is too) and its record's size in bytes.
+
+#![expect(clippy::unwrap_used, reason = "benchmark set-up")]
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use codaris_daemon::dispatch::{Dispatcher, ToolCall};
+use codaris_ledger::{CardAnswer, CardRecord, Ledger};
+use codaris_policy::{Capability, CapabilityName, Grant, Lifetime, PermissionMode, Task};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+
+/// Grants given per card: one `allow_programs` answer gives one `run_program` grant per
+/// program, in one commit, so a ledger of thousands of grants is set up in seconds.
+const PER_CARD: usize = 500;
+
+/// Gives `session` `count` grants, as card answers record them.
+fn give(ledger: &Ledger, session: &str, count: usize, next_card: &mut usize) {
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(PER_CARD);
+        left -= n;
+        *next_card += 1;
+        let card_id = format!("c{next_card:06}");
+        let programs: Vec<String> = (0..n).map(|i| format!("tool{}-{i}", *next_card)).collect();
+        ledger
+            .append_card(&CardRecord::asked(
+                card_id.clone(),
+                session.to_owned(),
+                Some(Capability::new(
+                    CapabilityName::RunProgram,
+                    Some(programs[0].clone()),
+                )),
+                "run programs".to_owned(),
+                programs.clone(),
+                1,
+            ))
+            .unwrap();
+        let grants = programs
+            .iter()
+            .map(|p| Grant::new(CapabilityName::RunProgram, Some(p), Lifetime::Session))
+            .collect();
+        ledger
+            .answer_card(&card_id, CardAnswer::AllowPrograms, grants, 2)
+            .unwrap()
+            .unwrap();
+    }
+}
+
+fn call(root: &Path, i: usize) -> ToolCall {
+    let mut task = Task::new(root.join("proj").display().to_string());
+    task.permission_mode = PermissionMode::AcceptEdits;
+    ToolCall {
+        session_id: "s-own".to_owned(),
+        call_id: format!("call{i}"),
+        tool: "write".to_owned(),
+        args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
+        task,
+        spec: None,
+    }
+}
+
+struct Case {
+    label: &'static str,
+    own: usize,
+    others: usize,
+}
+
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.50), at(0.99))
+}
+
+fn decision_path(c: &mut Criterion) {
+    let cases = [
+        Case {
+            label: "10 grants",
+            own: 10,
+            others: 0,
+        },
+        Case {
+            label: "10 own, 10000 in other sessions",
+            own: 10,
+            others: 10_000,
+        },
+        Case {
+            label: "1000 own, 10000 in other sessions",
+            own: 1_000,
+            others: 10_000,
+        },
+    ];
+    let samples_per_case = 300;
+    let mut baseline = None;
+    for case in cases {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        let ledger = Arc::new(Ledger::open(&root.join("ledger")).unwrap());
+        let mut cards = 0;
+        let sessions = 10;
+        for s in 0..sessions {
+            give(
+                &ledger,
+                &format!("s-other{s}"),
+                case.others / sessions,
+                &mut cards,
+            );
+        }
+        give(&ledger, "s-own", case.own, &mut cards);
+        let dispatcher = Dispatcher::new(ledger.clone());
+        // The first call fills whatever the decision path keeps between calls.
+        let first = dispatcher.decide(call(&root, 0)).unwrap().into_record();
+        let size = serde_json::to_vec(&first).unwrap().len();
+        let mut samples = Vec::with_capacity(samples_per_case);
+        for i in 0..samples_per_case {
+            let call = call(&root, i);
+            let started = Instant::now();
+            let dispatched = dispatcher.decide(call).unwrap();
+            samples.push(started.elapsed());
+            std::hint::black_box(dispatched);
+        }
+        let (p50, p99) = percentiles(&mut samples);
+        let base = *baseline.get_or_insert(p50);
+        println!(
+            "decision path, {}: n={samples_per_case} p50={p50:?} p99={p99:?} ({:.2}× the 10-grant p50), record {size} bytes",
+            case.label,
+            p50.as_secs_f64() / base.as_secs_f64(),
+        );
+        c.bench_function(&format!("decision path/{}", case.label), |b| {
+            let mut i = 0;
+            b.iter(|| {
+                i += 1;
+                dispatcher.decide(call(&root, i)).unwrap()
+            });
+        });
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(3));
+    targets = decision_path
+}
+criterion_main!(benches);
