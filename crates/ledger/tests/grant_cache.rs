@@ -24,6 +24,8 @@ enum Op {
     Revoke(usize),
     /// Reads a session's view, so later changes meet a loaded view.
     View(usize),
+    /// Drops a session's kept view (its session ended), so later changes meet none.
+    Forget(usize),
     Reopen,
 }
 
@@ -36,6 +38,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..16usize).prop_map(Op::Consume),
         1 => (0..16usize).prop_map(Op::Revoke),
         2 => (0..SESSIONS.len()).prop_map(Op::View),
+        1 => (0..SESSIONS.len()).prop_map(Op::Forget),
         1 => Just(Op::Reopen),
     ]
 }
@@ -152,6 +155,7 @@ fn run(ops: Vec<Op>) {
             Op::View(s) => {
                 ledger.grant_view(SESSIONS[s]).unwrap();
             }
+            Op::Forget(s) => ledger.forget_grant_view(SESSIONS[s]),
             Op::Reopen => {
                 let before: Vec<_> = SESSIONS
                     .iter()

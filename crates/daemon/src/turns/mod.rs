@@ -279,6 +279,7 @@ impl Turns {
             // A session never used since the daemon started still has a pool to stop.
             None => self.builtins.close_session(session_id),
         }
+        self.ledger.forget_grant_view(session_id);
     }
 
     /// Closes every live session (the daemon is stopping): running turns end `cancelled`, open

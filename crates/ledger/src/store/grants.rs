@@ -137,6 +137,12 @@ impl Ledger {
         Ok(view)
     }
 
+    /// Drops the session's kept view (its session ended), so a daemon that runs for months does
+    /// not keep every session it ever saw. Nothing is lost: a later read loads it from disk.
+    pub fn forget_grant_view(&self, session_id: &str) {
+        self.grant_cache.invalidate([session_id]);
+    }
+
     /// [`Ledger::grant_view_shared`], as an owned value.
     pub fn grant_view(&self, session_id: &str) -> Result<GrantView, LedgerError> {
         let view = self.grant_view_shared(session_id)?;
