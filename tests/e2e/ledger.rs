@@ -73,15 +73,12 @@ fn seed(sandbox: &Sandbox) -> (String, String) {
         };
         let decision = request.evaluate();
         ledger
-            .append_decision(DecisionRecord {
-                schema: 1,
-                seq: 0,
-                session_id: "s000001".to_owned(),
-                decided_at_ms: 1_700_000_001_000,
-                policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            .append_decision(DecisionRecord::new(
+                "s000001",
                 request,
                 decision,
-            })
+                1_700_000_001_000,
+            ))
             .unwrap();
     }
     (session, refusal)

@@ -103,17 +103,21 @@ pub struct CapabilityRequest {
 impl CapabilityRequest {
     /// The sentence its card shows the person.
     pub fn sentence(&self) -> String {
-        let target = self
-            .capability
+        format!(
+            "the model asks for `{}`{}: {}",
+            self.capability.name.as_str(),
+            self.target(),
+            self.reason
+        )
+    }
+
+    /// ` on `path`` for a scoped capability, else nothing: how the texts name what is asked.
+    pub(crate) fn target(&self) -> String {
+        self.capability
             .path
             .as_ref()
             .map(|p| format!(" on `{p}`"))
-            .unwrap_or_default();
-        format!(
-            "the model asks for `{}`{target}: {}",
-            self.capability.name.as_str(),
-            self.reason
-        )
+            .unwrap_or_default()
     }
 }
 

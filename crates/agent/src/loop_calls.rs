@@ -84,12 +84,7 @@ pub(crate) fn capability_request(
 /// What the model is told about its request: what the grants in force say now.
 pub(crate) fn capability_reply(request: &CapabilityRequest, answer: CapabilityAnswer) -> ToolRun {
     let name = request.capability.name.as_str();
-    let target = request
-        .capability
-        .path
-        .as_ref()
-        .map(|p| format!(" on `{p}`"))
-        .unwrap_or_default();
+    let target = request.target();
     match answer {
         CapabilityAnswer::GrantedOnce => {
             ToolRun::ok(format!("granted `{name}`{target} for the next call"))

@@ -242,15 +242,12 @@ impl Dispatcher {
                 retakes += 1;
                 continue;
             }
-            let record = self.ledger.append_decision(DecisionRecord {
-                schema: codaris_ledger::SCHEMA,
-                seq: 0,
-                session_id: call.session_id.clone(),
-                decided_at_ms: now_ms(),
-                policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            let record = self.ledger.append_decision(DecisionRecord::new(
+                call.session_id.clone(),
                 request,
                 decision,
-            })?;
+                now_ms(),
+            ))?;
             tracing::info!(
                 session = %record.session_id,
                 tool = %record.request.tool,

@@ -7,7 +7,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 use tonic::Code;
 
-use crate::turns::{Sessions, answer_to, next_card, rest_answering, scripted_session, start_turn};
+use crate::turns::{Sessions, answer_to, ask_session, next_card, rest_answering, start_turn};
 
 fn asks(capability: &str, path: &str) -> serde_json::Value {
     json!({"tool_calls": [{"name": "request_capability",
@@ -39,12 +39,12 @@ async fn export(daemon: &InProcess) -> String {
     String::from_utf8(text).unwrap()
 }
 
-async fn one_card_session(
+/// A turn that asks for one capability on a card, then says `done`: its session and stream.
+pub(crate) async fn one_card_session(
     daemon: &InProcess,
 ) -> (Sessions, String, tonic::Streaming<v1::TurnEvent>) {
     let script = json!({"turns": [{"rounds": [asks("mutate_outside_fence", "/tmp/out"), {"text": "done"}]}]});
-    let (mut sessions, id) =
-        scripted_session(daemon, daemon.temp.path(), &script, v1::PermissionMode::Ask).await;
+    let (mut sessions, id) = ask_session(daemon, &script).await;
     let stream = start_turn(&mut sessions, &id, "save it").await;
     (sessions, id, stream)
 }
@@ -139,13 +139,7 @@ async fn a_recorded_deny_answers_the_same_request_at_once_without_a_card() {
         asks("read_outside_fence", "/etc/./ssl/../hosts"),
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let mut stream = start_turn(&mut sessions, &id, "read them").await;
     // Answered no, and then every later card (there must be none) yes.
     let first = next_card(&mut stream).await;
@@ -187,13 +181,7 @@ async fn a_request_that_could_grant_nothing_raises_no_card() {
         {"tool_calls": [{"name": "request_capability", "args": {"capability": "send_http", "reason": "fetch"}}]},
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let mut stream = start_turn(&mut sessions, &id, "ask").await;
     let rest = rest_answering(
         &mut stream,

@@ -11,8 +11,9 @@ use codaris_proto::v1;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use crate::cards::one_card_session;
 use crate::support::InProcess;
-use crate::turns::{Sessions, answer_to, rest_of_turn, scripted_session, start_turn};
+use crate::turns::{Sessions, answer_to, ask_session, rest_of_turn, scripted_session, start_turn};
 
 /// Every event of a turn's stream, to its end.
 async fn all_events(stream: &mut tonic::Streaming<v1::TurnEvent>) -> Vec<v1::TurnEvent> {
@@ -47,26 +48,6 @@ fn results(events: &[v1::TurnEvent]) -> Vec<(String, String)> {
             _ => None,
         })
         .collect()
-}
-
-/// A session in the daemon's own directory, permission mode `ask`, playing `script`.
-async fn ask_session(daemon: &InProcess, script: &serde_json::Value) -> (Sessions, String) {
-    scripted_session(daemon, daemon.temp.path(), script, v1::PermissionMode::Ask).await
-}
-
-/// A turn that asks for a capability on a card, then says `then`: its session and its stream.
-async fn asking_turn(
-    daemon: &InProcess,
-    then: &str,
-) -> (Sessions, String, tonic::Streaming<v1::TurnEvent>) {
-    let script = json!({"turns": [{"rounds": [
-        {"text": "asking", "tool_calls": [{"name": "request_capability",
-          "args": {"capability": "mutate_outside_fence", "path": "/tmp/out", "reason": "save"}}]},
-        {"text": then}
-    ]}]});
-    let (mut sessions, id) = ask_session(daemon, &script).await;
-    let stream = start_turn(&mut sessions, &id, "save it").await;
-    (sessions, id, stream)
 }
 
 /// Polls `done` until it holds or `limit` passes.
@@ -259,7 +240,7 @@ async fn a_dropped_stream_kills_the_running_command_and_frees_the_session_within
 #[tokio::test]
 async fn a_client_re_attaches_and_receives_the_missed_events_in_order() {
     let daemon = InProcess::start().await;
-    let (mut sessions, id, mut stream) = asking_turn(&daemon, "saved").await;
+    let (mut sessions, id, mut stream) = one_card_session(&daemon).await;
     let mut seen = Vec::new();
     while let Some(event) = stream.message().await.unwrap() {
         let card = matches!(event.event, Some(v1::turn_event::Event::Card(_)));
@@ -404,7 +385,7 @@ async fn a_restored_session_continues_its_turn_numbering_and_history() {
 #[tokio::test]
 async fn a_daemon_stops_while_a_turn_waits_on_a_card_and_the_turn_says_cancelled() {
     let daemon = InProcess::start().await;
-    let (_sessions, _id, mut stream) = asking_turn(&daemon, "never").await;
+    let (_sessions, _id, mut stream) = one_card_session(&daemon).await;
     crate::turns::next_card(&mut stream).await;
     let InProcess {
         temp: _temp,

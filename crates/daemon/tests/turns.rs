@@ -53,6 +53,14 @@ pub(crate) async fn scripted_session(
     (sessions, id)
 }
 
+/// A session in the daemon's own directory, permission mode `ask`, playing `script`.
+pub(crate) async fn ask_session(
+    daemon: &InProcess,
+    script: &serde_json::Value,
+) -> (Sessions, String) {
+    scripted_session(daemon, daemon.temp.path(), script, v1::PermissionMode::Ask).await
+}
+
 pub(crate) async fn start_turn(
     sessions: &mut Sessions,
     id: &str,
@@ -428,13 +436,7 @@ async fn a_command_card_can_allow_its_programs_for_the_session() {
         call("ls", "sub"),
         {"text": "done"}
     ]}]});
-    let (mut sessions, id) = scripted_session(
-        &daemon,
-        daemon.temp.path(),
-        &script,
-        v1::PermissionMode::Ask,
-    )
-    .await;
+    let (mut sessions, id) = ask_session(&daemon, &script).await;
     let mut stream = start_turn(&mut sessions, &id, "run them").await;
     let mut cards = Vec::new();
     let mut outputs = Vec::new();

@@ -31,15 +31,7 @@ fn decision_record() -> DecisionRecord {
         spec: None,
     };
     let decision = request.evaluate();
-    DecisionRecord {
-        schema: 0,
-        seq: 0,
-        session_id: "s1".to_owned(),
-        decided_at_ms: 1,
-        policy_version: codaris_policy::POLICY_VERSION.to_owned(),
-        request,
-        decision,
-    }
+    DecisionRecord::new("s1", request, decision, 1)
 }
 
 fn durable_grant_vs_fdatasync(c: &mut Criterion) {

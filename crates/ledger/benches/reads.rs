@@ -31,15 +31,7 @@ fn decision_record(session: usize) -> DecisionRecord {
         spec: None,
     };
     let decision = request.evaluate();
-    DecisionRecord {
-        schema: 0,
-        seq: 0,
-        session_id: format!("s{session}"),
-        decided_at_ms: 1,
-        policy_version: codaris_policy::POLICY_VERSION.to_owned(),
-        request,
-        decision,
-    }
+    DecisionRecord::new(format!("s{session}"), request, decision, 1)
 }
 
 fn temp() -> tempfile::TempDir {

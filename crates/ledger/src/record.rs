@@ -166,6 +166,27 @@ pub struct DecisionRecord {
     pub decision: Decision,
 }
 
+impl DecisionRecord {
+    /// The record of `decision` on `request` in session `session_id`, decided by this build's
+    /// policy at `decided_at_ms`; its sequence number is given when it is appended.
+    pub fn new(
+        session_id: impl Into<String>,
+        request: Request,
+        decision: Decision,
+        decided_at_ms: u64,
+    ) -> DecisionRecord {
+        DecisionRecord {
+            schema: SCHEMA,
+            seq: 0,
+            session_id: session_id.into(),
+            decided_at_ms,
+            policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            request,
+            decision,
+        }
+    }
+}
+
 /// A record that belongs to one session.
 pub trait SessionScoped {
     fn session_id(&self) -> &str;

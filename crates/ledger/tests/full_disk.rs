@@ -127,15 +127,12 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
         task(codaris_policy::Activity::Agent),
     );
     big.grants = Vec::new();
-    let decision = ledger.append_decision(codaris_ledger::DecisionRecord {
-        schema: 0,
-        seq: 0,
-        session_id: "s1".to_owned(),
-        decided_at_ms: 21,
-        policy_version: codaris_policy::POLICY_VERSION.to_owned(),
-        decision: big.evaluate(),
-        request: big.clone(),
-    });
+    let decision = ledger.append_decision(codaris_ledger::DecisionRecord::new(
+        "s1",
+        big.clone(),
+        big.evaluate(),
+        21,
+    ));
     assert!(decision.is_err());
     let after = std::fs::read(&journal).unwrap();
     assert!(

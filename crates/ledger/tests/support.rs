@@ -29,15 +29,7 @@ pub fn request(tool: &str, args: serde_json::Value, task: Task) -> Request {
 pub fn record(ledger: &Ledger, session: &str, request: Request) -> DecisionRecord {
     let decision = request.evaluate();
     ledger
-        .append_decision(DecisionRecord {
-            schema: 0,
-            seq: 0,
-            session_id: session.to_owned(),
-            decided_at_ms: 1_000,
-            policy_version: codaris_policy::POLICY_VERSION.to_owned(),
-            request,
-            decision,
-        })
+        .append_decision(DecisionRecord::new(session, request, decision, 1_000))
         .unwrap()
 }
 

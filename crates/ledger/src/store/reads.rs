@@ -208,15 +208,7 @@ mod tests {
             spec: None,
         };
         let decision = request.evaluate();
-        DecisionRecord {
-            schema: 0,
-            seq: 0,
-            session_id: session.to_owned(),
-            decided_at_ms: 1,
-            policy_version: codaris_policy::POLICY_VERSION.to_owned(),
-            request,
-            decision,
-        }
+        DecisionRecord::new(session, request, decision, 1)
     }
 
     /// A ledger written before the session index (its decisions tree only, no mark) is
