@@ -7,66 +7,10 @@
 //! saying why, elsewhere.
 
 use std::io::{Read, Write};
-use std::path::Path;
-use std::process::Command;
 
 use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
+use codaris_test_support::tmpfs::{Tmpfs, fill};
 use serde_json::{Value, json};
-
-/// The sandbox's state directory as the mount point of a tmpfs of `size`; unmounted on drop.
-struct StateOnTmpfs<'a> {
-    sandbox: &'a Sandbox,
-}
-
-impl<'a> StateOnTmpfs<'a> {
-    fn mount(sandbox: &'a Sandbox, size: &str) -> Result<Self, String> {
-        if !rustix::process::geteuid().is_root() {
-            return Err("mounting a tmpfs needs root".to_owned());
-        }
-        std::fs::create_dir_all(sandbox.state_dir()).map_err(|e| e.to_string())?;
-        let output = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(sandbox.state_dir())
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if !output.status.success() {
-            return Err(format!(
-                "mount -t tmpfs failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-        Ok(Self { sandbox })
-    }
-}
-
-impl Drop for StateOnTmpfs<'_> {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.sandbox.state_dir())
-            .status();
-    }
-}
-
-/// Writes `path` until the file system has no room left.
-fn fill(path: &Path) {
-    let mut file = std::fs::File::create(path).unwrap();
-    let chunk = vec![0u8; 64 * 1024];
-    let mut small = vec![0u8; 512];
-    while file.write_all(&chunk).is_ok() {}
-    while !small.is_empty() {
-        if file.write_all(&small).is_err() {
-            small.truncate(small.len() / 2);
-        }
-    }
-    let _ = file.sync_all();
-}
 
 /// A script asking for a grant on `path`. The reason is long so that the card's records need
 /// more than the slack a full tmpfs leaves in the journal's last page (4 KiB).
@@ -83,16 +27,9 @@ fn ask(path: &str) -> Value {
 fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies() {
     let sandbox = Sandbox::new();
     sandbox.write_config("");
-    let tmpfs = match StateOnTmpfs::mount(&sandbox, "48m") {
-        Ok(tmpfs) => tmpfs,
-        Err(reason) => {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "CI must run the full-disk test, but {reason}"
-            );
-            eprintln!("SKIPPED a_disk_filled_mid_session…: {reason}");
-            return;
-        }
+    let Some(tmpfs) = Tmpfs::mount_or_skip(&sandbox.state_dir(), "48m", "the full-disk test")
+    else {
+        return;
     };
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();

@@ -6,85 +6,18 @@
 //! Mounting a tmpfs needs root. Without it the test fails under CI (`CI=true`) and is skipped,
 //! saying why, elsewhere.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use codaris_ledger::{Backing, Evidence, Ledger, audit, read_export};
 use codaris_policy::{CapabilityName, Grant, Lifetime};
 
+use codaris_test_support::tmpfs::{Tmpfs, fill};
+
 use crate::support::{answered_grant, backed_session, record, request, task};
 
-/// A mounted tmpfs, unmounted when dropped.
-struct Tmpfs {
-    path: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Tmpfs {
-    /// `Err` says why no tmpfs could be mounted.
-    fn mount(size: &str) -> Result<Tmpfs, String> {
-        if !rustix::process::geteuid().is_root() {
-            return Err("mounting a tmpfs needs root".to_owned());
-        }
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let output = Command::new("mount")
-            .args([
-                "-t",
-                "tmpfs",
-                "-o",
-                &format!("size={size},mode=0700"),
-                "tmpfs",
-            ])
-            .arg(dir.path())
-            .output()
-            .map_err(|e| format!("cannot run mount: {e}"))?;
-        if !output.status.success() {
-            return Err(format!(
-                "mount -t tmpfs failed: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ));
-        }
-        Ok(Tmpfs {
-            path: dir.path().to_path_buf(),
-            _dir: dir,
-        })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
-    }
-}
-
-fn tmpfs_or_skip(size: &str) -> Option<Tmpfs> {
-    match Tmpfs::mount(size) {
-        Ok(tmpfs) => Some(tmpfs),
-        Err(reason) if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("CI must run the full-disk test, but {reason}")
-        }
-        Err(reason) => {
-            eprintln!("skipping the full-disk test: {reason}");
-            None
-        }
-    }
-}
-
-/// Writes a file until the file system has no room left.
-fn fill(path: &Path) -> std::fs::File {
-    let mut file = std::fs::File::create(path).unwrap();
-    let mut chunk = vec![0u8; 64 * 1024];
-    while !chunk.is_empty() {
-        match file.write(&chunk) {
-            Ok(0) | Err(_) => {
-                let half = chunk.len() / 2;
-                chunk.truncate(half);
-            }
-            Ok(_) => {}
-        }
-    }
-    file
+fn tmpfs_or_skip(size: &str) -> Option<(Tmpfs, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let tmpfs = Tmpfs::mount_or_skip(dir.path(), size, "the full-disk test")?;
+    // The tmpfs is dropped (unmounted) before the directory it is mounted on.
+    Some((tmpfs, dir))
 }
 
 /// A grant whose line is larger than whatever a page of the journal may have left.
@@ -104,10 +37,10 @@ fn card() -> Backing {
 
 #[test]
 fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
-    let Some(tmpfs) = tmpfs_or_skip("8m") else {
+    let Some((tmpfs, _dir)) = tmpfs_or_skip("8m") else {
         return;
     };
-    let path = tmpfs.path.join("ledger");
+    let path = tmpfs.path().join("ledger");
     let journal = path.with_extension("journal");
     let ledger = Ledger::open(&path).unwrap();
     backed_session(&ledger, "s1");
@@ -116,7 +49,7 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
     let before = std::fs::read(&journal).unwrap();
     assert!(before.ends_with(b"\n"));
 
-    let filler = tmpfs.path.join("filler");
+    let filler = tmpfs.path().join("filler");
     let filled = fill(&filler);
     let failed = ledger.append_grant("s1", big_grant(1), card(), 20);
     let error = failed.err().map(|e| e.to_string()).unwrap_or_default();

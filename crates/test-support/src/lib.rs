@@ -5,6 +5,7 @@
 //! - `daemon` (feature `daemon`): a daemon served inside the test process on a socket in a temp
 //!   dir, and a fake model server speaking the OpenAI and Anthropic streaming formats.
 //! - [`git`]: git repositories to run against (a bare `origin` and a clone of it).
+//! - [`tmpfs`]: a small tmpfs to fill up, for the full-disk tests.
 //!
 //! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
 //! its own, and no stand-in for a program or service it does not document (see DESIGN.md's
@@ -23,3 +24,4 @@
 pub mod daemon;
 pub mod git;
 pub mod sandbox;
+pub mod tmpfs;
