@@ -63,6 +63,7 @@ fn record_session(state: &std::path::Path, tamper: bool) {
                 policy_version: "1".to_owned(),
                 request,
                 decision,
+                grant_set: None,
             })
             .unwrap();
     }

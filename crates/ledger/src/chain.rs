@@ -29,6 +29,8 @@ pub enum RecordKind {
     Grant,
     Card,
     Decision,
+    /// The grants a decision saw, by id (schema 2; see `grant_sets.rs`).
+    GrantSet,
 }
 
 impl RecordKind {
@@ -37,6 +39,7 @@ impl RecordKind {
             RecordKind::Grant => "grant",
             RecordKind::Card => "card",
             RecordKind::Decision => "decision",
+            RecordKind::GrantSet => "grant_set",
         }
     }
 }
@@ -166,7 +169,7 @@ fn canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> 
     Ok(())
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(bytes.len() * 2);
     for byte in bytes {

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::Link;
 use crate::error::{Corrupt, LedgerError};
-use crate::record::{CardRecord, DecisionRecord, GrantRecord};
+use crate::record::{CardRecord, DecisionRecord, GrantRecord, GrantSetRecord};
 use crate::store::{Ledger, decode_value};
 
 /// One line of an export. `type` says which record it holds. Kinds are only ever added.
@@ -23,7 +23,10 @@ pub enum ExportLine {
     },
     Grant(GrantRecord),
     Card(CardRecord),
+    /// A decision as stored: the grants its `grant_set` names are in that set's line.
     Decision(Box<DecisionRecord>),
+    /// The grants decisions saw, by id (schema 2).
+    GrantSet(GrantSetRecord),
     /// One link of the chain (every link, whatever session the export is limited to).
     Link(Link),
     /// A stored record that does not decode, carried so that an export never silently lacks
@@ -42,8 +45,9 @@ pub enum ExportLine {
 pub const FORMAT: &str = "codaris-ledger-export";
 
 impl Ledger {
-    /// Every record (of one session when given): the header, grants, cards, decisions, the
-    /// chain's links, then the records that do not decode as `unreadable` lines.
+    /// Every record (of one session when given): the header, grants, cards, grant sets,
+    /// decisions as stored, the chain's links, then the records that do not decode as
+    /// `unreadable` lines.
     ///
     /// Unreadable records travel inside the export, so it can always be written and replay
     /// reports them; the second value is kept for callers of the earlier shape and is empty.
@@ -62,7 +66,10 @@ impl Ledger {
         let (cards, bad_cards) = self.cards(session_id)?;
         corrupt.extend(bad_cards);
         lines.extend(cards.into_iter().map(ExportLine::Card));
-        let (decisions, bad_decisions) = self.decisions(session_id)?;
+        let (sets, bad_sets) = self.grant_sets(session_id)?;
+        corrupt.extend(bad_sets);
+        lines.extend(sets.into_iter().map(ExportLine::GrantSet));
+        let (decisions, bad_decisions) = self.stored_decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(
             decisions

@@ -8,7 +8,11 @@ use codaris_policy::{Capability, Decision, Grant, Request};
 use serde::{Deserialize, Serialize};
 
 /// The record shape this build writes; records with a higher number are refused as corrupt.
-pub const SCHEMA: u32 = 1;
+///
+/// - 1: decision records carry a copy of every grant in force (`request.grants`).
+/// - 2: decision records name the ledger's grants in force by a [`GrantSetRef`] instead, and
+///   [`GrantSetRecord`]s list them; schema 1 records are still read and replayed as they are.
+pub const SCHEMA: u32 = 2;
 
 /// What a grant stands on: a person's answer to a card, or an entry of the configuration.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -162,8 +166,44 @@ pub struct DecisionRecord {
     /// `codaris_policy::POLICY_VERSION` of the build that decided.
     pub policy_version: String,
     /// Everything `evaluate` saw: the call, the task, the grants in force (with their ids).
+    ///
+    /// As stored since schema 2, `request.grants` holds only the grants without a ledger
+    /// record (standing allowlist grants), and `grant_set` names the ledger's grants that
+    /// followed them; every read of the ledger fills them back in, so a record read from a
+    /// [`crate::Ledger`] or an [`crate::Evidence`] holds exactly the request `evaluate` saw.
     pub request: Request,
     pub decision: Decision,
+    /// The ledger's grants in force, by the set that lists them (schema 2; `None` when the
+    /// decision saw none, or in a schema 1 record, whose grants are all in `request.grants`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant_set: Option<GrantSetRef>,
+}
+
+/// Which grant set a decision relied on, and how many grants it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantSetRef {
+    /// The set's key ([`GrantSetRecord::key`]).
+    pub key: String,
+    /// How many grants the stored request holds itself, before the set's.
+    pub inline: usize,
+    /// How many grants the set adds after them.
+    pub count: usize,
+}
+
+/// The ledger's grants in force in one session at some moment, by id, in ledger order. Written
+/// once, with the first decision that sees this set, instead of copying the grants into every
+/// decision: a record's size no longer grows with the grants in force. Its key is a digest of
+/// the session and the ids, so the same set is written once however many decisions use it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GrantSetRecord {
+    pub schema: u32,
+    pub key: String,
+    pub session_id: String,
+    /// Grant record ids; the grants are the `grant` of each record, which never changes.
+    pub grant_ids: Vec<String>,
+    /// SHA-256 (hex) of the grants as they were, each encoded as JSON and ended by a newline:
+    /// a grant record altered since no longer matches the sets that name it.
+    pub grants_digest: String,
 }
 
 impl DecisionRecord {
@@ -183,6 +223,7 @@ impl DecisionRecord {
             policy_version: codaris_policy::POLICY_VERSION.to_owned(),
             request,
             decision,
+            grant_set: None,
         }
     }
 }
@@ -199,6 +240,12 @@ impl SessionScoped for GrantRecord {
 }
 
 impl SessionScoped for CardRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for GrantSetRecord {
     fn session_id(&self) -> &str {
         &self.session_id
     }

@@ -1,6 +1,8 @@
 //! Replay: decide every recorded request again with this build's policy and compare; and audit
 //! the evidence around the decisions: what backs each grant, and the chain.
 
+use std::collections::BTreeMap;
+
 use codaris_policy::Decision;
 use serde::Serialize;
 
@@ -8,7 +10,8 @@ use crate::backing::{self, GrantFinding};
 use crate::chain::{self, ChainFinding, Link, RecordKind, Stored};
 use crate::error::{Corrupt, LedgerError};
 use crate::export::ExportLine;
-use crate::record::{CardRecord, DecisionRecord, GrantRecord};
+use crate::grant_sets;
+use crate::record::{CardRecord, DecisionRecord, GrantRecord, GrantSetRecord};
 use crate::store::Ledger;
 
 /// A decision this build makes differently from the recorded one.
@@ -88,9 +91,15 @@ pub struct Evidence {
     pub session_id: Option<String>,
     pub grants: Vec<GrantRecord>,
     pub cards: Vec<CardRecord>,
+    /// The grant sets the decisions name.
+    pub grant_sets: Vec<GrantSetRecord>,
+    /// Each with the grants its set names filled in: the request `evaluate` saw.
     pub decisions: Vec<DecisionRecord>,
     pub links: Vec<Link>,
     pub corrupt: Vec<Corrupt>,
+    /// Each decision as stored (before its grants were filled in, and including those that
+    /// could not be), by `seq`, with its session and digest: the chain names that version.
+    stored_decisions: BTreeMap<u64, (String, String)>,
 }
 
 impl Evidence {
@@ -105,6 +114,7 @@ impl Evidence {
                 ExportLine::Header { session_id, .. } => evidence.session_id = session_id,
                 ExportLine::Grant(record) => evidence.grants.push(record),
                 ExportLine::Card(record) => evidence.cards.push(record),
+                ExportLine::GrantSet(record) => evidence.grant_sets.push(record),
                 ExportLine::Decision(record) => evidence.decisions.push(*record),
                 ExportLine::Link(link) => evidence.links.push(link),
                 ExportLine::Unreadable {
@@ -112,6 +122,18 @@ impl Evidence {
                 } => evidence.corrupt.push(Corrupt { place, key, reason }),
             }
         }
+        for decision in &evidence.decisions {
+            evidence.stored_decisions.insert(
+                decision.seq,
+                (decision.session_id.clone(), digest(decision)),
+            );
+        }
+        let unfilled = grant_sets::fill_all(
+            &mut evidence.decisions,
+            &evidence.grant_sets,
+            &evidence.grants,
+        );
+        evidence.corrupt.extend(unfilled);
         evidence
     }
 }
@@ -162,13 +184,32 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             digest: digest(card),
         });
     }
-    for decision in &evidence.decisions {
+    for set in &evidence.grant_sets {
+        records.push(Stored {
+            kind: RecordKind::GrantSet,
+            key: set.key.clone(),
+            session_id: set.session_id.clone(),
+            digest: digest(set),
+        });
+    }
+    for (seq, (session_id, digest)) in &evidence.stored_decisions {
         records.push(Stored {
             kind: RecordKind::Decision,
-            key: decision.seq.to_string(),
-            session_id: decision.session_id.clone(),
-            digest: digest(decision),
+            key: seq.to_string(),
+            session_id: session_id.clone(),
+            digest: digest.clone(),
         });
+    }
+    // Decisions added to the evidence by hand carry no stored digest: taken as they are.
+    for decision in &evidence.decisions {
+        if !evidence.stored_decisions.contains_key(&decision.seq) {
+            records.push(Stored {
+                kind: RecordKind::Decision,
+                key: decision.seq.to_string(),
+                session_id: decision.session_id.clone(),
+                digest: digest(decision),
+            });
+        }
     }
     records
 }

@@ -1,6 +1,7 @@
-//! The ledger database: sled trees for grants, cards, decisions and the chain, and the appends
-//! that go through the group commit (its path is `commit_path.rs`). The handles for the daemon's other state (sessions, tool
-//! state, conversations, ids) are handed out by `handles.rs`.
+//! The ledger database: sled trees for grants, cards, decisions, grant sets and the chain, and
+//! the appends that go through the group commit (its path is `commit_path.rs`). The handles for
+//! the daemon's other state (sessions, tool state, conversations, ids) are handed out by
+//! `handles.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -15,7 +16,8 @@ use crate::disk::Disk;
 use crate::error::{Corrupt, LedgerError};
 use crate::journal::Journal;
 use crate::record::{
-    Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped,
+    Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, GrantSetRecord, SCHEMA,
+    SessionScoped,
 };
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -77,6 +79,8 @@ pub struct Ledger {
     grant_cache: grants::GrantCache,
     cards: sled::Tree,
     decisions: sled::Tree,
+    /// The grant sets decisions name, by key (see `grant_sets.rs`).
+    grant_sets: sled::Tree,
     /// The decisions by session and sequence number (see `store/reads.rs`).
     session_index: sled::Tree,
     /// Marks of one-time upgrades of the stored layout.
@@ -200,6 +204,7 @@ impl Ledger {
             grant_cache: grants::GrantCache::default(),
             cards: db.open_tree("cards")?,
             decisions: db.open_tree("decisions")?,
+            grant_sets: db.open_tree("grant_sets")?,
             session_index: db.open_tree(reads::SESSION_INDEX)?,
             meta: db.open_tree("meta")?,
             reads: reads::ReadStats::default(),
@@ -484,19 +489,46 @@ impl Ledger {
         self.scan_session(&self.cards, "cards", session_id)
     }
 
-    /// Records a dispatch decision; concurrent callers share one commit.
+    /// Records a dispatch decision; concurrent callers share one commit. The ledger's grants at
+    /// the end of its request are stored as a grant set the record names (written with the
+    /// first decision that sees it), not copied into the record; the record returned holds
+    /// them, as given.
     pub fn append_decision(
         &self,
         mut record: DecisionRecord,
     ) -> Result<DecisionRecord, LedgerError> {
         record.seq = self.next_id()?;
         record.schema = SCHEMA;
-        self.commit(Pending::new(
-            RecordKind::Decision,
-            &record.seq.to_be_bytes(),
-            record.seq.to_string(),
-            &record,
-        )?)?;
+        let mut pendings = Vec::with_capacity(2);
+        let split = crate::grant_sets::split_for_storage(&mut record);
+        let encoded = (|| {
+            if let Some(split) = &split
+                && !self.grant_sets.contains_key(split.key.as_bytes())?
+            {
+                // Two decisions racing on a new set may both write it: the same key and bytes,
+                // so the second changes nothing.
+                let set = split.set_record(&record.session_id);
+                pendings.push(Pending::new(
+                    RecordKind::GrantSet,
+                    set.key.as_bytes(),
+                    set.key.clone(),
+                    &set,
+                )?);
+            }
+            pendings.push(Pending::new(
+                RecordKind::Decision,
+                &record.seq.to_be_bytes(),
+                record.seq.to_string(),
+                &record,
+            )?);
+            Ok::<_, LedgerError>(())
+        })();
+        if let Some(split) = split {
+            record.request.grants.extend(split.grants);
+        }
+        encoded?;
+        let ticket = self.commit.submit(pendings);
+        self.wait(ticket)?;
         Ok(record)
     }
 
@@ -507,12 +539,30 @@ impl Ledger {
         &self,
         session_id: Option<&str>,
     ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
+        let (mut records, mut corrupt) = self.stored_decisions(session_id)?;
+        corrupt.extend(self.fill_grant_sets(&mut records)?);
+        Ok((records, corrupt))
+    }
+
+    /// [`Ledger::decisions`] as stored: the grants their sets name are not filled in.
+    pub(crate) fn stored_decisions(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
         if let Some(session) = session_id {
             return self.session_decisions(session);
         }
         let (records, mut corrupt) = self.scan(&self.decisions, "decisions")?;
         corrupt.extend(self.unreadable_lines()?);
         Ok((records, corrupt))
+    }
+
+    /// The grant sets decisions name (of one session when given), and those that do not decode.
+    pub(crate) fn grant_sets(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<GrantSetRecord>, Vec<Corrupt>), LedgerError> {
+        self.scan_session(&self.grant_sets, "grant_sets", session_id)
     }
 
     /// The chain's links in order, and those that do not decode.
@@ -548,6 +598,7 @@ impl Ledger {
             RecordKind::Grant => &self.grants,
             RecordKind::Card => &self.cards,
             RecordKind::Decision => &self.decisions,
+            RecordKind::GrantSet => &self.grant_sets,
         }
     }
 }

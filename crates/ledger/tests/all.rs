@@ -10,6 +10,7 @@ mod chain;
 mod crash;
 mod full_disk;
 mod grant_cache;
+mod grant_sets;
 mod reads;
 mod replay;
 mod store;

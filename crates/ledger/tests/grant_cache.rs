@@ -1,10 +1,12 @@
 //! The in-memory grant views against the records: after any sequence of appends, card answers,
 //! spends and revocations, and across reopening, each session's cached view is exactly what the
-//! grant records and their cards say; and a ledger written before grants were indexed by
-//! session opens with every grant in its session's view.
+//! grant records and their cards say; every decision taken on a view reads back (its grants
+//! filled in from the grant set it names) with exactly the grants it saw, and replays the same;
+//! and a ledger written before grants were indexed by session opens with every grant in its
+//! session's view.
 
-use codaris_ledger::{Backing, CardAnswer, CardRecord, GrantView, Ledger};
-use codaris_policy::{Capability, CapabilityName, Grant, Lifetime};
+use codaris_ledger::{Backing, CardAnswer, CardRecord, DecisionRecord, GrantView, Ledger};
+use codaris_policy::{Capability, CapabilityName, Grant, Lifetime, Request, Task};
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
 
@@ -26,6 +28,9 @@ enum Op {
     View(usize),
     /// Drops a session's kept view (its session ended), so later changes meet none.
     Forget(usize),
+    /// A decision taken on a session's view, with a standing grant before the view's, as the
+    /// daemon builds its requests.
+    Decide(usize),
     Reopen,
 }
 
@@ -39,6 +44,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..16usize).prop_map(Op::Revoke),
         2 => (0..SESSIONS.len()).prop_map(Op::View),
         1 => (0..SESSIONS.len()).prop_map(Op::Forget),
+        3 => (0..SESSIONS.len()).prop_map(Op::Decide),
         1 => Just(Op::Reopen),
     ]
 }
@@ -86,6 +92,7 @@ fn run(ops: Vec<Op>) {
     let mut ledger = Ledger::open(&path).unwrap();
     let mut cards: Vec<String> = Vec::new();
     let mut grant_ids: Vec<String> = Vec::new();
+    let mut decided: Vec<DecisionRecord> = Vec::new();
     for op in ops {
         match op {
             Op::Ask(s) => {
@@ -156,6 +163,24 @@ fn run(ops: Vec<Op>) {
                 ledger.grant_view(SESSIONS[s]).unwrap();
             }
             Op::Forget(s) => ledger.forget_grant_view(SESSIONS[s]),
+            Op::Decide(s) => {
+                let mut grants = vec![
+                    program("p9", Lifetime::Session).with_id("config:tools.command_allowlist=p9"),
+                ];
+                grants.extend(ledger.grant_view(SESSIONS[s]).unwrap().grants);
+                let request = Request {
+                    tool: "run_command".to_owned(),
+                    args: serde_json::json!({"command": "p0 --all"}),
+                    task: Task::new("/w"),
+                    grants,
+                    spec: None,
+                };
+                let decision = request.evaluate();
+                let record = ledger
+                    .append_decision(DecisionRecord::new(SESSIONS[s], request, decision, 6))
+                    .unwrap();
+                decided.push(record);
+            }
             Op::Reopen => {
                 let before: Vec<_> = SESSIONS
                     .iter()
@@ -172,6 +197,22 @@ fn run(ops: Vec<Op>) {
         }
     }
     check_all(&ledger);
+    check_decisions(&ledger, &decided);
+}
+
+/// Every decision reads back as it was taken, with the grants it saw, and replays the same.
+fn check_decisions(ledger: &Ledger, decided: &[DecisionRecord]) {
+    let (read, corrupt) = ledger.decisions(None).unwrap();
+    assert!(corrupt.is_empty(), "{corrupt:?}");
+    let strip = |r: &DecisionRecord| (r.seq, r.request.clone(), r.decision.clone());
+    assert_eq!(
+        read.iter().map(strip).collect::<Vec<_>>(),
+        decided.iter().map(strip).collect::<Vec<_>>()
+    );
+    let report = codaris_ledger::audit(&ledger.evidence().unwrap());
+    assert!(report.differences.is_empty(), "{:?}", report.differences);
+    assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
+    assert_eq!(report.decisions, decided.len());
 }
 
 proptest! {

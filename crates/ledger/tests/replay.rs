@@ -44,6 +44,7 @@ fn a_changed_rule_shows_up_as_differences_with_both_decisions() {
                 policy_version: "0".to_owned(),
                 request,
                 decision,
+                grant_set: None,
             })
             .unwrap();
     }

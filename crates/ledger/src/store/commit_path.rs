@@ -95,11 +95,7 @@ impl Ledger {
     }
 
     fn store_batch(&self, queued: &[&Pending], links: sled::Batch) -> Result<(), LedgerError> {
-        let mut batches = [
-            sled::Batch::default(),
-            sled::Batch::default(),
-            sled::Batch::default(),
-        ];
+        let mut batches: [sled::Batch; 4] = Default::default();
         let mut by_session = sled::Batch::default();
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
             let batch = match pending.kind {
@@ -112,6 +108,7 @@ impl Ledger {
                 }
                 RecordKind::Card => &mut batches[1],
                 RecordKind::Decision => &mut batches[2],
+                RecordKind::GrantSet => &mut batches[3],
             };
             batch.insert(pending.key.as_slice(), pending.value.as_slice());
         }
@@ -127,10 +124,11 @@ impl Ledger {
                 );
             }
         }
-        let [grants, cards, decisions] = batches;
+        let [grants, cards, decisions, grant_sets] = batches;
         self.grants.apply_batch(grants)?;
         self.grants_by_session.apply_batch(by_session)?;
         self.cards.apply_batch(cards)?;
+        self.grant_sets.apply_batch(grant_sets)?;
         self.decisions.apply_batch(decisions)?;
         self.session_index.apply_batch(index)?;
         self.chain.apply_batch(links)?;

@@ -9,13 +9,16 @@
 //! place of the commit, and again when a journal line is replayed at open); a ledger written
 //! before it existed is indexed once, at its first open by this build (see [`INDEXED`]).
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 
 use super::{Ledger, decode_value, key_text};
 use crate::error::{Corrupt, LedgerError};
-use crate::record::DecisionRecord;
+use crate::grant_sets;
+use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
 
 /// The tree of the session index.
 pub(super) const SESSION_INDEX: &str = "decision_sessions";
@@ -109,7 +112,46 @@ impl Ledger {
                 }
             }
         }
+        corrupt.extend(self.fill_grant_sets(&mut records)?);
         Ok((records, corrupt))
+    }
+
+    /// Fills in the grants each decision's set names, from the set and the grant records (each
+    /// set read once); decisions that cannot be filled are taken out and returned as corrupt.
+    pub(super) fn fill_grant_sets(
+        &self,
+        records: &mut Vec<DecisionRecord>,
+    ) -> Result<Vec<Corrupt>, LedgerError> {
+        grant_sets::fill_each(records, |key, session| self.read_grant_set(key, session))
+    }
+
+    /// One grant set's grants, from its record and the grant records it names.
+    fn read_grant_set(
+        &self,
+        key: &str,
+        session_id: &str,
+    ) -> Result<grant_sets::SetGrants, LedgerError> {
+        let Some(bytes) = self.grant_sets.get(key.as_bytes())? else {
+            return Ok(Err(format!("grant set `{key}` is missing")));
+        };
+        self.reads.count(1);
+        let set = match decode_value::<GrantSetRecord>("grant_sets", key, &bytes) {
+            Ok(set) => set,
+            Err(bad) => return Ok(Err(bad.to_string())),
+        };
+        let mut records = HashMap::with_capacity(set.grant_ids.len());
+        for id in &set.grant_ids {
+            if let Some(bytes) = self.grants.get(id.as_bytes())? {
+                self.reads.count(1);
+                match decode_value::<GrantRecord>("grants", id, &bytes) {
+                    Ok(record) => {
+                        records.insert(id.clone(), record);
+                    }
+                    Err(bad) => return Ok(Err(bad.to_string())),
+                }
+            }
+        }
+        Ok(grant_sets::set_grants(&set, session_id, |id| records.get(id)).map(Arc::from))
     }
 
     /// One session's decisions oldest first, through the index; the records that do not

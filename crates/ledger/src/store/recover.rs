@@ -63,6 +63,10 @@ impl Ledger {
                     sled::IVec::default(),
                 )?;
             }
+            ExportLine::GrantSet(record) => {
+                self.grant_sets
+                    .insert(record.key.as_bytes(), encode(&record)?)?;
+            }
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => {}
         }
         // A line without a link (written before the chain, or forged) leaves its record

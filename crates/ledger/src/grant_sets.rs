@@ -1,0 +1,353 @@
+//! Grant sets: how a decision record names the ledger's grants in force instead of copying them
+//! (schema 2).
+//!
+//! When a decision is appended, the grants at the end of its request that carry ledger ids
+//! (`g…`) are split off: the record keeps the others (standing allowlist grants, which have no
+//! record) and a [`GrantSetRef`] naming a [`GrantSetRecord`] that lists the split-off grants'
+//! ids. The set's key is a digest of the session and the ids, so every decision that saw the same
+//! grants names the same set, written once. A grant record's `grant` never changes (spending or
+//! revoking it only stamps a time), so the ids name exactly the grants the decision saw.
+//!
+//! Every read fills the grants back in from the set and the grant records; a set or a grant
+//! that is missing, of another session, or of the wrong size makes the decision corrupt, never a
+//! decision replayed against fewer grants.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use codaris_policy::Grant;
+use sha2::{Digest, Sha256};
+
+use crate::error::Corrupt;
+use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord, GrantSetRef, SCHEMA};
+
+/// Whether `id` is one the ledger gives grant records: `g` and digits.
+fn is_ledger_grant_id(id: &str) -> bool {
+    id.strip_prefix('g')
+        .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The key of the set of `ids` in `session_id`: SHA-256 (hex) over the session and each id,
+/// each ended by a newline (ids are `g` and digits; a session id with a newline only changes its
+/// own keys).
+fn set_key<'a>(session_id: &str, ids: impl Iterator<Item = &'a str>) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(session_id.as_bytes());
+    hasher.update(b"\n");
+    for id in ids {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    crate::chain::hex(&hasher.finalize())
+}
+
+/// The digest of the grants a set lists ([`GrantSetRecord::grants_digest`]).
+fn grants_digest(grants: &[Grant]) -> String {
+    let mut hasher = Sha256::new();
+    for grant in grants {
+        // A `Grant` always encodes (strings and enums only); should it ever fail, the digest
+        // differs from any stored one and the decision reads as corrupt, never as clean.
+        if let Ok(bytes) = serde_json::to_vec(grant) {
+            hasher.update(&bytes);
+        }
+        hasher.update(b"\n");
+    }
+    crate::chain::hex(&hasher.finalize())
+}
+
+fn ids(grants: &[Grant]) -> impl Iterator<Item = &str> {
+    grants.iter().filter_map(|g| g.id.as_deref())
+}
+
+/// The ledger's grants split off a decision for storage.
+pub(crate) struct Split {
+    /// The key of the set that lists them.
+    pub(crate) key: String,
+    /// The grants, to be put back once the stored form is encoded.
+    pub(crate) grants: Vec<Grant>,
+}
+
+impl Split {
+    /// The set record to store when the ledger does not hold it yet (built only then: the ids
+    /// and the digest cost as much as the grants are many).
+    pub(crate) fn set_record(&self, session_id: &str) -> GrantSetRecord {
+        GrantSetRecord {
+            schema: SCHEMA,
+            key: self.key.clone(),
+            session_id: session_id.to_owned(),
+            grant_ids: ids(&self.grants).map(str::to_owned).collect(),
+            grants_digest: grants_digest(&self.grants),
+        }
+    }
+}
+
+/// Splits off the grants at the end of the record's request that have ledger ids and names
+/// them in `record.grant_set`. `None` (and no `grant_set`): the request holds no such grants at
+/// its end, so the record stores all its grants itself.
+pub(crate) fn split_for_storage(record: &mut DecisionRecord) -> Option<Split> {
+    let grants = &record.request.grants;
+    let own = grants
+        .iter()
+        .rev()
+        .take_while(|g| g.id.as_deref().is_some_and(is_ledger_grant_id))
+        .count();
+    if own == 0 {
+        record.grant_set = None;
+        return None;
+    }
+    let inline = grants.len() - own;
+    let split = record.request.grants.split_off(inline);
+    let key = set_key(&record.session_id, ids(&split));
+    record.grant_set = Some(GrantSetRef {
+        key: key.clone(),
+        inline,
+        count: split.len(),
+    });
+    Some(Split { key, grants: split })
+}
+
+/// Fills the grants of the record's set back in after its own. A record without a set is left
+/// as it is; one whose stored request or set does not match what the record says is refused.
+pub(crate) fn fill(record: &mut DecisionRecord, set: &[Grant]) -> Result<(), String> {
+    let Some(named) = &record.grant_set else {
+        return Ok(());
+    };
+    if record.request.grants.len() != named.inline {
+        return Err(format!(
+            "its request holds {} grants of its own where it says {}",
+            record.request.grants.len(),
+            named.inline
+        ));
+    }
+    if named.count != set.len() {
+        return Err(format!(
+            "it names grant set `{}` of {} grants, which lists {}",
+            named.key,
+            named.count,
+            set.len()
+        ));
+    }
+    record.request.grants.extend_from_slice(set);
+    Ok(())
+}
+
+/// A decision that cannot be filled in, as a corrupt record.
+pub(crate) fn unfilled(record: &DecisionRecord, reason: String) -> Corrupt {
+    Corrupt {
+        place: "decisions".to_owned(),
+        key: record.seq.to_string(),
+        reason: format!("a decision whose grants cannot be read back: {reason}"),
+    }
+}
+
+/// The grants a set lists, in its order, each from its record; `Err` names what is wrong.
+pub(crate) fn set_grants<'a>(
+    set: &GrantSetRecord,
+    session_id: &str,
+    mut grant: impl FnMut(&str) -> Option<&'a GrantRecord>,
+) -> Result<Vec<Grant>, String> {
+    if set.session_id != session_id {
+        return Err(format!(
+            "grant set `{}` belongs to session `{}`",
+            set.key, set.session_id
+        ));
+    }
+    let mut grants = Vec::with_capacity(set.grant_ids.len());
+    for id in &set.grant_ids {
+        match grant(id) {
+            Some(record) if record.session_id == session_id && record.id == *id => {
+                grants.push(record.grant.clone());
+            }
+            Some(_) => return Err(format!("grant `{id}` of its set is another session's")),
+            None => return Err(format!("grant `{id}` of its set is missing")),
+        }
+    }
+    if grants_digest(&grants) != set.grants_digest {
+        return Err(format!(
+            "the grants of set `{}` differ from the records it names (a grant record was altered)",
+            set.key
+        ));
+    }
+    Ok(grants)
+}
+
+/// A set's grants, or why they cannot be read.
+pub(crate) type SetGrants = Result<Arc<[Grant]>, String>;
+
+/// Fills in each decision's grants from its set, reading each (set, session) once through
+/// `set_of`; decisions that cannot be filled are taken out and returned as corrupt. An error of
+/// `set_of` (the store failing, not a record) ends the fill.
+pub(crate) fn fill_each<E>(
+    records: &mut Vec<DecisionRecord>,
+    mut set_of: impl FnMut(&str, &str) -> Result<SetGrants, E>,
+) -> Result<Vec<Corrupt>, E> {
+    let mut read: HashMap<(String, String), SetGrants> = HashMap::new();
+    let mut corrupt = Vec::new();
+    let mut kept = Vec::with_capacity(records.len());
+    for mut record in records.drain(..) {
+        let Some(named) = &record.grant_set else {
+            kept.push(record);
+            continue;
+        };
+        let id = (named.key.clone(), record.session_id.clone());
+        let set = match read.get(&id) {
+            Some(set) => set.clone(),
+            None => {
+                let set = set_of(&named.key, &record.session_id)?;
+                read.insert(id, set.clone());
+                set
+            }
+        };
+        match set.and_then(|set| fill(&mut record, &set)) {
+            Ok(()) => kept.push(record),
+            Err(reason) => corrupt.push(unfilled(&record, reason)),
+        }
+    }
+    *records = kept;
+    Ok(corrupt)
+}
+
+/// [`fill_each`] from the sets and grants of an export.
+pub(crate) fn fill_all(
+    decisions: &mut Vec<DecisionRecord>,
+    sets: &[GrantSetRecord],
+    grants: &[GrantRecord],
+) -> Vec<Corrupt> {
+    let sets: HashMap<&str, &GrantSetRecord> = sets.iter().map(|s| (s.key.as_str(), s)).collect();
+    let grants: HashMap<&str, &GrantRecord> = grants.iter().map(|g| (g.id.as_str(), g)).collect();
+    let filled = fill_each(decisions, |key, session| {
+        Ok::<_, std::convert::Infallible>(match sets.get(key) {
+            Some(set) => set_grants(set, session, |id| grants.get(id).copied()).map(Arc::from),
+            None => Err(format!("grant set `{key}` is missing")),
+        })
+    });
+    match filled {
+        Ok(corrupt) => corrupt,
+        Err(never) => match never {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codaris_policy::{CapabilityName, Lifetime, Request, Task};
+    use pretty_assertions::assert_eq;
+
+    fn grant(id: &str) -> Grant {
+        Grant::new(
+            CapabilityName::ReadOutsideFence,
+            Some(&format!("/data/{id}")),
+            Lifetime::Session,
+        )
+        .with_id(id)
+    }
+
+    fn record(grants: Vec<Grant>) -> DecisionRecord {
+        let request = Request {
+            tool: "read_file".to_owned(),
+            args: serde_json::json!({"path": "/data/x"}),
+            task: Task::new("/w"),
+            grants,
+            spec: None,
+        };
+        let decision = request.evaluate();
+        DecisionRecord::new("s1", request, decision, 1)
+    }
+
+    fn grant_record(grant: &Grant) -> GrantRecord {
+        GrantRecord {
+            schema: SCHEMA,
+            id: grant.id.clone().unwrap_or_default(),
+            session_id: "s1".to_owned(),
+            grant: grant.clone(),
+            granted_at_ms: 1,
+            card_id: None,
+            backing: None,
+            consumed_at_ms: None,
+            revoked_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn only_the_ledger_grants_at_the_end_are_split_off() {
+        let standing = grant("config:x");
+        let mut record = record(vec![standing.clone(), grant("g000000000001"), grant("g2")]);
+        let split = split_for_storage(&mut record).unwrap();
+        let set = split.set_record("s1");
+        assert_eq!(record.request.grants, vec![standing]);
+        assert_eq!(set.grant_ids, vec!["g000000000001", "g2"]);
+        assert_eq!(
+            record.grant_set,
+            Some(GrantSetRef {
+                key: set.key.clone(),
+                inline: 1,
+                count: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_request_without_ledger_grants_at_its_end_names_no_set() {
+        let mut record = record(vec![grant("g1"), grant("config:x")]);
+        assert!(split_for_storage(&mut record).is_none());
+        assert_eq!(record.request.grants.len(), 2);
+        assert!(record.grant_set.is_none());
+    }
+
+    #[test]
+    fn the_same_grants_in_another_session_are_another_set() {
+        let ids = ["g1"];
+        assert_ne!(
+            set_key("s1", ids.into_iter()),
+            set_key("s2", ids.into_iter())
+        );
+        assert_eq!(
+            set_key("s1", ids.into_iter()),
+            set_key("s1", ids.into_iter())
+        );
+    }
+
+    #[test]
+    fn a_set_fills_back_exactly_what_was_split_off() {
+        let full = record(vec![grant("config:x"), grant("g1"), grant("g2")]);
+        let mut stored = full.clone();
+        let split = split_for_storage(&mut stored).unwrap();
+        let set = split.set_record("s1");
+        let records: Vec<GrantRecord> = split.grants.iter().map(grant_record).collect();
+        let mut decisions = vec![stored];
+        assert!(fill_all(&mut decisions, &[set], &records).is_empty());
+        assert_eq!(decisions[0].request, full.request);
+    }
+
+    #[test]
+    fn a_set_of_another_session_an_altered_grant_or_a_forged_size_is_refused() {
+        let mut stored = record(vec![grant("g1")]);
+        let split = split_for_storage(&mut stored).unwrap();
+        let set = split.set_record("s1");
+        let original = grant_record(&split.grants[0]);
+        let refused = |set: &GrantSetRecord, grant: &GrantRecord, record: &DecisionRecord| {
+            let mut decisions = vec![record.clone()];
+            let corrupt = fill_all(
+                &mut decisions,
+                std::slice::from_ref(set),
+                std::slice::from_ref(grant),
+            );
+            assert!(decisions.is_empty());
+            corrupt[0].reason.clone()
+        };
+        let other = GrantSetRecord {
+            session_id: "s2".to_owned(),
+            ..set.clone()
+        };
+        assert!(refused(&other, &original, &stored).contains("session `s2`"));
+        let mut widened = original.clone();
+        widened.grant.path = Some("/".to_owned());
+        assert!(refused(&set, &widened, &stored).contains("was altered"));
+        let mut doubled = stored.clone();
+        doubled.request.grants.push(split.grants[0].clone());
+        assert!(refused(&set, &original, &doubled).contains("holds 1 grants of its own"));
+        let mut missing = set.clone();
+        missing.key = "elsewhere".to_owned();
+        assert!(refused(&missing, &original, &stored).contains("is missing"));
+    }
+}
