@@ -3,11 +3,14 @@
 //! all before anything runs. An allowed call comes out as a [`Permit`], the only thing a tool
 //! runs on: it carries the decision, the resolved task and the paths a grant opened.
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use codaris_ledger::{DecisionRecord, Ledger};
-use codaris_policy::{CapabilityName, ExternalSpec, Grant, Lifetime, Request, Task, Verdict};
+use codaris_ledger::{DecisionRecord, GrantView, Ledger};
+use codaris_policy::{
+    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Request, Task, Verdict,
+};
 use serde_json::Value;
 
 use crate::error::DaemonError;
@@ -142,6 +145,39 @@ pub struct Dispatcher {
     /// Grants the operator gave in the configuration (e.g. `tools.http_allowlist`), in force in
     /// every session and recorded with each decision like any other grant.
     standing: Vec<Grant>,
+    /// The policy's grant set for each session's current view, shared by the clones.
+    sets: Arc<GrantSets>,
+}
+
+/// Per session, the grant set built from the standing grants and the last view decided on.
+/// Building it costs as much as the grants are many (a trie of their paths), so it is built once
+/// per change of the session's grants rather than once per call: a view the ledger hands out is
+/// never changed, and a change hands out a new one.
+#[derive(Debug, Default)]
+struct GrantSets {
+    by_session: Mutex<HashMap<String, BuiltSet>>,
+}
+
+/// A view, and the grant set built from the standing grants and its grants.
+type BuiltSet = (Arc<GrantView>, Arc<GrantSet>);
+
+impl GrantSets {
+    fn for_view(&self, session: &str, view: &Arc<GrantView>, standing: &[Grant]) -> Arc<GrantSet> {
+        let mut sets = self
+            .by_session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, set)) = sets.get(session)
+            && Arc::ptr_eq(seen, view)
+        {
+            return set.clone();
+        }
+        let set = Arc::new(GrantSet::from_grants(
+            standing.iter().chain(&view.grants).cloned(),
+        ));
+        sets.insert(session.to_owned(), (view.clone(), set.clone()));
+        set
+    }
 }
 
 impl Dispatcher {
@@ -149,7 +185,17 @@ impl Dispatcher {
         Self {
             ledger,
             standing: Vec::new(),
+            sets: Arc::default(),
         }
+    }
+
+    /// Forgets what was kept for the session's decisions (it ended).
+    pub fn forget(&self, session_id: &str) {
+        self.sets
+            .by_session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
     }
 
     /// The configuration's HTTP allowlist as standing `send_http` grants, one per origin.
@@ -185,10 +231,10 @@ impl Dispatcher {
     pub fn decide(&self, call: ToolCall) -> Result<Dispatched, DaemonError> {
         let call_id = call.call_id.clone();
         let args = call.args.clone();
-        let record = self.record(call)?;
+        let (record, opened) = self.recorded(call)?;
         Ok(match record.decision.verdict {
             Verdict::Allow => Dispatched::Run(Permit {
-                opened: outside_paths(&record),
+                opened,
                 record,
                 call_id,
                 args,
@@ -198,7 +244,16 @@ impl Dispatcher {
         })
     }
 
+    /// The decision as recorded, alone (for the tests).
+    #[cfg(test)]
     fn record(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
+        self.recorded(call).map(|(record, _)| record)
+    }
+
+    /// Decides and records `call`: the record as stored (its request holds the standing
+    /// grants, and names the session's by their grant set), and the paths outside the roots
+    /// the grants it relied on opened.
+    fn recorded(&self, call: ToolCall) -> Result<(DecisionRecord, Vec<String>), DaemonError> {
         let mut task = resolve_task(&call.task);
         let args = resolve_args(
             &call.tool,
@@ -219,17 +274,18 @@ impl Dispatcher {
             for id in &view.set_aside {
                 tracing::warn!(grant = %id, "a grant no answered card backs grants nothing; `codaris audit replay` says why");
             }
-            let mut grants = Vec::with_capacity(self.standing.len() + view.grants.len());
-            grants.extend_from_slice(&self.standing);
-            grants.extend_from_slice(&view.grants);
+            // The grants in force are the standing ones followed by the view's; the request
+            // carries the standing ones, and the ledger names the view's by their grant set, so
+            // nothing here is proportional to the session's grants.
             let request = Request {
                 tool: call.tool.clone(),
                 args: args.clone(),
                 task: task.clone(),
-                grants,
+                grants: self.standing.clone(),
                 spec: call.spec.clone(),
             };
-            let decision = request.evaluate();
+            let set = self.sets.for_view(&call.session_id, &view, &self.standing);
+            let decision = request.evaluate_with(&set);
             let mut spent_by_another = false;
             for used in decision.consumes() {
                 let Some(id) = &used.id else { continue };
@@ -242,12 +298,10 @@ impl Dispatcher {
                 retakes += 1;
                 continue;
             }
-            let record = self.ledger.append_decision(DecisionRecord::new(
-                call.session_id.clone(),
-                request,
-                decision,
-                now_ms(),
-            ))?;
+            let record = self.ledger.append_decision_on(
+                DecisionRecord::new(call.session_id.clone(), request, decision, now_ms()),
+                &view.grants,
+            )?;
             tracing::info!(
                 session = %record.session_id,
                 tool = %record.request.tool,
@@ -256,18 +310,24 @@ impl Dispatcher {
                 seq = record.seq,
                 "dispatch decision"
             );
-            return Ok(record);
+            let opened = outside_paths(&record, &view.grants);
+            return Ok((record, opened));
         }
     }
 }
 
-/// The paths outside the roots that the grants this decision relied on opened.
-fn outside_paths(record: &DecisionRecord) -> Vec<String> {
+/// The paths outside the roots that the grants this decision relied on opened. The grants in
+/// force are the record's own followed by the view's (`used_grants` indexes both in turn).
+fn outside_paths(record: &DecisionRecord, view: &[Grant]) -> Vec<String> {
+    let own = &record.request.grants;
     record
         .decision
         .used_grants
         .iter()
-        .filter_map(|used| record.request.grants.get(used.index))
+        .filter_map(|used| match used.index.checked_sub(own.len()) {
+            None => own.get(used.index),
+            Some(at) => view.get(at),
+        })
         .filter(|grant| {
             matches!(
                 grant.capability,
@@ -519,6 +579,67 @@ mod tests {
         let (records, corrupt) = f.ledger.decisions(Some("s1"))?;
         assert!(corrupt.is_empty());
         assert_eq!(records.len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn a_revoked_grant_stops_allowing_at_once_though_its_set_was_kept()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let outside = f.root.join("outside").display().to_string();
+        f.ledger.append_card(&codaris_ledger::CardRecord::asked(
+            "c1".to_owned(),
+            "s1".to_owned(),
+            Some(codaris_policy::Capability::new(
+                CapabilityName::MutateOutsideFence,
+                Some(outside.clone()),
+            )),
+            "write outside".to_owned(),
+            Vec::new(),
+            1,
+        ))?;
+        let granted = f
+            .ledger
+            .answer_card(
+                "c1",
+                codaris_ledger::CardAnswer::AllowSession,
+                vec![Grant::new(
+                    CapabilityName::MutateOutsideFence,
+                    Some(&outside),
+                    Lifetime::Session,
+                )],
+                1,
+            )?
+            .ok_or("the card was answered already")?;
+        let dispatcher =
+            Dispatcher::new(f.ledger.clone()).with_command_allowlist(&["cargo test".to_owned()]);
+        let write = || {
+            call(
+                &f.root,
+                "write",
+                json!({"path": format!("{outside}/a.txt"), "content": "x"}),
+            )
+        };
+        for _ in 0..2 {
+            assert_eq!(dispatcher.record(write())?.decision.verdict, Verdict::Allow);
+        }
+        f.ledger.revoke(&granted[0].id, 2)?;
+        let after = dispatcher.record(write())?;
+        assert_ne!(
+            after.decision.verdict,
+            Verdict::Allow,
+            "{:?}",
+            after.decision
+        );
+        // Every decision, read back with its grants filled in, replays the same.
+        let (records, corrupt) = f.ledger.decisions(Some("s1"))?;
+        assert!(corrupt.is_empty(), "{corrupt:?}");
+        assert_eq!(records.len(), 3);
+        for record in &records {
+            assert_eq!(record.request.evaluate(), record.decision);
+        }
+        assert_eq!(records[0].request.grants.len(), 2, "standing + the card's");
+        assert_eq!(records[2].request.grants.len(), 1, "standing only");
         Ok(())
     }
 

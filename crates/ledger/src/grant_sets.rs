@@ -59,51 +59,48 @@ fn ids(grants: &[Grant]) -> impl Iterator<Item = &str> {
     grants.iter().filter_map(|g| g.id.as_deref())
 }
 
-/// The ledger's grants split off a decision for storage.
-pub(crate) struct Split {
-    /// The key of the set that lists them.
-    pub(crate) key: String,
-    /// The grants, to be put back once the stored form is encoded.
-    pub(crate) grants: Vec<Grant>,
-}
-
-impl Split {
-    /// The set record to store when the ledger does not hold it yet (built only then: the ids
-    /// and the digest cost as much as the grants are many).
-    pub(crate) fn set_record(&self, session_id: &str) -> GrantSetRecord {
-        GrantSetRecord {
-            schema: SCHEMA,
-            key: self.key.clone(),
-            session_id: session_id.to_owned(),
-            grant_ids: ids(&self.grants).map(str::to_owned).collect(),
-            grants_digest: grants_digest(&self.grants),
-        }
+/// The grant set record listing `set`, under `key`.
+pub(crate) fn set_record(session_id: &str, key: &str, set: &[Grant]) -> GrantSetRecord {
+    GrantSetRecord {
+        schema: SCHEMA,
+        key: key.to_owned(),
+        session_id: session_id.to_owned(),
+        grant_ids: ids(set).map(str::to_owned).collect(),
+        grants_digest: grants_digest(set),
     }
 }
 
-/// Splits off the grants at the end of the record's request that have ledger ids and names
-/// them in `record.grant_set`. `None` (and no `grant_set`): the request holds no such grants at
-/// its end, so the record stores all its grants itself.
-pub(crate) fn split_for_storage(record: &mut DecisionRecord) -> Option<Split> {
-    let grants = &record.request.grants;
+/// Whether every grant of `set` can be named by its ledger id.
+pub(crate) fn nameable(set: &[Grant]) -> bool {
+    set.iter()
+        .all(|g| g.id.as_deref().is_some_and(is_ledger_grant_id))
+}
+
+/// Splits off the grants at the end of `grants` that carry ledger ids (the ones a set can name)
+/// and returns them; empty when there are none.
+pub(crate) fn split_ledger_grants(grants: &mut Vec<Grant>) -> Vec<Grant> {
     let own = grants
         .iter()
         .rev()
         .take_while(|g| g.id.as_deref().is_some_and(is_ledger_grant_id))
         .count();
-    if own == 0 {
+    grants.split_off(grants.len() - own)
+}
+
+/// Names `set` (every grant [`nameable`]) as the grants that follow the record's own, and
+/// returns the set's key; `None` and no `grant_set` when `set` is empty.
+pub(crate) fn name_set(record: &mut DecisionRecord, set: &[Grant]) -> Option<String> {
+    if set.is_empty() {
         record.grant_set = None;
         return None;
     }
-    let inline = grants.len() - own;
-    let split = record.request.grants.split_off(inline);
-    let key = set_key(&record.session_id, ids(&split));
+    let key = set_key(&record.session_id, ids(set));
     record.grant_set = Some(GrantSetRef {
         key: key.clone(),
-        inline,
-        count: split.len(),
+        inline: record.request.grants.len(),
+        count: set.len(),
     });
-    Some(Split { key, grants: split })
+    Some(key)
 }
 
 /// Fills the grants of the record's set back in after its own. A record without a set is left
@@ -268,13 +265,24 @@ mod tests {
         }
     }
 
+    /// What `Ledger::append_decision` does with a request holding all its grants.
+    fn stored(mut record: DecisionRecord) -> (DecisionRecord, Vec<Grant>, Option<GrantSetRecord>) {
+        let split = split_ledger_grants(&mut record.request.grants);
+        let set = name_set(&mut record, &split).map(|key| set_record("s1", &key, &split));
+        (record, split, set)
+    }
+
     #[test]
     fn only_the_ledger_grants_at_the_end_are_split_off() {
         let standing = grant("config:x");
-        let mut record = record(vec![standing.clone(), grant("g000000000001"), grant("g2")]);
-        let split = split_for_storage(&mut record).unwrap();
-        let set = split.set_record("s1");
+        let (record, split, set) = stored(record(vec![
+            standing.clone(),
+            grant("g000000000001"),
+            grant("g2"),
+        ]));
+        let set = set.unwrap();
         assert_eq!(record.request.grants, vec![standing]);
+        assert_eq!(split.len(), 2);
         assert_eq!(set.grant_ids, vec!["g000000000001", "g2"]);
         assert_eq!(
             record.grant_set,
@@ -288,10 +296,11 @@ mod tests {
 
     #[test]
     fn a_request_without_ledger_grants_at_its_end_names_no_set() {
-        let mut record = record(vec![grant("g1"), grant("config:x")]);
-        assert!(split_for_storage(&mut record).is_none());
+        let (record, split, set) = stored(record(vec![grant("g1"), grant("config:x")]));
+        assert!(split.is_empty() && set.is_none());
         assert_eq!(record.request.grants.len(), 2);
         assert!(record.grant_set.is_none());
+        assert!(!nameable(&[grant("g1"), grant("config:x")]));
     }
 
     #[test]
@@ -310,10 +319,9 @@ mod tests {
     #[test]
     fn a_set_fills_back_exactly_what_was_split_off() {
         let full = record(vec![grant("config:x"), grant("g1"), grant("g2")]);
-        let mut stored = full.clone();
-        let split = split_for_storage(&mut stored).unwrap();
-        let set = split.set_record("s1");
-        let records: Vec<GrantRecord> = split.grants.iter().map(grant_record).collect();
+        let (stored, split, set) = stored(full.clone());
+        let set = set.unwrap();
+        let records: Vec<GrantRecord> = split.iter().map(grant_record).collect();
         let mut decisions = vec![stored];
         assert!(fill_all(&mut decisions, &[set], &records).is_empty());
         assert_eq!(decisions[0].request, full.request);
@@ -321,10 +329,9 @@ mod tests {
 
     #[test]
     fn a_set_of_another_session_an_altered_grant_or_a_forged_size_is_refused() {
-        let mut stored = record(vec![grant("g1")]);
-        let split = split_for_storage(&mut stored).unwrap();
-        let set = split.set_record("s1");
-        let original = grant_record(&split.grants[0]);
+        let (stored, split, set) = stored(record(vec![grant("g1")]));
+        let set = set.unwrap();
+        let original = grant_record(&split[0]);
         let refused = |set: &GrantSetRecord, grant: &GrantRecord, record: &DecisionRecord| {
             let mut decisions = vec![record.clone()];
             let corrupt = fill_all(
@@ -344,7 +351,7 @@ mod tests {
         widened.grant.path = Some("/".to_owned());
         assert!(refused(&set, &widened, &stored).contains("was altered"));
         let mut doubled = stored.clone();
-        doubled.request.grants.push(split.grants[0].clone());
+        doubled.request.grants.push(split[0].clone());
         assert!(refused(&set, &original, &doubled).contains("holds 1 grants of its own"));
         let mut missing = set.clone();
         missing.key = "elsewhere".to_owned();

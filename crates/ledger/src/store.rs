@@ -14,6 +14,7 @@ use crate::commit::GroupCommit;
 use crate::conversations::Conversations;
 use crate::disk::Disk;
 use crate::error::{Corrupt, LedgerError};
+use crate::grant_sets;
 use crate::journal::Journal;
 use crate::record::{
     Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, GrantSetRecord, SCHEMA,
@@ -490,43 +491,56 @@ impl Ledger {
     }
 
     /// Records a dispatch decision; concurrent callers share one commit. The ledger's grants at
-    /// the end of its request are stored as a grant set the record names (written with the
-    /// first decision that sees it), not copied into the record; the record returned holds
+    /// the end of its request are stored as a grant set the record names (see
+    /// [`Ledger::append_decision_on`]), not copied into the record; the record returned holds
     /// them, as given.
     pub fn append_decision(
         &self,
         mut record: DecisionRecord,
     ) -> Result<DecisionRecord, LedgerError> {
+        let set = grant_sets::split_ledger_grants(&mut record.request.grants);
+        let mut stored = self.append_decision_on(record, &set)?;
+        stored.request.grants.extend(set);
+        Ok(stored)
+    }
+
+    /// Records a decision whose grants in force were its request's own followed by `set`, the
+    /// ledger's grants (a session's [`GrantView::grants`]), without copying `set` into it: the
+    /// record names the grant set that lists them, written in the same commit when the ledger
+    /// does not hold it yet. The record returned is as stored: its `request.grants` are its own,
+    /// and every read fills in the set's after them. A `set` holding a grant without a ledger id
+    /// is stored in the record itself.
+    pub fn append_decision_on(
+        &self,
+        mut record: DecisionRecord,
+        set: &[Grant],
+    ) -> Result<DecisionRecord, LedgerError> {
+        if !grant_sets::nameable(set) {
+            record.request.grants.extend_from_slice(set);
+            return self.append_decision_on(record, &[]);
+        }
         record.seq = self.next_id()?;
         record.schema = SCHEMA;
         let mut pendings = Vec::with_capacity(2);
-        let split = crate::grant_sets::split_for_storage(&mut record);
-        let encoded = (|| {
-            if let Some(split) = &split
-                && !self.grant_sets.contains_key(split.key.as_bytes())?
-            {
-                // Two decisions racing on a new set may both write it: the same key and bytes,
-                // so the second changes nothing.
-                let set = split.set_record(&record.session_id);
-                pendings.push(Pending::new(
-                    RecordKind::GrantSet,
-                    set.key.as_bytes(),
-                    set.key.clone(),
-                    &set,
-                )?);
-            }
+        if let Some(key) = grant_sets::name_set(&mut record, set)
+            && !self.grant_sets.contains_key(key.as_bytes())?
+        {
+            // Two decisions racing on a new set may both write it: the same key and bytes, so
+            // the second changes nothing.
+            let listed = grant_sets::set_record(&record.session_id, &key, set);
             pendings.push(Pending::new(
-                RecordKind::Decision,
-                &record.seq.to_be_bytes(),
-                record.seq.to_string(),
-                &record,
+                RecordKind::GrantSet,
+                key.as_bytes(),
+                key.clone(),
+                &listed,
             )?);
-            Ok::<_, LedgerError>(())
-        })();
-        if let Some(split) = split {
-            record.request.grants.extend(split.grants);
         }
-        encoded?;
+        pendings.push(Pending::new(
+            RecordKind::Decision,
+            &record.seq.to_be_bytes(),
+            record.seq.to_string(),
+            &record,
+        )?);
         let ticket = self.commit.submit(pendings);
         self.wait(ticket)?;
         Ok(record)

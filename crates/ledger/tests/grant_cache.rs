@@ -164,22 +164,30 @@ fn run(ops: Vec<Op>) {
             }
             Op::Forget(s) => ledger.forget_grant_view(SESSIONS[s]),
             Op::Decide(s) => {
-                let mut grants = vec![
-                    program("p9", Lifetime::Session).with_id("config:tools.command_allowlist=p9"),
-                ];
-                grants.extend(ledger.grant_view(SESSIONS[s]).unwrap().grants);
-                let request = Request {
+                // As the dispatcher does: the request holds the standing grant, the view's
+                // grants follow it, and the ledger is handed the view's instead of copies.
+                let view = ledger.grant_view_shared(SESSIONS[s]).unwrap();
+                let mut request = Request {
                     tool: "run_command".to_owned(),
                     args: serde_json::json!({"command": "p0 --all"}),
                     task: Task::new("/w"),
-                    grants,
+                    grants: vec![
+                        program("p9", Lifetime::Session)
+                            .with_id("config:tools.command_allowlist=p9"),
+                    ],
                     spec: None,
                 };
-                let decision = request.evaluate();
-                let record = ledger
-                    .append_decision(DecisionRecord::new(SESSIONS[s], request, decision, 6))
+                let mut full = request.clone();
+                full.grants.extend(view.grants.iter().cloned());
+                let decision = full.evaluate();
+                let stored = ledger
+                    .append_decision_on(
+                        DecisionRecord::new(SESSIONS[s], request.clone(), decision, 6),
+                        &view.grants,
+                    )
                     .unwrap();
-                decided.push(record);
+                request.grants = full.grants;
+                decided.push(DecisionRecord { request, ..stored });
             }
             Op::Reopen => {
                 let before: Vec<_> = SESSIONS

@@ -73,13 +73,21 @@ impl Request {
 
     /// Decides the request. Pure: the same request always gets the same decision.
     pub fn evaluate(&self) -> Decision {
+        self.evaluate_with(&self.grant_set())
+    }
+
+    /// Decides the request with `grants` already built from its grants: for a caller that
+    /// decides many requests on the same grants (the daemon, per session), so the set is built
+    /// once rather than per call. `grants` must be [`Request::grant_set`] of these grants, in
+    /// this order (a decision's `used_grants` indexes them); replay uses [`Request::evaluate`].
+    pub fn evaluate_with(&self, grants: &GrantSet) -> Decision {
         let spec = self.spec.as_ref().map(|s| s.to_tool_spec(&self.tool));
         let call = Call {
             tool: &self.tool,
             args: &self.args,
             spec: spec.as_ref(),
         };
-        evaluate(&call, &self.grant_set(), &self.task)
+        evaluate(&call, grants, &self.task)
     }
 }
 

@@ -63,6 +63,8 @@ pub struct Turns {
     pub card_timeout: Duration,
     /// The live sessions, one owner each.
     live: Mutex<HashMap<String, Arc<Session>>>,
+    /// One for the daemon: what it keeps between calls serves every turn.
+    dispatcher: Dispatcher,
 }
 
 impl Turns {
@@ -73,6 +75,9 @@ impl Turns {
         tools: Arc<ToolRegistry>,
         builtins: Builtins,
     ) -> Self {
+        let dispatcher = Dispatcher::new(ledger.clone())
+            .with_http_allowlist(&config.http_allowlist)
+            .with_command_allowlist(&config.command_allowlist);
         Self {
             card_timeout: config.card_timeout,
             config,
@@ -81,6 +86,7 @@ impl Turns {
             tools,
             builtins,
             live: Mutex::new(HashMap::new()),
+            dispatcher,
         }
     }
 
@@ -280,6 +286,7 @@ impl Turns {
             None => self.builtins.close_session(session_id),
         }
         self.ledger.forget_grant_view(session_id);
+        self.dispatcher.forget(session_id);
     }
 
     /// Closes every live session (the daemon is stopping): running turns end `cancelled`, open
@@ -378,9 +385,7 @@ impl Turns {
     }
 
     fn dispatcher(&self) -> Dispatcher {
-        Dispatcher::new(self.ledger.clone())
-            .with_http_allowlist(&self.config.http_allowlist)
-            .with_command_allowlist(&self.config.command_allowlist)
+        self.dispatcher.clone()
     }
 }
 
