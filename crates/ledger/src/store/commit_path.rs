@@ -68,7 +68,7 @@ impl Ledger {
         }
         let mut tail = appender.tail.clone();
         let mut lines = Vec::with_capacity(queued.len());
-        let mut links = sled::Batch::default();
+        let mut links = Vec::with_capacity(queued.len());
         for pending in queued {
             let link = tail.link(
                 pending.kind,
@@ -78,12 +78,12 @@ impl Ledger {
             );
             let link_json = encode(&link)?;
             lines.push(journal_line(pending.kind, &pending.value, &link_json));
-            links.insert(&link.seq.to_be_bytes(), link_json);
+            links.push((link.seq, link_json));
         }
         let before = appender.journal.len();
         let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
         appender.journal.append(&refs)?;
-        let stored = self.store_batch(queued, links);
+        let stored = self.store_batch(queued, &links);
         if stored.is_err() {
             // Durable in the journal but not in sled: cut it back, so that what the writers are
             // told failed does not come back at the next open.
@@ -94,46 +94,42 @@ impl Ledger {
         Ok(())
     }
 
-    fn store_batch(&self, queued: &[&Pending], links: sled::Batch) -> Result<(), LedgerError> {
-        let mut batches = [
-            sled::Batch::default(),
-            sled::Batch::default(),
-            sled::Batch::default(),
-        ];
-        let mut by_session = sled::Batch::default();
+    /// Writes a batch's new records, their index entries and its links into sled, record by
+    /// record. Plain inserts rather than `apply_batch`: a sled batch pins sled's log, which
+    /// rolls and writes out its buffer before and after (each a `pwrite` and a waiting
+    /// `sync_file_range`), for every tree and every commit; an insert stays in sled's buffer
+    /// until sled writes it out with many others. The batch need not be atomic in sled: the
+    /// journal holds it whole, and a crash replays it at the next open.
+    fn store_batch(
+        &self,
+        queued: &[&Pending],
+        links: &[(u64, Vec<u8>)],
+    ) -> Result<(), LedgerError> {
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
-            let batch = match pending.kind {
+            self.tree(pending.kind)
+                .insert(pending.key.as_slice(), pending.value.as_slice())?;
+            // Each kind's index entries, written just after the record they point at.
+            match pending.kind {
                 RecordKind::Grant => {
-                    by_session.insert(
+                    self.grants_by_session.insert(
                         grants::index_key(&pending.session_id, &pending.key),
                         &[] as &[u8],
-                    );
-                    &mut batches[0]
+                    )?;
                 }
-                RecordKind::Card => &mut batches[1],
-                RecordKind::Decision => &mut batches[2],
-            };
-            batch.insert(pending.key.as_slice(), pending.value.as_slice());
-        }
-        let mut index = sled::Batch::default();
-        for pending in queued
-            .iter()
-            .filter(|p| p.replaced.is_none() && p.kind == RecordKind::Decision)
-        {
-            if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
-                index.insert(
-                    reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
-                    sled::IVec::default(),
-                );
+                RecordKind::Decision => {
+                    if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
+                        self.session_index.insert(
+                            reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
+                            sled::IVec::default(),
+                        )?;
+                    }
+                }
+                RecordKind::Card => {}
             }
         }
-        let [grants, cards, decisions] = batches;
-        self.grants.apply_batch(grants)?;
-        self.grants_by_session.apply_batch(by_session)?;
-        self.cards.apply_batch(cards)?;
-        self.decisions.apply_batch(decisions)?;
-        self.session_index.apply_batch(index)?;
-        self.chain.apply_batch(links)?;
+        for (seq, link) in links {
+            self.chain.insert(seq.to_be_bytes(), link.as_slice())?;
+        }
         Ok(())
     }
 }
