@@ -1,6 +1,7 @@
 //! The ledger database: sled trees for grants, cards, decisions and the chain, and the appends
-//! that go through the group commit (its path is `commit_path.rs`). The handles for the daemon's other state (sessions, tool
-//! state, conversations, ids) are handed out by `handles.rs`.
+//! that go through the group commit (its path is `commit_path.rs`). The handles for the
+//! daemon's other state (sessions, tool state, conversations, ids) are handed out by
+//! `handles.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ use crate::journal::Journal;
 use crate::record::{
     Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, SCHEMA, SessionScoped,
 };
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 mod commit_path;
 mod grants;
@@ -95,7 +96,13 @@ pub struct Ledger {
     unreadable: sled::Tree,
     /// Each queued element is committed whole: a card's answer and the grants it gave travel
     /// as one, so a failed commit leaves neither.
-    commit: GroupCommit<Vec<Pending>, Arc<LedgerError>>,
+    commit: GroupCommit<Vec<Pending>, commit_path::Failure>,
+    /// Set when sled refused a batch whose lines were already durable (see `commit_path.rs`):
+    /// every later commit is refused until the ledger is reopened and replays the journal.
+    halted: OnceLock<Arc<LedgerError>>,
+    /// The unit tests' failure point: sled refusing a durable batch.
+    #[cfg(test)]
+    fail_apply: std::sync::atomic::AtomicBool,
     /// Held while an existing record is swapped in sled and queued, so that the queue (and so
     /// the journal and the chain) holds a record's versions in the order sled took them.
     order: Mutex<()>,
@@ -213,6 +220,9 @@ impl Ledger {
                 tail: Tail::default(),
             }),
             commit: GroupCommit::default(),
+            halted: OnceLock::new(),
+            #[cfg(test)]
+            fail_apply: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(()),
         };
         ledger.recover()?;
