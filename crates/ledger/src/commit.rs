@@ -57,6 +57,8 @@ struct State<T, E> {
     last_batch: u64,
     /// A leader is waiting for writers to arrive (only then does a submit wake anyone).
     gathering: bool,
+    /// Writers waiting on `turn`.
+    waiting_turn: u64,
     failed: Vec<Failed<E>>,
 }
 
@@ -65,8 +67,13 @@ struct State<T, E> {
 #[derive(Debug)]
 pub struct GroupCommit<T, E> {
     state: Mutex<State<T, E>>,
-    /// Signalled when a leader gives up the journal phase, and when a batch is settled.
+    /// Signalled when a batch is settled (and so the one being applied is done).
     done: Condvar,
+    /// Signalled when a leader gives up the journal phase, for a queued writer to lead the
+    /// next batch, and when a leader takes the writers waiting for that. Apart from `done`, so
+    /// that the writers of a batch in flight sleep until it settles rather than wake each
+    /// time the section changes hands (on two cores the wake-ups cost more than the sync).
+    turn: Condvar,
     arrived: Condvar,
 }
 
@@ -82,9 +89,11 @@ impl<T, E> Default for GroupCommit<T, E> {
                 queued: Vec::new(),
                 last_batch: 0,
                 gathering: false,
+                waiting_turn: 0,
                 failed: Vec::new(),
             }),
             done: Condvar::new(),
+            turn: Condvar::new(),
             arrived: Condvar::new(),
         }
     }
@@ -114,12 +123,24 @@ impl<T, E: Clone> GroupCommit<T, E> {
         apply: impl FnOnce(A) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut state = self.lock();
-        // Until a leader takes this ticket, or it is settled.
-        while state.settled < ticket && (state.committing || state.taken >= ticket) {
-            state = self.wait_done(state);
-        }
-        if state.settled >= ticket {
-            return take_failure(&mut state.failed, ticket);
+        loop {
+            if state.settled >= ticket {
+                return take_failure(&mut state.failed, ticket);
+            }
+            if state.taken >= ticket {
+                // Its batch is in flight: woken when it settles.
+                state = self.wait_done(state);
+            } else if state.committing {
+                // Queued for the next batch: woken to lead it, or once a leader takes it.
+                state.waiting_turn += 1;
+                state = self
+                    .turn
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+                state.waiting_turn -= 1;
+            } else {
+                break;
+            }
         }
         // This writer leads: its ticket is queued and no leader is journalling.
         state.committing = true;
@@ -140,6 +161,11 @@ impl<T, E: Clone> GroupCommit<T, E> {
         let after = state.taken;
         let covers = state.issued;
         state.taken = covers;
+        if state.waiting_turn > 0 {
+            // Every writer waiting for a turn was queued, so this batch holds it: it waits for
+            // the batch to settle instead.
+            self.turn.notify_all();
+        }
         let batch = std::mem::take(&mut state.queued);
         drop(state);
         let journalled = journal(batch);
@@ -152,15 +178,22 @@ impl<T, E: Clone> GroupCommit<T, E> {
         let result = match journalled {
             Ok(journalled) => {
                 state.applying = true;
-                // The next leader may journal now.
-                self.done.notify_all();
+                // The next leader may journal now: one writer queued since is woken to lead.
+                if state.issued > state.taken {
+                    self.turn.notify_one();
+                }
                 drop(state);
                 let applied = apply(journalled);
                 state = self.lock();
                 state.applying = false;
                 applied
             }
-            Err(error) => Err(error),
+            Err(error) => {
+                if state.issued > state.taken {
+                    self.turn.notify_one();
+                }
+                Err(error)
+            }
         };
         state.settled = covers;
         match &result {
