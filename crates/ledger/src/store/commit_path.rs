@@ -1,6 +1,7 @@
 //! The group commit's path: records queued by writers, journalled with their chain links and
-//! made durable by one leader per batch, then applied to sled. What the journal and the chain
-//! are is in `journal.rs` and `chain.rs`; this is the order the ledger writes them in.
+//! made durable by one leader per batch inside the committing section, then applied to sled
+//! outside it (see `commit.rs`). What the journal and the chain are is in `journal.rs` and
+//! `chain.rs`; this is the order the ledger writes them in.
 
 use std::sync::{Arc, PoisonError};
 
