@@ -106,22 +106,33 @@ fn p99(sorted: &[Duration]) -> Duration {
     sorted[(sorted.len() * 99) / 100]
 }
 
-fn throughput(ledger: &Arc<Ledger>, writers: usize, per_writer: usize) -> f64 {
+/// Appends per second, and each append's latency, for `writers` threads of `per_writer`.
+fn run_writers(ledger: &Arc<Ledger>, writers: usize, per_writer: usize) -> (f64, Vec<Duration>) {
     let start = Instant::now();
     let threads: Vec<_> = (0..writers)
         .map(|_| {
             let ledger = ledger.clone();
             std::thread::spawn(move || {
-                for _ in 0..per_writer {
-                    ledger.append_decision(decision_record()).unwrap();
-                }
+                (0..per_writer)
+                    .map(|_| {
+                        let start = Instant::now();
+                        ledger.append_decision(decision_record()).unwrap();
+                        start.elapsed()
+                    })
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
-    (writers * per_writer) as f64 / start.elapsed().as_secs_f64()
+    let latencies = threads
+        .into_iter()
+        .flat_map(|thread| thread.join().unwrap())
+        .collect();
+    let rate = (writers * per_writer) as f64 / start.elapsed().as_secs_f64();
+    (rate, latencies)
+}
+
+fn throughput(ledger: &Arc<Ledger>, writers: usize, per_writer: usize) -> f64 {
+    run_writers(ledger, writers, per_writer).0
 }
 
 fn group_commit(c: &mut Criterion) {
@@ -135,17 +146,30 @@ fn group_commit(c: &mut Criterion) {
     });
     group.finish();
 
-    let one: Vec<f64> = (0..5).map(|_| throughput(&ledger, 1, 200)).collect();
-    let sixteen: Vec<f64> = (0..5).map(|_| throughput(&ledger, 16, 200)).collect();
+    // Interleaved, so both see the same disk weather.
+    let (mut one, mut sixteen) = (Vec::new(), Vec::new());
+    let (mut one_latency, mut sixteen_latency) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let (rate, latencies) = run_writers(&ledger, 1, 200);
+        one.push(rate);
+        one_latency.extend(latencies);
+        let (rate, latencies) = run_writers(&ledger, 16, 200);
+        sixteen.push(rate);
+        sixteen_latency.extend(latencies);
+    }
     let mid = |v: &[f64]| {
         let mut v = v.to_vec();
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let one_p50 = median(&mut one_latency);
+    let sixteen_p50 = median(&mut sixteen_latency);
     println!(
-        "decision appends/s: one writer {:.0}, sixteen writers {:.0}: {:.1}x",
+        "decision appends/s: one writer {:.0} (append p50 {one_p50:?}, p99 {:?}), sixteen writers {:.0} (append p50 {sixteen_p50:?}, p99 {:?}): {:.1}x",
         mid(&one),
+        p99(&one_latency),
         mid(&sixteen),
+        p99(&sixteen_latency),
         mid(&sixteen) / mid(&one)
     );
 }

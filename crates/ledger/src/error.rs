@@ -68,4 +68,23 @@ pub enum LedgerError {
         #[source]
         source: std::sync::Arc<LedgerError>,
     },
+    /// A group commit whose records are durable in the journal but that sled refused: they are
+    /// not readable now, and the next open replays them. The batch could not be cut back out
+    /// of the journal, because the next batch may already have been journalled after it.
+    #[error(
+        "this was recorded durably in the journal but could not be applied to the ledger's store ({source}); it takes effect when the ledger is reopened (restart codarisd), and until then the ledger records nothing more"
+    )]
+    Unapplied {
+        #[source]
+        source: std::sync::Arc<LedgerError>,
+    },
+    /// Refused because an earlier commit was durable but could not be applied (see
+    /// [`LedgerError::Unapplied`]): nothing more is recorded until the ledger is reopened.
+    #[error(
+        "the ledger stopped recording after durable records could not be applied to its store ({source}); reopen it (restart codarisd) to replay them"
+    )]
+    Halted {
+        #[source]
+        source: std::sync::Arc<LedgerError>,
+    },
 }

@@ -157,12 +157,6 @@ impl<S: Sink> Journal<S> {
         self.len
     }
 
-    /// Cuts off, durably, what was appended after the journal was `len` long.
-    pub fn rewind(&mut self, len: u64) -> Result<(), LedgerError> {
-        self.len = self.len.min(len);
-        self.cut()
-    }
-
     /// Empties the journal, durably. Only after what it held is durable elsewhere.
     pub fn truncate(&mut self) -> Result<(), LedgerError> {
         self.len = 0;

@@ -7,11 +7,15 @@
 //! changed only by compare-and-swap), [`ToolState`] and [`Conversations`] — each durable before
 //! it returns, so every durable write follows one discipline.
 //!
-//! A grant is acknowledged only once it is on the device: each commit appends its records to the
-//! journal with one `write` and one `fdatasync`, and appends from concurrent writers share one
-//! commit (group commit). sled 0.34's `flush` issues `sync_file_range`, which does not flush the
-//! device cache, so whatever is made durable in sled itself (the journal folded in, a handle's
-//! write, a new stride of ids) is flushed and then has sled's data file `fdatasync`ed.
+//! A grant is acknowledged only once it is on the device and readable: each commit appends its
+//! records to the journal with one `write` and one `fdatasync`, appends from concurrent writers
+//! share one commit (group commit), and the commit's records are applied to sled after they are
+//! durable, outside the committing section, while the next commit journals. sled is never
+//! relied on for durability between folds: sled 0.34's `flush` issues `sync_file_range`, which
+//! does not flush the device cache, so whatever is made durable in sled itself (the journal
+//! folded in, a handle's write, a new stride of ids) is flushed and then has sled's data file
+//! `fdatasync`ed. A commit that is durable but that sled refuses halts the ledger until it is
+//! reopened ([`LedgerError::Unapplied`]).
 //!
 //! Every grant names what backs it ([`Backing`]), and every record version appended is a link
 //! of a hash chain ([`Link`]); [`audit`] replays the decisions, flags grants nothing backs, and

@@ -20,7 +20,7 @@ use crate::record::{
     Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, GrantSetRecord, SCHEMA,
     SessionScoped,
 };
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 mod commit_path;
 mod grants;
@@ -100,7 +100,13 @@ pub struct Ledger {
     unreadable: sled::Tree,
     /// Each queued element is committed whole: a card's answer and the grants it gave travel
     /// as one, so a failed commit leaves neither.
-    commit: GroupCommit<Vec<Pending>, Arc<LedgerError>>,
+    commit: GroupCommit<Vec<Pending>, commit_path::Failure>,
+    /// Set when sled refused a batch whose lines were already durable (see `commit_path.rs`):
+    /// every later commit is refused until the ledger is reopened and replays the journal.
+    halted: OnceLock<Arc<LedgerError>>,
+    /// The unit tests' failure point: sled refusing a durable batch.
+    #[cfg(test)]
+    fail_apply: std::sync::atomic::AtomicBool,
     /// Held while an existing record is swapped in sled and queued, so that the queue (and so
     /// the journal and the chain) holds a record's versions in the order sled took them.
     order: Mutex<()>,
@@ -219,6 +225,9 @@ impl Ledger {
                 tail: Tail::default(),
             }),
             commit: GroupCommit::default(),
+            halted: OnceLock::new(),
+            #[cfg(test)]
+            fail_apply: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(()),
         };
         ledger.recover()?;

@@ -1,6 +1,7 @@
 //! The group commit's path: records queued by writers, journalled with their chain links and
-//! made durable by one leader per batch, then applied to sled. What the journal and the chain
-//! are is in `journal.rs` and `chain.rs`; this is the order the ledger writes them in.
+//! made durable by one leader per batch inside the committing section, then applied to sled
+//! outside it (see `commit.rs`). What the journal and the chain are is in `journal.rs` and
+//! `chain.rs`; this is the order the ledger writes them in.
 
 use std::sync::{Arc, PoisonError};
 
@@ -9,8 +10,26 @@ use crate::chain::RecordKind;
 use crate::error::LedgerError;
 use crate::journal::COMPACT_AT;
 
+/// Why a group commit failed, as each writer of the batch is told.
+#[derive(Debug, Clone)]
+pub(super) enum Failure {
+    /// Nothing of the batch was recorded: the journal was cut back and updates swapped back.
+    Lost(Arc<LedgerError>),
+    /// The batch is durable in the journal but was not applied to sled; the next open replays
+    /// it, and until then the ledger records nothing more.
+    Unapplied(Arc<LedgerError>),
+}
+
+/// A batch whose lines are durable in the journal, waiting to be applied to sled.
+pub(super) struct Journalled {
+    queued: Vec<Pending>,
+    /// Each link's number and JSON.
+    links: Vec<(u64, Vec<u8>)>,
+}
+
 impl Ledger {
-    /// Queues a record version for the next group commit and waits until it is on the device.
+    /// Queues a record version for the next group commit and waits until it is on the device
+    /// and readable.
     pub(super) fn commit(&self, pending: Pending) -> Result<(), LedgerError> {
         let ticket = self.commit.submit(vec![pending]);
         self.wait(ticket)
@@ -18,57 +37,119 @@ impl Ledger {
 
     pub(super) fn wait(&self, ticket: u64) -> Result<(), LedgerError> {
         self.commit
-            .wait(ticket, |queued| self.commit_batch(queued).map_err(Arc::new))
-            .map_err(|source| LedgerError::Commit { source })
+            .wait(
+                ticket,
+                |queued| self.journal_batch(queued),
+                |journalled| self.apply_batch(journalled),
+            )
+            .map_err(|failure| match failure {
+                Failure::Lost(source) => LedgerError::Commit { source },
+                Failure::Unapplied(source) => LedgerError::Unapplied { source },
+            })
     }
 
-    /// The leader's commit: links every queued version in queue order, appends their lines with
-    /// one `write` and one `fdatasync`, then writes the new records and the links to sled. On
-    /// failure nothing of the batch remains: the journal is cut back, and updates are swapped
-    /// back out of sled.
-    fn commit_batch(&self, queued: &[Vec<Pending>]) -> Result<(), LedgerError> {
-        let queued: Vec<&Pending> = queued.iter().flatten().collect();
-        let mut appender = self.appender();
-        let result = self.append_batch(&mut appender, &queued);
-        if result.is_err() {
-            let _order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
-            // What the cached views took from this batch (a spend, a card's answer) is undone
-            // below: they are read from disk again.
-            self.grant_cache.invalidate(
-                queued
-                    .iter()
-                    .filter(|p| p.kind != RecordKind::Decision)
-                    .map(|p| p.session_id.as_str()),
-            );
-            // Latest first, so a record updated twice in the batch ends at its version before.
-            for pending in queued.iter().rev() {
-                if let Some(replaced) = &pending.replaced {
-                    let _ = self.tree(pending.kind).compare_and_swap(
-                        &pending.key,
-                        Some(pending.value.as_slice()),
-                        Some(replaced),
-                    );
-                }
+    /// The leader's journal phase, inside the committing section: links every queued version
+    /// in queue order and appends their lines with one `write` and one `fdatasync`. On failure
+    /// nothing of the batch remains: the journal is cut back, and updates are swapped back out
+    /// of sled.
+    fn journal_batch(&self, queued: Vec<Vec<Pending>>) -> Result<Journalled, Failure> {
+        let queued: Vec<Pending> = queued.into_iter().flatten().collect();
+        let appended = self.refuse_if_halted().and_then(|()| {
+            let mut appender = self.appender();
+            self.append_lines(&mut appender, &queued)
+        });
+        match appended {
+            Ok(links) => Ok(Journalled { queued, links }),
+            Err(error) => {
+                self.undo(&queued);
+                Err(Failure::Lost(Arc::new(error)))
             }
         }
-        result
     }
 
-    fn append_batch(
+    /// The leader's apply phase, outside the committing section (the next batch may be
+    /// journalling meanwhile): the batch's new records and its links go into sled, and only
+    /// then are its writers told. Its lines are durable and a later batch's may follow them,
+    /// so a batch that sled refuses can no longer be cut back: the ledger halts, the next open
+    /// replays the journal, and until then every commit is refused.
+    fn apply_batch(&self, journalled: Journalled) -> Result<(), Failure> {
+        // A batch journalled behind one that was not applied waits for the same reopen.
+        if let Some(cause) = self.halted.get() {
+            return Err(Failure::Unapplied(cause.clone()));
+        }
+        let queued: Vec<&Pending> = journalled.queued.iter().collect();
+        let stored = self
+            .fail_apply_in_tests()
+            .and_then(|()| self.store_batch(&queued, &journalled.links));
+        let Err(error) = stored else {
+            return Ok(());
+        };
+        let cause = Arc::new(error);
+        let cause = self.halted.get_or_init(|| cause).clone();
+        // What was applied of the batch is in sled; the cached views read it again.
+        self.grant_cache.invalidate(
+            queued
+                .iter()
+                .filter(|p| p.kind != RecordKind::Decision)
+                .map(|p| p.session_id.as_str()),
+        );
+        Err(Failure::Unapplied(cause))
+    }
+
+    /// Refuses a commit once an earlier batch could not be applied.
+    fn refuse_if_halted(&self) -> Result<(), LedgerError> {
+        match self.halted.get() {
+            Some(cause) => Err(LedgerError::Halted {
+                source: cause.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Undoes what a batch that failed before its lines were durable did: the cached views
+    /// took a spend or a card's answer from it (they are read from disk again), and its
+    /// updates were swapped into sled (they are swapped back).
+    fn undo(&self, queued: &[Pending]) {
+        let _order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        self.grant_cache.invalidate(
+            queued
+                .iter()
+                .filter(|p| p.kind != RecordKind::Decision)
+                .map(|p| p.session_id.as_str()),
+        );
+        // Latest first, so a record updated twice in the batch ends at its version before.
+        for pending in queued.iter().rev() {
+            if let Some(replaced) = &pending.replaced {
+                let _ = self.tree(pending.kind).compare_and_swap(
+                    &pending.key,
+                    Some(pending.value.as_slice()),
+                    Some(replaced),
+                );
+            }
+        }
+    }
+
+    /// Appends the batch's lines, each with its link, and returns the links; the chain's end
+    /// moves past them only once they are durable.
+    fn append_lines(
         &self,
         appender: &mut Appender,
-        queued: &[&Pending],
-    ) -> Result<(), LedgerError> {
+        queued: &[Pending],
+    ) -> Result<Vec<(u64, Vec<u8>)>, LedgerError> {
         if appender.journal.len() > COMPACT_AT {
-            // Every record of an earlier batch is in sled (its leader wrote it there), and every
+            // The previous batch may still be going into sled, and its lines must not be cut
+            // before it is there; once it is, every record journalled is in sled, and every
             // update before it was queued: folding the journal into sled loses nothing.
+            self.commit.wait_applied();
+            // A batch that was not applied lives only in the journal until the next open.
+            self.refuse_if_halted()?;
             self.db.flush()?;
             self.sync_data_file()?;
             appender.journal.truncate()?;
         }
         let mut tail = appender.tail.clone();
         let mut lines = Vec::with_capacity(queued.len());
-        let mut links = sled::Batch::default();
+        let mut links = Vec::with_capacity(queued.len());
         for pending in queued {
             let link = tail.link(
                 pending.kind,
@@ -78,60 +159,50 @@ impl Ledger {
             );
             let link_json = encode(&link)?;
             lines.push(journal_line(pending.kind, &pending.value, &link_json));
-            links.insert(&link.seq.to_be_bytes(), link_json);
+            links.push((link.seq, link_json));
         }
-        let before = appender.journal.len();
         let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
         appender.journal.append(&refs)?;
-        let stored = self.store_batch(queued, links);
-        if stored.is_err() {
-            // Durable in the journal but not in sled: cut it back, so that what the writers are
-            // told failed does not come back at the next open.
-            appender.journal.rewind(before)?;
-            return stored;
-        }
         appender.tail = tail;
-        Ok(())
+        Ok(links)
     }
 
-    fn store_batch(&self, queued: &[&Pending], links: sled::Batch) -> Result<(), LedgerError> {
-        let mut batches: [sled::Batch; 4] = Default::default();
-        let mut by_session = sled::Batch::default();
+    /// Writes a batch's new records, their index entries and its links into sled, record by
+    /// record. Plain inserts rather than `apply_batch`: a sled batch pins sled's log, which
+    /// rolls and writes out its buffer before and after (each a `pwrite` and a waiting
+    /// `sync_file_range`), for every tree and every commit; an insert stays in sled's buffer
+    /// until sled writes it out with many others. The batch need not be atomic in sled: the
+    /// journal holds it whole, and a crash replays it at the next open.
+    fn store_batch(
+        &self,
+        queued: &[&Pending],
+        links: &[(u64, Vec<u8>)],
+    ) -> Result<(), LedgerError> {
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
-            let batch = match pending.kind {
+            self.tree(pending.kind)
+                .insert(pending.key.as_slice(), pending.value.as_slice())?;
+            // Each kind's index entries, written just after the record they point at.
+            match pending.kind {
                 RecordKind::Grant => {
-                    by_session.insert(
+                    self.grants_by_session.insert(
                         grants::index_key(&pending.session_id, &pending.key),
                         &[] as &[u8],
-                    );
-                    &mut batches[0]
+                    )?;
                 }
-                RecordKind::Card => &mut batches[1],
-                RecordKind::Decision => &mut batches[2],
-                RecordKind::GrantSet => &mut batches[3],
-            };
-            batch.insert(pending.key.as_slice(), pending.value.as_slice());
-        }
-        let mut index = sled::Batch::default();
-        for pending in queued
-            .iter()
-            .filter(|p| p.replaced.is_none() && p.kind == RecordKind::Decision)
-        {
-            if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
-                index.insert(
-                    reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
-                    sled::IVec::default(),
-                );
+                RecordKind::Decision => {
+                    if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
+                        self.session_index.insert(
+                            reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
+                            sled::IVec::default(),
+                        )?;
+                    }
+                }
+                RecordKind::Card | RecordKind::GrantSet => {}
             }
         }
-        let [grants, cards, decisions, grant_sets] = batches;
-        self.grants.apply_batch(grants)?;
-        self.grants_by_session.apply_batch(by_session)?;
-        self.cards.apply_batch(cards)?;
-        self.grant_sets.apply_batch(grant_sets)?;
-        self.decisions.apply_batch(decisions)?;
-        self.session_index.apply_batch(index)?;
-        self.chain.apply_batch(links)?;
+        for (seq, link) in links {
+            self.chain.insert(seq.to_be_bytes(), link.as_slice())?;
+        }
         Ok(())
     }
 }
@@ -157,4 +228,113 @@ fn journal_line(kind: RecordKind, value: &[u8], link: &[u8]) -> Vec<u8> {
     line.extend_from_slice(link);
     line.push(b'}');
     line
+}
+
+impl Ledger {
+    /// The unit tests' failure point: sled refusing a batch whose lines are durable.
+    fn fail_apply_in_tests(&self) -> Result<(), LedgerError> {
+        #[cfg(test)]
+        if self.fail_apply.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(LedgerError::Storage(sled::Error::Io(
+                std::io::Error::other("injected: sled refused the batch"),
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use codaris_policy::{CapabilityName, Grant, Lifetime};
+
+    use crate::{Backing, Ledger, LedgerError};
+
+    fn grant(n: u64) -> Grant {
+        Grant::new(
+            CapabilityName::MutateOutsideFence,
+            Some(&format!("/data/{n}")),
+            Lifetime::Session,
+        )
+    }
+
+    fn card() -> Backing {
+        Backing::Card {
+            card_id: "c1".to_owned(),
+        }
+    }
+
+    fn paths(ledger: &Ledger) -> Vec<String> {
+        let (grants, corrupt) = ledger.grants(Some("s1")).unwrap();
+        assert!(corrupt.is_empty(), "{corrupt:?}");
+        grants.into_iter().filter_map(|g| g.grant.path).collect()
+    }
+
+    #[test]
+    fn a_durable_batch_sled_refuses_halts_the_ledger_and_is_replayed_at_the_next_open() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("ledger");
+        let ledger = Ledger::open(&path).unwrap();
+        let kept = ledger.append_grant("s1", grant(1), card(), 1).unwrap();
+
+        ledger.fail_apply.store(true, Ordering::SeqCst);
+        let unapplied = ledger.append_grant("s1", grant(2), card(), 2);
+        assert!(
+            matches!(unapplied, Err(LedgerError::Unapplied { .. })),
+            "the writer is told its record is durable but not applied: {unapplied:?}"
+        );
+        assert_eq!(
+            paths(&ledger),
+            vec!["/data/1"],
+            "not readable before the reopen"
+        );
+
+        // Whatever sled would do now, nothing more is recorded until the reopen.
+        ledger.fail_apply.store(false, Ordering::SeqCst);
+        let refused = ledger.append_grant("s1", grant(3), card(), 3);
+        assert!(
+            matches!(&refused, Err(LedgerError::Commit { source }) if matches!(**source, LedgerError::Halted { .. })),
+            "{refused:?}"
+        );
+        let revoked = ledger.revoke(&kept.id, 4);
+        assert!(revoked.is_err(), "{revoked:?}");
+        assert_eq!(
+            ledger.grant(&kept.id).unwrap().revoked_at_ms,
+            None,
+            "a refused update is swapped back out of sled"
+        );
+        drop(ledger);
+
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(
+            paths(&ledger),
+            vec!["/data/1", "/data/2"],
+            "the durable record is replayed; the refused one is nowhere"
+        );
+        assert_eq!(ledger.grant(&kept.id).unwrap().revoked_at_ms, None);
+        let report = crate::audit(&ledger.evidence().unwrap());
+        assert_eq!(report.chain_findings, Vec::new(), "the chain verifies");
+        ledger.append_grant("s1", grant(5), card(), 5).unwrap();
+    }
+
+    #[test]
+    fn every_writer_reads_its_own_record_once_acknowledged() {
+        let temp = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(&temp.path().join("ledger")).unwrap();
+        std::thread::scope(|scope| {
+            for writer in 0..8u64 {
+                let ledger = &ledger;
+                scope.spawn(move || {
+                    for n in 0..25 {
+                        let record = ledger
+                            .append_grant("s1", grant(writer * 100 + n), card(), n)
+                            .unwrap();
+                        assert_eq!(ledger.grant(&record.id).unwrap(), record);
+                    }
+                });
+            }
+        });
+        assert_eq!(paths(&ledger).len(), 200);
+    }
 }
