@@ -100,6 +100,10 @@ pub enum DaemonError {
         "card `{card}` lists no programs, so it cannot be answered program-wide; answer once, for the session, or deny"
     )]
     NoPrograms { card: String },
+    #[error(
+        "the answer to card `{card}` is durable but the ledger could not apply it: it takes effect, and grants what it gave, when codarisd restarts; until then nothing is granted or recorded"
+    )]
+    AnswerNotYetApplied { card: String },
     #[error("the answer to card `{card}` was not recorded, so nothing was granted: {source}")]
     AnswerNotRecorded {
         card: String,
@@ -171,6 +175,7 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::CorruptRecord { .. }
             | DaemonError::Corrupt(_)
             | DaemonError::AnswerNotRecorded { .. }
+            | DaemonError::AnswerNotYetApplied { .. }
             | DaemonError::Io { .. } => tonic::Status::internal(message),
         }
     }

@@ -255,6 +255,11 @@ impl Turns {
                 accepted: true,
                 grant_ids,
             }),
+            Ok(Ok(Err(crate::turns::NotRecorded::Ledger(
+                codaris_ledger::LedgerError::Unapplied { .. },
+            )))) => Err(DaemonError::AnswerNotYetApplied {
+                card: card_id.to_owned(),
+            }),
             Ok(Ok(Err(source))) => Err(DaemonError::AnswerNotRecorded {
                 card: card_id.to_owned(),
                 source,
