@@ -80,9 +80,11 @@ fn script(options: &Options, outside: &Path) -> Value {
     let mut rounds = Vec::new();
     for g in 0..options.grants {
         let dir = outside.join(format!("g{g}"));
-        rounds.push(json!({"tool_calls": [{"name": "request_capability", "args": {
+        rounds.push(
+            json!({"tool_calls": [{"name": "request_capability", "args": {
             "capability": "mutate_outside_fence", "path": dir.display().to_string(),
-            "reason": "the soak writes its results there"}}]}));
+            "reason": "the soak writes its results there"}}]}),
+        );
         rounds.push(json!({"tool_calls": [{"name": "write", "args": {
             "path": dir.join("out.txt").display().to_string(), "content": "x"}}]}));
     }
@@ -269,7 +271,10 @@ fn main() {
     let decisions = report["decisions"].as_u64().unwrap_or(0);
     let expected = options.sessions * options.calls;
     assert_eq!(
-        (decisions as usize, report["grants"].as_u64().unwrap_or(0) as usize),
+        (
+            decisions as usize,
+            report["grants"].as_u64().unwrap_or(0) as usize
+        ),
         (expected, options.sessions * options.grants),
         "the sessions did not make every call: {report}"
     );

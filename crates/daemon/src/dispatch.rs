@@ -529,33 +529,40 @@ mod tests {
         Ok(())
     }
 
-    #[test]
-    fn a_once_grant_allows_exactly_one_of_two_racing_calls()
-    -> Result<(), Box<dyn std::error::Error>> {
-        let f = fixture()?;
-        let outside = f.root.join("outside").display().to_string();
-        // The grant as a card answer records it: the card, then its answer with the grant.
+    /// A grant to write in `outside` for session `s1`, as a card answer records it: the card,
+    /// then its answer with the grant.
+    fn outside_granted(
+        f: &Fixture,
+        outside: &str,
+        lifetime: Lifetime,
+    ) -> Result<Vec<codaris_ledger::GrantRecord>, Box<dyn std::error::Error>> {
         f.ledger.append_card(&codaris_ledger::CardRecord::asked(
             "c1".to_owned(),
             "s1".to_owned(),
             Some(codaris_policy::Capability::new(
                 CapabilityName::MutateOutsideFence,
-                Some(outside.clone()),
+                Some(outside.to_owned()),
             )),
             "write outside".to_owned(),
             Vec::new(),
             1,
         ))?;
-        f.ledger.answer_card(
-            "c1",
-            codaris_ledger::CardAnswer::AllowOnce,
-            vec![Grant::new(
-                CapabilityName::MutateOutsideFence,
-                Some(&outside),
-                Lifetime::Once,
-            )],
-            1,
-        )?;
+        let answer = match lifetime {
+            Lifetime::Once => codaris_ledger::CardAnswer::AllowOnce,
+            _ => codaris_ledger::CardAnswer::AllowSession,
+        };
+        let grant = Grant::new(CapabilityName::MutateOutsideFence, Some(outside), lifetime);
+        Ok(f.ledger
+            .answer_card("c1", answer, vec![grant], 1)?
+            .ok_or("the card was answered already")?)
+    }
+
+    #[test]
+    fn a_once_grant_allows_exactly_one_of_two_racing_calls()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let f = fixture()?;
+        let outside = f.root.join("outside").display().to_string();
+        outside_granted(&f, &outside, Lifetime::Once)?;
         let dispatcher = Dispatcher::new(f.ledger.clone());
         let threads: Vec<_> = (0..2)
             .map(|i| {
@@ -587,30 +594,7 @@ mod tests {
     -> Result<(), Box<dyn std::error::Error>> {
         let f = fixture()?;
         let outside = f.root.join("outside").display().to_string();
-        f.ledger.append_card(&codaris_ledger::CardRecord::asked(
-            "c1".to_owned(),
-            "s1".to_owned(),
-            Some(codaris_policy::Capability::new(
-                CapabilityName::MutateOutsideFence,
-                Some(outside.clone()),
-            )),
-            "write outside".to_owned(),
-            Vec::new(),
-            1,
-        ))?;
-        let granted = f
-            .ledger
-            .answer_card(
-                "c1",
-                codaris_ledger::CardAnswer::AllowSession,
-                vec![Grant::new(
-                    CapabilityName::MutateOutsideFence,
-                    Some(&outside),
-                    Lifetime::Session,
-                )],
-                1,
-            )?
-            .ok_or("the card was answered already")?;
+        let granted = outside_granted(&f, &outside, Lifetime::Session)?;
         let dispatcher =
             Dispatcher::new(f.ledger.clone()).with_command_allowlist(&["cargo test".to_owned()]);
         let write = || {

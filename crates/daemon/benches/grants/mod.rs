@@ -39,4 +39,3 @@ pub fn give(ledger: &Ledger, session: &str, count: usize, next_card: &mut usize)
             .unwrap();
     }
 }
-
