@@ -9,7 +9,7 @@
 //!
 //! ```sh
 //! cargo build --release --bins
-//! cargo bench -p codaris-daemon --bench soak -- [--sessions N] [--calls M] [--grants G]
+//! cargo bench -p codaris-daemon --bench soak -- [--sessions N] [--calls M] [--grants G] [--cache-mb MB]
 //! ```
 //!
 //! Each session is one turn: `G` writes outside the allowed folders, each in a folder of its own
@@ -29,6 +29,9 @@ struct Options {
     sessions: usize,
     calls: usize,
     grants: usize,
+    /// `daemon.ledger_cache_mb`, when given: what the daemon's memory may grow to is mostly
+    /// sled's page cache, which this bounds.
+    cache_mb: Option<usize>,
 }
 
 fn options() -> Options {
@@ -36,6 +39,7 @@ fn options() -> Options {
         sessions: 1_000,
         calls: 100,
         grants: 10,
+        cache_mb: None,
     };
     let args: Vec<String> = std::env::args().collect();
     let value = |name: &str| {
@@ -53,6 +57,7 @@ fn options() -> Options {
     if let Some(n) = value("--grants") {
         options.grants = n;
     }
+    options.cache_mb = value("--cache-mb");
     // Each grant takes two decided calls: the request for it and the write.
     options.calls = options.calls.max(2 * options.grants + 1);
     options
@@ -73,25 +78,37 @@ fn bin(name: &str) -> PathBuf {
     path
 }
 
-/// The scripted session: for each grant, the model asks for it (a card, answered `session`)
-/// and then writes there; then reads of distinct files (the loop guard ends a turn that repeats
-/// a call) in rounds of ten.
+/// The scripted session, in few rounds (a turn has a bounded number of model calls): the model
+/// asks for every grant (a card each, answered `session`), writes in each granted folder, then
+/// reads distinct files (the loop guard ends a turn that repeats a call) twenty at a time.
 fn script(options: &Options, outside: &Path) -> Value {
+    let dirs: Vec<PathBuf> = (0..options.grants)
+        .map(|g| outside.join(format!("g{g}")))
+        .collect();
+    let asks: Vec<Value> = dirs
+        .iter()
+        .map(|dir| {
+            json!({"name": "request_capability", "args": {
+                "capability": "mutate_outside_fence", "path": dir.display().to_string(),
+                "reason": "the soak writes its results there"}})
+        })
+        .collect();
+    let writes: Vec<Value> = dirs
+        .iter()
+        .map(|dir| {
+            json!({"name": "write", "args": {
+                "path": dir.join("out.txt").display().to_string(), "content": "x"}})
+        })
+        .collect();
     let mut rounds = Vec::new();
-    for g in 0..options.grants {
-        let dir = outside.join(format!("g{g}"));
-        rounds.push(
-            json!({"tool_calls": [{"name": "request_capability", "args": {
-            "capability": "mutate_outside_fence", "path": dir.display().to_string(),
-            "reason": "the soak writes its results there"}}]}),
-        );
-        rounds.push(json!({"tool_calls": [{"name": "write", "args": {
-            "path": dir.join("out.txt").display().to_string(), "content": "x"}}]}));
+    if !dirs.is_empty() {
+        rounds.push(json!({"tool_calls": asks}));
+        rounds.push(json!({"tool_calls": writes}));
     }
     let reads: Vec<Value> = (0..options.calls - 2 * options.grants)
         .map(|n| json!({"name": "read_file", "args": {"path": format!("src/f{n}.txt")}}))
         .collect();
-    for chunk in reads.chunks(10) {
+    for chunk in reads.chunks(20) {
         rounds.push(json!({"tool_calls": chunk}));
     }
     rounds.push(json!({"text": "done"}));
@@ -104,8 +121,12 @@ struct Daemon {
 }
 
 impl Daemon {
-    fn start(state_dir: &Path) -> Daemon {
-        std::fs::write(state_dir.join("config.toml"), "").unwrap();
+    fn start(state_dir: &Path, cache_mb: Option<usize>) -> Daemon {
+        let config = match cache_mb {
+            Some(mb) => format!("[daemon]\nledger_cache_mb = {mb}\n"),
+            None => String::new(),
+        };
+        std::fs::write(state_dir.join("config.toml"), config).unwrap();
         let child = Command::new(bin("codarisd"))
             .env_clear()
             .env("CODARIS_STATE_DIR", state_dir)
@@ -202,7 +223,7 @@ fn main() {
         serde_json::to_vec(&script(&options, &outside)).unwrap(),
     )
     .unwrap();
-    let daemon = Daemon::start(&state_dir);
+    let daemon = Daemon::start(&state_dir, options.cache_mb);
     println!(
         "soak: {} sessions of {} decided calls ({} grants each): {} decisions, {} grants",
         options.sessions,
