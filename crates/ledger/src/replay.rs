@@ -1,9 +1,9 @@
 //! Replay: decide every recorded request again with this build's policy and compare; and audit
 //! the evidence around the decisions: what backs each grant, and the chain.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
-use codaris_policy::Decision;
+use codaris_policy::{Decision, Grant, GrantSet};
 use serde::Serialize;
 
 use crate::backing::{self, GrantFinding};
@@ -58,8 +58,24 @@ impl ReplayReport {
 /// [`audit`] also checks the grants and the chain.
 pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
     let mut differences = Vec::new();
+    // A session's decisions mostly see the same grants one after another: the policy's grant
+    // trie is built once per change of them instead of once per decision (they are compared
+    // whole, so a decision is never judged against grants other than its own).
+    let mut built: HashMap<&str, (&[Grant], GrantSet)> = HashMap::new();
     for record in records {
-        let replayed = record.request.evaluate();
+        let grants = record.request.grants.as_slice();
+        let set = match built.get(record.session_id.as_str()) {
+            Some((seen, set)) if *seen == grants => set,
+            _ => {
+                let set = record.request.grant_set();
+                &built
+                    .entry(record.session_id.as_str())
+                    .insert_entry((grants, set))
+                    .into_mut()
+                    .1
+            }
+        };
+        let replayed = record.request.evaluate_with(set);
         if replayed != record.decision {
             differences.push(Difference {
                 seq: record.seq,
@@ -122,12 +138,7 @@ impl Evidence {
                 } => evidence.corrupt.push(Corrupt { place, key, reason }),
             }
         }
-        for decision in &evidence.decisions {
-            evidence.stored_decisions.insert(
-                decision.seq,
-                (decision.session_id.clone(), digest(decision)),
-            );
-        }
+        evidence.stored_decisions = stored_digests(&evidence.decisions);
         let unfilled = grant_sets::fill_all(
             &mut evidence.decisions,
             &evidence.grant_sets,
@@ -212,6 +223,32 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
         }
     }
     records
+}
+
+/// Each decision's digest as the chain names it, by `seq`. Digesting (the record in canonical
+/// JSON) is most of what reading an export costs, and each is independent of the others: the
+/// decisions are split across the machine's cores.
+fn stored_digests(decisions: &[DecisionRecord]) -> BTreeMap<u64, (String, String)> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let chunk = decisions.len().div_ceil(cores).max(1024);
+    let digest_all = |part: &[DecisionRecord]| -> Vec<(u64, (String, String))> {
+        part.iter()
+            .map(|d| (d.seq, (d.session_id.clone(), digest(d))))
+            .collect()
+    };
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = decisions
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || digest_all(part)))
+            .collect();
+        parts
+            .into_iter()
+            // A digesting thread cannot panic on a record (encoding failures give an empty
+            // digest); should one, its part is digested again here rather than lost.
+            .zip(decisions.chunks(chunk))
+            .flat_map(|(part, records)| part.join().unwrap_or_else(|_| digest_all(records)))
+            .collect()
+    })
 }
 
 /// A record that cannot be encoded gets no digest, so it shows as altered.
