@@ -72,19 +72,6 @@ struct Node {
     children: BTreeMap<Box<str>, Node>,
 }
 
-impl Node {
-    /// The child named `comp`, made if missing. The key is allocated only when the child is
-    /// new: a session's grants share most of their ancestors, and `entry` would allocate (and
-    /// drop) a key for every component of every grant. Indexing is on the daemon's per-call
-    /// path: `Request::evaluate` indexes the request's grants on every call and every replay.
-    fn child(&mut self, comp: &str) -> Option<&mut Node> {
-        if !self.children.contains_key(comp) {
-            self.children.insert(comp.into(), Node::default());
-        }
-        self.children.get_mut(comp)
-    }
-}
-
 impl GrantSet {
     /// An empty set.
     pub fn new() -> GrantSet {
@@ -110,13 +97,11 @@ impl GrantSet {
         match grant.capability.scope() {
             Scope::Path => {
                 if let Some(path) = raw.and_then(normalize_absolute) {
-                    let mut node = Some(&mut table.tree);
+                    let mut node = &mut table.tree;
                     for comp in components(&path) {
-                        node = node.and_then(|n| n.child(comp));
+                        node = node.children.entry(comp.into()).or_default();
                     }
-                    if let Some(node) = node {
-                        node.here.push(index);
-                    }
+                    node.here.push(index);
                 }
             }
             Scope::Exact => {
