@@ -13,7 +13,8 @@
 //!   many bytes echoed by a thread blocked in `read`: the kernel's part of any round trip.
 //! - **in-process**: `Status` against `codaris_daemon::serve` on a two-worker runtime in this
 //!   process (no log subscriber), and the health service's `Check` on the same server (tonic
-//!   and h2 with no handler work).
+//!   and h2 with no handler work), and `Status` against the same server on a current-thread
+//!   runtime of its own thread (what the runtime's flavour costs per call).
 //! - **codarisd**: `Status` against the release daemon, exec'd, with its logging, on a state
 //!   directory holding one session and on one holding 1,000 (issue #13: at most 1.2× the one);
 //!   the 1,000-session one again straight after (its workers still awake), and a third daemon
