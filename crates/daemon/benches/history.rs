@@ -1,0 +1,225 @@
+//! A daemon with a long history: `codaris ledger decisions -n 20` on a ledger of 100,000
+//! decisions against `codaris status` on the same daemon, both exec'd and interleaved, and the
+//! daemon's resident memory before and after (issue #13: at most 2× `status`, at most 10 MB of
+//! growth).
+//!
+//! The decisions are written with the ledger's own API before `codarisd` starts, from many
+//! threads at once, so the group commit puts many appends in one `fdatasync`. Each is the
+//! decision of a `write` with 10 grants in force, spread over 100 sessions. Run
+//! `cargo build --release --bins` first so the `codaris` binary sits beside `codarisd`.
+
+#![expect(clippy::unwrap_used, reason = "benchmark set-up")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use codaris_ledger::{DecisionRecord, Ledger};
+use codaris_paths::StateLayout;
+use codaris_policy::{CapabilityName, Grant, Lifetime, PermissionMode, Request, Task};
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+
+const DECISIONS: usize = 100_000;
+const SESSIONS: usize = 100;
+/// Writers at once: enough that each commit carries a batch.
+const WRITERS: usize = 16;
+
+fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.50), at(0.99))
+}
+
+/// One decision as the dispatcher records it, for session `session` and call `i`.
+fn record(root: &Path, session: usize, i: usize) -> DecisionRecord {
+    let mut task = Task::new(root.join("proj").display().to_string());
+    task.permission_mode = PermissionMode::AcceptEdits;
+    let grants = (0..10)
+        .map(|g| {
+            Grant::new(
+                CapabilityName::RunProgram,
+                Some(&format!("tool{g}")),
+                Lifetime::Session,
+            )
+            .with_id(format!("g{g:012}"))
+        })
+        .collect();
+    let request = Request {
+        tool: "write".to_owned(),
+        args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
+        task,
+        grants,
+        spec: None,
+    };
+    let decision = request.evaluate();
+    DecisionRecord::new(
+        format!("s-{session:03}"),
+        request,
+        decision,
+        1_000 + i as u64,
+    )
+}
+
+/// A state directory whose ledger holds `DECISIONS` decisions.
+fn prepare(dir: &Path) -> Duration {
+    std::fs::create_dir_all(dir.join("proj")).unwrap();
+    std::fs::write(dir.join("absent-config.toml"), "").unwrap();
+    let layout = StateLayout::new(dir);
+    let ledger = Ledger::open(&layout.ledger()).unwrap();
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for writer in 0..WRITERS {
+            let ledger = &ledger;
+            scope.spawn(move || {
+                for i in (writer..DECISIONS).step_by(WRITERS) {
+                    ledger
+                        .append_decision(record(dir, i % SESSIONS, i))
+                        .unwrap();
+                }
+            });
+        }
+    });
+    let took = started.elapsed();
+    ledger.flush().unwrap();
+    took
+}
+
+fn bin(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_codarisd"))
+        .parent()
+        .unwrap()
+        .join(name)
+}
+
+/// A `/proc/<pid>/status` figure in KiB: `VmRSS` (resident now) or `VmHWM` (its peak).
+fn proc_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn stop(mut child: Child) {
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    child.wait().unwrap();
+}
+
+fn history(c: &mut Criterion) {
+    let cli = bin("codaris");
+    if !cli.is_file() {
+        println!(
+            "skipped: {} is not built (run `cargo build --release --bins` first)",
+            cli.display()
+        );
+        return;
+    }
+    let temp = tempfile::tempdir().unwrap();
+    let state = temp.path().canonicalize().unwrap().join("state");
+    let took = prepare(&state);
+    println!("{DECISIONS} decisions written by {WRITERS} threads in {took:.1?}");
+
+    let started = Instant::now();
+    let daemon = Command::new(env!("CARGO_BIN_EXE_codarisd"))
+        .env_clear()
+        .env("CODARIS_STATE_DIR", &state)
+        .env("CODARIS_CONFIG", state.join("absent-config.toml"))
+        .env("HOME", &state)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while std::os::unix::net::UnixStream::connect(state.join("codaris.sock")).is_err() {
+        std::thread::sleep(Duration::from_micros(100));
+    }
+    println!(
+        "codarisd on {DECISIONS} decisions: exec to serving {:.1?}, RSS then {} KiB (peak {} KiB)",
+        started.elapsed(),
+        proc_kib(daemon.id(), "VmRSS:"),
+        proc_kib(daemon.id(), "VmHWM:"),
+    );
+    let run = |args: &[&str]| {
+        let output = Command::new(&cli)
+            .env_clear()
+            .env("CODARIS_STATE_DIR", &state)
+            .arg("--no-autostart")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    // The first of each pays for what the daemon loads on first use; RSS is read after it.
+    let listed = run(&["ledger", "decisions", "-n", "20", "--json"]);
+    assert_eq!(listed.lines().count(), 20);
+    run(&["status", "--json"]);
+    let rss_before = proc_kib(daemon.id(), "VmRSS:");
+
+    let rounds = 200;
+    let mut status = Vec::with_capacity(rounds);
+    let mut decisions = Vec::with_capacity(rounds);
+    let mut session = Vec::with_capacity(rounds);
+    for i in 0..rounds {
+        let start = Instant::now();
+        run(&["status", "--json"]);
+        status.push(start.elapsed());
+        let start = Instant::now();
+        run(&["ledger", "decisions", "-n", "20", "--json"]);
+        decisions.push(start.elapsed());
+        let start = Instant::now();
+        let id = format!("s-{:03}", i % SESSIONS);
+        run(&[
+            "ledger",
+            "decisions",
+            "-n",
+            "20",
+            "--json",
+            "--session",
+            &id,
+        ]);
+        session.push(start.elapsed());
+    }
+    let rss_after = proc_kib(daemon.id(), "VmRSS:");
+    let (status50, status99) = percentiles(&mut status);
+    println!(
+        "exec'd, interleaved, {rounds} each ({} bytes for 20 decisions):",
+        listed.len()
+    );
+    println!("  codaris status (reference)                 p50={status50:?} p99={status99:?}");
+    for (label, samples) in [
+        ("codaris ledger decisions -n 20", &mut decisions),
+        ("codaris ledger decisions -n 20 --session", &mut session),
+    ] {
+        let (p50, p99) = percentiles(samples);
+        println!(
+            "  {label:<42} p50={p50:?} p99={p99:?}  {:.2}× status p50, {:.2}× p99",
+            p50.as_secs_f64() / status50.as_secs_f64(),
+            p99.as_secs_f64() / status99.as_secs_f64(),
+        );
+    }
+    println!(
+        "  codarisd RSS after the first reads {} KiB, after {} more: {} KiB (growth {} KiB)",
+        rss_before,
+        rounds * 3,
+        rss_after,
+        rss_after.saturating_sub(rss_before)
+    );
+
+    c.bench_function("history/codaris ledger decisions -n 20", |b| {
+        b.iter(|| run(&["ledger", "decisions", "-n", "20", "--json"]));
+    });
+    c.bench_function("history/codaris status", |b| {
+        b.iter(|| run(&["status", "--json"]));
+    });
+    stop(daemon);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(Duration::from_secs(3));
+    targets = history
+}
+criterion_main!(benches);
