@@ -10,15 +10,16 @@
 //!
 //! - **daemon, in memory**: what `Dispatcher::decide` runs per call between resolving the paths
 //!   and the durable append — the session's view read from the ledger's cache
-//!   (`Ledger::grant_view_shared`), the grants in force copied into the `Request`, the request
-//!   built and `Request::evaluate`d (which indexes those grants into a `GrantSet` before it
-//!   looks anything up). This is the fair counterpart of `is_authorized`: both take a decided
-//!   set of rules and an already resolved request and answer allow or deny, with no I/O. The
-//!   symlink resolution before it (system calls on the call's paths) and the `fdatasync` after
-//!   it are not policy, and Cedar would need the first too. It mirrors the loop body of
-//!   `Dispatcher::record` line for line; if that changes, this must follow.
-//! - **daemon, kept set**: `evaluate` against a `GrantSet` indexed once, as the policy crate's
-//!   own bench measures it: what the in-memory path would cost if the view kept its set.
+//!   (`Ledger::grant_view_shared`), the request built (it carries the standing grants; the
+//!   view's are named by their grant set), the grant set the dispatcher keeps for that view
+//!   looked up (built again only when the session's grants changed), and
+//!   `Request::evaluate_with`. This is the fair counterpart of `is_authorized`: both take a
+//!   decided set of rules and an already resolved request and answer allow or deny, with no I/O.
+//!   The symlink resolution before it (system calls on the call's paths) and the `fdatasync`
+//!   after it are not policy, and Cedar would need the first too. It mirrors the loop body of
+//!   `Dispatcher::recorded` line for line; if that changes, this must follow.
+//! - **daemon, kept set**: `evaluate` alone against that grant set, as the policy crate's own
+//!   bench measures it.
 //! - **daemon, whole decide**: `Dispatcher::decide` itself, the durable append included.
 //! - **Cedar**: `Authorizer::is_authorized` on a policy set holding one `permit` per grant
 //!   (`principal == Session::"s-own"`, the grant's capability as the action, `resource in` the
@@ -35,7 +36,7 @@
 
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cedar_policy::{
@@ -43,10 +44,10 @@ use cedar_policy::{
     EntityUid, PolicySet, Request as CedarRequest,
 };
 use codaris_daemon::dispatch::{Dispatcher, ToolCall};
-use codaris_ledger::{CardAnswer, CardRecord, Ledger};
+use codaris_ledger::{CardAnswer, CardRecord, GrantView, Ledger};
 use codaris_policy::{
-    Call, Capability, CapabilityName, Code, Grant, Lifetime, PermissionMode, Request, Task,
-    evaluate,
+    Call, Capability, CapabilityName, Code, Grant, GrantSet, Lifetime, PermissionMode, Request,
+    Task, evaluate,
 };
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -171,19 +172,34 @@ fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
     (at(0.50), at(0.99))
 }
 
-/// The loop body of `Dispatcher::record` between path resolution and the append.
-fn daemon_in_memory(ledger: &Ledger, tool: &str, args: &Value, task: &Task) -> Code {
+/// What the dispatcher keeps per session between calls: the view its grant set was built
+/// from, and the set (rebuilt when the ledger hands out a new view).
+#[derive(Default)]
+struct Kept(Mutex<Option<(Arc<GrantView>, Arc<GrantSet>)>>);
+
+/// The loop body of `Dispatcher::recorded` between path resolution and the append.
+fn daemon_in_memory(ledger: &Ledger, kept: &Kept, tool: &str, args: &Value, task: &Task) -> Code {
     let view = ledger.grant_view_shared(SESSION).unwrap();
-    let mut grants = Vec::with_capacity(view.grants.len());
-    grants.extend_from_slice(&view.grants);
+    // The request carries the standing grants (none here); the view's are named by their set.
     let request = Request {
         tool: tool.to_owned(),
         args: args.clone(),
         task: task.clone(),
-        grants,
+        grants: Vec::new(),
         spec: None,
     };
-    request.evaluate().code
+    let set = {
+        let mut kept = kept.0.lock().unwrap();
+        match &*kept {
+            Some((seen, set)) if Arc::ptr_eq(seen, &view) => set.clone(),
+            _ => {
+                let set = Arc::new(GrantSet::from_grants(view.grants.iter().cloned()));
+                *kept = Some((view.clone(), set.clone()));
+                set
+            }
+        }
+    };
+    request.evaluate_with(&set).code
 }
 
 fn policy_vs_cedar(c: &mut Criterion) {
@@ -210,6 +226,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
             spec: None,
         };
         let kept = ledger.grant_view_shared(SESSION).unwrap().grant_set();
+        let kept_view = Kept::default();
         let policies = cedar_policies(&root, grants);
         let entities = cedar_entities(&target);
         let request = cedar_request(&target);
@@ -219,7 +236,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
         let first = dispatcher.decide(call(0)).unwrap().into_record();
         assert_eq!(first.decision.code, Code::AllowedByGrant);
         assert_eq!(
-            daemon_in_memory(&ledger, "write", &args, &task),
+            daemon_in_memory(&ledger, &kept_view, "write", &args, &task),
             Code::AllowedByGrant
         );
         let call_ref = Call {
@@ -241,6 +258,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
         assert_eq!(
             daemon_in_memory(
                 &ledger,
+                &kept_view,
                 "write",
                 &json!({"path": outside, "content": "x"}),
                 &task
@@ -255,7 +273,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
         let mut cedar_built = Vec::with_capacity(samples_per_side);
         for i in 0..samples_per_side {
             let started = Instant::now();
-            std::hint::black_box(daemon_in_memory(&ledger, "write", &args, &task));
+            std::hint::black_box(daemon_in_memory(&ledger, &kept_view, "write", &args, &task));
             in_memory.push(started.elapsed());
 
             let started = Instant::now();
@@ -312,7 +330,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
 
         let mut group = c.benchmark_group(format!("policy vs cedar/{grants} grants"));
         group.bench_function("daemon in memory", |b| {
-            b.iter(|| daemon_in_memory(&ledger, "write", &args, &task));
+            b.iter(|| daemon_in_memory(&ledger, &kept_view, "write", &args, &task));
         });
         group.bench_function("cedar is_authorized", |b| {
             b.iter(|| authorizer.is_authorized(&request, &policies, &entities));
