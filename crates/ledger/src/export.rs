@@ -44,6 +44,18 @@ pub enum ExportLine {
 
 pub const FORMAT: &str = "codaris-ledger-export";
 
+impl crate::record::Versioned for ExportLine {
+    fn schema(&self) -> Option<u32> {
+        match self {
+            ExportLine::Grant(record) => Some(record.schema),
+            ExportLine::Card(record) => Some(record.schema),
+            ExportLine::Decision(record) => Some(record.schema),
+            ExportLine::GrantSet(record) => Some(record.schema),
+            ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => None,
+        }
+    }
+}
+
 impl Ledger {
     /// Every record (of one session when given): the header, grants, cards, grant sets,
     /// decisions as stored, the chain's links, then the records that do not decode as

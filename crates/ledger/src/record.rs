@@ -228,6 +228,25 @@ impl DecisionRecord {
     }
 }
 
+/// A stored shape that says which schema it has: checked after a record is decoded, so that a
+/// record of a newer schema is refused even when its shape happens to decode as this build's.
+pub(crate) trait Versioned {
+    /// `None`: the shape carries no schema (it is not a record).
+    fn schema(&self) -> Option<u32>;
+}
+
+macro_rules! versioned {
+    ($($record:ty),*) => {$(
+        impl Versioned for $record {
+            fn schema(&self) -> Option<u32> {
+                Some(self.schema)
+            }
+        }
+    )*};
+}
+
+versioned!(GrantRecord, CardRecord, DecisionRecord, GrantSetRecord);
+
 /// A record that belongs to one session.
 pub trait SessionScoped {
     fn session_id(&self) -> &str;

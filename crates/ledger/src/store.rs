@@ -18,7 +18,7 @@ use crate::grant_sets;
 use crate::journal::Journal;
 use crate::record::{
     Backing, CardAnswer, CardRecord, DecisionRecord, GrantRecord, GrantSetRecord, SCHEMA,
-    SessionScoped,
+    SessionScoped, Versioned,
 };
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -643,7 +643,7 @@ fn encode(record: &impl Serialize) -> Result<Vec<u8>, LedgerError> {
 }
 
 /// Decodes one record, refusing shapes newer than this build knows.
-pub(crate) fn decode<T: DeserializeOwned>(
+pub(crate) fn decode<T: DeserializeOwned + Versioned>(
     place: &str,
     key: &str,
     bytes: &[u8],
@@ -651,7 +651,7 @@ pub(crate) fn decode<T: DeserializeOwned>(
     decode_value(place, key, bytes).map_err(LedgerError::Corrupt)
 }
 
-pub(crate) fn decode_value<T: DeserializeOwned>(
+pub(crate) fn decode_value<T: DeserializeOwned + Versioned>(
     place: &str,
     key: &str,
     bytes: &[u8],
@@ -661,20 +661,28 @@ pub(crate) fn decode_value<T: DeserializeOwned>(
         key: key.to_owned(),
         reason,
     };
-    // The header first: a shape newer than this build is refused before it is read as this
-    // build's. It skips the rest of the record without building anything, and the record is
-    // then decoded straight into its type (no `serde_json::Value` in between).
-    let header: Header = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
-    match header.schema {
-        Some(schema) if schema <= u64::from(SCHEMA) => {}
-        Some(schema) => {
-            return Err(corrupt(format!(
-                "schema {schema} is newer than this build's {SCHEMA}"
-            )));
-        }
-        None => return Err(corrupt("no schema version".to_owned())),
+    let newer = |schema: u64| {
+        corrupt(format!(
+            "schema {schema} is newer than this build's {SCHEMA}"
+        ))
+    };
+    // Straight into the type (no `serde_json::Value` in between), its schema checked after: a
+    // newer record is refused whether or not its shape decodes as this build's. Only when it
+    // does not decode is the header read on its own, to say why.
+    match serde_json::from_slice::<T>(bytes) {
+        Ok(record) => match record.schema() {
+            Some(schema) if schema <= SCHEMA => Ok(record),
+            Some(schema) => Err(newer(u64::from(schema))),
+            None => Err(corrupt("no schema version".to_owned())),
+        },
+        Err(error) => Err(match serde_json::from_slice::<Header>(bytes) {
+            Ok(Header {
+                schema: Some(schema),
+            }) if schema > u64::from(SCHEMA) => newer(schema),
+            Ok(Header { schema: None }) => corrupt("no schema version".to_owned()),
+            _ => corrupt(error.to_string()),
+        }),
     }
-    serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))
 }
 
 /// The member every stored record starts its checks with; the others are skipped unread.
@@ -693,7 +701,7 @@ fn key_text(key: &[u8]) -> String {
 
 impl Ledger {
     /// [`Ledger::scan`], keeping only one session's records when `session_id` is given.
-    fn scan_session<T: DeserializeOwned + SessionScoped>(
+    fn scan_session<T: DeserializeOwned + SessionScoped + Versioned>(
         &self,
         tree: &sled::Tree,
         place: &str,
@@ -707,7 +715,7 @@ impl Ledger {
     }
 
     /// Every record of a tree in key order, and those that do not decode.
-    fn scan<T: DeserializeOwned>(
+    fn scan<T: DeserializeOwned + Versioned>(
         &self,
         tree: &sled::Tree,
         place: &str,

@@ -279,9 +279,19 @@ mod tests {
         assert_eq!(got, vec![seqs[3], seqs[2], seqs[0]]);
     }
 
-    /// A record of a newer shape is refused by its header before it is read as this build's.
+    /// A record of a newer schema is refused, whether its shape decodes as this build's or not.
     #[test]
     fn a_newer_schema_is_refused_by_the_header_check() {
+        let mut newer = serde_json::to_value(decision("s1")).unwrap();
+        newer["schema"] = serde_json::json!(99);
+        let bytes = serde_json::to_vec(&newer).unwrap();
+        let refused = super::decode_value::<DecisionRecord>("decisions", "1", &bytes);
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|bad| bad.reason.contains("schema 99 is newer")),
+            "{refused:?}"
+        );
         let bytes = br#"{"schema": 99, "seq": 1}"#;
         let refused = super::decode_value::<DecisionRecord>("decisions", "1", bytes);
         assert!(
