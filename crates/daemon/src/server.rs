@@ -130,9 +130,10 @@ pub async fn serve(
         None => Ok(()),
     };
 
-    // Every write was durable when it returned; this leaves the store nothing to write at close.
+    // Every write was durable when it returned; this leaves the store nothing to write at close,
+    // and folds the journal into it, so the next start has nothing to replay.
     let flushing = ledger.clone();
-    match tokio::task::spawn_blocking(move || flushing.flush()).await {
+    match tokio::task::spawn_blocking(move || flushing.fold_journal()).await {
         Ok(Ok(())) => {}
         Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
         Err(err) => tracing::error!(%err, "flushing the ledger failed"),

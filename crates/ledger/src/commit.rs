@@ -215,6 +215,24 @@ impl<T, E: Clone> GroupCommit<T, E> {
         result
     }
 
+    /// Runs `f` while no batch is journalled or applied and none can start: for work on the
+    /// journal outside a commit (folding it into the store at an orderly stop). Writers that
+    /// arrive meanwhile queue, and one of them leads once `f` returns.
+    pub fn exclusive<R>(&self, f: impl FnOnce() -> R) -> R {
+        let mut state = self.lock();
+        while state.committing || state.applying {
+            state = self.wait_done(state);
+        }
+        state.committing = true;
+        drop(state);
+        let result = f();
+        let mut state = self.lock();
+        state.committing = false;
+        drop(state);
+        self.turn.notify_all();
+        result
+    }
+
     /// Blocks until no batch is being applied. For a leader's journal phase: no other batch
     /// starts applying while it journals, so once this returns everything journalled before
     /// its batch is applied.

@@ -364,3 +364,47 @@ fn grant_kept(ledger: &Ledger) -> codaris_ledger::GrantRecord {
         )
         .unwrap()
 }
+
+/// An orderly stop folds the journal into the store: the next open replays nothing, and every
+/// record appended, even while the fold ran, is there and replays.
+#[test]
+fn folding_the_journal_leaves_nothing_to_replay_and_loses_nothing() {
+    let temp = tempfile::tempdir().unwrap();
+    let path = temp.path().join("ledger");
+    let journal = temp.path().join("ledger.journal");
+    let ledger = Arc::new(Ledger::open(&path).unwrap());
+    crate::support::backed_session(&ledger, "s1");
+    assert!(std::fs::metadata(&journal).unwrap().len() > 0);
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let ledger = ledger.clone();
+            std::thread::spawn(move || {
+                for n in 0..25 {
+                    let args = serde_json::json!({"path": format!("f{w}-{n}.txt")});
+                    crate::support::record(
+                        &ledger,
+                        "s2",
+                        crate::support::request(
+                            "read_file",
+                            args,
+                            crate::support::task(codaris_policy::Activity::Agent),
+                        ),
+                    );
+                }
+            })
+        })
+        .collect();
+    for _ in 0..5 {
+        ledger.fold_journal().unwrap();
+    }
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    ledger.fold_journal().unwrap();
+    assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
+    drop(ledger);
+    let reopened = Ledger::open(&path).unwrap();
+    let report = codaris_ledger::audit(&reopened.evidence().unwrap());
+    assert!(report.is_clean(), "{report:#?}");
+    assert_eq!(report.decisions, 8 + 100);
+}

@@ -129,6 +129,20 @@ impl Ledger {
         }
     }
 
+    /// Folds the journal into sled and empties it, while no commit runs: for an orderly stop,
+    /// so that the next open has nothing to replay (after a crash it replays at most
+    /// [`COMPACT_AT`] bytes of journal). Refused once the ledger halted: the journal then holds
+    /// records only it has.
+    pub fn fold_journal(&self) -> Result<(), LedgerError> {
+        self.commit.exclusive(|| {
+            self.refuse_if_halted()?;
+            let mut appender = self.appender();
+            self.db.flush()?;
+            self.sync_data_file()?;
+            appender.journal.truncate()
+        })
+    }
+
     /// Appends the batch's lines, each with its link, and returns the links; the chain's end
     /// moves past them only once they are durable.
     fn append_lines(
