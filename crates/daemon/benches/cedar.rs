@@ -30,7 +30,8 @@
 //!   call is printed beside it.
 //!
 //! Both sides are checked to answer the same (allow) before anything is timed. Run with
-//! `cargo bench -p codaris-daemon --bench cedar`.
+//! `cargo bench -p codaris-daemon --features cedar-bench --bench cedar` (Cedar is an optional
+//! dependency behind that feature; see `Cargo.toml` for why it is not a dev-dependency).
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
