@@ -133,7 +133,14 @@ pub async fn serve(
     // Every write was durable when it returned; this leaves the store nothing to write at close,
     // and folds the journal into it, so the next start has nothing to replay.
     let flushing = ledger.clone();
-    match tokio::task::spawn_blocking(move || flushing.fold_journal()).await {
+    let folded = move || {
+        flushing.fold_journal().or_else(|err| {
+            // A ledger that halted keeps its journal for the next open to replay: still flush.
+            tracing::warn!(%err, "the journal was not folded into the ledger's store");
+            flushing.flush()
+        })
+    };
+    match tokio::task::spawn_blocking(folded).await {
         Ok(Ok(())) => {}
         Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
         Err(err) => tracing::error!(%err, "flushing the ledger failed"),
