@@ -1,7 +1,7 @@
 //! Replay: decide every recorded request again with this build's policy and compare; and audit
 //! the evidence around the decisions: what backs each grant, and the chain.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 
 use codaris_policy::{Decision, Grant, GrantSet};
 use serde::Serialize;
@@ -114,8 +114,9 @@ pub struct Evidence {
     pub links: Vec<Link>,
     pub corrupt: Vec<Corrupt>,
     /// Each decision as stored (before its grants were filled in, and including those that
-    /// could not be), by `seq`, with its session and digest: the chain names that version.
-    stored_decisions: BTreeMap<u64, (String, String)>,
+    /// could not be): its `seq`, session and digest, in export order and with any duplicate
+    /// kept, since the chain names that version of each.
+    stored_decisions: Vec<(u64, String, String)>,
 }
 
 impl Evidence {
@@ -203,7 +204,7 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             digest: digest(set),
         });
     }
-    for (seq, (session_id, digest)) in &evidence.stored_decisions {
+    for (seq, session_id, digest) in &evidence.stored_decisions {
         records.push(Stored {
             kind: RecordKind::Decision,
             key: seq.to_string(),
@@ -212,8 +213,9 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
         });
     }
     // Decisions added to the evidence by hand carry no stored digest: taken as they are.
+    let digested: HashSet<u64> = evidence.stored_decisions.iter().map(|d| d.0).collect();
     for decision in &evidence.decisions {
-        if !evidence.stored_decisions.contains_key(&decision.seq) {
+        if !digested.contains(&decision.seq) {
             records.push(Stored {
                 kind: RecordKind::Decision,
                 key: decision.seq.to_string(),
@@ -225,15 +227,15 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
     records
 }
 
-/// Each decision's digest as the chain names it, by `seq`. Digesting (the record in canonical
+/// Each decision's `seq`, session and digest as the chain names it, in order. Digesting (the record in canonical
 /// JSON) is most of what reading an export costs, and each is independent of the others: the
 /// decisions are split across the machine's cores.
-fn stored_digests(decisions: &[DecisionRecord]) -> BTreeMap<u64, (String, String)> {
+fn stored_digests(decisions: &[DecisionRecord]) -> Vec<(u64, String, String)> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let chunk = decisions.len().div_ceil(cores).max(1024);
-    let digest_all = |part: &[DecisionRecord]| -> Vec<(u64, (String, String))> {
+    let digest_all = |part: &[DecisionRecord]| -> Vec<(u64, String, String)> {
         part.iter()
-            .map(|d| (d.seq, (d.session_id.clone(), digest(d))))
+            .map(|d| (d.seq, d.session_id.clone(), digest(d)))
             .collect()
     };
     std::thread::scope(|scope| {

@@ -214,3 +214,41 @@ fn an_export_of_schema_2_records_replays_clean_and_a_forged_set_does_not() {
     );
     assert!(!report.chain_findings.is_empty());
 }
+
+#[test]
+fn a_decision_forged_under_the_seq_of_another_is_reported_by_the_chain() {
+    let (_temp, ledger) = ledger();
+    programs_granted(&ledger, "s1", 2);
+    decide_on_view(&ledger, "s1");
+    let text: String = ledger
+        .export(None)
+        .unwrap()
+        .0
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap() + "\n")
+        .collect();
+    // A second line under the same seq, before the real one: a copy whose time was moved.
+    let forged: String = text
+        .lines()
+        .flat_map(|line| {
+            let value: serde_json::Value = serde_json::from_str(line).unwrap();
+            let mut lines = vec![line.to_owned()];
+            if value["type"] == "decision" {
+                let mut copy = value.clone();
+                copy["decided_at_ms"] = json!(7);
+                lines.insert(0, copy.to_string());
+            }
+            lines.into_iter().map(|l| l + "\n")
+        })
+        .collect();
+    let (lines, corrupt) = read_export(&forged);
+    let report = audit(&Evidence::from_export(lines, corrupt));
+    assert!(
+        report
+            .chain_findings
+            .iter()
+            .any(|f| f.problem == codaris_ledger::ChainProblem::Altered),
+        "{:?}",
+        report.chain_findings
+    );
+}
