@@ -61,6 +61,17 @@ fn decide_on_view(ledger: &Ledger, session: &str) -> DecisionRecord {
     record(ledger, session, request)
 }
 
+/// The ledger's export, as `codaris ledger export` writes it.
+fn export_text(ledger: &Ledger) -> String {
+    ledger
+        .export(None)
+        .unwrap()
+        .0
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap() + "\n")
+        .collect()
+}
+
 /// The decision's line of an export, as stored.
 fn stored_line(ledger: &Ledger, seq: u64) -> String {
     let (lines, _) = ledger.export(None).unwrap();
@@ -178,13 +189,7 @@ fn an_export_of_schema_2_records_replays_clean_and_a_forged_set_does_not() {
     let (_temp, ledger) = ledger();
     programs_granted(&ledger, "s1", 4);
     decide_on_view(&ledger, "s1");
-    let text: String = ledger
-        .export(None)
-        .unwrap()
-        .0
-        .iter()
-        .map(|l| serde_json::to_string(l).unwrap() + "\n")
-        .collect();
+    let text = export_text(&ledger);
     let (lines, corrupt) = read_export(&text);
     let report = audit(&Evidence::from_export(lines, corrupt));
     assert!(report.is_clean(), "{report:#?}");
@@ -220,13 +225,7 @@ fn a_decision_forged_under_the_seq_of_another_is_reported_by_the_chain() {
     let (_temp, ledger) = ledger();
     programs_granted(&ledger, "s1", 2);
     decide_on_view(&ledger, "s1");
-    let text: String = ledger
-        .export(None)
-        .unwrap()
-        .0
-        .iter()
-        .map(|l| serde_json::to_string(l).unwrap() + "\n")
-        .collect();
+    let text = export_text(&ledger);
     // A second line under the same seq, before the real one: a copy whose time was moved.
     let forged: String = text
         .lines()
