@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,9 @@ use codaris_ledger::Ledger;
 use codaris_paths::StateLayout;
 use codaris_proto::v1;
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod binaries;
+use binaries::{bin, proc_kib, spawn, stop, wait_serving};
 use hyper_util::rt::TokioIo;
 use prost::Message;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -340,34 +343,14 @@ fn status_round_trip(c: &mut Criterion) {
     server_runtime.block_on(served).unwrap();
 }
 
-fn bin_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_codarisd"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+/// `codarisd` on `state_dir`, its configuration file inside it so that none of the user's is
+/// read, with `env` besides.
+fn spawn_daemon_with(state_dir: &Path, env: &[(&str, &str)]) -> Child {
+    spawn(state_dir, &state_dir.join("absent-config.toml"), env)
 }
 
 fn spawn_daemon(state_dir: &Path) -> Child {
     spawn_daemon_with(state_dir, &[])
-}
-
-fn spawn_daemon_with(state_dir: &Path, env: &[(&str, &str)]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_codarisd"))
-        .env_clear()
-        .envs(env.iter().copied())
-        .env("CODARIS_STATE_DIR", state_dir)
-        .env("CODARIS_CONFIG", state_dir.join("absent-config.toml"))
-        .env("HOME", state_dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-fn stop(mut child: Child) {
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    child.wait().unwrap();
 }
 
 /// Exec to first answered connection; the poll interval (50 µs) bounds the error.
@@ -376,12 +359,9 @@ fn start_once(root: &Path, i: usize) -> (Duration, Child) {
     std::fs::create_dir_all(&state_dir).unwrap();
     // The config file path must exist only when explicit; point it inside so none is read.
     std::fs::write(state_dir.join("absent-config.toml"), "").unwrap();
-    let socket = state_dir.join("codaris.sock");
     let start = Instant::now();
     let child = spawn_daemon(&state_dir);
-    while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-        std::thread::sleep(Duration::from_micros(50));
-    }
+    wait_serving(&state_dir, Duration::from_micros(50));
     (start.elapsed(), child)
 }
 
@@ -417,17 +397,12 @@ fn startup_and_memory(c: &mut Criterion) {
     i += 1;
     let (_, child) = start_once(root.path(), i);
     std::thread::sleep(Duration::from_secs(2));
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    let rss = status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .unwrap_or("VmRSS: unknown");
     println!(
-        "codarisd idle resident memory after 2 s: {}",
-        rss.trim_start_matches("VmRSS:").trim()
+        "codarisd idle resident memory after 2 s: {} kB",
+        proc_kib(child.id(), "VmRSS:")
     );
 
-    let cli = bin_dir().join("codaris");
+    let cli = bin("codaris");
     if cli.is_file() {
         let state_dir = root.path().join(format!("s{i}"));
         let run = || {

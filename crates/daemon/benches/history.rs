@@ -10,14 +10,17 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use codaris_ledger::{DecisionRecord, Ledger};
 use codaris_paths::StateLayout;
 use codaris_policy::{CapabilityName, Grant, Lifetime, PermissionMode, Request, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod binaries;
+use binaries::{bin, proc_kib, spawn, stop, wait_serving};
 use serde_json::json;
 
 const DECISIONS: usize = 100_000;
@@ -85,29 +88,6 @@ fn prepare(dir: &Path) -> Duration {
     took
 }
 
-fn bin(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_codarisd"))
-        .parent()
-        .unwrap()
-        .join(name)
-}
-
-/// A `/proc/<pid>/status` figure in KiB: `VmRSS` (resident now) or `VmHWM` (its peak).
-fn proc_kib(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
-fn stop(mut child: Child) {
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    child.wait().unwrap();
-}
-
 fn history(c: &mut Criterion) {
     let cli = bin("codaris");
     if !cli.is_file() {
@@ -123,18 +103,8 @@ fn history(c: &mut Criterion) {
     println!("{DECISIONS} decisions written by {WRITERS} threads in {took:.1?}");
 
     let started = Instant::now();
-    let daemon = Command::new(env!("CARGO_BIN_EXE_codarisd"))
-        .env_clear()
-        .env("CODARIS_STATE_DIR", &state)
-        .env("CODARIS_CONFIG", state.join("absent-config.toml"))
-        .env("HOME", &state)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    while std::os::unix::net::UnixStream::connect(state.join("codaris.sock")).is_err() {
-        std::thread::sleep(Duration::from_micros(100));
-    }
+    let daemon = spawn(&state, &state.join("absent-config.toml"), &[]);
+    wait_serving(&state, Duration::from_micros(100));
     println!(
         "codarisd on {DECISIONS} decisions: exec to serving {:.1?}, RSS then {} KiB (peak {} KiB)",
         started.elapsed(),

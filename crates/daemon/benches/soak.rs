@@ -20,10 +20,13 @@
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+
+mod binaries;
+use binaries::{bin, proc_kib, spawn, stop, wait_serving};
 
 struct Options {
     sessions: usize,
@@ -63,11 +66,9 @@ fn options() -> Options {
     options
 }
 
-fn bin(name: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_BIN_EXE_codarisd"))
-        .parent()
-        .unwrap()
-        .join(name);
+/// A binary beside the benchmarked `codarisd`, which must be built.
+fn built(name: &str) -> std::path::PathBuf {
+    let path = bin(name);
     if !path.is_file() {
         eprintln!(
             "{} is missing: run `cargo build --release --bins` first",
@@ -127,22 +128,13 @@ impl Daemon {
             None => String::new(),
         };
         std::fs::write(state_dir.join("config.toml"), config).unwrap();
-        let child = Command::new(bin("codarisd"))
-            .env_clear()
-            .env("CODARIS_STATE_DIR", state_dir)
-            .env("CODARIS_CONFIG", state_dir.join("config.toml"))
-            .env("HOME", state_dir)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let socket = state_dir.join("codaris.sock");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
-            assert!(Instant::now() < deadline, "codarisd did not start");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let path = std::env::var("PATH").unwrap_or_default();
+        let child = spawn(
+            state_dir,
+            &state_dir.join("config.toml"),
+            &[("PATH", path.as_str())],
+        );
+        wait_serving(state_dir, Duration::from_millis(5));
         Daemon {
             child,
             state_dir: state_dir.to_path_buf(),
@@ -150,25 +142,16 @@ impl Daemon {
     }
 
     fn rss_mb(&self) -> f64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let kb: f64 = status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0.0);
-        kb / 1024.0
+        proc_kib(self.child.id(), "VmRSS:") as f64 / 1024.0
     }
 
-    fn stop(mut self) {
-        let pid = rustix::process::Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
-        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-        self.child.wait().unwrap();
+    fn stop(self) {
+        stop(self.child);
     }
 }
 
 fn codaris(state_dir: &Path, args: &[&str]) -> std::process::Output {
-    let output = Command::new(bin("codaris"))
+    let output = Command::new(built("codaris"))
         .env_clear()
         .env("CODARIS_STATE_DIR", state_dir)
         .env("CODARIS_CONFIG", state_dir.join("config.toml"))
