@@ -1,0 +1,281 @@
+//! Every server the daemon runs, by name: added, removed, restarted, switched, and their tools
+//! as one published set. The daemon watches [`Registry::changes`] and rebuilds its index from
+//! [`Registry::servers`] whenever a server's tools or state change.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+
+use crate::error::{CallError, ToolError};
+use crate::names::{self, ServerName};
+use crate::render::{self, Rendered};
+use crate::spec::{ServerSpec, Transport};
+use crate::supervisor::{self, State, Status, Supervised};
+use crate::tool::ToolDef;
+
+/// How long stopping every server may take before the rest are killed outright.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(7);
+
+/// One server as the registry reports it.
+#[derive(Debug, Clone)]
+pub struct ServerView {
+    pub spec: ServerSpec,
+    pub state: State,
+    pub tools: Arc<Vec<ToolDef>>,
+    pub error: Option<String>,
+    pub protocol: String,
+    pub server_info: String,
+    pub restarts: u32,
+}
+
+impl ServerView {
+    pub fn transport(&self) -> &'static str {
+        self.spec.transport.kind()
+    }
+
+    /// The tool offered as `prefixed`, if this server has it.
+    pub fn tool(&self, prefixed: &str) -> Option<&ToolDef> {
+        self.tools
+            .iter()
+            .find(|tool| tool.prefixed(&self.spec.name) == prefixed)
+    }
+}
+
+#[derive(Debug)]
+struct Server {
+    spec: ServerSpec,
+    run: Supervised,
+}
+
+/// The servers, shared by every session of the daemon.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    servers: Arc<Mutex<BTreeMap<ServerName, Server>>>,
+    changes: Arc<watch::Sender<u64>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry {
+            servers: Arc::new(Mutex::new(BTreeMap::new())),
+            changes: Arc::new(watch::channel(0).0),
+        }
+    }
+
+    /// A counter that moves whenever a server is added, removed, or changes state or tools.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<ServerName, Server>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn bump(changes: &watch::Sender<u64>) {
+        changes.send_modify(|n| *n += 1);
+    }
+
+    /// Starts `spec` in the background (the caller does not wait for its handshake), replacing
+    /// a server of the same name. Must be called within a Tokio runtime.
+    pub fn add(&self, spec: ServerSpec) {
+        let changes = self.changes.clone();
+        let published: Arc<dyn Fn() + Send + Sync> = Arc::new(move || Registry::bump(&changes));
+        let run = supervisor::start(spec.clone(), published);
+        let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
+        if let Some(old) = replaced {
+            old.run.stop.cancel();
+        }
+        Registry::bump(&self.changes);
+    }
+
+    /// Stops and forgets the server; false when there was none.
+    pub async fn remove(&self, name: &ServerName) -> bool {
+        let removed = self.lock().remove(name);
+        let Some(server) = removed else {
+            return false;
+        };
+        stop(server).await;
+        Registry::bump(&self.changes);
+        true
+    }
+
+    /// Drops the server's connection and starts it again (a failed one at once).
+    pub fn restart(&self, name: &ServerName) -> bool {
+        let servers = self.lock();
+        match servers.get(name) {
+            Some(server) => {
+                server.run.restart.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Switches the server on (starting it) or off (stopping it); false when there is none.
+    pub async fn set_enabled(&self, name: &ServerName, enabled: bool) -> bool {
+        let Some(mut spec) = self.lock().get(name).map(|s| s.spec.clone()) else {
+            return false;
+        };
+        if spec.enabled == enabled {
+            return true;
+        }
+        spec.enabled = enabled;
+        if let Some(old) = self.lock().remove(name) {
+            stop(old).await;
+        }
+        self.add(spec);
+        true
+    }
+
+    /// Every server, by name.
+    pub fn servers(&self) -> Vec<ServerView> {
+        self.lock().values().map(view).collect()
+    }
+
+    pub fn server(&self, name: &ServerName) -> Option<ServerView> {
+        self.lock().get(name).map(view)
+    }
+
+    /// Waits until the server is no longer starting (or `timeout` passes), and returns it.
+    pub async fn settled(&self, name: &ServerName, timeout: Duration) -> Option<ServerView> {
+        let mut status = self.lock().get(name)?.run.status.clone();
+        let _ = tokio::time::timeout(
+            timeout,
+            status.wait_for(|s| s.state != State::Starting),
+        )
+        .await;
+        self.server(name)
+    }
+
+    /// Calls the tool offered as `called` (`server__tool` or `mcp__server__tool`) with
+    /// `arguments`, within the server's tool timeout, and renders its result.
+    pub async fn call(&self, called: &str, arguments: Value) -> Result<Rendered, ToolError> {
+        let Some((server_name, prefixed)) = names::split_call(called) else {
+            return Err(ToolError::UnknownServer(called.to_owned()));
+        };
+        let (spec, status, connection) = {
+            let servers = self.lock();
+            let Some(server) = servers.get(&server_name) else {
+                return Err(ToolError::UnknownServer(server_name.to_string()));
+            };
+            (
+                server.spec.clone(),
+                server.run.status.borrow().clone(),
+                server.run.connection(),
+            )
+        };
+        let unavailable = |status: &Status| ToolError::Unavailable {
+            server: server_name.to_string(),
+            state: match status.state {
+                State::Failed => "restarting after a failure",
+                _ => "still starting",
+            },
+            why: status.error.clone(),
+        };
+        if status.state == State::Disabled {
+            return Err(ToolError::Disabled {
+                server: server_name.to_string(),
+            });
+        }
+        let (State::Ready, Some(connection)) = (status.state, connection) else {
+            return Err(unavailable(&status));
+        };
+        let Some(tool) = status
+            .tools
+            .iter()
+            .find(|t| t.prefixed(&server_name) == prefixed)
+        else {
+            return Err(ToolError::UnknownTool {
+                server: server_name.to_string(),
+                tool: prefixed,
+            });
+        };
+        let arguments = match arguments {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            // The policy refuses non-object arguments before a call gets here.
+            other => {
+                return Err(ToolError::Call {
+                    server: server_name.to_string(),
+                    tool: tool.name.clone(),
+                    source: CallError::Protocol(format!(
+                        "arguments must be a JSON object, not {other}"
+                    )),
+                });
+            }
+        };
+        match connection
+            .call(&tool.name, arguments, spec.tool_timeout())
+            .await
+        {
+            Ok(result) => Ok(render::result(&result)),
+            Err(source) => {
+                if matches!(source, CallError::Timeout(_))
+                    && matches!(spec.transport, Transport::Http { .. })
+                {
+                    // An HTTP server that restarted can leave its old session's calls hanging
+                    // (it answers with an error rmcp cannot match to the call): when the
+                    // server no longer answers a ping, the connection is started again.
+                    let registry = self.clone();
+                    let name = server_name.clone();
+                    tokio::spawn(async move {
+                        if !connection.ping(Duration::from_secs(5)).await {
+                            registry.restart(&name);
+                        }
+                    });
+                }
+                Err(ToolError::Call {
+                    server: server_name.to_string(),
+                    tool: tool.name.clone(),
+                    source,
+                })
+            }
+        }
+    }
+
+    /// Stops every server, each given its grace, and waits for them.
+    pub async fn shutdown(&self) {
+        let servers: Vec<Server> = std::mem::take(&mut *self.lock()).into_values().collect();
+        // Every server is told at once, so they stop side by side, not one grace after another.
+        for server in &servers {
+            server.run.stop.cancel();
+        }
+        let all = async {
+            for server in servers {
+                let _ = server.run.task.await;
+            }
+        };
+        if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
+            tracing::warn!("some MCP servers did not stop in time");
+        }
+        Registry::bump(&self.changes);
+    }
+}
+
+fn view(server: &Server) -> ServerView {
+    let status = server.run.status.borrow();
+    ServerView {
+        spec: server.spec.clone(),
+        state: status.state,
+        tools: status.tools.clone(),
+        error: status.error.clone(),
+        protocol: status.protocol.clone(),
+        server_info: status.server_info.clone(),
+        restarts: status.restarts,
+    }
+}
+
+/// Stops a server's task and waits until its connection (and process group) is gone.
+async fn stop(server: Server) {
+    server.run.stop.cancel();
+    let _ = server.run.task.await;
+}

@@ -1,0 +1,172 @@
+//! A server's tool as Codaris keeps it, apart from rmcp's types: its definition (what is pinned
+//! when the server is approved), the name it is offered by, and what its annotations claim.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::names::{self, ServerName};
+
+/// One tool of one server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolDef {
+    /// The tool's own name on its server.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// The JSON Schema of its arguments (an object).
+    pub input_schema: Value,
+    #[serde(default)]
+    pub output_schema: Option<Value>,
+    /// The annotations as sent (`readOnlyHint`, `destructiveHint`, …): hints, believed only for
+    /// a server registered with `trust`.
+    #[serde(default)]
+    pub annotations: Option<Value>,
+}
+
+impl ToolDef {
+    /// Takes what a server listed.
+    pub fn from_listed(tool: &rmcp::model::Tool) -> ToolDef {
+        ToolDef {
+            name: tool.name.to_string(),
+            description: tool
+                .description
+                .as_deref()
+                .map(str::to_owned)
+                .unwrap_or_default(),
+            input_schema: Value::Object(tool.input_schema.as_ref().clone()),
+            output_schema: tool
+                .output_schema
+                .as_ref()
+                .map(|s| Value::Object(s.as_ref().clone())),
+            annotations: tool
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok())
+                .filter(|a| a.as_object().is_some_and(|o| !o.is_empty())),
+        }
+    }
+
+    /// What the tool's annotations claim about side effects: `readOnlyHint: true`.
+    pub fn claims_read_only(&self) -> bool {
+        self.annotations
+            .as_ref()
+            .and_then(|a| a.get("readOnlyHint"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// The names of the top-level arguments its schema declares.
+    pub fn argument_names(&self) -> Vec<String> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// SHA-256 (hex) of everything the model and the policy are told about the tool: name,
+    /// description, input and output schema, annotations, in canonical JSON (keys sorted). A
+    /// change to any of them, even whitespace in a description, changes the digest.
+    pub fn definition_digest(&self) -> String {
+        let mut definition = Map::new();
+        definition.insert("name".to_owned(), Value::String(self.name.clone()));
+        definition.insert(
+            "description".to_owned(),
+            Value::String(self.description.clone()),
+        );
+        definition.insert("inputSchema".to_owned(), self.input_schema.clone());
+        if let Some(output) = &self.output_schema {
+            definition.insert("outputSchema".to_owned(), output.clone());
+        }
+        if let Some(annotations) = &self.annotations {
+            definition.insert("annotations".to_owned(), annotations.clone());
+        }
+        let mut bytes = Vec::new();
+        canonical(&Value::Object(definition), &mut bytes);
+        hex(&Sha256::digest(&bytes))
+    }
+
+    /// The name the tool is offered by.
+    pub fn prefixed(&self, server: &ServerName) -> String {
+        names::prefixed(server, &self.name)
+    }
+}
+
+/// JSON with object keys sorted at every depth, so a digest does not depend on the order a
+/// server happens to send keys in.
+fn canonical(value: &Value, out: &mut Vec<u8>) {
+    match value {
+        Value::Object(map) => {
+            let mut members: Vec<_> = map.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (n, (key, member)) in members.into_iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(Value::String(key.clone()).to_string().as_bytes());
+                out.push(b':');
+                canonical(member, out);
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (n, item) in items.iter().enumerate() {
+                if n > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => out.extend_from_slice(scalar.to_string().as_bytes()),
+    }
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(description: &str, schema: Value) -> ToolDef {
+        ToolDef {
+            name: "echo".to_owned(),
+            description: description.to_owned(),
+            input_schema: schema,
+            output_schema: None,
+            annotations: None,
+        }
+    }
+
+    #[test]
+    fn the_digest_ignores_key_order_and_sees_every_part() {
+        let a = tool("Echoes", json!({"type": "object", "properties": {"m": {"type": "string"}}}));
+        let b = tool("Echoes", json!({"properties": {"m": {"type": "string"}}, "type": "object"}));
+        assert_eq!(a.definition_digest(), b.definition_digest());
+        let described = tool("Echoes ", a.input_schema.clone());
+        assert_ne!(a.definition_digest(), described.definition_digest());
+        let mut annotated = a.clone();
+        annotated.annotations = Some(json!({"readOnlyHint": true}));
+        assert_ne!(a.definition_digest(), annotated.definition_digest());
+        assert!(annotated.claims_read_only());
+        let mut output = a.clone();
+        output.output_schema = Some(json!({"type": "object"}));
+        assert_ne!(a.definition_digest(), output.definition_digest());
+        let mut renamed = a.clone();
+        renamed.name = "echo2".to_owned();
+        assert_ne!(a.definition_digest(), renamed.definition_digest());
+    }
+
+    #[test]
+    fn argument_names_come_from_the_schema() {
+        let t = tool("", json!({"type": "object", "properties": {"path": {}, "mode": {}}}));
+        assert_eq!(t.argument_names(), ["mode", "path"]);
+        assert!(tool("", json!({"type": "object"})).argument_names().is_empty());
+    }
+}
