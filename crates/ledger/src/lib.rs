@@ -41,6 +41,7 @@ mod record;
 mod replay;
 mod sessions;
 mod store;
+mod mcp_state;
 mod tool_state;
 
 pub use backing::GrantFinding;
@@ -76,4 +77,5 @@ pub use store::DEFAULT_CACHE_BYTES;
 pub use store::GrantView;
 pub use store::Ledger;
 pub use store::LedgerOptions;
+pub use mcp_state::{Documents, McpState};
 pub use tool_state::ToolState;

@@ -22,6 +22,9 @@ pub enum Code {
     NotBound,
     /// The tool is held back for this task whatever the surface says.
     ToolWithheld,
+    /// An MCP tool whose definition (or whose server's command, environment or URL) changed
+    /// since its server was approved, or that appeared after: held back until approved again.
+    DefinitionChanged,
     /// The tool runs only in a turn where the person typed one of its slash commands.
     SlashRequired,
     /// The operating mode's allowlist does not contain the tool.
@@ -51,12 +54,13 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 18] = [
         Code::ArgsNotObject,
         Code::RepeatedSearch,
         Code::UnknownTool,
         Code::NotBound,
         Code::ToolWithheld,
+        Code::DefinitionChanged,
         Code::SlashRequired,
         Code::ModeForbids,
         Code::ReadOnlyActivity,
@@ -82,6 +86,7 @@ impl Code {
             | Code::UnknownTool
             | Code::NotBound
             | Code::ToolWithheld
+            | Code::DefinitionChanged
             | Code::SlashRequired
             | Code::ModeForbids
             | Code::ReadOnlyActivity
@@ -101,6 +106,7 @@ impl Code {
             Code::UnknownTool => "unknown_tool",
             Code::NotBound => "not_bound",
             Code::ToolWithheld => "tool_withheld",
+            Code::DefinitionChanged => "definition_changed",
             Code::SlashRequired => "slash_required",
             Code::ModeForbids => "mode_forbids",
             Code::ReadOnlyActivity => "read_only_activity",

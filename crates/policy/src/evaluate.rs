@@ -74,6 +74,10 @@ fn judge<'a>(
         rules.insert(Rule::Withheld);
         return Finding::Withheld(why);
     }
+    if let Some(what) = &spec.held {
+        rules.insert(Rule::Withheld);
+        return Finding::DefinitionChanged(what);
+    }
     if !spec.slash.is_empty() && !report_only && !task.typed_any(spec.slash) {
         rules.insert(Rule::SlashGate);
         return Finding::SlashRequired(spec.slash);
@@ -322,16 +326,21 @@ fn path_uses<'a>(
             Some(_) => return Err((name, BadPath::NotString)),
         }
     }
-    // The files a patch touches are changed paths like any argument: the daemon found them.
-    for implied in task
-        .implied
-        .iter()
-        .filter(|i| i.by == ImpliedBy::PatchTarget)
-    {
-        let path = absolutize(&implied.path, &task.cwd).map_err(|why| ("patch", why))?;
+    // The files a patch touches are changed paths like any argument, and so are the files an
+    // MCP call names by URI (read only by a read-only tool): the daemon found them.
+    for implied in &task.implied {
+        let (access, arg) = match implied.by {
+            ImpliedBy::PatchTarget => (Access::Mutate, "patch"),
+            ImpliedBy::FileUri if spec.effect == Effect::ReadOnly || report_only => {
+                (Access::Read, "file URI")
+            }
+            ImpliedBy::FileUri => (Access::Mutate, "file URI"),
+            ImpliedBy::RemovedGit | ImpliedBy::RemovalUnchecked => continue,
+        };
+        let path = absolutize(&implied.path, &task.cwd).map_err(|why| (arg, why))?;
         let inside = fence_roots(task).any(|root| is_within(&path, &root));
         uses.push(PathUse {
-            access: Access::Mutate,
+            access,
             path,
             inside,
         });
@@ -399,8 +408,8 @@ fn protected<'a>(
         let found = absolutize(&implied.path, &task.cwd)
             .map_or_else(|_| implied.path.clone(), Cow::into_owned);
         let why = match implied.by {
-            // Judged above as a changed path.
-            ImpliedBy::PatchTarget => continue,
+            // Judged above as a path the call reads or changes.
+            ImpliedBy::PatchTarget | ImpliedBy::FileUri => continue,
             ImpliedBy::RemovedGit => Protection::NestedGit(found.clone()),
             ImpliedBy::RemovalUnchecked => Protection::UncheckedTree,
         };

@@ -197,6 +197,9 @@ pub struct ToolSpec {
     pub withheld_when: Option<Withholding>,
     /// Where the spec came from.
     pub origin: Origin,
+    /// Why the tool is held back until its server is approved again (an MCP tool whose
+    /// definition changed since the approval, or that appeared after it): what changed.
+    pub held: Option<Cow<'static, str>>,
 }
 
 impl ToolSpec {
@@ -218,6 +221,7 @@ impl ToolSpec {
             report_only: None,
             withheld_when: None,
             origin: Origin::Builtin,
+            held: None,
         }
     }
 
@@ -261,6 +265,14 @@ pub struct ExternalSpec {
     /// The modes that offer it; MCP tools are offered in agent and plan mode, never in ask.
     #[serde(default)]
     pub modes: Option<Modes>,
+    /// SHA-256 of the tool's definition as its server gave it (an MCP tool): recorded with each
+    /// decision, so an auditor knows which definition a call was decided under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub definition: Option<String>,
+    /// What changed since the tool's server was approved, when the tool is held back for it
+    /// (`definition_changed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
 }
 
 impl ExternalSpec {
@@ -280,6 +292,7 @@ impl ExternalSpec {
             report_only: None,
             withheld_when: None,
             origin: Origin::External,
+            held: self.held.clone().map(Cow::Owned),
         }
     }
 }

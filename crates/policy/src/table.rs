@@ -110,6 +110,7 @@ pub(crate) enum Finding<'a> {
     RepeatedSearch(&'a RepeatedSearch),
     UnknownTool,
     Withheld(Withholding),
+    DefinitionChanged(&'a str),
     SlashRequired(&'static [&'static str]),
     NotBound,
     ModeForbids(OperatingMode),
@@ -179,6 +180,16 @@ pub(crate) fn decide(
             };
             (Code::ToolWithheld, format!("tool {t} {reason}"), None)
         }
+        // Only the person can accept a changed definition, by approving the server again.
+        Finding::DefinitionChanged(what) => (
+            Code::DefinitionChanged,
+            format!(
+                "tool {t} is held back: {}; it stays unavailable until the user approves its server again (`codaris mcp approve {}`)",
+                what.split_whitespace().collect::<Vec<_>>().join(" "),
+                tool.split_once("__").map_or(tool, |(server, _)| server)
+            ),
+            None,
+        ),
         // Only the person can open the gate, by typing the command; no grant does.
         Finding::SlashRequired(commands) => (
             Code::SlashRequired,
@@ -421,6 +432,10 @@ mod tests {
             (
                 Finding::Withheld(Withholding::AuditTurn),
                 Code::ToolWithheld,
+            ),
+            (
+                Finding::DefinitionChanged("its description changed\nsince approval"),
+                Code::DefinitionChanged,
             ),
             (Finding::SlashRequired(&["/fix"]), Code::SlashRequired),
             (Finding::NotBound, Code::NotBound),

@@ -116,6 +116,9 @@ pub enum ImpliedBy {
     /// A tree the call removes recursively that holds more entries than the daemon checks for
     /// a `.git`: refused, since what it holds is unknown.
     RemovalUnchecked,
+    /// A `file://` URI in an argument of a tool the policy knows only by a carried spec (an MCP
+    /// tool): judged like a path argument, read by a read-only tool and changed by any other.
+    FileUri,
 }
 
 /// One path a call changes beyond its arguments.

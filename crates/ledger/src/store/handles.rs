@@ -56,6 +56,11 @@ impl Ledger {
         ))
     }
 
+    /// What is kept about MCP servers: run-time registrations, switches, approvals.
+    pub fn mcp_state(&self) -> Result<crate::McpState, LedgerError> {
+        crate::McpState::new(&self.db, self.disk.clone())
+    }
+
     /// Each session's conversation, one document per session.
     pub fn conversations(&self) -> Conversations {
         self.conversations.clone()
