@@ -168,9 +168,10 @@ pub trait TurnHost: Send + Sync {
         &'a self,
         request: &'a CapabilityRequest,
     ) -> HostFuture<'a, CapabilityAnswer>;
-    /// Cuts a result to the host's output limits before the model reads it. Every run passes
-    /// here, the loop's own tools' too.
-    fn limit(&self, run: ToolRun) -> ToolRun {
+    /// Cuts the result of a call of `tool` to the host's output limits before the model reads
+    /// it. Every run passes here, the loop's own tools' too.
+    fn limit(&self, tool: &str, run: ToolRun) -> ToolRun {
+        let _ = tool;
         run
     }
     fn emit(&self, event: TurnEvent);

@@ -357,7 +357,7 @@ async fn dispatch<H: TurnHost>(
         REQUEST_CAPABILITY => (request_capability(host, &request).await, Vec::new()),
         _ => (host.run(permit).await, Vec::new()),
     };
-    let run = host.limit(run);
+    let run = host.limit(&call.name, run);
     if let Some(cwd) = &run.moved_to {
         state.move_to(cwd.clone());
     }

@@ -60,6 +60,16 @@ impl Builtins {
         run
     }
 
+    /// [`Builtins::limit`] with `over`'s limits where it sets them (an MCP server's own).
+    pub fn limit_with(&self, mut run: ToolRun, over: codaris_mcp::OutputLimits) -> ToolRun {
+        let limits = OutputLimits {
+            max_bytes: over.max_bytes.unwrap_or(self.limits.max_bytes),
+            max_lines: over.max_lines.unwrap_or(self.limits.max_lines),
+        };
+        run.output = limit_text(&run.output, limits);
+        run
+    }
+
     /// The file, shell and web tools, set up as `setup` says.
     pub fn new(setup: Setup) -> (Self, mpsc::UnboundedReceiver<TaskNotice>) {
         let (pools, notices) = ShellPools::new(PoolConfig {
@@ -365,7 +375,18 @@ fn run_of(tool: &str, args: &Value, output: ToolOutput, pictures: &Pictures) -> 
             Content::Image { media_type, data } => images.push((media_type, data)),
         }
     }
-    let text = texts.join("\n");
+    picture_run(tool, args, texts.join("\n"), images, pictures)
+}
+
+/// A result of `text` and the pictures `images` (media type, bytes) as `pictures` says: shown
+/// to a multimodal model, refused with their type and size to another.
+pub(crate) fn picture_run(
+    tool: &str,
+    args: &Value,
+    text: String,
+    images: Vec<(String, Vec<u8>)>,
+    pictures: &Pictures,
+) -> ToolRun {
     match pictures {
         _ if images.is_empty() => ToolRun {
             output: text,

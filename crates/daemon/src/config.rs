@@ -27,6 +27,8 @@ pub struct ConfigToml {
     pub openai: Option<ApiToml>,
     /// `[[models]]`: what Codaris knows about a model by name.
     pub models: Option<Vec<ModelToml>>,
+    /// `[mcp.servers.NAME]`: the MCP servers the daemon starts.
+    pub mcp: Option<crate::mcp::config::McpToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -187,6 +189,8 @@ pub struct Config {
     pub openai: ApiConfig,
     /// `[[models]]`, in file order, names unique.
     pub models: Vec<ModelConfig>,
+    /// `[mcp.servers.NAME]`, in name order.
+    pub mcp_servers: Vec<codaris_mcp::ServerSpec>,
 }
 
 impl Config {
@@ -465,6 +469,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         },
     };
 
+    let mcp_servers = crate::mcp::config::resolve(toml.mcp, &origin)?;
+
     Ok(Config {
         state_dir,
         config_file,
@@ -493,6 +499,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         anthropic,
         openai,
         models,
+        mcp_servers,
     })
 }
 

@@ -62,6 +62,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             anthropic: ApiConfig::default(),
             openai: ApiConfig::default(),
             models: Vec::new(),
+            mcp_servers: Vec::new(),
         }
     );
     Ok(())

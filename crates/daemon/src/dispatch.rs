@@ -14,7 +14,7 @@ use codaris_policy::{
 use serde_json::Value;
 
 use crate::error::DaemonError;
-use crate::resolve::{implied_paths, resolve_args, resolve_task};
+use crate::resolve::{implied_paths, resolve_args, resolve_task, uri_paths};
 use crate::sessions::now_ms;
 
 /// A call as the agent hands it over.
@@ -264,6 +264,14 @@ impl Dispatcher {
         // What the call changes beyond its arguments goes into the recorded task, so the policy
         // judges it and a replay sees it.
         task.implied = implied_paths(&call.tool, Path::new(&task.cwd), &call.args);
+        if let Some(spec) = call
+            .spec
+            .as_ref()
+            .filter(|_| codaris_policy::builtin(&call.tool).is_none())
+        {
+            task.implied
+                .extend(uri_paths(spec, Path::new(&task.cwd), &call.args));
+        }
         let mut retakes = 0;
         loop {
             // The session's view is kept in memory by the ledger: no grant is decoded here.

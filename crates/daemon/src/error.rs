@@ -114,6 +114,10 @@ pub enum DaemonError {
         "the answer to card `{card}` was taken but not yet durable after {seconds} s; `codaris ledger grants` shows whether it was recorded"
     )]
     AnswerNotYetDurable { card: String, seconds: u64 },
+    #[error("no MCP server is called `{name}`; `codaris mcp list` shows them")]
+    McpUnknown { name: String },
+    #[error("the MCP server `{name}` {reason}")]
+    McpServer { name: String, reason: String },
     #[error("file system error at {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -158,13 +162,14 @@ impl From<DaemonError> for tonic::Status {
     fn from(err: DaemonError) -> Self {
         let message = status_message(&err.to_string());
         match err {
-            DaemonError::SessionNotFound { .. } | DaemonError::ToolNotFound { .. } => {
-                tonic::Status::not_found(message)
-            }
+            DaemonError::SessionNotFound { .. }
+            | DaemonError::ToolNotFound { .. }
+            | DaemonError::McpUnknown { .. } => tonic::Status::not_found(message),
             DaemonError::SessionEnded { .. }
             | DaemonError::TurnRunning { .. }
             | DaemonError::NoTurn { .. }
-            | DaemonError::NoPrograms { .. } => tonic::Status::failed_precondition(message),
+            | DaemonError::NoPrograms { .. }
+            | DaemonError::McpServer { .. } => tonic::Status::failed_precondition(message),
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),

@@ -21,6 +21,7 @@ pub mod convert;
 pub mod dispatch;
 pub mod error;
 pub mod keys;
+pub mod mcp;
 pub mod peer;
 pub mod registry;
 pub mod resolve;

@@ -8,15 +8,18 @@
 //! a small pool instead of making one per call.
 //!
 //! Only entries with a real implementation are registered: the built-in tools the daemon runs
-//! (`codaris-tools`), and skills and references (read with `read_file`). There are no MCP
-//! servers' tools: this build has no MCP client.
+//! (`codaris-tools`), skills and references (read with `read_file`), and the tools of the MCP
+//! servers that are ready, replaced whole whenever the MCP registry publishes a new set
+//! ([`ToolRegistry::set_mcp`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
-use codaris_index::{Entry, Index, KindFilter, SearchOutcome, SearchRequest, Searcher};
+use codaris_index::{
+    Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher, Server,
+};
 use codaris_ledger::{Ledger, ToolState};
 
 use crate::error::DaemonError;
@@ -42,6 +45,8 @@ struct Catalogue {
     /// Names switched on or off by the user, overriding the default.
     switched: BTreeMap<String, bool>,
     store: Option<ToolState>,
+    /// The MCP servers whose tools are among the entries, with their keywords.
+    servers: Vec<Server>,
 }
 
 impl Catalogue {
@@ -57,7 +62,25 @@ impl Catalogue {
                 entry
             })
             .collect();
-        Index::build(entries)
+        Index::build_with_servers(entries, &self.servers)
+    }
+
+    /// Rebuilds and swaps the index after a change of the entries.
+    fn swap(&self, registry: &ToolRegistry, why: &str) {
+        let started = Instant::now();
+        let index = self.build();
+        let entries = count(&index);
+        *registry
+            .current
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
+        registry.indexed.store(entries, Ordering::Relaxed);
+        tracing::info!(
+            entries,
+            micros = started.elapsed().as_micros() as u64,
+            why,
+            "tool index rebuilt and swapped"
+        );
     }
 }
 
@@ -80,6 +103,7 @@ impl ToolRegistry {
             entries,
             switched,
             store,
+            servers: Vec::new(),
         };
         let started = Instant::now();
         let index = catalogue.build();
@@ -164,17 +188,42 @@ impl ToolRegistry {
             store.set(name, enabled)?;
         }
         catalogue.switched.insert(name.to_owned(), enabled);
-        let started = Instant::now();
-        let index = catalogue.build();
-        let entries = count(&index);
-        *self.current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(index);
-        self.indexed.store(entries, Ordering::Relaxed);
-        tracing::info!(
-            entries,
-            micros = started.elapsed().as_micros() as u64,
-            "tool index rebuilt and swapped"
-        );
+        catalogue.swap(self, "a tool was switched");
         Ok(entry)
+    }
+
+    /// Replaces every MCP entry with `entries` and the MCP servers with `servers`, and swaps
+    /// the rebuilt index in; answers whether anything changed (nothing is rebuilt otherwise).
+    pub fn set_mcp(&self, entries: Vec<Entry>, servers: Vec<Server>) -> Result<bool, DaemonError> {
+        let mut catalogue = self
+            .catalogue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let current: Vec<&Entry> = catalogue
+            .entries
+            .iter()
+            .filter(|e| e.kind == Kind::Mcp)
+            .collect();
+        if current.len() == entries.len()
+            && current.iter().zip(&entries).all(|(a, b)| *a == b)
+            && catalogue.servers == servers
+        {
+            return Ok(false);
+        }
+        catalogue.entries.retain(|e| e.kind != Kind::Mcp);
+        catalogue.entries.extend(entries);
+        catalogue.servers = servers;
+        catalogue.swap(self, "the MCP servers' tools changed");
+        Ok(true)
+    }
+
+    /// The MCP servers whose tools are in the index.
+    pub fn servers(&self) -> Vec<Server> {
+        self.catalogue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .servers
+            .clone()
     }
 }
 

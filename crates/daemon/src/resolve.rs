@@ -108,15 +108,21 @@ pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &
         (None, Some(spec)) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
         (None, None) => Vec::new(),
     };
+    // An MCP tool may name a file by URI where a built-in takes a path: judged as the path.
+    let external = builtin(tool).is_none() && spec.is_some();
+    let resolve = |path: &str| match file_uri_path(path).filter(|_| external) {
+        Some(path) => resolve_path(cwd, &path),
+        None => resolve_path(cwd, path),
+    };
     let mut resolved = map.clone();
     for name in names {
         if let Some(value) = resolved.get_mut(&name) {
             match value {
-                Value::String(path) => *path = resolve_path(cwd, path),
+                Value::String(path) => *path = resolve(path),
                 Value::Array(items) => {
                     for item in items {
                         if let Value::String(path) = item {
-                            *path = resolve_path(cwd, path);
+                            *path = resolve(path);
                         }
                     }
                 }
@@ -125,6 +131,69 @@ pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &
         }
     }
     Value::Object(resolved)
+}
+
+/// The files an MCP call names by `file://` URI outside its path arguments, at any depth of its
+/// arguments, resolved like paths: the policy holds them to the fence (`ImpliedBy::FileUri`).
+pub fn uri_paths(spec: &ExternalSpec, cwd: &Path, args: &Value) -> Vec<Implied> {
+    let path_args: Vec<&str> = spec.paths.iter().map(|p| p.name.as_ref()).collect();
+    let mut found = Vec::new();
+    let mut stack: Vec<&Value> = match args {
+        Value::Object(map) => map
+            .iter()
+            .filter(|(name, _)| !path_args.contains(&name.as_str()))
+            .map(|(_, value)| value)
+            .collect(),
+        _ => Vec::new(),
+    };
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(text) => {
+                if let Some(path) = file_uri_path(text) {
+                    found.push(Implied {
+                        path: resolve_path(cwd, &path),
+                        by: ImpliedBy::FileUri,
+                    });
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// The path a `file://` URI names (`file:///a%20b` is `/a b`; a host part, `localhost` or
+/// another, is dropped), or `None` for anything else.
+pub fn file_uri_path(text: &str) -> Option<String> {
+    let rest = text
+        .get(..7)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("file://"))
+        .map(|_| &text[7..])?;
+    let path = match rest.find('/') {
+        Some(at) => &rest[at..],
+        None => "/",
+    };
+    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (bytes[at], bytes.get(at + 1), bytes.get(at + 2)) {
+            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
+                let value = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
+                decoded.push(u8::try_from(value).unwrap_or(b'?'));
+                at += 3;
+            }
+            (byte, _, _) => {
+                decoded.push(byte);
+                at += 1;
+            }
+        }
+    }
+    Some(String::from_utf8_lossy(&decoded).into_owned())
 }
 
 #[cfg(test)]
@@ -152,6 +221,55 @@ mod tests {
         assert_eq!(plain, proj.join("src/main.rs").display().to_string());
         assert_eq!(resolve_path(&proj, ""), "");
         assert_eq!(resolve_path(&proj, "a\0b"), "a\0b");
+        Ok(())
+    }
+
+    #[test]
+    fn file_uris_read_as_the_paths_they_name() {
+        assert_eq!(
+            file_uri_path("file:///etc/passwd"),
+            Some("/etc/passwd".to_owned())
+        );
+        assert_eq!(
+            file_uri_path("FILE://localhost/a%20b?x#y"),
+            Some("/a b".to_owned())
+        );
+        assert_eq!(file_uri_path("file://host"), Some("/".to_owned()));
+        assert_eq!(file_uri_path("https://x/a"), None);
+        assert_eq!(file_uri_path("fil"), None);
+        assert_eq!(file_uri_path("/plain"), None);
+    }
+
+    #[test]
+    fn an_mcp_calls_uris_are_found_at_any_depth_and_its_path_args_converted() -> std::io::Result<()>
+    {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        let spec = ExternalSpec {
+            paths: vec![codaris_policy::PathArg::new(
+                "path",
+                codaris_policy::Access::Mutate,
+                codaris_policy::PathDefault::Optional,
+            )],
+            ..ExternalSpec::default()
+        };
+        let args = json!({
+            "path": "file:///etc/shadow",
+            "nested": {"list": ["x", "file:///root/.ssh/id_rsa"]},
+            "note": "see file:///not/at/start"
+        });
+        let resolved = resolve_args("fs__write", Some(&spec), &root, &args);
+        assert_eq!(resolved["path"], json!("/etc/shadow"));
+        let implied = uri_paths(&spec, &root, &args);
+        assert_eq!(implied.len(), 1);
+        assert_eq!(implied[0].path, "/root/.ssh/id_rsa");
+        assert_eq!(implied[0].by, ImpliedBy::FileUri);
+        // A built-in's path is never read as a URI.
+        let builtin = resolve_args("write", None, &root, &json!({"path": "file:///etc/x"}));
+        assert_eq!(
+            builtin["path"],
+            json!(root.join("file:/etc/x").display().to_string())
+        );
         Ok(())
     }
 

@@ -60,6 +60,10 @@ pub async fn serve(
     let mut entries = builtins.entries();
     entries.extend(skills::scan(&config.skills_dirs));
     let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
+    // MCP servers start in the background: the daemon serves before any of them is ready, and
+    // their tools join the index as each one lists them.
+    let mcp = crate::mcp::McpHub::start(config.mcp_servers.clone(), &ledger, tools.clone())
+        .map_err(StartError::ToolIndex)?;
 
     let routes = routes(
         &config,
@@ -67,6 +71,7 @@ pub async fn serve(
         sessions,
         tools,
         builtins,
+        mcp.clone(),
         notices,
         ledger.clone(),
         &shutdown,
@@ -125,6 +130,8 @@ pub async fn serve(
         .await;
     // Whatever ended the socket server ends the TCP one too.
     shutdown.trigger("socket server stopped");
+    // No MCP server outlives the daemon.
+    mcp.shutdown().await;
     let tcp_result = match tcp {
         Some(handle) => handle.await.unwrap_or(Ok(())),
         None => Ok(()),
@@ -163,6 +170,7 @@ async fn routes(
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
     builtins: crate::builtins::Builtins,
+    mcp: Arc<crate::mcp::McpHub>,
     mut notices: tokio::sync::mpsc::UnboundedReceiver<codaris_tools::shell::TaskNotice>,
     ledger: Arc<Ledger>,
     shutdown: &Shutdown,
@@ -208,6 +216,7 @@ async fn routes(
         sessions.clone(),
         tools.clone(),
         builtins,
+        mcp,
     ));
     // A background command that finishes tells its session at the next turn. A weak handle,
     // so this task does not keep the turns (and the ledger) alive after the server stops: the

@@ -75,7 +75,12 @@ impl McpState {
         self.put(&self.pins, name, value)
     }
 
-    fn put(&self, tree: &sled::Tree, name: &str, value: &impl Serialize) -> Result<(), LedgerError> {
+    fn put(
+        &self,
+        tree: &sled::Tree,
+        name: &str,
+        value: &impl Serialize,
+    ) -> Result<(), LedgerError> {
         let bytes = serde_json::to_vec(value).map_err(LedgerError::Encode)?;
         let before = tree.insert(name.as_bytes(), bytes.as_slice())?;
         let synced = self.disk.sync(tree);
@@ -122,10 +127,16 @@ mod tests {
         let path = temp.path().join("ledger");
         {
             let state = Ledger::open(&path).unwrap().mcp_state().unwrap();
-            state.put_registration("fs", &serde_json::json!({"command": "srv"})).unwrap();
-            state.put_registration("time", &serde_json::json!({"command": "t"})).unwrap();
+            state
+                .put_registration("fs", &serde_json::json!({"command": "srv"}))
+                .unwrap();
+            state
+                .put_registration("time", &serde_json::json!({"command": "t"}))
+                .unwrap();
             state.set_switch("fs", false).unwrap();
-            state.put_pins("fs", &serde_json::json!({"echo": "abc"})).unwrap();
+            state
+                .put_pins("fs", &serde_json::json!({"echo": "abc"}))
+                .unwrap();
             assert!(state.remove("time").unwrap());
             assert!(!state.remove("time").unwrap());
         }
@@ -133,14 +144,20 @@ mod tests {
         let (registered, corrupt) = state.registrations::<serde_json::Value>().unwrap();
         assert_eq!(registered.keys().collect::<Vec<_>>(), ["fs"]);
         assert!(corrupt.is_empty());
-        assert_eq!(state.switches().unwrap().0, BTreeMap::from([("fs".to_owned(), false)]));
+        assert_eq!(
+            state.switches().unwrap().0,
+            BTreeMap::from([("fs".to_owned(), false)])
+        );
         assert_eq!(state.pins::<serde_json::Value>().unwrap().0.len(), 1);
     }
 
     #[test]
     fn an_unreadable_document_is_reported() {
         let temp = tempfile::tempdir().unwrap();
-        let state = Ledger::open(&temp.path().join("ledger")).unwrap().mcp_state().unwrap();
+        let state = Ledger::open(&temp.path().join("ledger"))
+            .unwrap()
+            .mcp_state()
+            .unwrap();
         state.registrations.insert("bad", b"{".as_slice()).unwrap();
         let (registered, corrupt) = state.registrations::<serde_json::Value>().unwrap();
         assert!(registered.is_empty());

@@ -25,6 +25,6 @@ pub use lines::MAX_LINE;
 pub use names::{NameError, ServerName};
 pub use registry::{Registry, ServerView};
 pub use render::{Picture, Rendered};
-pub use spec::{Approval, ServerSpec, Transport};
+pub use spec::{Approval, OutputLimits, ServerSpec, Transport};
 pub use supervisor::{State, Status};
 pub use tool::ToolDef;

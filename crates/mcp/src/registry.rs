@@ -129,7 +129,8 @@ impl Registry {
             return true;
         }
         spec.enabled = enabled;
-        if let Some(old) = self.lock().remove(name) {
+        let old = self.lock().remove(name);
+        if let Some(old) = old {
             stop(old).await;
         }
         self.add(spec);
@@ -148,11 +149,8 @@ impl Registry {
     /// Waits until the server is no longer starting (or `timeout` passes), and returns it.
     pub async fn settled(&self, name: &ServerName, timeout: Duration) -> Option<ServerView> {
         let mut status = self.lock().get(name)?.run.status.clone();
-        let _ = tokio::time::timeout(
-            timeout,
-            status.wait_for(|s| s.state != State::Starting),
-        )
-        .await;
+        let _ =
+            tokio::time::timeout(timeout, status.wait_for(|s| s.state != State::Starting)).await;
         self.server(name)
     }
 

@@ -82,10 +82,19 @@ pub struct ServerSpec {
     pub startup_timeout: Option<Duration>,
     #[serde(default, with = "seconds")]
     pub tool_timeout: Option<Duration>,
-    /// The longest result (bytes of text) a call may hand the model, over the daemon's
-    /// `tools.output_limits` for this server.
+    /// How much of a result the model reads, for this server instead of the daemon's
+    /// `tools.output_limits`.
     #[serde(default)]
-    pub output_limit: Option<usize>,
+    pub output_limits: Option<OutputLimits>,
+}
+
+/// A server's own output limits; an unset one keeps the daemon's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OutputLimits {
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+    #[serde(default)]
+    pub max_lines: Option<usize>,
 }
 
 fn yes() -> bool {
@@ -127,7 +136,7 @@ impl ServerSpec {
             approval: Approval::Never,
             startup_timeout: None,
             tool_timeout: None,
-            output_limit: None,
+            output_limits: None,
         }
     }
 
@@ -218,7 +227,11 @@ mod tests {
         let a = ServerSpec::stdio(name.clone(), "srv", vec![]);
         let mut b = a.clone();
         b.keywords.push("files".to_owned());
-        assert_eq!(a.launch_digest(), b.launch_digest(), "keywords are not launch");
+        assert_eq!(
+            a.launch_digest(),
+            b.launch_digest(),
+            "keywords are not launch"
+        );
         if let Transport::Stdio { env, .. } = &mut b.transport {
             env.insert("K".to_owned(), "V".to_owned());
         }

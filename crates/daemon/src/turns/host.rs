@@ -73,13 +73,22 @@ impl DaemonHost {
 
     async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
         let dispatcher = self.turns.dispatcher();
+        // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
+        // it) with the spec its server's registration and definition give it.
+        let (tool, spec) = match self.turns.mcp.canonical(&call.tool) {
+            Some(name) => {
+                let spec = self.turns.mcp.external_spec(&name);
+                (name, spec)
+            }
+            None => (call.tool.clone(), None),
+        };
         let tool_call = ToolCall {
             session_id: self.session_id().to_owned(),
             call_id: call.id.clone(),
-            tool: call.tool.clone(),
+            tool,
             args: call.args.clone(),
             task: call.task.clone(),
-            spec: None,
+            spec,
         };
         match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
             Ok(Ok(dispatched)) => Ok(dispatched),
@@ -271,7 +280,9 @@ impl TurnHost for DaemonHost {
     type Permit = Permit;
 
     fn spec(&self, tool: &str) -> Option<ToolSpec> {
-        codaris_agent::loop_tool_spec(tool).or_else(|| self.turns.builtins.spec(tool))
+        codaris_agent::loop_tool_spec(tool)
+            .or_else(|| self.turns.builtins.spec(tool))
+            .or_else(|| self.turns.mcp.spec(tool))
     }
 
     fn index(&self) -> &dyn ToolIndex {
@@ -325,6 +336,12 @@ impl TurnHost for DaemonHost {
                     }
                     run
                 }
+                None if codaris_mcp::names::split_call(permit.tool()).is_some() => {
+                    self.turns
+                        .mcp
+                        .run(permit.tool(), permit.args(), &self.session.pictures)
+                        .await
+                }
                 None => ToolRun::error(format!(
                     "`{}` is not available in this codarisd",
                     permit.tool()
@@ -333,8 +350,11 @@ impl TurnHost for DaemonHost {
         })
     }
 
-    fn limit(&self, run: ToolRun) -> ToolRun {
-        self.turns.builtins.limit(run)
+    fn limit(&self, tool: &str, run: ToolRun) -> ToolRun {
+        match self.turns.mcp.output_limits(tool) {
+            Some(own) => self.turns.builtins.limit_with(run, own),
+            None => self.turns.builtins.limit(run),
+        }
     }
 
     fn request_capability<'a>(
@@ -389,8 +409,8 @@ impl ToolIndex for DaemonIndex {
         {
             return registry.clone();
         }
-        // The loop's own tools, then the built-in tools that run here.
-        let tools = codaris_catalogue::LOOP_TOOLS
+        // The loop's own tools, the built-in tools that run here, then the MCP servers' tools.
+        let builtin = codaris_catalogue::LOOP_TOOLS
             .iter()
             .map(|entry| entry.name)
             .chain(self.builtins.names())
@@ -399,7 +419,17 @@ impl ToolIndex for DaemonIndex {
                 tool.enabled = index.get(name).is_none_or(|entry| entry.enabled);
                 tool
             });
-        let registry = Arc::new(Registry::new(tools, &[]));
+        let mcp = index
+            .entries()
+            .iter()
+            .filter(|entry| entry.kind == codaris_index::Kind::Mcp)
+            .map(|entry| RegistryTool {
+                name: entry.name.clone(),
+                server: entry.server.clone(),
+                enabled: entry.enabled,
+            });
+        let servers = self.tools.servers();
+        let registry = Arc::new(Registry::new(builtin.chain(mcp), &servers));
         *built = Some((index, registry.clone()));
         registry
     }

@@ -60,6 +60,8 @@ pub struct Turns {
     pub sessions: SessionStore,
     pub tools: Arc<ToolRegistry>,
     pub builtins: Builtins,
+    /// The MCP servers and their tools.
+    pub mcp: Arc<crate::mcp::McpHub>,
     pub card_timeout: Duration,
     /// The live sessions, one owner each.
     live: Mutex<HashMap<String, Arc<Session>>>,
@@ -74,6 +76,7 @@ impl Turns {
         sessions: SessionStore,
         tools: Arc<ToolRegistry>,
         builtins: Builtins,
+        mcp: Arc<crate::mcp::McpHub>,
     ) -> Self {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
@@ -85,6 +88,7 @@ impl Turns {
             sessions,
             tools,
             builtins,
+            mcp,
             live: Mutex::new(HashMap::new()),
             dispatcher,
         }

@@ -1,0 +1,511 @@
+//! The daemon's MCP servers: the configured ones and those added at run time (kept in the
+//! ledger's store), started in the background through `codaris-mcp`'s registry; their tools in
+//! the one index as kind `mcp`; the policy's spec of each tool; pinning; and their calls.
+//!
+//! A call reaches [`McpHub::run`] only with the dispatcher's permit, like a built-in's.
+
+pub mod config;
+mod pins;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use codaris_agent::{ToolRun, ToolSpec, ToolTier};
+use codaris_index::{Entry, Kind, Server};
+use codaris_ledger::{Ledger, McpState};
+use codaris_mcp::{Approval, Registry, ServerName, ServerSpec, ServerView, State, ToolDef};
+use codaris_policy::{Access, ExternalSpec, PathArg, PathDefault, PermissionClass};
+use serde_json::Value;
+
+pub use pins::Pins;
+
+use crate::builtins::Pictures;
+use crate::error::DaemonError;
+use crate::registry::ToolRegistry;
+use crate::sessions::now_ms;
+
+/// Argument names that name files: held to the fence like a built-in's path arguments.
+pub const PATH_ARGS: [&str; 8] = [
+    "path",
+    "paths",
+    "file",
+    "directory",
+    "source",
+    "destination",
+    "src",
+    "dst",
+];
+
+/// Where a server's registration came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// `[mcp.servers.NAME]` in the configuration file.
+    Config,
+    /// `codaris mcp add` or the gRPC API; kept in the ledger's store.
+    Runtime,
+}
+
+/// One server as `codaris mcp list` shows it.
+#[derive(Debug, Clone)]
+pub struct ServerInfo {
+    pub view: ServerView,
+    pub origin: Origin,
+    /// Tools held back until the server is approved again.
+    pub held: usize,
+}
+
+/// One tool of a server as `codaris mcp tools` shows it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub name: String,
+    pub tool: ToolDef,
+    /// Switched on (not off in the Tools panel).
+    pub enabled: bool,
+    /// Why it is held back, when it is.
+    pub held: Option<String>,
+    /// Counted as read-only by the policy (its server is trusted and it says so).
+    pub read_only: bool,
+}
+
+/// The daemon's MCP servers.
+#[derive(Debug)]
+pub struct McpHub {
+    registry: Registry,
+    state: McpState,
+    tools: Arc<ToolRegistry>,
+    configured: BTreeSet<ServerName>,
+    pins: Mutex<BTreeMap<ServerName, Pins>>,
+}
+
+impl McpHub {
+    /// Starts every server in the background (the daemon serves before any is ready) and keeps
+    /// the index following their tools. Must be called within the daemon's runtime.
+    pub fn start(
+        configured: Vec<ServerSpec>,
+        ledger: &Ledger,
+        tools: Arc<ToolRegistry>,
+    ) -> Result<Arc<McpHub>, DaemonError> {
+        let state = ledger.mcp_state()?;
+        let (registered, corrupt) = state.registrations::<ServerSpec>()?;
+        for bad in corrupt {
+            tracing::warn!(%bad, "an MCP server registration does not read; it is not started");
+        }
+        let (switches, corrupt) = state.switches()?;
+        for bad in corrupt {
+            tracing::warn!(%bad, "an MCP server's switch does not read; it counts as off");
+        }
+        let (pins, corrupt) = state.pins::<Pins>()?;
+        for bad in &corrupt {
+            // No approval is the safe reading only for a server seen for the first time; an
+            // unreadable one holds every tool back until approved again.
+            tracing::warn!(%bad, "an MCP server's approval does not read; its tools are held back");
+        }
+        let mut pins: BTreeMap<ServerName, Pins> = pins
+            .into_iter()
+            .filter_map(|(name, pins)| ServerName::parse(&name).ok().map(|n| (n, pins)))
+            .collect();
+        for bad in corrupt {
+            if let Ok(name) = ServerName::parse(&bad.key) {
+                pins.insert(
+                    name,
+                    Pins {
+                        launch: "unreadable".to_owned(),
+                        tools: BTreeMap::new(),
+                        approved_at_ms: 0,
+                    },
+                );
+            }
+        }
+        let hub = Arc::new(McpHub {
+            registry: Registry::new(),
+            state,
+            tools,
+            configured: configured.iter().map(|s| s.name.clone()).collect(),
+            pins: Mutex::new(pins),
+        });
+        let mut specs = configured;
+        for (name, spec) in registered {
+            if hub.configured.contains(&spec.name) || spec.name.as_str() != name {
+                tracing::warn!(server = %name, "a run-time MCP registration shadows the configuration or is misnamed; it is not started");
+                continue;
+            }
+            specs.push(spec);
+        }
+        for mut spec in specs {
+            if let Some(&enabled) = switches.get(spec.name.as_str()) {
+                spec.enabled = enabled;
+            }
+            hub.registry.add(spec);
+        }
+        hub.follow();
+        Ok(hub)
+    }
+
+    /// Republishes the index whenever the registry changes, approving a server's first tool
+    /// set (its registration was the approval).
+    fn follow(self: &Arc<Self>) {
+        let mut changes = self.registry.changes();
+        let hub = Arc::downgrade(self);
+        tokio::spawn(async move {
+            loop {
+                let Some(strong) = hub.upgrade() else { return };
+                strong.publish();
+                drop(strong);
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
+    fn pins(&self) -> std::sync::MutexGuard<'_, BTreeMap<ServerName, Pins>> {
+        self.pins.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn publish(&self) {
+        let servers = self.registry.servers();
+        for server in &servers {
+            let unapproved = !self.pins().contains_key(&server.spec.name);
+            if server.state == State::Ready
+                && unapproved
+                && let Err(err) = self.record_approval(&server.spec, &server.tools)
+            {
+                tracing::error!(server = %server.spec.name, %err, "recording an MCP server's approval failed; it is approved at its next listing");
+            }
+        }
+        let mut entries = Vec::new();
+        let mut index_servers = Vec::new();
+        for server in servers.iter().filter(|s| s.state == State::Ready) {
+            index_servers.push(Server {
+                name: server.spec.name.to_string(),
+                keywords: server.spec.keywords.clone(),
+            });
+            for tool in server.tools.iter() {
+                entries.push(entry(&server.spec, tool));
+            }
+        }
+        let ready = index_servers.len();
+        let count = entries.len();
+        match self.tools.set_mcp(entries, index_servers) {
+            Ok(true) => tracing::info!(servers = ready, tools = count, "MCP tools re-indexed"),
+            Ok(false) => {}
+            Err(err) => tracing::error!(%err, "re-indexing the MCP tools failed"),
+        }
+    }
+
+    fn record_approval(&self, spec: &ServerSpec, tools: &[ToolDef]) -> Result<(), DaemonError> {
+        let pins = Pins::approve(spec, tools, now_ms());
+        self.state.put_pins(spec.name.as_str(), &pins)?;
+        self.pins().insert(spec.name.clone(), pins);
+        tracing::info!(server = %spec.name, tools = tools.len(), "MCP server's tool definitions approved");
+        Ok(())
+    }
+
+    /// The server and tool a called name refers to, when it is an MCP tool of a known server.
+    fn lookup(&self, called: &str) -> Option<(ServerView, ToolDef, String)> {
+        let (server, prefixed) = codaris_mcp::names::split_call(called)?;
+        let view = self.registry.server(&server)?;
+        let tool = view.tool(&prefixed)?.clone();
+        Some((view, tool, prefixed))
+    }
+
+    /// The name a call is decided and run under: `mcp__server__tool` read as `server__tool`.
+    pub fn canonical(&self, called: &str) -> Option<String> {
+        self.lookup(called).map(|(_, _, prefixed)| prefixed)
+    }
+
+    /// What the policy is told about an MCP tool: annotations believed only for a trusted
+    /// server, file-naming arguments as paths, `approval = "ask"` as a card on every call, the
+    /// definition's digest, and why it is held back, if it is.
+    pub fn external_spec(&self, called: &str) -> Option<ExternalSpec> {
+        let (view, tool, _) = self.lookup(called)?;
+        let read_only = view.spec.trust && tool.claims_read_only();
+        let access = if read_only {
+            Access::Read
+        } else {
+            Access::Mutate
+        };
+        let held = match self.pins().get(&view.spec.name) {
+            Some(pins) => pins.held(&view.spec, &tool),
+            None => None,
+        };
+        Some(ExternalSpec {
+            read_only,
+            paths: tool
+                .argument_names()
+                .into_iter()
+                .filter(|name| PATH_ARGS.contains(&name.as_str()))
+                .map(|name| PathArg {
+                    name: name.into(),
+                    access,
+                    default: PathDefault::Optional,
+                })
+                .collect(),
+            permission: match view.spec.approval {
+                Approval::Ask => PermissionClass::Always,
+                Approval::Never => PermissionClass::None,
+            },
+            modes: None,
+            definition: Some(tool.definition_digest()),
+            held,
+        })
+    }
+
+    /// The schema the model is shown for an MCP tool.
+    pub fn spec(&self, called: &str) -> Option<ToolSpec> {
+        let (view, tool, prefixed) = self.lookup(called)?;
+        Some(ToolSpec {
+            name: prefixed,
+            description: described(&view.spec, &tool),
+            input_schema: tool.input_schema.clone(),
+            tier: ToolTier::Added,
+        })
+    }
+
+    /// The action label of an MCP call: "calling `tool` on the MCP server `server`", with what
+    /// it acts on from its `path`, `url` or `name` argument.
+    pub fn action(called: &str, args: &Value) -> Option<String> {
+        let (server, prefixed) = codaris_mcp::names::split_call(called)?;
+        let tool = prefixed
+            .split_once(codaris_mcp::names::SEPARATOR)
+            .map_or(prefixed.as_str(), |(_, t)| t);
+        let target = ["path", "url", "name"]
+            .iter()
+            .find_map(|key| args.get(*key).and_then(Value::as_str))
+            .filter(|t| !t.contains('\n') && t.chars().count() <= 200);
+        Some(match target {
+            Some(target) => format!("calling `{tool}` on the MCP server `{server}`: {target}"),
+            None => format!("calling `{tool}` on the MCP server `{server}`"),
+        })
+    }
+
+    /// Runs a permitted call on its server and renders the result for the model (the host cuts
+    /// it to the output limits after, the server's own where it sets them).
+    pub async fn run(&self, called: &str, args: &Value, pictures: &Pictures) -> ToolRun {
+        match self.registry.call(called, args.clone()).await {
+            Ok(rendered) => {
+                let images = rendered
+                    .pictures
+                    .into_iter()
+                    .filter_map(|p| {
+                        use base64::Engine as _;
+                        base64::engine::general_purpose::STANDARD
+                            .decode(p.data.as_bytes())
+                            .ok()
+                            .map(|bytes| (p.mime_type, bytes))
+                    })
+                    .collect();
+                let mut run =
+                    crate::builtins::picture_run(called, args, rendered.text, images, pictures);
+                run.is_error |= rendered.is_error;
+                run
+            }
+            Err(err) => ToolRun::error(err.to_string()),
+        }
+    }
+
+    /// The output limits of the server behind `called`, when it sets its own.
+    pub fn output_limits(&self, called: &str) -> Option<codaris_mcp::OutputLimits> {
+        let (server, _) = codaris_mcp::names::split_call(called)?;
+        self.registry.server(&server)?.spec.output_limits
+    }
+
+    /// Adds a server at run time: recorded in the ledger's store (it survives restarts) and
+    /// started in the background. Its first tool list is approved when it is ready.
+    pub fn add(&self, spec: ServerSpec) -> Result<(), DaemonError> {
+        if self.configured.contains(&spec.name) {
+            return Err(DaemonError::McpServer {
+                name: spec.name.to_string(),
+                reason: "is declared in the configuration file; change it there".to_owned(),
+            });
+        }
+        if self.registry.server(&spec.name).is_some() {
+            return Err(DaemonError::McpServer {
+                name: spec.name.to_string(),
+                reason: "already exists; remove it first".to_owned(),
+            });
+        }
+        if let codaris_mcp::Transport::Stdio { command, .. } = &spec.transport
+            && !program_exists(command, spec_cwd(&spec))
+        {
+            return Err(DaemonError::McpServer {
+                name: spec.name.to_string(),
+                reason: format!("cannot start: the program `{command}` does not exist"),
+            });
+        }
+        self.state.put_registration(spec.name.as_str(), &spec)?;
+        // A new registration is a new approval.
+        self.state_forget_pins(&spec.name);
+        self.registry.add(spec);
+        Ok(())
+    }
+
+    fn state_forget_pins(&self, name: &ServerName) {
+        self.pins().remove(name);
+    }
+
+    /// Stops and forgets a run-time server, its approvals and its switch.
+    pub async fn remove(&self, name: &str) -> Result<(), DaemonError> {
+        let name = self.known(name)?;
+        if self.configured.contains(&name) {
+            return Err(DaemonError::McpServer {
+                name: name.to_string(),
+                reason: "is declared in the configuration file; remove it there".to_owned(),
+            });
+        }
+        self.state.remove(name.as_str())?;
+        self.pins().remove(&name);
+        self.registry.remove(&name).await;
+        Ok(())
+    }
+
+    pub fn restart(&self, name: &str) -> Result<(), DaemonError> {
+        let name = self.known(name)?;
+        self.registry.restart(&name);
+        Ok(())
+    }
+
+    /// Switches a server on or off, durably.
+    pub async fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), DaemonError> {
+        let name = self.known(name)?;
+        self.state.set_switch(name.as_str(), enabled)?;
+        self.registry.set_enabled(&name, enabled).await;
+        Ok(())
+    }
+
+    /// Accepts the server's current tool definitions and launch: nothing of it is held back
+    /// until it changes again. Refused while the server is not ready (nothing to approve).
+    pub fn approve(&self, name: &str) -> Result<usize, DaemonError> {
+        let name = self.known(name)?;
+        let Some(view) = self.registry.server(&name) else {
+            return Err(DaemonError::McpUnknown {
+                name: name.to_string(),
+            });
+        };
+        if view.state != State::Ready {
+            return Err(DaemonError::McpServer {
+                name: name.to_string(),
+                reason: format!("is {}; approve it once it is ready", view.state.as_str()),
+            });
+        }
+        self.record_approval(&view.spec, &view.tools)?;
+        self.publish();
+        Ok(view.tools.len())
+    }
+
+    /// Every server, configured first then run-time, each by name.
+    pub fn list(&self) -> Vec<ServerInfo> {
+        let pins = self.pins().clone();
+        self.registry
+            .servers()
+            .into_iter()
+            .map(|view| {
+                let held = match pins.get(&view.spec.name) {
+                    Some(pins) => view
+                        .tools
+                        .iter()
+                        .filter(|t| pins.held(&view.spec, t).is_some())
+                        .count(),
+                    None => 0,
+                };
+                ServerInfo {
+                    origin: if self.configured.contains(&view.spec.name) {
+                        Origin::Config
+                    } else {
+                        Origin::Runtime
+                    },
+                    view,
+                    held,
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of one server.
+    pub fn tools_of(&self, name: &str) -> Result<Vec<ToolInfo>, DaemonError> {
+        let name = self.known(name)?;
+        let Some(view) = self.registry.server(&name) else {
+            return Err(DaemonError::McpUnknown {
+                name: name.to_string(),
+            });
+        };
+        let index = self.tools.snapshot();
+        let pins = self.pins().get(&name).cloned();
+        Ok(view
+            .tools
+            .iter()
+            .map(|tool| {
+                let prefixed = tool.prefixed(&name);
+                ToolInfo {
+                    enabled: index.get(&prefixed).is_none_or(|e| e.enabled),
+                    held: pins.as_ref().and_then(|p| p.held(&view.spec, tool)),
+                    read_only: view.spec.trust && tool.claims_read_only(),
+                    name: prefixed,
+                    tool: tool.clone(),
+                }
+            })
+            .collect())
+    }
+
+    fn known(&self, name: &str) -> Result<ServerName, DaemonError> {
+        let parsed = ServerName::parse(name).map_err(|err| DaemonError::InvalidArgument {
+            field: "name",
+            reason: err.to_string(),
+        })?;
+        if self.registry.server(&parsed).is_none() {
+            return Err(DaemonError::McpUnknown {
+                name: name.to_owned(),
+            });
+        }
+        Ok(parsed)
+    }
+
+    /// Stops every server (for the daemon's stop): none outlives the daemon.
+    pub async fn shutdown(&self) {
+        self.registry.shutdown().await;
+    }
+}
+
+/// The index entry of one MCP tool: `[server]` before its description, the server's keywords
+/// beside its own name.
+fn entry(spec: &ServerSpec, tool: &ToolDef) -> Entry {
+    let mut entry = Entry::new(tool.prefixed(&spec.name), Kind::Mcp, described(spec, tool));
+    entry.server = Some(spec.name.to_string());
+    entry.keywords = spec.keywords.clone();
+    entry.args = tool.argument_names();
+    entry
+}
+
+fn described(spec: &ServerSpec, tool: &ToolDef) -> String {
+    let description = tool.description.trim();
+    if description.is_empty() {
+        format!("[{}] {}", spec.name, tool.name)
+    } else {
+        format!("[{}] {description}", spec.name)
+    }
+}
+
+fn spec_cwd(spec: &ServerSpec) -> Option<&std::path::Path> {
+    match &spec.transport {
+        codaris_mcp::Transport::Stdio { cwd, .. } => cwd.as_deref(),
+        codaris_mcp::Transport::Http { .. } => None,
+    }
+}
+
+/// Whether `command` names a program that exists: a path (against `cwd` when relative), or a
+/// name found on the daemon's `PATH`.
+fn program_exists(command: &str, cwd: Option<&std::path::Path>) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |path: &std::path::Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let path = std::path::Path::new(command);
+        return match (path.is_absolute(), cwd) {
+            (false, Some(cwd)) => runnable(&cwd.join(path)),
+            _ => runnable(path),
+        };
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| runnable(&dir.join(command))))
+}
