@@ -181,6 +181,7 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
         }
         TurnEvent::Text { text } => Event::Text(v1::TextDelta { text }),
         TurnEvent::ToolCall { id, tool, args } => Event::ToolCall(v1::ToolCall {
+            action: crate::mcp::McpHub::action(&tool, &args).unwrap_or_default(),
             id,
             tool,
             args: Some(json_to_prost(&args)),

@@ -275,10 +275,16 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
         Event::Text(t) => (json!({"type": "text", "text": t.text}), t.text.clone()),
         Event::ToolCall(c) => {
             let args = c.args.as_ref().map_or(Value::Null, prost_to_json);
-            (
-                json!({"type": "tool_call", "id": c.id, "tool": c.tool, "args": args}),
-                format!("→ {} {}", c.tool, args),
-            )
+            let mut event = json!({"type": "tool_call", "id": c.id, "tool": c.tool, "args": args});
+            if !c.action.is_empty() {
+                event["action"] = json!(c.action);
+            }
+            let line = if c.action.is_empty() {
+                format!("→ {} {}", c.tool, args)
+            } else {
+                format!("→ {}", c.action)
+            };
+            (event, line)
         }
         Event::ToolResult(r) => {
             let decision = r.decision.clone().unwrap_or_default();
