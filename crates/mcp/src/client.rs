@@ -14,13 +14,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, PaginatedRequestParams,
-    ProtocolVersion,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    PaginatedRequestParams, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RunningService, RunningServiceCancellationToken};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -132,8 +132,8 @@ impl Connection {
                 }
                 let reader = BoundedLines::new(stdout, MAX_LINE, overflowed.clone());
                 // rmcp's own bound sits above ours, so ours is the one that acts.
-                let transport = AsyncRwTransport::new_client(reader, stdin)
-                    .with_max_line_length(MAX_LINE + 1);
+                let transport =
+                    AsyncRwTransport::new_client(reader, stdin).with_max_line_length(MAX_LINE + 1);
                 let served = tokio::time::timeout(timeout, handler.serve(transport)).await;
                 let service = match served {
                     Ok(Ok(service)) => service,
@@ -163,8 +163,7 @@ impl Connection {
                     .max_sse_event_size(MAX_LINE)
                     .reinit_on_expired_session(true);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await
-                {
+                let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(err)) => return Err(ConnectError::Handshake(err.to_string())),
                     Err(_) => return Err(ConnectError::StartupTimeout(timeout)),
@@ -231,9 +230,7 @@ impl Connection {
             let params = cursor
                 .take()
                 .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-            let page = self
-                .bounded(timeout, self.peer.list_tools(params))
-                .await?;
+            let page = self.bounded(timeout, self.peer.list_tools(params)).await?;
             tools.extend(page.tools.iter().map(ToolDef::from_listed));
             if tools.len() > TOOL_CAP {
                 return Err(CallError::Listing(format!(
@@ -270,9 +267,11 @@ impl Connection {
 
     /// Whether the server still answers, within `timeout`.
     pub async fn ping(&self, timeout: Duration) -> bool {
-        let ping = self.peer.send_request(rmcp::model::ClientRequest::PingRequest(
-            rmcp::model::PingRequest::default(),
-        ));
+        let ping = self
+            .peer
+            .send_request(rmcp::model::ClientRequest::PingRequest(
+                rmcp::model::PingRequest::default(),
+            ));
         matches!(tokio::time::timeout(timeout, ping).await, Ok(Ok(_)))
     }
 
@@ -375,16 +374,17 @@ fn spawn(
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
-    cmd.spawn().map_err(|err| ConnectError::Spawn {
-        command: command.to_owned(),
-        reason: match err.kind() {
-            std::io::ErrorKind::NotFound => "no such program".to_owned(),
-            _ => err.to_string(),
-        },
-    })
-    .inspect(|child| {
-        tracing::info!(server = %spec.name, pid = child.id(), command, "MCP server started");
-    })
+    cmd.spawn()
+        .map_err(|err| ConnectError::Spawn {
+            command: command.to_owned(),
+            reason: match err.kind() {
+                std::io::ErrorKind::NotFound => "no such program".to_owned(),
+                _ => err.to_string(),
+            },
+        })
+        .inspect(|child| {
+            tracing::info!(server = %spec.name, pid = child.id(), command, "MCP server started");
+        })
 }
 
 /// Reads a server's stderr into the daemon's log, line by line, so a chatty server never
@@ -406,11 +406,17 @@ async fn stop_child(child: &mut Child) {
     };
     let group = rustix::process::Pid::from_raw(pid.cast_signed());
     drop(child.stdin.take());
-    if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
+    if tokio::time::timeout(STOP_GRACE, child.wait())
+        .await
+        .is_err()
+    {
         if let Some(group) = group {
             let _ = rustix::process::kill_process_group(group, rustix::process::Signal::TERM);
         }
-        if tokio::time::timeout(STOP_GRACE, child.wait()).await.is_err() {
+        if tokio::time::timeout(STOP_GRACE, child.wait())
+            .await
+            .is_err()
+        {
             let _ = child.start_kill();
             let _ = child.wait().await;
         }

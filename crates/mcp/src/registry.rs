@@ -148,11 +148,8 @@ impl Registry {
     /// Waits until the server is no longer starting (or `timeout` passes), and returns it.
     pub async fn settled(&self, name: &ServerName, timeout: Duration) -> Option<ServerView> {
         let mut status = self.lock().get(name)?.run.status.clone();
-        let _ = tokio::time::timeout(
-            timeout,
-            status.wait_for(|s| s.state != State::Starting),
-        )
-        .await;
+        let _ =
+            tokio::time::timeout(timeout, status.wait_for(|s| s.state != State::Starting)).await;
         self.server(name)
     }
 

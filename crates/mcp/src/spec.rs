@@ -218,7 +218,11 @@ mod tests {
         let a = ServerSpec::stdio(name.clone(), "srv", vec![]);
         let mut b = a.clone();
         b.keywords.push("files".to_owned());
-        assert_eq!(a.launch_digest(), b.launch_digest(), "keywords are not launch");
+        assert_eq!(
+            a.launch_digest(),
+            b.launch_digest(),
+            "keywords are not launch"
+        );
         if let Transport::Stdio { env, .. } = &mut b.transport {
             env.insert("K".to_owned(), "V".to_owned());
         }

@@ -146,8 +146,14 @@ mod tests {
 
     #[test]
     fn the_digest_ignores_key_order_and_sees_every_part() {
-        let a = tool("Echoes", json!({"type": "object", "properties": {"m": {"type": "string"}}}));
-        let b = tool("Echoes", json!({"properties": {"m": {"type": "string"}}, "type": "object"}));
+        let a = tool(
+            "Echoes",
+            json!({"type": "object", "properties": {"m": {"type": "string"}}}),
+        );
+        let b = tool(
+            "Echoes",
+            json!({"properties": {"m": {"type": "string"}}, "type": "object"}),
+        );
         assert_eq!(a.definition_digest(), b.definition_digest());
         let described = tool("Echoes ", a.input_schema.clone());
         assert_ne!(a.definition_digest(), described.definition_digest());
@@ -165,8 +171,15 @@ mod tests {
 
     #[test]
     fn argument_names_come_from_the_schema() {
-        let t = tool("", json!({"type": "object", "properties": {"path": {}, "mode": {}}}));
+        let t = tool(
+            "",
+            json!({"type": "object", "properties": {"path": {}, "mode": {}}}),
+        );
         assert_eq!(t.argument_names(), ["mode", "path"]);
-        assert!(tool("", json!({"type": "object"})).argument_names().is_empty());
+        assert!(
+            tool("", json!({"type": "object"}))
+                .argument_names()
+                .is_empty()
+        );
     }
 }
