@@ -129,7 +129,10 @@ impl Registry {
             return true;
         }
         spec.enabled = enabled;
-        if let Some(old) = self.lock().remove(name) {
+        // The guard must be gone before the stop is awaited: held across it, any other use of
+        // the registry on this runtime would block its thread while the server stops.
+        let removed = self.lock().remove(name);
+        if let Some(old) = removed {
             stop(old).await;
         }
         self.add(spec);

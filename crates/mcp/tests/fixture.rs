@@ -375,10 +375,7 @@ async fn changed_definitions_are_published(spec: ServerSpec) {
     })
     .await;
     assert_eq!(grown.tools.len(), before.tools.len() + 1);
-    assert_eq!(
-        text(&registry, "rug__added_1", json!({})).await.is_empty(),
-        false
-    );
+    assert_eq!(text(&registry, "rug__added_1", json!({})).await, "added_1");
     registry.shutdown().await;
 }
 
@@ -424,6 +421,54 @@ async fn a_burst_of_list_changed_is_one_refresh_over_stdio() {
 async fn a_burst_of_list_changed_is_one_refresh_over_http() {
     let fixture = http_fixture(&[]).await;
     a_burst_is_one_refresh(http("burst", &fixture)).await;
+}
+
+// --- Switching a server off and on ----------------------------------------------------------
+
+#[test]
+fn switching_a_server_off_and_on_never_blocks_the_registry() {
+    // On a one-thread runtime, so that a lock held while the server stops would stall every
+    // other use of the registry, the stop included. Watched from outside that thread.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (registry, _) = started(stdio("sw", &[])).await;
+            let reader = registry.clone();
+            let stop = tokio_util::sync::CancellationToken::new();
+            let stopped = stop.clone();
+            let busy = tokio::spawn(async move {
+                while !stopped.is_cancelled() {
+                    let _ = reader.servers();
+                    tokio::task::yield_now().await;
+                }
+            });
+            assert!(registry.set_enabled(&name("sw"), false).await);
+            let off = registry.server(&name("sw")).unwrap();
+            assert_eq!(off.state, State::Disabled);
+            let refused = registry.call("sw__echo", json!({"text": "x"})).await;
+            assert!(
+                matches!(refused, Err(ToolError::Disabled { .. })),
+                "{refused:?}"
+            );
+            assert!(registry.set_enabled(&name("sw"), true).await);
+            ready(&registry, "sw").await;
+            assert_eq!(
+                text(&registry, "sw__echo", json!({"text": "on"})).await,
+                "on"
+            );
+            stop.cancel();
+            busy.await.unwrap();
+            registry.shutdown().await;
+        });
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("switching the server off or on hung");
 }
 
 // --- What a server is told and shows ---------------------------------------------------------
