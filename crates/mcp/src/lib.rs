@@ -13,7 +13,7 @@ mod error;
 mod lines;
 pub mod names;
 mod registry;
-mod render;
+pub mod render;
 mod spec;
 mod supervisor;
 mod tool;
