@@ -21,7 +21,7 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_codaris-mcp-fixture");
 /// How long anything here may take before the test counts it as hung.
 const PATIENCE: Duration = Duration::from_secs(30);
 /// The scripted tools every fixture offers (echo … stats).
-const SCRIPTED: usize = 12;
+const SCRIPTED: usize = 13;
 
 fn name(text: &str) -> ServerName {
     ServerName::parse(text).unwrap()
@@ -202,6 +202,26 @@ async fn the_tools_are_listed_after_notifications_sent_during_the_handshake() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_listed_twice_is_offered_once_as_first_listed() {
+    let (registry, view) = started(stdio("dup", &["--duplicate"])).await;
+    let names: Vec<String> = view
+        .tools
+        .iter()
+        .map(|t| t.prefixed(&view.spec.name))
+        .collect();
+    let unique: std::collections::BTreeSet<_> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert_eq!(view.tools.len(), SCRIPTED);
+    let echo = view.tool("dup__echo").unwrap();
+    assert_eq!(echo.description, "Echoes its text.");
+    assert_eq!(
+        text(&registry, "dup__echo", json!({"text": "once"})).await,
+        "once"
+    );
+    registry.shutdown().await;
+}
+
 // --- Replies that never come -----------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -304,6 +324,62 @@ async fn a_call_that_never_answers_times_out_over_stdio() {
 async fn a_call_that_never_answers_times_out_over_http() {
     let fixture = http_fixture(&[]).await;
     a_call_that_never_answers_times_out(http("slow", &fixture)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chatty_server_is_never_blocked_and_stray_output_is_ignored() {
+    let mut spec = stdio("chatty", &[]);
+    spec.tool_timeout = Some(Duration::from_secs(20));
+    let (registry, _) = started(spec).await;
+    // Far more than a pipe holds: a server whose stderr nobody read would block here.
+    let said = text(&registry, "chatty__noise", json!({"bytes": 2 << 20})).await;
+    assert_eq!(said, format!("wrote {} bytes to stderr", 2 << 20));
+    assert_eq!(
+        text(&registry, "chatty__echo", json!({"text": "still"})).await,
+        "still"
+    );
+    let view = registry.server(&name("chatty")).unwrap();
+    assert_eq!((view.state, view.restarts), (State::Ready, 0));
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_is_not_there_fails_the_server_with_why() {
+    let registry = Registry::new();
+    registry.add(ServerSpec::stdio(
+        name("gone"),
+        "/nonexistent/mcp-server",
+        vec![],
+    ));
+    let view = wait_for(&registry, "gone", "failed", |v| v.state == State::Failed).await;
+    let error = view.error.unwrap_or_default();
+    assert!(error.contains("no such program"), "{error}");
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_the_handshake_fails_and_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let script = format!("echo $$ >> {}; exec sleep 600", pids.display());
+    let mut spec = ServerSpec::stdio(name("mute"), "sh", vec!["-c".to_owned(), script]);
+    spec.startup_timeout = Some(Duration::from_secs(1));
+    let registry = Registry::new();
+    registry.add(spec);
+    let view = wait_for(&registry, "mute", "failed", |v| v.state == State::Failed).await;
+    let error = view.error.unwrap_or_default();
+    assert!(error.contains("no handshake within 1 s"), "{error}");
+    registry.shutdown().await;
+    let started: Vec<u64> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(!started.is_empty());
+    for pid in started {
+        let left = living_in_group(pid);
+        assert!(left.is_empty(), "outlived the failed start: {left:?}");
+    }
 }
 
 // --- Crashes ---------------------------------------------------------------------------------
