@@ -10,6 +10,7 @@
 mod client;
 mod env;
 mod error;
+mod http;
 mod lines;
 pub mod names;
 mod registry;

@@ -37,7 +37,7 @@ fn stdio(server: &str, args: &[&str]) -> ServerSpec {
 
 /// A fixture serving streamable HTTP on a free port, stopped when dropped.
 struct HttpFixture {
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     url: String,
 }
 
@@ -60,7 +60,7 @@ async fn http_fixture(args: &[&str]) -> HttpFixture {
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_owned();
-    HttpFixture { _child: child, url }
+    HttpFixture { child, url }
 }
 
 fn http(server: &str, fixture: &HttpFixture) -> ServerSpec {
@@ -380,6 +380,98 @@ async fn a_server_that_never_answers_the_handshake_fails_and_is_stopped() {
         let left = living_in_group(pid);
         assert!(left.is_empty(), "outlived the failed start: {left:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_restarted_gets_a_new_session_and_is_listed_again() {
+    // The restarted server answers the old session as server-everything does: 400 and an
+    // error without an id, which rmcp alone cannot match to the call (it would wait for the
+    // call's timeout, every call).
+    let mut first = http_fixture(&[]).await;
+    let mut spec = http("again", &first);
+    spec.tool_timeout = Some(Duration::from_secs(5));
+    let (registry, before) = started(spec).await;
+    assert_eq!(
+        text(&registry, "again__echo", json!({"text": "one"})).await,
+        "one"
+    );
+    first.child.kill().await.unwrap();
+    let addr = first
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let _second = http_fixture(&["--http", &addr, "--stale-400"]).await;
+
+    let mut changes = registry.changes();
+    changes.borrow_and_update();
+    let begun = Instant::now();
+    let echoed = registry.call("again__echo", json!({"text": "two"})).await;
+    assert!(
+        begun.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        begun.elapsed()
+    );
+    assert_eq!(echoed.unwrap().text, "two");
+    // The new session's server is listed again: its notifications to the old one were lost.
+    tokio::time::timeout(PATIENCE, changes.changed())
+        .await
+        .expect("the tools were not listed again")
+        .unwrap();
+    assert_eq!(stats(&registry, "again").await["lists"], 1);
+    let view = registry.server(&name("again")).unwrap();
+    assert_eq!((view.state, view.restarts), (State::Ready, before.restarts));
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_that_went_away_is_shown_failed_until_it_is_back() {
+    let mut first = http_fixture(&[]).await;
+    let mut spec = http("away", &first);
+    spec.tool_timeout = Some(Duration::from_secs(5));
+    let (registry, _) = started(spec).await;
+    first.child.kill().await.unwrap();
+    first.child.wait().await.unwrap();
+
+    let begun = Instant::now();
+    let refused = registry.call("away__echo", json!({"text": "x"})).await;
+    assert!(
+        begun.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        begun.elapsed()
+    );
+    match refused {
+        Err(ToolError::Call {
+            source: CallError::Closed(why),
+            ..
+        }) => assert!(why.contains("could not be sent"), "{why}"),
+        other => panic!("expected a failed send, got {other:?}"),
+    }
+    // Its ping fails too, so the connection is started again, and fails while nothing listens.
+    let down = wait_for(&registry, "away", "failed", |v| v.state == State::Failed).await;
+    assert!(down.tools.is_empty());
+    let unavailable = registry.call("away__echo", json!({"text": "x"})).await;
+    assert!(
+        matches!(unavailable, Err(ToolError::Unavailable { .. })),
+        "{unavailable:?}"
+    );
+
+    let addr = first
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let _second = http_fixture(&["--http", &addr]).await;
+    let back = wait_for(&registry, "away", "ready again", |v| {
+        v.state == State::Ready
+    })
+    .await;
+    assert_eq!(back.tools.len(), SCRIPTED);
+    assert_eq!(
+        text(&registry, "away__echo", json!({"text": "back"})).await,
+        "back"
+    );
+    registry.shutdown().await;
 }
 
 // --- Crashes ---------------------------------------------------------------------------------

@@ -299,3 +299,76 @@ async fn server_everything_over_streamable_http_offers_what_it_offers_over_stdio
     );
     registry.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_http_server_is_reached_again() {
+    let Some(peers) = support::installed(&NEEDED[..1]) else {
+        return;
+    };
+    let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
+    let port = free_port();
+    let start = || {
+        tokio::process::Command::new(&program)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let mut first = start();
+    let registry = Registry::new();
+    let mut spec = ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
+    spec.startup_timeout = Some(STARTUP);
+    spec.tool_timeout = Some(Duration::from_secs(3));
+    registry.add(spec);
+    let before = wait_ready(&registry, |_| true).await;
+    let echo = call(&registry, "everything__echo", json!({"message": "one"})).await;
+    assert!(echo.text.contains("one"));
+
+    first.kill().await.unwrap();
+    let _second = start();
+    // Until it listens again calls fail, but at once (never by the tool timeout), and once it
+    // does they reach it: a new session, or a new connection after a failed ping.
+    let began = std::time::Instant::now();
+    let echoed = loop {
+        let attempt = std::time::Instant::now();
+        match registry
+            .call("everything__echo", json!({"message": "again"}))
+            .await
+        {
+            Ok(echoed) => break echoed,
+            Err(err) => {
+                assert!(
+                    attempt.elapsed() < Duration::from_secs(3),
+                    "a call waited {:?}: {err}",
+                    attempt.elapsed()
+                );
+                assert!(began.elapsed() < STARTUP, "never reached again: {err}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(echoed.text.contains("again"), "{echoed:?}");
+    let after = wait_ready(&registry, |_| true).await;
+    assert_eq!(after.tools.len(), before.tools.len());
+    registry.shutdown().await;
+}
+
+/// Waits on the registry's changes until `everything` is ready and `also` holds.
+async fn wait_ready(registry: &Registry, also: impl Fn(&ServerView) -> bool) -> ServerView {
+    let mut changes = registry.changes();
+    tokio::time::timeout(STARTUP, async {
+        loop {
+            changes.borrow_and_update();
+            let view = registry.server(&name("everything")).unwrap();
+            if view.state == State::Ready && also(&view) {
+                return view;
+            }
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("server-everything never became ready")
+}
