@@ -29,6 +29,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::env::server_env;
 use crate::error::{CallError, ConnectError};
+use crate::http::SessionWatch;
 use crate::lines::{BoundedLines, MAX_LINE};
 use crate::spec::{ServerSpec, Transport};
 use crate::tool::ToolDef;
@@ -108,7 +109,7 @@ impl Connection {
     pub async fn open(spec: &ServerSpec, changed: Arc<Notify>) -> Result<Connection, ConnectError> {
         let handler = Handler {
             info: client_info(),
-            changed,
+            changed: changed.clone(),
             server: spec.name.to_string(),
         };
         let overflowed = Arc::new(AtomicBool::new(false));
@@ -162,7 +163,13 @@ impl Connection {
                     .max_json_response_size(MAX_LINE)
                     .max_sse_event_size(MAX_LINE)
                     .reinit_on_expired_session(true);
+<<<<<<< HEAD
                 let transport = StreamableHttpClientTransport::from_config(config);
+=======
+                // A new HTTP session counts as a change of the tool list (see `http.rs`).
+                let client = SessionWatch::new(changed).map_err(ConnectError::Handshake)?;
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+>>>>>>> h/mcpt
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(err)) => return Err(ConnectError::Handshake(err.to_string())),
@@ -299,6 +306,16 @@ impl Connection {
                 code: error.code.0,
                 message: error.message.to_string(),
             },
+            // Over HTTP a request that could not be sent (the server is down) leaves the
+            // connection open for the next one: say what happened, not that it ended.
+            rmcp::service::ServiceError::TransportSend(err)
+                if self.closed.borrow().is_none() && !self.overflowed.load(Ordering::Relaxed) =>
+            {
+                CallError::Closed(format!(
+                    "the request could not be sent: {}",
+                    shorten(&err.to_string())
+                ))
+            }
             rmcp::service::ServiceError::TransportClosed
             | rmcp::service::ServiceError::TransportSend(_) => {
                 CallError::Closed(self.closed_reason())

@@ -10,10 +10,11 @@
 mod client;
 mod env;
 mod error;
+mod http;
 mod lines;
 pub mod names;
 mod registry;
-mod render;
+pub mod render;
 mod spec;
 mod supervisor;
 mod tool;

@@ -120,6 +120,20 @@ impl Registry {
         }
     }
 
+    /// Restarts the server if `connection` is still the one it serves: a check that took a
+    /// while must not end the connection that replaced it meanwhile.
+    fn restart_connection(&self, name: &ServerName, connection: &Arc<crate::Connection>) {
+        let servers = self.lock();
+        if let Some(server) = servers.get(name)
+            && server
+                .run
+                .connection()
+                .is_some_and(|current| Arc::ptr_eq(&current, connection))
+        {
+            server.run.restart.notify_one();
+        }
+    }
+
     /// Switches the server on (starting it) or off (stopping it); false when there is none.
     pub async fn set_enabled(&self, name: &ServerName, enabled: bool) -> bool {
         let Some(mut spec) = self.lock().get(name).map(|s| s.spec.clone()) else {
@@ -129,8 +143,10 @@ impl Registry {
             return true;
         }
         spec.enabled = enabled;
-        let old = self.lock().remove(name);
-        if let Some(old) = old {
+        // The guard must be gone before the stop is awaited: held across it, any other use of
+        // the registry on this runtime would block its thread while the server stops.
+        let removed = self.lock().remove(name);
+        if let Some(old) = removed {
             stop(old).await;
         }
         self.add(spec);
@@ -217,17 +233,18 @@ impl Registry {
         {
             Ok(result) => Ok(render::result(&result)),
             Err(source) => {
-                if matches!(source, CallError::Timeout(_))
+                if matches!(source, CallError::Timeout(_) | CallError::Closed(_))
                     && matches!(spec.transport, Transport::Http { .. })
                 {
-                    // An HTTP server that restarted can leave its old session's calls hanging
-                    // (it answers with an error rmcp cannot match to the call): when the
-                    // server no longer answers a ping, the connection is started again.
+                    // An HTTP server that went away or stopped answering leaves rmcp's
+                    // transport open, the server shown ready: when it no longer answers a
+                    // ping, the connection is started again (and the server shown failed
+                    // until it is back).
                     let registry = self.clone();
                     let name = server_name.clone();
                     tokio::spawn(async move {
                         if !connection.ping(Duration::from_secs(5)).await {
-                            registry.restart(&name);
+                            registry.restart_connection(&name, &connection);
                         }
                     });
                 }

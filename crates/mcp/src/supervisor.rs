@@ -2,6 +2,7 @@
 //! start again with backoff. The registry reads what it publishes; calls go through the
 //! connection it holds while the server is ready.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::Connection;
+use crate::error::CallError;
 use crate::spec::ServerSpec;
 use crate::tool::ToolDef;
 
@@ -198,13 +200,13 @@ impl Run {
         let timeout = self.spec.startup_timeout();
         // The first listing, then any change that arrived meanwhile (server-everything sends
         // a burst while it handles `initialized`): published once, whole.
-        let mut tools = match connection.list_tools(timeout).await {
+        let mut tools = match self.listing(connection, timeout).await {
             Ok(tools) => tools,
             Err(err) => return Ended::Failed(format!("listing its tools failed: {err}")),
         };
         while pending(changed).await {
             self.settle(changed).await;
-            tools = match connection.list_tools(timeout).await {
+            tools = match self.listing(connection, timeout).await {
                 Ok(tools) => tools,
                 Err(err) => return Ended::Failed(format!("listing its tools failed: {err}")),
             };
@@ -226,7 +228,7 @@ impl Run {
                 reason = connection.ended() => return Ended::Failed(reason),
                 () = changed.notified() => {
                     self.settle(changed).await;
-                    match connection.list_tools(timeout).await {
+                    match self.listing(connection, timeout).await {
                         Ok(tools) => {
                             tracing::info!(server = %self.spec.name, tools = tools.len(), "MCP server's tools changed");
                             self.publish(|s| s.tools = Arc::new(tools));
@@ -236,6 +238,29 @@ impl Run {
                 }
             }
         }
+    }
+
+    /// The server's tools, each under a name no other of them has: a model API refuses a tool
+    /// set with two tools of one name, and a call or a pin must mean one definition. The first
+    /// tool listed under a name keeps it; a later one (a server listing a tool twice, or two
+    /// names meeting once shortened) is left out, with a warning.
+    async fn listing(
+        &self,
+        connection: &Connection,
+        timeout: Duration,
+    ) -> Result<Vec<ToolDef>, CallError> {
+        let listed = connection.list_tools(timeout).await?;
+        let mut taken = HashSet::new();
+        let mut tools = Vec::with_capacity(listed.len());
+        for tool in listed {
+            let name = tool.prefixed(&self.spec.name);
+            if taken.insert(name.clone()) {
+                tools.push(tool);
+            } else {
+                tracing::warn!(server = %self.spec.name, tool = %tool.name, offered_as = %name, "MCP server lists a second tool under a name already taken; it is left out");
+            }
+        }
+        Ok(tools)
     }
 
     /// Waits until no notification has come for [`DEBOUNCE`] (at most [`DEBOUNCE_MAX`]).

@@ -1,0 +1,374 @@
+//! The client against six real MCP servers, started from the pinned install of
+//! `.ci/mcp-peers.sh` (never through `npx -y`): server-everything, server-filesystem and
+//! server-memory on Node, mcp-server-time, mcp-server-git and mcp-server-fetch on Python. Each
+//! handshakes at protocol 2025-11-25, lists the tools it is known to offer to a client with no
+//! capabilities, and answers one call; server-everything also over streamable HTTP.
+//!
+//! Under CI (`CI` set) missing peers fail the test; elsewhere the test says so and passes.
+
+#![cfg(test)]
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::time::Duration;
+
+use codaris_mcp::{Registry, Rendered, ServerName, ServerSpec, ServerView, State, Transport};
+use serde_json::{Value, json};
+
+/// Python servers take about a second to start, Node ones half that; CI machines are slower.
+const STARTUP: Duration = Duration::from_secs(60);
+
+const NEEDED: [&str; 6] = [
+    "npm/node_modules/.bin/mcp-server-everything",
+    "npm/node_modules/.bin/mcp-server-filesystem",
+    "npm/node_modules/.bin/mcp-server-memory",
+    "venv/bin/mcp-server-time",
+    "venv/bin/mcp-server-git",
+    "venv/bin/mcp-server-fetch",
+];
+
+fn name(text: &str) -> ServerName {
+    ServerName::parse(text).unwrap()
+}
+
+fn spec(server: &str, program: &Path, args: &[&str]) -> ServerSpec {
+    let mut spec = ServerSpec::stdio(
+        name(server),
+        program.to_str().unwrap(),
+        args.iter().map(|a| (*a).to_owned()).collect(),
+    );
+    spec.startup_timeout = Some(STARTUP);
+    spec.tool_timeout = Some(Duration::from_secs(30));
+    spec
+}
+
+fn with_env(mut spec: ServerSpec, key: &str, value: &str) -> ServerSpec {
+    if let Transport::Stdio { env, .. } = &mut spec.transport {
+        env.insert(key.to_owned(), value.to_owned());
+    }
+    spec
+}
+
+/// A git repository with one commit and one untracked file.
+fn repository(at: &Path) {
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(at)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::create_dir_all(at).unwrap();
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(at.join("README"), "hello\n").unwrap();
+    git(&["add", "README"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(at.join("new.txt"), "untracked\n").unwrap();
+}
+
+async fn ready(registry: &Registry, server: &str) -> ServerView {
+    let view = registry
+        .settled(&name(server), STARTUP + Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        view.state,
+        State::Ready,
+        "{server} did not start: {:?}",
+        view.error
+    );
+    view
+}
+
+async fn call(registry: &Registry, tool: &str, arguments: Value) -> Rendered {
+    registry
+        .call(tool, arguments)
+        .await
+        .unwrap_or_else(|err| panic!("{tool}: {err}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn six_real_servers_over_stdio() {
+    let Some(peers) = support::installed(&NEEDED) else {
+        return;
+    };
+    let npm = peers.join("npm/node_modules/.bin");
+    let venv = peers.join("venv/bin");
+    let scratch = tempfile::tempdir().unwrap();
+    let files = scratch.path().join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::write(files.join("a.txt"), "alpha\n").unwrap();
+    let repo = scratch.path().join("repo");
+    repository(&repo);
+    let memory = scratch.path().join("memory.jsonl");
+
+    let registry = Registry::new();
+    let files_arg = files.to_str().unwrap();
+    registry.add(spec(
+        "everything",
+        &npm.join("mcp-server-everything"),
+        &["stdio"],
+    ));
+    registry.add(spec(
+        "filesystem",
+        &npm.join("mcp-server-filesystem"),
+        &[files_arg],
+    ));
+    registry.add(with_env(
+        spec("memory", &npm.join("mcp-server-memory"), &[]),
+        "MEMORY_FILE_PATH",
+        memory.to_str().unwrap(),
+    ));
+    registry.add(spec(
+        "time",
+        &venv.join("mcp-server-time"),
+        &["--local-timezone", "UTC"],
+    ));
+    registry.add(spec(
+        "git",
+        &venv.join("mcp-server-git"),
+        &["--repository", repo.to_str().unwrap()],
+    ));
+    registry.add(spec("fetch", &venv.join("mcp-server-fetch"), &[]));
+
+    let expected = BTreeMap::from([
+        ("everything", 13),
+        ("filesystem", 14),
+        ("memory", 9),
+        ("time", 2),
+        ("git", 12),
+        ("fetch", 1),
+    ]);
+    let mut all = BTreeSet::new();
+    let mut total = 0;
+    for (server, count) in &expected {
+        let view = ready(&registry, server).await;
+        assert_eq!(view.protocol, "2025-11-25", "{server}");
+        let names: Vec<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(view.tools.len(), *count, "{server} lists {names:?}");
+        for tool in view.tools.iter() {
+            let prefixed = tool.prefixed(&view.spec.name);
+            assert!(prefixed.starts_with(&format!("{server}__")), "{prefixed}");
+            assert!(prefixed.len() <= 64, "{prefixed}");
+            assert!(all.insert(prefixed.clone()), "{prefixed} twice");
+        }
+        total += count;
+    }
+    assert_eq!(all.len(), total);
+    assert_eq!(total, 51);
+
+    let echo = call(
+        &registry,
+        "everything__echo",
+        json!({"message": "hi there"}),
+    )
+    .await;
+    assert!(!echo.is_error && echo.text.contains("hi there"), "{echo:?}");
+
+    let listed = call(
+        &registry,
+        "filesystem__list_directory",
+        json!({"path": files_arg}),
+    )
+    .await;
+    assert!(
+        !listed.is_error && listed.text.contains("a.txt"),
+        "{listed:?}"
+    );
+    let outside = call(
+        &registry,
+        "filesystem__read_text_file",
+        json!({"path": repo.join("README").to_str().unwrap()}),
+    )
+    .await;
+    assert!(outside.is_error, "{outside:?}");
+    assert!(outside.text.contains("Access denied"), "{}", outside.text);
+
+    let graph = call(&registry, "memory__read_graph", json!({})).await;
+    assert!(
+        !graph.is_error && graph.text.contains("entities"),
+        "{graph:?}"
+    );
+
+    let now = call(
+        &registry,
+        "time__get_current_time",
+        json!({"timezone": "UTC"}),
+    )
+    .await;
+    assert!(!now.is_error && now.text.contains("UTC"), "{now:?}");
+
+    let status = call(
+        &registry,
+        "git__git_status",
+        json!({"repo_path": repo.to_str().unwrap()}),
+    )
+    .await;
+    assert!(
+        !status.is_error && status.text.contains("new.txt"),
+        "{status:?}"
+    );
+
+    // No network here, and loopback is refused by its own guard: an error result, not a crash.
+    let fetched = call(
+        &registry,
+        "fetch__fetch",
+        json!({"url": "http://127.0.0.1:9/"}),
+    )
+    .await;
+    assert!(fetched.is_error, "{fetched:?}");
+    assert_eq!(ready(&registry, "fetch").await.restarts, 0);
+
+    registry.shutdown().await;
+}
+
+/// A port nothing listens on now (server-everything takes its port from `PORT` only).
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_over_streamable_http_offers_what_it_offers_over_stdio() {
+    let Some(peers) = support::installed(&NEEDED[..1]) else {
+        return;
+    };
+    let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
+    let port = free_port();
+    let _server = tokio::process::Command::new(&program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+
+    let registry = Registry::new();
+    // It takes a moment to listen: the registry retries a refused connection with backoff.
+    let mut over_http =
+        ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
+    over_http.startup_timeout = Some(STARTUP);
+    registry.add(over_http);
+    let mut changes = registry.changes();
+    let http = tokio::time::timeout(STARTUP, async {
+        loop {
+            changes.borrow_and_update();
+            let view = registry.server(&name("everything")).unwrap();
+            if view.state == State::Ready {
+                return view;
+            }
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("server-everything over HTTP never became ready");
+    assert_eq!(http.protocol, "2025-11-25");
+
+    registry.add(spec("stdio", &program, &["stdio"]));
+    let stdio = ready(&registry, "stdio").await;
+    let tools = |view: &ServerView| -> BTreeSet<(String, String)> {
+        view.tools
+            .iter()
+            .map(|t| (t.name.clone(), t.definition_digest()))
+            .collect()
+    };
+    assert_eq!(http.tools.len(), 13);
+    assert_eq!(tools(&http), tools(&stdio));
+
+    let echo = call(
+        &registry,
+        "everything__echo",
+        json!({"message": "over http"}),
+    )
+    .await;
+    assert!(
+        !echo.is_error && echo.text.contains("over http"),
+        "{echo:?}"
+    );
+    registry.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_http_server_is_reached_again() {
+    let Some(peers) = support::installed(&NEEDED[..1]) else {
+        return;
+    };
+    let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
+    let port = free_port();
+    let start = || {
+        tokio::process::Command::new(&program)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap()
+    };
+    let mut first = start();
+    let registry = Registry::new();
+    let mut spec = ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
+    spec.startup_timeout = Some(STARTUP);
+    spec.tool_timeout = Some(Duration::from_secs(3));
+    registry.add(spec);
+    let before = wait_ready(&registry, |_| true).await;
+    let echo = call(&registry, "everything__echo", json!({"message": "one"})).await;
+    assert!(echo.text.contains("one"));
+
+    first.kill().await.unwrap();
+    let _second = start();
+    // Until it listens again calls fail, but at once (never by the tool timeout), and once it
+    // does they reach it: a new session, or a new connection after a failed ping.
+    let began = std::time::Instant::now();
+    let echoed = loop {
+        let attempt = std::time::Instant::now();
+        match registry
+            .call("everything__echo", json!({"message": "again"}))
+            .await
+        {
+            Ok(echoed) => break echoed,
+            Err(err) => {
+                assert!(
+                    attempt.elapsed() < Duration::from_secs(3),
+                    "a call waited {:?}: {err}",
+                    attempt.elapsed()
+                );
+                assert!(began.elapsed() < STARTUP, "never reached again: {err}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(echoed.text.contains("again"), "{echoed:?}");
+    let after = wait_ready(&registry, |_| true).await;
+    assert_eq!(after.tools.len(), before.tools.len());
+    registry.shutdown().await;
+}
+
+/// Waits on the registry's changes until `everything` is ready and `also` holds.
+async fn wait_ready(registry: &Registry, also: impl Fn(&ServerView) -> bool) -> ServerView {
+    let mut changes = registry.changes();
+    tokio::time::timeout(STARTUP, async {
+        loop {
+            changes.borrow_and_update();
+            let view = registry.server(&name("everything")).unwrap();
+            if view.state == State::Ready && also(&view) {
+                return view;
+            }
+            changes.changed().await.unwrap();
+        }
+    })
+    .await
+    .expect("server-everything never became ready")
+}
