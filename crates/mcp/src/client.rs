@@ -163,13 +163,9 @@ impl Connection {
                     .max_json_response_size(MAX_LINE)
                     .max_sse_event_size(MAX_LINE)
                     .reinit_on_expired_session(true);
-<<<<<<< HEAD
-                let transport = StreamableHttpClientTransport::from_config(config);
-=======
                 // A new HTTP session counts as a change of the tool list (see `http.rs`).
                 let client = SessionWatch::new(changed).map_err(ConnectError::Handshake)?;
                 let transport = StreamableHttpClientTransport::with_client(client, config);
->>>>>>> h/mcpt
                 let service = match tokio::time::timeout(timeout, handler.serve(transport)).await {
                     Ok(Ok(service)) => service,
                     Ok(Err(err)) => return Err(ConnectError::Handshake(err.to_string())),
