@@ -6,6 +6,7 @@
 
 mod api;
 mod cards;
+mod mcp;
 mod notices;
 mod pictures;
 mod seam;

@@ -75,6 +75,9 @@ pub struct McpHub {
     tools: Arc<ToolRegistry>,
     configured: BTreeSet<ServerName>,
     pins: Mutex<BTreeMap<ServerName, Pins>>,
+    /// Each server's tools as last listed while it was ready: a call of one while its server
+    /// restarts or is off is still decided on its definition, and told why it cannot run.
+    last_tools: Mutex<BTreeMap<ServerName, Arc<Vec<ToolDef>>>>,
 }
 
 impl McpHub {
@@ -122,6 +125,7 @@ impl McpHub {
             tools,
             configured: configured.iter().map(|s| s.name.clone()).collect(),
             pins: Mutex::new(pins),
+            last_tools: Mutex::new(BTreeMap::new()),
         });
         let mut specs = configured;
         for (name, spec) in registered {
@@ -173,6 +177,16 @@ impl McpHub {
                 tracing::error!(server = %server.spec.name, %err, "recording an MCP server's approval failed; it is approved at its next listing");
             }
         }
+        {
+            let mut last = self
+                .last_tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            last.retain(|name, _| servers.iter().any(|s| &s.spec.name == name));
+            for server in servers.iter().filter(|s| s.state == State::Ready) {
+                last.insert(server.spec.name.clone(), server.tools.clone());
+            }
+        }
         let mut entries = Vec::new();
         let mut index_servers = Vec::new();
         for server in servers.iter().filter(|s| s.state == State::Ready) {
@@ -201,17 +215,36 @@ impl McpHub {
         Ok(())
     }
 
-    /// The server and tool a called name refers to, when it is an MCP tool of a known server.
+    /// The server and tool a called name refers to, when it is an MCP tool of a known server:
+    /// from its current list when it is ready, else from the list it last had.
     fn lookup(&self, called: &str) -> Option<(ServerView, ToolDef, String)> {
         let (server, prefixed) = codaris_mcp::names::split_call(called)?;
         let view = self.registry.server(&server)?;
-        let tool = view.tool(&prefixed)?.clone();
+        let tool = match view.tool(&prefixed) {
+            Some(tool) => tool.clone(),
+            None if view.state == State::Ready => return None,
+            None => self
+                .last_tools
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&server)?
+                .iter()
+                .find(|t| t.prefixed(&server) == prefixed)?
+                .clone(),
+        };
         Some((view, tool, prefixed))
     }
 
     /// The name a call is decided and run under: `mcp__server__tool` read as `server__tool`.
     pub fn canonical(&self, called: &str) -> Option<String> {
         self.lookup(called).map(|(_, _, prefixed)| prefixed)
+    }
+
+    /// Whether the server of an MCP tool is switched off: its tools are withheld.
+    pub fn switched_off(&self, called: &str) -> bool {
+        codaris_mcp::names::split_call(called)
+            .and_then(|(server, _)| self.registry.server(&server))
+            .is_some_and(|view| view.state == State::Disabled)
     }
 
     /// What the policy is told about an MCP tool: annotations believed only for a trusted

@@ -75,9 +75,14 @@ impl DaemonHost {
         let dispatcher = self.turns.dispatcher();
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
         // it) with the spec its server's registration and definition give it.
+        let mut task = call.task.clone();
         let (tool, spec) = match self.turns.mcp.canonical(&call.tool) {
             Some(name) => {
                 let spec = self.turns.mcp.external_spec(&name);
+                // A switched-off server's tools are withheld like switched-off tools.
+                if self.turns.mcp.switched_off(&name) && !task.withheld.contains(&name) {
+                    task.withheld.push(name.clone());
+                }
                 (name, spec)
             }
             None => (call.tool.clone(), None),
@@ -87,7 +92,7 @@ impl DaemonHost {
             call_id: call.id.clone(),
             tool,
             args: call.args.clone(),
-            task: call.task.clone(),
+            task,
             spec,
         };
         match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {

@@ -1,0 +1,316 @@
+//! MCP tools through the whole daemon, against the scripted fixture server
+//! (`codaris-mcp-fixture`, built beside the daemon by `cargo test --workspace`): found by search
+//! as kind `mcp`, bound, decided by the policy with the spec their registration and definition
+//! give, run on the server, and recorded; refused in a read-only turn, outside the fence, when
+//! switched off, and after a rug pull.
+
+use std::time::{Duration, Instant};
+
+use codaris_proto::v1;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use crate::support::InProcess;
+use crate::turns::{scripted_session, start_turn};
+
+fn fixture() -> String {
+    codaris_test_support::sandbox::binary("codaris-mcp-fixture")
+        .display()
+        .to_string()
+}
+
+/// A daemon whose configuration declares the fixture as server `fx`, with `extra` appended to
+/// its table; returns once the server's tools are in the index.
+async fn daemon_with_fixture(extra: &str) -> InProcess {
+    let toml = format!(
+        "[mcp.servers.fx]\ncommand = \"{}\"\nkeywords = [\"weather\"]\n{extra}",
+        fixture()
+    );
+    let daemon = InProcess::start_with_toml(&toml).await;
+    assert!(
+        wait_for_tool(&daemon, "fx__echo", Duration::from_secs(30)).await,
+        "the fixture's tools never reached the index"
+    );
+    daemon
+}
+
+async fn tool_names(daemon: &InProcess) -> Vec<v1::ToolInfo> {
+    let mut tools = v1::tools_client::ToolsClient::new(daemon.channel().await);
+    tools
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .tools
+}
+
+async fn wait_for_tool(daemon: &InProcess, name: &str, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if tool_names(daemon).await.iter().any(|t| t.name == name) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// The tool results of one scripted turn: (tool, decision code, output).
+async fn turn(
+    daemon: &InProcess,
+    script: serde_json::Value,
+    mode: v1::PermissionMode,
+    text: &str,
+) -> Vec<(String, String, String)> {
+    let script = json!({"turns": [script]});
+    let (mut sessions, id) = scripted_session(daemon, daemon.temp.path(), &script, mode).await;
+    let mut stream = start_turn(&mut sessions, &id, text).await;
+    let mut results = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        if let Some(v1::turn_event::Event::ToolResult(r)) = event.event {
+            let code = r.decision.map(|d| d.code).unwrap_or_default();
+            results.push((r.tool, code, r.output));
+        }
+    }
+    results
+}
+
+/// A script that searches for `query`, then calls `tool` with `args`.
+fn search_then_call(query: &str, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    json!({"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": query}}]},
+        {"tool_calls": [{"name": tool, "args": args}]},
+        {"text": "done"}
+    ]})
+}
+
+#[tokio::test]
+async fn a_search_finds_an_mcp_tool_by_its_servers_keyword_and_the_call_runs_on_the_server() {
+    let daemon = daemon_with_fixture("").await;
+    let echo = tool_names(&daemon)
+        .await
+        .into_iter()
+        .find(|t| t.name == "fx__echo")
+        .unwrap();
+    assert_eq!(echo.kind, "mcp");
+    assert_eq!(echo.server, "fx");
+    assert!(echo.description.starts_with("[fx] "), "{}", echo.description);
+
+    let results = turn(
+        &daemon,
+        search_then_call("weather echo", "fx__echo", json!({"text": "sunny"})),
+        v1::PermissionMode::Ask,
+        "echo something",
+    )
+    .await;
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(results[0].2.contains("fx__echo"), "{}", results[0].2);
+    assert_eq!(results[1].0, "fx__echo");
+    assert_eq!(results[1].1, "allowed_by_default");
+    assert!(results[1].2.contains("sunny"), "{}", results[1].2);
+
+    // The decision recorded the definition it was made under.
+    let mut ledger = v1::ledger_client::LedgerClient::new(daemon.channel().await);
+    let decisions = ledger
+        .list_decisions(v1::ListDecisionsRequest {
+            limit: 5,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let text = format!("{decisions:?}");
+    assert!(text.contains("definition"), "{text}");
+}
+
+#[tokio::test]
+async fn the_other_agents_spelling_is_the_same_call() {
+    let daemon = daemon_with_fixture("").await;
+    let results = turn(
+        &daemon,
+        search_then_call("echo", "mcp__fx__echo", json!({"text": "again"})),
+        v1::PermissionMode::Ask,
+        "echo",
+    )
+    .await;
+    assert_eq!(results[1].1, "allowed_by_default", "{results:?}");
+    assert!(results[1].2.contains("again"));
+}
+
+#[tokio::test]
+async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_is_refused() {
+    let daemon = daemon_with_fixture("").await;
+    let inside = daemon.temp.path().join("inside.txt");
+    // An untrusted server's tool counts as changing things: a read-only activity refuses it.
+    let results = turn(
+        &daemon,
+        search_then_call(
+            "write file",
+            "fx__write_file",
+            json!({"path": inside.display().to_string(), "text": "x"}),
+        ),
+        v1::PermissionMode::Bypass,
+        "/review is this fine?",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "read_only_activity", "{results:?}");
+    assert!(!inside.exists(), "a refused call never reached the server");
+
+    // Outside every root: refused whatever the mode, and the file is never written.
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("planted.txt");
+    let results = turn(
+        &daemon,
+        search_then_call(
+            "write file",
+            "fx__write_file",
+            json!({"path": target.display().to_string(), "text": "x"}),
+        ),
+        v1::PermissionMode::Bypass,
+        "write it",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "mutate_outside_fence", "{results:?}");
+    // And by URI in an argument the server does not call a path.
+    let results = turn(
+        &daemon,
+        search_then_call(
+            "echo",
+            "fx__echo",
+            json!({"text": format!("file://{}", target.display())}),
+        ),
+        v1::PermissionMode::Bypass,
+        "echo",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "mutate_outside_fence", "{results:?}");
+    assert!(!target.exists());
+
+    // Inside the roots, in agent mode, it runs.
+    let results = turn(
+        &daemon,
+        search_then_call(
+            "write file",
+            "fx__write_file",
+            json!({"path": inside.display().to_string(), "text": "x"}),
+        ),
+        v1::PermissionMode::Bypass,
+        "write it",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "allowed_by_default", "{results:?}");
+    assert_eq!(std::fs::read_to_string(&inside).unwrap(), "x");
+}
+
+#[tokio::test]
+async fn a_switched_off_mcp_tool_is_neither_found_nor_run() {
+    let daemon = daemon_with_fixture("").await;
+    let mut tools = v1::tools_client::ToolsClient::new(daemon.channel().await);
+    tools
+        .set_tool_enabled(v1::SetToolEnabledRequest {
+            name: "fx__echo".to_owned(),
+            enabled: false,
+        })
+        .await
+        .unwrap();
+    let results = turn(
+        &daemon,
+        search_then_call("echo", "fx__echo", json!({"text": "x"})),
+        v1::PermissionMode::Bypass,
+        "echo",
+    )
+    .await;
+    assert!(!results[0].2.contains("fx__echo —"), "{}", results[0].2);
+    assert_eq!(results.last().unwrap().1, "tool_withheld", "{results:?}");
+}
+
+#[tokio::test]
+async fn lines_in_a_result_that_look_like_bindings_bind_nothing() {
+    let daemon = daemon_with_fixture("").await;
+    let script = json!({"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "binding lines"}}]},
+        {"tool_calls": [{"name": "fx__bound_lines", "args": {}}]},
+        {"tool_calls": [{"name": "fx__write_file", "args": {"path": "a.txt", "text": "x"}}]},
+        {"text": "done"}
+    ]});
+    let results = turn(&daemon, script, v1::PermissionMode::Bypass, "go").await;
+    assert_eq!(results[1].1, "allowed_by_default", "{results:?}");
+    assert!(results[1].2.contains("Bound for your next step"));
+    // `fx__write_file` was named in the result, not bound by a search.
+    assert_eq!(results[2].1, "not_bound", "{results:?}");
+}
+
+#[tokio::test]
+async fn a_rug_pull_holds_the_changed_tool_back_with_its_own_code() {
+    let daemon = daemon_with_fixture("").await;
+    let results = turn(
+        &daemon,
+        search_then_call("rug pull", "fx__rug_pull", json!({})),
+        v1::PermissionMode::Bypass,
+        "go",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "allowed_by_default", "{results:?}");
+    // The server says its list changed; once the new description is indexed, echo is held.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let echo = tool_names(&daemon)
+            .await
+            .into_iter()
+            .find(|t| t.name == "fx__echo");
+        let described = echo.map(|e| e.description).unwrap_or_default();
+        if !described.is_empty() && !described.contains("Echoes") || Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let results = turn(
+        &daemon,
+        search_then_call("echo", "fx__echo", json!({"text": "x"})),
+        v1::PermissionMode::Bypass,
+        "echo",
+    )
+    .await;
+    let (_, code, output) = results.last().unwrap();
+    assert_eq!(code, "definition_changed", "{results:?}");
+    assert!(output.contains("description changed"), "{output}");
+    assert!(output.contains("codaris mcp approve fx"), "{output}");
+}
+
+#[tokio::test]
+async fn the_daemon_serves_before_a_slow_server_is_ready_and_an_unready_tool_is_not_offered() {
+    // A server that never answers its handshake: the daemon is up at once, the tool absent.
+    let toml = "[mcp.servers.slow]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_seconds = 30\n";
+    let started = Instant::now();
+    let daemon = InProcess::start_with_toml(toml).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(!tool_names(&daemon).await.iter().any(|t| t.kind == "mcp"));
+}
+
+#[tokio::test]
+async fn a_crashed_servers_tools_answer_that_it_is_restarting_until_it_is_back() {
+    let daemon = daemon_with_fixture("").await;
+    let script = json!({"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "crash echo"}}]},
+        {"tool_calls": [{"name": "fx__crash", "args": {}}]},
+        {"tool_calls": [{"name": "fx__echo", "args": {"text": "still there?"}}]},
+        {"text": "done"}
+    ]});
+    let results = turn(&daemon, script, v1::PermissionMode::Bypass, "go").await;
+    assert_eq!(results[1].1, "allowed_by_default", "{results:?}");
+    // The crash reached the model as a failed call, and the next call of the server's tools
+    // says why it cannot run rather than that the tool does not exist.
+    assert_eq!(results[2].1, "allowed_by_default", "{results:?}");
+    assert!(
+        results[2].2.contains("unavailable until it is back"),
+        "{}",
+        results[2].2
+    );
+    // It comes back by itself, tools and all.
+    let mut tools = v1::tools_client::ToolsClient::new(daemon.channel().await);
+    tools
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap();
+    assert!(wait_for_tool(&daemon, "fx__echo", Duration::from_secs(30)).await);
+}
