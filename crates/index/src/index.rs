@@ -5,10 +5,10 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::entry::{Entry, Server};
 use crate::fuzzy::Speller;
-use crate::hash::Fnv;
+use crate::hash::Fixed;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
-use crate::text::{each_word, is_stop_word, name_key};
+use crate::text::{each_word, is_stop_word, name_key_into};
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
 /// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
@@ -24,6 +24,8 @@ const FIELD_COUNT: usize = 5;
 const NAME: usize = 0;
 const SERVER: usize = 1;
 const KEYWORDS: usize = 2;
+const DESCRIPTION: usize = 3;
+const ARGS: usize = 4;
 
 const FIELDS: [Field; FIELD_COUNT] = [
     Field {
@@ -77,19 +79,19 @@ pub struct Index {
     /// filters by, one byte beside the scores instead of a load of the entry.
     pub(crate) flags: Vec<u8>,
     /// Lowercase full name -> document.
-    pub(crate) names: HashMap<String, u32, Fnv>,
+    pub(crate) names: HashMap<String, u32, Fixed>,
     /// Lowercase tool part of an MCP name (after `__`) -> documents.
-    pub(crate) bare_names: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) bare_names: HashMap<String, Vec<u32>, Fixed>,
     /// A tool part's words joined by spaces (`read file`) -> documents.
-    pub(crate) name_keys: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) name_keys: HashMap<String, Vec<u32>, Fixed>,
     /// Stem -> term number.
-    pub(crate) terms: HashMap<String, u32, Fnv>,
+    pub(crate) terms: HashMap<String, u32, Fixed>,
     /// Term number -> postings, in document order.
     pub(crate) postings: Vec<Vec<Posting>>,
     /// Term number -> inverse document frequency.
     pub(crate) idf: Vec<f32>,
     /// Stem of any word of the synonym groups -> the other terms of its groups in the index.
-    pub(crate) synonyms: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) synonyms: HashMap<String, Vec<u32>, Fixed>,
     pub(crate) speller: Speller,
 }
 
@@ -122,10 +124,11 @@ impl Index {
         };
         // First pass: every distinct word is interned once (stop-word check, stem and compound
         // split are then done per word, not per occurrence); documents hold word numbers.
-        let mut vocabulary: HashMap<String, u32, Fnv> = HashMap::default();
+        let mut vocabulary: HashMap<String, u32, Fixed> = HashMap::default();
         let mut surface: Vec<Surface> = Vec::new();
         let mut doc_words: Vec<[Vec<u32>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
         let mut buf = String::new();
+        let mut key = String::new();
         for (doc, entry) in entries.iter().enumerate() {
             let doc = doc as u32;
             let (server_part, tool_part) = split_name(entry);
@@ -137,29 +140,21 @@ impl Index {
                     .or_default()
                     .push(doc);
             }
-            index
-                .name_keys
-                .entry(name_key(tool_part))
-                .or_default()
-                .push(doc);
-
-            let mut server_text = String::new();
-            if let Some(server) = server_part.or(entry.server.as_deref()) {
-                server_text.push_str(server);
-                for word in server_words.get(server).into_iter().flatten() {
-                    server_text.push(' ');
-                    server_text.push_str(word);
+            // Looked up before it is owned: many tools share a tool part (`read file`).
+            name_key_into(tool_part, &mut buf, &mut key);
+            match index.name_keys.get_mut(key.as_str()) {
+                Some(docs) => docs.push(doc),
+                None => {
+                    index.name_keys.insert(key.clone(), vec![doc]);
                 }
             }
-            let texts = [
-                tool_part,
-                server_text.as_str(),
-                &entry.keywords.join(" "),
-                &entry.description,
-                &entry.args.join(" "),
-            ];
+
+            // Each field's pieces are split one by one rather than joined with spaces first:
+            // the same words, without a string built per field.
+            let server = server_part.or(entry.server.as_deref());
+            let server_keywords = server.and_then(|s| server_words.get(s));
             let mut fields: [Vec<u32>; FIELD_COUNT] = Default::default();
-            for (field, text) in texts.iter().enumerate() {
+            let mut add = |field: usize, text: &str| {
                 each_word(text, &mut buf, |word| {
                     let id = match vocabulary.get(word) {
                         Some(&id) => id,
@@ -187,6 +182,20 @@ impl Index {
                     info.splits |= matches!(field, NAME | KEYWORDS);
                     fields[field].push(id);
                 });
+            };
+            add(NAME, tool_part);
+            if let Some(server) = server {
+                add(SERVER, server);
+            }
+            for word in server_keywords.into_iter().flatten() {
+                add(SERVER, word);
+            }
+            for word in &entry.keywords {
+                add(KEYWORDS, word);
+            }
+            add(DESCRIPTION, &entry.description);
+            for arg in &entry.args {
+                add(ARGS, arg);
             }
             doc_words.push(fields);
         }
@@ -460,8 +469,8 @@ pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
 /// For the stem of every word of the synonym groups, the terms of the index that share a group
 /// with it. Keyed by stem rather than term so that a query word the index lacks (`repair`) still
 /// reaches the words it has (`fix`).
-fn synonym_table(terms: &HashMap<String, u32, Fnv>) -> HashMap<String, Vec<u32>, Fnv> {
-    let mut table: HashMap<String, Vec<u32>, Fnv> = HashMap::default();
+fn synonym_table(terms: &HashMap<String, u32, Fixed>) -> HashMap<String, Vec<u32>, Fixed> {
+    let mut table: HashMap<String, Vec<u32>, Fixed> = HashMap::default();
     for group in GROUPS {
         let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
         for a in &stems {
