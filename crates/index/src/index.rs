@@ -8,7 +8,7 @@ use crate::fuzzy::Speller;
 use crate::hash::Fixed;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
-use crate::text::{each_word, is_stop_word, name_key_into};
+use crate::text::{each_word, is_stop_word};
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
 /// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
@@ -123,39 +123,44 @@ impl Index {
             ..Index::default()
         };
         // First pass: every distinct word is interned once (stop-word check, stem and compound
-        // split are then done per word, not per occurrence); documents hold word numbers.
+        // split are then done per word, not per occurrence); documents hold word numbers, all
+        // in one list with each document's field ends beside it, so no document allocates.
         let mut vocabulary: HashMap<String, u32, Fixed> = HashMap::default();
         let mut surface: Vec<Surface> = Vec::new();
-        let mut doc_words: Vec<[Vec<u32>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+        let mut doc_words: Vec<u32> = Vec::new();
+        let mut field_ends: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
         let mut buf = String::new();
         let mut key = String::new();
         for (doc, entry) in entries.iter().enumerate() {
             let doc = doc as u32;
             let (server_part, tool_part) = split_name(entry);
-            index.names.insert(entry.name.to_lowercase(), doc);
+            let lower = entry.name.to_lowercase();
             if server_part.is_some() {
-                index
-                    .bare_names
-                    .entry(tool_part.to_lowercase())
-                    .or_default()
-                    .push(doc);
+                // ASCII lowercasing keeps byte offsets, so the tool part is the name's tail.
+                let bare = if entry.name.is_ascii() {
+                    lower[lower.len() - tool_part.len()..].to_owned()
+                } else {
+                    tool_part.to_lowercase()
+                };
+                index.bare_names.entry(bare).or_default().push(doc);
             }
-            // Looked up before it is owned: many tools share a tool part (`read file`).
-            name_key_into(tool_part, &mut buf, &mut key);
-            match index.name_keys.get_mut(key.as_str()) {
-                Some(docs) => docs.push(doc),
-                None => {
-                    index.name_keys.insert(key.clone(), vec![doc]);
-                }
-            }
+            index.names.insert(lower, doc);
 
-            // Each field's pieces are split one by one rather than joined with spaces first:
-            // the same words, without a string built per field.
             let server = server_part.or(entry.server.as_deref());
             let server_keywords = server.and_then(|s| server_words.get(s));
-            let mut fields: [Vec<u32>; FIELD_COUNT] = Default::default();
+            let mut ends = [0u32; FIELD_COUNT];
+            key.clear();
+            // Each field's pieces are split one by one rather than joined with spaces first:
+            // the same words, without a string built per field. The name's words, stop words
+            // included, also make its name key (`read file`).
             let mut add = |field: usize, text: &str| {
                 each_word(text, &mut buf, |word| {
+                    if field == NAME {
+                        if !key.is_empty() {
+                            key.push(' ');
+                        }
+                        key.push_str(word);
+                    }
                     let id = match vocabulary.get(word) {
                         Some(&id) => id,
                         None => {
@@ -180,24 +185,32 @@ impl Index {
                     info.count += 1;
                     info.named |= matches!(field, NAME | SERVER | KEYWORDS);
                     info.splits |= matches!(field, NAME | KEYWORDS);
-                    fields[field].push(id);
+                    doc_words.push(id);
                 });
+                ends[field] = doc_words.len() as u32;
             };
             add(NAME, tool_part);
-            if let Some(server) = server {
-                add(SERVER, server);
-            }
+            add(SERVER, server.unwrap_or(""));
             for word in server_keywords.into_iter().flatten() {
                 add(SERVER, word);
             }
+            add(KEYWORDS, "");
             for word in &entry.keywords {
                 add(KEYWORDS, word);
             }
             add(DESCRIPTION, &entry.description);
+            add(ARGS, "");
             for arg in &entry.args {
                 add(ARGS, arg);
             }
-            doc_words.push(fields);
+            field_ends.push(ends);
+            // Looked up before it is owned: many tools share a tool part (`read file`).
+            match index.name_keys.get_mut(key.as_str()) {
+                Some(docs) => docs.push(doc),
+                None => {
+                    index.name_keys.insert(key.clone(), vec![doc]);
+                }
+            }
         }
 
         // Each word's term, and for compounds of names and keywords the terms of their parts
@@ -227,16 +240,24 @@ impl Index {
             word_terms.push((own, parts));
         }
 
-        // Second pass: term counts per field. `slot` finds a term's row for the current
-        // document in constant time.
-        let mut slot: Vec<(u32, u32)> = vec![(u32::MAX, 0); index.terms.len()];
-        let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
+        // Second pass: term counts per field, every document's in one list (`doc_starts` says
+        // where each begins), and document frequencies counted as a term first meets a
+        // document. `slot` finds a term's row for the current document in constant time.
+        let term_count = index.terms.len();
+        let mut slot: Vec<(u32, u32)> = vec![(u32::MAX, 0); term_count];
+        let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::with_capacity(doc_words.len());
+        let mut doc_starts: Vec<u32> = Vec::with_capacity(entries.len() + 1);
         let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
-        for (doc, fields) in doc_words.iter().enumerate() {
+        let mut df = vec![0u32; term_count];
+        let mut start = 0usize;
+        for (doc, ends) in field_ends.iter().enumerate() {
             let doc = doc as u32;
-            let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::new();
+            doc_starts.push(counts.len() as u32);
             let mut length = [0u32; FIELD_COUNT];
-            for (field, ids) in fields.iter().enumerate() {
+            for (field, &end) in ends.iter().enumerate() {
+                let end = end as usize;
+                let ids = doc_words.get(start..end).unwrap_or(&[]);
+                start = end;
                 length[field] = ids.len() as u32;
                 for &id in ids {
                     let Some(&(own, parts)) = word_terms.get(id as usize) else {
@@ -251,6 +272,9 @@ impl Index {
                         if row.0 != doc {
                             *row = (doc, counts.len() as u32);
                             counts.push((term, [0u16; FIELD_COUNT]));
+                            if let Some(d) = df.get_mut(term as usize) {
+                                *d += 1;
+                            }
                         }
                         if let Some((_, c)) = counts.get_mut(row.1 as usize) {
                             c[field] = c[field].saturating_add(1);
@@ -258,9 +282,9 @@ impl Index {
                     }
                 }
             }
-            doc_terms.push(counts);
             lengths.push(length);
         }
+        doc_starts.push(counts.len() as u32);
         let spelled: Vec<(String, bool, u32)> = surface
             .into_iter()
             .filter(|s| !s.stop)
@@ -278,44 +302,42 @@ impl Index {
             *avg = (*avg / n).max(1.0);
         }
 
-        let mut df = vec![0usize; index.terms.len()];
-        for counts in &doc_terms {
-            for (term, _) in counts {
-                if let Some(d) = df.get_mut(*term as usize) {
-                    *d += 1;
-                }
-            }
-        }
-        index.postings = df.iter().map(|&d| Vec::with_capacity(d)).collect();
+        index.postings = df.iter().map(|&d| Vec::with_capacity(d as usize)).collect();
         // Document frequency leaves out the server field: a server's keywords are on every one
         // of its tools, and must not make `invoice` look common because the payments server
         // lists it. A word found only in server fields counts those.
-        let mut own_df = vec![0u32; index.terms.len()];
-        for (doc, counts) in doc_terms.iter().enumerate() {
-            for (term, count) in counts {
+        let mut own_df = vec![0u32; term_count];
+        for (doc, (bounds, length)) in doc_starts.windows(2).zip(&lengths).enumerate() {
+            let rows = counts
+                .get(bounds[0] as usize..bounds[1] as usize)
+                .unwrap_or(&[]);
+            // A field's length norm is the same for every term of the document.
+            let mut norms = [1f32; FIELD_COUNT];
+            for ((norm, spec), (len, avg)) in norms
+                .iter_mut()
+                .zip(&FIELDS)
+                .zip(length.iter().zip(&average))
+            {
+                *norm = 1.0 - spec.b + spec.b * *len as f32 / avg;
+            }
+            let name_share = 1.0 / length[NAME].max(1) as f32;
+            for (term, count) in rows {
                 if count.iter().enumerate().any(|(f, c)| f != SERVER && *c > 0)
                     && let Some(df) = own_df.get_mut(*term as usize)
                 {
                     *df += 1;
                 }
                 let mut tf = 0f32;
-                for (field, spec) in FIELDS.iter().enumerate() {
-                    if count[field] == 0 {
-                        continue;
+                for ((spec, norm), &c) in FIELDS.iter().zip(&norms).zip(count) {
+                    if c != 0 {
+                        tf += spec.weight * f32::from(c) / norm;
                     }
-                    let norm = 1.0 - spec.b + spec.b * lengths[doc][field] as f32 / average[field];
-                    tf += spec.weight * f32::from(count[field]) / norm;
                 }
-                let name_share = if count[NAME] > 0 {
-                    1.0 / lengths[doc][NAME].max(1) as f32
-                } else {
-                    0.0
-                };
                 if let Some(list) = index.postings.get_mut(*term as usize) {
                     list.push(Posting {
                         doc: doc as u32,
                         score: tf,
-                        name_share,
+                        name_share: if count[NAME] > 0 { name_share } else { 0.0 },
                     });
                 }
             }
@@ -398,7 +420,9 @@ impl Index {
 fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
     let mut order: Vec<u32> = (0..entries.len() as u32).collect();
     let at = |i: u32| &entries[i as usize];
-    order.sort_by(|&a, &b| {
+    // Every field takes part in the order, so entries that compare equal are the same and an
+    // unstable sort gives the same result as a stable one, with less moving.
+    order.sort_unstable_by(|&a, &b| {
         let (a, b) = (at(a), at(b));
         a.name.cmp(&b.name).then_with(|| {
             (
@@ -450,19 +474,34 @@ fn compound_parts<'w>(word: &'w str, known: &impl Fn(&str) -> bool) -> Option<(&
     if word.len() < 2 * MIN_PART || !word.is_ascii() {
         return None;
     }
-    let mut splits: Vec<usize> = (MIN_PART..=word.len() - MIN_PART).collect();
-    splits.sort_by_key(|&at| (at.abs_diff(word.len() - at), at));
-    splits.into_iter().find_map(|at| {
-        let (a, b) = word.split_at(at);
-        (known(a) && known(b)).then_some((a, b))
-    })
+    // Split points from the middle out, the earlier of two equally even ones first, without
+    // a list sorted per word: `diff` is how much longer the second part is than the first.
+    let len = word.len();
+    (len % 2..=len - 2 * MIN_PART)
+        .step_by(2)
+        .flat_map(|diff| {
+            let early = (len - diff) / 2;
+            [Some(early), (diff > 0).then_some(len - early)]
+        })
+        .flatten()
+        .find_map(|at| {
+            let (a, b) = word.split_at(at);
+            (known(a) && known(b)).then_some((a, b))
+        })
 }
 
 /// Splits `server__tool` into its parts; a core tool, skill or reference is all tool part.
 pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
-    match entry.name.split_once("__") {
-        Some((server, tool)) if !server.is_empty() && !tool.is_empty() => (Some(server), tool),
-        _ => (None, entry.name.as_str()),
+    // A byte scan for the first `__` rather than `split_once`, whose substring searcher costs
+    // more to set up than a short name takes to scan. `_` is ASCII, so both cuts fall on
+    // character boundaries.
+    let name = entry.name.as_str();
+    let at = name.as_bytes().windows(2).position(|pair| pair == b"__");
+    match at.map(|at| (name.get(..at), name.get(at + 2..))) {
+        Some((Some(server), Some(tool))) if !server.is_empty() && !tool.is_empty() => {
+            (Some(server), tool)
+        }
+        _ => (None, name),
     }
 }
 

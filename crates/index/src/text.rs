@@ -196,20 +196,13 @@ pub(crate) fn terms(text: &str) -> Vec<String> {
 /// become `read file`. Used to recognise a query that spells a tool's name.
 pub(crate) fn name_key(text: &str) -> String {
     let mut key = String::new();
-    name_key_into(text, &mut String::new(), &mut key);
-    key
-}
-
-/// [`name_key`] into `key`, with `buf` for each word: what a build calls once per entry, so it
-/// allocates nothing when the key is already known.
-pub(crate) fn name_key_into(text: &str, buf: &mut String, key: &mut String) {
-    key.clear();
-    each_word(text, buf, |w| {
+    each_word(text, &mut String::new(), |w| {
         if !key.is_empty() {
             key.push(' ');
         }
         key.push_str(w);
     });
+    key
 }
 
 #[cfg(test)]
