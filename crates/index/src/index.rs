@@ -418,11 +418,25 @@ impl Index {
 /// first by its other fields. Sorts their numbers rather than the entries, so a sort moves four
 /// bytes instead of a whole entry, and compares the other fields only when names tie.
 fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
-    let mut order: Vec<u32> = (0..entries.len() as u32).collect();
     let at = |i: u32| &entries[i as usize];
+    // Each number sorts with the first 16 bytes of its name as one integer (zero-padded, big
+    // endian, so integers order like the bytes): most comparisons are then one integer
+    // comparison rather than a call to compare strings that share a server prefix. Only equal
+    // prefixes compare whole names.
+    let mut order: Vec<(u128, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut prefix = [0u8; 16];
+            let bytes = e.name.as_bytes();
+            let n = bytes.len().min(16);
+            prefix[..n].copy_from_slice(&bytes[..n]);
+            (u128::from_be_bytes(prefix), i as u32)
+        })
+        .collect();
     // Every field takes part in the order, so entries that compare equal are the same and an
     // unstable sort gives the same result as a stable one, with less moving.
-    order.sort_unstable_by(|&a, &b| {
+    let full = |&(_, a): &(u128, u32), &(_, b): &(u128, u32)| {
         let (a, b) = (at(a), at(b));
         a.name.cmp(&b.name).then_with(|| {
             (
@@ -444,12 +458,20 @@ fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
                 .then(a.enabled.cmp(&b.enabled))
                 .then(a.path.cmp(&b.path))
         })
-    });
-    order.dedup_by(|later, first| at(*later).name == at(*first).name);
+    };
+    // Integers first (inlined comparisons of two words), then each run of equal prefixes by
+    // the whole order: the same result as sorting by the whole order alone.
+    order.sort_unstable();
+    for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
+        if run.len() > 1 {
+            run.sort_unstable_by(full);
+        }
+    }
+    order.dedup_by(|later, first| at(later.1).name == at(first.1).name);
     let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     order
         .into_iter()
-        .filter_map(|i| slots.get_mut(i as usize).and_then(Option::take))
+        .filter_map(|(_, i)| slots.get_mut(i as usize).and_then(Option::take))
         .collect()
 }
 
