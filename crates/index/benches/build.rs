@@ -5,9 +5,10 @@
 //! the input cloned and the index dropped outside the timing (the daemon hands its own entries
 //! over and drops the old index after the swap). Two more modes serve changing the build:
 //!
-//! - `-- --once N` builds N entries once, for `valgrind --tool=callgrind
+//! - `-- --once N [R]` builds N entries once (or R times), for `valgrind --tool=callgrind
 //!   --toggle-collect='*build_with_servers*'`, whose instruction count is steady on a loaded
-//!   machine where wall-clock time is not;
+//!   machine where wall-clock time is not, or for `perf stat` (CPU time, less disturbed by
+//!   load than wall-clock time: the difference of R and 0 builds over R);
 //! - `-- --dump` prints every evaluation query's results (name and the exact bits of the score)
 //!   at 600 and 10,000 entries, so that two builds can be diffed to show ranking is unchanged.
 
@@ -87,8 +88,16 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|n| n.parse().ok())
     {
+        let times: usize = args
+            .iter()
+            .position(|a| a == "--once")
+            .and_then(|i| args.get(i + 2))
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(1);
         let entries = corpus::grown(n);
-        black_box(Index::build(entries));
+        for _ in 0..times {
+            black_box(Index::build(entries.clone()));
+        }
     } else {
         times();
     }

@@ -53,6 +53,13 @@ impl std::hash::Hasher for WordHasher {
     }
 
     #[inline]
+    fn write_u128(&mut self, value: u128) {
+        // A packed word (see `vocabulary`): its two halves, without a pass through `write`.
+        self.add(value as u64);
+        self.add((value >> 64) as u64);
+    }
+
+    #[inline]
     fn write_u8(&mut self, byte: u8) {
         // `str` hashes end with 0xff: one more step rather than a pass through `write`.
         self.add(u64::from(byte));

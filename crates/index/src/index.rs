@@ -9,6 +9,7 @@ use crate::hash::Fixed;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
 use crate::text::{each_word, is_stop_word};
+use crate::vocabulary::Vocabulary;
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
 /// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
@@ -125,7 +126,7 @@ impl Index {
         // First pass: every distinct word is interned once (stop-word check, stem and compound
         // split are then done per word, not per occurrence); documents hold word numbers, all
         // in one list with each document's field ends beside it, so no document allocates.
-        let mut vocabulary: HashMap<String, u32, Fixed> = HashMap::default();
+        let mut vocabulary = Vocabulary::with_capacity(1024);
         let mut surface: Vec<Surface> = Vec::new();
         let mut doc_words: Vec<u32> = Vec::new();
         let mut field_ends: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
@@ -162,7 +163,7 @@ impl Index {
                         key.push_str(word);
                     }
                     let id = match vocabulary.get(word) {
-                        Some(&id) => id,
+                        Some(id) => id,
                         None => {
                             let id = surface.len() as u32;
                             surface.push(Surface {
@@ -172,7 +173,7 @@ impl Index {
                                 named: false,
                                 splits: false,
                             });
-                            vocabulary.insert(word.to_owned(), id);
+                            vocabulary.insert(word, id);
                             id
                         }
                     };
@@ -218,7 +219,7 @@ impl Index {
         let known = |w: &str| {
             vocabulary
                 .get(w)
-                .and_then(|&id| surface.get(id as usize))
+                .and_then(|id| surface.get(id as usize))
                 .is_some_and(|s| !s.stop)
         };
         let mut word_terms: Vec<(u32, Option<(u32, u32)>)> = Vec::with_capacity(surface.len());

@@ -155,6 +155,12 @@ pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
 /// One run of ASCII letters and digits, split at case changes.
 fn ascii_run(run: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
     let bytes = run.as_bytes();
+    // Most words of descriptions are lowercase already: one word, handed over as it is, with
+    // no copy and none of the per-letter case checks below (whose branches do not predict).
+    if !bytes.iter().any(u8::is_ascii_uppercase) {
+        f(run);
+        return;
+    }
     let mut start = 0;
     for i in 1..bytes.len() {
         let prev = bytes[i - 1];
