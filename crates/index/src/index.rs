@@ -119,8 +119,11 @@ impl Index {
                 .extend(server.keywords.iter().map(String::as_str));
         }
 
+        // One name per entry: sized once rather than rehashed as it grows (the same number
+        // of buckets growth would reach).
         let mut index = Index {
             entries: Vec::new(),
+            names: HashMap::with_capacity_and_hasher(entries.len(), Fixed::default()),
             ..Index::default()
         };
         // First pass: every distinct word is interned once (stop-word check, stem and compound
@@ -128,7 +131,8 @@ impl Index {
         // in one list with each document's field ends beside it, so no document allocates.
         let mut vocabulary = Vocabulary::with_capacity(1024);
         let mut surface: Vec<Surface> = Vec::new();
-        let mut doc_words: Vec<u32> = Vec::new();
+        // Temporary, so a generous guess (a short description's words) costs nothing kept.
+        let mut doc_words: Vec<u32> = Vec::with_capacity(entries.len() * 32);
         let mut field_ends: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
         let mut buf = String::new();
         let mut key = String::new();
