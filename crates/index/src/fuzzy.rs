@@ -11,7 +11,7 @@
 
 use nucleo_matcher::{Matcher, Utf32Str};
 
-use crate::hash::fnv as hash;
+use crate::hash::hash_bytes as hash;
 
 /// One word the query word may stand for, and how sure that is (0..=1).
 #[derive(Debug, Clone, Copy, PartialEq)]

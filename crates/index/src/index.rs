@@ -5,10 +5,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::entry::{Entry, Server};
 use crate::fuzzy::Speller;
-use crate::hash::Fnv;
+use crate::hash::Fixed;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
-use crate::text::{each_word, is_stop_word, name_key};
+use crate::text::{each_word, is_stop_word};
+use crate::vocabulary::Vocabulary;
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
 /// long field dilutes it (the BM25F `b`). A name is short and chosen with care, so a word there
@@ -24,6 +25,8 @@ const FIELD_COUNT: usize = 5;
 const NAME: usize = 0;
 const SERVER: usize = 1;
 const KEYWORDS: usize = 2;
+const DESCRIPTION: usize = 3;
+const ARGS: usize = 4;
 
 const FIELDS: [Field; FIELD_COUNT] = [
     Field {
@@ -77,19 +80,19 @@ pub struct Index {
     /// filters by, one byte beside the scores instead of a load of the entry.
     pub(crate) flags: Vec<u8>,
     /// Lowercase full name -> document.
-    pub(crate) names: HashMap<String, u32, Fnv>,
+    pub(crate) names: HashMap<String, u32, Fixed>,
     /// Lowercase tool part of an MCP name (after `__`) -> documents.
-    pub(crate) bare_names: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) bare_names: HashMap<String, Vec<u32>, Fixed>,
     /// A tool part's words joined by spaces (`read file`) -> documents.
-    pub(crate) name_keys: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) name_keys: HashMap<String, Vec<u32>, Fixed>,
     /// Stem -> term number.
-    pub(crate) terms: HashMap<String, u32, Fnv>,
+    pub(crate) terms: HashMap<String, u32, Fixed>,
     /// Term number -> postings, in document order.
     pub(crate) postings: Vec<Vec<Posting>>,
     /// Term number -> inverse document frequency.
     pub(crate) idf: Vec<f32>,
     /// Stem of any word of the synonym groups -> the other terms of its groups in the index.
-    pub(crate) synonyms: HashMap<String, Vec<u32>, Fnv>,
+    pub(crate) synonyms: HashMap<String, Vec<u32>, Fixed>,
     pub(crate) speller: Speller,
 }
 
@@ -116,53 +119,55 @@ impl Index {
                 .extend(server.keywords.iter().map(String::as_str));
         }
 
+        // One name per entry: sized once rather than rehashed as it grows (the same number
+        // of buckets growth would reach).
         let mut index = Index {
             entries: Vec::new(),
+            names: HashMap::with_capacity_and_hasher(entries.len(), Fixed::default()),
             ..Index::default()
         };
         // First pass: every distinct word is interned once (stop-word check, stem and compound
-        // split are then done per word, not per occurrence); documents hold word numbers.
-        let mut vocabulary: HashMap<String, u32, Fnv> = HashMap::default();
+        // split are then done per word, not per occurrence); documents hold word numbers, all
+        // in one list with each document's field ends beside it, so no document allocates.
+        let mut vocabulary = Vocabulary::with_capacity(1024);
         let mut surface: Vec<Surface> = Vec::new();
-        let mut doc_words: Vec<[Vec<u32>; FIELD_COUNT]> = Vec::with_capacity(entries.len());
+        // Temporary, so a generous guess (a short description's words) costs nothing kept.
+        let mut doc_words: Vec<u32> = Vec::with_capacity(entries.len() * 32);
+        let mut field_ends: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
         let mut buf = String::new();
+        let mut key = String::new();
         for (doc, entry) in entries.iter().enumerate() {
             let doc = doc as u32;
             let (server_part, tool_part) = split_name(entry);
-            index.names.insert(entry.name.to_lowercase(), doc);
+            let lower = entry.name.to_lowercase();
             if server_part.is_some() {
-                index
-                    .bare_names
-                    .entry(tool_part.to_lowercase())
-                    .or_default()
-                    .push(doc);
+                // ASCII lowercasing keeps byte offsets, so the tool part is the name's tail.
+                let bare = if entry.name.is_ascii() {
+                    lower[lower.len() - tool_part.len()..].to_owned()
+                } else {
+                    tool_part.to_lowercase()
+                };
+                index.bare_names.entry(bare).or_default().push(doc);
             }
-            index
-                .name_keys
-                .entry(name_key(tool_part))
-                .or_default()
-                .push(doc);
+            index.names.insert(lower, doc);
 
-            let mut server_text = String::new();
-            if let Some(server) = server_part.or(entry.server.as_deref()) {
-                server_text.push_str(server);
-                for word in server_words.get(server).into_iter().flatten() {
-                    server_text.push(' ');
-                    server_text.push_str(word);
-                }
-            }
-            let texts = [
-                tool_part,
-                server_text.as_str(),
-                &entry.keywords.join(" "),
-                &entry.description,
-                &entry.args.join(" "),
-            ];
-            let mut fields: [Vec<u32>; FIELD_COUNT] = Default::default();
-            for (field, text) in texts.iter().enumerate() {
+            let server = server_part.or(entry.server.as_deref());
+            let server_keywords = server.and_then(|s| server_words.get(s));
+            let mut ends = [0u32; FIELD_COUNT];
+            key.clear();
+            // Each field's pieces are split one by one rather than joined with spaces first:
+            // the same words, without a string built per field. The name's words, stop words
+            // included, also make its name key (`read file`).
+            let mut add = |field: usize, text: &str| {
                 each_word(text, &mut buf, |word| {
+                    if field == NAME {
+                        if !key.is_empty() {
+                            key.push(' ');
+                        }
+                        key.push_str(word);
+                    }
                     let id = match vocabulary.get(word) {
-                        Some(&id) => id,
+                        Some(id) => id,
                         None => {
                             let id = surface.len() as u32;
                             surface.push(Surface {
@@ -172,7 +177,7 @@ impl Index {
                                 named: false,
                                 splits: false,
                             });
-                            vocabulary.insert(word.to_owned(), id);
+                            vocabulary.insert(word, id);
                             id
                         }
                     };
@@ -185,10 +190,32 @@ impl Index {
                     info.count += 1;
                     info.named |= matches!(field, NAME | SERVER | KEYWORDS);
                     info.splits |= matches!(field, NAME | KEYWORDS);
-                    fields[field].push(id);
+                    doc_words.push(id);
                 });
+                ends[field] = doc_words.len() as u32;
+            };
+            add(NAME, tool_part);
+            add(SERVER, server.unwrap_or(""));
+            for word in server_keywords.into_iter().flatten() {
+                add(SERVER, word);
             }
-            doc_words.push(fields);
+            add(KEYWORDS, "");
+            for word in &entry.keywords {
+                add(KEYWORDS, word);
+            }
+            add(DESCRIPTION, &entry.description);
+            add(ARGS, "");
+            for arg in &entry.args {
+                add(ARGS, arg);
+            }
+            field_ends.push(ends);
+            // Looked up before it is owned: many tools share a tool part (`read file`).
+            match index.name_keys.get_mut(key.as_str()) {
+                Some(docs) => docs.push(doc),
+                None => {
+                    index.name_keys.insert(key.clone(), vec![doc]);
+                }
+            }
         }
 
         // Each word's term, and for compounds of names and keywords the terms of their parts
@@ -196,7 +223,7 @@ impl Index {
         let known = |w: &str| {
             vocabulary
                 .get(w)
-                .and_then(|&id| surface.get(id as usize))
+                .and_then(|id| surface.get(id as usize))
                 .is_some_and(|s| !s.stop)
         };
         let mut word_terms: Vec<(u32, Option<(u32, u32)>)> = Vec::with_capacity(surface.len());
@@ -218,16 +245,24 @@ impl Index {
             word_terms.push((own, parts));
         }
 
-        // Second pass: term counts per field. `slot` finds a term's row for the current
-        // document in constant time.
-        let mut slot: Vec<(u32, u32)> = vec![(u32::MAX, 0); index.terms.len()];
-        let mut doc_terms: Vec<Vec<(u32, [u16; FIELD_COUNT])>> = Vec::with_capacity(entries.len());
+        // Second pass: term counts per field, every document's in one list (`doc_starts` says
+        // where each begins), and document frequencies counted as a term first meets a
+        // document. `slot` finds a term's row for the current document in constant time.
+        let term_count = index.terms.len();
+        let mut slot: Vec<(u32, u32)> = vec![(u32::MAX, 0); term_count];
+        let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::with_capacity(doc_words.len());
+        let mut doc_starts: Vec<u32> = Vec::with_capacity(entries.len() + 1);
         let mut lengths: Vec<[u32; FIELD_COUNT]> = Vec::with_capacity(entries.len());
-        for (doc, fields) in doc_words.iter().enumerate() {
+        let mut df = vec![0u32; term_count];
+        let mut start = 0usize;
+        for (doc, ends) in field_ends.iter().enumerate() {
             let doc = doc as u32;
-            let mut counts: Vec<(u32, [u16; FIELD_COUNT])> = Vec::new();
+            doc_starts.push(counts.len() as u32);
             let mut length = [0u32; FIELD_COUNT];
-            for (field, ids) in fields.iter().enumerate() {
+            for (field, &end) in ends.iter().enumerate() {
+                let end = end as usize;
+                let ids = doc_words.get(start..end).unwrap_or(&[]);
+                start = end;
                 length[field] = ids.len() as u32;
                 for &id in ids {
                     let Some(&(own, parts)) = word_terms.get(id as usize) else {
@@ -242,6 +277,9 @@ impl Index {
                         if row.0 != doc {
                             *row = (doc, counts.len() as u32);
                             counts.push((term, [0u16; FIELD_COUNT]));
+                            if let Some(d) = df.get_mut(term as usize) {
+                                *d += 1;
+                            }
                         }
                         if let Some((_, c)) = counts.get_mut(row.1 as usize) {
                             c[field] = c[field].saturating_add(1);
@@ -249,9 +287,9 @@ impl Index {
                     }
                 }
             }
-            doc_terms.push(counts);
             lengths.push(length);
         }
+        doc_starts.push(counts.len() as u32);
         let spelled: Vec<(String, bool, u32)> = surface
             .into_iter()
             .filter(|s| !s.stop)
@@ -269,44 +307,42 @@ impl Index {
             *avg = (*avg / n).max(1.0);
         }
 
-        let mut df = vec![0usize; index.terms.len()];
-        for counts in &doc_terms {
-            for (term, _) in counts {
-                if let Some(d) = df.get_mut(*term as usize) {
-                    *d += 1;
-                }
-            }
-        }
-        index.postings = df.iter().map(|&d| Vec::with_capacity(d)).collect();
+        index.postings = df.iter().map(|&d| Vec::with_capacity(d as usize)).collect();
         // Document frequency leaves out the server field: a server's keywords are on every one
         // of its tools, and must not make `invoice` look common because the payments server
         // lists it. A word found only in server fields counts those.
-        let mut own_df = vec![0u32; index.terms.len()];
-        for (doc, counts) in doc_terms.iter().enumerate() {
-            for (term, count) in counts {
+        let mut own_df = vec![0u32; term_count];
+        for (doc, (bounds, length)) in doc_starts.windows(2).zip(&lengths).enumerate() {
+            let rows = counts
+                .get(bounds[0] as usize..bounds[1] as usize)
+                .unwrap_or(&[]);
+            // A field's length norm is the same for every term of the document.
+            let mut norms = [1f32; FIELD_COUNT];
+            for ((norm, spec), (len, avg)) in norms
+                .iter_mut()
+                .zip(&FIELDS)
+                .zip(length.iter().zip(&average))
+            {
+                *norm = 1.0 - spec.b + spec.b * *len as f32 / avg;
+            }
+            let name_share = 1.0 / length[NAME].max(1) as f32;
+            for (term, count) in rows {
                 if count.iter().enumerate().any(|(f, c)| f != SERVER && *c > 0)
                     && let Some(df) = own_df.get_mut(*term as usize)
                 {
                     *df += 1;
                 }
                 let mut tf = 0f32;
-                for (field, spec) in FIELDS.iter().enumerate() {
-                    if count[field] == 0 {
-                        continue;
+                for ((spec, norm), &c) in FIELDS.iter().zip(&norms).zip(count) {
+                    if c != 0 {
+                        tf += spec.weight * f32::from(c) / norm;
                     }
-                    let norm = 1.0 - spec.b + spec.b * lengths[doc][field] as f32 / average[field];
-                    tf += spec.weight * f32::from(count[field]) / norm;
                 }
-                let name_share = if count[NAME] > 0 {
-                    1.0 / lengths[doc][NAME].max(1) as f32
-                } else {
-                    0.0
-                };
                 if let Some(list) = index.postings.get_mut(*term as usize) {
                     list.push(Posting {
                         doc: doc as u32,
                         score: tf,
-                        name_share,
+                        name_share: if count[NAME] > 0 { name_share } else { 0.0 },
                     });
                 }
             }
@@ -387,9 +423,25 @@ impl Index {
 /// first by its other fields. Sorts their numbers rather than the entries, so a sort moves four
 /// bytes instead of a whole entry, and compares the other fields only when names tie.
 fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
-    let mut order: Vec<u32> = (0..entries.len() as u32).collect();
     let at = |i: u32| &entries[i as usize];
-    order.sort_by(|&a, &b| {
+    // Each number sorts with the first 16 bytes of its name as one integer (zero-padded, big
+    // endian, so integers order like the bytes): most comparisons are then one integer
+    // comparison rather than a call to compare strings that share a server prefix. Only equal
+    // prefixes compare whole names.
+    let mut order: Vec<(u128, u32)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let mut prefix = [0u8; 16];
+            let bytes = e.name.as_bytes();
+            let n = bytes.len().min(16);
+            prefix[..n].copy_from_slice(&bytes[..n]);
+            (u128::from_be_bytes(prefix), i as u32)
+        })
+        .collect();
+    // Every field takes part in the order, so entries that compare equal are the same and an
+    // unstable sort gives the same result as a stable one, with less moving.
+    let full = |&(_, a): &(u128, u32), &(_, b): &(u128, u32)| {
         let (a, b) = (at(a), at(b));
         a.name.cmp(&b.name).then_with(|| {
             (
@@ -411,12 +463,20 @@ fn in_name_order(entries: Vec<Entry>) -> Vec<Entry> {
                 .then(a.enabled.cmp(&b.enabled))
                 .then(a.path.cmp(&b.path))
         })
-    });
-    order.dedup_by(|later, first| at(*later).name == at(*first).name);
+    };
+    // Integers first (inlined comparisons of two words), then each run of equal prefixes by
+    // the whole order: the same result as sorting by the whole order alone.
+    order.sort_unstable();
+    for run in order.chunk_by_mut(|a, b| a.0 == b.0) {
+        if run.len() > 1 {
+            run.sort_unstable_by(full);
+        }
+    }
+    order.dedup_by(|later, first| at(later.1).name == at(first.1).name);
     let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
     order
         .into_iter()
-        .filter_map(|i| slots.get_mut(i as usize).and_then(Option::take))
+        .filter_map(|(_, i)| slots.get_mut(i as usize).and_then(Option::take))
         .collect()
 }
 
@@ -441,27 +501,42 @@ fn compound_parts<'w>(word: &'w str, known: &impl Fn(&str) -> bool) -> Option<(&
     if word.len() < 2 * MIN_PART || !word.is_ascii() {
         return None;
     }
-    let mut splits: Vec<usize> = (MIN_PART..=word.len() - MIN_PART).collect();
-    splits.sort_by_key(|&at| (at.abs_diff(word.len() - at), at));
-    splits.into_iter().find_map(|at| {
-        let (a, b) = word.split_at(at);
-        (known(a) && known(b)).then_some((a, b))
-    })
+    // Split points from the middle out, the earlier of two equally even ones first, without
+    // a list sorted per word: `diff` is how much longer the second part is than the first.
+    let len = word.len();
+    (len % 2..=len - 2 * MIN_PART)
+        .step_by(2)
+        .flat_map(|diff| {
+            let early = (len - diff) / 2;
+            [Some(early), (diff > 0).then_some(len - early)]
+        })
+        .flatten()
+        .find_map(|at| {
+            let (a, b) = word.split_at(at);
+            (known(a) && known(b)).then_some((a, b))
+        })
 }
 
 /// Splits `server__tool` into its parts; a core tool, skill or reference is all tool part.
 pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
-    match entry.name.split_once("__") {
-        Some((server, tool)) if !server.is_empty() && !tool.is_empty() => (Some(server), tool),
-        _ => (None, entry.name.as_str()),
+    // A byte scan for the first `__` rather than `split_once`, whose substring searcher costs
+    // more to set up than a short name takes to scan. `_` is ASCII, so both cuts fall on
+    // character boundaries.
+    let name = entry.name.as_str();
+    let at = name.as_bytes().windows(2).position(|pair| pair == b"__");
+    match at.map(|at| (name.get(..at), name.get(at + 2..))) {
+        Some((Some(server), Some(tool))) if !server.is_empty() && !tool.is_empty() => {
+            (Some(server), tool)
+        }
+        _ => (None, name),
     }
 }
 
 /// For the stem of every word of the synonym groups, the terms of the index that share a group
 /// with it. Keyed by stem rather than term so that a query word the index lacks (`repair`) still
 /// reaches the words it has (`fix`).
-fn synonym_table(terms: &HashMap<String, u32, Fnv>) -> HashMap<String, Vec<u32>, Fnv> {
-    let mut table: HashMap<String, Vec<u32>, Fnv> = HashMap::default();
+fn synonym_table(terms: &HashMap<String, u32, Fixed>) -> HashMap<String, Vec<u32>, Fixed> {
+    let mut table: HashMap<String, Vec<u32>, Fixed> = HashMap::default();
     for group in GROUPS {
         let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
         for a in &stems {

@@ -31,6 +31,7 @@ mod search;
 mod stem;
 mod synonyms;
 mod text;
+mod vocabulary;
 
 pub use baseline::Bm25;
 pub use catalog::CatalogLine;
