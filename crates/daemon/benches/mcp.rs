@@ -16,7 +16,7 @@
 //!
 //! Run `cargo build --release --bins` first (the fixture and the daemon come from there).
 
-#![expect(clippy::unwrap_used, reason = "benchmark set-up")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "benchmark set-up")]
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
