@@ -15,6 +15,8 @@ pub struct RegistryTool {
     pub server: Option<String>,
     /// False for a tool switched off in the Tools panel: never offered, never bound.
     pub enabled: bool,
+    /// It takes a `url` argument: what makes an MCP server's tool its URL fetcher.
+    pub takes_url: bool,
 }
 
 impl RegistryTool {
@@ -24,6 +26,7 @@ impl RegistryTool {
             name: name.into(),
             server: None,
             enabled: true,
+            takes_url: false,
         }
     }
 
@@ -33,6 +36,7 @@ impl RegistryTool {
             name: format!("{server}__{tool}"),
             server: Some(server.to_owned()),
             enabled: true,
+            takes_url: false,
         }
     }
 }
@@ -42,7 +46,8 @@ impl RegistryTool {
 pub struct Registry {
     tools: Vec<RegistryTool>,
     by_name: HashMap<String, usize>,
-    url_fetcher: Option<usize>,
+    /// Each URL-fetching server's fetcher, in the order the servers were given.
+    url_fetchers: Vec<usize>,
     /// The names of the switched-off tools, in registry order: what each round withholds.
     switched_off: Vec<String>,
 }
@@ -62,10 +67,11 @@ impl Registry {
                 registry.tools.push(tool);
             }
         }
-        registry.url_fetcher = servers
+        registry.url_fetchers = servers
             .iter()
             .filter(|s| s.keywords.iter().any(|k| says_url(k)))
-            .find_map(|s| registry.fetcher_of(&s.name));
+            .filter_map(|s| registry.fetcher_of(&s.name))
+            .collect();
         registry.switched_off = registry
             .tools
             .iter()
@@ -85,6 +91,7 @@ impl Registry {
                 name: e.name.clone(),
                 server: e.server.clone(),
                 enabled: e.enabled,
+                takes_url: e.args.iter().any(|a| a == "url"),
             });
         Registry::new(tools, servers)
     }
@@ -101,9 +108,15 @@ impl Registry {
             let name = &self.tools[*i].name;
             name.split_once("__").map_or(name.as_str(), |(_, l)| l)
         };
+        // A tool that takes a `url` comes first, one called `…fetch…` among them first.
+        let by_name = |i: &&usize| local(i).to_ascii_lowercase().contains("fetch");
+        let takes_url = |i: &&usize| self.tools[**i].takes_url;
         of_server
             .iter()
-            .find(|i| local(i).to_ascii_lowercase().contains("fetch"))
+            .filter(takes_url)
+            .find(by_name)
+            .or_else(|| of_server.iter().find(takes_url))
+            .or_else(|| of_server.iter().find(by_name))
             .or(of_server.first())
             .copied()
     }
@@ -135,7 +148,16 @@ impl Registry {
 
     /// The tool a pasted link forces, if some server fetches URLs.
     pub fn url_fetcher(&self) -> Option<&str> {
-        self.url_fetcher.map(|i| self.tools[i].name.as_str())
+        self.url_fetchers
+            .first()
+            .map(|&i| self.tools[i].name.as_str())
+    }
+
+    /// The fetcher of each server whose keywords say `url`: what a pasted link binds.
+    pub fn url_fetchers(&self) -> impl Iterator<Item = &str> {
+        self.url_fetchers
+            .iter()
+            .map(|&i| self.tools[i].name.as_str())
     }
 }
 

@@ -188,13 +188,17 @@ pub fn surface(history: &[Event], state: &TurnState, registry: &Registry) -> Sur
     for forced in state.plan.forced() {
         let name = match forced {
             Forced::Tool(name) => name,
-            Forced::UrlFetcher => match registry.url_fetcher() {
-                Some(name) => name,
-                None => {
+            Forced::UrlFetcher => {
+                // Every URL-fetching server's fetcher, with no search.
+                let fetchers: Vec<&str> = registry.url_fetchers().collect();
+                if fetchers.is_empty() {
                     out.no_url_fetcher = true;
-                    continue;
                 }
-            },
+                for name in fetchers {
+                    out.forced += usize::from(out.offer(name, task, registry));
+                }
+                continue;
+            }
         };
         out.forced += usize::from(out.offer(name, task, registry));
     }

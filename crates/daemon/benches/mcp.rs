@@ -112,7 +112,9 @@ fn main() {
             let codaris_daemon::dispatch::Dispatched::Run(permit) = dispatched else {
                 panic!("the call was not allowed");
             };
-            let run = hub.run(permit.tool(), permit.args(), &Pictures::Shown).await;
+            let run = hub
+                .run(permit.tool(), permit.args(), &Pictures::Shown)
+                .await;
             assert!(!run.is_error, "{}", run.output);
             daemon.push(started.elapsed());
         }

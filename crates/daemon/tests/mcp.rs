@@ -94,7 +94,11 @@ async fn a_search_finds_an_mcp_tool_by_its_servers_keyword_and_the_call_runs_on_
         .unwrap();
     assert_eq!(echo.kind, "mcp");
     assert_eq!(echo.server, "fx");
-    assert!(echo.description.starts_with("[fx] "), "{}", echo.description);
+    assert!(
+        echo.description.starts_with("[fx] "),
+        "{}",
+        echo.description
+    );
 
     let results = turn(
         &daemon,
@@ -153,7 +157,11 @@ async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_i
         "/review is this fine?",
     )
     .await;
-    assert_eq!(results.last().unwrap().1, "read_only_activity", "{results:?}");
+    assert_eq!(
+        results.last().unwrap().1,
+        "read_only_activity",
+        "{results:?}"
+    );
     assert!(!inside.exists(), "a refused call never reached the server");
 
     // Outside every root: refused whatever the mode, and the file is never written.
@@ -170,7 +178,11 @@ async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_i
         "write it",
     )
     .await;
-    assert_eq!(results.last().unwrap().1, "mutate_outside_fence", "{results:?}");
+    assert_eq!(
+        results.last().unwrap().1,
+        "mutate_outside_fence",
+        "{results:?}"
+    );
     // And by URI in an argument the server does not call a path.
     let results = turn(
         &daemon,
@@ -183,7 +195,11 @@ async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_i
         "echo",
     )
     .await;
-    assert_eq!(results.last().unwrap().1, "mutate_outside_fence", "{results:?}");
+    assert_eq!(
+        results.last().unwrap().1,
+        "mutate_outside_fence",
+        "{results:?}"
+    );
     assert!(!target.exists());
 
     // Inside the roots, in agent mode, it runs.
@@ -198,7 +214,11 @@ async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_i
         "write it",
     )
     .await;
-    assert_eq!(results.last().unwrap().1, "allowed_by_default", "{results:?}");
+    assert_eq!(
+        results.last().unwrap().1,
+        "allowed_by_default",
+        "{results:?}"
+    );
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "x");
 }
 
@@ -250,7 +270,11 @@ async fn a_rug_pull_holds_the_changed_tool_back_with_its_own_code() {
         "go",
     )
     .await;
-    assert_eq!(results.last().unwrap().1, "allowed_by_default", "{results:?}");
+    assert_eq!(
+        results.last().unwrap().1,
+        "allowed_by_default",
+        "{results:?}"
+    );
     // The server says its list changed; once the new description is indexed, echo is held.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -280,7 +304,8 @@ async fn a_rug_pull_holds_the_changed_tool_back_with_its_own_code() {
 #[tokio::test]
 async fn the_daemon_serves_before_a_slow_server_is_ready_and_an_unready_tool_is_not_offered() {
     // A server that never answers its handshake: the daemon is up at once, the tool absent.
-    let toml = "[mcp.servers.slow]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_seconds = 30\n";
+    let toml =
+        "[mcp.servers.slow]\ncommand = \"sleep\"\nargs = [\"30\"]\nstartup_timeout_seconds = 30\n";
     let started = Instant::now();
     let daemon = InProcess::start_with_toml(toml).await;
     assert!(started.elapsed() < Duration::from_secs(10));
@@ -308,9 +333,6 @@ async fn a_crashed_servers_tools_answer_that_it_is_restarting_until_it_is_back()
     );
     // It comes back by itself, tools and all.
     let mut tools = v1::tools_client::ToolsClient::new(daemon.channel().await);
-    tools
-        .list_tools(v1::ListToolsRequest {})
-        .await
-        .unwrap();
+    tools.list_tools(v1::ListToolsRequest {}).await.unwrap();
     assert!(wait_for_tool(&daemon, "fx__echo", Duration::from_secs(30)).await);
 }

@@ -1,7 +1,7 @@
 //! Found-by-search binding: when a search binds, for how long, how many, and what never binds.
 
-use codaris_agent::{Event, MAX_FOUND, TurnPlan, TurnState, surface};
-use codaris_index::{Hit, Kind, SearchOutcome};
+use codaris_agent::{Event, MAX_FOUND, Registry, RegistryTool, TurnPlan, TurnState, surface};
+use codaris_index::{Hit, Kind, SearchOutcome, Server};
 use codaris_policy::{ALWAYS_ON, Task};
 use pretty_assertions::assert_eq;
 
@@ -271,4 +271,51 @@ fn the_dispatch_task_is_bound_to_the_surface() {
     let task = st.dispatch_task(&s);
     assert_eq!(task.bound.as_deref(), Some(s.tools.as_slice()));
     assert_eq!(task.slash, ["/audit"]);
+}
+
+#[test]
+fn a_pasted_link_binds_the_url_taking_tool_of_each_url_server() {
+    let tool = |server: &str, name: &str, takes_url: bool| {
+        let mut t = RegistryTool::mcp(server, name);
+        t.takes_url = takes_url;
+        t
+    };
+    let servers = [
+        Server {
+            name: "fetch".into(),
+            keywords: vec!["url".into()],
+        },
+        Server {
+            name: "browser".into(),
+            keywords: vec!["web pages by URL".into()],
+        },
+        Server {
+            name: "notes".into(),
+            keywords: vec!["memory".into()],
+        },
+    ];
+    let reg = Registry::new(
+        [
+            // Named like a fetcher but taking no URL: the URL-taking one wins.
+            tool("fetch", "fetch_status", false),
+            tool("fetch", "get", true),
+            tool("browser", "browser_navigate", true),
+            tool("notes", "fetch_note", true),
+        ],
+        &servers,
+    );
+    assert_eq!(
+        reg.url_fetchers().collect::<Vec<_>>(),
+        ["fetch__get", "browser__browser_navigate"]
+    );
+    let msg = "summarise https://example.org/a";
+    let s = surface(&[Event::user(msg)], &state(msg), &reg);
+    assert!(s.tools.contains(&"fetch__get".to_owned()), "{:?}", s.tools);
+    assert!(
+        s.tools.contains(&"browser__browser_navigate".to_owned()),
+        "{:?}",
+        s.tools
+    );
+    assert!(!s.tools.contains(&"notes__fetch_note".to_owned()));
+    assert!(!s.no_url_fetcher);
 }

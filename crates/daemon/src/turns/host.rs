@@ -432,6 +432,7 @@ impl ToolIndex for DaemonIndex {
                 name: entry.name.clone(),
                 server: entry.server.clone(),
                 enabled: entry.enabled,
+                takes_url: entry.args.iter().any(|a| a == "url"),
             });
         let servers = self.tools.servers();
         let registry = Arc::new(Registry::new(builtin.chain(mcp), &servers));
