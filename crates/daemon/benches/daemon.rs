@@ -18,7 +18,9 @@
 //! - **codarisd**: `Status` against the release daemon, exec'd, with its logging, on a state
 //!   directory holding one session and on one holding 1,000 (issue #13: at most 1.2× the one);
 //!   the 1,000-session one again straight after (its workers still awake), and a third daemon
-//!   with `RUST_LOG=off` (what the log subscriber costs per call).
+//!   with `RUST_LOG=off` (what the log subscriber costs per call), and, when
+//!   `CODARIS_BENCH_BASELINE` names another build's `codarisd`, that one on one session: a
+//!   before/after comparison in the same run, interleaved with the rest.
 //! - **shared runtime**: the earlier measurement, client and server on one multi-thread runtime.
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
@@ -171,6 +173,11 @@ fn status_round_trip(c: &mut Criterion) {
     let daemon_many = spawn_daemon(&many);
     // The same daemon with its log filter off: what the subscriber costs per call.
     let daemon_quiet = spawn_daemon_with(&quiet, &[("RUST_LOG", "off")]);
+    let baseline = std::env::var_os("CODARIS_BENCH_BASELINE").map(|binary| {
+        let state = state_with_sessions(&temp.path().join("baseline"), 1);
+        let child = spawn_binary(Path::new(&binary), &state);
+        (child, state.join("codaris.sock"))
+    });
 
     let (
         mut in_process,
@@ -190,6 +197,10 @@ fn status_round_trip(c: &mut Criterion) {
         let quiet =
             v1::daemon_client::DaemonClient::new(channel(&quiet.join("codaris.sock")).await);
         (in_process, health, flat, exec_one, exec_many, quiet)
+    });
+    let mut baseline_client = baseline.as_ref().map(|(_, socket)| {
+        client_runtime
+            .block_on(async { v1::daemon_client::DaemonClient::new(channel(socket).await) })
     });
     let mut shared = server_runtime
         .block_on(async { v1::daemon_client::DaemonClient::new(channel(&socket).await) });
@@ -221,7 +232,7 @@ fn status_round_trip(c: &mut Criterion) {
     });
 
     let rounds = 5_000;
-    let mut samples: [Vec<Duration>; 9] = Default::default();
+    let mut samples: [Vec<Duration>; 10] = Default::default();
     let message = vec![7u8; size];
     let mut answer = vec![0u8; size];
     client_runtime.block_on(async {
@@ -265,6 +276,12 @@ fn status_round_trip(c: &mut Criterion) {
             let start = Instant::now();
             exec_many.status(v1::StatusRequest {}).await.unwrap();
             samples[8].push(start.elapsed());
+
+            if let Some(client) = &mut baseline_client {
+                let start = Instant::now();
+                client.status(v1::StatusRequest {}).await.unwrap();
+                samples[9].push(start.elapsed());
+            }
         }
     });
     server_runtime.block_on(async {
@@ -284,6 +301,7 @@ fn status_round_trip(c: &mut Criterion) {
         flat_s,
         quiet_s,
         again_s,
+        baseline_s,
     ] = samples;
     println!("round trips over the Unix socket, {size}-byte answer, {rounds} each, interleaved:");
     let echo50 = percentiles("  raw socket echo (reference)", echo_s);
@@ -299,6 +317,14 @@ fn status_round_trip(c: &mut Criterion) {
     println!("    {:.2}× the echo", ratio(p));
     let one50 = percentiles("  Status, codarisd with 1 session", one_s);
     println!("    {:.2}× the echo", ratio(one50));
+    if !baseline_s.is_empty() {
+        let p = percentiles("  Status, baseline codarisd with 1 session", baseline_s);
+        println!(
+            "    {:.2}× the echo, {:.2}× this build's",
+            ratio(p),
+            p.as_secs_f64() / one50.as_secs_f64()
+        );
+    }
     let many50 = percentiles(
         &format!("  Status, codarisd with {sessions} sessions"),
         many_s,
@@ -330,6 +356,7 @@ fn status_round_trip(c: &mut Criterion) {
         exec_one,
         exec_many,
         quiet_client,
+        baseline_client,
         echo,
         shared,
     ));
@@ -337,6 +364,9 @@ fn status_round_trip(c: &mut Criterion) {
     stop(daemon_one);
     stop(daemon_many);
     stop(daemon_quiet);
+    if let Some((child, _)) = baseline {
+        stop(child);
+    }
     shutdown.trigger("bench done");
     flat_shutdown.trigger("bench done");
     flat.join().unwrap();
@@ -347,6 +377,19 @@ fn status_round_trip(c: &mut Criterion) {
 /// read, with `env` besides.
 fn spawn_daemon_with(state_dir: &Path, env: &[(&str, &str)]) -> Child {
     spawn(state_dir, &state_dir.join("absent-config.toml"), env)
+}
+
+/// Another build's `codarisd` (`binary`), set up as [`spawn`] sets up this one.
+fn spawn_binary(binary: &Path, state_dir: &Path) -> Child {
+    Command::new(binary)
+        .env_clear()
+        .env("CODARIS_STATE_DIR", state_dir)
+        .env("CODARIS_CONFIG", state_dir.join("absent-config.toml"))
+        .env("HOME", state_dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 fn spawn_daemon(state_dir: &Path) -> Child {
