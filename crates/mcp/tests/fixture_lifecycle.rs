@@ -230,3 +230,32 @@ async fn shutdown_leaves_nothing_of_the_servers_process_group() {
     assert!(left.is_empty(), "outlived the shutdown: {left:?}");
     assert!(registry.servers().is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_with_a_call_in_flight_ends_the_call_and_the_server() {
+    let (registry, _) = started(stdio("busy", &["--child"])).await;
+    let pid = stats(&registry, "busy").await["pid"];
+    let caller = registry.clone();
+    let hanging = tokio::spawn(async move { caller.call("busy__hang", json!({})).await });
+    // The call is in flight once the server has it; wait for that on the server's side.
+    let mut polls = 0;
+    while stats(&registry, "busy").await["hanging"] == 0 {
+        polls += 1;
+        assert!(polls < 200, "the call never reached the server");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let begun = Instant::now();
+    registry.shutdown().await;
+    let ended = tokio::time::timeout(Duration::from_secs(10), hanging)
+        .await
+        .expect("the call in flight outlived the shutdown")
+        .unwrap();
+    assert!(
+        begun.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        begun.elapsed()
+    );
+    assert!(ended.is_err(), "{ended:?}");
+    let left = living_in_group(pid);
+    assert!(left.is_empty(), "outlived the shutdown: {left:?}");
+}
