@@ -152,7 +152,13 @@ async fn a_reply_over_the_size_limit_fails_the_call_over_http() {
         .call("big__huge", json!({"bytes": MAX_LINE + 1}))
         .await;
     assert!(begun.elapsed() < PATIENCE, "took {:?}", begun.elapsed());
-    assert!(matches!(failed, Err(ToolError::Call { .. })), "{failed:?}");
+    match failed {
+        Err(ToolError::Call {
+            source: CallError::Closed(why),
+            ..
+        }) => assert!(why.contains("16 MiB"), "{why}"),
+        other => panic!("expected the reply to be dropped, got {other:?}"),
+    }
     let view = ready(&registry, "big").await;
     assert_eq!(view.tools.len(), SCRIPTED);
     assert_eq!(
@@ -322,21 +328,20 @@ async fn a_crash_mid_call_fails_the_call_and_the_server_comes_back() {
         ),
         "{crashed:?}"
     );
+    // From the moment the call failed, the server's tools are unavailable until it is back.
+    let refused = registry.call("boom__echo", json!({"text": "x"})).await;
+    assert!(
+        matches!(
+            &refused,
+            Err(ToolError::Unavailable { server, .. }) if server == "boom"
+        ),
+        "{refused:?}"
+    );
     let failed = wait_for(&registry, "boom", "failed", |v| v.state != State::Ready).await;
-    if failed.state == State::Failed {
-        assert!(
-            failed.tools.is_empty(),
-            "a failed server's tools are withdrawn"
-        );
-        let refused = registry.call("boom__echo", json!({"text": "x"})).await;
-        assert!(
-            matches!(
-                &refused,
-                Err(ToolError::Unavailable { server, .. }) if server == "boom"
-            ),
-            "{refused:?}"
-        );
-    }
+    assert!(
+        failed.tools.is_empty(),
+        "a failed server's tools are withdrawn"
+    );
     let back = wait_for(&registry, "boom", "a restart", |v| {
         v.state == State::Ready && v.restarts >= 1
     })
