@@ -6,6 +6,10 @@
 //!
 //! `valgrind --tool=callgrind target/release/deps/profile-… append 400` (and `append 200`)
 //! `… sixteen 400`: the same appends from sixteen writers (the group commit's share).
+//! `… replay 2000`: a ledger of that many decisions, each naming the set of its session's ten
+//! grants, read back and replayed; with `--toggle-collect='codaris_ledger::store::Ledger::decisions*'
+//! --toggle-collect='codaris_ledger::replay::replay*'` callgrind counts only the read and the
+//! replay.
 
 #![expect(clippy::unwrap_used, reason = "profiling set-up")]
 
@@ -67,6 +71,72 @@ fn main() {
                 ledger.append_grant("s1", grant, backing, n as u64).unwrap();
             }
         }
-        other => panic!("unknown profile `{other}`: append, sixteen or grant"),
+        "replay" => replay(&ledger, count),
+        "show" => println!("{}", serde_json::to_string(&decision_record()).unwrap()),
+        other => panic!("unknown profile `{other}`: append, sixteen, grant or show"),
     }
+}
+
+/// Fills `count` decisions over ten sessions of ten grants each, then reads and replays them.
+fn replay(ledger: &Arc<Ledger>, count: usize) {
+    let sessions: Vec<(String, Vec<Grant>)> = (0..10)
+        .map(|s| {
+            let session = format!("s{s}");
+            let grants = (0..10)
+                .map(|g| {
+                    let grant = Grant::new(
+                        CapabilityName::ReadOutsideFence,
+                        Some(&format!("/data/{s}/{g}")),
+                        Lifetime::Session,
+                    );
+                    let backing = Backing::Card {
+                        card_id: format!("c{s}"),
+                    };
+                    ledger
+                        .append_grant(&session, grant, backing, 1)
+                        .unwrap()
+                        .grant
+                })
+                .collect();
+            (session, grants)
+        })
+        .collect();
+    let sessions = Arc::new(sessions);
+    let threads: Vec<_> = (0..8)
+        .map(|w| {
+            let (ledger, sessions) = (ledger.clone(), sessions.clone());
+            std::thread::spawn(move || {
+                for n in (w..count).step_by(8) {
+                    let (session, grants) = &sessions[n % sessions.len()];
+                    let request = Request {
+                        tool: "read_file".to_owned(),
+                        args: serde_json::json!({"path": format!("src/f{}.rs", n % 50)}),
+                        task: Task::new("/w/proj"),
+                        grants: grants.clone(),
+                        spec: None,
+                    };
+                    let decision = request.evaluate();
+                    let record = DecisionRecord::new(session.clone(), request, decision, 1);
+                    ledger.append_decision(record).unwrap();
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    read_and_replay(ledger);
+}
+
+#[inline(never)]
+fn read_and_replay(ledger: &Ledger) {
+    let started = std::time::Instant::now();
+    let (records, corrupt) = ledger.decisions(None).unwrap();
+    let report = codaris_ledger::replay(&records, &corrupt);
+    assert!(report.is_clean(), "{report:?}");
+    println!(
+        "read and replay of {} decisions: {:.2} µs each",
+        report.decisions,
+        started.elapsed().as_secs_f64() * 1e6 / report.decisions as f64
+    );
 }
