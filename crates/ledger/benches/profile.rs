@@ -73,7 +73,10 @@ fn main() {
         }
         "replay" => replay(&ledger, count),
         "show" => println!("{}", serde_json::to_string(&decision_record()).unwrap()),
-        other => panic!("unknown profile `{other}`: append, sixteen, grant or show"),
+        other => {
+            eprintln!("unknown profile `{other}`: append, sixteen, grant, replay or show");
+            std::process::exit(2);
+        }
     }
 }
 

@@ -686,8 +686,15 @@ fn decode_why<T: DeserializeOwned + Versioned>(bytes: &[u8]) -> Result<T, String
     let newer = |schema: u64| format!("schema {schema} is newer than this build's {SCHEMA}");
     // Straight into the type (no `serde_json::Value` in between), its schema checked after: a
     // newer record is refused whether or not its shape decodes as this build's. Only when it
-    // does not decode is the header read on its own, to say why.
-    match serde_json::from_slice::<T>(bytes) {
+    // does not decode is the header read on its own, to say why. The bytes are checked to be
+    // UTF-8 once, as a whole: from bytes, serde_json checks each string on its own, and for a
+    // record of many short strings that was an eighth of decoding it. Bytes that are not
+    // UTF-8 are decoded as bytes, for serde_json to say where.
+    let decoded = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str::<T>(text),
+        Err(_) => serde_json::from_slice::<T>(bytes),
+    };
+    match decoded {
         Ok(record) => match record.schema() {
             Some(schema) if schema <= SCHEMA => Ok(record),
             Some(schema) => Err(newer(u64::from(schema))),
