@@ -131,11 +131,29 @@ pub fn link_hash(
 /// SHA-256 (hex) of a record in canonical JSON: object keys sorted, members whose value is
 /// `null` left out. Independent of how a build orders map keys, and of fields added later with
 /// a `null` default, so an older record verifies under a newer build.
+///
+/// Written straight from the record (see `canonical.rs`); a record of a shape that writer leaves
+/// alone, or that fails there, takes the route the digests were first made by: through a
+/// `serde_json::Value`.
 pub fn digest(record: &impl Serialize) -> Result<String, serde_json::Error> {
+    let mut bytes = Vec::with_capacity(1024);
+    match crate::canonical::write(record, &mut bytes) {
+        Ok(()) => Ok(hex(&Sha256::digest(&bytes))),
+        Err(_) => digest_by_value(record),
+    }
+}
+
+/// [`digest`] through a `serde_json::Value`: the definition the canonical writer must match.
+pub(crate) fn digest_by_value(record: &impl Serialize) -> Result<String, serde_json::Error> {
+    Ok(hex(&Sha256::digest(canonical_by_value(record)?)))
+}
+
+/// A record's canonical JSON through a `serde_json::Value`.
+pub(crate) fn canonical_by_value(record: &impl Serialize) -> Result<Vec<u8>, serde_json::Error> {
     let value = serde_json::to_value(record)?;
     let mut bytes = Vec::new();
     canonical(&value, &mut bytes)?;
-    Ok(hex(&Sha256::digest(&bytes)))
+    Ok(bytes)
 }
 
 fn canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {

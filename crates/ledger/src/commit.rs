@@ -57,8 +57,9 @@ struct State<T, E> {
     last_batch: u64,
     /// A leader is waiting for writers to arrive (only then does a submit wake anyone).
     gathering: bool,
-    /// Writers waiting on `turn`.
-    waiting_turn: u64,
+    /// Batches taken by their leaders so far; the parity picks the `turn` condvar the writers
+    /// queued for the next batch wait on.
+    batches: u64,
     failed: Vec<Failed<E>>,
 }
 
@@ -69,11 +70,17 @@ pub struct GroupCommit<T, E> {
     state: Mutex<State<T, E>>,
     /// Signalled when a batch is settled (and so the one being applied is done).
     done: Condvar,
-    /// Signalled when a leader gives up the journal phase, for a queued writer to lead the
-    /// next batch, and when a leader takes the writers waiting for that. Apart from `done`, so
-    /// that the writers of a batch in flight sleep until it settles rather than wake each
-    /// time the section changes hands (on two cores the wake-ups cost more than the sync).
-    turn: Condvar,
+    /// Where writers queued for the next batch wait, by the parity of that batch's number:
+    /// signalled (one writer) when a leader gives up the journal phase, for a queued writer to
+    /// lead the next batch, and (all) when the batch settles. Taking a batch wakes nobody: its
+    /// writers sleep on until it settles, so each writer wakes once per record rather than also
+    /// each time the section changes hands (on two cores the wake-ups cost more than the sync).
+    /// Two of them, because the writers of the batch just taken are still asleep on one while
+    /// writers arriving for the next wait on the other. The one a leader hands the section on
+    /// through holds no writer of an earlier batch: the batch two back has settled by then and
+    /// woken all of its own (a writer queued while it was still being applied may be woken early
+    /// by that, and waits again).
+    turn: [Condvar; 2],
     arrived: Condvar,
 }
 
@@ -89,11 +96,11 @@ impl<T, E> Default for GroupCommit<T, E> {
                 queued: Vec::new(),
                 last_batch: 0,
                 gathering: false,
-                waiting_turn: 0,
+                batches: 0,
                 failed: Vec::new(),
             }),
             done: Condvar::new(),
-            turn: Condvar::new(),
+            turn: [Condvar::new(), Condvar::new()],
             arrived: Condvar::new(),
         }
     }
@@ -106,7 +113,9 @@ impl<T, E: Clone> GroupCommit<T, E> {
         let mut state = self.lock();
         state.queued.push(record);
         state.issued += 1;
-        if state.gathering {
+        // The gathering leader is woken once, by the writer that completes its batch, not by
+        // every arrival.
+        if state.gathering && state.issued - state.taken == state.last_batch {
             self.arrived.notify_one();
         }
         state.issued
@@ -131,13 +140,9 @@ impl<T, E: Clone> GroupCommit<T, E> {
                 // Its batch is in flight: woken when it settles.
                 state = self.wait_done(state);
             } else if state.committing {
-                // Queued for the next batch: woken to lead it, or once a leader takes it.
-                state.waiting_turn += 1;
-                state = self
-                    .turn
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner);
-                state.waiting_turn -= 1;
+                // Queued for the next batch: woken to lead it, or once it settles.
+                let turn = &self.turn[parity(state.batches)];
+                state = turn.wait(state).unwrap_or_else(PoisonError::into_inner);
             } else {
                 break;
             }
@@ -161,11 +166,10 @@ impl<T, E: Clone> GroupCommit<T, E> {
         let after = state.taken;
         let covers = state.issued;
         state.taken = covers;
-        if state.waiting_turn > 0 {
-            // Every writer waiting for a turn was queued, so this batch holds it: it waits for
-            // the batch to settle instead.
-            self.turn.notify_all();
-        }
+        // Its writers asleep on this batch's `turn` stay asleep until it settles; writers from
+        // now on wait on the other one, for the next batch.
+        let batch_turn = parity(state.batches);
+        state.batches += 1;
         let batch = std::mem::take(&mut state.queued);
         drop(state);
         let journalled = journal(batch);
@@ -180,7 +184,7 @@ impl<T, E: Clone> GroupCommit<T, E> {
                 state.applying = true;
                 // The next leader may journal now: one writer queued since is woken to lead.
                 if state.issued > state.taken {
-                    self.turn.notify_one();
+                    self.turn[parity(state.batches)].notify_one();
                 }
                 drop(state);
                 let applied = apply(journalled);
@@ -190,7 +194,7 @@ impl<T, E: Clone> GroupCommit<T, E> {
             }
             Err(error) => {
                 if state.issued > state.taken {
-                    self.turn.notify_one();
+                    self.turn[parity(state.batches)].notify_one();
                 }
                 Err(error)
             }
@@ -212,6 +216,7 @@ impl<T, E: Clone> GroupCommit<T, E> {
             }
         }
         self.done.notify_all();
+        self.turn[batch_turn].notify_all();
         result
     }
 
@@ -229,7 +234,9 @@ impl<T, E: Clone> GroupCommit<T, E> {
         let mut state = self.lock();
         state.committing = false;
         drop(state);
-        self.turn.notify_all();
+        for turn in &self.turn {
+            turn.notify_all();
+        }
         result
     }
 
@@ -252,6 +259,10 @@ impl<T, E: Clone> GroupCommit<T, E> {
             .wait(state)
             .unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+fn parity(batch: u64) -> usize {
+    usize::from(batch % 2 == 1)
 }
 
 /// The error of the failed batch that covered `ticket`, if one did.

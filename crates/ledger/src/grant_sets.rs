@@ -178,30 +178,46 @@ pub(crate) fn fill_each<E>(
     records: &mut Vec<DecisionRecord>,
     mut set_of: impl FnMut(&str, &str) -> Result<SetGrants, E>,
 ) -> Result<Vec<Corrupt>, E> {
-    let mut read: HashMap<(String, String), SetGrants> = HashMap::new();
+    // By the set's key, with the session it was read for: looked up by the record's own key,
+    // so a record whose set was read already costs no allocation. A set key is a digest of its
+    // session, so a second session naming the same key is a forgery: read for it each time.
+    let mut read: HashMap<String, (String, SetGrants)> = HashMap::new();
     let mut corrupt = Vec::new();
-    let mut kept = Vec::with_capacity(records.len());
-    for mut record in records.drain(..) {
+    let mut failed = None;
+    // In place: a decision record is large, and most are kept.
+    records.retain_mut(|record| {
+        if failed.is_some() {
+            return true;
+        }
         let Some(named) = &record.grant_set else {
-            kept.push(record);
-            continue;
+            return true;
         };
-        let id = (named.key.clone(), record.session_id.clone());
-        let set = match read.get(&id) {
-            Some(set) => set.clone(),
-            None => {
-                let set = set_of(&named.key, &record.session_id)?;
-                read.insert(id, set.clone());
-                set
+        let set = match read.get(named.key.as_str()) {
+            Some((session, set)) if *session == record.session_id => Ok(set.clone()),
+            Some(_) => set_of(&named.key, &record.session_id),
+            None => set_of(&named.key, &record.session_id).inspect(|set| {
+                read.insert(named.key.clone(), (record.session_id.clone(), set.clone()));
+            }),
+        };
+        let set = match set {
+            Ok(set) => set,
+            Err(error) => {
+                failed = Some(error);
+                return true;
             }
         };
-        match set.and_then(|set| fill(&mut record, &set)) {
-            Ok(()) => kept.push(record),
-            Err(reason) => corrupt.push(unfilled(&record, reason)),
+        match set.and_then(|set| fill(record, &set)) {
+            Ok(()) => true,
+            Err(reason) => {
+                corrupt.push(unfilled(record, reason));
+                false
+            }
         }
+    });
+    match failed {
+        Some(error) => Err(error),
+        None => Ok(corrupt),
     }
-    *records = kept;
-    Ok(corrupt)
 }
 
 /// [`fill_each`] from the sets and grants of an export.

@@ -29,6 +29,7 @@
 //! sessions or conversations (it stores their JSON).
 
 mod backing;
+mod canonical;
 mod chain;
 mod commit;
 mod conversations;

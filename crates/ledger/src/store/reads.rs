@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Deserialize;
 
-use super::{Ledger, decode_value, key_text};
+use super::{Ledger, decode_stored, decode_value};
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets;
 use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
@@ -198,7 +198,7 @@ impl Ledger {
 
     fn decode_decision(&self, key: &[u8], bytes: &[u8]) -> Result<DecisionRecord, Corrupt> {
         self.reads.count(1);
-        decode_value("decisions", &key_text(key), bytes)
+        decode_stored("decisions", key, bytes)
     }
 
     /// How many stored records (decisions, grants, cards) this ledger's reads have decoded
