@@ -219,10 +219,10 @@ pub struct McpAddArgs {
     #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "cwd"])]
     pub url: Option<String>,
     /// A header sent to a --url server, as 'NAME: VALUE' (repeatable)
-    #[arg(long = "header", value_name = "'K: V'", requires = "url", value_parser = parse_header)]
-    pub headers: Vec<(String, String)>,
+    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
+    pub headers: Vec<String>,
     /// An environment variable of the COMMAND, as KEY=VALUE (repeatable)
-    #[arg(long = "env", value_name = "K=V", value_parser = parse_env)]
+    #[arg(long = "env", value_name = "K=V")]
     pub env: Vec<String>,
     /// A word search ranks the server's tools by (repeatable)
     #[arg(long = "keyword", value_name = "W")]
@@ -242,27 +242,6 @@ pub struct McpAddArgs {
         num_args = 1..
     )]
     pub command: Vec<String>,
-}
-
-/// `KEY=VALUE`, with a non-empty key. A refused entry is not echoed: its value may be a secret.
-pub fn parse_env(entry: &str) -> Result<String, String> {
-    match entry.split_once('=') {
-        Some((key, _)) if !key.is_empty() => Ok(entry.to_owned()),
-        Some(_) => Err("no variable name before `=`; give KEY=VALUE".to_owned()),
-        None => Err("no `=`; give KEY=VALUE".to_owned()),
-    }
-}
-
-/// `NAME: VALUE` (the space is optional), with a non-empty name. A refused header is not
-/// echoed: its value may be a secret.
-pub fn parse_header(header: &str) -> Result<(String, String), String> {
-    match header.split_once(':') {
-        Some((name, value)) if !name.trim().is_empty() => {
-            Ok((name.trim().to_owned(), value.trim().to_owned()))
-        }
-        Some(_) => Err("no header name before `:`; give 'NAME: VALUE'".to_owned()),
-        None => Err("no `:`; give 'NAME: VALUE'".to_owned()),
-    }
 }
 
 #[derive(Debug, Subcommand)]

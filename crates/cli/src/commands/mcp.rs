@@ -170,8 +170,20 @@ pub fn add_request(args: McpAddArgs, here: &Path) -> Result<v1::AddServerRequest
     };
     if let Some(url) = args.url {
         request.url = url;
-        request.headers = args.headers.into_iter().collect();
+        for header in &args.headers {
+            let (name, value) = parse_header(header)?;
+            request.headers.insert(name, value);
+        }
         return Ok(request);
+    }
+    if !args.headers.is_empty() {
+        return Err(CliError::InvalidFlag {
+            flag: "--header",
+            reason: "headers are for a --url server".to_owned(),
+        });
+    }
+    for entry in &args.env {
+        parse_env(entry)?;
     }
     let mut command = args.command.into_iter();
     let Some(program) = command.next() else {
@@ -204,6 +216,36 @@ pub fn add_request(args: McpAddArgs, here: &Path) -> Result<v1::AddServerRequest
         request.cwd = absolute(cwd)?;
     }
     Ok(request)
+}
+
+/// Checks `KEY=VALUE`, with a non-empty key. A refused entry is not echoed: its value may be a
+/// secret.
+pub fn parse_env(entry: &str) -> Result<(), CliError> {
+    let reason = match entry.split_once('=') {
+        Some((key, _)) if !key.is_empty() => return Ok(()),
+        Some(_) => "an entry has no variable name before `=`; give KEY=VALUE",
+        None => "an entry has no `=`; give KEY=VALUE",
+    };
+    Err(CliError::InvalidFlag {
+        flag: "--env",
+        reason: reason.to_owned(),
+    })
+}
+
+/// `NAME: VALUE` (the space is optional), with a non-empty name, as its name and value. A
+/// refused header is not echoed: its value may be a secret.
+pub fn parse_header(header: &str) -> Result<(String, String), CliError> {
+    let reason = match header.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            return Ok((name.trim().to_owned(), value.trim().to_owned()));
+        }
+        Some(_) => "a header has no name before `:`; give 'NAME: VALUE'",
+        None => "a header has no `:`; give 'NAME: VALUE'",
+    };
+    Err(CliError::InvalidFlag {
+        flag: "--header",
+        reason: reason.to_owned(),
+    })
 }
 
 /// `stdio: COMMAND ARGS…` or `http: URL`.
@@ -445,41 +487,30 @@ mod tests {
 
     #[test]
     fn malformed_env_and_headers_are_refused_without_echoing_them() {
-        for args in [
-            &["mcp", "add", "a", "--env", "SECRETVALUE", "--", "x"][..],
-            &["mcp", "add", "a", "--env", "=SECRETVALUE", "--", "x"][..],
-            &[
-                "mcp",
-                "add",
-                "a",
-                "--url",
-                "http://h",
-                "--header",
-                "SECRETVALUE",
-            ][..],
-            &[
-                "mcp",
-                "add",
-                "a",
-                "--url",
-                "http://h",
-                "--header",
-                ": SECRETVALUE",
-            ][..],
+        let url = ["mcp", "add", "a", "--url", "http://h", "--header"];
+        for (args, flag) in [
+            (
+                vec!["mcp", "add", "a", "--env", "SECRETVALUE", "--", "x"],
+                "--env",
+            ),
+            (
+                vec!["mcp", "add", "a", "--env", "=SECRETVALUE", "--", "x"],
+                "--env",
+            ),
+            ([&url[..], &["SECRETVALUE"]].concat(), "--header"),
+            ([&url[..], &[": SECRETVALUE"]].concat(), "--header"),
         ] {
-            match parse(args) {
-                Err(err) => {
-                    let text = err.to_string();
-                    assert_eq!(
-                        err.kind(),
-                        clap::error::ErrorKind::ValueValidation,
-                        "{text}"
-                    );
+            match add(&args) {
+                Err(text) => {
+                    assert!(text.starts_with(&format!("invalid {flag}: ")), "{text}");
                     assert!(!text.contains("SECRETVALUE"), "{text}");
+                    assert_eq!(text.lines().count(), 1, "{text}");
                 }
-                Ok(parsed) => panic!("{args:?} parsed: {parsed:?}"),
+                Ok(request) => panic!("{args:?} accepted: {request:?}"),
             }
         }
+        assert!(parse_env("K=").is_ok());
+        assert!(parse_header("K:").is_ok_and(|(k, v)| k == "K" && v.is_empty()));
     }
 
     #[test]
@@ -488,10 +519,14 @@ mod tests {
             &["mcp", "add", "a"][..],
             &["mcp", "add", "a", "--url", "http://h", "--", "x"][..],
             &["mcp", "add", "a", "--url", "http://h", "--env", "K=V"][..],
-            &["mcp", "add", "a", "--header", "K: V", "--", "x"][..],
         ] {
             assert!(parse(args).is_err(), "{args:?}");
         }
+        let headers_without_url = add(&["mcp", "add", "a", "--header", "K: V", "--", "x"]);
+        assert!(
+            headers_without_url.is_err_and(|text| text.contains("--url")),
+            "headers are for a --url server"
+        );
     }
 
     #[test]
