@@ -9,6 +9,7 @@ const PROTOS: &[&str] = &[
     "codaris/v1/sessions.proto",
     "codaris/v1/tools.proto",
     "codaris/v1/ledger.proto",
+    "codaris/v1/mcp.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

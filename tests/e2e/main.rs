@@ -15,6 +15,7 @@ mod interrupt;
 mod ledger;
 mod leftovers;
 mod lifecycle;
+mod mcp;
 mod permission_mode;
 mod python;
 mod run;

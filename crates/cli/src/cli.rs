@@ -51,6 +51,9 @@ pub enum Command {
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// Add, list, switch and approve the daemon's MCP servers, and list their tools
+    #[command(subcommand)]
+    Mcp(McpCommand),
     /// List and revoke grants, list decisions, export the ledger (through the daemon)
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -161,6 +164,84 @@ pub enum Approve {
     /// For a command: allow each program of its line anywhere for the session; other cards:
     /// as `session`
     Programs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Register an MCP server with the daemon: it is kept across restarts and starts in the
+    /// background (`codaris mcp list` shows when it is ready)
+    #[command(
+        after_help = "Examples:\n  codaris mcp add time --keyword clock -- uvx mcp-server-time\n  codaris mcp add docs --url http://127.0.0.1:3001/mcp --header 'Authorization: Bearer …'"
+    )]
+    Add(McpAddArgs),
+    /// Every server: its state, transport, tools, tools held back and error
+    List,
+    /// The tools of one server, as the model calls them (`server__tool`)
+    Tools {
+        /// The server's name, as `codaris mcp list` shows it
+        name: String,
+    },
+    /// Stop and forget a server added with `codaris mcp add` (configured ones are removed from
+    /// the configuration file)
+    Remove {
+        /// The server's name
+        name: String,
+    },
+    /// Stop a server and start it again
+    Restart {
+        /// The server's name
+        name: String,
+    },
+    /// Switch a server on (kept across restarts)
+    Enable {
+        /// The server's name
+        name: String,
+    },
+    /// Switch a server off: it is stopped and its tools leave the index (kept across restarts)
+    Disable {
+        /// The server's name
+        name: String,
+    },
+    /// Accept a server's current tool definitions and launch, so none of its tools stays held
+    /// back after a change
+    Approve {
+        /// The server's name
+        name: String,
+    },
+}
+
+/// `codaris mcp add NAME [OPTIONS] -- COMMAND [ARGS...]` or `codaris mcp add NAME --url URL`.
+#[derive(Debug, Args)]
+pub struct McpAddArgs {
+    /// The server's name: 1–32 letters, digits, `-` and `_`, without `__` or a trailing `_`
+    pub name: String,
+    /// A streamable-HTTP server's endpoint (http or https) instead of a COMMAND
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "env", "cwd"])]
+    pub url: Option<String>,
+    /// A header sent to a --url server, as 'NAME: VALUE' (repeatable)
+    #[arg(long = "header", value_name = "'K: V'", requires = "url")]
+    pub headers: Vec<String>,
+    /// An environment variable of the COMMAND, as KEY=VALUE (repeatable)
+    #[arg(long = "env", value_name = "K=V")]
+    pub env: Vec<String>,
+    /// A word search ranks the server's tools by (repeatable)
+    #[arg(long = "keyword", value_name = "W")]
+    pub keywords: Vec<String>,
+    /// Believe the server's tool annotations (a tool that says it only reads counts as one)
+    #[arg(long)]
+    pub trust: bool,
+    /// The COMMAND's working directory [default: the daemon's]; a relative one is taken from
+    /// the current directory
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// The program that speaks MCP on its standard input and output, and its arguments
+    #[arg(
+        last = true,
+        value_name = "COMMAND",
+        required_unless_present = "url",
+        num_args = 1..
+    )]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

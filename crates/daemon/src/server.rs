@@ -19,6 +19,7 @@ use crate::error::StartError;
 use crate::registry::ToolRegistry;
 use crate::service::daemon::DaemonService;
 use crate::service::ledger::LedgerService;
+use crate::service::mcp::McpService;
 use crate::service::sessions::SessionsService;
 use crate::service::tools::ToolsService;
 use crate::sessions::{SessionStore, now_ms};
@@ -189,6 +190,9 @@ async fn routes(
     health
         .set_serving::<v1::ledger_server::LedgerServer<LedgerService>>()
         .await;
+    health
+        .set_serving::<v1::mcp_server::McpServer<McpService>>()
+        .await;
 
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
@@ -210,6 +214,7 @@ async fn routes(
         tools_indexed: tools.indexed(),
         sandbox: builtins.sandbox_status(),
     };
+    let mcp_service = McpService { hub: mcp.clone() };
     let turns = Arc::new(crate::turns::Turns::new(
         config.clone(),
         ledger.clone(),
@@ -259,6 +264,7 @@ async fn routes(
         }))
         .add_service(v1::ledger_server::LedgerServer::new(LedgerService {
             ledger,
-        }));
+        }))
+        .add_service(v1::mcp_server::McpServer::new(mcp_service));
     Ok(builder.routes())
 }

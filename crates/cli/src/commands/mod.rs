@@ -6,6 +6,7 @@ pub mod completions;
 pub mod daemon;
 pub mod demo;
 pub mod ledger;
+pub mod mcp;
 pub mod policy;
 pub mod run;
 pub mod shared;
@@ -66,6 +67,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Run(args) => {
             let target = Target::resolve(cli.global.state_dir)?;
             run::run(&target, autostart, json, args).await
+        }
+        Command::Mcp(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            mcp::run(&target, autostart, json, command).await
         }
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -2,6 +2,7 @@
 
 pub mod daemon;
 pub mod ledger;
+pub mod mcp;
 pub mod sessions;
 pub mod tools;
 

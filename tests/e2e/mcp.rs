@@ -1,0 +1,283 @@
+//! MCP servers through the real binaries: `codaris mcp add|list|tools|disable|enable|remove`
+//! against a daemon, with `codaris-mcp-fixture` (crates/mcp) as the server.
+
+use std::process::Output;
+use std::time::Duration;
+
+use codaris_test_support::sandbox::{Sandbox, binary, json, stderr, stdout, wait_for};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+/// How long a fixture server has to become ready (its startup timeout is 30 s).
+const READY: Duration = Duration::from_secs(40);
+
+/// The command failed with exactly one line on stderr, which holds `needle`.
+fn refused(output: &Output, needle: &str) {
+    assert!(!output.status.success(), "succeeded: {}", stdout(output));
+    let text = stderr(output);
+    assert_eq!(text.trim_end().lines().count(), 1, "not one line: {text}");
+    assert!(text.contains(needle), "`{needle}` not in: {text}");
+}
+
+fn servers(sandbox: &Sandbox) -> Vec<Value> {
+    let output = sandbox.cli(&["mcp", "list", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    match json(&output) {
+        Value::Array(servers) => servers,
+        other => panic!("not an array: {other}"),
+    }
+}
+
+fn server(sandbox: &Sandbox, name: &str) -> Value {
+    servers(sandbox)
+        .into_iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no server `{name}` listed"))
+}
+
+/// Waits until `name` is in `state`, and returns it as listed.
+fn wait_state(sandbox: &Sandbox, name: &str, state: &str) -> Value {
+    let mut last = Value::Null;
+    wait_for(READY, || {
+        last = server(sandbox, name);
+        assert_ne!(
+            (last["state"].as_str(), state),
+            (Some("failed"), "ready"),
+            "the server failed: {last}"
+        );
+        last["state"] == state
+    });
+    last
+}
+
+fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+}
+
+#[test]
+fn bad_registrations_are_refused_with_one_line_and_nothing_is_kept() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon(&[]);
+    assert_eq!(
+        servers(&sandbox),
+        Vec::<Value>::new(),
+        "a fresh daemon has none"
+    );
+
+    let missing = sandbox.root.path().join("no-such-server");
+    let missing = missing.display().to_string();
+    refused(
+        &sandbox.cli(&["mcp", "add", "ghost", "--", &missing]),
+        "does not exist",
+    );
+    refused(
+        &sandbox.cli(&[
+            "mcp",
+            "add",
+            "ghost",
+            "--",
+            "codaris-no-such-program-on-path",
+        ]),
+        "does not exist",
+    );
+    refused(&sandbox.cli(&["mcp", "add", "a__b", "--", "true"]), "`__`");
+    refused(
+        &sandbox.cli(&["mcp", "add", "web", "--url", "ftp://127.0.0.1/mcp"]),
+        "http(s)",
+    );
+    for command in ["tools", "remove", "restart", "enable", "disable", "approve"] {
+        refused(&sandbox.cli(&["mcp", command, "nosuch"]), "no MCP server");
+        refused(&sandbox.cli(&["mcp", command, "a__b"]), "`__`");
+    }
+    // Flags the CLI refuses before asking the daemon, without echoing them.
+    let output = sandbox.cli(&["mcp", "add", "x", "--env", "SECRET", "--", "true"]);
+    refused(&output, "KEY=VALUE");
+    assert!(!stderr(&output).contains("SECRET"), "{}", stderr(&output));
+    refused(
+        &sandbox.cli(&["mcp", "add", "x", "--url", "http://h", "--header", "K V"]),
+        "NAME: VALUE",
+    );
+
+    // A relative --cwd is the CLI's: `true` exists (it is no MCP server, so it fails).
+    std::fs::create_dir(sandbox.root.path().join("sub")).unwrap();
+    let added = json(&sandbox.cli(&["mcp", "add", "rel", "--cwd", "sub", "--json", "--", "true"]));
+    let sub = sandbox.root.path().join("sub").display().to_string();
+    assert_eq!(added["cwd"], json!(sub), "{added}");
+    assert_eq!(added["command"], json!("true"), "{added}");
+    ok(&sandbox.cli(&["mcp", "remove", "rel"]));
+
+    assert_eq!(servers(&sandbox), Vec::<Value>::new());
+    let output = sandbox.cli(&["mcp", "list"]);
+    assert!(
+        ok(&output).contains("no MCP servers"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn a_fixture_server_is_added_listed_switched_kept_across_restarts_and_removed() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon(&[]);
+    let fixture = binary("codaris-mcp-fixture").display().to_string();
+
+    let added = ok(&sandbox.cli(&[
+        "mcp",
+        "add",
+        "fx",
+        "--keyword",
+        "testing",
+        "--env",
+        "FIXTURE_SECRET=hunter2",
+        "--",
+        &fixture,
+    ]));
+    assert!(added.contains("background"), "{added}");
+    assert!(added.contains("codaris mcp list"), "{added}");
+    refused(
+        &sandbox.cli(&["mcp", "add", "fx", "--", &fixture]),
+        "already exists",
+    );
+
+    let listed = wait_state(&sandbox, "fx", "ready");
+    let tools = listed["tools"].as_u64().unwrap_or(0);
+    assert!(tools >= 1, "{listed}");
+    for (key, want) in [
+        ("name", json!("fx")),
+        ("transport", json!("stdio")),
+        ("state", json!("ready")),
+        ("error", Value::Null),
+        ("origin", json!("runtime")),
+        ("held", json!(0)),
+        ("enabled", json!(true)),
+        ("trust", json!(false)),
+        ("keywords", json!(["testing"])),
+        ("command", json!(fixture)),
+        ("args", json!([])),
+        ("env_names", json!(["FIXTURE_SECRET"])),
+        ("url", Value::Null),
+    ] {
+        assert_eq!(listed[key], want, "{key} of {listed}");
+    }
+    assert!(listed["protocol"].is_string(), "{listed}");
+    let raw = stdout(&sandbox.cli(&["mcp", "list", "--json"]));
+    assert!(!raw.contains("hunter2"), "an env value was shown: {raw}");
+    let table = ok(&sandbox.cli(&["mcp", "list"]));
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("fx "))
+        .unwrap_or_else(|| panic!("no row for fx: {table}"));
+    assert!(row.contains("ready") && row.contains("stdio"), "{row}");
+
+    let output = sandbox.cli(&["mcp", "tools", "fx", "--json"]);
+    let listed_tools = json(&output);
+    let listed_tools = listed_tools.as_array().unwrap();
+    assert_eq!(listed_tools.len() as u64, tools);
+    let echo = listed_tools
+        .iter()
+        .find(|t| t["name"] == "fx__echo")
+        .unwrap_or_else(|| panic!("no fx__echo: {listed_tools:?}"));
+    assert_eq!(echo["enabled"], true);
+    assert_eq!(echo["held"], Value::Null);
+    let read_thing = listed_tools
+        .iter()
+        .find(|t| t["name"] == "fx__read_thing")
+        .unwrap_or_else(|| panic!("no fx__read_thing: {listed_tools:?}"));
+    assert_eq!(
+        read_thing["read_only"], false,
+        "an untrusted server's claims count for nothing"
+    );
+    assert!(echo["input_schema"].is_object(), "{echo}");
+    assert!(echo["description"].is_string(), "{echo}");
+    assert!(
+        listed_tools
+            .iter()
+            .all(|t| t["name"].as_str().is_some_and(|n| n.starts_with("fx__"))),
+        "{listed_tools:?}"
+    );
+    let text = ok(&sandbox.cli(&["mcp", "tools", "fx"]));
+    assert!(text.lines().any(|l| l.starts_with("fx__echo")), "{text}");
+    // The index has them too, as kind mcp.
+    let indexed = |index: &Value| {
+        index["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "fx__echo" && t["kind"] == "mcp")
+    };
+    wait_for(READY, || {
+        indexed(&json(&sandbox.cli(&["tools", "list", "--json"])))
+    });
+
+    let approved = json(&sandbox.cli(&["mcp", "approve", "fx", "--json"]));
+    assert_eq!(approved, json!({"name": "fx", "approved": tools}));
+
+    let off = json(&sandbox.cli(&["mcp", "disable", "fx", "--json"]));
+    assert_eq!(off["enabled"], false, "{off}");
+    wait_state(&sandbox, "fx", "disabled");
+    // A switched-off server's tools leave the index.
+    wait_for(READY, || {
+        !indexed(&json(&sandbox.cli(&["tools", "list", "--json"])))
+    });
+
+    // The registration and its switch survive the daemon: any command starts it again.
+    sandbox.stop_daemon();
+    let after = server(&sandbox, "fx");
+    assert_eq!(after["state"], "disabled", "{after}");
+    assert_eq!(after["origin"], "runtime", "{after}");
+    let on = ok(&sandbox.cli(&["mcp", "enable", "fx"]));
+    assert!(on.contains("fx"), "{on}");
+    let ready = wait_state(&sandbox, "fx", "ready");
+    assert_eq!(ready["tools"], json!(tools), "{ready}");
+    assert_eq!(ready["held"], json!(0), "{ready}");
+
+    ok(&sandbox.cli(&["mcp", "restart", "fx"]));
+    wait_state(&sandbox, "fx", "ready");
+
+    let removed = ok(&sandbox.cli(&["mcp", "remove", "fx"]));
+    assert!(removed.contains("removed"), "{removed}");
+    assert_eq!(servers(&sandbox), Vec::<Value>::new());
+    refused(&sandbox.cli(&["mcp", "remove", "fx"]), "no MCP server");
+    sandbox.stop_daemon();
+    assert_eq!(
+        servers(&sandbox),
+        Vec::<Value>::new(),
+        "a removed server stays removed"
+    );
+}
+
+#[test]
+fn a_configured_server_is_listed_and_cannot_be_removed_here() {
+    let sandbox = Sandbox::new();
+    let fixture = binary("codaris-mcp-fixture").display().to_string();
+    sandbox.write_config(&format!(
+        "[mcp.servers.conf]\ncommand = {fixture:?}\ntrust = true\n"
+    ));
+    let _daemon = sandbox.start_daemon(&[]);
+    let listed = wait_state(&sandbox, "conf", "ready");
+    assert_eq!(listed["origin"], "config", "{listed}");
+    assert_eq!(listed["trust"], true, "{listed}");
+    refused(
+        &sandbox.cli(&["mcp", "remove", "conf"]),
+        "configuration file",
+    );
+    refused(
+        &sandbox.cli(&["mcp", "add", "conf", "--", &fixture]),
+        "configuration file",
+    );
+    // A trusted server's read-only claims count.
+    let tools = json(&sandbox.cli(&["mcp", "tools", "conf", "--json"]));
+    let read_thing = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "conf__read_thing")
+        .unwrap_or_else(|| panic!("no conf__read_thing: {tools}"));
+    assert_eq!(read_thing["read_only"], true, "{read_thing}");
+}
