@@ -57,6 +57,14 @@ impl McpState {
         Ok(was)
     }
 
+    /// Forgets a server's approvals and switch, keeping its registration: a server added anew
+    /// under an old name starts unapproved and switched on.
+    pub fn forget_approvals(&self, name: &str) -> Result<(), LedgerError> {
+        self.switches.remove(name.as_bytes())?;
+        self.pins.remove(name.as_bytes())?;
+        self.disk.sync(&self.pins)
+    }
+
     /// Servers switched on (`true`) or off by the person, overriding their registration.
     pub fn switches(&self) -> Result<Documents<bool>, LedgerError> {
         read_all(&self.switches, SWITCHES)

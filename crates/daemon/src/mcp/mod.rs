@@ -366,15 +366,13 @@ impl McpHub {
                 reason: format!("cannot start: the program `{command}` does not exist"),
             });
         }
+        // A new registration is a new approval, in the store too: approvals an earlier server
+        // of the name left must not come back at the next start.
+        self.state.forget_approvals(spec.name.as_str())?;
+        self.pins().remove(&spec.name);
         self.state.put_registration(spec.name.as_str(), &spec)?;
-        // A new registration is a new approval.
-        self.state_forget_pins(&spec.name);
         self.registry.add(spec);
         Ok(())
-    }
-
-    fn state_forget_pins(&self, name: &ServerName) {
-        self.pins().remove(name);
     }
 
     /// Stops and forgets a run-time server, its approvals and its switch.
