@@ -151,10 +151,16 @@ fn push_once(list: &mut Vec<String>, name: &str) {
 /// tool, or outside the operating mode's allowlist). So the surface never offers what dispatch
 /// would refuse as `tool_withheld` or `mode_forbids`.
 pub fn withholding(name: &str, task: &Task, registry: &Registry) -> Option<HeldBack> {
-    if registry.get(name).is_some_and(|t| !t.enabled) {
+    let tool = registry.get(name);
+    if tool.is_some_and(|t| !t.enabled) {
         return Some(HeldBack::Withheld(Withholding::SwitchedOff));
     }
-    held_back(name, None, task)
+    // An MCP tool's modes are those of any carried spec (agent and plan, never ask), so ask
+    // mode never sends one.
+    let external = tool
+        .filter(|t| t.server.is_some())
+        .map(|_| codaris_policy::ExternalSpec::default().to_tool_spec(name));
+    held_back(name, external.as_ref(), task)
 }
 
 /// The surface of the next model call, given everything that happened so far (the current

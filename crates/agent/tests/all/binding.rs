@@ -319,3 +319,17 @@ fn a_pasted_link_binds_the_url_taking_tool_of_each_url_server() {
     assert!(!s.tools.contains(&"notes__fetch_note".to_owned()));
     assert!(!s.no_url_fetcher);
 }
+
+#[test]
+fn ask_mode_never_sends_an_mcp_tool_a_search_found() {
+    let reg = registry();
+    let mcp = "seqera__list_runs";
+    assert!(reg.get(mcp).is_some(), "the test registry has {mcp}");
+    let mut task = Task::new("/w/proj");
+    task.activity = codaris_policy::Activity::Ask;
+    let st = TurnState::new(TurnPlan::from_message("runs?"), task, true);
+    let history = vec![Event::user("runs?"), search("s", &[mcp, "read_file"])];
+    let s = surface(&history, &st, &reg);
+    assert!(!s.tools.contains(&mcp.to_owned()), "{:?}", s.tools);
+    assert!(s.held_back.contains(&mcp.to_owned()), "{:?}", s.held_back);
+}
