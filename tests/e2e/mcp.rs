@@ -281,3 +281,63 @@ fn a_configured_server_is_listed_and_cannot_be_removed_here() {
         .unwrap_or_else(|| panic!("no conf__read_thing: {tools}"));
     assert_eq!(read_thing["read_only"], true, "{read_thing}");
 }
+
+/// The process groups of the running processes whose command line holds every one of `words`.
+fn groups_running(words: &[&str]) -> Vec<i64> {
+    let mut groups = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        let line = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if !words.iter().all(|w| line.contains(w)) {
+            continue;
+        }
+        if let Some(group) = process_group(&dir) {
+            groups.push(group);
+        }
+    }
+    groups
+}
+
+/// Field 5 of `/proc/PID/stat`, after the command name in parentheses.
+fn process_group(dir: &std::path::Path) -> Option<i64> {
+    let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+    let after = &stat[stat.rfind(')')? + 1..];
+    after.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// Whether any process is still in `group`.
+fn group_alive(group: i64) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|entry| process_group(&entry.path()) == Some(group))
+}
+
+#[test]
+fn stopping_the_daemon_leaves_no_process_of_its_servers() {
+    let sandbox = Sandbox::new();
+    let _daemon = sandbox.start_daemon(&[]);
+    let fixture = binary("codaris-mcp-fixture").display().to_string();
+    // `--child` makes the server start a `sleep` in its process group; `--page-size 4243` marks
+    // this test's server among others' fixtures.
+    ok(&sandbox.cli(&[
+        "mcp",
+        "add",
+        "kids",
+        "--",
+        &fixture,
+        "--child",
+        "--page-size",
+        "4243",
+    ]));
+    wait_state(&sandbox, "kids", "ready");
+    let groups = groups_running(&["codaris-mcp-fixture", "--child", "4243"]);
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let group = groups[0];
+    ok(&sandbox.cli(&["daemon", "stop"]));
+    wait_for(Duration::from_secs(15), || !group_alive(group));
+}
