@@ -75,6 +75,7 @@ fn main() {
             Vec::new(),
         );
         let hub = McpHub::start(vec![spec], &ledger, tools.clone()).unwrap();
+        hub.launch();
         let deadline = Instant::now() + Duration::from_secs(30);
         while hub.external_spec("fx__echo").is_none() {
             assert!(Instant::now() < deadline, "the fixture never became ready");

@@ -121,6 +121,8 @@ pub async fn serve(
         version = env!("CARGO_PKG_VERSION"),
         "codarisd serving"
     );
+    // Now that the socket is bound, the MCP servers start, each in the background.
+    mcp.launch();
     let unix_result = Server::builder()
         .add_routes(routes)
         .serve_with_incoming_shutdown(

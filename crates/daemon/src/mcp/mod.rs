@@ -75,14 +75,17 @@ pub struct McpHub {
     tools: Arc<ToolRegistry>,
     configured: BTreeSet<ServerName>,
     pins: Mutex<BTreeMap<ServerName, Pins>>,
+    /// The servers to start at [`McpHub::launch`].
+    pending: Mutex<Vec<ServerSpec>>,
     /// Each server's tools as last listed while it was ready: a call of one while its server
     /// restarts or is off is still decided on its definition, and told why it cannot run.
     last_tools: Mutex<BTreeMap<ServerName, Arc<Vec<ToolDef>>>>,
 }
 
 impl McpHub {
-    /// Starts every server in the background (the daemon serves before any is ready) and keeps
-    /// the index following their tools. Must be called within the daemon's runtime.
+    /// Reads the servers to run (started by [`McpHub::launch`], in the background: the daemon
+    /// serves before any is ready) and keeps the index following their tools. Must be called
+    /// within the daemon's runtime.
     pub fn start(
         configured: Vec<ServerSpec>,
         ledger: &Ledger,
@@ -126,6 +129,7 @@ impl McpHub {
             configured: configured.iter().map(|s| s.name.clone()).collect(),
             pins: Mutex::new(pins),
             last_tools: Mutex::new(BTreeMap::new()),
+            pending: Mutex::new(Vec::new()),
         });
         let mut specs = configured;
         for (name, spec) in registered {
@@ -135,14 +139,24 @@ impl McpHub {
             }
             specs.push(spec);
         }
-        for mut spec in specs {
+        for spec in &mut specs {
             if let Some(&enabled) = switches.get(spec.name.as_str()) {
                 spec.enabled = enabled;
             }
-            hub.registry.add(spec);
         }
+        *hub.pending.lock().unwrap_or_else(PoisonError::into_inner) = specs;
         hub.follow();
         Ok(hub)
+    }
+
+    /// Starts the servers read at [`McpHub::start`], each in the background. The daemon calls
+    /// it once its socket serves, so starting them (a process spawned each) never delays it.
+    pub fn launch(&self) {
+        let specs =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        for spec in specs {
+            self.registry.add(spec);
+        }
     }
 
     /// Republishes the index whenever the registry changes, approving a server's first tool
