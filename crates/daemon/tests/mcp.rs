@@ -141,84 +141,71 @@ async fn the_other_agents_spelling_is_the_same_call() {
     assert!(results[1].2.contains("again"));
 }
 
+/// The decision code and output of calling `tool` with `args` after a search for `query`, in a
+/// bypass-mode turn that starts with `text`.
+async fn last_call(
+    daemon: &InProcess,
+    query: &str,
+    tool: &str,
+    args: serde_json::Value,
+    text: &str,
+) -> (String, String) {
+    let results = turn(
+        daemon,
+        search_then_call(query, tool, args),
+        v1::PermissionMode::Bypass,
+        text,
+    )
+    .await;
+    let (_, code, output) = results.last().cloned().unwrap();
+    (code, output)
+}
+
 #[tokio::test]
-async fn a_changing_mcp_tool_is_refused_in_a_plan_and_a_path_outside_the_roots_is_refused() {
+async fn a_changing_mcp_tool_is_refused_in_a_review_and_a_path_outside_the_roots_is_refused() {
     let daemon = daemon_with_fixture("").await;
     let inside = daemon.temp.path().join("inside.txt");
+    let write = |path: &std::path::Path| json!({"path": path.display().to_string(), "text": "x"});
     // An untrusted server's tool counts as changing things: a read-only activity refuses it.
-    let results = turn(
+    let (code, _) = last_call(
         &daemon,
-        search_then_call(
-            "write file",
-            "fx__write_file",
-            json!({"path": inside.display().to_string(), "text": "x"}),
-        ),
-        v1::PermissionMode::Bypass,
+        "write file",
+        "fx__write_file",
+        write(&inside),
         "/review is this fine?",
     )
     .await;
-    assert_eq!(
-        results.last().unwrap().1,
-        "read_only_activity",
-        "{results:?}"
-    );
+    assert_eq!(code, "read_only_activity");
     assert!(!inside.exists(), "a refused call never reached the server");
 
-    // Outside every root: refused whatever the mode, and the file is never written.
+    // Outside every root: refused whatever the mode, and the file is never written; by a path
+    // argument, and by a URI in an argument the server does not call a path.
     let outside = tempfile::tempdir().unwrap();
     let target = outside.path().join("planted.txt");
-    let results = turn(
+    let (code, _) = last_call(
         &daemon,
-        search_then_call(
-            "write file",
-            "fx__write_file",
-            json!({"path": target.display().to_string(), "text": "x"}),
-        ),
-        v1::PermissionMode::Bypass,
+        "write file",
+        "fx__write_file",
+        write(&target),
         "write it",
     )
     .await;
-    assert_eq!(
-        results.last().unwrap().1,
-        "mutate_outside_fence",
-        "{results:?}"
-    );
-    // And by URI in an argument the server does not call a path.
-    let results = turn(
-        &daemon,
-        search_then_call(
-            "echo",
-            "fx__echo",
-            json!({"text": format!("file://{}", target.display())}),
-        ),
-        v1::PermissionMode::Bypass,
-        "echo",
-    )
-    .await;
-    assert_eq!(
-        results.last().unwrap().1,
-        "mutate_outside_fence",
-        "{results:?}"
-    );
+    assert_eq!(code, "mutate_outside_fence");
+    let uri = json!({"text": format!("file://{}", target.display())});
+    let (code, _) = last_call(&daemon, "echo", "fx__echo", uri, "echo").await;
+    assert_eq!(code, "mutate_outside_fence");
     assert!(!target.exists());
 
     // Inside the roots, in agent mode, it runs.
-    let results = turn(
+    let (code, _) = last_call(
         &daemon,
-        search_then_call(
-            "write file",
-            "fx__write_file",
-            json!({"path": inside.display().to_string(), "text": "x"}),
-        ),
-        v1::PermissionMode::Bypass,
+        "write file",
+        "fx__write_file",
+        write(&inside),
         "write it",
     )
     .await;
-    assert_eq!(
-        results.last().unwrap().1,
-        "allowed_by_default",
-        "{results:?}"
-    );
+    assert_eq!(code, "allowed_by_default");
     assert_eq!(std::fs::read_to_string(&inside).unwrap(), "x");
 }
 
