@@ -522,7 +522,8 @@ fn entry(spec: &ServerSpec, tool: &ToolDef) -> Entry {
 }
 
 fn described(spec: &ServerSpec, tool: &ToolDef) -> String {
-    let description = tool.description.trim();
+    let description = tool.shown_description();
+    let description = description.trim();
     if description.is_empty() {
         format!("[{}] {}", spec.name, tool.name)
     } else {
