@@ -10,9 +10,11 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_ledger::{Backing, DecisionRecord, Ledger};
-use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
+use codaris_ledger::{Backing, Ledger};
+use codaris_policy::{CapabilityName, Grant, Lifetime};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod records;
 
 fn grant(n: u64) -> Grant {
     Grant::new(
@@ -20,18 +22,6 @@ fn grant(n: u64) -> Grant {
         Some(&format!("/data/run-{n}")),
         Lifetime::Session,
     )
-}
-
-fn decision_record() -> DecisionRecord {
-    let request = Request {
-        tool: "write".to_owned(),
-        args: serde_json::json!({"path": "/etc/hosts", "content": "x"}),
-        task: Task::new("/w/proj"),
-        grants: Vec::new(),
-        spec: None,
-    };
-    let decision = request.evaluate();
-    DecisionRecord::new("s1", request, decision, 1)
 }
 
 fn durable_grant_vs_fdatasync(c: &mut Criterion) {
@@ -116,7 +106,9 @@ fn run_writers(ledger: &Arc<Ledger>, writers: usize, per_writer: usize) -> (f64,
                 (0..per_writer)
                     .map(|_| {
                         let start = Instant::now();
-                        ledger.append_decision(decision_record()).unwrap();
+                        ledger
+                            .append_decision(records::decision_record("s1"))
+                            .unwrap();
                         start.elapsed()
                     })
                     .collect::<Vec<_>>()

@@ -18,18 +18,7 @@ use std::sync::Arc;
 use codaris_ledger::{Backing, DecisionRecord, Ledger};
 use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
 
-fn decision_record() -> DecisionRecord {
-    // The shape of the `ledger` bench's decisions.
-    let request = Request {
-        tool: "write".to_owned(),
-        args: serde_json::json!({"path": "/etc/hosts", "content": "x"}),
-        task: Task::new("/w/proj"),
-        grants: Vec::new(),
-        spec: None,
-    };
-    let decision = request.evaluate();
-    DecisionRecord::new("s1", request, decision, 1)
-}
+mod records;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -40,7 +29,9 @@ fn main() {
     match what {
         "append" => {
             for _ in 0..count {
-                ledger.append_decision(decision_record()).unwrap();
+                ledger
+                    .append_decision(records::decision_record("s1"))
+                    .unwrap();
             }
         }
         "sixteen" => {
@@ -49,7 +40,9 @@ fn main() {
                     let ledger = ledger.clone();
                     std::thread::spawn(move || {
                         for _ in (w..count).step_by(16) {
-                            ledger.append_decision(decision_record()).unwrap();
+                            ledger
+                                .append_decision(records::decision_record("s1"))
+                                .unwrap();
                         }
                     })
                 })
@@ -72,7 +65,10 @@ fn main() {
             }
         }
         "replay" => replay(&ledger, count),
-        "show" => println!("{}", serde_json::to_string(&decision_record()).unwrap()),
+        "show" => println!(
+            "{}",
+            serde_json::to_string(&records::decision_record("s1")).unwrap()
+        ),
         other => {
             eprintln!("unknown profile `{other}`: append, sixteen, grant, replay or show");
             std::process::exit(2);

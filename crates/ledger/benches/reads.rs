@@ -15,24 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codaris_ledger::{Backing, DecisionRecord, Ledger, replay};
-use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
+use codaris_policy::{CapabilityName, Grant, Lifetime};
 use criterion::{Criterion, criterion_group, criterion_main};
+
+mod records;
 
 const DECISIONS: usize = 100_000;
 const REPLAYED: usize = 10_000;
 const SESSIONS: usize = 100;
-
-fn decision_record(session: usize) -> DecisionRecord {
-    let request = Request {
-        tool: "write".to_owned(),
-        args: serde_json::json!({"path": "/etc/hosts", "content": "x"}),
-        task: Task::new("/w/proj"),
-        grants: Vec::new(),
-        spec: None,
-    };
-    let decision = request.evaluate();
-    DecisionRecord::new(format!("s{session}"), request, decision, 1)
-}
 
 fn temp() -> tempfile::TempDir {
     let shm = std::path::Path::new("/dev/shm");
@@ -54,7 +44,7 @@ fn filled(count: usize) -> (tempfile::TempDir, Arc<Ledger>, String) {
             std::thread::spawn(move || {
                 for n in (w..count).step_by(writers) {
                     ledger
-                        .append_decision(decision_record(n % SESSIONS))
+                        .append_decision(records::decision_record(format!("s{}", n % SESSIONS)))
                         .unwrap();
                 }
             })

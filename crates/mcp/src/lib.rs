@@ -26,6 +26,6 @@ pub use lines::MAX_LINE;
 pub use names::{NameError, ServerName};
 pub use registry::{Registry, ServerView};
 pub use render::{Picture, Rendered};
-pub use spec::{Approval, OutputLimits, ServerSpec, Transport};
+pub use spec::{Approval, OutputLimits, ServerSpec, Transport, timeout_seconds};
 pub use supervisor::{State, Status};
 pub use tool::ToolDef;

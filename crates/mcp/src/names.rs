@@ -111,13 +111,8 @@ pub fn prefixed(server: &ServerName, tool: &str) -> String {
     if !tool.is_empty() && plain.len() <= TOOL_NAME_MAX && tool.chars().all(fits) {
         return plain;
     }
-    let digest = Sha256::digest(tool.as_bytes());
-    let suffix: String = digest
-        .iter()
-        .flat_map(|b| [b >> 4, b & 0xf])
-        .take(SUFFIX_HEX)
-        .map(|n| char::from_digit(u32::from(n), 16).unwrap_or('0'))
-        .collect();
+    let digest = crate::tool::hex(&Sha256::digest(tool.as_bytes()));
+    let suffix = &digest[..SUFFIX_HEX];
     let room = TOOL_NAME_MAX - server.as_str().len() - SEPARATOR.len() - 1 - SUFFIX_HEX;
     let kept: String = tool
         .chars()

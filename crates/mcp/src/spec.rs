@@ -157,7 +157,18 @@ impl ServerSpec {
     }
 }
 
-/// Durations as whole seconds in configuration and storage.
+/// `seconds` as a timeout: a finite number above 0 and at most a day; else why not.
+pub fn timeout_seconds(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= 86_400.0 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "{seconds} is not a number of seconds between 0 and 86400"
+        ))
+    }
+}
+
+/// Durations as seconds in configuration and storage.
 mod seconds {
     use std::time::Duration;
 
@@ -171,16 +182,10 @@ mod seconds {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-        let seconds = Option::<f64>::deserialize(d)?;
-        match seconds {
-            None => Ok(None),
-            Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
-                Ok(Some(Duration::from_secs_f64(s)))
-            }
-            Some(s) => Err(serde::de::Error::custom(format!(
-                "{s} is not a number of seconds between 0 and 86400"
-            ))),
-        }
+        Option::<f64>::deserialize(d)?
+            .map(super::timeout_seconds)
+            .transpose()
+            .map_err(serde::de::Error::custom)
     }
 }
 

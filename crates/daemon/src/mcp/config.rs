@@ -16,7 +16,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use codaris_mcp::{Approval, OutputLimits, ServerName, ServerSpec, Transport};
 use serde::Deserialize;
@@ -138,15 +137,11 @@ fn server_spec(
             ));
         }
     };
-    let seconds = |field: &str, value: Option<f64>| match value {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => {
-            Ok(Some(Duration::from_secs_f64(s)))
-        }
-        Some(s) => Err(invalid(
-            field,
-            format!("{s} is not a number of seconds between 0 and 86400"),
-        )),
+    let seconds = |field: &str, value: Option<f64>| {
+        value
+            .map(codaris_mcp::timeout_seconds)
+            .transpose()
+            .map_err(|reason| invalid(field, reason))
     };
     let limits = match server.output_limits {
         None => None,
@@ -185,6 +180,8 @@ fn server_spec(
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn parse(text: &str) -> Result<Vec<ServerSpec>, ConfigError> {
