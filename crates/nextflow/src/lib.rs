@@ -1,0 +1,6 @@
+//! The Nextflow and nf-core domain of Codaris.
+//!
+//! Pure parts (the Nextflow parser, the samplesheet gate, the compliance rules, the readers of
+//! nf-core's output) live in modules of their own and touch no process; running `nf-core` goes
+//! through [`runner::Runner`], which the daemon provides, so the tools can be tested on
+//! recorded output as well as on the real program.
