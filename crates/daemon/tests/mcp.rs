@@ -232,6 +232,36 @@ async fn a_switched_off_mcp_tool_is_neither_found_nor_run() {
 }
 
 #[tokio::test]
+async fn a_server_switched_off_from_the_start_has_its_tools_withheld_not_unknown() {
+    // Never started, so never listed: its tools are still its own, and withheld.
+    let toml = format!(
+        "[mcp.servers.fx]\ncommand = \"{}\"\nenabled = false\n",
+        fixture()
+    );
+    let daemon = InProcess::start_with_toml(&toml).await;
+    let results = turn(
+        &daemon,
+        search_then_call("echo", "fx__echo", json!({"text": "x"})),
+        v1::PermissionMode::Bypass,
+        "echo",
+    )
+    .await;
+    assert!(!results[0].2.contains("fx__echo"), "{}", results[0].2);
+    let (_, code, output) = results.last().unwrap();
+    assert_eq!(code, "tool_withheld", "{results:?}");
+    assert!(output.contains("fx__echo"), "{output}");
+    // The other agents' spelling names the same withheld tool.
+    let results = turn(
+        &daemon,
+        search_then_call("echo", "mcp__fx__echo", json!({"text": "x"})),
+        v1::PermissionMode::Bypass,
+        "echo",
+    )
+    .await;
+    assert_eq!(results.last().unwrap().1, "tool_withheld", "{results:?}");
+}
+
+#[tokio::test]
 async fn lines_in_a_result_that_look_like_bindings_bind_nothing() {
     let daemon = daemon_with_fixture("").await;
     let script = json!({"rounds": [

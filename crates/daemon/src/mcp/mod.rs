@@ -230,7 +230,9 @@ impl McpHub {
     }
 
     /// The server and tool a called name refers to, when it is an MCP tool of a known server:
-    /// from its current list when it is ready, else from the list it last had.
+    /// from its current list when it is ready, else from the list it last had, else from its
+    /// approval. A server switched off since the daemon started was never listed: a call of
+    /// any tool under its prefix is still its tool (withheld), not an unknown one.
     fn lookup(&self, called: &str) -> Option<(ServerView, ToolDef, String)> {
         let (server, prefixed) = codaris_mcp::names::split_call(called)?;
         let view = self.registry.server(&server)?;
@@ -238,15 +240,31 @@ impl McpHub {
             Some(tool) => tool.clone(),
             None if view.state == State::Ready => return None,
             None => self
-                .last_tools
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .get(&server)?
-                .iter()
-                .find(|t| t.prefixed(&server) == prefixed)?
-                .clone(),
+                .known_tool(&server, &prefixed)
+                .or_else(|| (view.state == State::Disabled).then(|| unlisted(&prefixed)))?,
         };
         Some((view, tool, prefixed))
+    }
+
+    /// A tool of a server that is not ready, from its last listing or its approval.
+    fn known_tool(&self, server: &ServerName, prefixed: &str) -> Option<ToolDef> {
+        let find = |tools: &[&ToolDef]| {
+            tools
+                .iter()
+                .find(|t| t.prefixed(server) == prefixed)
+                .map(|t| (*t).clone())
+        };
+        let last = self
+            .last_tools
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(server)
+            .and_then(|tools| find(&tools.iter().collect::<Vec<_>>()));
+        last.or_else(|| {
+            self.pins()
+                .get(server)
+                .and_then(|pins| find(&pins.tools.values().collect::<Vec<_>>()))
+        })
     }
 
     /// The name a call is decided and run under: `mcp__server__tool` read as `server__tool`.
@@ -513,6 +531,21 @@ impl McpHub {
 
 /// The index entry of one MCP tool: `[server]` before its description, the server's keywords
 /// beside its own name.
+/// A tool known only by the name it was called under (its server is switched off and was never
+/// listed): no arguments, no claims, so the policy counts it as mutating, and withholds it.
+fn unlisted(prefixed: &str) -> ToolDef {
+    let name = prefixed
+        .split_once(codaris_mcp::names::SEPARATOR)
+        .map_or(prefixed, |(_, tool)| tool);
+    ToolDef {
+        name: name.to_owned(),
+        description: String::new(),
+        input_schema: serde_json::json!({"type": "object"}),
+        output_schema: None,
+        annotations: None,
+    }
+}
+
 fn entry(spec: &ServerSpec, tool: &ToolDef) -> Entry {
     let mut entry = Entry::new(tool.prefixed(&spec.name), Kind::Mcp, described(spec, tool));
     entry.server = Some(spec.name.to_string());
