@@ -106,11 +106,31 @@ fn bad_registrations_are_refused_with_one_line_and_nothing_is_kept() {
 
     // A relative --cwd is the CLI's: `true` exists (it is no MCP server, so it fails).
     std::fs::create_dir(sandbox.root.path().join("sub")).unwrap();
-    let added = json(&sandbox.cli(&["mcp", "add", "rel", "--cwd", "sub", "--json", "--", "true"]));
+    let added = json(&sandbox.cli(&[
+        "mcp",
+        "add",
+        "rel",
+        "--cwd",
+        "sub",
+        "--approval",
+        "ask",
+        "--tool-timeout",
+        "5",
+        "--share-roots",
+        "--json",
+        "--",
+        "true",
+    ]));
     let sub = sandbox.root.path().join("sub").display().to_string();
     assert_eq!(added["cwd"], json!(sub), "{added}");
     assert_eq!(added["command"], json!("true"), "{added}");
+    assert_eq!(added["approval"], json!("ask"), "{added}");
+    assert_eq!(added["share_roots"], json!(true), "{added}");
     ok(&sandbox.cli(&["mcp", "remove", "rel"]));
+    refused(
+        &sandbox.cli(&["mcp", "add", "x", "--tool-timeout", "1e9", "--", "true"]),
+        "tool_timeout_seconds",
+    );
 
     assert_eq!(servers(&sandbox), Vec::<Value>::new());
     let output = sandbox.cli(&["mcp", "list"]);

@@ -173,7 +173,7 @@ pub enum McpCommand {
     #[command(
         after_help = "Examples:\n  codaris mcp add time --keyword clock -- uvx mcp-server-time\n  codaris mcp add docs --url http://127.0.0.1:3001/mcp --header 'Authorization: Bearer …'"
     )]
-    Add(McpAddArgs),
+    Add(Box<McpAddArgs>),
     /// Every server: its state, transport, tools, tools held back and error
     List,
     /// The tools of one server, as the model calls them (`server__tool`)
@@ -230,6 +230,19 @@ pub struct McpAddArgs {
     /// Believe the server's tool annotations (a tool that says it only reads counts as one)
     #[arg(long)]
     pub trust: bool,
+    /// `ask`: a permission card before every call of its tools [default: never]
+    #[arg(long, value_name = "never|ask", value_parser = ["never", "ask"])]
+    pub approval: Option<String>,
+    /// Seconds the server may take from start to its tool list [default: 30]
+    #[arg(long, value_name = "SECONDS")]
+    pub startup_timeout: Option<f64>,
+    /// Seconds one call of its tools may take [default: 120]
+    #[arg(long, value_name = "SECONDS")]
+    pub tool_timeout: Option<f64>,
+    /// Tell the server the daemon's allowed folders as its MCP roots (a filesystem server then
+    /// serves those instead of the folders on its command line)
+    #[arg(long)]
+    pub share_roots: bool,
     /// The COMMAND's working directory [default: the daemon's]; a relative one is taken from
     /// the current directory
     #[arg(long, value_name = "DIR")]

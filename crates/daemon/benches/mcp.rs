@@ -74,7 +74,7 @@ fn main() {
             fixture.display().to_string(),
             Vec::new(),
         );
-        let hub = McpHub::start(vec![spec], &ledger, tools.clone()).unwrap();
+        let hub = McpHub::start(vec![spec], Vec::new(), &ledger, tools.clone()).unwrap();
         hub.launch();
         let deadline = Instant::now() + Duration::from_secs(30);
         while hub.external_spec("fx__echo").is_none() {

@@ -63,8 +63,13 @@ pub async fn serve(
     let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
     // MCP servers start in the background: the daemon serves before any of them is ready, and
     // their tools join the index as each one lists them.
-    let mcp = crate::mcp::McpHub::start(config.mcp_servers.clone(), &ledger, tools.clone())
-        .map_err(StartError::ToolIndex)?;
+    let mcp = crate::mcp::McpHub::start(
+        config.mcp_servers.clone(),
+        config.allowed_dirs.clone(),
+        &ledger,
+        tools.clone(),
+    )
+    .map_err(StartError::ToolIndex)?;
 
     let routes = routes(
         &config,

@@ -8,16 +8,26 @@
 //! (see `lines.rs`) so the caller hears why at once.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ErrorData, Implementation,
     PaginatedRequestParams, ProtocolVersion,
 };
-use rmcp::service::{NotificationContext, RunningService, RunningServiceCancellationToken};
+// rmcp marks roots deprecated because the drafts after 2025-11-25 drop them (SEP-2577); the
+// version Codaris pins has them.
+#[expect(
+    deprecated,
+    reason = "roots are part of protocol 2025-11-25, the one pinned"
+)]
+use rmcp::model::{ListRootsResult, Root, RootsCapabilities};
+use rmcp::service::{
+    NotificationContext, RequestContext, RunningService, RunningServiceCancellationToken,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -44,13 +54,17 @@ pub const TOOL_CAP: usize = 2_000;
 /// How long a stopping server gets after its input closes, and again after SIGTERM.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// What the client tells servers: no roots (a filesystem server would take them over its own
-/// directories), no sampling, no elicitation.
+/// What the client tells servers: no sampling, no elicitation, and roots only to a server whose
+/// registration shares them (a filesystem server takes them over its own directories).
 #[derive(Debug, Clone)]
 struct Handler {
     info: ClientConfig,
     changed: Arc<Notify>,
+    /// `tools/list_changed` notifications received on this connection.
+    notified: Arc<AtomicU64>,
     server: String,
+    /// The roots answered to `roots/list`, when the server is told any.
+    roots: Option<Arc<Vec<PathBuf>>>,
 }
 
 impl ClientHandler for Handler {
@@ -60,8 +74,27 @@ impl ClientHandler for Handler {
     ) -> impl Future<Output = ()> + Send + '_ {
         // Never blocks the connection: the supervisor coalesces and re-lists.
         tracing::debug!(server = %self.server, "tools/list_changed");
+        self.notified.fetch_add(1, Ordering::Relaxed);
         self.changed.notify_one();
         std::future::ready(())
+    }
+
+    #[expect(
+        deprecated,
+        reason = "roots are part of protocol 2025-11-25, the one pinned"
+    )]
+    fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
+        let roots = self
+            .roots
+            .iter()
+            .flat_map(|roots| roots.iter())
+            .filter_map(|path| url::Url::from_directory_path(path).ok())
+            .map(|uri| Root::new(uri.to_string()))
+            .collect();
+        std::future::ready(Ok(ListRootsResult::new(roots)))
     }
 
     fn get_info(&self) -> ClientConfig {
@@ -69,9 +102,13 @@ impl ClientHandler for Handler {
     }
 }
 
-fn client_info() -> ClientConfig {
+fn client_info(shares_roots: bool) -> ClientConfig {
+    let mut capabilities = ClientCapabilities::default();
+    if shares_roots {
+        capabilities.roots = Some(RootsCapabilities::default());
+    }
     ClientConfig::new(
-        ClientCapabilities::default(),
+        capabilities,
         Implementation::new("codaris", env!("CARGO_PKG_VERSION")),
     )
     .with_protocol_version(PROTOCOL)
@@ -106,11 +143,20 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Starts or reaches the server and completes the handshake within its startup timeout.
     /// `changed` is notified on every `notifications/tools/list_changed`.
-    pub async fn open(spec: &ServerSpec, changed: Arc<Notify>) -> Result<Connection, ConnectError> {
+    /// `roots` are what a server whose registration shares roots is told; `notified` counts the
+    /// notifications received.
+    pub async fn open(
+        spec: &ServerSpec,
+        changed: Arc<Notify>,
+        roots: &Arc<Vec<PathBuf>>,
+        notified: Arc<AtomicU64>,
+    ) -> Result<Connection, ConnectError> {
         let handler = Handler {
-            info: client_info(),
+            info: client_info(spec.share_roots),
             changed: changed.clone(),
+            notified,
             server: spec.name.to_string(),
+            roots: spec.share_roots.then(|| roots.clone()),
         };
         let overflowed = Arc::new(AtomicBool::new(false));
         let timeout = spec.startup_timeout();

@@ -26,6 +26,9 @@ pub use lines::MAX_LINE;
 pub use names::{NameError, ServerName};
 pub use registry::{Registry, ServerView};
 pub use render::{Picture, Rendered};
-pub use spec::{Approval, OutputLimits, ServerSpec, Transport, timeout_seconds};
+pub use spec::{
+    Approval, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, OutputLimits, ServerSpec, Transport,
+    timeout_seconds,
+};
 pub use supervisor::{State, Status};
 pub use tool::ToolDef;

@@ -3,6 +3,7 @@
 //! [`Registry::servers`] whenever a server's tools or state change.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -29,6 +30,9 @@ pub struct ServerView {
     pub protocol: String,
     pub server_info: String,
     pub restarts: u32,
+    /// `tools/list_changed` notifications received and full listings done since it was added.
+    pub list_changed: u64,
+    pub listings: u64,
 }
 
 impl ServerView {
@@ -55,6 +59,8 @@ struct Server {
 pub struct Registry {
     servers: Arc<Mutex<BTreeMap<ServerName, Server>>>,
     changes: Arc<watch::Sender<u64>>,
+    /// What a server that shares roots is told (`roots/list`).
+    roots: Arc<Vec<PathBuf>>,
 }
 
 impl Default for Registry {
@@ -65,9 +71,15 @@ impl Default for Registry {
 
 impl Registry {
     pub fn new() -> Registry {
+        Registry::with_roots(Vec::new())
+    }
+
+    /// A registry whose servers that share roots are told `roots` (absolute directories).
+    pub fn with_roots(roots: Vec<PathBuf>) -> Registry {
         Registry {
             servers: Arc::new(Mutex::new(BTreeMap::new())),
             changes: Arc::new(watch::channel(0).0),
+            roots: Arc::new(roots),
         }
     }
 
@@ -89,7 +101,7 @@ impl Registry {
     pub fn add(&self, spec: ServerSpec) {
         let changes = self.changes.clone();
         let published: Arc<dyn Fn() + Send + Sync> = Arc::new(move || Registry::bump(&changes));
-        let run = supervisor::start(spec.clone(), published);
+        let run = supervisor::start(spec.clone(), self.roots.clone(), published);
         let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
         if let Some(old) = replaced {
             old.run.stop.cancel();
@@ -294,6 +306,8 @@ fn view(server: &Server) -> ServerView {
         protocol: status.protocol.clone(),
         server_info: status.server_info.clone(),
         restarts: status.restarts,
+        list_changed: status.list_changed,
+        listings: status.listings,
     }
 }
 

@@ -60,6 +60,17 @@ pub enum Approval {
     Ask,
 }
 
+impl Approval {
+    /// `never` or `ask`, as the configuration and the CLI spell it.
+    pub fn parse(text: &str) -> Result<Approval, String> {
+        match text {
+            "never" => Ok(Approval::Never),
+            "ask" => Ok(Approval::Ask),
+            other => Err(format!("`{other}` is neither `never` nor `ask`")),
+        }
+    }
+}
+
 /// One server as registered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ServerSpec {
@@ -78,6 +89,12 @@ pub struct ServerSpec {
     pub enabled: bool,
     #[serde(default)]
     pub approval: Approval,
+    /// Tell the server the host's roots (the daemon's allowed folders) when it asks
+    /// (`roots/list`). Off by default: a filesystem server that is told roots serves those
+    /// instead of the directories on its command line. Not part of the launch digest: the
+    /// roots are the person's own fence, not something the server chose.
+    #[serde(default)]
+    pub share_roots: bool,
     #[serde(default, with = "seconds")]
     pub startup_timeout: Option<Duration>,
     #[serde(default, with = "seconds")]
@@ -134,6 +151,7 @@ impl ServerSpec {
             trust: false,
             enabled: true,
             approval: Approval::Never,
+            share_roots: false,
             startup_timeout: None,
             tool_timeout: None,
             output_limits: None,

@@ -3,6 +3,8 @@
 //! connection it holds while the server is ready.
 
 use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -56,6 +58,10 @@ pub struct Status {
     pub server_info: String,
     /// Times it was started again after a failure.
     pub restarts: u32,
+    /// `tools/list_changed` notifications received, over every connection.
+    pub list_changed: u64,
+    /// Full `tools/list` rounds done (each one every page), over every connection.
+    pub listings: u64,
 }
 
 impl Status {
@@ -67,6 +73,8 @@ impl Status {
             protocol: String::new(),
             server_info: String::new(),
             restarts: 0,
+            list_changed: 0,
+            listings: 0,
         }
     }
 }
@@ -91,8 +99,13 @@ impl Supervised {
     }
 }
 
-/// Starts `spec`'s task; `published` is called after each change of its status.
-pub(crate) fn start(spec: ServerSpec, published: Arc<dyn Fn() + Send + Sync>) -> Supervised {
+/// Starts `spec`'s task; `published` is called after each change of its status. `roots` are
+/// what the server is told when its registration shares roots.
+pub(crate) fn start(
+    spec: ServerSpec,
+    roots: Arc<Vec<PathBuf>>,
+    published: Arc<dyn Fn() + Send + Sync>,
+) -> Supervised {
     let initial = if spec.enabled {
         State::Starting
     } else {
@@ -105,6 +118,8 @@ pub(crate) fn start(spec: ServerSpec, published: Arc<dyn Fn() + Send + Sync>) ->
     let task = if spec.enabled {
         let run = Run {
             spec,
+            roots,
+            notified: Arc::new(AtomicU64::new(0)),
             status: status_tx,
             connection: connection.clone(),
             stop: stop.clone(),
@@ -126,6 +141,9 @@ pub(crate) fn start(spec: ServerSpec, published: Arc<dyn Fn() + Send + Sync>) ->
 
 struct Run {
     spec: ServerSpec,
+    roots: Arc<Vec<PathBuf>>,
+    /// `tools/list_changed` received, shared with every connection's handler.
+    notified: Arc<AtomicU64>,
     status: watch::Sender<Status>,
     connection: Arc<Mutex<Option<Arc<Connection>>>>,
     stop: CancellationToken,
@@ -185,7 +203,7 @@ impl Run {
         let changed = Arc::new(Notify::new());
         let opened = tokio::select! {
             () = self.stop.cancelled() => return Ended::Stopped,
-            opened = Connection::open(&self.spec, changed.clone()) => opened,
+            opened = Connection::open(&self.spec, changed.clone(), &self.roots, self.notified.clone()) => opened,
         };
         let connection = match opened {
             Ok(connection) => Arc::new(connection),
@@ -249,7 +267,13 @@ impl Run {
         connection: &Connection,
         timeout: Duration,
     ) -> Result<Vec<ToolDef>, CallError> {
-        let listed = connection.list_tools(timeout).await?;
+        let listed = connection.list_tools(timeout).await;
+        let list_changed = self.notified.load(Ordering::Relaxed);
+        self.status.send_modify(|s| {
+            s.listings += 1;
+            s.list_changed = list_changed;
+        });
+        let listed = listed?;
         let mut taken = HashSet::new();
         let mut tools = Vec::with_capacity(listed.len());
         for tool in listed {

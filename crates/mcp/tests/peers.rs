@@ -372,3 +372,88 @@ async fn wait_ready(registry: &Registry, also: impl Fn(&ServerView) -> bool) -> 
     .await
     .expect("server-everything never became ready")
 }
+
+/// server-everything told roots: while it handles `initialized` it sends a burst of
+/// `list_changed` (two with roots alone, measured; more with sampling and elicitation) and
+/// then offers `get-roots-list` too. The burst ends in one publish of the whole set, listed at
+/// most twice (the first listing and one re-list for the whole burst), and nothing after.
+async fn a_handshake_burst_is_one_publish(spec: ServerSpec, expect_notifications: bool) {
+    let roots = tempfile::tempdir().unwrap();
+    let registry = Registry::with_roots(vec![roots.path().to_path_buf()]);
+    let changes = registry.changes();
+    let before = *changes.borrow();
+    registry.add(spec);
+    let view = wait_ready(&registry, |_| true).await;
+    // Past the longest a burst may put off a refresh: any late publish would have come.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let after = registry.server(&name("everything")).unwrap();
+    let ticks = *changes.borrow() - before;
+    assert_eq!(
+        ticks, 2,
+        "one tick for the add and one for the whole tool set"
+    );
+    assert!(after.listings <= 2, "listed {} times", after.listings);
+    if expect_notifications {
+        assert!(
+            after.list_changed >= 2,
+            "a burst of list_changed: {}",
+            after.list_changed
+        );
+    }
+    let names: BTreeSet<&str> = view.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(view.tools.len(), 14, "{names:?}");
+    assert!(names.contains("get-roots-list"), "{names:?}");
+    assert_eq!(after.tools, view.tools);
+
+    let listed = call(&registry, "everything__get-roots-list", json!({})).await;
+    let uri = url_of(roots.path());
+    assert!(
+        !listed.is_error && listed.text.contains(&uri),
+        "{uri} not in {listed:?}"
+    );
+    registry.shutdown().await;
+}
+
+fn url_of(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_s_burst_during_its_handshake_is_one_reindex_over_stdio() {
+    let Some(peers) = support::installed(&NEEDED[..1]) else {
+        return;
+    };
+    let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
+    let mut spec = spec("everything", &program, &["stdio"]);
+    spec.share_roots = true;
+    a_handshake_burst_is_one_publish(spec, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_everything_s_burst_during_its_handshake_is_one_reindex_over_http() {
+    let Some(peers) = support::installed(&NEEDED[..1]) else {
+        return;
+    };
+    let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
+    let port = free_port();
+    let _server = tokio::process::Command::new(&program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Listening before the registry connects, so the first attempt is the one counted.
+    let deadline = std::time::Instant::now() + STARTUP;
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "never listened");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut spec = ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
+    spec.startup_timeout = Some(STARTUP);
+    spec.share_roots = true;
+    // Over HTTP the notifications sent during the handshake are lost (rmcp opens its stream
+    // after it): the full listing after the handshake is what gives the whole set.
+    a_handshake_burst_is_one_publish(spec, false).await;
+}

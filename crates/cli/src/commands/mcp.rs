@@ -25,7 +25,7 @@ pub async fn run(
     command: McpCommand,
 ) -> Result<Outcome, CliError> {
     let command = match command {
-        McpCommand::Add(args) => return add(target, autostart, json, args).await,
+        McpCommand::Add(args) => return add(target, autostart, json, *args).await,
         other => other,
     };
     let mut mcp = McpClient::new(client::open(target, autostart).await?);
@@ -152,6 +152,19 @@ fn done(json: bool, name: &str, key: &str, text: &str) -> Result<(), CliError> {
     }
 }
 
+/// A timeout flag as the request carries it, where 0 means the default: so 0 itself is refused
+/// here; the daemon checks the rest (at most a day).
+fn seconds(flag: &'static str, value: Option<f64>) -> Result<f64, CliError> {
+    match value {
+        None => Ok(0.0),
+        Some(seconds) if seconds > 0.0 => Ok(seconds),
+        Some(seconds) => Err(CliError::InvalidFlag {
+            flag,
+            reason: format!("{seconds} is not a number of seconds above 0"),
+        }),
+    }
+}
+
 fn current_dir() -> Result<PathBuf, CliError> {
     std::env::current_dir().map_err(|source| CliError::Read {
         path: PathBuf::from("."),
@@ -166,6 +179,10 @@ pub fn add_request(args: McpAddArgs, here: &Path) -> Result<v1::AddServerRequest
         name: args.name,
         keywords: args.keywords,
         trust: args.trust,
+        approval: args.approval.unwrap_or_default(),
+        startup_timeout_seconds: seconds("--startup-timeout", args.startup_timeout)?,
+        tool_timeout_seconds: seconds("--tool-timeout", args.tool_timeout)?,
+        share_roots: args.share_roots,
         ..v1::AddServerRequest::default()
     };
     if let Some(url) = args.url {
@@ -288,6 +305,9 @@ pub fn server_json(server: &v1::McpServerInfo) -> Value {
         "protocol": non_empty(&server.protocol),
         "server_info": non_empty(&server.server_info),
         "restarts": server.restarts,
+        "share_roots": server.share_roots,
+        "list_changed": server.list_changed,
+        "listings": server.listings,
         "command": when(stdio, json!(server.command)),
         "args": when(stdio, json!(server.args)),
         "env_names": when(stdio, json!(server.env_names)),
@@ -413,7 +433,7 @@ mod tests {
     fn add(args: &[&str]) -> Result<v1::AddServerRequest, String> {
         match parse(args).map_err(|err| err.to_string())? {
             McpCommand::Add(args) => {
-                add_request(args, Path::new("/home/me/project")).map_err(|err| err.to_string())
+                add_request(*args, Path::new("/home/me/project")).map_err(|err| err.to_string())
             }
             other => panic!("not add: {other:?}"),
         }
@@ -446,6 +466,46 @@ mod tests {
         assert!(request.trust);
         assert_eq!(request.cwd, "/home/me/project/sub");
         assert!(request.url.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn approval_timeouts_and_roots_reach_the_request() -> Result<(), String> {
+        let request = add(&[
+            "mcp",
+            "add",
+            "fs",
+            "--approval",
+            "ask",
+            "--startup-timeout",
+            "5",
+            "--tool-timeout",
+            "0.5",
+            "--share-roots",
+            "--",
+            "server",
+        ])?;
+        assert_eq!(request.approval, "ask");
+        assert_eq!(request.startup_timeout_seconds, 5.0);
+        assert_eq!(request.tool_timeout_seconds, 0.5);
+        assert!(request.share_roots);
+        let defaults = add(&["mcp", "add", "fs", "--", "server"])?;
+        assert_eq!(
+            (defaults.approval.as_str(), defaults.tool_timeout_seconds),
+            ("", 0.0)
+        );
+        let zero = add(&["mcp", "add", "fs", "--tool-timeout", "0", "--", "server"]);
+        assert!(zero.is_err_and(|e| e.contains("--tool-timeout")));
+        let bad = add(&[
+            "mcp",
+            "add",
+            "fs",
+            "--approval",
+            "sometimes",
+            "--",
+            "server",
+        ]);
+        assert!(bad.is_err_and(|e| e.contains("sometimes")));
         Ok(())
     }
 

@@ -11,6 +11,7 @@
 //! url = "http://127.0.0.1:3001/mcp"
 //! headers = { Authorization = "Bearer …" }
 //! tool_timeout_seconds = 30
+//! share_roots = true
 //! output_limits = { max_bytes = 20000 }
 //! ```
 
@@ -45,6 +46,8 @@ pub struct ServerToml {
     pub enabled: Option<bool>,
     /// `never` (default) or `ask`: a card before every call of the server's tools.
     pub approval: Option<String>,
+    /// Answer the server's `roots/list` with the daemon's `allowed_dirs`.
+    pub share_roots: Option<bool>,
     pub startup_timeout_seconds: Option<f64>,
     pub tool_timeout_seconds: Option<f64>,
     pub output_limits: Option<crate::config::OutputLimitsToml>,
@@ -128,14 +131,8 @@ fn server_spec(
         }
     };
     let approval = match server.approval.as_deref() {
-        None | Some("never") => Approval::Never,
-        Some("ask") => Approval::Ask,
-        Some(other) => {
-            return Err(invalid(
-                "approval",
-                format!("`{other}` is neither `never` nor `ask`"),
-            ));
-        }
+        None => Approval::Never,
+        Some(text) => Approval::parse(text).map_err(|reason| invalid("approval", reason))?,
     };
     let seconds = |field: &str, value: Option<f64>| {
         value
@@ -172,6 +169,7 @@ fn server_spec(
     spec.trust = server.trust.unwrap_or(false);
     spec.enabled = server.enabled.unwrap_or(true);
     spec.approval = approval;
+    spec.share_roots = server.share_roots.unwrap_or(false);
     spec.startup_timeout = seconds("startup_timeout_seconds", server.startup_timeout_seconds)?;
     spec.tool_timeout = seconds("tool_timeout_seconds", server.tool_timeout_seconds)?;
     spec.output_limits = limits;
@@ -214,6 +212,7 @@ mod tests {
             headers = { Authorization = "Bearer x" }
             enabled = false
             approval = "ask"
+            share_roots = true
             "#,
         )?;
         assert_eq!(servers.len(), 2);
@@ -222,8 +221,9 @@ mod tests {
         assert_eq!(docs.transport.kind(), "http");
         assert!(!docs.enabled);
         assert_eq!(docs.approval, Approval::Ask);
+        assert!(docs.share_roots);
         let time = &servers[1];
-        assert!(time.trust);
+        assert!(time.trust && !time.share_roots);
         assert_eq!(time.tool_timeout(), Duration::from_secs(5));
         assert_eq!(
             time.output_limits,

@@ -86,8 +86,10 @@ impl McpHub {
     /// Reads the servers to run (started by [`McpHub::launch`], in the background: the daemon
     /// serves before any is ready) and keeps the index following their tools. Must be called
     /// within the daemon's runtime.
+    /// `roots` (the daemon's allowed folders) are what a server that shares roots is told.
     pub fn start(
         configured: Vec<ServerSpec>,
+        roots: Vec<std::path::PathBuf>,
         ledger: &Ledger,
         tools: Arc<ToolRegistry>,
     ) -> Result<Arc<McpHub>, DaemonError> {
@@ -123,7 +125,7 @@ impl McpHub {
             }
         }
         let hub = Arc::new(McpHub {
-            registry: Registry::new(),
+            registry: Registry::with_roots(roots),
             state,
             tools,
             configured: configured.iter().map(|s| s.name.clone()).collect(),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_mcp::{ServerName, ServerSpec, Transport};
+use codaris_mcp::{Approval, ServerName, ServerSpec, Transport};
 use codaris_proto::v1;
 use codaris_proto::v1::mcp_server::Mcp;
 use tonic::{Request, Response, Status};
@@ -179,6 +179,22 @@ fn spec_of(request: v1::AddServerRequest) -> Result<ServerSpec, DaemonError> {
         .filter(|k| !k.is_empty())
         .collect();
     spec.trust = request.trust;
+    spec.share_roots = request.share_roots;
+    spec.approval = match request.approval.as_str() {
+        "" => Approval::Never,
+        text => Approval::parse(text).map_err(|reason| invalid("approval", reason))?,
+    };
+    let seconds = |field: &'static str, value: f64| {
+        if value == 0.0 {
+            Ok(None)
+        } else {
+            codaris_mcp::timeout_seconds(value)
+                .map(Some)
+                .map_err(|reason| invalid(field, reason))
+        }
+    };
+    spec.startup_timeout = seconds("startup_timeout_seconds", request.startup_timeout_seconds)?;
+    spec.tool_timeout = seconds("tool_timeout_seconds", request.tool_timeout_seconds)?;
     Ok(spec)
 }
 
@@ -236,11 +252,14 @@ fn server_message(info: &ServerInfo) -> v1::McpServerInfo {
         trust: spec.trust,
         enabled: spec.enabled,
         approval: match spec.approval {
-            codaris_mcp::Approval::Never => "never",
-            codaris_mcp::Approval::Ask => "ask",
+            Approval::Never => "never",
+            Approval::Ask => "ask",
         }
         .to_owned(),
         restarts: view.restarts,
+        share_roots: spec.share_roots,
+        list_changed: view.list_changed,
+        listings: view.listings,
         ..v1::McpServerInfo::default()
     };
     match &spec.transport {
@@ -304,9 +323,15 @@ mod tests {
         request.cwd = "/tmp".to_owned();
         request.keywords = vec![" clock ".to_owned(), String::new()];
         request.trust = true;
+        request.approval = "ask".to_owned();
+        request.startup_timeout_seconds = 5.0;
+        request.share_roots = true;
         let spec = spec_of(request)?;
         assert_eq!(spec.name.as_str(), "time");
-        assert!(spec.trust && spec.enabled);
+        assert!(spec.trust && spec.enabled && spec.share_roots);
+        assert_eq!(spec.approval, Approval::Ask);
+        assert_eq!(spec.startup_timeout(), std::time::Duration::from_secs(5));
+        assert_eq!(spec.tool_timeout(), codaris_mcp::DEFAULT_TOOL_TIMEOUT);
         assert_eq!(spec.keywords, vec!["clock".to_owned()]);
         let Transport::Stdio { env, cwd, args, .. } = &spec.transport else {
             panic!("not stdio: {spec:?}");
@@ -352,6 +377,17 @@ mod tests {
             .headers
             .insert("Bad Name".to_owned(), "v".to_owned());
         assert_eq!(field(spec_of(bad_header)), "headers");
+        let mut approval = stdio("a", "x");
+        approval.approval = "sometimes".to_owned();
+        assert_eq!(field(spec_of(approval)), "approval");
+        for seconds in [-1.0, f64::NAN, 100_000.0] {
+            let mut timeout = stdio("a", "x");
+            timeout.tool_timeout_seconds = seconds;
+            assert_eq!(field(spec_of(timeout)), "tool_timeout_seconds");
+            let mut timeout = stdio("a", "x");
+            timeout.startup_timeout_seconds = seconds;
+            assert_eq!(field(spec_of(timeout)), "startup_timeout_seconds");
+        }
     }
 
     #[test]

@@ -43,9 +43,15 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let name = ServerName::parse("conformance").map_err(|err| err.to_string())?;
     let mut spec = ServerSpec::http(name, url);
     spec.startup_timeout = Some(TIMEOUT);
-    let connection = Connection::open(&spec, Arc::new(tokio::sync::Notify::new()))
-        .await
-        .map_err(|err| format!("connecting to {url}: {err}"))?;
+    let notified = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let connection = Connection::open(
+        &spec,
+        Arc::new(tokio::sync::Notify::new()),
+        &Arc::new(Vec::new()),
+        notified,
+    )
+    .await
+    .map_err(|err| format!("connecting to {url}: {err}"))?;
     eprintln!(
         "connected: protocol {}, server {}",
         connection.protocol, connection.server_info
