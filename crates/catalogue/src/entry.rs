@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::{files, loop_tools, planner, shell, web};
+use crate::{files, loop_tools, nextflow, planner, shell, web};
 
 /// A built-in tool as the model is shown it.
 ///
@@ -37,7 +37,7 @@ impl CatalogueEntry {
 }
 
 /// Every entry: the loop's two tools, then the tools the daemon runs in the order it registers
-/// them (files, the planner, commands, the web).
+/// them (files, the planner, commands, the web, the Nextflow and nf-core tools).
 pub static ALL: &[CatalogueEntry] = &[
     loop_tools::SEARCH_TOOLS,
     loop_tools::REQUEST_CAPABILITY,
@@ -68,6 +68,14 @@ pub static ALL: &[CatalogueEntry] = &[
     web::WEBSEARCH,
     web::WEBFETCH,
     web::HTTP_REQUEST,
+    nextflow::CLONE_NFCORE_BASE,
+    nextflow::LINT_PIPELINE,
+    nextflow::VALIDATE_PIPELINE,
+    nextflow::PREPARE_SAMPLESHEET_GATE,
+    nextflow::LIST_COMPLIANCE_RULES,
+    nextflow::RUN_COMPLIANCE_AUTOFIX,
+    nextflow::APPLY_REMEDIATION_PLAN,
+    nextflow::REVIEW_PIPELINE,
 ];
 
 /// The entry of `name`, if it is a built-in tool.

@@ -52,12 +52,24 @@ const PIPELINE_TEST: &[PathArg] = &[
     PathArg::new("path", Mutate, Cwd),
     PathArg::new("outdir", Mutate, Optional),
 ];
+// The gate reads the sheet and the schema; what it records goes to the ledger, not a file.
 const SAMPLESHEET: &[PathArg] = &[
     PathArg::new("path", Read, Cwd),
-    PathArg::new("output_file", Mutate, Optional),
+    PathArg::new("samplesheet", Read, Required),
+    PathArg::new("schema", Read, Optional),
+];
+const VALIDATE: &[PathArg] = &[
+    PathArg::new("path", Read, Cwd),
+    PathArg::new("params_file", Read, Optional),
+];
+// The plan is read; the pipeline it patches is changed.
+const REMEDIATE: &[PathArg] = &[
+    PathArg::new("path", Mutate, Cwd),
+    PathArg::new("plan", Read, Optional),
 ];
 const TEST_DATA: &[PathArg] = &[PathArg::new("outdir", Mutate, Cwd)];
-const CLONE: &[PathArg] = &[PathArg::new("dst", Mutate, Required)];
+// The new pipeline's directory is made inside `outdir`.
+const CLONE: &[PathArg] = &[PathArg::new("outdir", Mutate, Cwd)];
 
 const fn t(name: &'static str, c: C, e: Effect, p: &'static [PathArg], m: Modes) -> ToolSpec {
     ToolSpec::builtin(name, c, e, p, m)
@@ -272,7 +284,7 @@ pub static BUILTIN: &[ToolSpec] = &[
         "apply_remediation_plan",
         C::Write,
         Paths,
-        MUTATE_CWD,
+        REMEDIATE,
         M::AGENT,
     )
     .gated(&["/remediate", "/autofix", "/fix"]),
@@ -298,10 +310,10 @@ pub static BUILTIN: &[ToolSpec] = &[
     t("check_test_result", C::None, ReadOnly, READ_CWD, M::ALL),
     t(
         "prepare_samplesheet_gate",
-        C::Write,
-        Paths,
+        C::None,
+        ReadOnly,
         SAMPLESHEET,
-        M::AGENT,
+        M::AGENT_PLAN,
     ),
     t("debug_last_run", C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
     t("analyze_run_log", C::None, ReadOnly, READ_CWD, M::ALL),
@@ -311,7 +323,7 @@ pub static BUILTIN: &[ToolSpec] = &[
         "validate_pipeline",
         C::None,
         ReadOnly,
-        READ_CWD,
+        VALIDATE,
         M::AGENT_PLAN,
     ),
     t("clone_nfcore_base", C::Write, Paths, CLONE, M::AGENT),

@@ -40,7 +40,9 @@ mod text;
 mod verdict;
 
 /// Version of the rules, recorded with every decision so a replay knows what decided it.
-pub const POLICY_VERSION: &str = "1";
+/// "2": the Nextflow tools' path arguments are the ones their tools take (the samplesheet gate
+/// reads, `clone_nfcore_base` writes into `outdir`, the remediation plan is read).
+pub const POLICY_VERSION: &str = "2";
 
 pub use capability::Capability;
 pub use capability::CapabilityName;

@@ -1,0 +1,179 @@
+//! The Nextflow and nf-core tools for authoring and static checks: a new pipeline from the
+//! nf-core template, nf-core's lint and schema checks, the samplesheet gate, the compliance
+//! rules with their audit, autofix and remediation plan, and the review pack.
+
+use serde_json::{Value, json};
+
+use crate::entry::CatalogueEntry;
+
+/// The description of a `path` argument naming a pipeline directory.
+const PIPELINE_PATH: &str =
+    "The pipeline's directory (the one holding main.nf and nextflow.config); default: the \
+     working directory.";
+
+pub const CLONE_NFCORE_BASE: CatalogueEntry = CatalogueEntry::new(
+    "clone_nfcore_base",
+    "Create a new Nextflow pipeline from the nf-core template (`nf-core pipelines create`, \
+     without questions): a git repository with the master, dev and TEMPLATE branches, the \
+     nf-core modules, configs, schema and tests. Works offline: template features that need \
+     the network (the RO-Crate) are skipped and named. Answers with the new directory, its \
+     branches and what to do next.",
+    clone_nfcore_base,
+);
+
+fn clone_nfcore_base() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "The pipeline's short name: lower-case letters and digits, e.g. rnavar (it becomes nf-core/rnavar)."},
+            "description": {"type": "string", "description": "One sentence on what the pipeline does."},
+            "author": {"type": "string", "description": "The author or authors, as the manifest names them."},
+            "outdir": {"type": "string", "description": "Where the pipeline's directory is made; default: the working directory (it must not exist yet)."},
+            "skip_features": {"type": "array", "items": {"type": "string"},
+                "description": "Template features to leave out, e.g. igenomes, multiqc, fastqc, github, ci, nf-test (rocrate is always left out offline)."}
+        },
+        "required": ["name", "description", "author"],
+        "additionalProperties": false
+    })
+}
+
+pub const LINT_PIPELINE: CatalogueEntry = CatalogueEntry::new(
+    "lint_pipeline",
+    "Lint a Nextflow pipeline with nf-core's own checks (`nf-core pipelines lint`) and return \
+     the findings: one line per failed, warned or ignored test with its message and file, \
+     and the count that passed. Tests that need the network are skipped offline and said so, \
+     never counted as passed.",
+    lint_pipeline,
+);
+
+fn lint_pipeline() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "release": {"type": "boolean", "description": "Also the checks for a release (version numbers consistent, no `dev`); default false."},
+            "tests": {"type": "array", "items": {"type": "string"},
+                "description": "Only these lint tests, e.g. [\"files_exist\", \"schema_params\"]; default: all."}
+        },
+        "additionalProperties": false
+    })
+}
+
+pub const VALIDATE_PIPELINE: CatalogueEntry = CatalogueEntry::new(
+    "validate_pipeline",
+    "Check a pipeline's parameter schema (nextflow_schema.json, with `nf-core pipelines \
+     schema lint`) and, given a params file (JSON or YAML), validate those parameters against \
+     it. One finding per line, with the parameter and the message.",
+    validate_pipeline,
+);
+
+fn validate_pipeline() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "params_file": {"type": "string", "description": "A JSON or YAML file of parameters (as for -params-file) to validate against the schema."}
+        },
+        "additionalProperties": false
+    })
+}
+
+pub const PREPARE_SAMPLESHEET_GATE: CatalogueEntry = CatalogueEntry::new(
+    "prepare_samplesheet_gate",
+    "Validate a samplesheet (CSV, TSV, JSON or YAML) against the pipeline's input schema \
+     (assets/schema_input.json) as nf-schema does at launch: required columns, patterns, \
+     files that must exist, unique entries. The first line says passed or failed, then one \
+     line per error in nf-schema's words and one per warning. A pass is recorded as the \
+     gate a pipeline run needs; the gate no longer counts once the sheet or the schema \
+     changes.",
+    prepare_samplesheet_gate,
+);
+
+fn prepare_samplesheet_gate() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "samplesheet": {"type": "string", "description": "The samplesheet file. Relative paths inside it are read against the pipeline's directory, as at launch."},
+            "schema": {"type": "string", "description": "Another input schema instead of the pipeline's assets/schema_input.json."}
+        },
+        "required": ["samplesheet"],
+        "additionalProperties": false
+    })
+}
+
+pub const LIST_COMPLIANCE_RULES: CatalogueEntry = CatalogueEntry::new(
+    "list_compliance_rules",
+    "List the compliance rules a pipeline audit checks (built-in and the operator's own): \
+     one per line with its id, severity, whether it can be fixed automatically, and what it \
+     checks.",
+    list_compliance_rules,
+);
+
+fn list_compliance_rules() -> Value {
+    json!({"type": "object", "properties": {}, "additionalProperties": false})
+}
+
+pub const RUN_COMPLIANCE_AUTOFIX: CatalogueEntry = CatalogueEntry::new(
+    "run_compliance_autofix",
+    "Audit a Nextflow pipeline against the compliance rules (containers pinned, resource \
+     labels, no hard-coded paths or credentials, publishDir modes, documented params, \
+     manifest, tests, versions, module structure), one finding per line as \
+     FILE:LINE: [RULE-ID] SEVERITY: message. With report_only false (only after /remediate \
+     or /autofix) it also fixes what can be fixed automatically, as one change, returns the \
+     diff, and writes a remediation plan for the rest.",
+    run_compliance_autofix,
+);
+
+fn run_compliance_autofix() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "report_only": {"type": "boolean", "description": "true: the audit only, nothing changes. false: fix and plan (needs /remediate or /autofix)."},
+            "rules": {"type": "array", "items": {"type": "string"}, "description": "Only these rule ids; default: every rule."}
+        },
+        "required": ["report_only"],
+        "additionalProperties": false
+    })
+}
+
+pub const APPLY_REMEDIATION_PLAN: CatalogueEntry = CatalogueEntry::new(
+    "apply_remediation_plan",
+    "Apply the remediation plan run_compliance_autofix wrote for a pipeline (after /fix): \
+     every item, or the named ones, as patches, all or nothing, then audit again and report \
+     what is left.",
+    apply_remediation_plan,
+);
+
+fn apply_remediation_plan() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "plan": {"type": "string", "description": "The plan file; default: the last plan written for this pipeline."},
+            "items": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "Only these item numbers of the plan; default: all."}
+        },
+        "additionalProperties": false
+    })
+}
+
+pub const REVIEW_PIPELINE: CatalogueEntry = CatalogueEntry::new(
+    "review_pipeline",
+    "A review pack of a Nextflow pipeline, read-only: its workflows and processes (containers, \
+     inputs, outputs, included modules), its params and whether the schema documents each, \
+     the compliance findings, nf-core lint's failures when nf-core is installed, and the \
+     places a reviewer should read first.",
+    review_pipeline,
+);
+
+fn review_pipeline() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": PIPELINE_PATH},
+            "focus": {"type": "string", "enum": ["security", "lint"], "description": "Narrow the pack: security (credentials, paths, containers) or lint (nf-core lint and the rules)."}
+        },
+        "additionalProperties": false
+    })
+}
