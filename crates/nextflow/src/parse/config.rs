@@ -14,6 +14,9 @@ use super::model::{
 use super::source::{SourceRoot, normalise_relative};
 use super::tree::{Tree, first_line};
 
+/// How deep scopes may nest; no real config is near it, and it bounds the reader's stack.
+const MAX_SCOPE_DEPTH: usize = 64;
+
 /// How deep `includeConfig` may nest before the reader stops following it.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -92,6 +95,12 @@ impl Reader<'_, '_> {
     }
 
     fn block(&mut self, path: &str, tree: &Tree, lo: usize, hi: usize, scope: &Scope) {
+        if scope.keys.len() > MAX_SCOPE_DEPTH {
+            let line = tree.tok(lo).map_or(1, |t| t.line);
+            let what = format!("scopes nested deeper than {MAX_SCOPE_DEPTH}; not read");
+            self.unparsed(path, line, what);
+            return;
+        }
         for (a, b) in tree.statements(lo, hi) {
             self.statement(path, tree, a, b, scope);
         }

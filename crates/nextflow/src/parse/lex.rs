@@ -84,6 +84,7 @@ pub(crate) fn lex(src: &str) -> Lexed {
         pos: 0,
         line: 1,
         problems: Vec::new(),
+        depth: 0,
     };
     if src.starts_with("#!") {
         lx.skip_line();
@@ -101,7 +102,12 @@ struct Lexer<'a> {
     pos: usize,
     line: u32,
     problems: Vec<Problem>,
+    /// How many `${` the lexer is inside; bounded so hostile nesting cannot exhaust the stack.
+    depth: usize,
 }
+
+/// Deeper `${"${…}"}` nesting than this is read as plain characters and reported.
+pub(crate) const MAX_NESTING: usize = 64;
 
 impl Lexer<'_> {
     fn peek(&self, ahead: usize) -> Option<u8> {
@@ -339,12 +345,17 @@ impl Lexer<'_> {
                 continue;
             }
             if interpolating && c == b'$' {
-                if self.peek(1) == Some(b'{') {
+                if self.peek(1) == Some(b'{') && self.depth >= MAX_NESTING {
+                    self.problem(self.line, "string interpolations nested too deep; not read");
                     plain = false;
+                } else if self.peek(1) == Some(b'{') {
+                    plain = false;
+                    self.depth += 1;
                     let open_line = self.line;
                     self.bump();
                     self.bump();
                     interp.extend(self.tokens_until(Some(open_line)));
+                    self.depth -= 1;
                     continue;
                 }
                 if self
@@ -432,6 +443,36 @@ fn ends_value(prev: Option<&Token>) -> bool {
         Some(Kind::Op(op)) => matches!(op.as_str(), ")" | "]" | "}" | "++" | "--"),
         _ => false,
     }
+}
+
+/// A string literal of a source, wherever it is (interpolations included), for rules that look
+/// at every string — hard-coded paths, credentials — without seeing comments.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StringLiteral {
+    pub line: u32,
+    /// The source text, quotes included.
+    pub text: String,
+    /// The value, when the string does not interpolate.
+    pub value: Option<String>,
+}
+
+/// Every string literal of `src`, in source order, nested ones after the string holding them.
+pub fn string_literals(src: &str) -> Vec<StringLiteral> {
+    fn walk(src: &str, toks: &[Token], out: &mut Vec<StringLiteral>) {
+        for t in toks {
+            if let Kind::Str { literal, interp } = &t.kind {
+                out.push(StringLiteral {
+                    line: t.line,
+                    text: src.get(t.start..t.end).unwrap_or("").to_string(),
+                    value: literal.clone(),
+                });
+                walk(src, interp, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(src, &lex(src).tokens, &mut out);
+    out
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod source;
 mod tree;
 
 pub use config::{load_config, parse_config};
+pub use lex::{StringLiteral, string_literals};
 pub use model::{
     Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include, IncludedName,
     Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script, ScriptKind,

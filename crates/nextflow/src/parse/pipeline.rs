@@ -10,7 +10,7 @@ use super::ParseError;
 use super::config::load_config;
 use super::model::{Config, Include, NfFile, Process, Setting, Unparsed, Workflow};
 use super::script::parse_script;
-use super::source::SourceRoot;
+use super::source::{SourceRoot, normalise_relative};
 
 /// The directories searched for `.nf` files, besides `main.nf` at the top.
 const NF_DIRS: &[&str] = &["workflows", "subworkflows", "modules"];
@@ -90,6 +90,25 @@ impl Pipeline {
     /// The process called `name`, wherever it is defined.
     pub fn process(&self, name: &str) -> Option<(&NfFile, &Process)> {
         self.processes().find(|(_, p)| p.name == name)
+    }
+
+    /// The `.nf` file an include names, as Nextflow finds it: relative to the including file,
+    /// `.nf` added when missing, `DIR/main.nf` for a directory. `None` for `plugin/…`, for a
+    /// path outside the pipeline, and for a file that is not there.
+    pub fn resolve_include(&self, from: &NfFile, include: &Include) -> Option<String> {
+        if include.source.starts_with("plugin/") {
+            return None;
+        }
+        let base = Path::new(&from.path).parent().unwrap_or(Path::new(""));
+        let target = normalise_relative(&base.join(&include.source))?;
+        let candidates = if target.ends_with(".nf") {
+            vec![target]
+        } else {
+            vec![format!("{target}.nf"), format!("{target}/main.nf")]
+        };
+        candidates
+            .into_iter()
+            .find(|c| self.file(c).is_some() || self.root.join(c).is_file())
     }
 
     /// The params of the config, outside profiles (see [`Config::params`]).

@@ -253,7 +253,10 @@ impl<'t> Reader<'t, '_> {
     }
 
     fn directive(&mut self, p: &mut Process, a: usize, b: usize) {
-        let mut name = match self.ident(a) {
+        let mut name = match self
+            .ident(a)
+            .filter(|n| !matches!(*n, "def" | "if" | "for"))
+        {
             Some(n) => n.to_string(),
             None => {
                 let l = self.line(a);
@@ -300,7 +303,9 @@ impl<'t> Reader<'t, '_> {
             let key = self.ident(ea).filter(|_| self.is_op(ea + 1, ":"));
             let val = (ea + 2 < eb).then(|| self.tree.tok(ea + 2)).flatten();
             match (key, val) {
-                (Some("emit"), Some(v)) => emit = v.ident().map(str::to_string),
+                (Some("emit"), Some(v)) => {
+                    emit = v.ident().or_else(|| v.literal_str()).map(str::to_string);
+                }
                 (Some("topic"), Some(v)) => {
                     topic = v.ident().or_else(|| v.literal_str()).map(str::to_string);
                 }

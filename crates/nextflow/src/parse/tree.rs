@@ -5,6 +5,12 @@
 use super::lex::{Kind, Problem, Token};
 use super::model::Value;
 
+/// How far down the open-bracket stack a closing bracket looks for its partner.
+const MATCH_WINDOW: usize = 32;
+
+/// Deeper list/map nesting than this is kept as source text rather than read.
+const MAX_LITERAL_DEPTH: usize = 64;
+
 /// Tokens of one source with their bracket pairs.
 pub(crate) struct Tree<'a> {
     pub src: &'a str,
@@ -46,7 +52,14 @@ impl<'a> Tree<'a> {
                     })
                     .is_some_and(|c| c == op)
             };
-            match stack.iter().rposition(opens) {
+            // Only the innermost few brackets are searched for a partner, so a hostile run of
+            // mismatched brackets stays linear.
+            let window = stack.len().saturating_sub(MATCH_WINDOW);
+            match stack
+                .get(window..)
+                .and_then(|w| w.iter().rposition(opens))
+                .map(|p| p + window)
+            {
                 Some(at) => {
                     // Brackets opened after the match never closed: say so, then pair.
                     for j in stack.drain(at + 1..) {
@@ -167,14 +180,18 @@ impl<'a> Tree<'a> {
     /// Reads the tokens `lo..hi` as one value: a literal when they are exactly one, else the
     /// source text.
     pub fn value(&self, lo: usize, hi: usize) -> Value {
-        match self.literal(lo, hi) {
+        self.value_at(lo, hi, 0)
+    }
+
+    fn value_at(&self, lo: usize, hi: usize, depth: usize) -> Value {
+        match self.literal(lo, hi, depth) {
             Some((v, end)) if end == hi => v,
             _ => Value::Expr(self.text(lo, hi)),
         }
     }
 
     /// A literal starting at `lo` and where it ends.
-    fn literal(&self, lo: usize, hi: usize) -> Option<(Value, usize)> {
+    fn literal(&self, lo: usize, hi: usize, depth: usize) -> Option<(Value, usize)> {
         let lo = self.skip_newlines(lo, hi);
         let t = self.tok(lo).filter(|_| lo < hi)?;
         let v = match &t.kind {
@@ -183,8 +200,7 @@ impl<'a> Tree<'a> {
             } => Value::Str(s.clone()),
             Kind::Number => Value::Number(self.text(lo, lo + 1)),
             Kind::Op(op) if op == "-" => {
-                let n = self.tok(lo + 1).filter(|n| n.kind == Kind::Number)?;
-                let _ = n;
+                self.tok(lo + 1).filter(|n| n.kind == Kind::Number)?;
                 return Some((Value::Number(self.text(lo, lo + 2)), lo + 2));
             }
             Kind::Ident(id) => match id.as_str() {
@@ -193,9 +209,9 @@ impl<'a> Tree<'a> {
                 "null" => Value::Null,
                 _ => return None,
             },
-            Kind::Op(op) if op == "[" => {
+            Kind::Op(op) if op == "[" && depth < MAX_LITERAL_DEPTH => {
                 let close = self.close_of(lo).filter(|c| *c < hi)?;
-                return Some((self.collection(lo + 1, close)?, close + 1));
+                return Some((self.collection(lo + 1, close, depth + 1)?, close + 1));
             }
             _ => return None,
         };
@@ -211,7 +227,7 @@ impl<'a> Tree<'a> {
 
     /// The inside of `[…]`: a list or a map (`[:]` is the empty map). Elements that are not
     /// literals are kept as source text.
-    fn collection(&self, lo: usize, hi: usize) -> Option<Value> {
+    fn collection(&self, lo: usize, hi: usize, depth: usize) -> Option<Value> {
         let elems = self.split_commas(lo, hi);
         if let [(a, b)] = elems.as_slice() {
             let a = self.skip_newlines(*a, *b);
@@ -226,12 +242,15 @@ impl<'a> Tree<'a> {
             let mut entries = Vec::new();
             for (a, b) in elems {
                 let (key, vstart) = self.map_key(a, b)?;
-                entries.push((key, self.value(vstart, b)));
+                entries.push((key, self.value_at(vstart, b, depth)));
             }
             return Some(Value::Map(entries));
         }
         Some(Value::List(
-            elems.into_iter().map(|(a, b)| self.value(a, b)).collect(),
+            elems
+                .into_iter()
+                .map(|(a, b)| self.value_at(a, b, depth))
+                .collect(),
         ))
     }
 

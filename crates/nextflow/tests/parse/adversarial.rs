@@ -4,7 +4,9 @@
 use std::error::Error;
 use std::fs;
 
-use codaris_nextflow::parse::{ParseError, Pipeline, decode, parse_script, render_unparsed};
+use codaris_nextflow::parse::{
+    ParseError, Pipeline, decode, parse_config, parse_script, render_unparsed, string_literals,
+};
 use pretty_assertions::assert_eq;
 
 #[test]
@@ -194,4 +196,79 @@ fn a_symlink_out_of_the_pipeline_is_not_read() -> Result<(), Box<dyn Error>> {
         "modules/local/main.nf:1: not understood: `modules/local/main.nf` is outside the pipeline directory\n"
     );
     Ok(())
+}
+
+#[test]
+fn hostile_nesting_is_bounded_not_a_stack_overflow() {
+    let n = 100_000;
+    let lists = format!("params.x = {}{}\n", "[".repeat(n), "]".repeat(n));
+    let c = parse_config("n.config", &lists);
+    // Kept as lists to a depth, then as source text: never a literal it did not read.
+    assert_eq!(c.get("params.x").map(|s| s.value.is_literal()), Some(false));
+
+    let scopes = format!("{}x = 1\n{}", "a {\n".repeat(n), "}\n".repeat(n));
+    let c = parse_config("n.config", &scopes);
+    assert!(c.unparsed.iter().any(|u| u.what.contains("nested deeper")));
+
+    let interp = format!("x = \"{}{}\"\n", "${\"".repeat(n), "\"}".repeat(n));
+    let f = parse_script("m.nf", &interp);
+    assert!(
+        f.unparsed
+            .iter()
+            .any(|u| u.what.contains("nested too deep"))
+    );
+
+    let mismatched = format!("{}{}", "(".repeat(n), "}".repeat(n));
+    let f = parse_script("m.nf", &mismatched);
+    assert!(!f.unparsed.is_empty());
+}
+
+#[test]
+fn string_literals_skip_comments_and_see_inside_interpolations() {
+    let src = "// password = 'in a comment'\nx = \"${ a ? 'one' : 'two' }\"\ny = '/abs/path'\n";
+    let got: Vec<(u32, Option<String>)> = string_literals(src)
+        .into_iter()
+        .map(|s| (s.line, s.value))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (2, None),
+            (2, Some("one".into())),
+            (2, Some("two".into())),
+            (3, Some("/abs/path".into())),
+        ]
+    );
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_text_reads_without_panicking(src in "\\PC*") {
+        let f = parse_script("p.nf", &src);
+        let lines = u32::try_from(src.lines().count()).unwrap_or(u32::MAX).max(1) + 1;
+        for u in &f.unparsed {
+            proptest::prop_assert!(u.line >= 1 && u.line <= lines, "{u}");
+        }
+        let c = parse_config("p.config", &src);
+        for u in &c.unparsed {
+            proptest::prop_assert!(u.line >= 1 && u.line <= lines, "{u}");
+        }
+    }
+
+    #[test]
+    fn groovy_shaped_text_reads_without_panicking(
+        src in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "process ", "workflow ", "include ", "{", "}", "(", ")", "[", "]", "'", "\"",
+                "\"\"\"", "'''", "${", "$", "/", "//", "/*", "*/", "\n", "\r\n", ":", "=", "?",
+                "input:", "output:", "script:", "emit:", "params.", "x", " as ", " from ", ",",
+                "includeConfig ", "withName:", "profiles ", "\\",
+            ]),
+            0..200,
+        )
+    ) {
+        let src: String = src.concat();
+        let _ = parse_script("p.nf", &src);
+        let _ = parse_config("p.config", &src);
+    }
 }

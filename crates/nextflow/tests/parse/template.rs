@@ -345,3 +345,54 @@ fn config_selectors_from_base_and_modules() -> Result<(), Box<dyn Error>> {
     );
     Ok(())
 }
+
+#[test]
+fn includes_resolve_to_the_files_nextflow_would_read() -> Result<(), Box<dyn Error>> {
+    let p = Pipeline::load(&template())?;
+    let resolved: Vec<(String, Option<String>)> = p
+        .includes()
+        .filter(|(f, _)| f.path == "workflows/demo.nf" || f.path == "main.nf")
+        .map(|(f, i)| (i.source.clone(), p.resolve_include(f, i)))
+        .collect();
+    let want = |s: &str, r: Option<&str>| (s.to_string(), r.map(str::to_string));
+    assert_eq!(
+        resolved,
+        vec![
+            want("./workflows/demo", Some("workflows/demo.nf")),
+            want(
+                "./subworkflows/local/utils_nfcore_demo_pipeline",
+                Some("subworkflows/local/utils_nfcore_demo_pipeline/main.nf")
+            ),
+            want(
+                "./subworkflows/local/utils_nfcore_demo_pipeline",
+                Some("subworkflows/local/utils_nfcore_demo_pipeline/main.nf")
+            ),
+            want(
+                "./subworkflows/local/utils_nfcore_demo_pipeline",
+                Some("subworkflows/local/utils_nfcore_demo_pipeline/main.nf")
+            ),
+            want(
+                "../modules/nf-core/fastqc/main",
+                Some("modules/nf-core/fastqc/main.nf")
+            ),
+            want(
+                "../modules/nf-core/multiqc/main",
+                Some("modules/nf-core/multiqc/main.nf")
+            ),
+            want("plugin/nf-schema", None),
+            want(
+                "../subworkflows/nf-core/utils_nfcore_pipeline",
+                Some("subworkflows/nf-core/utils_nfcore_pipeline/main.nf")
+            ),
+            want(
+                "../subworkflows/nf-core/utils_nfcore_pipeline",
+                Some("subworkflows/nf-core/utils_nfcore_pipeline/main.nf")
+            ),
+            want(
+                "../subworkflows/local/utils_nfcore_demo_pipeline",
+                Some("subworkflows/local/utils_nfcore_demo_pipeline/main.nf")
+            ),
+        ]
+    );
+    Ok(())
+}
