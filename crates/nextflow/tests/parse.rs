@@ -4,5 +4,6 @@
 mod parse {
     mod adversarial;
     mod config;
+    mod syntax;
     mod template;
 }

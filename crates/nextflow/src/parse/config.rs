@@ -115,6 +115,24 @@ impl Reader<'_, '_> {
             self.include(path, tree, a, b, scope);
             return;
         }
+        // Older nf-core templates wrap the custom-config include in `try { } catch (…) { }`:
+        // the `try` body is read; what the `catch` would do is not.
+        if ident(a) == Some("try") && is_op(a + 1, "{") {
+            self.body(path, tree, a + 1, b, scope);
+            return;
+        }
+        if ident(a) == Some("catch") && is_op(a + 1, "(") {
+            // The `catch` of a `try` whose `}` ended the line before: only reports errors.
+            return;
+        }
+        // Older templates also define `check_max` in the config; a function is not evaluated,
+        // so closures that call it stay source text.
+        if ident(a) == Some("def") {
+            let name = ident(a + 1).filter(|_| is_op(a + 2, "(")).unwrap_or("?");
+            let what = format!("function `{name}` in a config is not evaluated");
+            self.unparsed(path, line, what);
+            return;
+        }
         // A process selector: `withName: FASTQC {`, `withLabel:'big' {`.
         if let Some(kind) = match ident(a) {
             Some("withName") => Some(SelectorKind::WithName),

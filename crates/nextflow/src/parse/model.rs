@@ -191,6 +191,8 @@ pub struct Workflow {
     pub take: Vec<Named>,
     pub main: Option<Block>,
     pub emits: Vec<Emit>,
+    /// The `publish:` section of the newer workflow-output syntax, one entry a line.
+    pub publish: Vec<Emit>,
     /// Calls `NAME(…)` in the body that are not methods (`x.f(…)`): processes, subworkflows
     /// and functions, in order of appearance.
     pub calls: Vec<Named>,
@@ -234,12 +236,15 @@ impl IncludedName {
     }
 }
 
-/// `params.name = value` in a script.
+/// `params.name = value` in a script, or an entry of a script's `params { }` block.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Param {
     pub name: String,
+    /// The default; `Null` for a typed entry without one (`input: Path`).
     pub value: Value,
     pub line: u32,
+    /// The declared type of a `params { name: Type }` entry, as written.
+    pub type_name: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

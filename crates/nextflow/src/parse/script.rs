@@ -4,7 +4,7 @@
 use super::lex::{Kind, lex};
 use super::model::{
     Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile, Other,
-    Param, Process, Script, ScriptKind, Unparsed, Workflow,
+    Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
 };
 use super::tree::{Tree, first_line};
 
@@ -72,6 +72,7 @@ impl<'t> Reader<'t, '_> {
             Some("workflow") if !self.is_op(lo + 1, ".") => self.workflow(lo, hi),
             Some("def") => self.def(lo, hi),
             Some("params") if self.is_op(lo + 1, ".") => self.param(lo, hi),
+            Some("params") if self.is_op(lo + 1, "{") => self.params_block(lo, hi),
             Some("import" | "nextflow" | "output" | "workflow" | "enum" | "record") => {
                 // Understood and legal, but nothing the tools read from them yet.
                 let text = first_line(&self.tree.text(lo, hi));
@@ -126,13 +127,29 @@ impl<'t> Reader<'t, '_> {
         }
         if close + 3 < hi {
             let l = self.line(close + 3);
-            self.unparsed(l, "unexpected text after the include's source");
+            let what = match self.ident(close + 3) {
+                // Old DSL2 passed params to a module this way; Nextflow no longer honours it.
+                Some(call @ ("addParams" | "params")) => {
+                    format!("include `{call}(…)` is not read")
+                }
+                _ => "unexpected text after the include's source".to_string(),
+            };
+            self.unparsed(l, what);
         }
         self.file.includes.push(Include {
             names,
             source,
             line,
         });
+    }
+
+    /// Text after a block's closing brace in the same statement (`process P { … } junk`).
+    fn trailing(&mut self, close: Option<usize>, hi: usize, owner: &str) {
+        if let Some(c) = close.filter(|c| c + 1 < hi) {
+            let l = self.line(c + 1);
+            let text = first_line(&self.tree.text(c + 1, hi));
+            self.unparsed(l, format!("unexpected text after {owner}: `{text}`"));
+        }
     }
 
     /// `NAME {` after a keyword: the name and the body's bracket indices.
@@ -154,6 +171,7 @@ impl<'t> Reader<'t, '_> {
         if close.is_none() {
             self.unparsed(line, format!("process `{name}`: its body is not closed"));
         }
+        self.trailing(close, hi, &format!("process `{name}`"));
         let mut p = Process {
             name,
             line,
@@ -335,10 +353,11 @@ impl<'t> Reader<'t, '_> {
             return;
         };
         let close = self.tree.close_of(open);
+        let shown = name.as_deref().unwrap_or("(entry)");
         if close.is_none() {
-            let shown = name.as_deref().unwrap_or("(entry)");
             self.unparsed(line, format!("workflow `{shown}`: its body is not closed"));
         }
+        self.trailing(close, hi, &format!("workflow `{shown}`"));
         let body_end = close.unwrap_or(hi);
         let mut w = Workflow {
             name,
@@ -347,6 +366,7 @@ impl<'t> Reader<'t, '_> {
             take: Vec::new(),
             main: None,
             emits: Vec::new(),
+            publish: Vec::new(),
             calls: self.calls(open + 1, body_end),
         };
         let stmts = self.tree.statements(open + 1, body_end);
@@ -364,7 +384,11 @@ impl<'t> Reader<'t, '_> {
                 continue;
             }
             match section {
-                Some("take") => match self.ident(a).filter(|_| b == a + 1) {
+                // `name`, or typed `name: Channel<Path>` in the newer syntax.
+                Some("take") => match self
+                    .ident(a)
+                    .filter(|_| b == a + 1 || self.is_op(a + 1, ":"))
+                {
                     Some(n) => w.take.push(Named {
                         name: n.to_string(),
                         line: self.line(a),
@@ -378,15 +402,20 @@ impl<'t> Reader<'t, '_> {
                 Some("main") => {
                     main = Some(main.map_or((a, b), |(ma, _)| (ma, b)));
                 }
-                Some("emit") => {
+                Some(s @ ("emit" | "publish")) => {
                     let named = self
                         .ident(a)
                         .filter(|_| self.is_op(a + 1, "=") || b == a + 1);
-                    w.emits.push(Emit {
+                    let e = Emit {
                         name: named.map(str::to_string),
                         text: self.tree.text(a, b),
                         line: self.line(a),
-                    });
+                    };
+                    if s == "emit" {
+                        w.emits.push(e);
+                    } else {
+                        w.publish.push(e);
+                    }
                 }
                 Some(other) => {
                     let l = self.line(a);
@@ -484,7 +513,51 @@ impl<'t> Reader<'t, '_> {
             return;
         }
         let value = self.tree.value(i + 1, hi);
-        self.file.params.push(Param { name, value, line });
+        self.file.params.push(Param {
+            name,
+            value,
+            line,
+            type_name: None,
+        });
+    }
+
+    /// The newer `params { name: Type = default }` block of a script.
+    fn params_block(&mut self, lo: usize, hi: usize) {
+        let open = lo + 1;
+        let close = self.tree.close_of(open);
+        if close.is_none() {
+            let line = self.line(lo);
+            self.unparsed(line, "`params` block: its body is not closed");
+        }
+        self.trailing(close, hi, "the `params` block");
+        for (a, b) in self.tree.statements(open + 1, close.unwrap_or(hi)) {
+            let line = self.line(a);
+            let Some(name) = self.ident(a) else {
+                let text = first_line(&self.tree.text(a, b));
+                self.unparsed(line, format!("`params` entry not understood: `{text}`"));
+                continue;
+            };
+            let eq = (a + 1..b).find(|&j| self.is_op(j, "="));
+            let type_name = self
+                .is_op(a + 1, ":")
+                .then(|| self.tree.text(a + 2, eq.unwrap_or(b)))
+                .filter(|t| !t.is_empty());
+            if eq.is_none() && type_name.is_none() {
+                let text = first_line(&self.tree.text(a, b));
+                self.unparsed(line, format!("`params` entry not understood: `{text}`"));
+                continue;
+            }
+            let value = match eq {
+                Some(e) => self.tree.value(e + 1, b),
+                None => Value::Null,
+            };
+            self.file.params.push(Param {
+                name: name.to_string(),
+                value,
+                line,
+                type_name,
+            });
+        }
     }
 }
 

@@ -272,3 +272,23 @@ proptest::proptest! {
         let _ = parse_config("p.config", &src);
     }
 }
+
+#[test]
+fn text_after_a_body_is_said_not_dropped() {
+    let f = parse_script(
+        "m.nf",
+        "workflow {{ name|upper }} {\n  main:\n  A()\n}\nprocess P { script: 'x' } junk\n",
+    );
+    let whats: Vec<(u32, &str)> = f
+        .unparsed
+        .iter()
+        .map(|u| (u.line, u.what.as_str()))
+        .collect();
+    assert_eq!(
+        whats,
+        vec![
+            (1, "unexpected text after workflow `(entry)`: `{`"),
+            (5, "unexpected text after process `P`: `junk`"),
+        ]
+    );
+}
