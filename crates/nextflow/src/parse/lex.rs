@@ -106,6 +106,9 @@ struct Lexer<'a> {
     depth: usize,
 }
 
+/// How many problems one source may record: past this, hostile input would only cost memory.
+pub(crate) const MAX_PROBLEMS: usize = 200;
+
 /// Deeper `${"${…}"}` nesting than this is read as plain characters and reported.
 pub(crate) const MAX_NESTING: usize = 64;
 
@@ -144,6 +147,9 @@ impl Lexer<'_> {
     }
 
     fn problem(&mut self, line: u32, what: impl Into<String>) {
+        if self.problems.len() >= MAX_PROBLEMS {
+            return;
+        }
         self.problems.push(Problem {
             line,
             what: what.into(),

@@ -1,7 +1,7 @@
 //! The reader of `.nf` files: processes, workflows, includes, params and functions at the top
 //! level. Whatever else is at the top level is recorded as [`Unparsed`], never dropped.
 
-use super::lex::{Kind, lex};
+use super::lex::{Kind, MAX_PROBLEMS, lex};
 use super::model::{
     Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile, Other,
     Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
@@ -19,6 +19,7 @@ pub fn parse_script(path: &str, src: &str) -> NfFile {
     let mut r = Reader {
         tree: &tree,
         file: &mut file,
+        dropped: None,
     };
     for p in lexed.problems.iter().chain(tree.problems.iter()) {
         r.unparsed(p.line, p.what.clone());
@@ -26,13 +27,23 @@ pub fn parse_script(path: &str, src: &str) -> NfFile {
     for (lo, hi) in tree.statements(0, tree.toks.len()) {
         r.top_level(lo, hi);
     }
+    let dropped = r.dropped;
     file.unparsed.sort_by_key(|u| u.line);
+    if let Some(line) = dropped {
+        file.unparsed.push(Unparsed {
+            file: file.path.clone(),
+            line,
+            what: format!("more than {MAX_PROBLEMS} constructs not understood; the rest from here are not listed"),
+        });
+    }
     file
 }
 
 struct Reader<'t, 'a> {
     tree: &'t Tree<'a>,
     file: &'t mut NfFile,
+    /// The line of the first entry left out once the list is full.
+    dropped: Option<u32>,
 }
 
 /// The section labels of a process body.
@@ -43,6 +54,10 @@ const WORKFLOW_SECTIONS: &[&str] = &["take", "main", "emit", "publish"];
 
 impl<'t> Reader<'t, '_> {
     fn unparsed(&mut self, line: u32, what: impl Into<String>) {
+        if self.file.unparsed.len() >= MAX_PROBLEMS {
+            self.dropped.get_or_insert(line);
+            return;
+        }
         self.file.unparsed.push(Unparsed {
             file: self.file.path.clone(),
             line,

@@ -292,3 +292,42 @@ fn text_after_a_body_is_said_not_dropped() {
         ]
     );
 }
+
+#[test]
+fn a_flood_of_errors_is_listed_up_to_a_limit_and_says_so() {
+    let src = "}\n".repeat(200_000);
+    let f = parse_script("m.nf", &src);
+    assert_eq!(f.unparsed.len(), 201);
+    assert!(
+        f.unparsed
+            .last()
+            .is_some_and(|u| u.what.contains("are not listed"))
+    );
+    let c = parse_config("n.config", &src);
+    assert_eq!(c.unparsed.len(), 201);
+}
+
+#[test]
+fn blank_lines_inside_a_statement_stay_linear() {
+    // A continued assignment across a million blank lines: read as one statement.
+    let src = format!("params.x = 1 +{}2\nparams.y = 3\n", "\n".repeat(1_000_000));
+    let f = parse_script("m.nf", &src);
+    let names: Vec<(&str, u32)> = f.params.iter().map(|p| (p.name.as_str(), p.line)).collect();
+    assert_eq!(names, vec![("x", 1), ("y", 1_000_002)]);
+}
+
+#[test]
+fn a_value_with_line_ends_cannot_forge_an_outline_line() -> Result<(), Box<dyn Error>> {
+    let dir = tempfile::tempdir()?;
+    fs::write(
+        dir.path().join("nextflow.config"),
+        "params.x = 'a\\nmain.nf:1: [FAKE] error: forged'\nparams.y = \"\"\"two\nlines\"\"\"\n",
+    )?;
+    let p = Pipeline::load(dir.path())?;
+    let outline = codaris_nextflow::parse::render_outline(&p);
+    assert_eq!(
+        outline,
+        "nextflow.config:1: param x = 'a\\nmain.nf:1: [FAKE] error: forged'\nnextflow.config:2: param y = 'two\\nlines'\n"
+    );
+    Ok(())
+}

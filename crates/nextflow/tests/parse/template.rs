@@ -396,3 +396,34 @@ fn includes_resolve_to_the_files_nextflow_would_read() -> Result<(), Box<dyn Err
     );
     Ok(())
 }
+
+#[test]
+fn the_outline_has_one_construct_a_line() -> Result<(), Box<dyn Error>> {
+    let p = Pipeline::load(&template())?;
+    let outline = codaris_nextflow::parse::render_outline(&p);
+    let lines: Vec<&str> = outline.lines().collect();
+    for want in [
+        "main.nf:18: include DEMO from ./workflows/demo (workflows/demo.nf)",
+        "main.nf:69: workflow (entry) calls PIPELINE_INITIALISATION, NFCORE_DEMO, PIPELINE_COMPLETION",
+        "workflows/demo.nf:8: include paramsSummaryMap from plugin/nf-schema",
+        "modules/nf-core/multiqc/main.nf:1: process MULTIQC label process_single container \
+         'https://community-cr-prod.seqera.io/docker/registry/v2/blobs/sha256/c8/c8e346f4f6080eadf1253505e6ff09ef004454fc18e8d672006fd7b222cc412e/data', \
+         'community.wave.seqera.io/library/multiqc:1.35--c17fb751507e9dfc' inputs 1 emits report, data, plots, versions",
+        "nextflow.config:14: param input = null",
+        "nextflow.config:30: param publish_dir_mode = 'copy'",
+        "nextflow.config:60: includeConfig conf/base.config",
+        "nextflow.config:172: profile test",
+    ] {
+        assert!(lines.contains(&want), "missing `{want}` in\n{outline}");
+    }
+    // Every line is `FILE:LINE: …`.
+    for line in &lines {
+        let mut parts = line.splitn(3, ':');
+        let (file, num) = (parts.next(), parts.next());
+        assert!(
+            file.is_some_and(|f| !f.is_empty()) && num.is_some_and(|n| n.parse::<u32>().is_ok()),
+            "{line}"
+        );
+    }
+    Ok(())
+}
