@@ -76,7 +76,8 @@ pub(crate) struct Lexed {
     pub problems: Vec<Problem>,
 }
 
-/// Lexes a whole source text. A `#!` first line is skipped; `\r\n` counts as one line end.
+/// Lexes a whole source text. A byte-order mark and a `#!` first line are skipped; `\r\n`
+/// counts as one line end.
 pub(crate) fn lex(src: &str) -> Lexed {
     let mut lx = Lexer {
         src,
@@ -86,7 +87,10 @@ pub(crate) fn lex(src: &str) -> Lexed {
         problems: Vec::new(),
         depth: 0,
     };
-    if src.starts_with("#!") {
+    if src.starts_with('\u{feff}') {
+        lx.pos = '\u{feff}'.len_utf8();
+    }
+    if src.get(lx.pos..).is_some_and(|r| r.starts_with("#!")) {
         lx.skip_line();
     }
     let tokens = lx.tokens_until(None);
@@ -335,6 +339,11 @@ impl Lexer<'_> {
             if c == b'\n' && !triple {
                 self.problem(line, "string is not closed on its line");
                 break;
+            }
+            if c == b'\r' && self.peek(1) == Some(b'\n') {
+                // A CRLF file's multi-line string has the same value as its LF twin.
+                self.bump();
+                continue;
             }
             if c == b'\\' {
                 self.bump();

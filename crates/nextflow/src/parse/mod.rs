@@ -19,6 +19,7 @@ mod model;
 mod pipeline;
 mod render;
 mod script;
+mod select;
 mod source;
 mod tree;
 
@@ -32,6 +33,7 @@ pub use model::{
 pub use pipeline::Pipeline;
 pub use render::{render_outline, render_unparsed};
 pub use script::parse_script;
+pub use select::{ProcessSetting, selects};
 pub use source::{MAX_FILE_BYTES, decode};
 
 /// Why a file or directory could not be read at all.

@@ -376,6 +376,11 @@ impl Config {
         out
     }
 
+    /// Every setting of `key`, in any profile and under any selector, in reading order.
+    pub fn all(&self, key: &str) -> Vec<&Setting> {
+        self.settings.iter().filter(|s| s.key == key).collect()
+    }
+
     pub fn profile_names(&self) -> Vec<&str> {
         self.profiles.iter().map(|p| p.name.as_str()).collect()
     }

@@ -331,3 +331,14 @@ fn a_value_with_line_ends_cannot_forge_an_outline_line() -> Result<(), Box<dyn E
     );
     Ok(())
 }
+
+#[test]
+fn crlf_multi_line_strings_and_a_byte_order_mark_read_like_plain_lf() {
+    let lf = "params.x = '''two\nlines'''\n";
+    let c_lf = parse_config("n.config", lf);
+    let c_crlf = parse_config("n.config", &lf.replace('\n', "\r\n"));
+    let c_bom = parse_config("n.config", &format!("\u{feff}{lf}"));
+    assert_eq!(c_lf.settings, c_crlf.settings);
+    assert_eq!(c_lf.settings, c_bom.settings);
+    assert_eq!(c_bom.unparsed, vec![]);
+}

@@ -427,3 +427,34 @@ fn the_outline_has_one_construct_a_line() -> Result<(), Box<dyn Error>> {
     }
     Ok(())
 }
+
+#[test]
+fn the_config_settings_that_apply_to_fastqc() -> Result<(), Box<dyn Error>> {
+    let p = Pipeline::load(&template())?;
+    let (_, fastqc) = p.process("FASTQC").ok_or("no FASTQC")?;
+    let applied: Vec<(String, String, u32)> = p
+        .config
+        .process_settings(&fastqc.name, &fastqc.labels())
+        .into_iter()
+        .filter(|s| s.directive != "shell")
+        .map(|s| (s.directive, s.setting.file.clone(), s.setting.line))
+        .collect();
+    let want = |d: &str, f: &str, l: u32| (d.to_string(), f.to_string(), l);
+    assert_eq!(
+        applied,
+        vec![
+            want("cpus", "conf/base.config", 14),
+            want("memory", "conf/base.config", 15),
+            want("time", "conf/base.config", 16),
+            want("errorStrategy", "conf/base.config", 18),
+            want("maxRetries", "conf/base.config", 19),
+            want("maxErrors", "conf/base.config", 20),
+            want("publishDir", "conf/modules.config", 15),
+            want("cpus", "conf/base.config", 35),
+            want("memory", "conf/base.config", 36),
+            want("time", "conf/base.config", 37),
+            want("ext.args", "conf/modules.config", 22),
+        ]
+    );
+    Ok(())
+}
