@@ -26,9 +26,9 @@ mod tree;
 pub use config::{load_config, parse_config};
 pub use lex::{StringLiteral, string_literals};
 pub use model::{
-    Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include, IncludedName,
-    Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script, ScriptKind,
-    SelectorBlock, SelectorKind, Setting, Unparsed, Value, Workflow,
+    Arg, Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include,
+    IncludedName, Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script,
+    ScriptKind, SelectorBlock, SelectorKind, Setting, Unparsed, Value, Workflow,
 };
 pub use pipeline::Pipeline;
 pub use render::{render_outline, render_unparsed};

@@ -138,6 +138,27 @@ pub struct Directive {
     /// The literal strings the value can be, where the source shows them: the string itself,
     /// or the branches of a ternary (inside `"${…}"` or not). Empty when none is visible.
     pub strings: Vec<String>,
+    /// The value's comma-separated arguments: `publishDir "${params.outdir}", mode: 'copy'` is
+    /// one positional and one named (`mode`).
+    pub args: Vec<Arg>,
+}
+
+impl Directive {
+    /// The named argument `name` (`mode` of `publishDir`, `args` of `ext`).
+    pub fn arg(&self, name: &str) -> Option<&Value> {
+        self.args
+            .iter()
+            .find(|a| a.name.as_deref() == Some(name))
+            .map(|a| &a.value)
+    }
+}
+
+/// One argument of a directive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arg {
+    /// `None` for a positional argument.
+    pub name: Option<String>,
+    pub value: Value,
 }
 
 /// One declaration of an `input:` or `output:` section.

@@ -3,8 +3,8 @@
 
 use super::lex::{Kind, MAX_PROBLEMS, lex};
 use super::model::{
-    Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile, Other,
-    Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
+    Arg, Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile,
+    Other, Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
 };
 use super::tree::{Tree, first_line};
 
@@ -200,6 +200,7 @@ impl<'t> Reader<'t, '_> {
         };
         let stmts = self.tree.statements(open + 1, body_end);
         let mut section: Option<&str> = None;
+        let mut when: Option<(usize, usize)> = None;
         let mut k = 0;
         while let Some(&(a0, b)) = stmts.get(k) {
             k += 1;
@@ -268,10 +269,9 @@ impl<'t> Reader<'t, '_> {
                 Some("input") => p.inputs.push(self.declaration(a, b)),
                 Some("output") => p.outputs.push(self.declaration(a, b)),
                 Some("when") => {
-                    p.when = Some(Block {
-                        line: self.line(a),
-                        text: self.tree.text(a, b),
-                    })
+                    // A guard over several statements reads as one block.
+                    let start = when.map_or(a, |(wa, _)| wa);
+                    when = Some((start, b));
                 }
                 Some(other) => {
                     let l = self.line(a);
@@ -279,6 +279,10 @@ impl<'t> Reader<'t, '_> {
                 }
             }
         }
+        p.when = when.map(|(a, b)| Block {
+            line: self.line(a),
+            text: self.tree.text(a, b),
+        });
         if p.script.is_none() {
             self.unparsed(line, format!("process `{}` has no script", p.name));
         }
@@ -319,11 +323,29 @@ impl<'t> Reader<'t, '_> {
             Some(c) if self.is_op(v, "(") && c + 1 == b => (v + 1, c),
             _ => (v, b),
         };
+        let args = self
+            .tree
+            .split_commas(va, vb)
+            .into_iter()
+            .map(
+                |(ea, eb)| match self.ident(ea).filter(|_| self.is_op(ea + 1, ":")) {
+                    Some(key) => Arg {
+                        name: Some(key.to_string()),
+                        value: self.tree.value(ea + 2, eb),
+                    },
+                    None => Arg {
+                        name: None,
+                        value: self.tree.value(ea, eb),
+                    },
+                },
+            )
+            .collect();
         p.directives.push(Directive {
             name,
             value: self.tree.text(va, vb),
             line: self.line(a),
             strings: self.tree.choices(va, vb),
+            args,
         });
     }
 

@@ -342,3 +342,31 @@ fn crlf_multi_line_strings_and_a_byte_order_mark_read_like_plain_lf() {
     assert_eq!(c_lf.settings, c_bom.settings);
     assert_eq!(c_bom.unparsed, vec![]);
 }
+
+#[test]
+fn an_unclosed_interpolation_costs_its_string_not_the_file() {
+    let src = "process A {\n  tag \"${meta.id\"\n  label 'x'\n  script:\n  'echo'\n}\nprocess B {\n  script:\n  'echo'\n}\n";
+    let f = parse_script("m.nf", src);
+    assert_eq!(
+        f.unparsed
+            .iter()
+            .map(|u| (u.line, u.what.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(2, "string interpolation `${` is not closed")]
+    );
+    let names: Vec<&str> = f.processes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, vec!["A", "B"]);
+    assert_eq!(f.processes.first().map(|p| p.labels()), Some(vec!["x"]));
+}
+
+#[test]
+fn many_unclosed_interpolations_stay_cheap() {
+    // Each line would scan to the end of the file if failures were not remembered.
+    let src = "x = \"${\"\n".repeat(100_000);
+    let f = parse_script("m.nf", &src);
+    assert!(!f.unparsed.is_empty());
+    // Interpolations that each run to one far `}` and then fail.
+    let src = format!("{}}}\n", "x = \"${\n".repeat(100_000));
+    let f = parse_script("m.nf", &src);
+    assert!(!f.unparsed.is_empty());
+}
