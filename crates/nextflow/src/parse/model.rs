@@ -101,7 +101,8 @@ impl Process {
         self.directives.iter().find(|d| d.name == name)
     }
 
-    /// Every `label` given as a literal string.
+    /// Every `label` given as a literal string; a computed one (`"process_${size}"`) is not
+    /// listed, though its directive is there.
     pub fn labels(&self) -> Vec<&str> {
         self.directives
             .iter()

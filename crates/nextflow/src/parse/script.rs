@@ -117,8 +117,15 @@ impl<'t> Reader<'t, '_> {
             .and_then(|t| t.literal_str())
             .map(str::to_string);
         let (Some(close), Some(source)) = (close, source) else {
-            let text = first_line(&self.tree.text(lo, hi));
-            self.unparsed(line, format!("include not understood: `{text}`"));
+            let has_from = from.is_some_and(|f| self.ident(f) == Some("from") && f + 1 < hi);
+            let what = if has_from {
+                let src = from.map_or(String::new(), |f| first_line(&self.tree.text(f + 1, hi)));
+                format!("include source `{src}` is not a literal path; not read")
+            } else {
+                let text = first_line(&self.tree.text(lo, hi));
+                format!("include not understood: `{text}`")
+            };
+            self.unparsed(line, what);
             return;
         };
         let mut names = Vec::new();

@@ -230,3 +230,13 @@ fn directive_arguments_are_read_positional_and_named() -> Result<(), Box<dyn std
     );
     Ok(())
 }
+
+#[test]
+fn an_include_from_a_computed_path_is_said() {
+    let f = parse_script("main.nf", "include { C } from \"${projectDir}/c\"\n");
+    assert_eq!(f.includes, vec![]);
+    assert_eq!(
+        f.unparsed.first().map(|u| u.what.as_str()),
+        Some("include source `\"${projectDir}/c\"` is not a literal path; not read")
+    );
+}
