@@ -458,3 +458,62 @@ fn the_config_settings_that_apply_to_fastqc() -> Result<(), Box<dyn Error>> {
     );
     Ok(())
 }
+
+/// Copies the template into a temporary directory, to seed defects in the copy.
+fn template_copy() -> Result<tempfile::TempDir, Box<dyn Error>> {
+    fn copy(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            let target = to.join(entry.file_name());
+            if entry.file_type()?.is_dir() {
+                copy(&entry.path(), &target)?;
+            } else {
+                std::fs::copy(entry.path(), target)?;
+            }
+        }
+        Ok(())
+    }
+    let dir = tempfile::tempdir()?;
+    copy(&template(), dir.path())?;
+    Ok(dir)
+}
+
+#[test]
+fn a_seeded_defect_is_reported_where_it_is_and_the_rest_still_reads() -> Result<(), Box<dyn Error>>
+{
+    let dir = template_copy()?;
+    let fastqc = dir.path().join("modules/nf-core/fastqc/main.nf");
+    let src = std::fs::read_to_string(&fastqc)?;
+    // Drop the process's closing brace, and break a config include.
+    std::fs::write(&fastqc, src.trim_end().trim_end_matches('}'))?;
+    let config = dir.path().join("nextflow.config");
+    let cfg = std::fs::read_to_string(&config)?;
+    std::fs::write(
+        &config,
+        cfg.replace(
+            "includeConfig 'conf/base.config'",
+            "includeConfig 'conf/missing.config'",
+        ),
+    )?;
+    let p = Pipeline::load(dir.path())?;
+    assert_eq!(
+        codaris_nextflow::parse::render_unparsed(p.unparsed()),
+        "modules/nf-core/fastqc/main.nf:1: not understood: `{` opened here is never closed\n\
+         modules/nf-core/fastqc/main.nf:1: not understood: process `FASTQC`: its body is not closed\n"
+    );
+    // FASTQC is still read to the end of its file; MULTIQC and the config are untouched.
+    let (_, fastqc) = p.process("FASTQC").ok_or("no FASTQC")?;
+    assert_eq!(fastqc.emits(), vec!["html", "zip", "versions_fastqc"]);
+    assert!(p.process("MULTIQC").is_some());
+    let base = p.config.includes.first().ok_or("no include")?;
+    assert_eq!(base.loaded, None);
+    assert!(
+        base.note
+            .as_deref()
+            .is_some_and(|n| n.contains("conf/missing.config"))
+    );
+    assert_eq!(p.config.get("process.cpus"), None);
+    assert!(p.config.get("manifest.name").is_some());
+    Ok(())
+}
