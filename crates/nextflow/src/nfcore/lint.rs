@@ -406,6 +406,19 @@ mod tests {
     }
 
     #[test]
+    fn a_message_with_newlines_stays_on_one_line() {
+        let text = r#"{"tests_failed":[["nextflow_config","not found. File should contain:\n```groovy\nx\n```"]]}"#;
+        let rendered = parse_lint_json(text, None)
+            .map(|r| r.render())
+            .unwrap_or_default();
+        let lines: Vec<&str> = rendered.lines().collect();
+        assert_eq!(lines.len(), 2, "{rendered}");
+        assert!(lines[1].starts_with(
+            "failed: nextflow_config: not found. File should contain:\\n```groovy\\nx"
+        ));
+    }
+
+    #[test]
     fn a_report_whose_counts_disagree_is_refused() {
         let text = r#"{"tests_failed":[["a","b"]],"num_tests_failed":2}"#;
         assert!(matches!(
