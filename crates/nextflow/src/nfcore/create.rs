@@ -118,7 +118,8 @@ pub fn create(
     check_field(&request.description, "description")?;
     check_field(&request.author, "author")?;
     let yaml = template_yaml(&request.skip_features)?;
-    let outdir = &request.outdir;
+    let outdir = &absolute(&request.outdir)?;
+    super::shell_safe(outdir)?;
     match std::fs::symlink_metadata(outdir) {
         Ok(meta) if meta.is_dir() => {
             let mut entries =
@@ -199,6 +200,15 @@ pub fn create(
         notes,
         elapsed: outcome.elapsed,
     })
+}
+
+fn absolute(path: &Path) -> Result<PathBuf, NfCoreError> {
+    if path.is_absolute() {
+        return Ok(path.to_path_buf());
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|source| io("reading the current directory for", path, source))?;
+    Ok(cwd.join(path))
 }
 
 fn branches(runner: &dyn Runner, env: &NfCoreEnv, repo: &Path) -> Result<Vec<String>, NfCoreError> {

@@ -168,7 +168,7 @@ pub fn run_lint(
         "pipelines".to_owned(),
         "lint".to_owned(),
         "--dir".to_owned(),
-        pipeline.to_string_lossy().into_owned(),
+        ".".to_owned(),
         "--json".to_owned(),
         json_path.to_string_lossy().into_owned(),
     ];
@@ -297,33 +297,32 @@ pub fn file_named(message: &str, pipeline: Option<&Path>) -> Option<String> {
 }
 
 fn as_file(candidate: &str, pipeline: Option<&Path>) -> Option<String> {
-    let shaped = !candidate.is_empty()
-        && candidate
+    // Inside the pipeline (whose own path may hold any character): the part below it.
+    let path = Path::new(candidate);
+    let inside = pipeline.filter(|_| path.is_absolute()).and_then(|root| {
+        [Some(root.to_path_buf()), std::fs::canonicalize(root).ok()]
+            .into_iter()
+            .flatten()
+            .find_map(|root| {
+                path.strip_prefix(root)
+                    .ok()
+                    .map(|rel| rel.to_string_lossy().into_owned())
+            })
+    });
+    let shown = inside.unwrap_or_else(|| candidate.to_owned());
+    let shaped = !shown.is_empty()
+        && shown
             .chars()
             .all(|c| c.is_alphanumeric() || "._-/+".contains(c));
     if !shaped {
         return None;
     }
-    let name = candidate.rsplit('/').next().unwrap_or(candidate);
+    let name = shown.rsplit('/').next().unwrap_or(&shown);
     let ext_ok = name.starts_with('.') && name.len() > 1
         || name
             .rsplit_once('.')
             .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext));
-    if !ext_ok {
-        return None;
-    }
-    let path = Path::new(candidate);
-    if path.is_absolute()
-        && let Some(root) = pipeline
-    {
-        let roots = [Some(root.to_path_buf()), std::fs::canonicalize(root).ok()];
-        for root in roots.iter().flatten() {
-            if let Ok(rel) = path.strip_prefix(root) {
-                return Some(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    Some(candidate.to_owned())
+    ext_ok.then_some(shown)
 }
 
 /// One line of text: a message's own newlines shown as `\n`, so each finding stays one line.
@@ -402,6 +401,13 @@ mod tests {
         assert_eq!(
             file_named("in `/elsewhere/main.nf`", Some(Path::new("/p/x"))),
             Some("/elsewhere/main.nf".into())
+        );
+        assert_eq!(
+            file_named(
+                "in `/p/a dir/conf/base.config`",
+                Some(Path::new("/p/a dir"))
+            ),
+            Some("conf/base.config".into())
         );
     }
 

@@ -34,6 +34,8 @@ pub enum NfCoreError {
     NotAPipeline { path: PathBuf, file: &'static str },
     #[error("`{}` already exists and is not empty", path.display())]
     OutdirNotEmpty { path: PathBuf },
+    #[error("`{}` cannot be used: {reason}", path.display())]
+    UnsafePath { path: PathBuf, reason: &'static str },
     #[error("the {field} must not be empty or span lines")]
     BadField { field: &'static str },
     #[error("`{feature}` is not a template feature nf-core {version} knows", version = crate::runner::NFCORE_VERSION)]
@@ -121,13 +123,36 @@ impl NfCoreEnv {
     }
 }
 
-/// The pipeline at `path`, checked to hold what nf-core needs.
+/// Whether nf-core can be given `path`: it passes a pipeline's resolved path to
+/// `nextflow config` through a shell-style split, so whitespace or quotes break the run
+/// half-way with a misleading error.
+pub(crate) fn shell_safe(path: &Path) -> Result<(), NfCoreError> {
+    if path
+        .to_string_lossy()
+        .contains(|c: char| c.is_whitespace() || "'\"\\".contains(c))
+    {
+        return Err(NfCoreError::UnsafePath {
+            path: path.to_path_buf(),
+            reason: "nf-core cannot work on a path with spaces or quotes (it splits the path when it calls `nextflow config`)",
+        });
+    }
+    Ok(())
+}
+
+/// The pipeline at `path`, checked to hold what nf-core needs, as an absolute path with its
+/// symlinks resolved (nf-core resolves them too).
 pub(crate) fn pipeline_dir(path: &Path) -> Result<PathBuf, NfCoreError> {
     if !path.is_dir() {
         return Err(NfCoreError::NotADirectory {
             path: path.to_path_buf(),
         });
     }
+    let path = &std::fs::canonicalize(path).map_err(|source| NfCoreError::Io {
+        action: "resolving",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    shell_safe(path)?;
     for file in ["nextflow.config", "main.nf"] {
         if !path.join(file).is_file() {
             return Err(NfCoreError::NotAPipeline {

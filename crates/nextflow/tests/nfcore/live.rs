@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use codaris_nextflow::nfcore::NfCoreError;
 use codaris_nextflow::nfcore::create::{CreateReport, CreateRequest, create};
-use codaris_nextflow::nfcore::lint::{LintRequest, run_lint};
+use codaris_nextflow::nfcore::lint::{LintReport, LintRequest, run_lint};
 use codaris_nextflow::nfcore::schema::{Stage, ValidateRequest, validate};
 use codaris_nextflow::runner::ProcessRunner;
 use pretty_assertions::assert_eq;
@@ -39,7 +39,17 @@ fn lint(
     home: &Path,
     pipeline: &Path,
     tests: &[&str],
-) -> Result<codaris_nextflow::nfcore::lint::LintReport, NfCoreError> {
+) -> Result<LintReport, NfCoreError> {
+    lint_with(bin, home, pipeline, tests, false)
+}
+
+fn lint_with(
+    bin: &Path,
+    home: &Path,
+    pipeline: &Path,
+    tests: &[&str],
+    release: bool,
+) -> Result<LintReport, NfCoreError> {
     let env = nfcore_env(bin, home).map_err(|e| NfCoreError::Unreadable {
         command: "test setup",
         detail: e.to_string(),
@@ -49,7 +59,7 @@ fn lint(
         &env,
         &LintRequest {
             pipeline: pipeline.to_path_buf(),
-            release: false,
+            release,
             tests: tests.iter().map(|t| (*t).to_owned()).collect(),
         },
     )?;
@@ -153,6 +163,19 @@ fn a_fresh_pipeline_lints_clean_with_the_network_tests_skipped() -> TestResult {
     );
     // The pipeline's tools config has its bytes back.
     assert_eq!(std::fs::read(pipeline.join(".nf-core.yml"))?, before);
+
+    // `--release`: the `dev` version fails, and the two release tests run.
+    let release = lint_with(&bin, home.path(), &pipeline, &[], true)?;
+    let failed: Vec<&str> = release.failed.iter().map(|f| f.test.as_str()).collect();
+    assert_eq!(
+        failed,
+        [
+            "nextflow_config",
+            "version_consistency",
+            "version_consistency",
+            "included_configs"
+        ]
+    );
     Ok(())
 }
 
@@ -321,6 +344,24 @@ fn requests_are_checked_before_anything_runs() -> TestResult {
         create(&runner, &env, &request("demo", vec!["rocrate\n- x".into()])),
         Err(NfCoreError::UnknownFeature { .. })
     ));
+    let spaced = CreateRequest {
+        outdir: home.path().join("a dir/demo"),
+        ..request("demo", vec![])
+    };
+    assert!(matches!(
+        create(&runner, &env, &spaced),
+        Err(NfCoreError::UnsafePath { .. })
+    ));
+    std::fs::create_dir(home.path().join("full"))?;
+    std::fs::write(home.path().join("full/file"), "")?;
+    let full = CreateRequest {
+        outdir: home.path().join("full"),
+        ..request("demo", vec![])
+    };
+    assert!(matches!(
+        create(&runner, &env, &full),
+        Err(NfCoreError::OutdirNotEmpty { .. })
+    ));
 
     let template = home.path().join("template");
     copy_tree(&fixtures().join("nfcore-template"), &template)?;
@@ -337,6 +378,22 @@ fn requests_are_checked_before_anything_runs() -> TestResult {
     let offline = run_lint(&runner, &env, &lint_request(vec!["files_unchanged".into()]))?;
     assert_eq!(offline.passed, 0);
     assert_eq!(offline.skipped_offline.len(), 1);
+    // A path with a space is refused: nf-core would split it when it calls `nextflow config`.
+    let spaced = home.path().join("a dir");
+    copy_tree(&template, &spaced)?;
+    let refused = run_lint(
+        &runner,
+        &env,
+        &LintRequest {
+            pipeline: spaced,
+            release: false,
+            tests: vec![],
+        },
+    );
+    assert!(
+        matches!(refused, Err(NfCoreError::UnsafePath { .. })),
+        "{refused:?}"
+    );
     // A symlinked tools config is never written through.
     let tools = template.join(".nf-core.yml");
     std::fs::rename(&tools, home.path().join("real.yml"))?;
