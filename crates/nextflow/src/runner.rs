@@ -340,7 +340,13 @@ impl ProgramInfo {
     pub fn render(&self) -> String {
         match (&self.path, &self.version) {
             (Some(path), Some(version)) => {
-                format!("{} {version} ({})", self.name, path.display())
+                // Test machines put a stand-in first on PATH; it must never pass for the real one.
+                let stand_in = if version.contains("fake") {
+                    ", a stand-in, not the real program"
+                } else {
+                    ""
+                };
+                format!("{} {version} ({}{stand_in})", self.name, path.display())
             }
             (Some(path), None) => format!(
                 "{}: found at {} but {}",

@@ -114,6 +114,18 @@ fn calls_are_logged_and_odd_configs_fail_plainly() -> TestResult {
         "[\"config\", \"-o\", \"json\", \".\"]\n"
     );
 
+    std::fs::write(
+        dir.path().join("nextflow.config"),
+        "includeConfig 'a.config'\n",
+    )?;
+    std::fs::write(
+        dir.path().join("a.config"),
+        "process { includeConfig 'nextflow.config' }\n",
+    )?;
+    let cycle = fake(&["config", "-o", "json", "."], dir.path())?;
+    assert_eq!(cycle.status.code(), Some(1));
+    assert!(String::from_utf8(cycle.stderr)?.contains("includes itself"));
+
     std::fs::write(dir.path().join("nextflow.config"), "")?;
     let empty = fake(&["config", "-o", "json", "."], dir.path())?;
     assert_eq!(serde_json::from_slice::<Value>(&empty.stdout)?, json!({}));

@@ -77,6 +77,21 @@ fn create_makes_a_pipeline_with_its_three_branches() -> TestResult {
     let home = tempfile::tempdir()?;
     let (report, outdir) = created(&bin, home.path())?;
     assert_eq!(report.branches, ["TEMPLATE", "dev", "master"]);
+    // What `codaris status` would show on this PATH.
+    let env = nfcore_env(&bin, home.path())?;
+    let path = env
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let found = codaris_nextflow::runner::probe(
+        &ProcessRunner::default(),
+        path.as_deref().map(std::ffi::OsStr::new),
+        home.path(),
+    );
+    let versions: Vec<Option<&str>> = found.iter().map(|p| p.version.as_deref()).collect();
+    assert_eq!(versions[..2], [Some("4.2.1"), Some("25.10.4.fake")]);
+    assert!(versions[2].is_some());
     let text = report.render();
     assert_eq!(
         text.lines().next(),

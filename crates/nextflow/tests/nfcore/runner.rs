@@ -90,3 +90,15 @@ fn the_probe_finds_the_fake_nextflow_and_says_what_is_missing() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn a_nul_byte_in_an_argument_is_an_error_not_a_crash() {
+    let err = ProcessRunner::default()
+        .run(&Invocation::new(
+            "true",
+            vec!["a\0b".into()],
+            Path::new("/"),
+        ))
+        .err();
+    assert!(matches!(err, Some(RunError::Spawn { .. })), "{err:?}");
+}
