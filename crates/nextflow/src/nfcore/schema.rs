@@ -174,13 +174,26 @@ pub fn validate(
             file: "nextflow_schema.json",
         });
     }
-    let params_value = match &request.params_file {
+    // Resolved here: nf-core runs inside the pipeline, where a relative path would mean
+    // something else than it does to the caller.
+    let params_file = match &request.params_file {
+        Some(path) => Some(
+            std::fs::canonicalize(path).map_err(|source| NfCoreError::Io {
+                action: "reading",
+                path: path.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
+    let params_value = match &params_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|source| NfCoreError::Io {
                 action: "reading",
                 path: path.clone(),
                 source,
             })?;
+            // Not JSON: nf-core says so itself, and no parameter is matched by value.
             Some(serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
         }
         None => None,
@@ -205,7 +218,7 @@ pub fn validate(
     let mut params_found = parsed.params_found;
     let schema_ok = !findings.iter().any(|f| f.severity == Severity::Error);
     let mut params_checked = false;
-    if let (Some(params_file), true) = (&request.params_file, schema_ok) {
+    if let (Some(params_file), true) = (&params_file, schema_ok) {
         let run = env.run(
             runner,
             vec![
