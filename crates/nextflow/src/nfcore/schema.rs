@@ -1,0 +1,322 @@
+//! `nf-core pipelines schema lint` and `schema validate` (`validate_pipeline`).
+//!
+//! Both report through nf-core's console log only (and `schema lint` exits 0 on an invalid
+//! schema), so the findings are read from its `ERROR` and `WARNING` records. nf-core's console
+//! treats `[...]` in a message as markup and drops it, so a regex in a message can lose its
+//! character classes; the parameter is recovered from the message (`'x' is a required
+//! property`, `On schema[...]['properties']['x']`) or by matching the quoted value against the
+//! params file.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::console::{self, Level, LogRecord};
+use super::lint::one_line;
+use super::{NfCoreEnv, NfCoreError, pipeline_dir};
+use crate::runner::Runner;
+
+/// What was being checked when a finding was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// `nextflow_schema.json` itself.
+    Schema,
+    /// The parameters of the params file against the schema.
+    Params,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One schema or parameter problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaFinding {
+    pub stage: Stage,
+    pub severity: Severity,
+    /// The parameter it is about, when nf-core's message lets it be known.
+    pub parameter: Option<String>,
+    pub message: String,
+}
+
+/// What one nf-core schema command said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaOutput {
+    pub findings: Vec<SchemaFinding>,
+    /// `found N params`, when the schema was valid.
+    pub params_found: Option<usize>,
+}
+
+/// What to check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidateRequest {
+    pub pipeline: PathBuf,
+    /// A JSON params file to validate against the schema.
+    pub params_file: Option<PathBuf>,
+}
+
+/// The schema check and, with a params file, the parameter check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidateReport {
+    pub findings: Vec<SchemaFinding>,
+    pub params_found: Option<usize>,
+    /// The params file, when one was given.
+    pub params_file: Option<PathBuf>,
+    /// Whether the parameters were checked (not when the schema itself is invalid).
+    pub params_checked: bool,
+    pub elapsed: Duration,
+}
+
+/// Reads the console of `schema lint` (stage `Schema`) or `schema validate` (the records
+/// after the schema's own, stage `Params`). `params` is the params file's content, for
+/// finding the parameter a value belongs to.
+pub fn parse_schema_output(stdout: &str, stderr: &str, params: Option<&Value>) -> SchemaOutput {
+    let mut findings = Vec::new();
+    let mut params_found = None;
+    let mut stage = Stage::Schema;
+    let all: Vec<LogRecord> = console::records(stdout)
+        .into_iter()
+        .chain(console::records(stderr))
+        .collect();
+    for record in &all {
+        let head = record.headline();
+        if let Some(n) = head
+            .strip_prefix("Pipeline schema looks valid (found ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.parse().ok())
+        {
+            params_found = Some(n);
+            stage = Stage::Params;
+            continue;
+        }
+        let severity = match record.level {
+            Level::Error | Level::Critical => Severity::Error,
+            Level::Warning => Severity::Warning,
+            _ => continue,
+        };
+        let this_stage = if head.starts_with("Input parameters are invalid") {
+            Stage::Params
+        } else {
+            stage
+        };
+        let message = record.summary();
+        let message = message
+            .strip_prefix("Input parameters are invalid: ")
+            .unwrap_or(&message)
+            .to_owned();
+        findings.push(SchemaFinding {
+            stage: this_stage,
+            severity,
+            parameter: parameter_of(record, &message, params),
+            message,
+        });
+    }
+    SchemaOutput {
+        findings,
+        params_found,
+    }
+}
+
+fn parameter_of(record: &LogRecord, message: &str, params: Option<&Value>) -> Option<String> {
+    // jsonschema's "On schema[...]['properties']['x'][...]" names the parameter's definition.
+    for line in &record.lines {
+        if let Some(rest) = line.trim().strip_prefix("On schema[")
+            && let Some(after) = rest
+                .rsplit("['properties']['")
+                .next()
+                .filter(|_| rest.contains("['properties']['"))
+            && let Some((name, _)) = after.split_once("']")
+        {
+            return Some(name.to_owned());
+        }
+    }
+    if let Some(name) = message
+        .strip_suffix(" is a required property")
+        .and_then(|q| q.strip_prefix('\''))
+        .and_then(|q| q.strip_suffix('\''))
+    {
+        return Some(name.to_owned());
+    }
+    // "'value' does not match …", "25 is not of type 'string'": the value leads.
+    let leading = if let Some(rest) = message.strip_prefix('\'') {
+        rest.split_once('\'')
+            .map(|(v, _)| Value::String(v.to_owned()))
+    } else {
+        message
+            .split(' ')
+            .next()
+            .and_then(|w| serde_json::from_str::<Value>(w).ok())
+    }?;
+    let map = params?.as_object()?;
+    let mut keys = map
+        .iter()
+        .filter(|(_, v)| **v == leading)
+        .map(|(k, _)| k.clone());
+    let first = keys.next()?;
+    // A value shared by two parameters names neither.
+    keys.next().is_none().then_some(first)
+}
+
+/// Checks the pipeline's schema and, with a params file, the parameters.
+pub fn validate(
+    runner: &dyn Runner,
+    env: &NfCoreEnv,
+    request: &ValidateRequest,
+) -> Result<ValidateReport, NfCoreError> {
+    let pipeline = pipeline_dir(&request.pipeline)?;
+    let schema = pipeline.join("nextflow_schema.json");
+    if !schema.is_file() {
+        return Err(NfCoreError::NotAPipeline {
+            path: pipeline,
+            file: "nextflow_schema.json",
+        });
+    }
+    // Resolved here: nf-core runs inside the pipeline, where a relative path would mean
+    // something else than it does to the caller.
+    let params_file = match &request.params_file {
+        Some(path) => Some(
+            std::fs::canonicalize(path).map_err(|source| NfCoreError::Io {
+                action: "reading",
+                path: path.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
+    let params_value = match &params_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|source| NfCoreError::Io {
+                action: "reading",
+                path: path.clone(),
+                source,
+            })?;
+            // Not JSON: nf-core says so itself, and no parameter is matched by value.
+            Some(serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+        }
+        None => None,
+    };
+    let lint = env.run(
+        runner,
+        vec![
+            "pipelines".into(),
+            "schema".into(),
+            "lint".into(),
+            "--dir=.".into(),
+            "nextflow_schema.json".into(),
+        ],
+        &pipeline,
+    )?;
+    let mut elapsed = lint.elapsed;
+    let parsed = parse_schema_output(&lint.stdout.text, &lint.stderr.text, None);
+    if !lint.exit.success() && parsed.findings.is_empty() {
+        return Err(fatal("pipelines schema lint", &lint));
+    }
+    let mut findings = parsed.findings;
+    let mut params_found = parsed.params_found;
+    let schema_ok = !findings.iter().any(|f| f.severity == Severity::Error);
+    let mut params_checked = false;
+    if let (Some(params_file), true) = (&params_file, schema_ok) {
+        let run = env.run(
+            runner,
+            vec![
+                "pipelines".into(),
+                "schema".into(),
+                "validate".into(),
+                ".".into(),
+                params_file.to_string_lossy().into_owned(),
+            ],
+            &pipeline,
+        )?;
+        elapsed += run.elapsed;
+        let out = parse_schema_output(&run.stdout.text, &run.stderr.text, params_value.as_ref());
+        if !run.exit.success() && out.findings.is_empty() {
+            return Err(fatal("pipelines schema validate", &run));
+        }
+        params_checked = true;
+        params_found = params_found.or(out.params_found);
+        // The schema records repeat what `schema lint` said; only the parameters' are new.
+        findings.extend(
+            out.findings
+                .into_iter()
+                .filter(|f| f.stage == Stage::Params),
+        );
+    }
+    Ok(ValidateReport {
+        findings,
+        params_found,
+        params_file: request.params_file.clone(),
+        params_checked,
+        elapsed,
+    })
+}
+
+fn fatal(command: &'static str, outcome: &crate::runner::Outcome) -> NfCoreError {
+    NfCoreError::Fatal {
+        command,
+        exit: outcome.exit.to_string(),
+        message: console::failure_line(&outcome.stdout.text, &outcome.stderr.text),
+    }
+}
+
+impl ValidateReport {
+    pub fn passed(&self) -> bool {
+        !self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+
+    /// `passed` or `failed` on the first line, then one line per finding:
+    /// `error: schema: `param`: message`, `error: params: …` or `warning: …`.
+    pub fn render(&self) -> String {
+        let count = |stage| {
+            self.findings
+                .iter()
+                .filter(|f| f.stage == stage && f.severity == Severity::Error)
+                .count()
+        };
+        let schema_part = match (count(Stage::Schema), self.params_found) {
+            (0, Some(n)) => format!("nextflow_schema.json is valid ({n} params)"),
+            (0, None) => "nextflow_schema.json is valid".to_owned(),
+            (n, _) => format!("nextflow_schema.json has {n} error(s)"),
+        };
+        let params_part = match (&self.params_file, self.params_checked) {
+            (None, _) => String::new(),
+            (Some(file), false) => format!(
+                "; `{}` was not checked against an invalid schema",
+                file.display()
+            ),
+            (Some(file), true) => match count(Stage::Params) {
+                0 => format!("; the parameters in `{}` are valid", file.display()),
+                n => format!("; the parameters in `{}` have {n} error(s)", file.display()),
+            },
+        };
+        let verdict = if self.passed() { "passed" } else { "failed" };
+        let mut out = format!("{verdict}: {schema_part}{params_part}\n");
+        for f in &self.findings {
+            let severity = match f.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            };
+            let stage = match f.stage {
+                Stage::Schema => "schema",
+                Stage::Params => "params",
+            };
+            let param = f
+                .parameter
+                .as_deref()
+                .map(|p| format!("`{}`: ", one_line(p)))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "{severity}: {stage}: {param}{}\n",
+                one_line(&f.message)
+            ));
+        }
+        out
+    }
+}
+
+/// The pipeline's schema path (for callers that show it).
+pub fn schema_path(pipeline: &Path) -> PathBuf {
+    pipeline.join("nextflow_schema.json")
+}
