@@ -7,8 +7,7 @@ use serde_json::{Value, json};
 use crate::entry::CatalogueEntry;
 
 /// The description of a `path` argument naming a pipeline directory.
-const PIPELINE_PATH: &str =
-    "The pipeline's directory (the one holding main.nf and nextflow.config); default: the \
+const PIPELINE_PATH: &str = "The pipeline's directory (the one holding main.nf and nextflow.config); default: the \
      working directory.";
 
 pub const CLONE_NFCORE_BASE: CatalogueEntry = CatalogueEntry::new(

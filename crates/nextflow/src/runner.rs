@@ -154,6 +154,13 @@ pub fn install_hint(program: &str) -> &'static str {
 /// not); they must honour the timeout and bound the captured output.
 pub trait Runner: Send + Sync {
     fn run(&self, invocation: &Invocation) -> Result<Outcome, RunError>;
+
+    /// Where the files a run reads or writes beside its arguments go (the lint report, the
+    /// template settings): a directory the program can reach. A sandboxed runner names its
+    /// own temporary directory, since the program may touch nothing else outside the roots.
+    fn scratch(&self) -> PathBuf {
+        std::env::temp_dir()
+    }
 }
 
 /// A [`Runner`] on `std::process`, with the caller's environment plus the invocation's.

@@ -11,6 +11,7 @@
 mod context;
 pub mod files;
 mod limits;
+pub mod nextflow;
 mod planner;
 pub mod shell;
 mod tool;

@@ -148,8 +148,8 @@ pub fn create(
         });
     }
 
-    let scratch =
-        tempfile::tempdir().map_err(|source| io("making", &std::env::temp_dir(), source))?;
+    let scratch = tempfile::tempdir_in(runner.scratch())
+        .map_err(|source| io("making", &runner.scratch(), source))?;
     let template = scratch.path().join("template.yml");
     std::fs::write(&template, yaml).map_err(|source| io("writing", &template, source))?;
     // `--flag=value`: a value that starts with `-` must not be read as an option.

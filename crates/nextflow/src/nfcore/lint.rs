@@ -158,9 +158,9 @@ pub fn run_lint(
         });
     }
 
-    let scratch = tempfile::tempdir().map_err(|source| NfCoreError::Io {
+    let scratch = tempfile::tempdir_in(runner.scratch()).map_err(|source| NfCoreError::Io {
         action: "making a temporary directory for",
-        path: std::env::temp_dir(),
+        path: runner.scratch(),
         source,
     })?;
     let json_path = scratch.path().join("lint.json");

@@ -14,7 +14,7 @@ use super::contain::{
     Containment, SessionCgroup, Tracker, kill_marked, remove_leftover_temp_dirs, temp_prefix,
 };
 use super::group::{group_alive, signal_group};
-use super::sandbox::{Request, SandboxPaths, plan};
+use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
 use super::task::{NoticeTarget, Task, TaskNotice, TaskStatus};
@@ -251,6 +251,15 @@ struct Entry {
     listed: bool,
 }
 
+/// What one launch asks for: the command, where, and how much of the fence it may change.
+struct Launched<'a> {
+    command: &'a str,
+    cwd: &'a Path,
+    roots: &'a [PathBuf],
+    roots_access: Access,
+    workspace: Option<&'a Path>,
+}
+
 /// One session's tasks. Dropping it kills everything it started.
 #[derive(Debug)]
 pub struct TaskPool {
@@ -371,11 +380,56 @@ impl TaskPool {
         listed: bool,
         notify: bool,
     ) -> Result<Started, ShellError> {
+        let request = Launched {
+            command,
+            cwd,
+            roots,
+            roots_access: Access::Write,
+            workspace,
+        };
+        self.launch(request, estimate, listed, notify)
+    }
+
+    /// Starts a program a read-only tool runs on the session's behalf (nf-core's lint): as
+    /// [`TaskPool::start`] would, hidden and without a notice, but where Landlock confines it
+    /// the roots are readable only; it writes only the workspace and the temp dir.
+    pub fn start_read_only(
+        &self,
+        command: &str,
+        cwd: &Path,
+        roots: &[PathBuf],
+        workspace: Option<&Path>,
+    ) -> Result<Started, ShellError> {
+        let request = Launched {
+            command,
+            cwd,
+            roots,
+            roots_access: Access::Read,
+            workspace,
+        };
+        self.launch(request, None, false, false)
+    }
+
+    fn launch(
+        &self,
+        request: Launched<'_>,
+        estimate: Option<Duration>,
+        listed: bool,
+        notify: bool,
+    ) -> Result<Started, ShellError> {
+        let Launched {
+            command,
+            cwd,
+            roots,
+            roots_access,
+            workspace,
+        } = request;
         let confine_to = self.config.landlock.then(|| {
             let mut own = vec![self.temp_dir().to_path_buf()];
             own.extend(workspace.map(Path::to_path_buf));
             plan(Request {
                 roots,
+                roots_access,
                 own: &own,
                 paths: &self.sandbox,
             })

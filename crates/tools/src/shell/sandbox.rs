@@ -142,8 +142,9 @@ pub(crate) struct Grant {
 /// daemon's [`SandboxPaths`].
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Request<'a> {
-    /// The allowed roots (writable).
+    /// The allowed roots: writable, or readable only for a program a read-only tool runs.
     pub(crate) roots: &'a [PathBuf],
+    pub(crate) roots_access: Access,
     /// The session workspace and the private temp dir: writable, never dropped as hidden.
     pub(crate) own: &'a [PathBuf],
     pub(crate) paths: &'a SandboxPaths,
@@ -173,9 +174,14 @@ pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
     let wanted = request
         .roots
         .iter()
-        .cloned()
-        .chain(paths.writable.iter().cloned())
-        .map(|path| (path, Access::Write, false))
+        .map(|path| (path.clone(), request.roots_access))
+        .chain(
+            paths
+                .writable
+                .iter()
+                .map(|path| (path.clone(), Access::Write)),
+        )
+        .map(|(path, access)| (path, access, false))
         .chain(request.own.iter().map(|p| (p.clone(), Access::Write, true)))
         .chain(system.map(|path| (path, Access::Read, false)))
         .chain(
@@ -295,6 +301,7 @@ mod tests {
         let grants = plan(Request {
             roots: &[home.clone(), home.join("state")],
             own: std::slice::from_ref(&workspace),
+            roots_access: Access::Write,
             paths: &paths,
         });
         assert_eq!(
@@ -337,6 +344,7 @@ mod tests {
         let grants = plan(Request {
             roots: &[PathBuf::from("/"), PathBuf::from("/sys/fs/cgroup")],
             own: &[],
+            roots_access: Access::Write,
             paths: &paths,
         });
         assert_eq!(granted(&grants, Path::new("/usr/bin")), Some(Access::Write));
@@ -370,6 +378,7 @@ mod tests {
         let grants = plan(Request {
             roots: std::slice::from_ref(&root),
             own: &[],
+            roots_access: Access::Write,
             paths: &paths,
         });
         assert_eq!(granted(&grants, &root.join("main.nf")), Some(Access::Write));
