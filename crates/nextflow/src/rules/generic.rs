@@ -33,7 +33,7 @@ pub(crate) fn run_generic(check: &GenericCheck, p: &Pipeline, r: &mut Report<'_>
         } => {
             if !p.files().any(|(path, _)| matcher.is_match(path)) {
                 let first = any_of.first().map_or("", String::as_str);
-                r.at(first, 0, message.clone());
+                r.at(&report_path(first), 0, message.clone());
             }
         }
         GenericCheck::RequiredConfigKey { file, keys } => {
@@ -137,6 +137,24 @@ pub(crate) fn propose_generic(check: &GenericCheck, file: &str, line: usize) -> 
         }
     };
     Proposal::instruction(instruction)
+}
+
+/// The file a missing-file finding names: the path itself, or for a glob the directory it
+/// searches (`tests/` for `tests/**/*.nf.test`), `.` for the root.
+fn report_path(glob: &str) -> String {
+    let parts: Vec<&str> = glob.split('/').collect();
+    let literal: Vec<&str> = parts
+        .iter()
+        .take_while(|p| !p.contains(['*', '?', '[', '{']))
+        .copied()
+        .collect();
+    if literal.len() == parts.len() {
+        glob.to_string()
+    } else if literal.is_empty() {
+        ".".to_string()
+    } else {
+        format!("{}/", literal.join("/"))
+    }
 }
 
 fn has_line(text: &str, want: &str) -> bool {

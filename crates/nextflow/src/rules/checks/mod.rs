@@ -3,6 +3,7 @@
 
 mod files;
 mod params;
+mod process;
 
 use std::cell::OnceCell;
 
@@ -11,6 +12,7 @@ use super::finding::Finding;
 use super::generic::{fix_generic, propose_generic, run_generic};
 use super::pipeline::Pipeline;
 use super::rule::{BuiltinCheck, Check, Rule};
+use crate::parse::{NfFile, Process, parse_script};
 
 /// Collects one rule's findings.
 pub(crate) struct Report<'a> {
@@ -51,6 +53,7 @@ impl Proposal {
 pub(crate) struct Facts<'a> {
     pub(crate) p: &'a Pipeline,
     config: OnceCell<Vec<(String, ConfigFile)>>,
+    scripts: OnceCell<Vec<NfFile>>,
 }
 
 impl<'a> Facts<'a> {
@@ -58,6 +61,7 @@ impl<'a> Facts<'a> {
         Facts {
             p,
             config: OnceCell::new(),
+            scripts: OnceCell::new(),
         }
     }
 
@@ -70,6 +74,24 @@ impl<'a> Facts<'a> {
                 .map(|(path, text)| (path.to_string(), ConfigFile::parse(text)))
                 .collect()
         })
+    }
+
+    /// Every `.nf` file, read by [`crate::parse`].
+    pub(crate) fn scripts(&self) -> &[NfFile] {
+        self.scripts.get_or_init(|| {
+            self.p
+                .files()
+                .filter(|(path, _)| path.ends_with(".nf"))
+                .map(|(path, text)| parse_script(path, text))
+                .collect()
+        })
+    }
+
+    /// Every process of the pipeline with the file it is in.
+    pub(crate) fn processes(&self) -> impl Iterator<Item = (&NfFile, &Process)> {
+        self.scripts()
+            .iter()
+            .flat_map(|f| f.processes.iter().map(move |p| (f, p)))
     }
 
     /// `nextflow.config`, parsed, when the pipeline has one.
@@ -119,18 +141,21 @@ pub(crate) fn run_builtin(check: BuiltinCheck, facts: &Facts<'_>, r: &mut Report
         BuiltinCheck::ParamsDocumented => params::params_documented(facts, r),
         BuiltinCheck::SchemaParamsDeclared => params::schema_params_declared(facts, r),
         BuiltinCheck::ManifestComplete => params::manifest_complete(facts, r),
-        BuiltinCheck::ContainerPinned
-        | BuiltinCheck::ProcessResourceLabel
-        | BuiltinCheck::ProcessSoftware
-        | BuiltinCheck::PublishDirMode
-        | BuiltinCheck::VersionsEmitted
-        | BuiltinCheck::ErrorStrategy => {}
+        BuiltinCheck::ContainerPinned => process::container_pinned(facts, r),
+        BuiltinCheck::ProcessResourceLabel => process::process_resource_label(facts, r),
+        BuiltinCheck::ProcessSoftware => process::process_software(facts, r),
+        BuiltinCheck::PublishDirMode => process::publish_dir_mode(facts, r),
+        BuiltinCheck::VersionsEmitted => process::versions_emitted(facts, r),
+        BuiltinCheck::ErrorStrategy => process::error_strategy(facts, r),
     }
 }
 
-pub(crate) fn fix_builtin(check: BuiltinCheck, _p: &Pipeline) -> Vec<(String, String)> {
-    let _ = check;
-    Vec::new()
+pub(crate) fn fix_builtin(check: BuiltinCheck, p: &Pipeline) -> Vec<(String, String)> {
+    match check {
+        BuiltinCheck::PublishDirMode => process::fix_publish_dir_mode(p),
+        // Every other built-in check reports `can_fix() == false` and so is never asked.
+        _ => Vec::new(),
+    }
 }
 
 pub(crate) fn propose_builtin(check: BuiltinCheck, finding: &Finding, p: &Pipeline) -> Proposal {
@@ -147,6 +172,26 @@ pub(crate) fn propose_builtin(check: BuiltinCheck, finding: &Finding, p: &Pipeli
         BuiltinCheck::ParamsDocumented => params::propose_params_documented(finding, p),
         BuiltinCheck::SchemaParamsDeclared => params::propose_schema_param(finding, p),
         BuiltinCheck::ManifestComplete => params::propose_manifest(finding, p),
-        _ => Proposal::instruction(finding.message.clone()),
+        BuiltinCheck::ProcessResourceLabel => process::propose_label(finding, p),
+        BuiltinCheck::ContainerPinned => Proposal::instruction(format!(
+            "pin the container on line {} of `{}` to the exact version it should run (`tool:1.2.3--build`, or `@sha256:…`); nf-core modules' containers come from `nf-core modules update`",
+            finding.line, finding.file
+        )),
+        BuiltinCheck::ProcessSoftware => Proposal::instruction(format!(
+            "add a `container` (pinned) and a `conda` directive to the process on line {} of `{}`",
+            finding.line, finding.file
+        )),
+        BuiltinCheck::VersionsEmitted => Proposal::instruction(format!(
+            "make the process on line {} of `{}` emit its versions: an output `tuple val(\"${{task.process}}\"), val('tool'), eval('tool --version'), topic: versions`, or a `versions.yml` file",
+            finding.line, finding.file
+        )),
+        BuiltinCheck::PublishDirMode => Proposal::instruction(format!(
+            "on line {} of `{}`, set the `publishDir` `mode:` to `params.publish_dir_mode` or one of symlink, rellink, link, copy, copyNoFollow, move",
+            finding.line, finding.file
+        )),
+        BuiltinCheck::ErrorStrategy => Proposal::instruction(format!(
+            "on line {} of `{}`, use terminate, finish, retry (with `maxRetries`) or a closure; keep `ignore` to a `withName`/`withLabel` selector for processes whose failure is acceptable",
+            finding.line, finding.file
+        )),
     }
 }

@@ -1,0 +1,6 @@
+//! The compliance rules, the audit, the autofix and the remediation plan, on real pipeline trees.
+
+mod support;
+
+mod audit;
+mod fixtures;
