@@ -3,4 +3,5 @@
 mod support;
 
 mod audit;
+mod files;
 mod fixtures;
