@@ -4,4 +4,5 @@ mod support;
 
 mod audit;
 mod files;
+mod fix;
 mod fixtures;
