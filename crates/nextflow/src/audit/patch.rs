@@ -325,7 +325,7 @@ mod tests {
         let twice = apply_file_patch(&second[0], Some(&once))?;
         assert_eq!(
             twice,
-            "x\nparams {\n    q = null\n    p = null\n    a = 1\n    b = 2\n}\n"
+            "x\nparams {\n    p = null\n    q = null\n    a = 1\n    b = 2\n}\n"
         );
         Ok(())
     }

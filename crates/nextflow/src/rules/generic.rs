@@ -1,9 +1,10 @@
 //! The data-only checks: what they find, how they fix, what they tell a person to do.
 
 use super::checks::{Proposal, Report};
-use super::config::ConfigFile;
+use super::config::is_empty_value;
 use super::pipeline::{Pipeline, line_at};
 use super::rule::GenericCheck;
+use crate::parse::parse_config;
 
 pub(crate) fn run_generic(check: &GenericCheck, p: &Pipeline, r: &mut Report<'_>) {
     match check {
@@ -45,12 +46,12 @@ pub(crate) fn run_generic(check: &GenericCheck, p: &Pipeline, r: &mut Report<'_>
                 );
                 return;
             };
-            let config = ConfigFile::parse(text);
+            let config = parse_config(file, text);
             for key in keys {
                 match config.get(key) {
                     None => r.at(file, 0, format!("`{key}` is not set")),
-                    Some(a) if is_empty_value(&a.value) => {
-                        r.at(file, a.line, format!("`{key}` is empty"));
+                    Some(s) if is_empty_value(&s.value) => {
+                        r.at(file, s.line as usize, format!("`{key}` is empty"));
                     }
                     Some(_) => {}
                 }
@@ -159,13 +160,6 @@ fn report_path(glob: &str) -> String {
 
 fn has_line(text: &str, want: &str) -> bool {
     text.lines().any(|l| l.trim_end() == want)
-}
-
-fn is_empty_value(value: &str) -> bool {
-    matches!(
-        value.trim(),
-        "" | "''" | "\"\"" | "null" | "[]" | "\"\"\"\"\"\"" | "''''''"
-    )
 }
 
 fn quoted_list(items: &[String]) -> String {

@@ -24,7 +24,6 @@ mod load;
 mod pipeline;
 mod rule;
 
-pub use config::{Assignment, ConfigFile};
 pub use error::RuleError;
 pub use finding::{Finding, render_findings};
 pub use pipeline::{Pipeline, PipelineError, SourceFile};

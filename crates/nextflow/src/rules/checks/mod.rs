@@ -7,12 +7,11 @@ mod process;
 
 use std::cell::OnceCell;
 
-use super::config::ConfigFile;
 use super::finding::Finding;
 use super::generic::{fix_generic, propose_generic, run_generic};
 use super::pipeline::Pipeline;
 use super::rule::{BuiltinCheck, Check, Rule};
-use crate::parse::{NfFile, Process, parse_script};
+use crate::parse::{Config, NfFile, Process, Setting, parse_config, parse_script};
 
 /// Collects one rule's findings.
 pub(crate) struct Report<'a> {
@@ -52,7 +51,7 @@ impl Proposal {
 /// What several checks read, computed once per audit.
 pub(crate) struct Facts<'a> {
     pub(crate) p: &'a Pipeline,
-    config: OnceCell<Vec<(String, ConfigFile)>>,
+    config: OnceCell<Vec<Config>>,
     scripts: OnceCell<Vec<NfFile>>,
 }
 
@@ -66,12 +65,12 @@ impl<'a> Facts<'a> {
     }
 
     /// Every `*.config` file of the pipeline except the nf-test ones under `tests/`, parsed.
-    pub(crate) fn configs(&self) -> &[(String, ConfigFile)] {
+    pub(crate) fn configs(&self) -> &[Config] {
         self.config.get_or_init(|| {
             self.p
                 .files()
                 .filter(|(path, _)| path.ends_with(".config") && !is_test_path(path))
-                .map(|(path, text)| (path.to_string(), ConfigFile::parse(text)))
+                .map(|(path, text)| parse_config(path, text))
                 .collect()
         })
     }
@@ -95,11 +94,18 @@ impl<'a> Facts<'a> {
     }
 
     /// `nextflow.config`, parsed, when the pipeline has one.
-    pub(crate) fn main_config(&self) -> Option<&ConfigFile> {
+    pub(crate) fn main_config(&self) -> Option<&Config> {
         self.configs()
             .iter()
-            .find(|(path, _)| path == "nextflow.config")
-            .map(|(_, c)| c)
+            .find(|c| c.files.first().is_some_and(|f| f == "nextflow.config"))
+    }
+
+    /// Every setting of every config whose last key is `name` (`container`, `publishDir`).
+    pub(crate) fn settings<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s Setting> {
+        self.configs()
+            .iter()
+            .flat_map(|c| c.settings.iter())
+            .filter(move |s| s.key.rsplit('.').next() == Some(name))
     }
 }
 

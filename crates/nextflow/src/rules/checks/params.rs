@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Facts, Proposal, Report, is_test_path};
-use crate::rules::config::strip_comments;
+use crate::rules::config::{is_empty_value, strip_comments, value_strings};
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::{Pipeline, line_at};
 
@@ -19,13 +19,6 @@ const SCHEMA: &str = "nextflow_schema.json";
 static PARAM_USE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"\bparams\.([A-Za-z_][A-Za-z0-9_]*)\b(\s*\()?").expect("constant regex")
 });
-
-#[expect(
-    clippy::expect_used,
-    reason = "a constant pattern, checked by every test run"
-)]
-static QUOTED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"'([^'\n]*)'|"([^"\n]*)""#).expect("constant regex"));
 
 /// The parameters `nextflow_schema.json` documents: its `properties` and those of each group
 /// under `$defs` (or the older `definitions`), with the line each is defined on.
@@ -58,12 +51,8 @@ fn ignored_params(facts: &Facts<'_>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     if let Some(config) = facts.main_config() {
         for key in ["validation.defaultIgnoreParams", "validation.ignoreParams"] {
-            if let Some(a) = config.get(key) {
-                for c in QUOTED.captures_iter(&a.value) {
-                    if let Some(m) = c.get(1).or_else(|| c.get(2)) {
-                        out.insert(m.as_str().to_string());
-                    }
-                }
+            if let Some(s) = config.get(key) {
+                out.extend(value_strings(&s.value));
             }
         }
     }
@@ -125,16 +114,12 @@ pub(super) fn propose_params_documented(finding: &Finding, _p: &Pipeline) -> Pro
 /// script.
 fn declared_params(facts: &Facts<'_>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for (_, config) in facts.configs() {
-        for a in &config.assignments {
-            let path: Vec<&str> = a.path.iter().map(String::as_str).collect();
-            let path = if path.first() == Some(&"profiles") && path.len() > 2 {
-                &path[2..]
-            } else {
-                &path[..]
-            };
-            if let ["params", name] = path {
-                out.insert((*name).to_string());
+    for config in facts.configs() {
+        for s in &config.settings {
+            if let Some(name) = s.key.strip_prefix("params.")
+                && !name.contains('.')
+            {
+                out.insert(name.to_string());
             }
         }
     }
@@ -237,23 +222,19 @@ pub(super) fn manifest_complete(facts: &Facts<'_>, r: &mut Report<'_>) {
         r.at(file, 0, "no `nextflow.config`, so no `manifest`");
         return;
     };
-    let empty = |v: &str| {
-        matches!(
-            v.trim(),
-            "" | "''" | "\"\"" | "\"\"\"\"\"\"" | "null" | "[]"
-        )
-    };
     for key in MANIFEST_KEYS {
         match config.get(&format!("manifest.{key}")) {
             None => r.at(file, 0, format!("`manifest.{key}` is not set")),
-            Some(a) if empty(&a.value) => r.at(file, a.line, format!("`manifest.{key}` is empty")),
+            Some(s) if is_empty_value(&s.value) => {
+                r.at(file, s.line as usize, format!("`manifest.{key}` is empty"));
+            }
             Some(_) => {}
         }
     }
     let people = ["manifest.author", "manifest.contributors"]
         .iter()
         .filter_map(|k| config.get(k))
-        .find(|a| !empty(&a.value));
+        .find(|s| !is_empty_value(&s.value));
     if people.is_none() {
         r.at(
             file,

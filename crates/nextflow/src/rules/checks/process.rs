@@ -5,8 +5,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Facts, Proposal, Report};
-use crate::parse::{Directive, Process};
-use crate::rules::config::Assignment;
+use crate::parse::{Directive, Process, Setting, Value};
+use crate::rules::config::{quoted_strings, value_text};
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::Pipeline;
 
@@ -23,12 +23,6 @@ const RESOURCE_LABELS: [&str; 7] = [
 const PUBLISH_MODES: [&str; 6] = ["symlink", "rellink", "link", "copy", "copyNoFollow", "move"];
 const ERROR_STRATEGIES: [&str; 4] = ["terminate", "finish", "ignore", "retry"];
 
-#[expect(
-    clippy::expect_used,
-    reason = "a constant pattern, checked by every test run"
-)]
-static QUOTED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r#"'([^'\n]*)'|"([^"\n]*)""#).expect("constant regex"));
 #[expect(
     clippy::expect_used,
     reason = "a constant pattern, checked by every test run"
@@ -106,35 +100,13 @@ fn check_images(
     }
 }
 
-fn quoted(value: &str) -> Vec<String> {
-    QUOTED
-        .captures_iter(value)
-        .filter_map(|c| {
-            c.get(1)
-                .or_else(|| c.get(2))
-                .map(|m| m.as_str().to_string())
-        })
-        .filter(|s| !s.is_empty())
-        .collect()
+fn in_selector(s: &Setting) -> bool {
+    s.selector.is_some()
 }
 
-/// The config assignments whose last key is `name`, with their file.
-fn settings<'f>(
-    facts: &'f Facts<'_>,
-    name: &'f str,
-) -> impl Iterator<Item = (&'f str, &'f Assignment)> {
-    facts.configs().iter().flat_map(move |(file, c)| {
-        c.assignments
-            .iter()
-            .filter(move |a| a.path.last().is_some_and(|k| k == name))
-            .map(move |a| (file.as_str(), a))
-    })
-}
-
-fn in_selector(a: &Assignment) -> bool {
-    a.path
-        .iter()
-        .any(|p| p.starts_with("withName:") || p.starts_with("withLabel:"))
+/// A setting's file and line, as a finding wants them.
+fn at(s: &Setting) -> (&str, usize) {
+    (s.file.as_str(), line(s.line))
 }
 
 pub(super) fn container_pinned(facts: &Facts<'_>, r: &mut Report<'_>) {
@@ -144,8 +116,17 @@ pub(super) fn container_pinned(facts: &Facts<'_>, r: &mut Report<'_>) {
             check_images(r, &nf.path, line(d.line), &owner, &d.value, &d.strings);
         }
     }
-    for (file, a) in settings(facts, "container") {
-        check_images(r, file, a.line, "", &a.value, &quoted(&a.value));
+    for s in facts.settings("container") {
+        let (file, l) = at(s);
+        let images: Vec<String> = match &s.value {
+            Value::Str(image) => vec![image.clone()],
+            Value::Expr(text) => quoted_strings(text)
+                .into_iter()
+                .filter(|i| !i.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        };
+        check_images(r, file, l, "", &value_text(&s.value), &images);
     }
 }
 
@@ -259,10 +240,39 @@ fn publish_problem(value: &str) -> Option<String> {
         }
     }
     if modes.is_empty() || modes.len() < paths {
-        return Some(
-            "`publishDir` sets no `mode` (the default symlinks into the work directory)"
-                .to_string(),
-        );
+        return Some(NO_MODE.to_string());
+    }
+    None
+}
+
+const NO_MODE: &str = "`publishDir` sets no `mode` (the default symlinks into the work directory)";
+
+/// What is wrong with a config's `publishDir`: a map (or a list of maps) read by the parser.
+fn publish_setting_problem(v: &Value) -> Option<String> {
+    let maps: Vec<&Value> = match v {
+        Value::Map(_) => vec![v],
+        Value::List(items) => items
+            .iter()
+            .filter(|i| matches!(i, Value::Map(_)))
+            .collect(),
+        // Not a literal map: read its text.
+        Value::Expr(text) => return publish_problem(text),
+        _ => Vec::new(),
+    };
+    if maps.is_empty() {
+        return Some(NO_MODE.to_string());
+    }
+    for m in maps {
+        match m.get("mode") {
+            None => return Some(NO_MODE.to_string()),
+            Some(Value::Str(mode)) if !PUBLISH_MODES.contains(&mode.as_str()) => {
+                return Some(format!(
+                    "`publishDir` mode `{mode}` is not one of {}",
+                    PUBLISH_MODES.join(", ")
+                ));
+            }
+            Some(_) => {}
+        }
     }
     None
 }
@@ -283,9 +293,10 @@ pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
             }
         }
     }
-    for (file, a) in settings(facts, "publishDir") {
-        if let Some(problem) = publish_problem(&a.value) {
-            r.at(file, a.line, problem);
+    for s in facts.settings("publishDir") {
+        if let Some(problem) = publish_setting_problem(&s.value) {
+            let (file, l) = at(s);
+            r.at(file, l, problem);
         }
     }
 }
@@ -312,11 +323,9 @@ pub(super) fn fix_publish_dir_mode(p: &Pipeline) -> Vec<(String, String)> {
             }
         }
     }
-    for (file, a) in settings(&facts, "publishDir") {
-        let single_map =
-            PATH_KEY.find_iter(&a.value).count() == 1 && a.value.trim_start().starts_with('[');
-        if !MODE.is_match(&a.value) && single_map {
-            targets.push((file.to_string(), a.line, String::new()));
+    for s in facts.settings("publishDir") {
+        if matches!(s.value, Value::Map(_)) && s.value.get("mode").is_none() {
+            targets.push((s.file.clone(), line(s.line), String::new()));
         }
     }
     let mut out: Vec<(String, String)> = Vec::new();
@@ -385,24 +394,24 @@ pub(super) fn error_strategy(facts: &Facts<'_>, r: &mut Report<'_>) {
             }
         }
     }
-    for (file, a) in settings(facts, "errorStrategy") {
-        let Some(c) = SINGLE_LITERAL.captures(&a.value) else {
+    for s in facts.settings("errorStrategy") {
+        let Value::Str(v) = &s.value else {
             continue;
         };
-        let v = c.get(1).or_else(|| c.get(2)).map_or("", |m| m.as_str());
-        if !ERROR_STRATEGIES.contains(&v) {
+        let (file, l) = at(s);
+        if !ERROR_STRATEGIES.contains(&v.as_str()) {
             r.at(
                 file,
-                a.line,
+                l,
                 format!(
                     "errorStrategy `{v}` is not one of {}",
                     ERROR_STRATEGIES.join(", ")
                 ),
             );
-        } else if v == "ignore" && !in_selector(a) {
+        } else if v == "ignore" && !in_selector(s) {
             r.at(
                 file,
-                a.line,
+                l,
                 "errorStrategy `ignore` for every process hides every failure; set it in a `withName`/`withLabel` selector",
             );
         }
