@@ -42,6 +42,9 @@ pub struct Audit {
     pub rules: Vec<String>,
     /// Files not read (symbolic links, binary or oversized files), `path: why`.
     pub skipped: Vec<String>,
+    /// What the Nextflow reader did not understand, `FILE:LINE: not understood: WHAT`: the
+    /// process-level rules could not see inside these, so a clean audit is not a proof there.
+    pub not_understood: Vec<String>,
 }
 
 impl Audit {
@@ -105,6 +108,7 @@ fn run(p: &Pipeline, rules: &[&Rule]) -> Audit {
         findings,
         rules: rules.iter().map(|r| r.id.clone()).collect(),
         skipped: p.skipped().to_vec(),
+        not_understood: facts.not_understood(),
     }
 }
 

@@ -13,6 +13,8 @@ fn the_nfcore_template_is_clean_under_every_builtin_rule() -> TestResult {
     let a = audit(&p, &rules, None)?;
     assert_eq!(a.render(), "");
     assert_eq!(a.rules.len(), rules.rules().len());
+    assert_eq!(a.not_understood, Vec::<String>::new());
+    assert_eq!(a.skipped, Vec::<String>::new());
     assert_eq!(
         a.summary(),
         format!(
@@ -161,5 +163,18 @@ fn huge_and_hostile_text_is_read_without_panicking() -> TestResult {
     ]);
     let a = audit(&p, &RuleSet::builtin()?, None)?;
     assert!(a.findings.iter().any(|f| f.rule == "NF-SCHEMA-VALID"));
+    Ok(())
+}
+
+#[test]
+fn what_the_reader_did_not_understand_is_reported_not_guessed() -> TestResult {
+    let p = Pipeline::from_files([("main.nf", "workflow {\n    A()\n}\nthis is not nextflow\n")]);
+    let a = audit(&p, &RuleSet::builtin()?, None)?;
+    assert_eq!(a.not_understood.len(), 1, "{:?}", a.not_understood);
+    assert!(
+        a.not_understood[0].starts_with("main.nf:4: not understood: "),
+        "{:?}",
+        a.not_understood
+    );
     Ok(())
 }

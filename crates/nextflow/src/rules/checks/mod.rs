@@ -93,6 +93,16 @@ impl<'a> Facts<'a> {
             .flat_map(|f| f.processes.iter().map(move |p| (f, p)))
     }
 
+    /// What the reader did not understand in the scripts and configs, one line each.
+    pub(crate) fn not_understood(&self) -> Vec<String> {
+        let scripts = self.scripts().iter().flat_map(|f| f.unparsed.iter());
+        let configs = self.configs().iter().flat_map(|c| c.unparsed.iter());
+        scripts
+            .chain(configs)
+            .map(|u| crate::rules::finding::one_line(&u.to_string()))
+            .collect()
+    }
+
     /// `nextflow.config`, parsed, when the pipeline has one.
     pub(crate) fn main_config(&self) -> Option<&Config> {
         self.configs()
