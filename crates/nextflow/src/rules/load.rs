@@ -216,7 +216,10 @@ fn parse_check(file: &str, key: &str, t: &Table) -> Result<Check, RuleError> {
             keys: f.string_list("keys")?,
         })),
         "required_lines" => Check::Generic(Box::new(GenericCheck::RequiredLines {
-            file: f.string("file")?,
+            file: {
+                let file = f.string("file")?;
+                f.relative("file", file)?
+            },
             lines: f.string_list("lines")?,
         })),
         other => {
@@ -364,13 +367,26 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A file path the check reads and may write: relative, inside the pipeline, not in `.git`.
+    fn relative(&self, name: &str, path: String) -> Result<String, RuleError> {
+        let bad = path.starts_with('/')
+            || path.contains(['\\', '\0'])
+            || path
+                .split('/')
+                .any(|p| p.is_empty() || p == "." || p == ".." || p == ".git");
+        if bad {
+            return Err(self.problem(name, format!("`{path}` is not a path inside the pipeline")));
+        }
+        Ok(path)
+    }
+
     fn globs(&self, name: &str, globs: &[String]) -> Result<GlobSet, RuleError> {
         let mut builder = GlobSetBuilder::new();
         for (i, g) in globs.iter().enumerate() {
-            if g.starts_with('/') || g.split('/').any(|part| part == "..") {
+            if g.starts_with('/') || g.split('/').any(|part| part == ".." || part == ".git") {
                 return Err(self.problem(
                     &format!("{name}[{i}]"),
-                    format!("`{g}` leaves the pipeline; globs are relative to it"),
+                    format!("`{g}` is not inside the pipeline (globs are relative to it, without `..` or `.git`)"),
                 ));
             }
             let glob = GlobBuilder::new(g)

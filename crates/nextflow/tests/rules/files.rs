@@ -130,7 +130,19 @@ fn a_bad_rules_file_is_one_line_naming_the_file_and_the_key() {
             rule(
                 "check = { kind = \"forbidden_pattern\", files = [\"../*.nf\"], pattern = \"x\", message = \"m\" }",
             ),
-            "rules file `acme.toml`: key `rule[0].check.files[0]`: `../*.nf` leaves the pipeline; globs are relative to it",
+            "rules file `acme.toml`: key `rule[0].check.files[0]`: `../*.nf` is not inside the pipeline (globs are relative to it, without `..` or `.git`)",
+        ),
+        (
+            rule(
+                "check = { kind = \"required_lines\", file = \"../../.bashrc\", lines = [\"x\"] }",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.file`: `../../.bashrc` is not a path inside the pipeline",
+        ),
+        (
+            rule(
+                "check = { kind = \"required_file\", any_of = [\".git/hooks/post-checkout\"], message = \"m\", create_with = \"x\" }",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.any_of[0]`: `.git/hooks/post-checkout` is not inside the pipeline (globs are relative to it, without `..` or `.git`)",
         ),
         (
             rule("fixable = true\ncheck = { kind = \"builtin\", name = \"container_pinned\" }"),

@@ -6,3 +6,4 @@ mod audit;
 mod files;
 mod fix;
 mod fixtures;
+mod props;

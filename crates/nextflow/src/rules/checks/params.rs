@@ -59,10 +59,21 @@ fn ignored_params(facts: &Facts<'_>) -> BTreeSet<String> {
     out
 }
 
-/// Every `params.NAME` the pipeline's code and config use (not its tests), at its first use.
+/// Every parameter the pipeline's code and config use or declare (not its tests): each
+/// `params.NAME` in the text, and each key of a config's `params` scope, at its first place.
 /// `params.get(…)` and the like are calls on the map, not parameters.
-fn used_params(p: &Pipeline) -> BTreeMap<String, (String, usize)> {
+fn used_params(facts: &Facts<'_>) -> BTreeMap<String, (String, usize)> {
+    let p = facts.p;
     let mut out: BTreeMap<String, (String, usize)> = BTreeMap::new();
+    for config in facts.configs() {
+        for s in &config.settings {
+            if let Some(rest) = s.key.strip_prefix("params.") {
+                let name = rest.split('.').next().unwrap_or(rest);
+                out.entry(name.to_string())
+                    .or_insert_with(|| (s.file.clone(), s.line as usize));
+            }
+        }
+    }
     for (path, text) in p.files() {
         if !(path.ends_with(".nf") || path.ends_with(".config")) || is_test_path(path) {
             continue;
@@ -87,12 +98,12 @@ pub(super) fn params_documented(facts: &Facts<'_>, r: &mut Report<'_>) {
         return;
     };
     let ignored = ignored_params(facts);
-    for (name, (file, line)) in used_params(facts.p) {
+    for (name, (file, line)) in used_params(facts) {
         if !documented.contains_key(&name) && !ignored.contains(&name) {
             r.at(
                 &file,
                 line,
-                format!("`params.{name}` is used but not documented in `{SCHEMA}`"),
+                format!("`params.{name}` is not documented in `{SCHEMA}`"),
             );
         }
     }
