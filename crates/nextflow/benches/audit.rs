@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use codaris_nextflow::audit::audit;
-use codaris_nextflow::rules::{Pipeline, RuleSet};
+use codaris_nextflow::rules::{RuleSet, SourceTree};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn bench_audit(c: &mut Criterion) {
@@ -18,11 +18,11 @@ fn bench_audit(c: &mut Criterion) {
     };
     c.bench_function("audit_nfcore_template_load_and_check", |b| {
         b.iter(|| {
-            let p = Pipeline::load(&root).ok();
+            let p = SourceTree::load(&root).ok();
             p.map(|p| audit(&p, &rules, None).map(|a| a.findings.len()).ok())
         })
     });
-    if let Ok(p) = Pipeline::load(&root) {
+    if let Ok(p) = SourceTree::load(&root) {
         c.bench_function("audit_nfcore_template_check_only", |b| {
             b.iter(|| audit(&p, &rules, None).map(|a| a.findings.len()).ok())
         });

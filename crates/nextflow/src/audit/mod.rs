@@ -1,6 +1,6 @@
-//! The compliance audit, the autofix and the remediation plan over a [`Pipeline`].
+//! The compliance audit, the autofix and the remediation plan over a [`SourceTree`].
 //!
-//! Everything here is pure: it reads a [`Pipeline`] already in memory and answers with values.
+//! Everything here is pure: it reads a [`SourceTree`] already in memory and answers with values.
 //! A fix is a set of whole-file [`FileEdit`]s (the bytes expected now, the bytes to write) that
 //! the caller applies all or nothing, through its fence; a [`RemediationPlan`] is serialisable
 //! (JSON) so it can be written next to the pipeline, reviewed, and handed back to
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::rules::checks::{Facts, fix_rule, run_rule};
-use crate::rules::{Finding, Pipeline, Rule, RuleSet, Severity, render_findings};
+use crate::rules::{Finding, Rule, RuleSet, Severity, SourceTree, render_findings};
 
 pub use patch::PatchError;
 pub use plan::{
@@ -91,12 +91,16 @@ fn selected<'r>(rules: &'r RuleSet, only: Option<&[String]>) -> Result<Vec<&'r R
 }
 
 /// Runs the rules (`only` the named ones, when given) over the pipeline.
-pub fn audit(p: &Pipeline, rules: &RuleSet, only: Option<&[String]>) -> Result<Audit, AuditError> {
+pub fn audit(
+    p: &SourceTree,
+    rules: &RuleSet,
+    only: Option<&[String]>,
+) -> Result<Audit, AuditError> {
     let chosen = selected(rules, only)?;
     Ok(run(p, &chosen))
 }
 
-fn run(p: &Pipeline, rules: &[&Rule]) -> Audit {
+fn run(p: &SourceTree, rules: &[&Rule]) -> Audit {
     let facts = Facts::new(p);
     let mut findings = Vec::new();
     for rule in rules {
@@ -142,7 +146,7 @@ pub struct Autofix {
 /// The fixes are checked by auditing the fixed pipeline in memory: `fixed` is exactly what that
 /// second audit no longer finds.
 pub fn autofix(
-    p: &Pipeline,
+    p: &SourceTree,
     rules: &RuleSet,
     only: Option<&[String]>,
 ) -> Result<Autofix, AuditError> {
@@ -169,7 +173,7 @@ pub fn autofix(
 }
 
 /// The files whose text differs between two states of a pipeline.
-fn edits_between(before: &Pipeline, after: &Pipeline) -> Vec<FileEdit> {
+fn edits_between(before: &SourceTree, after: &SourceTree) -> Vec<FileEdit> {
     after
         .files()
         .filter(|(path, text)| before.file(path) != Some(*text))

@@ -8,7 +8,7 @@ use super::patch::{PatchError, apply_file_patch, parse_patch};
 use super::{FileEdit, file_diff, unified_diff};
 use crate::rules::checks::propose;
 use crate::rules::finding::one_line;
-use crate::rules::{Finding, Pipeline, RuleSet, Severity};
+use crate::rules::{Finding, RuleSet, Severity, SourceTree};
 
 /// One thing to do: the finding it answers, why it matters, and either a concrete patch
 /// (a unified diff against the files as they were when the plan was made) or, always, a
@@ -58,7 +58,7 @@ impl RemediationPlan {
 }
 
 /// The plan for `findings` (of a pipeline in the state `p`), one item per finding, in order.
-pub fn remediation_plan(p: &Pipeline, rules: &RuleSet, findings: &[Finding]) -> RemediationPlan {
+pub fn remediation_plan(p: &SourceTree, rules: &RuleSet, findings: &[Finding]) -> RemediationPlan {
     let mut items = Vec::with_capacity(findings.len());
     for (i, f) in findings.iter().enumerate() {
         let Some(rule) = rules.get(&f.rule) else {
@@ -116,7 +116,7 @@ pub struct PlanApplication {
 /// computed against the pipeline as it is now. All or nothing: if one item's patch no longer
 /// applies, or an item named has no patch, the error names it and there are no edits.
 pub fn apply_plan(
-    p: &Pipeline,
+    p: &SourceTree,
     plan: &RemediationPlan,
     items: Option<&[String]>,
 ) -> Result<PlanApplication, PlanError> {

@@ -2,11 +2,11 @@
 
 use super::checks::{Proposal, Report};
 use super::config::is_empty_value;
-use super::pipeline::{Pipeline, line_at};
+use super::pipeline::{SourceTree, line_at};
 use super::rule::GenericCheck;
 use crate::parse::parse_config;
 
-pub(crate) fn run_generic(check: &GenericCheck, p: &Pipeline, r: &mut Report<'_>) {
+pub(crate) fn run_generic(check: &GenericCheck, p: &SourceTree, r: &mut Report<'_>) {
     match check {
         GenericCheck::ForbiddenPattern {
             files,
@@ -73,7 +73,7 @@ pub(crate) fn run_generic(check: &GenericCheck, p: &Pipeline, r: &mut Report<'_>
 }
 
 /// The new text of each file the check would change, in path order.
-pub(crate) fn fix_generic(check: &GenericCheck, p: &Pipeline) -> Vec<(String, String)> {
+pub(crate) fn fix_generic(check: &GenericCheck, p: &SourceTree) -> Vec<(String, String)> {
     match check {
         GenericCheck::ForbiddenPattern {
             files,

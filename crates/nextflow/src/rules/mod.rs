@@ -7,7 +7,7 @@
 //! required lines) that an operator can write in a rule file of their own.
 //!
 //! The built-in rule set is `builtin.toml`, embedded in the binary; [`RuleSet::load`] adds the
-//! `*.toml` files of a configuration directory. Running the rules over a [`Pipeline`] gives
+//! `*.toml` files of a configuration directory. Running the rules over a [`SourceTree`] gives
 //! [`Finding`]s; the audit, the autofix and the remediation plan built on them are in
 //! [`crate::audit`].
 //!
@@ -26,5 +26,5 @@ mod rule;
 
 pub use error::RuleError;
 pub use finding::{Finding, render_findings};
-pub use pipeline::{Pipeline, PipelineError, SourceFile};
+pub use pipeline::{SourceTree, TreeError};
 pub use rule::{BuiltinCheck, Check, GenericCheck, Rule, RuleSet, Severity, render_rules};

@@ -21,7 +21,7 @@ const MAX_DEPTH: usize = 32;
 
 /// A pipeline that cannot be read.
 #[derive(Debug, thiserror::Error)]
-pub enum PipelineError {
+pub enum TreeError {
     #[error("pipeline `{path}`: {source}")]
     Io {
         path: PathBuf,
@@ -34,47 +34,40 @@ pub enum PipelineError {
     TooManyFiles { path: PathBuf, limit: usize },
 }
 
-/// One text file of the pipeline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceFile {
-    /// Relative to the pipeline root, `/`-separated.
-    pub path: String,
-    pub text: String,
-}
-
-/// The pipeline's text files. Symbolic links are not followed (a link can point outside the
-/// pipeline), binary and oversized files are not read; both are listed in [`Pipeline::skipped`].
+/// A pipeline's text files, in memory: what the rules read. (Not [`crate::parse::Pipeline`],
+/// the parsed model; the rules parse what they need from these files themselves.) Symbolic links are not followed (a link can point outside the
+/// pipeline), binary and oversized files are not read; both are listed in [`SourceTree::skipped`].
 #[derive(Debug, Clone, Default)]
-pub struct Pipeline {
+pub struct SourceTree {
     files: BTreeMap<String, String>,
     skipped: Vec<String>,
 }
 
-impl Pipeline {
+impl SourceTree {
     /// Reads the pipeline under `root`.
-    pub fn load(root: &Path) -> Result<Pipeline, PipelineError> {
-        let meta = std::fs::metadata(root).map_err(|source| PipelineError::Io {
+    pub fn load(root: &Path) -> Result<SourceTree, TreeError> {
+        let meta = std::fs::metadata(root).map_err(|source| TreeError::Io {
             path: root.to_path_buf(),
             source,
         })?;
         if !meta.is_dir() {
-            return Err(PipelineError::NotADirectory {
+            return Err(TreeError::NotADirectory {
                 path: root.to_path_buf(),
             });
         }
-        let mut p = Pipeline::default();
+        let mut p = SourceTree::default();
         p.walk(root, root, "", 0)?;
         Ok(p)
     }
 
     /// A pipeline from files already in memory (path relative to the root, text).
-    pub fn from_files<I, P, T>(files: I) -> Pipeline
+    pub fn from_files<I, P, T>(files: I) -> SourceTree
     where
         I: IntoIterator<Item = (P, T)>,
         P: Into<String>,
         T: Into<String>,
     {
-        Pipeline {
+        SourceTree {
             files: files
                 .into_iter()
                 .map(|(p, t)| (p.into(), t.into()))
@@ -83,14 +76,8 @@ impl Pipeline {
         }
     }
 
-    fn walk(
-        &mut self,
-        root: &Path,
-        dir: &Path,
-        rel: &str,
-        depth: usize,
-    ) -> Result<(), PipelineError> {
-        let io = |path: &Path, source| PipelineError::Io {
+    fn walk(&mut self, root: &Path, dir: &Path, rel: &str, depth: usize) -> Result<(), TreeError> {
+        let io = |path: &Path, source| TreeError::Io {
             path: path.to_path_buf(),
             source,
         };
@@ -128,7 +115,7 @@ impl Pipeline {
                 self.walk(root, &path, &format!("{rel_path}/"), depth + 1)?;
             } else if kind.is_file() {
                 if self.files.len() >= MAX_FILES {
-                    return Err(PipelineError::TooManyFiles {
+                    return Err(TreeError::TooManyFiles {
                         path: root.to_path_buf(),
                         limit: MAX_FILES,
                     });
@@ -171,7 +158,7 @@ impl Pipeline {
     }
 
     /// A copy with `path` set to `text` (or removed), for checking a fix before it is written.
-    pub fn with_file(&self, path: &str, text: Option<&str>) -> Pipeline {
+    pub fn with_file(&self, path: &str, text: Option<&str>) -> SourceTree {
         let mut p = self.clone();
         match text {
             Some(t) => {

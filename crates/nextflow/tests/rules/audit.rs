@@ -1,14 +1,14 @@
 //! The audit over the real nf-core template and seeded copies of it, and the rendered formats.
 
 use codaris_nextflow::audit::{AuditError, audit};
-use codaris_nextflow::rules::{Finding, Pipeline, RuleSet, Severity, render_rules};
+use codaris_nextflow::rules::{Finding, RuleSet, Severity, SourceTree, render_rules};
 use pretty_assertions::assert_eq;
 
 use crate::support::{TestResult, copy_tree, template, write};
 
 #[test]
 fn the_nfcore_template_is_clean_under_every_builtin_rule() -> TestResult {
-    let p = Pipeline::load(&template())?;
+    let p = SourceTree::load(&template())?;
     let rules = RuleSet::builtin()?;
     let a = audit(&p, &rules, None)?;
     assert_eq!(a.render(), "");
@@ -40,7 +40,7 @@ fn a_seeded_copy_of_the_template_gives_exactly_the_seeded_findings() -> TestResu
         )
         .replace("    label 'process_low'\n", "");
     std::fs::write(&fastqc, text)?;
-    let a = audit(&Pipeline::load(root)?, &RuleSet::builtin()?, None)?;
+    let a = audit(&SourceTree::load(root)?, &RuleSet::builtin()?, None)?;
     let merge_line = main.lines().count() + 1;
     assert_eq!(
         a.render(),
@@ -57,7 +57,7 @@ fn a_seeded_copy_of_the_template_gives_exactly_the_seeded_findings() -> TestResu
 
 #[test]
 fn only_the_named_rules_run_and_an_unknown_one_is_an_error() -> TestResult {
-    let p = Pipeline::from_files([("main.nf", "<<<<<<< HEAD\nChannel.of(1)\n")]);
+    let p = SourceTree::from_files([("main.nf", "<<<<<<< HEAD\nChannel.of(1)\n")]);
     let rules = RuleSet::builtin()?;
     let a = audit(&p, &rules, Some(&["NF-CHANNEL-LOWERCASE".to_string()]))?;
     assert_eq!(
@@ -120,7 +120,7 @@ fn links_binary_files_and_odd_names_are_skipped_not_followed() -> TestResult {
     std::fs::write(root.join("blob.nf"), [0xff, 0xfe, b'\n', 0x00])?;
     write(root, "empty.nf", "")?;
     write(root, "work/ab/cdef/.command.sh", "<<<<<<< HEAD\n")?;
-    let p = Pipeline::load(root)?;
+    let p = SourceTree::load(root)?;
     let a = audit(
         &p,
         &RuleSet::builtin()?,
@@ -142,11 +142,11 @@ fn links_binary_files_and_odd_names_are_skipped_not_followed() -> TestResult {
 fn a_file_that_is_not_a_pipeline_directory_is_an_error() -> TestResult {
     let dir = tempfile::tempdir()?;
     write(dir.path(), "main.nf", "")?;
-    let err = Pipeline::load(&dir.path().join("main.nf"))
+    let err = SourceTree::load(&dir.path().join("main.nf"))
         .err()
         .map(|e| e.to_string());
     assert!(err.is_some_and(|e| e.ends_with("is not a directory")));
-    assert!(Pipeline::load(&dir.path().join("absent")).is_err());
+    assert!(SourceTree::load(&dir.path().join("absent")).is_err());
     Ok(())
 }
 
@@ -155,7 +155,7 @@ fn huge_and_hostile_text_is_read_without_panicking() -> TestResult {
     let long_line = "x".repeat(1 << 20);
     let unterminated = "process A {\n    container \"${ 'a\n".repeat(500);
     let braces = "{".repeat(10_000);
-    let p = Pipeline::from_files([
+    let p = SourceTree::from_files([
         ("main.nf", long_line.as_str()),
         ("modules/local/a/main.nf", unterminated.as_str()),
         ("nextflow.config", braces.as_str()),
@@ -168,7 +168,7 @@ fn huge_and_hostile_text_is_read_without_panicking() -> TestResult {
 
 #[test]
 fn what_the_reader_did_not_understand_is_reported_not_guessed() -> TestResult {
-    let p = Pipeline::from_files([("main.nf", "workflow {\n    A()\n}\nthis is not nextflow\n")]);
+    let p = SourceTree::from_files([("main.nf", "workflow {\n    A()\n}\nthis is not nextflow\n")]);
     let a = audit(&p, &RuleSet::builtin()?, None)?;
     assert_eq!(a.not_understood.len(), 1, "{:?}", a.not_understood);
     assert!(

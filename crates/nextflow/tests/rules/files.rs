@@ -1,7 +1,7 @@
 //! Rule files: the built-in set, an operator's directory, and one-line errors for bad files.
 
 use codaris_nextflow::audit::audit;
-use codaris_nextflow::rules::{Pipeline, RuleError, RuleSet};
+use codaris_nextflow::rules::{RuleError, RuleSet, SourceTree};
 use pretty_assertions::assert_eq;
 
 use crate::support::{TestResult, write};
@@ -77,7 +77,7 @@ fn an_operators_rules_directory_adds_rules_that_run() -> TestResult {
         acme,
         Some(conf.path().join("acme.toml").display().to_string())
     );
-    let p = Pipeline::from_files([
+    let p = SourceTree::from_files([
         ("main.nf", "params.db = '/scratch/db'\n"),
         ("nextflow.config", "manifest {\n    doi = ''\n}\n"),
     ]);

@@ -2,7 +2,7 @@
 //! the edits are written as the daemon would, and a second audit shows what they fixed.
 
 use codaris_nextflow::audit::{PlanError, RemediationPlan, apply_plan, audit, autofix};
-use codaris_nextflow::rules::{Pipeline, RuleSet};
+use codaris_nextflow::rules::{RuleSet, SourceTree};
 use pretty_assertions::assert_eq;
 
 use crate::support::{TestResult, copy_tree, template, write, write_edits};
@@ -32,7 +32,7 @@ fn autofix_fixes_the_fixable_findings_and_plans_the_rest() -> TestResult {
     let dir = seeded()?;
     let root = dir.path();
     let rules = RuleSet::builtin()?;
-    let before = audit(&Pipeline::load(root)?, &rules, None)?;
+    let before = audit(&SourceTree::load(root)?, &rules, None)?;
     assert_eq!(
         before.render(),
         ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `results/`\n\
@@ -43,7 +43,7 @@ fn autofix_fixes_the_fixable_findings_and_plans_the_rest() -> TestResult {
          nextflow_schema.json:26: [NF-SCHEMA-PARAMS-DEFAULT] warning: parameter `min_reads` is documented but has no default in the config\n"
     );
 
-    let fix = autofix(&Pipeline::load(root)?, &rules, None)?;
+    let fix = autofix(&SourceTree::load(root)?, &rules, None)?;
     let paths: Vec<&str> = fix.edits.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -74,7 +74,7 @@ fn autofix_fixes_the_fixable_findings_and_plans_the_rest() -> TestResult {
 
     // Written as the daemon would (all or nothing), a second audit shows only the rest.
     write_edits(root, &fix.edits)?;
-    let after = audit(&Pipeline::load(root)?, &rules, None)?;
+    let after = audit(&SourceTree::load(root)?, &rules, None)?;
     assert_eq!(after, fix.after);
     assert_eq!(
         after.render(),
@@ -103,11 +103,11 @@ fn autofix_fixes_the_fixable_findings_and_plans_the_rest() -> TestResult {
     // The plan survives JSON, and applying it (all items with a patch) clears those findings.
     let json = serde_json::to_string_pretty(plan)?;
     let plan: RemediationPlan = serde_json::from_str(&json)?;
-    let applied = apply_plan(&Pipeline::load(root)?, &plan, None)?;
+    let applied = apply_plan(&SourceTree::load(root)?, &plan, None)?;
     assert_eq!(applied.applied, ["1", "3"]);
     assert_eq!(applied.left, ["2"]);
     write_edits(root, &applied.edits)?;
-    let last = audit(&Pipeline::load(root)?, &rules, None)?;
+    let last = audit(&SourceTree::load(root)?, &rules, None)?;
     assert_eq!(
         last.render(),
         "modules/local/count/main.nf:3: [NF-CONTAINER-PINNED] error: process `COUNT`: container `ubuntu:latest` uses the `latest` tag\n"
@@ -120,13 +120,13 @@ fn apply_plan_is_all_or_nothing_and_names_the_item_that_does_not_apply() -> Test
     let dir = seeded()?;
     let root = dir.path();
     let rules = RuleSet::builtin()?;
-    let fix = autofix(&Pipeline::load(root)?, &rules, None)?;
+    let fix = autofix(&SourceTree::load(root)?, &rules, None)?;
     write_edits(root, &fix.edits)?;
     // nextflow.config changes under the plan's feet: item 3 no longer applies.
     let config = std::fs::read_to_string(root.join("nextflow.config"))?
         .replace("params {\n\n", "params {\n    extra = 1\n\n");
     write(root, "nextflow.config", &config)?;
-    let p = Pipeline::load(root)?;
+    let p = SourceTree::load(root)?;
     let err = apply_plan(&p, &fix.plan, None).err().map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
@@ -157,7 +157,7 @@ fn apply_plan_is_all_or_nothing_and_names_the_item_that_does_not_apply() -> Test
 
 #[test]
 fn a_hostile_plan_cannot_reach_outside_the_pipeline() -> TestResult {
-    let p = Pipeline::from_files([("main.nf", "workflow {}\n")]);
+    let p = SourceTree::from_files([("main.nf", "workflow {}\n")]);
     for path in ["../outside.txt", "/etc/passwd", ".git/config", "a/../../b"] {
         let json = serde_json::json!({"items": [{
             "id": "1", "rule": "NF-X-Y", "severity": "error", "file": "main.nf", "line": 1,
@@ -179,7 +179,7 @@ fn a_hostile_plan_cannot_reach_outside_the_pipeline() -> TestResult {
 
 #[test]
 fn autofix_on_the_clean_template_changes_nothing() -> TestResult {
-    let fix = autofix(&Pipeline::load(&template())?, &RuleSet::builtin()?, None)?;
+    let fix = autofix(&SourceTree::load(&template())?, &RuleSet::builtin()?, None)?;
     assert!(fix.edits.is_empty());
     assert_eq!(fix.diff, "");
     assert!(fix.plan.items.is_empty());
@@ -188,7 +188,7 @@ fn autofix_on_the_clean_template_changes_nothing() -> TestResult {
 
 #[test]
 fn autofix_limited_to_named_rules_leaves_the_others() -> TestResult {
-    let p = Pipeline::from_files([("main.nf", "Channel.of(1)\n"), ("CHANGELOG.md", "# c\n")]);
+    let p = SourceTree::from_files([("main.nf", "Channel.of(1)\n"), ("CHANGELOG.md", "# c\n")]);
     let rules = RuleSet::builtin()?;
     let only = ["NF-CHANNEL-LOWERCASE".to_string()];
     let fix = autofix(&p, &rules, Some(&only))?;

@@ -2,7 +2,7 @@
 //! exactly `expected.txt`) and its true-negative tree (`pass`, which must give nothing).
 
 use codaris_nextflow::audit::audit;
-use codaris_nextflow::rules::{Pipeline, RuleSet};
+use codaris_nextflow::rules::{RuleSet, SourceTree};
 use pretty_assertions::assert_eq;
 
 use crate::support::{TestResult, fixtures};
@@ -11,7 +11,7 @@ fn check_rule(id: &str) -> TestResult {
     let dir = fixtures().join("rules").join(id);
     let rules = RuleSet::builtin()?;
     let only = [id.to_string()];
-    let fail = audit(&Pipeline::load(&dir.join("fail"))?, &rules, Some(&only))?;
+    let fail = audit(&SourceTree::load(&dir.join("fail"))?, &rules, Some(&only))?;
     // CODARIS_BLESS=1 rewrites the expected findings; review the diff before committing it.
     if std::env::var_os("CODARIS_BLESS").is_some() {
         std::fs::write(dir.join("expected.txt"), fail.render())?;
@@ -22,7 +22,7 @@ fn check_rule(id: &str) -> TestResult {
         !fail.findings.is_empty(),
         "{id} found nothing on its true-positive tree"
     );
-    let pass = audit(&Pipeline::load(&dir.join("pass"))?, &rules, Some(&only))?;
+    let pass = audit(&SourceTree::load(&dir.join("pass"))?, &rules, Some(&only))?;
     assert_eq!(pass.render(), "", "{id} on its true-negative tree");
     Ok(())
 }

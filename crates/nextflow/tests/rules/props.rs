@@ -2,7 +2,7 @@
 //! line per finding whatever the files hold.
 
 use codaris_nextflow::audit::audit;
-use codaris_nextflow::rules::{Pipeline, RuleSet};
+use codaris_nextflow::rules::{RuleSet, SourceTree};
 use proptest::prelude::*;
 
 fn nextflowish() -> impl Strategy<Value = String> {
@@ -47,7 +47,7 @@ proptest! {
         schema in "[{}\\[\\]\":a-z ,0-9]{0,40}",
         name in "[a-z\n/ ]{1,12}",
     ) {
-        let p = Pipeline::from_files([
+        let p = SourceTree::from_files([
             ("main.nf".to_string(), nf.clone()),
             (format!("modules/nf-core/{name}/main.nf"), nf),
             ("nextflow.config".to_string(), config),

@@ -3,12 +3,12 @@
 use std::collections::BTreeSet;
 
 use super::{Proposal, Report};
-use crate::rules::pipeline::Pipeline;
+use crate::rules::pipeline::SourceTree;
 
 /// The directories of nf-core components under `modules/nf-core/` and
 /// `subworkflows/nf-core/`: every directory holding a `main.nf`, `meta.yml` or
 /// `environment.yml` outside a `tests/` directory. `true` marks a module.
-fn component_dirs(p: &Pipeline) -> BTreeSet<(String, bool)> {
+fn component_dirs(p: &SourceTree) -> BTreeSet<(String, bool)> {
     let mut dirs = BTreeSet::new();
     for (path, _) in p.files() {
         let is_module = path.starts_with("modules/nf-core/");
@@ -26,7 +26,7 @@ fn component_dirs(p: &Pipeline) -> BTreeSet<(String, bool)> {
     dirs
 }
 
-pub(super) fn module_structure(p: &Pipeline, r: &mut Report<'_>) {
+pub(super) fn module_structure(p: &SourceTree, r: &mut Report<'_>) {
     for (dir, is_module) in component_dirs(p) {
         let what = if is_module { "module" } else { "subworkflow" };
         let name = dir.split('/').skip(2).collect::<Vec<_>>().join("/");
@@ -78,7 +78,7 @@ pub(super) fn propose_module_structure(finding: &crate::rules::Finding) -> Propo
     ))
 }
 
-pub(super) fn schema_valid(p: &Pipeline, r: &mut Report<'_>) {
+pub(super) fn schema_valid(p: &SourceTree, r: &mut Report<'_>) {
     let file = "nextflow_schema.json";
     let Some(text) = p.file(file) else {
         return;
@@ -112,7 +112,7 @@ pub(super) fn schema_valid(p: &Pipeline, r: &mut Report<'_>) {
     }
 }
 
-pub(super) fn conda_pinned(p: &Pipeline, r: &mut Report<'_>) {
+pub(super) fn conda_pinned(p: &SourceTree, r: &mut Report<'_>) {
     for (path, text) in p
         .files()
         .filter(|(path, _)| path.ends_with("environment.yml") || path.ends_with("environment.yaml"))

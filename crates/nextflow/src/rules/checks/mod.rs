@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 
 use super::finding::Finding;
 use super::generic::{fix_generic, propose_generic, run_generic};
-use super::pipeline::Pipeline;
+use super::pipeline::SourceTree;
 use super::rule::{BuiltinCheck, Check, Rule};
 use crate::parse::{Config, NfFile, Process, Setting, parse_config, parse_script};
 
@@ -50,13 +50,13 @@ impl Proposal {
 
 /// What several checks read, computed once per audit.
 pub(crate) struct Facts<'a> {
-    pub(crate) p: &'a Pipeline,
+    pub(crate) p: &'a SourceTree,
     config: OnceCell<Vec<Config>>,
     scripts: OnceCell<Vec<NfFile>>,
 }
 
 impl<'a> Facts<'a> {
-    pub(crate) fn new(p: &'a Pipeline) -> Facts<'a> {
+    pub(crate) fn new(p: &'a SourceTree) -> Facts<'a> {
         Facts {
             p,
             config: OnceCell::new(),
@@ -134,7 +134,7 @@ pub(crate) fn run_rule(rule: &Rule, facts: &Facts<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The new text of each file a fixable rule changes (nothing for a rule that cannot fix).
-pub(crate) fn fix_rule(rule: &Rule, p: &Pipeline) -> Vec<(String, String)> {
+pub(crate) fn fix_rule(rule: &Rule, p: &SourceTree) -> Vec<(String, String)> {
     match &rule.check {
         Check::Generic(g) => fix_generic(g, p),
         Check::Builtin(b) => fix_builtin(*b, p),
@@ -142,7 +142,7 @@ pub(crate) fn fix_rule(rule: &Rule, p: &Pipeline) -> Vec<(String, String)> {
 }
 
 /// What to do about one finding that autofix did not fix.
-pub(crate) fn propose(rule: &Rule, finding: &Finding, p: &Pipeline) -> Proposal {
+pub(crate) fn propose(rule: &Rule, finding: &Finding, p: &SourceTree) -> Proposal {
     match &rule.check {
         Check::Generic(g) => propose_generic(g, &finding.file, finding.line),
         Check::Builtin(b) => propose_builtin(*b, finding, p),
@@ -166,7 +166,7 @@ pub(crate) fn run_builtin(check: BuiltinCheck, facts: &Facts<'_>, r: &mut Report
     }
 }
 
-pub(crate) fn fix_builtin(check: BuiltinCheck, p: &Pipeline) -> Vec<(String, String)> {
+pub(crate) fn fix_builtin(check: BuiltinCheck, p: &SourceTree) -> Vec<(String, String)> {
     match check {
         BuiltinCheck::PublishDirMode => process::fix_publish_dir_mode(p),
         // Every other built-in check reports `can_fix() == false` and so is never asked.
@@ -174,7 +174,7 @@ pub(crate) fn fix_builtin(check: BuiltinCheck, p: &Pipeline) -> Vec<(String, Str
     }
 }
 
-pub(crate) fn propose_builtin(check: BuiltinCheck, finding: &Finding, p: &Pipeline) -> Proposal {
+pub(crate) fn propose_builtin(check: BuiltinCheck, finding: &Finding, p: &SourceTree) -> Proposal {
     match check {
         BuiltinCheck::ModuleStructure => files::propose_module_structure(finding),
         BuiltinCheck::SchemaValid => Proposal::instruction(format!(

@@ -8,7 +8,7 @@ use regex::Regex;
 use super::{Facts, Proposal, Report, is_test_path};
 use crate::rules::config::{is_empty_value, strip_comments, value_strings};
 use crate::rules::finding::Finding;
-use crate::rules::pipeline::{Pipeline, line_at};
+use crate::rules::pipeline::{SourceTree, line_at};
 
 const SCHEMA: &str = "nextflow_schema.json";
 
@@ -109,7 +109,7 @@ pub(super) fn params_documented(facts: &Facts<'_>, r: &mut Report<'_>) {
     }
 }
 
-pub(super) fn propose_params_documented(finding: &Finding, _p: &Pipeline) -> Proposal {
+pub(super) fn propose_params_documented(finding: &Finding, _p: &SourceTree) -> Proposal {
     let name = finding
         .message
         .split('`')
@@ -175,7 +175,7 @@ pub(super) fn schema_params_declared(facts: &Facts<'_>, r: &mut Report<'_>) {
 
 /// The concrete change for an undeclared schema parameter: `name = default` (the schema's
 /// default when it is a plain value, else `null`) as the first line of `params { }`.
-pub(super) fn propose_schema_param(finding: &Finding, p: &Pipeline) -> Proposal {
+pub(super) fn propose_schema_param(finding: &Finding, p: &SourceTree) -> Proposal {
     let name = finding.message.split('`').nth(1).unwrap_or("").to_string();
     let instruction = format!(
         "give `{name}` a default in the `params {{ }}` block of `nextflow.config` (`null` if it has none)"
@@ -255,7 +255,7 @@ pub(super) fn manifest_complete(facts: &Facts<'_>, r: &mut Report<'_>) {
     }
 }
 
-pub(super) fn propose_manifest(finding: &Finding, _p: &Pipeline) -> Proposal {
+pub(super) fn propose_manifest(finding: &Finding, _p: &SourceTree) -> Proposal {
     let key = finding
         .message
         .split('`')

@@ -8,7 +8,7 @@ use super::{Facts, Proposal, Report};
 use crate::parse::{Directive, Process, Setting, Value};
 use crate::rules::config::{quoted_strings, value_text};
 use crate::rules::finding::Finding;
-use crate::rules::pipeline::Pipeline;
+use crate::rules::pipeline::SourceTree;
 
 /// The resource labels of nf-core's `conf/base.config`.
 const RESOURCE_LABELS: [&str; 7] = [
@@ -146,7 +146,7 @@ pub(super) fn process_resource_label(facts: &Facts<'_>, r: &mut Report<'_>) {
 
 /// The concrete change: `label 'process_single'` (the smallest nf-core label) as the first
 /// directive; a person checks whether the process needs more.
-pub(super) fn propose_label(finding: &Finding, p: &Pipeline) -> Proposal {
+pub(super) fn propose_label(finding: &Finding, p: &SourceTree) -> Proposal {
     let name = finding.message.split('`').nth(1).unwrap_or("");
     let instruction = format!(
         "give process `{name}` the nf-core label matching its needs (`process_single`, `process_low`, `process_medium`, `process_high`); the patch adds `process_single`"
@@ -304,7 +304,7 @@ pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
 /// Adds `mode:` to every `publishDir` that has none and is written on one line (a directive
 /// `publishDir "x"`, or a config `publishDir = [ path: … ]`): the pipeline's own
 /// `params.publish_dir_mode` when it declares one, else `'copy'`.
-pub(super) fn fix_publish_dir_mode(p: &Pipeline) -> Vec<(String, String)> {
+pub(super) fn fix_publish_dir_mode(p: &SourceTree) -> Vec<(String, String)> {
     let facts = Facts::new(p);
     let declared = facts
         .main_config()
