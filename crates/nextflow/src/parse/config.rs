@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::ParseError;
-use super::lex::{Kind, lex};
+use super::lex::{Kind, MAX_PROBLEMS, lex};
 use super::model::{
     Config, ConfigInclude, ProcessSelector, Profile, SelectorBlock, SelectorKind, Setting,
     Unparsed, Value,
@@ -27,6 +27,7 @@ pub fn parse_config(path: &str, src: &str) -> Config {
         cfg: &mut cfg,
         root: None,
         stack: Vec::new(),
+        full: false,
     };
     reader.file(path, src, &Scope::default());
     cfg
@@ -41,6 +42,7 @@ pub fn load_config(root: &Path, rel: &str) -> Result<Config, ParseError> {
         cfg: &mut cfg,
         root: Some(&root),
         stack: vec![rel.to_string()],
+        full: false,
     };
     reader.file(rel, &src, &Scope::default());
     Ok(cfg)
@@ -73,6 +75,8 @@ struct Reader<'c, 'r> {
     root: Option<&'r SourceRoot>,
     /// The include chain, to stop cycles.
     stack: Vec<String>,
+    /// Whether the unparsed list is full (and says so in its last entry).
+    full: bool,
 }
 
 impl Reader<'_, '_> {
@@ -87,6 +91,17 @@ impl Reader<'_, '_> {
     }
 
     fn unparsed(&mut self, file: &str, line: u32, what: String) {
+        let full = self.cfg.unparsed.len() >= MAX_PROBLEMS;
+        let what = if full && !self.full {
+            self.full = true;
+            format!(
+                "more than {MAX_PROBLEMS} constructs not understood; the rest from here are not listed"
+            )
+        } else if full {
+            return;
+        } else {
+            what
+        };
         self.cfg.unparsed.push(Unparsed {
             file: file.to_string(),
             line,

@@ -58,6 +58,15 @@ impl Token {
     }
 }
 
+/// Where a string stood before a `${`, to read it again from there.
+struct Checkpoint {
+    pos: usize,
+    line: u32,
+    problems: usize,
+    value: usize,
+    interp: usize,
+}
+
 /// Something the lexer could not read, at a 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Problem {
@@ -76,7 +85,8 @@ pub(crate) struct Lexed {
     pub problems: Vec<Problem>,
 }
 
-/// Lexes a whole source text. A `#!` first line is skipped; `\r\n` counts as one line end.
+/// Lexes a whole source text. A byte-order mark and a `#!` first line are skipped; `\r\n`
+/// counts as one line end.
 pub(crate) fn lex(src: &str) -> Lexed {
     let mut lx = Lexer {
         src,
@@ -85,11 +95,16 @@ pub(crate) fn lex(src: &str) -> Lexed {
         line: 1,
         problems: Vec::new(),
         depth: 0,
+        interp_failed: false,
+        reread: 0,
     };
-    if src.starts_with("#!") {
+    if src.starts_with('\u{feff}') {
+        lx.pos = '\u{feff}'.len_utf8();
+    }
+    if src.get(lx.pos..).is_some_and(|r| r.starts_with("#!")) {
         lx.skip_line();
     }
-    let tokens = lx.tokens_until(None);
+    let tokens = lx.tokens_until(None).unwrap_or_default();
     Lexed {
         tokens,
         problems: lx.problems,
@@ -104,7 +119,15 @@ struct Lexer<'a> {
     problems: Vec<Problem>,
     /// How many `${` the lexer is inside; bounded so hostile nesting cannot exhaust the stack.
     depth: usize,
+    /// Whether an interpolation has already run to the end of the input unclosed (or reading
+    /// broken ones again has cost too much).
+    interp_failed: bool,
+    /// Bytes read twice because an interpolation turned out broken.
+    reread: usize,
 }
+
+/// How many problems one source may record: past this, hostile input would only cost memory.
+pub(crate) const MAX_PROBLEMS: usize = 200;
 
 /// Deeper `${"${…}"}` nesting than this is read as plain characters and reported.
 pub(crate) const MAX_NESTING: usize = 64;
@@ -144,6 +167,9 @@ impl Lexer<'_> {
     }
 
     fn problem(&mut self, line: u32, what: impl Into<String>) {
+        if self.problems.len() >= MAX_PROBLEMS {
+            return;
+        }
         self.problems.push(Problem {
             line,
             what: what.into(),
@@ -152,16 +178,25 @@ impl Lexer<'_> {
 
     /// Lexes tokens until end of input, or (inside an interpolation) until the `}` that closes
     /// the `${` — which is consumed and not returned.
-    fn tokens_until(&mut self, close_interp: Option<u32>) -> Vec<Token> {
+    ///
+    /// `None` when an interpolation never closes. After one such failure, later
+    /// interpolations give up at their first line end, so a file full of broken `${` costs a
+    /// line each rather than a scan to the end of the file each.
+    fn tokens_until(&mut self, close_interp: Option<u32>) -> Option<Vec<Token>> {
         let mut out: Vec<Token> = Vec::new();
         let mut depth = 0usize;
+        let start_line = self.line;
         loop {
             self.skip_blanks_and_comments(&mut out);
+            if close_interp.is_some() && self.interp_failed && self.line > start_line {
+                return None;
+            }
             let Some(b) = self.peek(0) else {
-                if let Some(line) = close_interp {
-                    self.problem(line, "string interpolation `${` is not closed");
+                if close_interp.is_some() {
+                    self.interp_failed = true;
+                    return None;
                 }
-                return out;
+                return Some(out);
             };
             if close_interp.is_some() {
                 if b == b'{' {
@@ -169,7 +204,7 @@ impl Lexer<'_> {
                 } else if b == b'}' {
                     if depth == 0 {
                         self.bump();
-                        return out;
+                        return Some(out);
                     }
                     depth -= 1;
                 }
@@ -313,9 +348,21 @@ impl Lexer<'_> {
         let mut value = String::new();
         let mut interp = Vec::new();
         let mut plain = true;
+        // A `${…}` of a one-line string that ran onto later lines: if the string then fails to
+        // close, the interpolation was the mistake, and the string is read again from it.
+        let mut checkpoint: Option<Checkpoint> = None;
+        // Once an interpolation is known broken, the rest of the string is plain text.
+        let mut raw = false;
         loop {
             let Some(c) = self.peek(0) else {
-                self.problem(line, "string is not closed before the end of the file");
+                if let Some(cp) = checkpoint.take() {
+                    self.restore(&cp, &mut value, &mut interp);
+                    raw = true;
+                    continue;
+                }
+                if !raw {
+                    self.problem(line, "string is not closed before the end of the file");
+                }
                 break;
             };
             if c == quote
@@ -327,8 +374,20 @@ impl Lexer<'_> {
                 break;
             }
             if c == b'\n' && !triple {
-                self.problem(line, "string is not closed on its line");
+                if let Some(cp) = checkpoint.take() {
+                    self.restore(&cp, &mut value, &mut interp);
+                    raw = true;
+                    continue;
+                }
+                if !raw {
+                    self.problem(line, "string is not closed on its line");
+                }
                 break;
+            }
+            if c == b'\r' && self.peek(1) == Some(b'\n') {
+                // A CRLF file's multi-line string has the same value as its LF twin.
+                self.bump();
+                continue;
             }
             if c == b'\\' {
                 self.bump();
@@ -344,25 +403,41 @@ impl Lexer<'_> {
                 }
                 continue;
             }
-            if interpolating && c == b'$' {
+            if interpolating && !raw && c == b'$' {
+                plain = plain
+                    && !self
+                        .peek(1)
+                        .is_some_and(|n| n == b'{' || n == b'_' || n.is_ascii_alphabetic());
                 if self.peek(1) == Some(b'{') && self.depth >= MAX_NESTING {
                     self.problem(self.line, "string interpolations nested too deep; not read");
-                    plain = false;
                 } else if self.peek(1) == Some(b'{') {
-                    plain = false;
+                    let cp = Checkpoint {
+                        pos: self.pos,
+                        line: self.line,
+                        problems: self.problems.len(),
+                        value: value.len(),
+                        interp: interp.len(),
+                    };
+                    self.bump();
+                    self.bump();
                     self.depth += 1;
-                    let open_line = self.line;
-                    self.bump();
-                    self.bump();
-                    interp.extend(self.tokens_until(Some(open_line)));
+                    let inner = self.tokens_until(Some(cp.line));
                     self.depth -= 1;
-                    continue;
-                }
-                if self
-                    .peek(1)
-                    .is_some_and(|n| n == b'_' || n.is_ascii_alphabetic())
-                {
-                    plain = false;
+                    match inner {
+                        Some(toks) => {
+                            interp.extend(toks);
+                            if !triple && self.line > cp.line && checkpoint.is_none() {
+                                checkpoint = Some(cp);
+                            }
+                            continue;
+                        }
+                        None => {
+                            // Read the rest as string text instead, so a typo such as
+                            // `"${meta.id"` costs this string, not the rest of the file.
+                            self.restore(&cp, &mut value, &mut interp);
+                            raw = true;
+                        }
+                    }
                 }
             }
             value.push(self.current_char());
@@ -372,6 +447,22 @@ impl Lexer<'_> {
             literal: plain.then_some(value),
             interp,
         }
+    }
+
+    /// Goes back to just before a `${` found to be broken, and says so.
+    fn restore(&mut self, cp: &Checkpoint, value: &mut String, interp: &mut Vec<Token>) {
+        // Reading again costs what was read; past twice the source, later interpolations give
+        // up at their first line end, so hostile input stays linear.
+        self.reread += self.pos.saturating_sub(cp.pos);
+        if self.reread > self.src.len().saturating_mul(2) {
+            self.interp_failed = true;
+        }
+        self.pos = cp.pos;
+        self.line = cp.line;
+        self.problems.truncate(cp.problems);
+        value.truncate(cp.value);
+        interp.truncate(cp.interp);
+        self.problem(cp.line, "string interpolation `${` is not closed");
     }
 
     fn current_char(&self) -> char {

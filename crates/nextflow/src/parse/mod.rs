@@ -10,26 +10,30 @@
 //! input, evaluates code, or touches the network.
 //!
 //! Entry points: [`Pipeline::load`] for a directory, [`parse_script`] and [`parse_config`] for
-//! one text, [`load_config`] for a config with its includes, [`render_unparsed`] for the lines
-//! a tool shows.
+//! one text, [`load_config`] for a config with its includes; [`render_outline`] and
+//! [`render_unparsed`] for the lines a tool shows.
 
 mod config;
 mod lex;
 mod model;
 mod pipeline;
+mod render;
 mod script;
+mod select;
 mod source;
 mod tree;
 
 pub use config::{load_config, parse_config};
 pub use lex::{StringLiteral, string_literals};
 pub use model::{
-    Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include, IncludedName,
-    Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script, ScriptKind,
-    SelectorBlock, SelectorKind, Setting, Unparsed, Value, Workflow,
+    Arg, Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include,
+    IncludedName, Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script,
+    ScriptKind, SelectorBlock, SelectorKind, Setting, Unparsed, Value, Workflow,
 };
 pub use pipeline::Pipeline;
+pub use render::{render_outline, render_unparsed};
 pub use script::parse_script;
+pub use select::{ProcessSetting, selects};
 pub use source::{MAX_FILE_BYTES, decode};
 
 /// Why a file or directory could not be read at all.
@@ -59,20 +63,4 @@ impl ParseError {
             _ => 1,
         }
     }
-}
-
-impl std::fmt::Display for Unparsed {
-    /// `FILE:LINE: not understood: WHAT`, the compiler-style line the tools show.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}:{}: not understood: {}",
-            self.file, self.line, self.what
-        )
-    }
-}
-
-/// One line per entry, in the order given, each as `FILE:LINE: not understood: WHAT`.
-pub fn render_unparsed<'a>(entries: impl IntoIterator<Item = &'a Unparsed>) -> String {
-    entries.into_iter().map(|u| format!("{u}\n")).collect()
 }

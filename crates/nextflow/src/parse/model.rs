@@ -101,7 +101,8 @@ impl Process {
         self.directives.iter().find(|d| d.name == name)
     }
 
-    /// Every `label` given as a literal string.
+    /// Every `label` given as a literal string; a computed one (`"process_${size}"`) is not
+    /// listed, though its directive is there.
     pub fn labels(&self) -> Vec<&str> {
         self.directives
             .iter()
@@ -138,6 +139,27 @@ pub struct Directive {
     /// The literal strings the value can be, where the source shows them: the string itself,
     /// or the branches of a ternary (inside `"${…}"` or not). Empty when none is visible.
     pub strings: Vec<String>,
+    /// The value's comma-separated arguments: `publishDir "${params.outdir}", mode: 'copy'` is
+    /// one positional and one named (`mode`).
+    pub args: Vec<Arg>,
+}
+
+impl Directive {
+    /// The named argument `name` (`mode` of `publishDir`, `args` of `ext`).
+    pub fn arg(&self, name: &str) -> Option<&Value> {
+        self.args
+            .iter()
+            .find(|a| a.name.as_deref() == Some(name))
+            .map(|a| &a.value)
+    }
+}
+
+/// One argument of a directive.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Arg {
+    /// `None` for a positional argument.
+    pub name: Option<String>,
+    pub value: Value,
 }
 
 /// One declaration of an `input:` or `output:` section.
@@ -374,6 +396,11 @@ impl Config {
             }
         }
         out
+    }
+
+    /// Every setting of `key`, in any profile and under any selector, in reading order.
+    pub fn all(&self, key: &str) -> Vec<&Setting> {
+        self.settings.iter().filter(|s| s.key == key).collect()
     }
 
     pub fn profile_names(&self) -> Vec<&str> {

@@ -1,10 +1,10 @@
 //! The reader of `.nf` files: processes, workflows, includes, params and functions at the top
 //! level. Whatever else is at the top level is recorded as [`Unparsed`], never dropped.
 
-use super::lex::{Kind, lex};
+use super::lex::{Kind, MAX_PROBLEMS, lex};
 use super::model::{
-    Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile, Other,
-    Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
+    Arg, Block, Declaration, Directive, Emit, Function, Include, IncludedName, Named, NfFile,
+    Other, Param, Process, Script, ScriptKind, Unparsed, Value, Workflow,
 };
 use super::tree::{Tree, first_line};
 
@@ -19,6 +19,7 @@ pub fn parse_script(path: &str, src: &str) -> NfFile {
     let mut r = Reader {
         tree: &tree,
         file: &mut file,
+        dropped: None,
     };
     for p in lexed.problems.iter().chain(tree.problems.iter()) {
         r.unparsed(p.line, p.what.clone());
@@ -26,13 +27,23 @@ pub fn parse_script(path: &str, src: &str) -> NfFile {
     for (lo, hi) in tree.statements(0, tree.toks.len()) {
         r.top_level(lo, hi);
     }
+    let dropped = r.dropped;
     file.unparsed.sort_by_key(|u| u.line);
+    if let Some(line) = dropped {
+        file.unparsed.push(Unparsed {
+            file: file.path.clone(),
+            line,
+            what: format!("more than {MAX_PROBLEMS} constructs not understood; the rest from here are not listed"),
+        });
+    }
     file
 }
 
 struct Reader<'t, 'a> {
     tree: &'t Tree<'a>,
     file: &'t mut NfFile,
+    /// The line of the first entry left out once the list is full.
+    dropped: Option<u32>,
 }
 
 /// The section labels of a process body.
@@ -43,6 +54,10 @@ const WORKFLOW_SECTIONS: &[&str] = &["take", "main", "emit", "publish"];
 
 impl<'t> Reader<'t, '_> {
     fn unparsed(&mut self, line: u32, what: impl Into<String>) {
+        if self.file.unparsed.len() >= MAX_PROBLEMS {
+            self.dropped.get_or_insert(line);
+            return;
+        }
         self.file.unparsed.push(Unparsed {
             file: self.file.path.clone(),
             line,
@@ -102,8 +117,15 @@ impl<'t> Reader<'t, '_> {
             .and_then(|t| t.literal_str())
             .map(str::to_string);
         let (Some(close), Some(source)) = (close, source) else {
-            let text = first_line(&self.tree.text(lo, hi));
-            self.unparsed(line, format!("include not understood: `{text}`"));
+            let has_from = from.is_some_and(|f| self.ident(f) == Some("from") && f + 1 < hi);
+            let what = if has_from {
+                let src = from.map_or(String::new(), |f| first_line(&self.tree.text(f + 1, hi)));
+                format!("include source `{src}` is not a literal path; not read")
+            } else {
+                let text = first_line(&self.tree.text(lo, hi));
+                format!("include not understood: `{text}`")
+            };
+            self.unparsed(line, what);
             return;
         };
         let mut names = Vec::new();
@@ -185,6 +207,7 @@ impl<'t> Reader<'t, '_> {
         };
         let stmts = self.tree.statements(open + 1, body_end);
         let mut section: Option<&str> = None;
+        let mut when: Option<(usize, usize)> = None;
         let mut k = 0;
         while let Some(&(a0, b)) = stmts.get(k) {
             k += 1;
@@ -253,10 +276,9 @@ impl<'t> Reader<'t, '_> {
                 Some("input") => p.inputs.push(self.declaration(a, b)),
                 Some("output") => p.outputs.push(self.declaration(a, b)),
                 Some("when") => {
-                    p.when = Some(Block {
-                        line: self.line(a),
-                        text: self.tree.text(a, b),
-                    })
+                    // A guard over several statements reads as one block.
+                    let start = when.map_or(a, |(wa, _)| wa);
+                    when = Some((start, b));
                 }
                 Some(other) => {
                     let l = self.line(a);
@@ -264,6 +286,10 @@ impl<'t> Reader<'t, '_> {
                 }
             }
         }
+        p.when = when.map(|(a, b)| Block {
+            line: self.line(a),
+            text: self.tree.text(a, b),
+        });
         if p.script.is_none() {
             self.unparsed(line, format!("process `{}` has no script", p.name));
         }
@@ -304,11 +330,29 @@ impl<'t> Reader<'t, '_> {
             Some(c) if self.is_op(v, "(") && c + 1 == b => (v + 1, c),
             _ => (v, b),
         };
+        let args = self
+            .tree
+            .split_commas(va, vb)
+            .into_iter()
+            .map(
+                |(ea, eb)| match self.ident(ea).filter(|_| self.is_op(ea + 1, ":")) {
+                    Some(key) => Arg {
+                        name: Some(key.to_string()),
+                        value: self.tree.value(ea + 2, eb),
+                    },
+                    None => Arg {
+                        name: None,
+                        value: self.tree.value(ea, eb),
+                    },
+                },
+            )
+            .collect();
         p.directives.push(Directive {
             name,
             value: self.tree.text(va, vb),
             line: self.line(a),
             strings: self.tree.choices(va, vb),
+            args,
         });
     }
 

@@ -2,7 +2,7 @@
 //! statements the way Groovy does (a line end ends a statement unless the expression plainly
 //! goes on), and reading literal values.
 
-use super::lex::{Kind, Problem, Token};
+use super::lex::{Kind, MAX_PROBLEMS, Problem, Token};
 use super::model::Value;
 
 /// How far down the open-bracket stack a closing bracket looks for its partner.
@@ -64,7 +64,7 @@ impl<'a> Tree<'a> {
                     // Brackets opened after the match never closed: say so, then pair.
                     for j in stack.drain(at + 1..) {
                         if let Some(o) = toks.get(j) {
-                            problems.push(unclosed(o));
+                            push_capped(&mut problems, unclosed(o));
                         }
                     }
                     if let Some(j) = stack.pop()
@@ -73,15 +73,18 @@ impl<'a> Tree<'a> {
                         *slot = Some(i);
                     }
                 }
-                None => problems.push(Problem {
-                    line: t.line,
-                    what: format!("`{op}` closes nothing"),
-                }),
+                None => push_capped(
+                    &mut problems,
+                    Problem {
+                        line: t.line,
+                        what: format!("`{op}` closes nothing"),
+                    },
+                ),
             }
         }
         for j in stack {
             if let Some(o) = toks.get(j) {
-                problems.push(unclosed(o));
+                push_capped(&mut problems, unclosed(o));
             }
         }
         Tree {
@@ -137,6 +140,8 @@ impl<'a> Tree<'a> {
             }
             let start = i;
             let mut end = hi;
+            // The last token before the current position that is not a line end.
+            let mut last = i;
             while i < hi {
                 let Some(t) = self.tok(i) else { break };
                 if t.is_op(";") {
@@ -144,19 +149,26 @@ impl<'a> Tree<'a> {
                     break;
                 }
                 if t.kind == Kind::Newline {
-                    if self.continues(start, i, hi) {
-                        i += 1;
+                    // Look past the whole run of line ends once, so blank lines stay linear.
+                    let mut next = i;
+                    while next < hi && self.tok(next).is_some_and(|n| n.kind == Kind::Newline) {
+                        next += 1;
+                    }
+                    if next < hi && self.continues(last, next) {
+                        i = next;
                         continue;
                     }
                     end = i;
                     break;
                 }
-                i = match self.close_of(i) {
+                let after = match self.close_of(i) {
                     Some(c) if c < hi => c + 1,
                     // A bracket that never closes swallows the rest of the range.
                     None if t.is_op("{") || t.is_op("(") || t.is_op("[") => hi,
                     _ => i + 1,
                 };
+                last = after - 1;
+                i = after;
             }
             out.push((start, end.min(hi)));
             i = end + 1;
@@ -164,17 +176,15 @@ impl<'a> Tree<'a> {
         out
     }
 
-    /// Whether the statement begun at `start` goes on past the line end at `nl`.
-    fn continues(&self, start: usize, nl: usize, hi: usize) -> bool {
-        let prev = (start..nl).rev().find_map(|j| self.tok(j));
-        if prev.is_some_and(|t| matches!(&t.kind, Kind::Op(op) if TRAILING.contains(&op.as_str())))
-        {
-            return true;
-        }
-        let next = (nl + 1..hi)
-            .filter_map(|j| self.tok(j))
-            .find(|t| t.kind != Kind::Newline);
-        next.is_some_and(|t| matches!(&t.kind, Kind::Op(op) if LEADING.contains(&op.as_str())))
+    /// Whether a statement whose last token so far is `last` goes on to the token at `next`,
+    /// the first after a line end: it does when `last` is an operator that needs a right-hand
+    /// side, or `next` one that needs a left-hand side.
+    fn continues(&self, last: usize, next: usize) -> bool {
+        let is_in = |i: usize, set: &[&str]| {
+            self.tok(i)
+                .is_some_and(|t| matches!(&t.kind, Kind::Op(op) if set.contains(&op.as_str())))
+        };
+        is_in(last, TRAILING) || is_in(next, LEADING)
     }
 
     /// Reads the tokens `lo..hi` as one value: a literal when they are exactly one, else the
@@ -383,5 +393,11 @@ pub(crate) fn first_line(text: &str) -> String {
         format!("{cut}…")
     } else {
         line.to_string()
+    }
+}
+
+fn push_capped(problems: &mut Vec<Problem>, p: Problem) {
+    if problems.len() < MAX_PROBLEMS {
+        problems.push(p);
     }
 }

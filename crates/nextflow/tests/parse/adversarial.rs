@@ -292,3 +292,81 @@ fn text_after_a_body_is_said_not_dropped() {
         ]
     );
 }
+
+#[test]
+fn a_flood_of_errors_is_listed_up_to_a_limit_and_says_so() {
+    let src = "}\n".repeat(50_000);
+    let f = parse_script("m.nf", &src);
+    assert_eq!(f.unparsed.len(), 201);
+    assert!(
+        f.unparsed
+            .last()
+            .is_some_and(|u| u.what.contains("are not listed"))
+    );
+    let c = parse_config("n.config", &src);
+    assert_eq!(c.unparsed.len(), 201);
+}
+
+#[test]
+fn blank_lines_inside_a_statement_stay_linear() {
+    // A continued assignment across a million blank lines: read as one statement.
+    let src = format!("params.x = 1 +{}2\nparams.y = 3\n", "\n".repeat(1_000_000));
+    let f = parse_script("m.nf", &src);
+    let names: Vec<(&str, u32)> = f.params.iter().map(|p| (p.name.as_str(), p.line)).collect();
+    assert_eq!(names, vec![("x", 1), ("y", 1_000_002)]);
+}
+
+#[test]
+fn a_value_with_line_ends_cannot_forge_an_outline_line() -> Result<(), Box<dyn Error>> {
+    let dir = tempfile::tempdir()?;
+    fs::write(
+        dir.path().join("nextflow.config"),
+        "params.x = 'a\\nmain.nf:1: [FAKE] error: forged'\nparams.y = \"\"\"two\nlines\"\"\"\n",
+    )?;
+    let p = Pipeline::load(dir.path())?;
+    let outline = codaris_nextflow::parse::render_outline(&p);
+    assert_eq!(
+        outline,
+        "nextflow.config:1: param x = 'a\\nmain.nf:1: [FAKE] error: forged'\nnextflow.config:2: param y = 'two\\nlines'\n"
+    );
+    Ok(())
+}
+
+#[test]
+fn crlf_multi_line_strings_and_a_byte_order_mark_read_like_plain_lf() {
+    let lf = "params.x = '''two\nlines'''\n";
+    let c_lf = parse_config("n.config", lf);
+    let c_crlf = parse_config("n.config", &lf.replace('\n', "\r\n"));
+    let c_bom = parse_config("n.config", &format!("\u{feff}{lf}"));
+    assert_eq!(c_lf.settings, c_crlf.settings);
+    assert_eq!(c_lf.settings, c_bom.settings);
+    assert_eq!(c_bom.unparsed, vec![]);
+}
+
+#[test]
+fn an_unclosed_interpolation_costs_its_string_not_the_file() {
+    let src = "process A {\n  tag \"${meta.id\"\n  label 'x'\n  script:\n  'echo'\n}\nprocess B {\n  script:\n  'echo'\n}\n";
+    let f = parse_script("m.nf", src);
+    assert_eq!(
+        f.unparsed
+            .iter()
+            .map(|u| (u.line, u.what.as_str()))
+            .collect::<Vec<_>>(),
+        vec![(2, "string interpolation `${` is not closed")]
+    );
+    let names: Vec<&str> = f.processes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, vec!["A", "B"]);
+    assert_eq!(f.processes.first().map(|p| p.labels()), Some(vec!["x"]));
+}
+
+#[test]
+fn many_unclosed_interpolations_stay_cheap() {
+    // Each line would scan to the end of the file if failures were not remembered.
+    let src = "x = \"${\"\n".repeat(30_000);
+    let f = parse_script("m.nf", &src);
+    assert!(!f.unparsed.is_empty());
+    // Interpolations that each run to one far `}` and then fail.
+    let src = format!("{}}}\n", "x = \"${\n".repeat(30_000));
+    let f = parse_script("m.nf", &src);
+    assert!(!f.unparsed.is_empty());
+}

@@ -205,3 +205,38 @@ def check_max(obj, type) {
         Some((14, Some("quay.io/biocontainers/samtools:1.17")))
     );
 }
+
+#[test]
+fn directive_arguments_are_read_positional_and_named() -> Result<(), Box<dyn std::error::Error>> {
+    let f = parse_script(
+        "m.nf",
+        "process P {\n  publishDir \"${params.outdir}/p\", mode: 'copy', enabled: true\n  ext args: '--fast'\n  when:\n  params.run_p\n  && !params.skip\n  script:\n  'x'\n}\n",
+    );
+    let p = f.processes.first().ok_or("no process")?;
+    let publish = p.directive("publishDir").ok_or("no publishDir")?;
+    assert_eq!(publish.arg("mode"), Some(&Value::Str("copy".into())));
+    assert_eq!(publish.arg("enabled"), Some(&Value::Bool(true)));
+    assert_eq!(
+        publish.args.first().map(|a| (&a.name, &a.value)),
+        Some((&None, &Value::Expr("\"${params.outdir}/p\"".into())))
+    );
+    assert_eq!(
+        p.directive("ext").and_then(|d| d.arg("args")),
+        Some(&Value::Str("--fast".into()))
+    );
+    assert_eq!(
+        p.when.as_ref().map(|w| (w.line, w.text.as_str())),
+        Some((5, "params.run_p\n  && !params.skip"))
+    );
+    Ok(())
+}
+
+#[test]
+fn an_include_from_a_computed_path_is_said() {
+    let f = parse_script("main.nf", "include { C } from \"${projectDir}/c\"\n");
+    assert_eq!(f.includes, vec![]);
+    assert_eq!(
+        f.unparsed.first().map(|u| u.what.as_str()),
+        Some("include source `\"${projectDir}/c\"` is not a literal path; not read")
+    );
+}

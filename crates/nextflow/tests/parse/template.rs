@@ -396,3 +396,124 @@ fn includes_resolve_to_the_files_nextflow_would_read() -> Result<(), Box<dyn Err
     );
     Ok(())
 }
+
+#[test]
+fn the_outline_has_one_construct_a_line() -> Result<(), Box<dyn Error>> {
+    let p = Pipeline::load(&template())?;
+    let outline = codaris_nextflow::parse::render_outline(&p);
+    let lines: Vec<&str> = outline.lines().collect();
+    for want in [
+        "main.nf:18: include DEMO from ./workflows/demo (workflows/demo.nf)",
+        "main.nf:69: workflow (entry) calls PIPELINE_INITIALISATION, NFCORE_DEMO, PIPELINE_COMPLETION",
+        "workflows/demo.nf:8: include paramsSummaryMap from plugin/nf-schema",
+        "modules/nf-core/multiqc/main.nf:1: process MULTIQC label process_single container \
+         'https://community-cr-prod.seqera.io/docker/registry/v2/blobs/sha256/c8/c8e346f4f6080eadf1253505e6ff09ef004454fc18e8d672006fd7b222cc412e/data', \
+         'community.wave.seqera.io/library/multiqc:1.35--c17fb751507e9dfc' inputs 1 emits report, data, plots, versions",
+        "nextflow.config:14: param input = null",
+        "nextflow.config:30: param publish_dir_mode = 'copy'",
+        "nextflow.config:60: includeConfig conf/base.config",
+        "nextflow.config:172: profile test",
+    ] {
+        assert!(lines.contains(&want), "missing `{want}` in\n{outline}");
+    }
+    // Every line is `FILE:LINE: …`.
+    for line in &lines {
+        let mut parts = line.splitn(3, ':');
+        let (file, num) = (parts.next(), parts.next());
+        assert!(
+            file.is_some_and(|f| !f.is_empty()) && num.is_some_and(|n| n.parse::<u32>().is_ok()),
+            "{line}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn the_config_settings_that_apply_to_fastqc() -> Result<(), Box<dyn Error>> {
+    let p = Pipeline::load(&template())?;
+    let (_, fastqc) = p.process("FASTQC").ok_or("no FASTQC")?;
+    let applied: Vec<(String, String, u32)> = p
+        .config
+        .process_settings(&fastqc.name, &fastqc.labels())
+        .into_iter()
+        .filter(|s| s.directive != "shell")
+        .map(|s| (s.directive, s.setting.file.clone(), s.setting.line))
+        .collect();
+    let want = |d: &str, f: &str, l: u32| (d.to_string(), f.to_string(), l);
+    assert_eq!(
+        applied,
+        vec![
+            want("cpus", "conf/base.config", 14),
+            want("memory", "conf/base.config", 15),
+            want("time", "conf/base.config", 16),
+            want("errorStrategy", "conf/base.config", 18),
+            want("maxRetries", "conf/base.config", 19),
+            want("maxErrors", "conf/base.config", 20),
+            want("publishDir", "conf/modules.config", 15),
+            want("cpus", "conf/base.config", 35),
+            want("memory", "conf/base.config", 36),
+            want("time", "conf/base.config", 37),
+            want("ext.args", "conf/modules.config", 22),
+        ]
+    );
+    Ok(())
+}
+
+/// Copies the template into a temporary directory, to seed defects in the copy.
+fn template_copy() -> Result<tempfile::TempDir, Box<dyn Error>> {
+    fn copy(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+        std::fs::create_dir_all(to)?;
+        for entry in std::fs::read_dir(from)? {
+            let entry = entry?;
+            let target = to.join(entry.file_name());
+            if entry.file_type()?.is_dir() {
+                copy(&entry.path(), &target)?;
+            } else {
+                std::fs::copy(entry.path(), target)?;
+            }
+        }
+        Ok(())
+    }
+    let dir = tempfile::tempdir()?;
+    copy(&template(), dir.path())?;
+    Ok(dir)
+}
+
+#[test]
+fn a_seeded_defect_is_reported_where_it_is_and_the_rest_still_reads() -> Result<(), Box<dyn Error>>
+{
+    let dir = template_copy()?;
+    let fastqc = dir.path().join("modules/nf-core/fastqc/main.nf");
+    let src = std::fs::read_to_string(&fastqc)?;
+    // Drop the process's closing brace, and break a config include.
+    std::fs::write(&fastqc, src.trim_end().trim_end_matches('}'))?;
+    let config = dir.path().join("nextflow.config");
+    let cfg = std::fs::read_to_string(&config)?;
+    std::fs::write(
+        &config,
+        cfg.replace(
+            "includeConfig 'conf/base.config'",
+            "includeConfig 'conf/missing.config'",
+        ),
+    )?;
+    let p = Pipeline::load(dir.path())?;
+    assert_eq!(
+        codaris_nextflow::parse::render_unparsed(p.unparsed()),
+        "modules/nf-core/fastqc/main.nf:1: not understood: `{` opened here is never closed\n\
+         modules/nf-core/fastqc/main.nf:1: not understood: process `FASTQC`: its body is not closed\n"
+    );
+    // FASTQC is still read to the end of its file; MULTIQC and the config are untouched.
+    let (_, fastqc) = p.process("FASTQC").ok_or("no FASTQC")?;
+    assert_eq!(fastqc.emits(), vec!["html", "zip", "versions_fastqc"]);
+    assert!(p.process("MULTIQC").is_some());
+    let base = p.config.includes.first().ok_or("no include")?;
+    assert_eq!(base.loaded, None);
+    assert!(
+        base.note
+            .as_deref()
+            .is_some_and(|n| n.contains("conf/missing.config"))
+    );
+    assert_eq!(p.config.get("process.cpus"), None);
+    assert!(p.config.get("manifest.name").is_some());
+    Ok(())
+}
