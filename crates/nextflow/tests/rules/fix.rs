@@ -199,3 +199,28 @@ fn autofix_limited_to_named_rules_leaves_the_others() -> TestResult {
     assert_eq!(fix.after.render(), "");
     Ok(())
 }
+
+#[test]
+fn publish_dir_mode_autofix_adds_the_pipelines_mode_and_leaves_invalid_modes_to_a_person()
+-> TestResult {
+    let dir = copy_tree(&crate::support::fixtures().join("rules/NF-PUBLISHDIR-MODE/fail"))?;
+    let root = dir.path();
+    let rules = RuleSet::builtin()?;
+    let only = ["NF-PUBLISHDIR-MODE".to_string()];
+    let fix = autofix(&SourceTree::load(root)?, &rules, Some(&only))?;
+    assert!(
+        fix.diff.contains("-        publishDir = [ path: { \"${params.outdir}/other\" } ]\n+        publishDir = [ mode: params.publish_dir_mode, path: { \"${params.outdir}/other\" } ]\n"),
+        "{}",
+        fix.diff
+    );
+    write_edits(root, &fix.edits)?;
+    let after = audit(&SourceTree::load(root)?, &rules, Some(&only))?;
+    assert_eq!(
+        after.render(),
+        "main.nf:25: [NF-PUBLISHDIR-MODE] warning: process `SECOND`: `publishDir` mode `cp` is not one of symlink, rellink, link, copy, copyNoFollow, move\n\
+         nextflow.config:11: [NF-PUBLISHDIR-MODE] warning: `publishDir` mode `cp` is not one of symlink, rellink, link, copy, copyNoFollow, move\n"
+    );
+    assert_eq!(fix.plan.items.len(), 2);
+    assert!(fix.plan.items.iter().all(|i| i.patch.is_none()));
+    Ok(())
+}

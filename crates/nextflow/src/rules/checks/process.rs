@@ -277,6 +277,19 @@ fn publish_setting_problem(v: &Value) -> Option<String> {
     None
 }
 
+/// What is wrong with a `publishDir` directive: its named `mode` argument as the parser read
+/// it, or, for the map forms (`publishDir [path: …, mode: …]`), its text.
+fn directive_publish_problem(d: &Directive) -> Option<String> {
+    match d.arg("mode") {
+        Some(Value::Str(mode)) if !PUBLISH_MODES.contains(&mode.as_str()) => Some(format!(
+            "`publishDir` mode `{mode}` is not one of {}",
+            PUBLISH_MODES.join(", ")
+        )),
+        Some(_) => None,
+        None => publish_problem(&d.value),
+    }
+}
+
 fn publish_directives(p: &Process) -> impl Iterator<Item = &Directive> {
     p.directives.iter().filter(|d| d.name == "publishDir")
 }
@@ -284,7 +297,7 @@ fn publish_directives(p: &Process) -> impl Iterator<Item = &Directive> {
 pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
     for (nf, p) in facts.processes() {
         for d in publish_directives(p) {
-            if let Some(problem) = publish_problem(&d.value) {
+            if let Some(problem) = directive_publish_problem(d) {
                 r.at(
                     &nf.path,
                     line(d.line),
@@ -317,7 +330,7 @@ pub(super) fn fix_publish_dir_mode(p: &SourceTree) -> Vec<(String, String)> {
     let mut targets: Vec<(String, usize, String)> = Vec::new();
     for (nf, proc_) in facts.processes() {
         for d in publish_directives(proc_) {
-            let missing = !MODE.is_match(&d.value);
+            let missing = d.arg("mode").is_none() && !MODE.is_match(&d.value);
             if missing && !d.value.contains('\n') {
                 targets.push((nf.path.clone(), line(d.line), d.value.clone()));
             }
