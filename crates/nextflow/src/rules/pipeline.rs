@@ -157,20 +157,6 @@ impl SourceTree {
         &self.skipped
     }
 
-    /// A copy with `path` set to `text` (or removed), for checking a fix before it is written.
-    pub fn with_file(&self, path: &str, text: Option<&str>) -> SourceTree {
-        let mut p = self.clone();
-        match text {
-            Some(t) => {
-                p.files.insert(path.to_string(), t.to_string());
-            }
-            None => {
-                p.files.remove(path);
-            }
-        }
-        p
-    }
-
     pub(crate) fn set_file(&mut self, path: &str, text: String) {
         self.files.insert(path.to_string(), text);
     }
