@@ -5,6 +5,8 @@
 //! through [`runner::Runner`], which the daemon provides, so the tools can be tested on
 //! recorded output as well as on the real program.
 
+pub mod audit;
 pub mod nfcore;
 pub mod parse;
+pub mod rules;
 pub mod runner;

@@ -1,0 +1,59 @@
+//! A finding and its one-line rendering, `FILE:LINE: [RULE-ID] SEVERITY: message`.
+
+use serde::{Deserialize, Serialize};
+
+use super::rule::Severity;
+
+/// One thing a rule found. `file` is relative to the pipeline, `/`-separated; `line` counts from
+/// 1, and is 0 when the finding is about a whole file (a required file that is missing).
+/// Ordered by file, line, rule, so a sorted list reads like a compiler's.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Finding {
+    pub file: String,
+    pub line: usize,
+    pub rule: String,
+    pub severity: Severity,
+    pub message: String,
+}
+
+impl Finding {
+    /// `FILE:LINE: [RULE-ID] SEVERITY: message`, on one line whatever the file name or message hold.
+    pub fn render(&self) -> String {
+        format!(
+            "{}:{}: [{}] {}: {}",
+            one_line(&self.file),
+            self.line,
+            self.rule,
+            self.severity,
+            one_line(&self.message)
+        )
+    }
+}
+
+/// One finding per line, each ending in a newline.
+pub fn render_findings(findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&f.render());
+        out.push('\n');
+    }
+    out
+}
+
+/// Control characters written as escapes, so a file named `a\nb.nf` (or a message quoting
+/// one) cannot forge a second finding line.
+pub(crate) fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
