@@ -29,6 +29,8 @@ pub struct ConfigToml {
     pub models: Option<Vec<ModelToml>>,
     /// `[mcp.servers.NAME]`: the MCP servers the daemon starts.
     pub mcp: Option<crate::mcp::config::McpToml>,
+    /// `[nextflow]`: the programs the Nextflow tools run, the operator's compliance rules.
+    pub nextflow: Option<crate::nextflow::NextflowToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -191,6 +193,8 @@ pub struct Config {
     pub models: Vec<ModelConfig>,
     /// `[mcp.servers.NAME]`, in name order.
     pub mcp_servers: Vec<codaris_mcp::ServerSpec>,
+    /// `[nextflow]`, resolved.
+    pub nextflow: codaris_tools::nextflow::NextflowSetup,
 }
 
 impl Config {
@@ -470,6 +474,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     };
 
     let mcp_servers = crate::mcp::config::resolve(toml.mcp, &origin)?;
+    let nextflow = crate::nextflow::resolve(toml.nextflow, config_file.as_deref(), &origin)?;
 
     Ok(Config {
         state_dir,
@@ -500,6 +505,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         openai,
         models,
         mcp_servers,
+        nextflow,
     })
 }
 

@@ -22,6 +22,7 @@ pub mod dispatch;
 pub mod error;
 pub mod keys;
 pub mod mcp;
+pub mod nextflow;
 pub mod peer;
 pub mod registry;
 pub mod resolve;

@@ -11,7 +11,7 @@ mod keep;
 mod list;
 mod nested_git;
 mod ops;
-mod patch;
+pub(crate) mod patch;
 mod patch_parse;
 mod read;
 mod search;

@@ -123,23 +123,39 @@ fn apply(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
 }
 
 fn fail(why: String) -> ToolError {
-    ToolError::model(format!("{TOOL}: {why}; nothing was changed"))
+    fail_as(TOOL, why)
+}
+
+fn fail_as(tool: &str, why: String) -> ToolError {
+    ToolError::model(format!("{tool}: {why}; nothing was changed"))
 }
 
 /// A patch's file, beneath `base` (the directory the policy checked) and beneath a root.
 fn locate(ctx: &ToolContext, base: &std::path::Path, name: &str) -> Result<Beneath, ToolError> {
+    locate_as(ctx, TOOL, base, name)
+}
+
+fn locate_as(
+    ctx: &ToolContext,
+    tool: &'static str,
+    base: &std::path::Path,
+    name: &str,
+) -> Result<Beneath, ToolError> {
     let joined = base.join(name);
     let inside = match (normalize(&joined), normalize(base)) {
         (Some(file), Some(base)) => file.starts_with(&base) && file != base,
         _ => false,
     };
     if !inside {
-        return Err(fail(format!(
-            "`{name}` is not beneath `{}`, the directory the patch applies in",
-            base.display()
-        )));
+        return Err(fail_as(
+            tool,
+            format!(
+                "`{name}` is not beneath `{}`, the directory the change applies in",
+                base.display()
+            ),
+        ));
     }
-    let at = Beneath::locate(ctx, TOOL, &joined.to_string_lossy())?;
+    let at = Beneath::locate(ctx, tool, &joined.to_string_lossy())?;
     // The decision saw every target too; this holds even if it did not (an older daemon, a
     // symlink swapped since).
     at.refuse_protected(ctx).map_err(|e| match e {
@@ -147,6 +163,49 @@ fn locate(ctx: &ToolContext, base: &std::path::Path, name: &str) -> Result<Benea
         fatal => fatal,
     })?;
     Ok(at)
+}
+
+/// A whole-file change another tool computed (the compliance autofix): the file beneath the
+/// base directory, the bytes it must hold now (`None`: it must not exist), and the new bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Replacement {
+    pub path: PathBuf,
+    pub expected: Option<Vec<u8>>,
+    pub new: Vec<u8>,
+}
+
+/// Lands `replacements` beneath `base` as `apply_patch` lands a patch: every target located
+/// under the fence (protected and secret paths refused) and found as expected before anything
+/// is written, then written whole or not at all.
+pub(crate) fn land_replacements(
+    ctx: &ToolContext,
+    tool: &'static str,
+    base: &std::path::Path,
+    replacements: &[Replacement],
+) -> Result<(), ToolError> {
+    let mut seen = std::collections::HashSet::new();
+    let mut staged = Vec::new();
+    for replacement in replacements {
+        let name = replacement.path.to_string_lossy();
+        let at = locate_as(ctx, tool, base, &name)?;
+        if !seen.insert(at.abs.clone()) {
+            return Err(fail_as(tool, format!("`{name}` is changed twice")));
+        }
+        if current(ctx, &HashMap::new(), &at)? != replacement.expected {
+            return Err(fail_as(
+                tool,
+                format!(
+                    "`{}` changed since it was read; read it again",
+                    at.shown(ctx)
+                ),
+            ));
+        }
+        staged.push(Change {
+            at,
+            content: Some(replacement.new.clone()),
+        });
+    }
+    commit(ctx, &staged)
 }
 
 fn stage(

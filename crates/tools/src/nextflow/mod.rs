@@ -4,12 +4,15 @@
 //! report's text.
 
 mod args;
+mod compliance;
 mod nfcore;
+mod review;
 mod runner;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use compliance::PLAN_FILE;
 pub use runner::PoolRunner;
 
 use crate::shell::ShellPools;
@@ -23,6 +26,8 @@ pub struct NextflowSetup {
     /// The `nextflow` program nf-core calls (`[nextflow] bin`): a name on PATH or a path, whose
     /// directory then goes first on the PATH nf-core sees.
     pub nextflow: String,
+    /// The operator's compliance rule files (`*.toml`), beside the built-in rules.
+    pub rules_dir: Option<PathBuf>,
 }
 
 impl Default for NextflowSetup {
@@ -30,6 +35,7 @@ impl Default for NextflowSetup {
         Self {
             nf_core: "nf-core".to_owned(),
             nextflow: "nextflow".to_owned(),
+            rules_dir: None,
         }
     }
 }
@@ -54,5 +60,15 @@ impl NextflowSetup {
 
 /// The Nextflow authoring tools, their nf-core runs in `pools`' sandboxes.
 pub fn nextflow_tools(pools: &Arc<ShellPools>, setup: &NextflowSetup) -> Vec<Arc<dyn Tool>> {
-    nfcore::tools(pools, setup)
+    let rules = compliance::Rules {
+        dir: setup.rules_dir.clone(),
+    };
+    let mut tools = nfcore::tools(pools, setup);
+    tools.extend(compliance::tools(&rules));
+    tools.push(Arc::new(review::ReviewPipeline {
+        pools: pools.clone(),
+        env: setup.nfcore_env(),
+        rules,
+    }));
+    tools
 }
