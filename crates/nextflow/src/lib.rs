@@ -4,3 +4,4 @@
 //! nf-core's output) live in modules of their own and touch no process; running `nf-core` goes
 //! through [`runner::Runner`], which the daemon provides, so the tools can be tested on
 //! recorded output as well as on the real program.
+pub mod samplesheet;
