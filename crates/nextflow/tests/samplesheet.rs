@@ -590,13 +590,29 @@ fn a_missing_sheet_or_a_directory_is_an_error() -> TestResult {
     Ok(())
 }
 
+/// Nine levels of nine aliases: a billion strings if a reader expanded them all.
+const BILLION_LAUGHS: &[u8] =
+    b"a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+";
+
 #[test]
 fn malformed_json_and_yaml_are_one_line_errors() -> TestResult {
     let launch = launch_dir()?;
+    let deep = "[".repeat(100_000).into_bytes();
     for (name, text) in [
         ("broken.json", &b"[{\"sample\": }]"[..]),
         ("broken.yaml", b"- sample: [unclosed\n"),
         ("map.json", b"{\"sample\": \"S1\"}"),
+        ("deep.json", &deep),
+        ("laughs.yaml", BILLION_LAUGHS),
     ] {
         let err = match gate_text(launch.path(), name, text) {
             Err(e) => e.to_string(),

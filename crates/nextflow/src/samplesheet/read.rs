@@ -218,10 +218,19 @@ fn read_structured(path: &Path, text: &str, format: SheetFormat) -> Result<Sheet
         message,
     };
     let value: Value = if format == SheetFormat::Json {
-        serde_json::from_str(text).map_err(|e| parse_error(e.to_string()))?
+        serde_json::from_str(text).map_err(|e| parse_error(first_line(&e.to_string())))?
     } else {
-        // One-line errors: the snippet would quote the sheet across several lines.
-        let options = serde_saphyr::options! { with_snippet: false };
+        // One-line errors: the snippet would quote the sheet across several lines. The node
+        // and event budgets fit a sheet as large as the gate reads (the defaults stop near
+        // 35,000 entries); aliases, which no samplesheet needs many of, stay tightly bounded.
+        let options = serde_saphyr::options! {
+            with_snippet: false,
+            budget: serde_saphyr::budget! {
+                max_nodes: 8_000_000,
+                max_events: 16_000_000,
+            },
+            alias_limits: serde_saphyr::alias_limits! { max_total_replayed_events: 100_000 },
+        };
         serde_saphyr::from_str_with_options(text, options)
             .map_err(|e| parse_error(first_line(&e.to_string())))?
     };
@@ -259,8 +268,13 @@ fn read_structured(path: &Path, text: &str, format: SheetFormat) -> Result<Sheet
     })
 }
 
+/// The first line of a parser's message, at most 300 characters of it.
 fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or("").trim().to_owned()
+    let line = message.lines().next().unwrap_or("").trim();
+    match line.char_indices().nth(300) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
 }
 
 /// nf-schema serialises the parsed sheet with `excludeNulls`, so a `null` member is absent.
