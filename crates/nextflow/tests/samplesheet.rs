@@ -91,6 +91,11 @@ fn a_good_sheet_passes_and_is_bound_to_both_digests() -> TestResult {
         report.schema_path,
         template().join("assets/schema_input.json")
     );
+    // The ledger record: the same names, the format as its extension.
+    let record = serde_json::to_value(&report)?;
+    assert_eq!(record["format"], "csv");
+    assert_eq!(record["rows"], 2);
+    assert_eq!(record["sheet_sha256"], report.sheet_sha256.as_str());
     Ok(())
 }
 

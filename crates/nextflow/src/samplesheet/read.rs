@@ -13,7 +13,8 @@ use serde_json::{Map, Number, Value};
 use super::error::GateError;
 
 /// The file formats nf-schema reads a samplesheet from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum SheetFormat {
     Csv,
     Tsv,

@@ -10,7 +10,7 @@ use super::read::SheetFormat;
 pub(crate) const MAX_ERROR_VALUE: usize = 150;
 
 /// One validation error, shaped as nf-schema prints it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
     /// The 1-based entry (row) the error is about; `None` for the sheet as a whole.
     pub entry: Option<usize>,
@@ -47,7 +47,8 @@ impl fmt::Display for Finding {
 
 /// The outcome of a samplesheet gate. A passing report is what the daemon records in the
 /// ledger, bound to both digests: a launch later checks the sheet's bytes still hash the same.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialises with the same field names (`format` as `"csv"`, …), for the ledger record.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct GateReport {
     /// The sheet that was read (as given, resolved against the launch directory).
     pub sheet_path: PathBuf,
