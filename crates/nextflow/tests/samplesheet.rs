@@ -510,6 +510,33 @@ fn path_formats_globs_exists_false_and_dependent_required() -> TestResult {
 }
 
 #[test]
+fn any_of_lists_each_branch_then_itself_and_required_comes_last() -> TestResult {
+    let launch = launch_dir()?;
+    fs::write(
+        launch.path().join("anyof.csv"),
+        "sample,fastq_1,fastq_2,strandedness\n,a.fastq.gz,a.fasta,weird\nb 2,b.fastq.gz,,forward\n",
+    )?;
+    let report = prepare_samplesheet_gate(
+        &GateRequest::new(template(), "anyof.csv")
+            .launch_dir(launch.path())
+            .schema(fixture("schema_anyof.json")),
+    )?;
+    assert_eq!(
+        lines(&report),
+        [
+            "failed",
+            "-> Entry 1: Error for field 'fastq_2' (a.fasta): \"a.fasta\" does not match regular expression ^\\S+\\.f(ast)?q\\.gz$",
+            "-> Entry 1: Error for field 'fastq_2' (a.fasta): \"a.fasta\" is longer than 0 characters",
+            "-> Entry 1: Error for field 'fastq_2' (a.fasta): Value does not match against any of the schemas (fastq_2 is a .fq.gz/.fastq.gz file or empty)",
+            "-> Entry 1: Error for field 'strandedness' (weird): Expected any of [forward, reverse, unstranded] (strandedness is forward, reverse or unstranded)",
+            "-> Entry 1: Missing required field(s): sample",
+            "-> Entry 2: Error for field 'sample' (b 2): \"b 2\" does not match regular expression ^\\S+$ (no spaces in sample names)",
+        ]
+    );
+    Ok(())
+}
+
+#[test]
 fn a_delimited_sheet_for_a_schema_with_list_fields_is_refused() -> TestResult {
     let launch = launch_dir()?;
     let schema = launch.path().join("arrays.json");
