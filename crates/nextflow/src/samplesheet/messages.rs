@@ -13,8 +13,8 @@ pub(crate) struct Context<'a> {
     pub schema: &'a Value,
     /// The instance that was validated.
     pub instance: &'a Value,
-    /// For CSV/TSV: each entry's cells as written.
-    pub written: &'a [std::collections::HashMap<String, String>],
+    /// For CSV/TSV: the converted cells as written.
+    pub written: &'a [super::read::Written],
 }
 
 /// A translated error before `required` errors of one entry are merged.
@@ -176,14 +176,13 @@ fn finding_at(
 /// The value at `segments` as nf-schema quotes it: a CSV/TSV cell as written, else the
 /// value's text.
 fn quoted_value(segments: &[String], ctx: &Context<'_>) -> String {
-    if let ([index, field], false) = (segments, ctx.written.is_empty())
-        && let Some(cell) = index
+    if let [index, field] = segments
+        && let Some(text) = index
             .parse::<usize>()
             .ok()
-            .and_then(|i| ctx.written.get(i))
-            .and_then(|row| row.get(field))
+            .and_then(|i| super::read::written_text(ctx.written, i, field))
     {
-        return cell.clone();
+        return text.to_owned();
     }
     let mut value = ctx.instance;
     for segment in segments {

@@ -276,7 +276,7 @@ fn sheet_level_errors(sheet: &Sheet) -> Vec<Finding> {
 fn duplicate_entries(
     schema: &SheetSchema,
     instance: &Value,
-    written: &[std::collections::HashMap<String, String>],
+    written: &[read::Written],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(entries) = instance.as_array() else {
@@ -293,10 +293,8 @@ fn duplicate_entries(
                 .iter()
                 .filter_map(|field| {
                     let value = map.get(field)?;
-                    let text = written
-                        .get(i)
-                        .and_then(|row| row.get(field))
-                        .cloned()
+                    let text = read::written_text(written, i, field)
+                        .map(str::to_owned)
                         .unwrap_or_else(|| match value {
                             Value::String(s) => s.clone(),
                             other => other.to_string(),

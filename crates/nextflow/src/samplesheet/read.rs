@@ -5,7 +5,6 @@
 //! turned into a number, boolean or null when it reads as one (`JSONObject.stringToValue`).
 //! JSON and YAML: read as they are, with `null` members dropped (nf-schema's `excludeNulls`).
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Number, Value};
@@ -42,6 +41,22 @@ impl SheetFormat {
     }
 }
 
+/// One entry's converted cells: (column, text as written).
+pub(crate) type Written = Vec<(String, String)>;
+
+/// The text a converted cell was written as, if it was converted.
+pub(crate) fn written_text<'w>(
+    written: &'w [Written],
+    entry: usize,
+    field: &str,
+) -> Option<&'w str> {
+    written
+        .get(entry)?
+        .iter()
+        .find(|(name, _)| name == field)
+        .map(|(_, text)| text.as_str())
+}
+
 /// A sheet read into entries, with what the reader noticed on the way.
 #[derive(Debug)]
 pub(crate) struct Sheet {
@@ -50,9 +65,10 @@ pub(crate) struct Sheet {
     pub entries: Vec<Value>,
     /// Column names in the order they appear (CSV/TSV header, or first-seen keys).
     pub columns: Vec<String>,
-    /// For CSV/TSV, each entry's cells as written (trimmed), by column name; error messages
-    /// quote these rather than the converted value, as nf-schema prints the original text.
-    pub written: Vec<HashMap<String, String>>,
+    /// For CSV/TSV, each entry's cells that were turned into a number, boolean or null, as
+    /// written (trimmed): error messages quote the text, as nf-schema prints the original.
+    /// (A cell kept as a string is its own text.)
+    pub written: Vec<Written>,
     /// The file starts with a UTF-8 byte-order mark.
     pub bom: bool,
     /// Column names the header repeats.
@@ -186,7 +202,7 @@ fn read_delimited(
             continue;
         }
         let mut entry = Map::new();
-        let mut written = HashMap::new();
+        let mut written = Vec::new();
         let mut extra = 0;
         for (i, cell) in record.iter().enumerate() {
             let cell = java_trim(cell);
@@ -195,8 +211,11 @@ fn read_delimited(
             }
             match names.get(i) {
                 Some(name) if !name.is_empty() => {
-                    entry.insert(name.clone(), infer_value(cell));
-                    written.insert(name.clone(), cell.to_owned());
+                    let value = infer_value(cell);
+                    if !value.is_string() {
+                        written.push((name.clone(), cell.to_owned()));
+                    }
+                    entry.insert(name.clone(), value);
                 }
                 Some(_) => {}
                 None => extra += 1,
