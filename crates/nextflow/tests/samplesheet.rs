@@ -260,6 +260,31 @@ fn relative_paths_resolve_against_the_launch_dir_not_the_sheet_dir() -> TestResu
 }
 
 #[test]
+fn dot_dot_and_file_uris_resolve_like_nextflow_paths() -> TestResult {
+    let launch = launch_dir()?;
+    fs::create_dir(launch.path().join("run"))?;
+    let absolute = launch.path().join("reads/S2_R1.fastq.gz");
+    let sheet = format!(
+        "sample,fastq_1\nS1,../reads/S1_R1.fastq.gz\nS2,file://{}\nS3,../../nowhere/S3_R1.fastq.gz\n",
+        absolute.display()
+    );
+    fs::write(launch.path().join("run/dots.csv"), sheet)?;
+    let report = prepare_samplesheet_gate(
+        &GateRequest::new(template(), "dots.csv").launch_dir(launch.path().join("run")),
+    )?;
+    assert_eq!(
+        lines(&report),
+        [
+            "failed".to_owned(),
+            format!(
+                "-> Entry 3: Error for field 'fastq_1' (../../nowhere/S3_R1.fastq.gz): the file or directory '../../nowhere/S3_R1.fastq.gz' does not exist ({FASTQ1_MESSAGE})"
+            )
+        ]
+    );
+    Ok(())
+}
+
+#[test]
 fn a_symlink_to_a_file_is_a_file_and_a_dangling_one_is_missing() -> TestResult {
     let launch = launch_dir()?;
     let elsewhere = tempfile::tempdir()?;
