@@ -10,3 +10,4 @@ pub mod nfcore;
 pub mod parse;
 pub mod rules;
 pub mod runner;
+pub mod samplesheet;
