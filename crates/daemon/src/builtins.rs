@@ -114,6 +114,15 @@ impl Builtins {
             })
             .collect();
         tools.extend(codaris_tools::web_tools(engines, headers));
+        let gates = setup
+            .gates
+            .clone()
+            .unwrap_or_else(|| Arc::new(codaris_tools::nextflow::MemoryGates::default()));
+        tools.extend(codaris_tools::nextflow::nextflow_tools(
+            &pools,
+            &setup.nextflow,
+            gates,
+        ));
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)
@@ -280,6 +289,10 @@ pub struct Setup {
     pub engines: Vec<codaris_tools::Engine>,
     /// Headers `http_request` sends unless a call names its own.
     pub http_default_headers: http::HeaderMap,
+    /// `[nextflow]`: the programs the Nextflow tools run, the operator's compliance rules.
+    pub nextflow: codaris_tools::nextflow::NextflowSetup,
+    /// Where samplesheet gates are kept: the ledger's store; `None` keeps them in memory.
+    pub gates: Option<Arc<dyn codaris_tools::nextflow::GateStore>>,
 }
 
 impl Default for Setup {
@@ -295,6 +308,8 @@ impl Default for Setup {
             home: None,
             engines: Vec::new(),
             http_default_headers: http::HeaderMap::new(),
+            nextflow: codaris_tools::nextflow::NextflowSetup::default(),
+            gates: None,
         }
     }
 }
@@ -318,6 +333,8 @@ impl Setup {
                 .filter(|home| home.is_absolute()),
             engines: config.websearch_engines.clone(),
             http_default_headers: config.http_default_headers.clone(),
+            nextflow: config.nextflow.clone(),
+            gates: None,
         }
     }
 }
@@ -342,11 +359,14 @@ impl Setup {
                 .iter()
                 .flat_map(|home| codaris_tools::shell::home_carved(home)),
         );
-        let readable = match (&self.sandbox_readable, &self.home) {
+        let mut readable = match (&self.sandbox_readable, &self.home) {
             (Some(paths), _) => paths.clone(),
             (None, Some(home)) => codaris_tools::shell::default_readable(home),
             (None, None) => Vec::new(),
         };
+        // The programs the Nextflow tools run (nf-core's virtual environment, the configured
+        // `nextflow`) must be readable where they run, in the sessions' sandbox.
+        readable.extend(self.nextflow.install_dirs());
         SandboxPaths {
             hidden,
             carved,

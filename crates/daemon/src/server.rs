@@ -52,8 +52,9 @@ pub async fn serve(
     })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
-    let (builtins, notices) =
-        crate::builtins::Builtins::new(crate::builtins::Setup::from_config(&config));
+    let mut setup = crate::builtins::Setup::from_config(&config);
+    setup.gates = Some(Arc::new(crate::nextflow::LedgerGates(ledger.gates()?)));
+    let (builtins, notices) = crate::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,

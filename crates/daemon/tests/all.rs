@@ -7,6 +7,7 @@
 mod api;
 mod cards;
 mod mcp;
+mod nextflow;
 mod notices;
 mod pictures;
 mod seam;

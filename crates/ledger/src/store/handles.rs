@@ -56,6 +56,14 @@ impl Ledger {
         ))
     }
 
+    /// The samplesheet gates: each pipeline's sheet's last passing check.
+    pub fn gates(&self) -> Result<crate::Gates, LedgerError> {
+        Ok(crate::Gates::new(
+            self.db.open_tree(crate::gates::TREE)?,
+            self.disk.clone(),
+        ))
+    }
+
     /// What is kept about MCP servers: run-time registrations, switches, approvals.
     pub fn mcp_state(&self) -> Result<crate::McpState, LedgerError> {
         crate::McpState::new(&self.db, self.disk.clone())

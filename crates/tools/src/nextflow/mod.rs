@@ -5,14 +5,17 @@
 
 mod args;
 mod compliance;
+mod copy;
+mod gate;
 mod nfcore;
 mod review;
 mod runner;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use compliance::PLAN_FILE;
+pub use gate::{GateRecord, GateStore, MemoryGates, gate_holds, gate_key};
 pub use runner::PoolRunner;
 
 use crate::shell::ShellPools;
@@ -41,6 +44,43 @@ impl Default for NextflowSetup {
 }
 
 impl NextflowSetup {
+    /// Where the configured programs are installed, for the sandbox to let them be read and
+    /// run: the virtual environment a Python program lives in (and the Python it was made
+    /// from), else the program's own directory. A program not found adds nothing (its tool
+    /// then says what to install).
+    pub fn install_dirs(&self) -> Vec<PathBuf> {
+        let path = std::env::var_os("PATH");
+        let mut dirs = Vec::new();
+        for program in [&self.nf_core, &self.nextflow] {
+            let Some(found) = codaris_nextflow::runner::find_program(program, path.as_deref())
+            else {
+                continue;
+            };
+            let real = std::fs::canonicalize(&found).unwrap_or(found);
+            let venv = real
+                .ancestors()
+                .skip(1)
+                .find(|dir| dir.join("pyvenv.cfg").is_file());
+            match venv {
+                Some(venv) => {
+                    dirs.push(venv.to_path_buf());
+                    let python = std::fs::canonicalize(venv.join("bin/python3")).ok();
+                    if let Some(prefix) = python
+                        .as_deref()
+                        .and_then(Path::parent)
+                        .and_then(Path::parent)
+                    {
+                        dirs.push(prefix.to_path_buf());
+                    }
+                }
+                None => dirs.extend(real.parent().map(Path::to_path_buf)),
+            }
+        }
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
     /// The environment every nf-core run gets beside nf-core's own settings: a PATH on which
     /// `nextflow` is the configured program.
     fn nfcore_env(&self) -> codaris_nextflow::nfcore::NfCoreEnv {
@@ -58,12 +98,18 @@ impl NextflowSetup {
     }
 }
 
-/// The Nextflow authoring tools, their nf-core runs in `pools`' sandboxes.
-pub fn nextflow_tools(pools: &Arc<ShellPools>, setup: &NextflowSetup) -> Vec<Arc<dyn Tool>> {
+/// The Nextflow authoring tools, their nf-core runs in `pools`' sandboxes, the samplesheet
+/// gates kept in `gates`.
+pub fn nextflow_tools(
+    pools: &Arc<ShellPools>,
+    setup: &NextflowSetup,
+    gates: Arc<dyn GateStore>,
+) -> Vec<Arc<dyn Tool>> {
     let rules = compliance::Rules {
         dir: setup.rules_dir.clone(),
     };
     let mut tools = nfcore::tools(pools, setup);
+    tools.push(Arc::new(gate::PrepareSamplesheetGate { gates }));
     tools.extend(compliance::tools(&rules));
     tools.push(Arc::new(review::ReviewPipeline {
         pools: pools.clone(),

@@ -10,6 +10,7 @@ use super::NextflowSetup;
 use super::args::{
     flag, input_file, new_dir, optional_string, pipeline_dir, required_string, string_list,
 };
+use super::copy::PipelineCopy;
 use super::runner::PoolRunner;
 use crate::context::ToolContext;
 use crate::shell::ShellPools;
@@ -126,18 +127,42 @@ impl Tool for LintPipeline {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let tool = self.name();
-        let request = lint::LintRequest {
-            pipeline: pipeline_dir(ctx, tool, args)?,
-            release: flag(tool, args, "release")?,
-            tests: string_list(tool, args, "tests")?,
-        };
-        // Read-only for the pipeline: nf-core's own edit of `.nf-core.yml` for an offline run
-        // is made here, by the daemon, and put back after.
+        let pipeline = pipeline_dir(ctx, tool, args)?;
+        let release = flag(tool, args, "release")?;
+        let tests = string_list(tool, args, "tests")?;
         let runner = self.0.runner(tool, ctx, false)?;
         let env = self.0.env.clone();
-        let report = blocking(tool, move || lint::run_lint(&runner, &env, &request)).await?;
-        Ok(ToolOutput::text(report.render()))
+        let text = blocking(tool, move || {
+            lint_copy(&runner, &env, &pipeline, release, tests).map(|(text, _)| text)
+        })
+        .await?;
+        Ok(ToolOutput::text(text))
     }
+}
+
+/// nf-core's lint of a copy of `pipeline` (see `copy.rs`): the report's text with the copy's
+/// path written as the pipeline's, and the report. Blocks.
+pub(super) fn lint_copy(
+    runner: &PoolRunner,
+    env: &NfCoreEnv,
+    pipeline: &std::path::Path,
+    release: bool,
+    tests: Vec<String>,
+) -> Result<(String, lint::LintReport), NfCoreError> {
+    use codaris_nextflow::runner::Runner as _;
+    let copy =
+        PipelineCopy::new(pipeline, &runner.scratch()).map_err(|source| NfCoreError::Io {
+            action: "copying, to lint it,",
+            path: pipeline.to_path_buf(),
+            source,
+        })?;
+    let request = lint::LintRequest {
+        pipeline: copy.path.clone(),
+        release,
+        tests,
+    };
+    let report = lint::run_lint(runner, env, &request)?;
+    Ok((copy.as_original(&report.render(), pipeline), report))
 }
 
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use codaris_nextflow::audit;
-use codaris_nextflow::nfcore::{NfCoreEnv, lint};
+use codaris_nextflow::nfcore::NfCoreEnv;
 use codaris_nextflow::parse::{Pipeline, render_outline};
 use codaris_nextflow::rules::Severity;
 use serde_json::Value;
@@ -109,15 +109,13 @@ impl ReviewPipeline {
             Err(error) => return format!("not run: {}\n", error.into_tool_error(tool)),
         };
         let env = self.env.clone();
-        let request = lint::LintRequest {
-            pipeline: dir.to_path_buf(),
-            release: false,
-            tests: Vec::new(),
-        };
-        match tokio::task::spawn_blocking(move || lint::run_lint(&runner, &env, &request)).await {
-            Ok(Ok(report)) => {
-                let mut text = report
-                    .render()
+        let pipeline = dir.to_path_buf();
+        let linted = tokio::task::spawn_blocking(move || {
+            super::nfcore::lint_copy(&runner, &env, &pipeline, false, Vec::new())
+        });
+        match linted.await {
+            Ok(Ok((text, _))) => {
+                let mut text = text
                     .lines()
                     .filter(|line| !line.starts_with("warned:") && !line.starts_with("ignored:"))
                     .collect::<Vec<_>>()

@@ -49,6 +49,19 @@ impl Runner for PoolRunner {
                 cwd: invocation.cwd.clone(),
             });
         }
+        // The sandbox lets the program write only the roots (when it writes), the workspace and
+        // the temp dir, so caches it keeps under the home directory (nf-core's logo cache in
+        // `~/.cache`) go to the temp dir instead.
+        let mut invocation = invocation.clone();
+        if !invocation
+            .env
+            .iter()
+            .any(|(key, _)| key == "XDG_CACHE_HOME")
+        {
+            let cache = self.pool.temp_dir().join("cache");
+            invocation = invocation.with_env("XDG_CACHE_HOME", &cache.to_string_lossy());
+        }
+        let invocation = &invocation;
         let line = command_line(&program, invocation).map_err(|source| RunError::Spawn {
             program: invocation.program.clone(),
             source,
@@ -116,13 +129,13 @@ impl Runner for PoolRunner {
 }
 
 /// `exec env K=V … PROGRAM ARGS…` for `/bin/sh -c`, every word quoted: nothing in an
-/// argument is read by the shell. A NUL byte cannot be passed at all.
+/// argument is read by the shell. `env` takes the first word without `=` as the program, which
+/// the absolute path always is. A NUL byte cannot be passed at all.
 fn command_line(program: &std::path::Path, invocation: &Invocation) -> std::io::Result<String> {
     let mut words = vec!["exec".to_owned(), "env".to_owned()];
     for (key, value) in &invocation.env {
         words.push(quote(&format!("{key}={value}"))?);
     }
-    words.push("--".to_owned());
     words.push(quote(&program.to_string_lossy())?);
     for arg in &invocation.args {
         words.push(quote(arg)?);
@@ -156,7 +169,7 @@ mod tests {
         let line = command_line(std::path::Path::new("/opt/bin/nf-core"), &invocation)?;
         assert_eq!(
             line,
-            r"exec env 'NO_COLOR=1' -- '/opt/bin/nf-core' '--name=$(touch x)' 'it'\''s; rm -rf /'"
+            r"exec env 'NO_COLOR=1' '/opt/bin/nf-core' '--name=$(touch x)' 'it'\''s; rm -rf /'"
         );
         let out = std::process::Command::new("/bin/sh")
             .arg("-c")

@@ -1,0 +1,326 @@
+//! The Nextflow tools through the whole daemon, each forced by its slash command: the real
+//! nf-core (from `.ci/nfcore.sh`'s virtual environment) run in the session's sandbox with the
+//! stand-in `nextflow` of tests/fixtures, the samplesheet gate kept in the ledger, and the
+//! compliance audit, autofix and plan on a copy of the real nf-core template.
+
+use std::path::{Path, PathBuf};
+
+use codaris_proto::v1;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use crate::support::InProcess;
+use crate::turns::{scripted_session, start_turn};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// nf-core's virtual environment; missing fails under CI, and skips (said) elsewhere.
+fn nfcore() -> Option<PathBuf> {
+    let dir = match std::env::var_os("CODARIS_NFCORE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(&std::env::var_os("HOME").unwrap_or_default()).join(".cache/codaris-nfcore"),
+    };
+    let program = dir.join("venv/bin/nf-core");
+    if program.is_file() {
+        return Some(program);
+    }
+    assert!(
+        std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
+        "nf-core is not installed at {} (run .ci/nfcore.sh)",
+        program.display()
+    );
+    eprintln!("skipped: nf-core is not installed at {}", program.display());
+    None
+}
+
+/// A daemon whose `[nextflow]` names the stand-in `nextflow` and `nf_core` (when given).
+async fn daemon(nf_core: Option<&Path>) -> InProcess {
+    let stand_in = repo().join("tests/fixtures/nextflow/nextflow");
+    let stand_in = std::fs::canonicalize(stand_in).unwrap();
+    let mut toml = format!("[nextflow]\nbin = \"{}\"\n", stand_in.display());
+    if let Some(nf_core) = nf_core {
+        toml.push_str(&format!("nf_core = \"{}\"\n", nf_core.display()));
+    }
+    InProcess::start_with_toml(&toml).await
+}
+
+/// Copies the committed nf-core template to `to`.
+fn template(to: &Path) {
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../nextflow/tests/fixtures/nfcore-template"),
+        to,
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The tool results of one bypass-mode turn that starts with `text` and makes `calls`, in
+/// order: (tool, decision code, output).
+async fn turn(
+    daemon: &InProcess,
+    text: &str,
+    calls: &[(&str, Value)],
+) -> Vec<(String, String, String)> {
+    let mut rounds: Vec<Value> = calls
+        .iter()
+        .map(|(tool, args)| json!({"tool_calls": [{"name": tool, "args": args}]}))
+        .collect();
+    rounds.push(json!({"text": "done"}));
+    let script = json!({"turns": [{"rounds": rounds}]});
+    let (mut sessions, id) = scripted_session(
+        daemon,
+        daemon.temp.path(),
+        &script,
+        v1::PermissionMode::Bypass,
+    )
+    .await;
+    let mut stream = start_turn(&mut sessions, &id, text).await;
+    let mut results = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        if let Some(v1::turn_event::Event::ToolResult(r)) = event.event {
+            let code = r.decision.map(|d| d.code).unwrap_or_default();
+            results.push((r.tool, code, r.output));
+        }
+    }
+    results
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extend_creates_a_pipeline_that_nf_core_lints_and_validates_clean() {
+    let Some(nf_core) = nfcore() else { return };
+    let daemon = daemon(Some(&nf_core)).await;
+    // Not the daemon's own directory: it holds the configuration file, which no tool changes.
+    std::fs::create_dir(daemon.temp.path().join("proj")).unwrap();
+    let results = turn(
+        &daemon,
+        "/extend make me a pipeline",
+        &[
+            (
+                "clone_nfcore_base",
+                json!({"name": "demo", "description": "A demo pipeline", "author": "Tester",
+                       "outdir": "proj/nf-core-demo"}),
+            ),
+            ("lint_pipeline", json!({"path": "proj/nf-core-demo"})),
+            ("validate_pipeline", json!({"path": "proj/nf-core-demo"})),
+        ],
+    )
+    .await;
+    let codes: Vec<&str> = results.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(
+        codes,
+        [
+            "allowed_by_mode",
+            "allowed_by_default",
+            "allowed_by_default"
+        ],
+        "{results:#?}"
+    );
+    let created = &results[0].2;
+    assert!(
+        created.starts_with("created nf-core pipeline `nf-core/demo`"),
+        "{created}"
+    );
+    for branch in ["master", "dev", "TEMPLATE"] {
+        assert!(created.contains(branch), "{created}");
+    }
+    let pipeline = daemon.temp.path().join("proj/nf-core-demo");
+    assert!(pipeline.join("main.nf").is_file() && pipeline.join(".git").is_dir());
+    let lint = &results[1].2;
+    assert!(lint.contains(": 0 failed,"), "{lint}");
+    assert!(lint.contains("skipped offline: files_unchanged"), "{lint}");
+    assert!(!lint.lines().any(|l| l.starts_with("failed:")), "{lint}");
+    let validate = &results[2].2;
+    assert!(validate.starts_with("passed"), "{validate}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lint_without_nf_core_says_what_to_install() {
+    let daemon =
+        InProcess::start_with_toml("[nextflow]\nnf_core = \"/nonexistent/bin/nf-core\"\n").await;
+    template(&daemon.temp.path().join("pipe"));
+    let results = turn(
+        &daemon,
+        "/extend lint it",
+        &[("lint_pipeline", json!({"path": "pipe"}))],
+    )
+    .await;
+    let (_, code, output) = &results[0];
+    assert_eq!(code, "allowed_by_default");
+    assert!(output.contains("pip install nf-core==4.2.1"), "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gate_passes_a_good_sheet_and_fails_a_bad_one_in_nf_schema_words() {
+    let daemon = daemon(None).await;
+    let pipe = daemon.temp.path().join("pipe");
+    template(&pipe);
+    std::fs::create_dir_all(pipe.join("reads")).unwrap();
+    for name in ["a_R1.fastq.gz", "a_R2.fastq.gz"] {
+        std::fs::write(pipe.join("reads").join(name), "@r\nA\n+\nI\n").unwrap();
+    }
+    std::fs::write(
+        pipe.join("good.csv"),
+        "sample,fastq_1,fastq_2\nA,reads/a_R1.fastq.gz,reads/a_R2.fastq.gz\n",
+    )
+    .unwrap();
+    std::fs::write(
+        pipe.join("bad.csv"),
+        "sample,fastq_1,fastq_2\nA B,reads/missing.fastq.gz,\n",
+    )
+    .unwrap();
+    let results = turn(
+        &daemon,
+        "/run check the sheets",
+        &[
+            (
+                "prepare_samplesheet_gate",
+                json!({"path": "pipe", "samplesheet": "pipe/good.csv"}),
+            ),
+            (
+                "prepare_samplesheet_gate",
+                json!({"path": "pipe", "samplesheet": "pipe/bad.csv"}),
+            ),
+            // A sheet outside every root is refused before it is read.
+            (
+                "prepare_samplesheet_gate",
+                json!({"path": "pipe", "samplesheet": "/etc/passwd"}),
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(results[0].2.trim_end(), "passed", "{results:#?}");
+    let bad = &results[1].2;
+    let mut lines = bad.lines();
+    assert_eq!(lines.next(), Some("failed"), "{bad}");
+    assert!(
+        bad.contains("-> Entry 1: Error for field 'sample' (A B)"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("-> Entry 1: Error for field 'fastq_1' (reads/missing.fastq.gz)"),
+        "{bad}"
+    );
+    assert_eq!(results[2].1, "read_outside_fence", "{results:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_is_pinned_to_report_only_and_lists_findings_as_compilers_do() {
+    let daemon = daemon(None).await;
+    let pipe = daemon.temp.path().join("pipe");
+    template(&pipe);
+    std::fs::write(
+        pipe.join("modules/nf-core/fastqc/main.nf"),
+        std::fs::read_to_string(pipe.join("modules/nf-core/fastqc/main.nf"))
+            .unwrap()
+            .replacen("label 'process_low'", "container 'ubuntu:latest'", 1),
+    )
+    .unwrap();
+    let results = turn(
+        &daemon,
+        "/audit",
+        &[
+            (
+                "run_compliance_autofix",
+                json!({"path": "pipe", "report_only": true}),
+            ),
+            (
+                "run_compliance_autofix",
+                json!({"path": "pipe", "report_only": false}),
+            ),
+        ],
+    )
+    .await;
+    let audit = &results[0].2;
+    let finding = audit
+        .lines()
+        .find(|l| l.contains("[NF-PROCESS-RESOURCE-LABEL]"))
+        .unwrap_or_else(|| panic!("{audit}"));
+    assert!(
+        finding.starts_with("modules/nf-core/fastqc/main.nf:"),
+        "{finding}"
+    );
+    assert!(
+        finding.contains(": [NF-PROCESS-RESOURCE-LABEL] "),
+        "{finding}"
+    );
+    // The fixing form needs /remediate or /autofix: in an audit the call is pinned to its
+    // report, and nothing changes.
+    assert_eq!(&results[1].2, audit, "{results:#?}");
+    assert!(!pipe.join(".codaris").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remediate_fixes_what_it_can_plans_the_rest_and_fix_applies_the_plan() {
+    let daemon = daemon(None).await;
+    let pipe = daemon.temp.path().join("pipe");
+    template(&pipe);
+    std::fs::remove_file(pipe.join("CHANGELOG.md")).unwrap();
+    let results = turn(
+        &daemon,
+        "/remediate",
+        &[(
+            "run_compliance_autofix",
+            json!({"path": "pipe", "report_only": false}),
+        )],
+    )
+    .await;
+    let fixed = &results[0].2;
+    assert_eq!(results[0].1, "allowed_by_mode", "{results:#?}");
+    assert!(fixed.starts_with("fixed 1 findings in 1 files"), "{fixed}");
+    assert!(pipe.join("CHANGELOG.md").is_file(), "{fixed}");
+    assert!(
+        pipe.join(".codaris/remediation-plan.json").is_file(),
+        "{fixed}"
+    );
+
+    let results = turn(
+        &daemon,
+        "/fix",
+        &[("apply_remediation_plan", json!({"path": "pipe"}))],
+    )
+    .await;
+    let applied = &results[0].2;
+    assert!(applied.starts_with("applied 0 items"), "{applied}");
+    assert!(applied.contains("left:\n0 findings"), "{applied}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_and_rules_answer_read_only() {
+    let daemon = daemon(None).await;
+    let pipe = daemon.temp.path().join("pipe");
+    template(&pipe);
+    let results = turn(
+        &daemon,
+        "/review",
+        &[("review_pipeline", json!({"path": "pipe"}))],
+    )
+    .await;
+    let pack = &results[0].2;
+    for section in [
+        "== structure",
+        "== params",
+        "== compliance",
+        "== nf-core lint",
+        "== read first",
+    ] {
+        assert!(pack.contains(section), "{section} missing:\n{pack}");
+    }
+    assert!(pack.contains("process FASTQC"), "{pack}");
+    let results = turn(&daemon, "/rules", &[("list_compliance_rules", json!({}))]).await;
+    let rules = &results[0].2;
+    assert!(rules.lines().count() >= 20, "{rules}");
+    assert!(rules.lines().all(|l| l.starts_with("NF-")), "{rules}");
+}

@@ -1,0 +1,192 @@
+//! `prepare_samplesheet_gate`: a samplesheet checked against the pipeline's input schema as
+//! nf-schema checks it at launch; a pass is kept as the sheet's gate, bound to the SHA-256 of
+//! the sheet and of the schema, which the run tools ask for ([`gate_holds`]) before they
+//! launch.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use codaris_nextflow::parse::load_config;
+use codaris_nextflow::samplesheet::{GateRequest, prepare_samplesheet_gate};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::args::{input_file, pipeline_dir};
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// A passing check of one pipeline's samplesheet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateRecord {
+    /// The pipeline's directory and the sheet and schema files, as the gate read them (real
+    /// paths, symlinks followed).
+    pub pipeline: PathBuf,
+    pub samplesheet: PathBuf,
+    pub schema: PathBuf,
+    pub sheet_sha256: String,
+    pub schema_sha256: String,
+    pub rows: usize,
+    pub session_id: String,
+    pub passed_at_ms: u64,
+}
+
+/// Where gates are kept: the ledger's store in the daemon.
+pub trait GateStore: Send + Sync + std::fmt::Debug {
+    fn put(&self, key: &str, gate: &GateRecord) -> Result<(), String>;
+    fn get(&self, key: &str) -> Result<Option<GateRecord>, String>;
+    fn remove(&self, key: &str) -> Result<(), String>;
+}
+
+/// Gates kept for this process only: for a setup without a ledger (tests of the tools alone).
+#[derive(Debug, Default)]
+pub struct MemoryGates(Mutex<BTreeMap<String, GateRecord>>);
+
+impl GateStore for MemoryGates {
+    fn put(&self, key: &str, gate: &GateRecord) -> Result<(), String> {
+        self.lock().insert(key.to_owned(), gate.clone());
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Result<Option<GateRecord>, String> {
+        Ok(self.lock().get(key).cloned())
+    }
+
+    fn remove(&self, key: &str) -> Result<(), String> {
+        self.lock().remove(key);
+        Ok(())
+    }
+}
+
+impl MemoryGates {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, GateRecord>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The key of the gate of `sheet` for `pipeline` (both real paths).
+pub fn gate_key(pipeline: &Path, sheet: &Path) -> String {
+    format!("{}\u{0}{}", pipeline.display(), sheet.display())
+}
+
+/// The gate of `sheet` for `pipeline` when it still holds: one passed, and neither the sheet
+/// nor the schema it was checked against changed since. Otherwise why not, as a sentence.
+pub fn gate_holds(
+    store: &dyn GateStore,
+    pipeline: &Path,
+    sheet: &Path,
+) -> Result<GateRecord, String> {
+    let (pipeline, sheet) = (real(pipeline), real(sheet));
+    let Some(gate) = store.get(&gate_key(&pipeline, &sheet))? else {
+        return Err(format!(
+            "the samplesheet `{}` has no passing gate for this pipeline; check it with prepare_samplesheet_gate first",
+            sheet.display()
+        ));
+    };
+    for (what, path, sha256) in [
+        ("samplesheet", &gate.samplesheet, &gate.sheet_sha256),
+        ("input schema", &gate.schema, &gate.schema_sha256),
+    ] {
+        let now = std::fs::read(path).map(|bytes| sha256_hex(&bytes));
+        if now.as_ref().ok() != Some(sha256) {
+            return Err(format!(
+                "the {what} `{}` changed since its gate passed; check the samplesheet again with prepare_samplesheet_gate",
+                path.display()
+            ));
+        }
+    }
+    Ok(gate)
+}
+
+fn real(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    ring::digest::digest(&ring::digest::SHA256, bytes)
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[derive(Debug)]
+pub(super) struct PrepareSamplesheetGate {
+    pub gates: Arc<dyn GateStore>,
+}
+
+#[async_trait::async_trait]
+impl Tool for PrepareSamplesheetGate {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let pipeline = pipeline_dir(ctx, tool, args)?;
+        let Some(sheet) = input_file(ctx, tool, args, "samplesheet")? else {
+            return Err(ToolError::model(format!(
+                "{tool}: `samplesheet` is required"
+            )));
+        };
+        let schema = input_file(ctx, tool, args, "schema")?;
+        // nf-schema reads every cell strictly unless the pipeline says `validation.lenientMode`.
+        let lenient = load_config(&pipeline, "nextflow.config")
+            .ok()
+            .and_then(|config| {
+                config
+                    .get("validation.lenientMode")
+                    .and_then(|s| s.value.as_bool())
+            })
+            .unwrap_or(false);
+        let mut request = GateRequest::new(&pipeline, &sheet)
+            .launch_dir(&pipeline)
+            .lenient_types(lenient);
+        if let Some(schema) = schema {
+            request = request.schema(schema);
+        }
+        let report = tokio::task::spawn_blocking(move || prepare_samplesheet_gate(&request))
+            .await
+            .map_err(|join| ToolError::Fatal {
+                tool,
+                source: std::io::Error::other(join.to_string()),
+            })?
+            .map_err(|error| ToolError::model(format!("{tool}: {error}")))?;
+        let key = gate_key(&pipeline, &report.sheet_path);
+        let kept = if report.passed() {
+            let gate = GateRecord {
+                pipeline: pipeline.clone(),
+                samplesheet: report.sheet_path.clone(),
+                schema: report.schema_path.clone(),
+                sheet_sha256: report.sheet_sha256.clone(),
+                schema_sha256: report.schema_sha256.clone(),
+                rows: report.rows,
+                session_id: ctx.session_id.clone(),
+                passed_at_ms: now_ms(),
+            };
+            self.gates.put(&key, &gate)
+        } else {
+            // The latest check stands: a sheet that fails now has no gate, whatever passed before.
+            self.gates.remove(&key)
+        };
+        kept.map_err(|reason| ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(format!("recording the gate failed: {reason}")),
+        })?;
+        Ok(ToolOutput::text(report.render()))
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
