@@ -16,6 +16,7 @@ mod ledger;
 mod leftovers;
 mod lifecycle;
 mod mcp;
+mod nextflow;
 mod permission_mode;
 mod python;
 mod run;

@@ -150,6 +150,11 @@ impl Builtins {
         }
     }
 
+    /// The shell tools' task pools, when commands run here.
+    pub fn pools(&self) -> Option<Arc<ShellPools>> {
+        self.pools.clone()
+    }
+
     /// Stops the session's background commands and removes its temporary directory.
     pub fn close_session(&self, session_id: &str) {
         if let Some(pools) = &self.pools {

@@ -38,6 +38,12 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "tools_indexed": status.tools_indexed,
         "sandbox": status.sandbox,
         "warnings": status.warnings,
+        "programs": status.programs.iter().map(|p| json!({
+            "name": p.name,
+            "path": non_empty(&p.path),
+            "version": non_empty(&p.version),
+            "note": non_empty(&p.note),
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -73,6 +79,19 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
         format!("  tools      {} indexed", status.tools_indexed),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
+    lines.extend(status.programs.iter().map(|p| {
+        let found = match (p.path.is_empty(), p.version.is_empty()) {
+            (true, _) => "not found".to_owned(),
+            (false, false) => format!("{} ({})", p.version, p.path),
+            (false, true) => format!("version unknown ({})", p.path),
+        };
+        let note = if p.note.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", p.note)
+        };
+        format!("  program    {} {found}{note}", p.name)
+    }));
     lines.extend(status.warnings.iter().map(|w| format!("  warning    {w}")));
     output::line(&lines.join("\n"))
 }

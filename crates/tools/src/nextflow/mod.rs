@@ -98,6 +98,29 @@ impl NextflowSetup {
     }
 }
 
+/// nf-core, nextflow and git as the tools would find them (the configured programs first),
+/// each asked for its version through `runner` (a task pool's: the daemon reaps every child
+/// it did not register): what `codaris status` shows. Blocks for up to ten seconds a
+/// program; run it off the async threads.
+pub fn probe_programs(
+    setup: &NextflowSetup,
+    runner: &dyn codaris_nextflow::runner::Runner,
+) -> Vec<codaris_nextflow::runner::ProgramInfo> {
+    let mut dirs: Vec<PathBuf> = [&setup.nf_core, &setup.nextflow]
+        .iter()
+        .filter_map(|program| Path::new(program.as_str()).parent())
+        .filter(|dir| dir.is_absolute())
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.extend(
+        std::env::var_os("PATH")
+            .iter()
+            .flat_map(std::env::split_paths),
+    );
+    let path = std::env::join_paths(dirs).ok();
+    codaris_nextflow::runner::probe(runner, path.as_deref(), Path::new("/"))
+}
+
 /// The Nextflow authoring tools, their nf-core runs in `pools`' sandboxes, the samplesheet
 /// gates kept in `gates`.
 pub fn nextflow_tools(

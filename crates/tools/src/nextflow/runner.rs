@@ -30,6 +30,20 @@ pub struct PoolRunner {
     pub(crate) handle: tokio::runtime::Handle,
 }
 
+impl PoolRunner {
+    /// A runner on `pool`: its programs see `roots` (writable only with `writes`) and write
+    /// `workspace` and the pool's temp dir. Must be made within a Tokio runtime.
+    pub fn new(pool: Arc<TaskPool>, roots: Vec<PathBuf>, workspace: PathBuf, writes: bool) -> Self {
+        Self {
+            pool,
+            roots,
+            workspace,
+            writes,
+            handle: tokio::runtime::Handle::current(),
+        }
+    }
+}
+
 impl Runner for PoolRunner {
     fn run(&self, invocation: &Invocation) -> Result<Outcome, RunError> {
         let path = invocation
