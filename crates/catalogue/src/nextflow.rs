@@ -27,7 +27,7 @@ fn clone_nfcore_base() -> Value {
             "name": {"type": "string", "description": "The pipeline's short name: lower-case letters and digits, e.g. rnavar (it becomes nf-core/rnavar)."},
             "description": {"type": "string", "description": "One sentence on what the pipeline does."},
             "author": {"type": "string", "description": "The author or authors, as the manifest names them."},
-            "outdir": {"type": "string", "description": "Where the pipeline's directory is made; default: the working directory (it must not exist yet)."},
+            "outdir": {"type": "string", "description": "The new pipeline's directory, absent or empty; default: nf-core-NAME in the working directory."},
             "skip_features": {"type": "array", "items": {"type": "string"},
                 "description": "Template features to leave out, e.g. igenomes, multiqc, fastqc, github, ci, nf-test (rocrate is always left out offline)."}
         },
@@ -151,7 +151,7 @@ fn apply_remediation_plan() -> Value {
         "properties": {
             "path": {"type": "string", "description": PIPELINE_PATH},
             "plan": {"type": "string", "description": "The plan file; default: the last plan written for this pipeline."},
-            "items": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "Only these item numbers of the plan; default: all."}
+            "items": {"type": "array", "items": {"type": "integer", "minimum": 1}, "description": "Only these item numbers of the plan; default: every item with a patch."}
         },
         "additionalProperties": false
     })

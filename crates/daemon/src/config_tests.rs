@@ -63,6 +63,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             openai: ApiConfig::default(),
             models: Vec::new(),
             mcp_servers: Vec::new(),
+            nextflow: codaris_tools::nextflow::NextflowSetup::default(),
         }
     );
     Ok(())
