@@ -5,37 +5,19 @@
 
 use std::path::{Path, PathBuf};
 
+use codaris_test_support::nextflow::{copy_tree, nfcore_template, stand_in_nextflow};
+
 use codaris_test_support::sandbox::{Sandbox, events, json, stderr};
 use serde_json::{Value, json as j};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
 
 /// A sandbox whose configuration names the stand-in `nextflow`, with the nf-core template
 /// copied to `proj/pipe`.
 fn setup() -> (Sandbox, PathBuf) {
     let sandbox = Sandbox::new();
-    let stand_in = std::fs::canonicalize(repo().join("tests/fixtures/nextflow/nextflow")).unwrap();
+    let stand_in = stand_in_nextflow();
     sandbox.write_config(&format!("[nextflow]\nbin = \"{}\"\n", stand_in.display()));
     let proj = sandbox.root.path().join("proj");
-    copy_tree(
-        &repo().join("crates/nextflow/tests/fixtures/nfcore-template"),
-        &proj.join("pipe"),
-    );
+    copy_tree(&nfcore_template(), &proj.join("pipe"));
     (sandbox, proj)
 }
 
@@ -75,7 +57,7 @@ fn first(events: &[Value], kind: &str) -> Value {
 fn each_slash_row_forces_its_tool_and_the_audit_is_pinned_to_report_only() {
     let (sandbox, proj) = setup();
     let _daemon = sandbox.start_daemon(&[]);
-    let rows: [(&str, &str, Value, &str); 5] = [
+    let rows: [(&str, &str, Value, &str); 7] = [
         ("/rules", "list_compliance_rules", j!({}), "NF-"),
         (
             "/review",
@@ -89,6 +71,18 @@ fn each_slash_row_forces_its_tool_and_the_audit_is_pinned_to_report_only() {
             "run_compliance_autofix",
             j!({"path": "pipe", "report_only": false}),
             "0 findings",
+        ),
+        (
+            "/review --compliance",
+            "run_compliance_autofix",
+            j!({"path": "pipe", "report_only": false}),
+            "0 findings",
+        ),
+        (
+            "/autofix",
+            "run_compliance_autofix",
+            j!({"path": "pipe", "report_only": false}),
+            "fixed 0 findings",
         ),
         (
             "/remediate",

@@ -11,7 +11,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use crate::support::InProcess;
-use crate::turns::{scripted_session, start_turn};
+use crate::turns::tool_results as turn;
 
 fn fixture() -> String {
     codaris_test_support::sandbox::binary("codaris-mcp-fixture")
@@ -53,26 +53,6 @@ async fn wait_for_tool(daemon: &InProcess, name: &str, limit: Duration) -> bool 
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
-}
-
-/// The tool results of one scripted turn: (tool, decision code, output).
-async fn turn(
-    daemon: &InProcess,
-    script: serde_json::Value,
-    mode: v1::PermissionMode,
-    text: &str,
-) -> Vec<(String, String, String)> {
-    let script = json!({"turns": [script]});
-    let (mut sessions, id) = scripted_session(daemon, daemon.temp.path(), &script, mode).await;
-    let mut stream = start_turn(&mut sessions, &id, text).await;
-    let mut results = Vec::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::ToolResult(r)) = event.event {
-            let code = r.decision.map(|d| d.code).unwrap_or_default();
-            results.push((r.tool, code, r.output));
-        }
-    }
-    results
 }
 
 /// A script that searches for `query`, then calls `tool` with `args`.

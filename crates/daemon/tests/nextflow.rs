@@ -3,42 +3,22 @@
 //! stand-in `nextflow` of tests/fixtures, the samplesheet gate kept in the ledger, and the
 //! compliance audit, autofix and plan on a copy of the real nf-core template.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use codaris_test_support::nextflow::{
+    copy_tree, nfcore_program, nfcore_template, stand_in_nextflow,
+};
 
 use codaris_proto::v1;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 use crate::support::InProcess;
-use crate::turns::{scripted_session, start_turn};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// nf-core's virtual environment; missing fails under CI, and skips (said) elsewhere.
-fn nfcore() -> Option<PathBuf> {
-    let dir = match std::env::var_os("CODARIS_NFCORE") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(&std::env::var_os("HOME").unwrap_or_default()).join(".cache/codaris-nfcore"),
-    };
-    let program = dir.join("venv/bin/nf-core");
-    if program.is_file() {
-        return Some(program);
-    }
-    assert!(
-        std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
-        "nf-core is not installed at {} (run .ci/nfcore.sh)",
-        program.display()
-    );
-    eprintln!("skipped: nf-core is not installed at {}", program.display());
-    None
-}
+use crate::turns::tool_results;
 
 /// A daemon whose `[nextflow]` names the stand-in `nextflow` and `nf_core` (when given).
 async fn daemon(nf_core: Option<&Path>) -> InProcess {
-    let stand_in = repo().join("tests/fixtures/nextflow/nextflow");
-    let stand_in = std::fs::canonicalize(stand_in).unwrap();
+    let stand_in = stand_in_nextflow();
     let mut toml = format!("[nextflow]\nbin = \"{}\"\n", stand_in.display());
     if let Some(nf_core) = nf_core {
         toml.push_str(&format!("nf_core = \"{}\"\n", nf_core.display()));
@@ -48,23 +28,7 @@ async fn daemon(nf_core: Option<&Path>) -> InProcess {
 
 /// Copies the committed nf-core template to `to`.
 fn template(to: &Path) {
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("../nextflow/tests/fixtures/nfcore-template"),
-        to,
-    );
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
+    copy_tree(&nfcore_template(), to);
 }
 
 /// The tool results of one bypass-mode turn that starts with `text` and makes `calls`, in
@@ -79,28 +43,20 @@ async fn turn(
         .map(|(tool, args)| json!({"tool_calls": [{"name": tool, "args": args}]}))
         .collect();
     rounds.push(json!({"text": "done"}));
-    let script = json!({"turns": [{"rounds": rounds}]});
-    let (mut sessions, id) = scripted_session(
+    tool_results(
         daemon,
-        daemon.temp.path(),
-        &script,
+        json!({"rounds": rounds}),
         v1::PermissionMode::Bypass,
+        text,
     )
-    .await;
-    let mut stream = start_turn(&mut sessions, &id, text).await;
-    let mut results = Vec::new();
-    while let Some(event) = stream.message().await.unwrap() {
-        if let Some(v1::turn_event::Event::ToolResult(r)) = event.event {
-            let code = r.decision.map(|d| d.code).unwrap_or_default();
-            results.push((r.tool, code, r.output));
-        }
-    }
-    results
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extend_creates_a_pipeline_that_nf_core_lints_and_validates_clean() {
-    let Some(nf_core) = nfcore() else { return };
+    let Some(nf_core) = nfcore_program() else {
+        return;
+    };
     let daemon = daemon(Some(&nf_core)).await;
     // Not the daemon's own directory: it holds the configuration file, which no tool changes.
     std::fs::create_dir(daemon.temp.path().join("proj")).unwrap();

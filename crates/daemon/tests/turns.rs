@@ -76,6 +76,27 @@ pub(crate) async fn start_turn(
         .into_inner()
 }
 
+/// The tool results of one scripted turn (`script` is the turn's `{"rounds": …}`) started
+/// with `text` in the daemon's directory: (tool, decision code, output) in order.
+pub(crate) async fn tool_results(
+    daemon: &InProcess,
+    script: serde_json::Value,
+    mode: v1::PermissionMode,
+    text: &str,
+) -> Vec<(String, String, String)> {
+    let script = serde_json::json!({"turns": [script]});
+    let (mut sessions, id) = scripted_session(daemon, daemon.temp.path(), &script, mode).await;
+    let mut stream = start_turn(&mut sessions, &id, text).await;
+    let mut results = Vec::new();
+    while let Some(event) = stream.message().await.unwrap() {
+        if let Some(v1::turn_event::Event::ToolResult(r)) = event.event {
+            let code = r.decision.map(|d| d.code).unwrap_or_default();
+            results.push((r.tool, code, r.output));
+        }
+    }
+    results
+}
+
 /// What the rest of a turn reported.
 #[derive(Debug, Default)]
 pub(crate) struct Rest {

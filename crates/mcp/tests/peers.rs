@@ -233,6 +233,18 @@ async fn six_real_servers_over_stdio() {
     registry.shutdown().await;
 }
 
+/// server-everything serving streamable HTTP on `port`, stopped when the handle drops.
+fn everything_over_http(program: &Path, port: u16) -> tokio::process::Child {
+    tokio::process::Command::new(program)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
 /// A port nothing listens on now (server-everything takes its port from `PORT` only).
 fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -246,14 +258,7 @@ async fn server_everything_over_streamable_http_offers_what_it_offers_over_stdio
     };
     let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
     let port = free_port();
-    let _server = tokio::process::Command::new(&program)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let _server = everything_over_http(&program, port);
 
     let registry = Registry::new();
     // It takes a moment to listen: the registry retries a refused connection with backoff.
@@ -307,16 +312,7 @@ async fn a_restarted_http_server_is_reached_again() {
     };
     let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
     let port = free_port();
-    let start = || {
-        tokio::process::Command::new(&program)
-            .arg("streamableHttp")
-            .env("PORT", port.to_string())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap()
-    };
+    let start = || everything_over_http(&program, port);
     let mut first = start();
     let registry = Registry::new();
     let mut spec = ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
@@ -436,14 +432,7 @@ async fn server_everything_s_burst_during_its_handshake_is_one_reindex_over_http
     };
     let program = peers.join("npm/node_modules/.bin/mcp-server-everything");
     let port = free_port();
-    let _server = tokio::process::Command::new(&program)
-        .arg("streamableHttp")
-        .env("PORT", port.to_string())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let _server = everything_over_http(&program, port);
     // Listening before the registry connects, so the first attempt is the one counted.
     let deadline = std::time::Instant::now() + STARTUP;
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -6,6 +6,7 @@
 //!   dir, and a fake model server speaking the OpenAI and Anthropic streaming formats.
 //! - [`git`]: git repositories to run against (a bare `origin` and a clone of it).
 //! - [`tmpfs`]: a small tmpfs to fill up, for the full-disk tests.
+//! - [`nextflow`]: the nf-core template, the stand-in `nextflow`, nf-core's install.
 //!
 //! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
 //! its own, and no stand-in for a program or service it does not document (see DESIGN.md's
@@ -23,5 +24,6 @@
 #[cfg(feature = "daemon")]
 pub mod daemon;
 pub mod git;
+pub mod nextflow;
 pub mod sandbox;
 pub mod tmpfs;

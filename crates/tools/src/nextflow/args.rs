@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::context::ToolContext;
-use crate::files::fence::Beneath;
+pub(crate) use crate::files::fence::opt_bool as flag;
+use crate::files::fence::{Beneath, opt_str};
 use crate::tool::ToolError;
 
 /// Where `path` really is beneath its root, every symlink followed.
@@ -71,20 +72,17 @@ pub(crate) fn new_dir(
     Ok(dir)
 }
 
+/// An optional string argument; given, it must not be blank.
 pub(crate) fn optional_string<'a>(
     tool: &'static str,
     args: &'a Value,
     name: &str,
 ) -> Result<Option<&'a str>, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(text)) if !text.trim().is_empty() => Ok(Some(text)),
-        Some(Value::String(_)) => Err(ToolError::model(format!(
+    match opt_str(tool, args, name)? {
+        Some(text) if text.trim().is_empty() => Err(ToolError::model(format!(
             "{tool}: `{name}` must not be empty"
         ))),
-        Some(_) => Err(ToolError::model(format!(
-            "{tool}: `{name}` must be a string"
-        ))),
+        given => Ok(given),
     }
 }
 
@@ -111,15 +109,5 @@ pub(crate) fn string_list(
             .map(|item| item.as_str().map(str::to_owned).ok_or_else(wrong))
             .collect(),
         Some(_) => Err(wrong()),
-    }
-}
-
-pub(crate) fn flag(tool: &'static str, args: &Value, name: &str) -> Result<bool, ToolError> {
-    match args.get(name) {
-        None | Some(Value::Null) => Ok(false),
-        Some(Value::Bool(flag)) => Ok(*flag),
-        Some(_) => Err(ToolError::model(format!(
-            "{tool}: `{name}` must be true or false"
-        ))),
     }
 }
