@@ -99,7 +99,7 @@ async fn only_tools_that_run_here_are_indexed() {
     let names: Vec<String> = listed.tools.iter().map(|t| t.name.clone()).collect();
     assert_eq!(names, core_names());
     assert!(listed.tools.iter().all(|t| t.kind == "core"));
-    for absent in ["review_pipeline", "autopilot_pipeline"] {
+    for absent in ["autopilot_pipeline", "run_built_pipeline"] {
         assert!(
             !names.iter().any(|n| n == absent),
             "{absent} has no implementation here"
