@@ -24,6 +24,7 @@ pub mod keys;
 pub mod mcp;
 pub mod nextflow;
 pub mod peer;
+pub mod programs;
 pub mod registry;
 pub mod resolve;
 pub mod secret;

@@ -221,7 +221,10 @@ async fn routes(
         shutdown: shutdown.clone(),
         tools_indexed: tools.indexed(),
         sandbox: builtins.sandbox_status(),
-        programs: probe_programs(&config.nextflow, builtins.pools()),
+        programs: Arc::new(crate::programs::ProgramProbe::new(
+            config.nextflow.clone(),
+            builtins.pools(),
+        )),
     };
     let mcp_service = McpService { hub: mcp.clone() };
     let turns = Arc::new(crate::turns::Turns::new(
@@ -276,61 +279,4 @@ async fn routes(
         }))
         .add_service(v1::mcp_server::McpServer::new(mcp_service));
     Ok(builder.routes())
-}
-
-/// Probes the domain tools' programs in the background (each is asked its version, which can
-/// take a second): `Status` shows them once they answered.
-fn probe_programs(
-    setup: &codaris_tools::nextflow::NextflowSetup,
-    pools: Option<Arc<codaris_tools::shell::ShellPools>>,
-) -> Arc<std::sync::RwLock<Vec<codaris_proto::v1::DomainProgram>>> {
-    const PROBE: &str = "codarisd-probe";
-    let found = Arc::new(std::sync::RwLock::new(Vec::new()));
-    // The programs run the way the tools run them: in a task pool, sandboxed, seeing no root.
-    let Some(pool) = pools.as_ref().and_then(|pools| match pools.pool(PROBE) {
-        Ok(pool) => Some(pool),
-        Err(err) => {
-            tracing::warn!(%err, "the domain programs cannot be probed");
-            None
-        }
-    }) else {
-        return found;
-    };
-    let workspace = pool.temp_dir().to_path_buf();
-    let runner = codaris_tools::nextflow::PoolRunner::new(pool, Vec::new(), workspace, false);
-    let (setup, into) = (setup.clone(), found.clone());
-    tokio::task::spawn_blocking(move || {
-        let programs: Vec<_> = codaris_tools::nextflow::probe_programs(&setup, &runner)
-            .into_iter()
-            .map(|info| {
-                let note = match (&info.note, &info.version) {
-                    (Some(note), _) => note.clone(),
-                    (None, Some(version)) if version.contains("fake") => {
-                        "a stand-in, not the real program".to_owned()
-                    }
-                    (None, _) => String::new(),
-                };
-                codaris_proto::v1::DomainProgram {
-                    name: info.name.to_owned(),
-                    path: info
-                        .path
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                    version: info.version.unwrap_or_default(),
-                    note,
-                }
-            })
-            .collect();
-        for program in &programs {
-            tracing::info!(program = %program.name, path = %program.path, version = %program.version, note = %program.note, "domain program");
-        }
-        *into
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = programs;
-        drop(runner);
-        if let Some(pools) = pools {
-            pools.close(PROBE);
-        }
-    });
-    found
 }

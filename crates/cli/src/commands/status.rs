@@ -79,6 +79,12 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
         format!("  tools      {} indexed", status.tools_indexed),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
+    if status.programs.is_empty() {
+        lines.push(
+            "  program    (asking nf-core, nextflow and git for their versions; ask again)"
+                .to_owned(),
+        );
+    }
     lines.extend(status.programs.iter().map(|p| {
         let found = match (p.path.is_empty(), p.version.is_empty()) {
             (true, _) => "not found".to_owned(),

@@ -24,8 +24,8 @@ pub struct DaemonService {
     pub tools_indexed: Arc<AtomicU32>,
     /// Whether commands run under Landlock, probed once at start.
     pub sandbox: String,
-    /// The domain tools' programs, probed in the background once at start.
-    pub programs: Arc<std::sync::RwLock<Vec<v1::DomainProgram>>>,
+    /// The domain tools' programs, probed in the background when first asked for.
+    pub programs: Arc<crate::programs::ProgramProbe>,
 }
 
 #[tonic::async_trait]
@@ -94,11 +94,7 @@ impl Daemon for DaemonService {
                 .unwrap_or_default(),
             sandbox: self.sandbox.clone(),
             warnings: self.config.warnings.clone(),
-            programs: self
-                .programs
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone(),
+            programs: self.programs.current(),
         }))
     }
 
