@@ -19,7 +19,7 @@ fn main() {
         let hash = format!("{:02x}/{:06x}", i % 256, i & 0xff_ffff);
         writeln!(log, "Mar-02 13:56:{:02}.{:03} [Task submitter] INFO  nextflow.Session - [{hash}] Submitted process > NFCORE_DEMO:DEMO:FASTQC (sample_{i})", i % 60, i % 1000).unwrap();
         writeln!(log, "Mar-02 13:56:{:02}.{:03} [Task monitor] DEBUG n.processor.TaskPollingMonitor - Task completed > TaskHandler[id: {i}; name: NFCORE_DEMO:DEMO:FASTQC (sample_{i}); status: COMPLETED; exit: 0; error: -; workDir: /data/run/work/{hash}b40934822f3c080d59dc7887]", i % 60, i % 1000).unwrap();
-        if i % 50 == 0 {
+        if i.is_multiple_of(50) {
             writeln!(log, "Mar-02 13:56:00.000 [main] DEBUG nextflow.Session - Workflow process names [dsl2]: FASTQC, MULTIQC\n  continuation line one\n  continuation line two").unwrap();
         }
         i += 1;

@@ -260,3 +260,66 @@ fn an_agent_stderr_joined_with_bars_is_split_back() {
     assert_eq!(error.stderr.lines, vec!["a", "b", "c"]);
     assert_eq!(error.exit_status, Some(1));
 }
+
+/// The answer's keys, in the order a line can carry them; anything else starting a line would
+/// be a forged one.
+const KEYS: &[&str] = &[
+    "log",
+    "console",
+    "pipeline",
+    "run_name",
+    "profile",
+    "work_root",
+    "tasks_shown",
+    "summary",
+    "error",
+    "message",
+    "process",
+    "tag",
+    "exit_status",
+    "cause",
+    "variable",
+    "method",
+    "missing_output",
+    "config",
+    "subject",
+    "location",
+    "command",
+    "stdout_tail",
+    "stderr_tail",
+    "work_dir",
+    "container",
+    "likely_cause",
+    "next_step",
+    "log_tail",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn any_input_gives_an_answer_of_known_lines_only(
+        noise in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::strategy::Just("ERROR ~ Error executing process > 'P (t)'".to_string()),
+                proptest::strategy::Just(format!("{HEADER}Error executing process > 'Q'")),
+                proptest::strategy::Just("Command error:".to_string()),
+                proptest::strategy::Just("Work dir:".to_string()),
+                proptest::strategy::Just("[ERROR] X (1)".to_string()),
+                proptest::strategy::Just("[PROCESS ab/cd] X (1)".to_string()),
+                "\\PC{0,40}",
+                "[ -~\\n\\r\\t]{0,40}",
+            ],
+            0..40,
+        )
+    ) {
+        let text = noise.join("\n");
+        let log = read_log(text.as_bytes()).expect("an in-memory reader does not fail");
+        let console = read_console(&text);
+        let answer = codaris_nextflow::runlog::render_analysis(Some(&log), Some(&console));
+        for line in answer.lines() {
+            let key = line.split_once(": ").map_or(line, |(k, _)| k);
+            proptest::prop_assert!(KEYS.contains(&key), "forged line {line:?} in {answer}");
+        }
+    }
+}

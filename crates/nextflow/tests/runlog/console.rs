@@ -217,3 +217,34 @@ fn the_classic_progress_table_keeps_one_row_per_process() {
     );
     assert_eq!(report.error, None);
 }
+
+#[test]
+fn the_agent_answer_whole() {
+    let text = read_console(&fixture_text("agent-failed.out")).render();
+    assert_eq!(text, include_str!("agent-failed.answer"));
+}
+
+#[test]
+fn the_log_comes_first_and_the_console_fills_what_it_lacks()
+-> Result<(), Box<dyn std::error::Error>> {
+    use codaris_nextflow::runlog::{read_log, render_analysis};
+    // A log cut before its block names task and work dir; the console has the stderr.
+    let log = read_log(&super::fixture("nf-lo-retried.log")[..])?;
+    let console = read_console(
+        "ERROR ~ Error executing process > 'PREPROC:splitsrc (splitsrc)'\n\nCommand error:\n  .command.sh: line 1: faSplit: command not found\n",
+    );
+    let text = render_analysis(Some(&log), Some(&console));
+    assert!(text.contains("process: `PREPROC:splitsrc`\n"), "{text}");
+    assert!(
+        text.contains("stderr_tail: `.command.sh: line 1: faSplit: command not found`\n"),
+        "{text}"
+    );
+    assert!(text.contains("likely `faSplit` is not installed"), "{text}");
+    assert!(
+        text.contains(
+            "work_dir: `/home/udiland/align_and_lift/work/f5/b3338cd3e787aaace18b4b74e199c5`\n"
+        ),
+        "{text}"
+    );
+    Ok(())
+}
