@@ -378,17 +378,15 @@ fn classic_task_line(report: &mut ConsoleReport, line: &str, classic: &mut bool)
         _ => TaskState::Running,
     };
     // The ANSI table is redrawn: one row per process, the last drawing wins.
-    let (process, _) = split_task_name(task);
+    let (process, tag) = split_task_name(task);
     if let Some(row) = report
         .tasks
         .iter_mut()
-        .find(|t| t.progress.is_some() && split_task_name(&t.process).0 == process)
+        .find(|t| t.progress.is_some() && t.process == process)
     {
         row.hash = hash.map(clip);
         row.state = state;
         row.progress = progress.map(clip);
-        let (p, tag) = split_task_name(task);
-        row.process = p;
         row.tag = tag;
         return;
     }

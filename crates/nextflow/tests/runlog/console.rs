@@ -248,3 +248,28 @@ fn the_log_comes_first_and_the_console_fills_what_it_lacks()
     );
     Ok(())
 }
+
+#[test]
+fn ansi_log_false_lines_are_one_task_each() {
+    // The message of a `nextflow.Session` record in bettercallsal issue #1's log is exactly what
+    // `-ansi-log false` prints on the console.
+    let text = "[3f/b9f46c] Submitted process > BETTERCALLSAL_DB:DOWNLOAD_PDG_METADATA (dl_pdg_metadata.py)\n[aa/000001] Cached process > MULTIQC\n";
+    let report = read_console(text);
+    assert_eq!(report.style, ConsoleStyle::Classic);
+    let tasks: Vec<(&str, Option<&str>, TaskState)> = report
+        .tasks
+        .iter()
+        .map(|t| (t.process.as_str(), t.tag.as_deref(), t.state))
+        .collect();
+    assert_eq!(
+        tasks,
+        vec![
+            (
+                "BETTERCALLSAL_DB:DOWNLOAD_PDG_METADATA",
+                Some("dl_pdg_metadata.py"),
+                TaskState::Submitted
+            ),
+            ("MULTIQC", None, TaskState::Cached),
+        ]
+    );
+}
