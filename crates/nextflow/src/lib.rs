@@ -9,5 +9,6 @@ pub mod audit;
 pub mod nfcore;
 pub mod parse;
 pub mod rules;
+pub mod runlog;
 pub mod runner;
 pub mod samplesheet;

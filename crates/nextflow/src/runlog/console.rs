@@ -1,0 +1,473 @@
+//! The console of `nextflow run`, in both styles.
+//!
+//! Classic (`-ansi-log false`, or the ANSI table captured as text):
+//!
+//! ```text
+//! N E X T F L O W  ~  version 22.04.0
+//! Launching `main.nf` [goofy_jepsen] DSL2 - revision: b336120725
+//! executor >  local (3)
+//! [25/b975c5] process > map_parse_sort_chunks [ 67%] 2 of 3, failed: 2, retries: 2
+//! [ab/123456] Submitted process > FASTQC (s1)
+//! ERROR ~ Error executing process > 'FASTQC (s1)'
+//! …the error block…
+//!  -- Check '.nextflow.log' file for details
+//! ```
+//!
+//! Agent mode (Nextflow's `AgentLogObserver`, switched on by `NXF_AGENT_MODE`, `AGENT` or
+//! `CLAUDECODE`): `[PIPELINE] name version | profile=X`, `[WORKDIR] path`,
+//! `[PROCESS ab/cdef12] NAME (tag)`, `[WARN] msg`, `[ERROR] ERROR ~ …` (the block), then the
+//! recap `[ERROR] NAME` / `exit: N` / `cmd: …` / `stderr: a | b` / `stdout: …` / `workdir: …`,
+//! and `[SUCCESS|FAILED] completed=N failed=N cached=N`.
+
+use serde::Serialize;
+
+use super::block::{RunError, after, clip, parse_block, split_task_name};
+
+/// Tasks kept of a console; later ones are counted.
+pub const MAX_TASKS: usize = 10_000;
+/// Warnings kept.
+const MAX_WARNINGS: usize = 50;
+/// Lines kept of one error block.
+const MAX_BLOCK_LINES: usize = 400;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsoleStyle {
+    Classic,
+    Agent,
+    /// Neither style's markers were seen (an empty or foreign text).
+    Unknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// `Submitted process >` (classic) or `[PROCESS …]` (agent).
+    Submitted,
+    /// `Cached process >`.
+    Cached,
+    /// A progress row that ended in `✔`.
+    Succeeded,
+    /// A progress row that ended in `✘`, or the task an error names.
+    Failed,
+    /// A progress row still counting.
+    Running,
+}
+
+/// A task (agent mode, `-ansi-log false`) or a process row (the ANSI table) the console shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConsoleTask {
+    /// `ab/cdef12`, when shown.
+    pub hash: Option<String>,
+    pub process: String,
+    pub tag: Option<String>,
+    pub state: TaskState,
+    /// A progress row's counts, e.g. `[ 67%] 2 of 3, failed: 2, retries: 2`.
+    pub progress: Option<String>,
+}
+
+/// The agent-mode last line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub success: bool,
+    pub completed: u64,
+    pub failed: u64,
+    pub cached: u64,
+}
+
+/// What a run's console says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConsoleReport {
+    pub style: ConsoleStyle,
+    pub version: Option<String>,
+    /// The script or pipeline name (`main.nf`, `nf-core/rnaseq 3.14.0`).
+    pub pipeline: Option<String>,
+    pub run_name: Option<String>,
+    pub profile: Option<String>,
+    pub work_dir: Option<String>,
+    /// `local (3)`.
+    pub executor: Option<String>,
+    pub tasks: Vec<ConsoleTask>,
+    pub tasks_omitted: usize,
+    pub warnings: Vec<String>,
+    /// `NOTE: … -- Execution is retried` lines.
+    pub retried: usize,
+    /// The first error block, completed by the agent-mode recap.
+    pub error: Option<RunError>,
+    pub summary: Option<Summary>,
+}
+
+/// Reads a console text. Never fails; ANSI colour sequences and CR line ends are removed first.
+pub fn read_console(text: &str) -> ConsoleReport {
+    let mut report = ConsoleReport {
+        style: ConsoleStyle::Unknown,
+        version: None,
+        pipeline: None,
+        run_name: None,
+        profile: None,
+        work_dir: None,
+        executor: None,
+        tasks: Vec::new(),
+        tasks_omitted: 0,
+        warnings: Vec::new(),
+        retried: 0,
+        error: None,
+        summary: None,
+    };
+    let mut agent = false;
+    let mut classic = false;
+    let lines: Vec<String> = text.lines().map(strip_ansi).collect();
+    // `Error nextflow.config:298:14: Unexpected input: '('` precedes `ERROR ~ Config parsing
+    // failed` and is the only place the position is written.
+    let mut config_issue: Option<String> = None;
+    let mut recap: Option<RunError> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].as_str();
+        i += 1;
+        if let Some(rest) = line.strip_prefix("[PIPELINE] ") {
+            agent = true;
+            let (name, profile) = match rest.rsplit_once(" | profile=") {
+                Some((n, p)) => (n, Some(p)),
+                None => (rest, None),
+            };
+            report.pipeline = Some(clip(name.trim()));
+            report.profile = profile.map(|p| clip(p.trim()));
+        } else if let Some(rest) = line.strip_prefix("[WORKDIR] ") {
+            agent = true;
+            report.work_dir = Some(clip(rest.trim()));
+        } else if let Some(rest) = line.strip_prefix("[PROCESS ") {
+            agent = true;
+            if let Some((hash, task)) = rest.split_once("] ") {
+                push_task(&mut report, Some(hash), task, TaskState::Submitted, None);
+            }
+        } else if let Some(rest) = line.strip_prefix("[WARN] ") {
+            agent = true;
+            push_warning(&mut report, rest);
+        } else if let Some(rest) = line.strip_prefix("[ERROR] ") {
+            agent = true;
+            if let Some(first) = rest.strip_prefix("ERROR ~ ") {
+                let (block, next) = take_block(&lines, i, first);
+                i = next;
+                set_error(&mut report, &block, config_issue.take());
+            } else {
+                let (r, next) = take_recap(&lines, i, rest);
+                i = next;
+                recap.get_or_insert(r);
+            }
+        } else if let Some(s) = parse_summary(line) {
+            agent = true;
+            report.summary = Some(s);
+        } else if let Some(first) = line.strip_prefix("ERROR ~ ") {
+            classic = true;
+            let (block, next) = take_block(&lines, i, first);
+            i = next;
+            set_error(&mut report, &block, config_issue.take());
+        } else if let Some(rest) = line.trim_start().strip_prefix("N E X T F L O W") {
+            classic = true;
+            report.version = after(rest, "version ").map(|v| clip(v.trim()));
+        } else if let Some(rest) = line.strip_prefix("Launching `") {
+            classic = true;
+            if let Some((script, rest)) = rest.split_once('`') {
+                report.pipeline = Some(clip(script));
+                report.run_name = rest
+                    .trim_start()
+                    .strip_prefix('[')
+                    .and_then(|r| r.split_once(']'))
+                    .map(|(name, _)| clip(name));
+            }
+        } else if let Some(rest) = line.strip_prefix("executor >") {
+            classic = true;
+            report.executor = Some(clip(rest.trim()));
+        } else if let Some(rest) = line.strip_prefix("WARN: ") {
+            push_warning(&mut report, rest);
+        } else if line.starts_with("Error ") && config_issue.is_none() && is_position(line) {
+            config_issue = Some(clip(line));
+        } else if line.starts_with('[') {
+            classic_task_line(&mut report, line, &mut classic);
+        }
+    }
+    if let Some(recap) = recap {
+        match &mut report.error {
+            Some(error) => error.fill_from(&recap),
+            None => report.error = Some(recap),
+        }
+    }
+    if let Some(task) = report.error.as_ref().and_then(RunError::task_name) {
+        let (process, tag) = split_task_name(&task);
+        match report
+            .tasks
+            .iter_mut()
+            .rev()
+            .find(|t| t.process == process && t.tag == tag)
+        {
+            Some(t) => t.state = TaskState::Failed,
+            None => push_task(&mut report, None, &task, TaskState::Failed, None),
+        }
+    }
+    report.style = match (agent, classic || report.error.is_some()) {
+        (true, _) => ConsoleStyle::Agent,
+        (false, true) => ConsoleStyle::Classic,
+        (false, false) => ConsoleStyle::Unknown,
+    };
+    report
+}
+
+fn set_error(report: &mut ConsoleReport, block: &[String], config_issue: Option<String>) {
+    if report.error.is_some() {
+        return;
+    }
+    let mut error = parse_block(block);
+    if let Some(issue) = config_issue {
+        // `Error nextflow.config:298:14: msg` → the file and line, the message as the cause.
+        let rest = &issue["Error ".len()..];
+        let mut parts = rest.splitn(3, ':');
+        if let (Some(file), Some(line)) = (parts.next(), parts.next()) {
+            error.location = Some(super::block::Location {
+                file: clip(file),
+                line: line.parse().ok(),
+            });
+        }
+        error.cause.insert(0, issue);
+    }
+    report.error = Some(error);
+}
+
+/// `Error FILE:LINE:COL: message`, the config parser's diagnostic.
+fn is_position(line: &str) -> bool {
+    let mut parts = line["Error ".len()..].splitn(4, ':');
+    let file = parts.next().unwrap_or_default();
+    let line_no = parts.next().unwrap_or_default();
+    let col = parts.next().unwrap_or_default();
+    !file.is_empty()
+        && !line_no.is_empty()
+        && line_no.bytes().all(|b| b.is_ascii_digit())
+        && !col.is_empty()
+        && col.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The error block from `first` to ` -- Check '.nextflow.log' …` (kept), the end, or an agent
+/// tag line (not kept). Returns the lines and where reading goes on.
+fn take_block(lines: &[String], start: usize, first: &str) -> (Vec<String>, usize) {
+    let mut block = vec![first.to_string()];
+    let mut i = start;
+    while i < lines.len() {
+        let line = lines[i].as_str();
+        if is_agent_tag(line) {
+            break;
+        }
+        i += 1;
+        if block.len() < MAX_BLOCK_LINES {
+            block.push(line.to_string());
+        }
+        if line.trim_start().starts_with("-- Check '") {
+            break;
+        }
+    }
+    (block, i)
+}
+
+/// `[ERROR] NAME` then `exit:`, `cmd:`, `stderr:`, `stdout:`, `workdir:` lines.
+fn take_recap(lines: &[String], start: usize, name: &str) -> (RunError, usize) {
+    let (process, tag) = split_task_name(name);
+    let mut err = RunError::new(name);
+    err.form = super::ErrorForm::ProcessFailed;
+    err.process = Some(process);
+    err.tag = tag;
+    let mut i = start;
+    while i < lines.len() {
+        let line = lines[i].as_str();
+        if let Some(v) = line.strip_prefix("exit: ") {
+            err.exit_status = v.trim().parse().ok();
+        } else if let Some(v) = line.strip_prefix("cmd: ") {
+            err.command.lines = vec![clip(v)];
+        } else if let Some(v) = line.strip_prefix("stderr: ") {
+            // Nextflow joins the last ten lines with ` | `; split back, knowing a line that
+            // itself held ` | ` is split too.
+            err.stderr.lines = v.split(" | ").map(clip).collect();
+        } else if let Some(v) = line.strip_prefix("stdout: ") {
+            err.stdout.lines = v.split(" | ").map(clip).collect();
+        } else if let Some(v) = line.strip_prefix("workdir: ") {
+            err.work_dir = Some(clip(v.trim()));
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    (err, i)
+}
+
+fn is_agent_tag(line: &str) -> bool {
+    [
+        "[PIPELINE] ",
+        "[WORKDIR] ",
+        "[PROCESS ",
+        "[WARN] ",
+        "[ERROR] ",
+        "[SUCCESS] ",
+        "[FAILED] ",
+    ]
+    .iter()
+    .any(|tag| line.starts_with(tag))
+}
+
+/// `[SUCCESS] completed=10 failed=0 cached=5`.
+fn parse_summary(line: &str) -> Option<Summary> {
+    let (success, rest) = if let Some(r) = line.strip_prefix("[SUCCESS] ") {
+        (true, r)
+    } else {
+        (false, line.strip_prefix("[FAILED] ")?)
+    };
+    let mut summary = Summary {
+        success,
+        completed: 0,
+        failed: 0,
+        cached: 0,
+    };
+    for field in rest.split_whitespace() {
+        let (key, value) = field.split_once('=')?;
+        let value = value.parse().ok()?;
+        match key {
+            "completed" => summary.completed = value,
+            "failed" => summary.failed = value,
+            "cached" => summary.cached = value,
+            _ => {}
+        }
+    }
+    Some(summary)
+}
+
+/// `[ab/123456] Submitted process > NAME (tag)`, `[ab/123456] Cached process > …`,
+/// `[ab/123456] process > NAME (tag) [100%] 1 of 1 ✔`, `[-        ] process > NAME -`,
+/// `[ab/123456] NOTE: Process … -- Execution is retried (1)`.
+fn classic_task_line(report: &mut ConsoleReport, line: &str, classic: &mut bool) {
+    let Some((hash, rest)) = line[1..].split_once("] ") else {
+        return;
+    };
+    let hash = hash.trim();
+    let hash = (hash != "-" && !hash.is_empty()).then_some(hash);
+    if rest.starts_with("NOTE: ") {
+        *classic = true;
+        if rest.contains("-- Execution is retried") {
+            report.retried += 1;
+        }
+        return;
+    }
+    let (state, task) = if let Some(t) = rest.strip_prefix("Submitted process > ") {
+        (TaskState::Submitted, t)
+    } else if let Some(t) = rest.strip_prefix("Cached process > ") {
+        (TaskState::Cached, t)
+    } else if let Some(t) = rest.strip_prefix("process > ") {
+        (TaskState::Running, t)
+    } else {
+        return;
+    };
+    *classic = true;
+    if state != TaskState::Running {
+        push_task(report, hash, task, state, None);
+        return;
+    }
+    // A progress row: `NAME (tag)   [ 67%] 2 of 3, failed: 2 ✘`, or `NAME   -` before it starts.
+    let (task, progress) = match task.find(" [") {
+        Some(i) => (task[..i].trim_end(), Some(task[i..].trim())),
+        None => (task.trim_end().trim_end_matches('-').trim_end(), None),
+    };
+    let state = match progress {
+        Some(p) if p.ends_with('✔') => TaskState::Succeeded,
+        Some(p) if p.ends_with('✘') => TaskState::Failed,
+        _ => TaskState::Running,
+    };
+    // The ANSI table is redrawn: one row per process, the last drawing wins.
+    let (process, tag) = split_task_name(task);
+    if let Some(row) = report
+        .tasks
+        .iter_mut()
+        .find(|t| t.progress.is_some() && t.process == process)
+    {
+        row.hash = hash.map(clip);
+        row.state = state;
+        row.progress = progress.map(clip);
+        row.tag = tag;
+        return;
+    }
+    push_task(report, hash, task, state, Some(progress.unwrap_or("-")));
+}
+
+fn push_task(
+    report: &mut ConsoleReport,
+    hash: Option<&str>,
+    task: &str,
+    state: TaskState,
+    progress: Option<&str>,
+) {
+    if report.tasks.len() >= MAX_TASKS {
+        report.tasks_omitted += 1;
+        return;
+    }
+    let (process, tag) = split_task_name(task);
+    report.tasks.push(ConsoleTask {
+        hash: hash.map(clip),
+        process,
+        tag,
+        state,
+        progress: progress.map(clip),
+    });
+}
+
+fn push_warning(report: &mut ConsoleReport, text: &str) {
+    if report.warnings.len() < MAX_WARNINGS {
+        report.warnings.push(clip(text.trim()));
+    }
+}
+
+/// `text` without ANSI CSI sequences (`ESC [ … final-byte`) or a trailing CR.
+fn strip_ansi(text: &str) -> String {
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    if !text.contains('\u{1b}') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.clone().next() == Some('[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_sequences_are_removed() {
+        assert_eq!(
+            strip_ansi("\u{1b}[31mERROR ~ boom\u{1b}[39m\u{1b}[K\r"),
+            "ERROR ~ boom"
+        );
+    }
+
+    #[test]
+    fn a_summary_with_a_bad_count_is_not_a_summary() {
+        assert_eq!(parse_summary("[FAILED] completed=x"), None);
+        assert_eq!(
+            parse_summary("[SUCCESS] completed=10 failed=0 cached=5"),
+            Some(Summary {
+                success: true,
+                completed: 10,
+                failed: 0,
+                cached: 5
+            })
+        );
+    }
+}
