@@ -89,12 +89,15 @@ fn history(dir: &Path) -> Result<Vec<Vec<String>>, Box<dyn Error>> {
 }
 
 /// The log's entries: a line in logback's format starts one, the lines after it continue it.
-fn log_entries(path: &Path) -> Result<Vec<(String, String, String, String)>, Box<dyn Error>> {
+/// One log entry: thread, level, logger, message (continuation lines joined with `\n`).
+type Entry = (String, String, String, String);
+
+fn log_entries(path: &Path) -> Result<Vec<Entry>, Box<dyn Error>> {
     let line = Regex::new(
         r"^(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)-\d{2} \d{2}:\d{2}:\d{2}\.\d{3} \[([^\]]+)\] (INFO |DEBUG|WARN |ERROR|TRACE) (\S{1,36}) - (.*)$",
     )?;
     let content = std::fs::read_to_string(path)?;
-    let mut entries: Vec<(String, String, String, String)> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     for raw in content.lines() {
         if let Some(c) = line.captures(raw) {
             entries.push((
@@ -151,6 +154,8 @@ fn a_passing_run_leaves_task_dirs_trace_log_and_history_in_nextflows_formats() -
 
     let rows = trace(&dir.path().join("trace.txt"))?;
     assert_eq!(rows.len(), 3);
+    let submit = Regex::new(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$")?;
+    let elapsed = Regex::new(r"^(\d+ms|\d+(\.\d)?s|(\d+h )?\d+m \d+s)$")?;
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(row["task_id"], (i + 1).to_string());
         assert_eq!(
@@ -158,14 +163,8 @@ fn a_passing_run_leaves_task_dirs_trace_log_and_history_in_nextflows_formats() -
             ("COMPLETED", "0")
         );
         assert!(is_hash(&row["hash"]), "{}", row["hash"]);
-        assert!(
-            Regex::new(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$")?.is_match(&row["submit"])
-        );
-        assert!(
-            Regex::new(r"^(\d+ms|\d+(\.\d)?s|(\d+h )?\d+m \d+s)$")?.is_match(&row["duration"]),
-            "{}",
-            row["duration"]
-        );
+        assert!(submit.is_match(&row["submit"]));
+        assert!(elapsed.is_match(&row["duration"]), "{}", row["duration"]);
         // The task directory: work/<2 hex>/<30 hex> with every file Nextflow writes.
         let (prefix, _) = row["hash"].split_at(2);
         let parent = dir.path().join("work").join(prefix);
