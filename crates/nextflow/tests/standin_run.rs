@@ -147,7 +147,7 @@ fn a_passing_run_leaves_task_dirs_trace_log_and_history_in_nextflows_formats() -
     assert_eq!(stdout.lines().next(), Some(STAND_IN));
     assert!(stdout.contains("N E X T F L O W  ~  version 25.10.4.fake\n"));
     assert!(
-        Regex::new(r"(?m)^Launching `main\.nf` \[[a-z]+_[a-z]+\] DSL2 - revision: [0-9a-f]{10}$")?
+        Regex::new(r"(?m)^Launching `main\.nf` \[[a-z]+_[a-z]+\] - revision: [0-9a-f]{10}$")?
             .is_match(&stdout),
         "{stdout}"
     );
@@ -439,9 +439,12 @@ fn agent_mode_prints_nextflows_agent_lines_on_stderr() -> TestResult {
             .is_match(lines[2])
         );
         assert!(
-            stderr.contains(&format!("[ERROR] Error executing process > '{FASTQC}'\n")),
+            stderr.contains(&format!(
+                "[ERROR] ERROR ~ Error executing process > '{FASTQC}'\n"
+            )),
             "{stderr}"
         );
+        assert!(stderr.contains("\n -- Check '.nextflow.log' file for details\n"));
         let recap = lines
             .iter()
             .position(|l| *l == format!("[ERROR] {FASTQC}"))
@@ -463,6 +466,20 @@ fn agent_mode_prints_nextflows_agent_lines_on_stderr() -> TestResult {
         // The files do not change with the console.
         assert_eq!(history(dir.path())?[0][3], "ERR");
     }
+    // Only `true` (any case) and `1` count, as Nextflow's SysEnv.getBool reads them.
+    let dir = pipeline()?;
+    let out = command(dir.path(), &scenario("pass.json"), &["run", "main.nf"])
+        .env("NXF_AGENT_MODE", "yes")
+        .env("AGENT", "TRUE")
+        .output()?;
+    assert!(text(&out.stderr).starts_with("[PIPELINE] "));
+    let out = command(dir.path(), &scenario("pass.json"), &["run", "main.nf"])
+        .env("NXF_AGENT_MODE", "yes")
+        .output()?;
+    assert!(
+        text(&out.stdout).contains("N E X T F L O W"),
+        "`yes` is not agent mode"
+    );
     Ok(())
 }
 
@@ -601,6 +618,27 @@ fn params_reach_the_scripts_and_inputs_are_staged_as_symlinks() -> TestResult {
         (rows[1]["status"].as_str(), rows[1]["exit"].as_str()),
         ("FAILED", "0")
     );
+    Ok(())
+}
+
+#[test]
+fn a_failure_without_stderr_shows_the_command_log_as_nextflow_does() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    std::fs::write(dir.path().join("main.nf"), "workflow {}\n")?;
+    let scenario_file = dir.path().join("scenario.json");
+    std::fs::write(
+        &scenario_file,
+        r#"{"tasks": [{"process": "QUIET", "script": "echo only stdout\nexit 3\n"}]}"#,
+    )?;
+    let out = run(dir.path(), &scenario_file, &["run", "main.nf"])?;
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Command output:\n  only stdout\n\nCommand log:\n  only stdout\n"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("Command error:"), "{stdout}");
+    assert!(stdout.contains("terminated with an error exit status (3)"));
     Ok(())
 }
 
