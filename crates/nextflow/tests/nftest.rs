@@ -25,7 +25,7 @@ fn names(results: &TestResults) -> Vec<(&str, &Outcome)> {
 }
 
 #[test]
-fn tap_says_which_tests_passed_and_which_failed() -> TestResult {
+fn tap_says_which_tests_failed_and_why() -> TestResult {
     let results = nftest::read_report(&fixture("mixed.tap"))?;
     assert_eq!(results.format, ReportFormat::Tap);
     assert_eq!(results.planned, Some(3));
@@ -42,7 +42,26 @@ fn tap_says_which_tests_passed_and_which_failed() -> TestResult {
         tests[1].0,
         "Test Process FASTQC: sarscov2 paired-end [fastq]"
     );
-    assert!(matches!(tests[1].1, Outcome::Failed(f) if f.message.is_none()));
+    // nf-test's YAML diagnostics: `failure` is the assertion, `output` the Nextflow output.
+    let Outcome::Failed(failure) = tests[1].1 else {
+        return Err("the second test should have failed".into());
+    };
+    assert_eq!(
+        failure.message.as_deref(),
+        Some(
+            "Assertion failed: \n\nassert process.success\n       |       |\n       |       false\n       FASTQC"
+        )
+    );
+    let report = failure.report.as_deref().unwrap_or_default();
+    assert!(
+        report.starts_with("Nextflow stdout:\n\nERROR ~ Error executing process > 'FASTQC (test)'"),
+        "{report}"
+    );
+    assert!(
+        report.contains("\nCommand error:\n  .command.sh: line 2: fastqc: command not found\n"),
+        "{report}"
+    );
+    assert!(report.ends_with("Nextflow stderr:"), "{report}");
     assert!(!results.success());
     let text = results.render();
     assert!(
@@ -51,13 +70,55 @@ fn tap_says_which_tests_passed_and_which_failed() -> TestResult {
         ),
         "{text}"
     );
-    // The failure is listed first, and says TAP gives no reason.
+    // The failure is listed first, with its assertion.
     let first = text.lines().nth(1).unwrap_or_default();
     assert_eq!(
         first,
         "FAILED   Test Process FASTQC: sarscov2 paired-end [fastq]"
     );
-    assert!(text.contains("TAP reports carry none"), "{text}");
+    assert!(
+        text.contains("  assertion:\n    Assertion failed: \n"),
+        "{text}"
+    );
+    // The TAP and JUnit reports of the same run say the same about the failure.
+    let junit = nftest::read_report(&fixture("mixed.xml"))?;
+    let Outcome::Failed(from_junit) = &junit.tests[1].outcome else {
+        return Err("JUnit: the second test should have failed".into());
+    };
+    assert_eq!(failure.message, from_junit.message);
+    assert_eq!(failure.report, from_junit.report);
+    Ok(())
+}
+
+#[test]
+fn a_tap_snapshot_mismatch_and_a_tap_report_without_diagnostics() -> TestResult {
+    let results = nftest::read_report(&fixture("snapshot.tap"))?;
+    let Outcome::Failed(failure) = &results.tests[0].outcome else {
+        return Err("the test should have failed".into());
+    };
+    let diff = failure.snapshot_diff.as_deref().unwrap_or_default();
+    assert!(
+        diff.starts_with("Found:\n[\n    {\n        \"0\": ["),
+        "{diff}"
+    );
+    assert!(diff.contains("test_fastqc.html:md5,0d9c3e8b2f1a4c5d6e7f8a9b0c1d2e3f"));
+    // The single-quoted `output` folds back to its newlines.
+    assert_eq!(
+        failure.report.as_deref(),
+        Some("Nextflow stdout:\n\nNextflow stderr:")
+    );
+    // nf-test before 0.6.2 (and other producers) write no diagnostics.
+    let bare = nftest::parse_tap("1..1\nnot ok 1 Test Process FASTQC: a\n")?;
+    assert!(
+        matches!(&bare.tests[0].outcome, Outcome::Failed(f) if f.message.is_none() && f.report.is_none())
+    );
+    assert!(bare.render().contains("(the report gives no reason)"));
+    // A `...` deeper in than the block's own marker is content, not the end.
+    let folded =
+        nftest::parse_tap("1..1\nnot ok 1 t\n  ---\n  failure: 'a\n    ...\n    b'\n  ...\n")?;
+    assert!(
+        matches!(&folded.tests[0].outcome, Outcome::Failed(f) if f.message.as_deref() == Some("a ... b"))
+    );
     Ok(())
 }
 
@@ -181,7 +242,7 @@ fn skips_are_read_from_producers_that_write_them() -> TestResult {
 #[test]
 fn tap_diagnostics_bail_outs_and_short_runs_are_reported() -> TestResult {
     let results = nftest::parse_tap(
-        "1..4\nok 1 first\nnot ok 2 second\n  ---\n  message: 'Different Snapshot: Found: 1 Expected: 2'\n  ...\nBail out! Nextflow crashed\n",
+        "1..4\nok 1 first\nnot ok 2 second\n  ---\n  message: 'Different Snapshot: Found: 1 Expected: 2'\n  severity: fail\n  ...\nBail out! Nextflow crashed\n",
     )?;
     let Outcome::Failed(failure) = &results.tests[1].outcome else {
         return Err("second should fail".into());

@@ -175,7 +175,14 @@ fn open(
         "testcase" if case.is_none() => {
             *case = Some(OpenCase {
                 name: attribute(start, "name").unwrap_or_default(),
-                suite: suites.iter().rev().flatten().next().cloned(),
+                // The enclosing suite's name; nf-test ≥ 0.9 also writes it as `classname`.
+                suite: suites
+                    .iter()
+                    .rev()
+                    .flatten()
+                    .next()
+                    .cloned()
+                    .or_else(|| attribute(start, "classname")),
                 seconds: attribute(start, "time").and_then(|t| t.trim().parse().ok()),
                 status: attribute(start, "status"),
                 ..OpenCase::default()

@@ -5,10 +5,11 @@
 //! `core/reports/TapTestReportWriter.java` and `XmlReportWriter.java`):
 //!
 //! - TAP 13 through tap4j: a plan `1..N` and one `ok N SUITE: TEST` / `not ok N SUITE: TEST`
-//!   line per test, no header and no diagnostics, so a TAP file says only pass or fail;
+//!   line per test, no header; since nf-test 0.6.2 a failed test carries YAML diagnostics
+//!   `failure` (the exception's text) and `output` (the Nextflow output);
 //! - JUnit XML through the JDK's `XMLStreamWriter`: `<testsuites>`, a `<testsuite>` per file
 //!   with `name`, `time`, `tests`, `skipped`, `failures`, `timestamp` (`yyyy MM dd HH:mm:ss`),
-//!   a `<testcase name time status>` per test and, for a test that did not pass,
+//!   a `<testcase classname name time status>` per test and, for a test that did not pass,
 //!   `<failure message="THROWABLE">ERROR REPORT</failure>`: the message is the exception's
 //!   `toString()` (Groovy's `Assertion failed:` diagram, or `java.lang.RuntimeException:
 //!   Different Snapshot: …` with the snapshot diff) and the text is the test's Nextflow stdout
@@ -57,7 +58,8 @@ pub enum Outcome {
     },
 }
 
-/// Why a test failed, as far as the report says (TAP says nothing beyond "not ok").
+/// Why a test failed, as far as the report says (a TAP report before nf-test 0.6.2, or from
+/// another producer, may say nothing beyond "not ok").
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Failure {
     /// The failure's message: nf-test writes the exception's `toString()`, e.g. Groovy's
@@ -66,7 +68,7 @@ pub struct Failure {
     /// The snapshot comparison when the failure is a snapshot mismatch: the text after
     /// `Different Snapshot:` (a `Found:`/`Expected:` pair, or `diff -y` output).
     pub snapshot_diff: Option<String>,
-    /// The failure element's text: nf-test puts the test's Nextflow stdout and stderr there.
+    /// The test's Nextflow stdout and stderr: the JUnit failure element's text, TAP's `output`.
     pub report: Option<String>,
 }
 

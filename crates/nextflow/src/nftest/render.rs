@@ -86,10 +86,7 @@ fn render_test(out: &mut String, test: &TestCase) {
                     block(out, message, MESSAGE_LINES);
                 }
                 (None, None) => {
-                    let _ = writeln!(
-                        out,
-                        "  (the report gives no reason; TAP reports carry none)"
-                    );
+                    let _ = writeln!(out, "  (the report gives no reason)");
                 }
             }
             if let Some(report) = &failure.report {

@@ -1,9 +1,19 @@
 //! TAP 13 as nf-test writes it (tap4j's `Tap13Representer`): an optional `TAP version 13`, the
 //! plan `1..N`, and `ok N DESCRIPTION` / `not ok N DESCRIPTION [# SKIP|TODO reason]` lines.
-//! Lines TAP does not define are ignored, as the TAP specification asks; YAML diagnostics
-//! (`  ---` … `  ...`) after a failed test become its message.
+//! Since nf-test 0.6.2 a failed test is followed by YAML diagnostics (`  ---` … `  ...`, a
+//! SnakeYAML dump) with `failure` (the exception's text) and `output` (the test's Nextflow
+//! output); `message`, TAP's usual key, is read too. Lines TAP does not define are ignored, as
+//! the TAP specification asks.
+
+use serde_json::Value;
 
 use super::{Failure, NfTestError, Outcome, ReportFormat, TestCase, TestResults, split_snapshot};
+
+/// An open diagnostics block: the indentation of its `---` line and its lines so far.
+struct Block<'a> {
+    indent: &'a str,
+    lines: Vec<&'a str>,
+}
 
 pub(super) fn parse(text: &str) -> Result<TestResults, NfTestError> {
     let mut results = TestResults {
@@ -13,22 +23,28 @@ pub(super) fn parse(text: &str) -> Result<TestResults, NfTestError> {
         bailed_out: None,
     };
     let mut saw_tap = false;
-    let mut diagnostics: Option<Vec<&str>> = None;
+    let mut diagnostics: Option<Block> = None;
     for raw in text.lines() {
         let line = raw.trim_end_matches('\r');
         if let Some(block) = diagnostics.as_mut() {
-            let trimmed = line.trim();
-            if trimmed == "..." {
+            // The end marker sits at the block's own indentation; a `...` deeper in is content.
+            if line
+                .strip_prefix(block.indent)
+                .is_some_and(|rest| rest.trim_end() == "...")
+            {
                 attach_diagnostics(&mut results, block);
                 diagnostics = None;
             } else {
-                block.push(line);
+                block.lines.push(line);
             }
             continue;
         }
         let trimmed = line.trim_start();
-        if trimmed == "---" && !results.tests.is_empty() && line.starts_with(' ') {
-            diagnostics = Some(Vec::new());
+        if trimmed.trim_end() == "---" && !results.tests.is_empty() && line.starts_with(' ') {
+            diagnostics = Some(Block {
+                indent: &line[..line.len() - trimmed.len()],
+                lines: Vec::new(),
+            });
             continue;
         }
         if trimmed.starts_with("TAP version ") {
@@ -134,21 +150,40 @@ fn split_directive(text: &str) -> (String, Option<Directive>) {
     }
 }
 
-/// YAML diagnostics after a test: their `message:` (or the whole block) is the failure's text.
-fn attach_diagnostics(results: &mut TestResults, block: &[&str]) {
+/// YAML diagnostics after a failed test: `failure` (or `message`) is its message, `output` its
+/// report. Diagnostics that are not a YAML mapping are kept whole as the message.
+fn attach_diagnostics(results: &mut TestResults, block: &Block<'_>) {
     let Some(last) = results.tests.last_mut() else {
         return;
     };
     let Outcome::Failed(failure) = &mut last.outcome else {
         return;
     };
-    let text: Vec<&str> = block.iter().map(|l| l.trim_start()).collect();
-    let message = text
+    let yaml: Vec<&str> = block
+        .lines
         .iter()
-        .find_map(|l| l.strip_prefix("message:"))
-        .map(|m| m.trim().trim_matches(['\'', '"']).to_string())
-        .unwrap_or_else(|| text.join("\n"));
-    let (message, diff) = split_snapshot(&message);
+        .map(|l| {
+            l.strip_prefix(block.indent)
+                .unwrap_or_else(|| l.trim_start())
+        })
+        .collect();
+    let yaml = yaml.join("\n");
+    let parsed: Option<Value> = serde_saphyr::from_str(&yaml).ok();
+    let text = |key: &str| -> Option<String> {
+        match parsed.as_ref()?.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    };
+    let message = match parsed {
+        Some(Value::Object(_)) => text("failure").or_else(|| text("message")),
+        _ => Some(yaml.trim().to_string()),
+    };
+    let (message, diff) = split_snapshot(message.as_deref().unwrap_or_default());
     failure.message = message;
     failure.snapshot_diff = diff;
+    failure.report = text("output")
+        .map(|o| o.trim_end().to_string())
+        .filter(|o| !o.is_empty());
 }
