@@ -375,6 +375,15 @@ fn the_repair_resumes_with_the_passed_task_cached_and_succeeds() -> TestResult {
         stdout.contains(&format!("[{}] Cached process > {SEQTK}\n", rows[0]["hash"])),
         "{stdout}"
     );
+    let cached = format!("[{}] Cached process > {SEQTK}", rows[0]["hash"]);
+    assert!(
+        log_entries(&dir.path().join(".nextflow.log"))?
+            .iter()
+            .any(|e| e.0.starts_with("Actor Thread")
+                && e.2 == "nextflow.processor.TaskProcessor"
+                && e.3 == cached),
+        "the cache hit is logged by TaskProcessor"
+    );
     // Each run rolled the previous trace and log aside, as Nextflow does.
     assert!(dir.path().join("trace.txt.2").is_file());
     assert!(dir.path().join(".nextflow.log.2").is_file());
