@@ -7,6 +7,7 @@
 
 pub mod audit;
 pub mod nfcore;
+pub mod nftest;
 pub mod parse;
 pub mod rules;
 pub mod runlog;
