@@ -10,4 +10,5 @@ pub mod nfcore;
 pub mod parse;
 pub mod rules;
 pub mod runner;
+pub mod runs;
 pub mod samplesheet;
