@@ -36,9 +36,9 @@ pub(crate) fn file_block(out: &mut String, prefix: &str, label: &str, file: &Fil
     let what = if file.text.is_empty() {
         format!("{label}: (empty, {} bytes)", file.size)
     } else if file.truncated {
-        format!("{label}: last {lines} lines of {} bytes", file.size)
+        format!("{label}: last {} of {} bytes", count(lines), file.size)
     } else {
-        format!("{label}: {lines} lines")
+        format!("{label}: {}", count(lines))
     };
     out.push_str(&escape(&what));
     out.push('\n');
@@ -54,9 +54,9 @@ pub(crate) fn file_block(out: &mut String, prefix: &str, label: &str, file: &Fil
 pub(crate) fn head_block(out: &mut String, prefix: &str, label: &str, file: &FileText) {
     let lines = file.text.lines().count();
     let what = if file.truncated {
-        format!("{label}: first {lines} lines of {} bytes", file.size)
+        format!("{label}: first {} of {} bytes", count(lines), file.size)
     } else {
-        format!("{label}: {lines} lines")
+        format!("{label}: {}", count(lines))
     };
     out.push_str(&escape(&what));
     out.push('\n');
@@ -65,6 +65,14 @@ pub(crate) fn head_block(out: &mut String, prefix: &str, label: &str, file: &Fil
         out.push_str("| ");
         out.push_str(&escape(line));
         out.push('\n');
+    }
+}
+
+fn count(lines: usize) -> String {
+    if lines == 1 {
+        "1 line".to_string()
+    } else {
+        format!("{lines} lines")
     }
 }
 

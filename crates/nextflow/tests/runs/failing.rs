@@ -99,7 +99,7 @@ fn the_failing_task_with_its_files_and_its_process() -> TestResult {
         "input dangling: SAMPLE1_1.fastq.gz -> /data/missing/SAMPLE1_1.fastq.gz",
         ".command.sh: 2 lines",
         "script| fastqc --threads 6 SAMPLE1_1.fastq.gz",
-        ".command.err: 1 lines",
+        ".command.err: 1 line",
         "stderr| .command.sh: line 2: fastqc: command not found",
         ".command.out: (empty, 0 bytes)",
     ] {
