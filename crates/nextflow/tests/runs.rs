@@ -3,6 +3,7 @@
 
 mod runs {
     pub mod failing;
+    pub mod fuzz;
     pub mod parsers;
     pub mod status;
     pub mod support;
