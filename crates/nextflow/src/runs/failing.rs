@@ -14,7 +14,10 @@ use super::status::RunQuery;
 use super::taskdir::{TaskDir, TaskState};
 use super::trace::{TraceRow, TraceSummary};
 use super::units::{format_duration, format_memory};
-use crate::parse::Pipeline;
+use crate::parse::{Pipeline, Value};
+
+/// Config settings listed for the process, at most.
+const MAX_SETTINGS: usize = 40;
 
 /// Resources the task asked for, and where each was read.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
@@ -50,6 +53,20 @@ pub struct ProcessSource {
     pub end_line: u32,
     pub container_images: Vec<String>,
     pub labels: Vec<String>,
+    /// The config settings that apply to it (outside profiles), generic first, then by
+    /// label, then by name, as Nextflow applies them.
+    pub settings: Vec<ConfigSetting>,
+}
+
+/// A `process` setting of the pipeline's config that applies to the task's process.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigSetting {
+    /// The directive (`cpus`, `memory`, `ext.args`, …).
+    pub directive: String,
+    /// The value as written (a closure as its source).
+    pub value: String,
+    pub file: String,
+    pub line: u32,
 }
 
 /// The answer of `debug_last_run`.
@@ -115,13 +132,29 @@ impl RunQuery {
         let pipeline =
             Pipeline::load(pipeline_dir).map_err(|source| RunsError::Pipeline { source })?;
         let process = task.simple_process_name().and_then(|name| {
-            pipeline.process(name).map(|(file, p)| ProcessSource {
-                name: p.name.clone(),
-                file: file.path.clone(),
-                line: p.line,
-                end_line: p.end_line,
-                container_images: p.container_images().iter().map(|s| s.to_string()).collect(),
-                labels: p.labels().iter().map(|s| s.to_string()).collect(),
+            pipeline.process(name).map(|(file, p)| {
+                let labels = p.labels();
+                let settings = pipeline
+                    .config
+                    .process_settings(&p.name, &labels)
+                    .into_iter()
+                    .take(MAX_SETTINGS)
+                    .map(|ps| ConfigSetting {
+                        directive: ps.directive,
+                        value: value_text(&ps.setting.value),
+                        file: ps.setting.file.clone(),
+                        line: ps.setting.line,
+                    })
+                    .collect();
+                ProcessSource {
+                    name: p.name.clone(),
+                    file: file.path.clone(),
+                    line: p.line,
+                    end_line: p.end_line,
+                    container_images: p.container_images().iter().map(|s| s.to_string()).collect(),
+                    labels: labels.iter().map(|s| s.to_string()).collect(),
+                    settings,
+                }
             })
         });
         if process.is_none() {
@@ -306,6 +339,13 @@ impl TaskReport {
             for label in &p.labels {
                 fact(&mut out, "pipeline label", label);
             }
+            for c in &p.settings {
+                fact(
+                    &mut out,
+                    "pipeline config",
+                    format!("{}:{} {} = {}", c.file, c.line, c.directive, c.value),
+                );
+            }
         }
         if let Some(d) = &self.task_dir {
             for i in &d.inputs {
@@ -349,6 +389,29 @@ impl TaskReport {
             }
         }
         out
+    }
+}
+
+/// A config value as it reads in the config.
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.clone(),
+        Value::Str(s) => format!("'{s}'"),
+        Value::Expr(e) => e.clone(),
+        Value::List(items) => format!(
+            "[{}]",
+            items.iter().map(value_text).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Map(entries) => format!(
+            "[{}]",
+            entries
+                .iter()
+                .map(|(k, v)| format!("{k}: {}", value_text(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 

@@ -21,7 +21,7 @@ mod wrapper;
 
 use std::path::PathBuf;
 
-pub use failing::{ProcessSource, Resources, TaskReport, Usage, failing_task};
+pub use failing::{ConfigSetting, ProcessSource, Resources, TaskReport, Usage, failing_task};
 pub use history::{History, HistoryEntry, HistoryStatus};
 pub use read::FileText;
 pub use status::{RunQuery, RunState, RunStatus, RunningTask, TaskCounts, run_status};

@@ -61,6 +61,21 @@ fn the_failing_task_with_its_files_and_its_process() -> TestResult {
     assert_eq!(process.file, "modules/nf-core/fastqc/main.nf");
     assert_eq!(process.line, 1);
     assert_eq!(process.labels, vec!["process_low".to_string()]);
+    // The template's conf/base.config sizes `process_low`; conf/modules.config names FASTQC.
+    let directives: Vec<&str> = process
+        .settings
+        .iter()
+        .map(|s| s.directive.as_str())
+        .collect();
+    assert!(directives.contains(&"cpus"), "{directives:?}");
+    assert!(
+        process
+            .settings
+            .iter()
+            .any(|s| s.file == "conf/base.config" && s.directive == "memory"),
+        "{:?}",
+        process.settings
+    );
     // Asked: the trace's columns first; the wrapper's container.
     assert_eq!(report.asked.cpus, Some(6.0));
     assert_eq!(report.asked.memory, Some(36 * 1024 * 1024 * 1024));
@@ -96,6 +111,7 @@ fn the_failing_task_with_its_files_and_its_process() -> TestResult {
         "used cpu: 12.5%",
         "used peak rss: 3.1 MB",
         "pipeline file: modules/nf-core/fastqc/main.nf:1-",
+        "pipeline config: conf/base.config:",
         "input dangling: SAMPLE1_1.fastq.gz -> /data/missing/SAMPLE1_1.fastq.gz",
         ".command.sh: 2 lines",
         "script| fastqc --threads 6 SAMPLE1_1.fastq.gz",
