@@ -12,4 +12,5 @@ pub mod parse;
 pub mod rules;
 pub mod runlog;
 pub mod runner;
+pub mod runs;
 pub mod samplesheet;

@@ -1,0 +1,517 @@
+//! A run's status from what it left in its launch directory: the history row (is it running,
+//! how did it end), the trace (the tasks that ended), the work directories (the tasks that
+//! started and have no row yet) and, when given, the last lines of the log.
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use super::RunsError;
+use super::history::{History, HistoryEntry, HistoryStatus};
+use super::read::Dir;
+use super::render::{escape, fact};
+use super::trace::{Accumulator, Trace, TraceRow};
+use super::units::format_duration;
+use super::wrapper::parse_wrapper;
+
+/// Tasks listed as running; a run with more says how many.
+const MAX_RUNNING_LISTED: usize = 20;
+/// Log lines shown at the end of a status.
+const LOG_LINES: usize = 5;
+/// The history is read whole; past this it is not a history file.
+const MAX_HISTORY_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Where to look, and for which run. Paths default to Nextflow's: `.nextflow/history`, the
+/// newest trace (`trace.txt`, `trace-*.txt`, `*/pipeline_info/execution_trace_*.txt`) and
+/// `work/`, all in the launch directory.
+#[derive(Debug, Clone)]
+pub struct RunQuery {
+    pub launch_dir: PathBuf,
+    /// A run name or session id (prefix); the last run when `None`.
+    pub run: Option<String>,
+    pub trace: Option<PathBuf>,
+    pub work_dir: Option<PathBuf>,
+    /// The last lines of `.nextflow.log` or the console, as text.
+    pub log_tail: Option<String>,
+}
+
+impl RunQuery {
+    pub fn new(launch_dir: &Path) -> RunQuery {
+        RunQuery {
+            launch_dir: launch_dir.to_path_buf(),
+            run: None,
+            trace: None,
+            work_dir: None,
+            log_tail: None,
+        }
+    }
+
+    pub fn run(mut self, run: Option<&str>) -> RunQuery {
+        self.run = run.map(str::to_string);
+        self
+    }
+
+    pub fn trace(mut self, path: &Path) -> RunQuery {
+        self.trace = Some(path.to_path_buf());
+        self
+    }
+
+    pub fn work_dir(mut self, path: &Path) -> RunQuery {
+        self.work_dir = Some(path.to_path_buf());
+        self
+    }
+
+    pub fn log_tail(mut self, text: &str) -> RunQuery {
+        self.log_tail = Some(text.to_string());
+        self
+    }
+
+    pub(crate) fn work_root(&self) -> PathBuf {
+        self.work_dir
+            .clone()
+            .unwrap_or_else(|| self.launch_dir.join("work"))
+    }
+
+    /// The history row of the run asked for.
+    pub(crate) fn history_entry(&self) -> Result<HistoryEntry, RunsError> {
+        let path = self.launch_dir.join(".nextflow").join("history");
+        let text = read_history(&path)?;
+        let history = History::read(&text);
+        let entry = match &self.run {
+            Some(run) => history.find(run).ok_or_else(|| RunsError::RunNotFound {
+                run: run.clone(),
+                path: path.clone(),
+            })?,
+            None => history
+                .last()
+                .ok_or_else(|| RunsError::NoHistory { path: path.clone() })?,
+        };
+        Ok(entry.clone())
+    }
+
+    /// The trace named, else the newest one in the launch directory.
+    pub(crate) fn trace_path(&self) -> Option<PathBuf> {
+        if let Some(t) = &self.trace {
+            return Some(if t.is_absolute() {
+                t.clone()
+            } else {
+                self.launch_dir.join(t)
+            });
+        }
+        newest_trace(&self.launch_dir)
+    }
+
+    /// The run's status.
+    pub fn status(&self) -> Result<RunStatus, RunsError> {
+        let entry = self.history_entry()?;
+        let run = entry
+            .run_name
+            .clone()
+            .unwrap_or_else(|| entry.session_id.clone());
+        let mut notes = Vec::new();
+        let mut acc = Accumulator::default();
+        let mut hashes = HashSet::new();
+        let trace_path = self.trace_path();
+        let mut trace_started = None;
+        match &trace_path {
+            Some(path) => {
+                let file = File::open(path).map_err(|source| RunsError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                trace_started = file.metadata().ok().and_then(|m| m.created().ok());
+                for row in Trace::read(BufReader::new(file))? {
+                    let row = row?;
+                    if let Some(h) = &row.hash {
+                        hashes.insert(h.clone());
+                    }
+                    acc.add(row);
+                }
+            }
+            None => notes.push(format!(
+                "no trace file in `{}`: task counts come from the work directories only",
+                self.launch_dir.display()
+            )),
+        }
+        let summary = acc.finish();
+        let running = entry.is_running();
+        let scan = scan_work(&self.work_root(), &hashes, trace_started);
+        let mut running_tasks = scan.started;
+        running_tasks.truncate(MAX_RUNNING_LISTED);
+        let mut process_now = running_tasks.last().and_then(|t| t.name.clone());
+        if process_now.is_none() && running {
+            process_now = summary
+                .last_unfinished
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .or_else(|| {
+                    self.log_tail
+                        .as_deref()
+                        .and_then(|t| last_submitted(t, &hashes))
+                });
+        }
+        if !running && scan.started_count > 0 {
+            notes.push(format!(
+                "{} task(s) started without an `.exitcode` though the run has ended: killed",
+                scan.started_count
+            ));
+        }
+        let log_lines = self
+            .log_tail
+            .as_deref()
+            .map(|t| {
+                let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+                let from = lines.len().saturating_sub(LOG_LINES);
+                lines
+                    .get(from..)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|l| l.trim_end_matches('\r').to_string())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(RunStatus {
+            run,
+            session_id: entry.session_id.clone(),
+            state: if running {
+                RunState::Running
+            } else {
+                RunState::Finished
+            },
+            status: entry.status.clone(),
+            started: entry.timestamp.clone(),
+            duration_ms: entry.duration_ms,
+            command: entry.command.clone(),
+            trace: trace_path,
+            tasks: TaskCounts {
+                completed: summary.completed,
+                cached: summary.cached,
+                failed: summary.failed,
+                retried: summary.retried,
+                aborted: summary.aborted,
+                running: if running {
+                    scan.started_count + summary.unfinished
+                } else {
+                    0
+                },
+                submitted: if running { scan.submitted_count } else { 0 },
+            },
+            running_tasks: if running { running_tasks } else { Vec::new() },
+            process_now: if running { process_now } else { None },
+            first_failed: summary.first_failed,
+            log_lines,
+            notes,
+        })
+    }
+}
+
+/// `run_status(launch_dir, run)`: the status with every path at Nextflow's default.
+pub fn run_status(launch_dir: &Path, run: Option<&str>) -> Result<RunStatus, RunsError> {
+    RunQuery::new(launch_dir).run(run).status()
+}
+
+fn read_history(path: &Path) -> Result<String, RunsError> {
+    let meta = match fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(RunsError::NoHistory {
+                path: path.to_path_buf(),
+            });
+        }
+        Err(source) => {
+            return Err(RunsError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    if meta.len() > MAX_HISTORY_BYTES {
+        return Err(RunsError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other("larger than a history file can be"),
+        });
+    }
+    let bytes = fs::read(path).map_err(|source| RunsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn newest_trace(launch: &Path) -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    let mut add_matching = |dir: &Path, prefix: &str| {
+        if let Ok(entries) = fs::read_dir(dir) {
+            for e in entries.filter_map(Result::ok) {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with(prefix) && name.ends_with(".txt") {
+                    candidates.push(e.path());
+                }
+            }
+        }
+    };
+    add_matching(launch, "trace");
+    if let Ok(entries) = fs::read_dir(launch) {
+        for e in entries.filter_map(Result::ok) {
+            let info = e.path().join("pipeline_info");
+            if info.is_dir() {
+                add_matching(&info, "execution_trace");
+            }
+        }
+    }
+    candidates
+        .into_iter()
+        .filter(|p| p.is_file())
+        .max_by_key(|p| {
+            fs::metadata(p)
+                .and_then(|m| m.modified())
+                .unwrap_or(SystemTime::UNIX_EPOCH)
+        })
+}
+
+#[derive(Debug, Default)]
+struct Scan {
+    started: Vec<RunningTask>,
+    started_count: u64,
+    submitted_count: u64,
+}
+
+/// Task directories with no trace row: started (`.command.begin`, no `.exitcode`) or only
+/// submitted (`.command.run`, not begun). Directories older than the trace file were left by
+/// an earlier run and are passed over.
+fn scan_work(root: &Path, hashes: &HashSet<String>, since: Option<SystemTime>) -> Scan {
+    let mut scan = Scan::default();
+    let Ok(prefixes) = fs::read_dir(root) else {
+        return scan;
+    };
+    let mut prefixes: Vec<(String, PathBuf)> = prefixes
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let n = e.file_name().to_str()?.to_string();
+            (n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit())).then(|| (n, e.path()))
+        })
+        .collect();
+    prefixes.sort();
+    for (prefix, dir) in prefixes {
+        let Ok(tasks) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for task in tasks.filter_map(Result::ok) {
+            let Some(name) = task.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let short = format!("{prefix}/{}", name.get(..6).unwrap_or(&name));
+            if hashes.contains(&short) {
+                continue;
+            }
+            let Ok(meta) = fs::symlink_metadata(task.path()) else {
+                continue;
+            };
+            if !meta.is_dir() {
+                continue;
+            }
+            if let (Some(since), Ok(modified)) = (since, meta.modified())
+                && modified < since
+            {
+                continue;
+            }
+            let Ok(d) = Dir::open(&task.path()) else {
+                continue;
+            };
+            if d.has_file(".exitcode") {
+                continue;
+            }
+            if d.has_file(".command.begin") {
+                scan.started_count += 1;
+                if scan.started.len() < MAX_RUNNING_LISTED {
+                    let name = d
+                        .head(".command.run", 8 * 1024)
+                        .ok()
+                        .and_then(|t| parse_wrapper(&t.text).name);
+                    scan.started.push(RunningTask {
+                        hash: short,
+                        name,
+                        work_dir: task.path(),
+                    });
+                }
+            } else if d.has_file(".command.run") {
+                scan.submitted_count += 1;
+            }
+        }
+    }
+    scan
+}
+
+/// The last task the log says was submitted and the trace has no row for: classic console
+/// (`[ab/cdef12] Submitted process > NAME (tag)`) or agent mode (`[PROCESS ab/cdef12] NAME`).
+fn last_submitted(log: &str, hashes: &HashSet<String>) -> Option<String> {
+    log.lines().rev().find_map(|line| {
+        let line = line.trim_end_matches('\r');
+        let start = line.find('[')?;
+        let rest = line.get(start + 1..)?;
+        let (inside, after) = rest.split_once(']')?;
+        let hash = inside.strip_prefix("PROCESS ").unwrap_or(inside);
+        if hash.len() != 9 || hashes.contains(hash) {
+            return None;
+        }
+        let name = if inside.starts_with("PROCESS ") {
+            after.trim()
+        } else {
+            after.split_once("process > ")?.1.trim()
+        };
+        (!name.is_empty()).then(|| name.to_string())
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    Running,
+    Finished,
+}
+
+/// Tasks by what became of them. `failed` counts FAILED rows, attempts a retry fixed too
+/// (`retried` of them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct TaskCounts {
+    pub completed: u64,
+    pub cached: u64,
+    pub failed: u64,
+    pub retried: u64,
+    pub aborted: u64,
+    /// Started and not ended (only while the run runs).
+    pub running: u64,
+    /// Handed to the executor, not started (only while the run runs).
+    pub submitted: u64,
+}
+
+/// A task started and not ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RunningTask {
+    /// `ab/cdef12`, as the console shows it.
+    pub hash: String,
+    /// The task name from its `.command.run`.
+    pub name: Option<String>,
+    pub work_dir: PathBuf,
+}
+
+/// The answer of `check_run_status`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunStatus {
+    pub run: String,
+    pub session_id: String,
+    pub state: RunState,
+    /// `ok`, `err`, or `running` while the history row has no status.
+    pub status: HistoryStatus,
+    /// When the run started, as the history writes it (local time).
+    pub started: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub command: Option<String>,
+    pub trace: Option<PathBuf>,
+    pub tasks: TaskCounts,
+    pub running_tasks: Vec<RunningTask>,
+    /// The process of the task started last, while the run runs.
+    pub process_now: Option<String>,
+    pub first_failed: Option<TraceRow>,
+    pub log_lines: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl RunStatus {
+    /// One fact per line: `run:`, `state:`, `status:`, `started:`, `duration:`, `command:`,
+    /// `trace:`, one `tasks KIND: N` line per kind, `running:` per running task, `process
+    /// running now:`, `first failed:`, `log:` per log line, `note:` per note.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        fact(&mut out, "run", &self.run);
+        fact(&mut out, "session", &self.session_id);
+        fact(
+            &mut out,
+            "state",
+            match self.state {
+                RunState::Running => "running",
+                RunState::Finished => "finished",
+            },
+        );
+        let status = match &self.status {
+            HistoryStatus::Ok => "OK".to_string(),
+            HistoryStatus::Err => "ERR".to_string(),
+            HistoryStatus::Running => "none yet (running)".to_string(),
+            HistoryStatus::Other(s) => s.clone(),
+        };
+        fact(&mut out, "status", status);
+        if let Some(s) = &self.started {
+            fact(&mut out, "started", s);
+        }
+        if let Some(d) = self.duration_ms {
+            fact(&mut out, "duration", format_duration(d));
+        }
+        if let Some(c) = &self.command {
+            fact(&mut out, "command", c);
+        }
+        if let Some(t) = &self.trace {
+            fact(&mut out, "trace", t.display().to_string());
+        }
+        let t = &self.tasks;
+        for (kind, n) in [
+            ("completed", t.completed),
+            ("cached", t.cached),
+            ("failed", t.failed),
+            ("retried", t.retried),
+            ("aborted", t.aborted),
+            ("running", t.running),
+            ("submitted", t.submitted),
+        ] {
+            fact(&mut out, &format!("tasks {kind}"), n.to_string());
+        }
+        for task in &self.running_tasks {
+            let name = task.name.as_deref().unwrap_or("(name unknown)");
+            fact(
+                &mut out,
+                "running",
+                format!("[{}] {} in {}", task.hash, name, task.work_dir.display()),
+            );
+        }
+        if self.tasks.running as usize > self.running_tasks.len() && !self.running_tasks.is_empty()
+        {
+            fact(
+                &mut out,
+                "running",
+                format!(
+                    "… and {} more",
+                    self.tasks.running as usize - self.running_tasks.len()
+                ),
+            );
+        }
+        if let Some(p) = &self.process_now {
+            fact(&mut out, "process running now", p);
+        }
+        if let Some(row) = &self.first_failed {
+            let exit = row
+                .exit
+                .map_or("no exit status".to_string(), |e| format!("exit {e}"));
+            fact(
+                &mut out,
+                "first failed",
+                format!(
+                    "[{}] {} ({exit})",
+                    row.hash.as_deref().unwrap_or("-"),
+                    row.name.as_deref().unwrap_or("-")
+                ),
+            );
+        }
+        for line in &self.log_lines {
+            out.push_str("log| ");
+            out.push_str(&escape(line));
+            out.push('\n');
+        }
+        for note in &self.notes {
+            fact(&mut out, "note", note);
+        }
+        out
+    }
+}

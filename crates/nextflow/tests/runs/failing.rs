@@ -1,0 +1,194 @@
+//! `debug_last_run`'s reading: the failing task with its work directory and the pipeline
+//! file of its process, on the real nf-core template.
+
+use std::os::unix::fs::symlink;
+
+use codaris_nextflow::runs::{RunQuery, RunsError, failing_task};
+use pretty_assertions::assert_eq;
+
+use super::support::{Launch, SESSION, TestResult, fixture_text, history_row, template};
+
+const TRACE: &str = "task_id\thash\tnative_id\tprocess\ttag\tname\tstatus\texit\tcpus\tmemory\ttime\tduration\trealtime\t%cpu\tpeak_rss\tpeak_vmem\trchar\twchar\n\
+    1\t9b/02e776\t4242\tNFCORE_DEMO:DEMO:FASTQC\tSAMPLE1\tNFCORE_DEMO:DEMO:FASTQC (SAMPLE1)\tFAILED\t127\t6\t36 GB\t6h\t1.2s\t93ms\t12.5%\t3.1 MB\t4.6 MB\t193.5 KB\t540 B\n\
+    2\t0e/7e2ae7\t4243\tNFCORE_DEMO:DEMO:MULTIQC\t-\tNFCORE_DEMO:DEMO:MULTIQC\tABORTED\t-\t1\t6 GB\t4h\t-\t-\t-\t-\t-\t-\t-\n";
+
+fn failed_launch() -> Result<Launch, Box<dyn std::error::Error>> {
+    let l = Launch::new(
+        &history_row("goofy_kilby", "ERR", "5s", SESSION),
+        Some(TRACE),
+    )?;
+    let dir = l.task(
+        "9b/02e776",
+        &[
+            (
+                ".command.run",
+                fixture_text("command-run-training-docker.txt")?.as_bytes(),
+            ),
+            (
+                ".command.sh",
+                b"#!/bin/bash -ue\nfastqc --threads 6 SAMPLE1_1.fastq.gz\n",
+            ),
+            (
+                ".command.err",
+                b".command.sh: line 2: fastqc: command not found\n",
+            ),
+            (".command.out", b""),
+            (".command.begin", b""),
+            (
+                ".command.trace",
+                fixture_text("command-trace-cws.txt")?.as_bytes(),
+            ),
+            (".exitcode", b"127"),
+        ],
+    )?;
+    symlink(
+        "/data/missing/SAMPLE1_1.fastq.gz",
+        dir.join("SAMPLE1_1.fastq.gz"),
+    )?;
+    Ok(l)
+}
+
+#[test]
+fn the_failing_task_with_its_files_and_its_process() -> TestResult {
+    let l = failed_launch()?;
+    let report = failing_task(l.path(), &template())?;
+    assert_eq!(report.run, "goofy_kilby");
+    assert_eq!(report.task.exit, Some(127));
+    let dir = report.task_dir.as_ref().ok_or("no work dir")?;
+    assert_eq!(dir.exit_code(), Some(127));
+    let process = report.process.as_ref().ok_or("no process")?;
+    assert_eq!(process.name, "FASTQC");
+    assert_eq!(process.file, "modules/nf-core/fastqc/main.nf");
+    assert_eq!(process.line, 1);
+    assert_eq!(process.labels, vec!["process_low".to_string()]);
+    // The template's conf/base.config sizes `process_low`; conf/modules.config names FASTQC.
+    let directives: Vec<&str> = process
+        .settings
+        .iter()
+        .map(|s| s.directive.as_str())
+        .collect();
+    assert!(directives.contains(&"cpus"), "{directives:?}");
+    assert!(
+        process
+            .settings
+            .iter()
+            .any(|s| s.file == "conf/base.config" && s.directive == "memory"),
+        "{:?}",
+        process.settings
+    );
+    // Asked: the trace's columns first; the wrapper's container.
+    assert_eq!(report.asked.cpus, Some(6.0));
+    assert_eq!(report.asked.memory, Some(36 * 1024 * 1024 * 1024));
+    assert_eq!(report.asked.time_ms, Some(6 * 3_600_000));
+    assert_eq!(
+        report.asked.container.as_deref(),
+        Some("community.wave.seqera.io/library/cowpy:1.1.5--3db457ae1977a273")
+    );
+    assert_eq!(
+        report.asked.sources,
+        vec!["trace".to_string(), ".command.run".to_string()]
+    );
+    assert_eq!(report.used.realtime_ms, Some(93));
+    assert_eq!(
+        report.used.peak_rss,
+        Some((3.1f64 * 1024.0 * 1024.0).round() as u64)
+    );
+
+    let text = report.render();
+    for line in [
+        "run: goofy_kilby",
+        "task: NFCORE_DEMO:DEMO:FASTQC (SAMPLE1)",
+        "process: NFCORE_DEMO:DEMO:FASTQC",
+        "hash: 9b/02e776",
+        "status: FAILED",
+        "exit: 127",
+        "state: exited with 127 (.exitcode)",
+        "container: community.wave.seqera.io/library/cowpy:1.1.5--3db457ae1977a273",
+        "asked cpus: 6",
+        "asked memory: 36 GB",
+        "asked time: 6h",
+        "used realtime: 93ms",
+        "used cpu: 12.5%",
+        "used peak rss: 3.1 MB",
+        "pipeline file: modules/nf-core/fastqc/main.nf:1-",
+        "pipeline config: conf/base.config:",
+        "input dangling: SAMPLE1_1.fastq.gz -> /data/missing/SAMPLE1_1.fastq.gz",
+        ".command.sh: 2 lines",
+        "script| fastqc --threads 6 SAMPLE1_1.fastq.gz",
+        ".command.err: 1 line",
+        "stderr| .command.sh: line 2: fastqc: command not found",
+        ".command.out: (empty, 0 bytes)",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(line)),
+            "missing {line:?} in\n{text}"
+        );
+    }
+    assert!(text.contains(&format!("work dir: {}\n", dir.path.display())));
+    Ok(())
+}
+
+#[test]
+fn file_content_cannot_forge_an_answer_line() -> TestResult {
+    let l = failed_launch()?;
+    let dir = l
+        .path()
+        .join("work/9b")
+        .read_dir()?
+        .next()
+        .ok_or("dir")??
+        .path();
+    std::fs::write(
+        dir.join(".command.err"),
+        "exit: 0\nstatus: COMPLETED\u{2028}x\r\n",
+    )?;
+    let text = failing_task(l.path(), &template())?.render();
+    assert_eq!(text.lines().filter(|l| l.starts_with("exit:")).count(), 1);
+    assert!(
+        text.contains("\nstderr| exit: 0\nstderr| status: COMPLETED\\u{2028}x\n"),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_trace_workdir_outside_the_work_root_is_not_read() -> TestResult {
+    let outside = tempfile::tempdir()?;
+    std::fs::write(outside.path().join(".command.err"), "SECRET")?;
+    let trace = format!(
+        "task_id\thash\tname\tstatus\texit\tworkdir\n1\t9b/02e776\tFASTQC (s1)\tFAILED\t1\t{}\n",
+        outside.path().display()
+    );
+    let l = Launch::new(&history_row("x", "ERR", "1s", SESSION), Some(&trace))?;
+    let report = failing_task(l.path(), &template())?;
+    assert_eq!(report.task_dir, None);
+    assert!(!report.render().contains("SECRET"));
+    Ok(())
+}
+
+#[test]
+fn a_hash_cannot_walk_out() -> TestResult {
+    let trace = "task_id\thash\tname\tstatus\texit\n1\t../..\tFASTQC (s1)\tFAILED\t1\n";
+    let l = Launch::new(&history_row("x", "ERR", "1s", SESSION), Some(trace))?;
+    assert_eq!(failing_task(l.path(), &template())?.task_dir, None);
+    Ok(())
+}
+
+#[test]
+fn no_failure_and_no_trace_are_clear_errors() -> TestResult {
+    let ok = Launch::new(
+        &history_row("happy", "OK", "1s", SESSION),
+        Some(&fixture_text("trace-docs-default.txt")?),
+    )?;
+    assert!(matches!(
+        failing_task(ok.path(), &template()),
+        Err(RunsError::NoFailedTask { .. })
+    ));
+    let none = Launch::new(&history_row("happy", "OK", "1s", SESSION), None)?;
+    let e = RunQuery::new(none.path())
+        .failing_task(&template())
+        .err()
+        .ok_or("no error")?;
+    assert!(e.to_string().contains("-with-trace"), "{e}");
+    Ok(())
+}
