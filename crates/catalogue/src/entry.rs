@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::{files, loop_tools, nextflow, planner, shell, web};
+use crate::{files, loop_tools, nextflow, nextflow_runs, planner, shell, web};
 
 /// A built-in tool as the model is shown it.
 ///
@@ -76,6 +76,9 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow::RUN_COMPLIANCE_AUTOFIX,
     nextflow::APPLY_REMEDIATION_PLAN,
     nextflow::REVIEW_PIPELINE,
+    nextflow_runs::CHECK_RUN_STATUS,
+    nextflow_runs::ANALYZE_RUN_LOG,
+    nextflow_runs::DEBUG_LAST_RUN,
 ];
 
 /// The entry of `name`, if it is a built-in tool.

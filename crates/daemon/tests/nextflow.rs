@@ -280,3 +280,73 @@ async fn review_and_rules_answer_read_only() {
     assert!(rules.lines().count() >= 20, "{rules}");
     assert!(rules.lines().all(|l| l.starts_with("NF-")), "{rules}");
 }
+
+/// A failed run left by the stand-in `nextflow` in a copy of the template: FastQC's script
+/// fails with `command not found` (the repair scenario of tests/fixtures/nextflow).
+fn failed_run(pipe: &Path) {
+    template(pipe);
+    let scenario = stand_in_nextflow()
+        .parent()
+        .unwrap()
+        .join("scenarios/repair.json");
+    let out = std::process::Command::new(stand_in_nextflow())
+        .args(["run", "main.nf", "-with-trace", "-ansi-log", "false"])
+        .current_dir(pipe)
+        .env("FAKE_NXF_SCENARIO", scenario)
+        .env_remove("NXF_AGENT_MODE")
+        .env_remove("AGENT")
+        .env_remove("CLAUDECODE")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_run_is_diagnosed_from_what_it_left_on_disk() {
+    let daemon = daemon(None).await;
+    let pipe = daemon.temp.path().join("pipe");
+    failed_run(&pipe);
+    let results = turn(
+        &daemon,
+        "/run why did my run fail?",
+        &[
+            ("check_run_status", json!({"path": "pipe"})),
+            ("analyze_run_log", json!({"path": "pipe"})),
+            ("debug_last_run", json!({"path": "pipe"})),
+        ],
+    )
+    .await;
+    let codes: Vec<&str> = results.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(codes, ["allowed_by_default"; 3], "{results:#?}");
+    let status = &results[0].2;
+    assert!(status.contains("failed"), "{status}");
+    let analysis = &results[1].2;
+    assert!(analysis.contains("FASTQC"), "{analysis}");
+    assert!(analysis.contains("127"), "{analysis}");
+    assert!(analysis.contains("command not found"), "{analysis}");
+    assert!(analysis.contains("likely_cause"), "{analysis}");
+    let task = &results[2].2;
+    assert!(task.contains("FASTQC"), "{task}");
+    assert!(task.contains("fastqc: command not found"), "{task}");
+    assert!(task.contains("modules/nf-core/fastqc/main.nf"), "{task}");
+    // An older run that is not there is named as not found, and outside the roots is refused.
+    let results = turn(
+        &daemon,
+        "/run",
+        &[
+            (
+                "analyze_run_log",
+                json!({"path": "pipe", "run": "no_such_run"}),
+            ),
+            ("check_run_status", json!({"path": "/etc"})),
+        ],
+    )
+    .await;
+    assert!(results[0].2.contains("no_such_run"), "{results:#?}");
+    assert_eq!(results[1].1, "read_outside_fence", "{results:#?}");
+}

@@ -10,6 +10,7 @@ mod gate;
 mod nfcore;
 mod review;
 mod runner;
+mod runs;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -134,6 +135,7 @@ pub fn nextflow_tools(
     let mut tools = nfcore::tools(pools, setup);
     tools.push(Arc::new(gate::PrepareSamplesheetGate { gates }));
     tools.extend(compliance::tools(&rules));
+    tools.extend(runs::tools());
     tools.push(Arc::new(review::ReviewPipeline {
         pools: pools.clone(),
         env: setup.nfcore_env(),

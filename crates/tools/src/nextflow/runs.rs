@@ -1,0 +1,183 @@
+//! `check_run_status`, `analyze_run_log` and `debug_last_run`: what a Nextflow run left on disk,
+//! read by `codaris-nextflow`'s parsers. They only read (the launch directory is located under
+//! the fence like any path), so they run in the daemon, off the async threads.
+
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use codaris_nextflow::runlog::{self, LogReport};
+use codaris_nextflow::runs;
+use serde_json::Value;
+
+use super::args::{optional_string, pipeline_dir};
+use crate::context::ToolContext;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// Log files Nextflow keeps: the last run's, and up to nine older ones it rotated.
+const ROTATED_LOGS: usize = 9;
+
+pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(CheckRunStatus),
+        Arc::new(AnalyzeRunLog),
+        Arc::new(DebugLastRun),
+    ]
+}
+
+/// Runs `work` off the async threads; its error is the model's.
+async fn reading(
+    tool: &'static str,
+    work: impl FnOnce() -> Result<String, String> + Send + 'static,
+) -> Result<ToolOutput, ToolError> {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(Ok(text)) => Ok(ToolOutput::text(text)),
+        Ok(Err(why)) => Err(ToolError::model(format!("{tool}: {why}"))),
+        Err(join) => Err(ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(join.to_string()),
+        }),
+    }
+}
+
+#[derive(Debug)]
+struct CheckRunStatus;
+
+#[async_trait::async_trait]
+impl Tool for CheckRunStatus {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::CHECK_RUN_STATUS.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::CHECK_RUN_STATUS.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::CHECK_RUN_STATUS.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let launch = pipeline_dir(ctx, tool, args)?;
+        let run = optional_string(tool, args, "run")?.map(str::to_owned);
+        reading(tool, move || {
+            runs::run_status(&launch, run.as_deref())
+                .map(|status| status.render())
+                .map_err(|err| err.to_string())
+        })
+        .await
+    }
+}
+
+#[derive(Debug)]
+struct AnalyzeRunLog;
+
+#[async_trait::async_trait]
+impl Tool for AnalyzeRunLog {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::ANALYZE_RUN_LOG.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::ANALYZE_RUN_LOG.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::ANALYZE_RUN_LOG.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let launch = pipeline_dir(ctx, tool, args)?;
+        let run = optional_string(tool, args, "run")?.map(str::to_owned);
+        reading(tool, move || {
+            let (path, log) = match run.as_deref() {
+                None => {
+                    let path = launch.join(".nextflow.log");
+                    let log = read_log(&path)?;
+                    (path, log)
+                }
+                Some(run) => log_of_run(&launch, run)?,
+            };
+            Ok(format!(
+                "log: `{}`\n{}",
+                path.display(),
+                runlog::render_analysis(Some(&log), None)
+            ))
+        })
+        .await
+    }
+}
+
+/// The log at `path`, streamed (bounded memory however long it is).
+fn read_log(path: &Path) -> Result<LogReport, String> {
+    let file = std::fs::File::open(path).map_err(|err| {
+        format!(
+            "no Nextflow log at `{}` ({err}); give the directory the run was launched from",
+            path.display()
+        )
+    })?;
+    runlog::read_log(BufReader::new(file)).map_err(|err| err.to_string())
+}
+
+/// The log (the last or a rotated one) of the run named `run`: the one whose launch line
+/// names it (`Launching `main.nf` [run] …`).
+fn log_of_run(launch: &Path, run: &str) -> Result<(PathBuf, LogReport), String> {
+    let named = format!("[{run}]");
+    let candidates = std::iter::once(launch.join(".nextflow.log"))
+        .chain((1..=ROTATED_LOGS).map(|n| launch.join(format!(".nextflow.log.{n}"))));
+    for path in candidates.filter(|p| p.is_file()) {
+        if mentions(&path, &named) {
+            let log = read_log(&path)?;
+            return Ok((path, log));
+        }
+    }
+    Err(format!(
+        "no Nextflow log in `{}` is of the run `{run}`",
+        launch.display()
+    ))
+}
+
+/// Whether the first lines of the log at `path` (where Nextflow writes the launch line)
+/// contain `needle`.
+fn mentions(path: &Path, needle: &str) -> bool {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    BufReader::new(file)
+        .split(b'\n')
+        .take(200)
+        .map_while(Result::ok)
+        .any(|line| String::from_utf8_lossy(&line).contains(needle))
+}
+
+#[derive(Debug)]
+struct DebugLastRun;
+
+#[async_trait::async_trait]
+impl Tool for DebugLastRun {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::DEBUG_LAST_RUN.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::DEBUG_LAST_RUN.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::DEBUG_LAST_RUN.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let launch = pipeline_dir(ctx, tool, args)?;
+        reading(tool, move || {
+            runs::failing_task(&launch, &launch)
+                .map(|task| task.render())
+                .map_err(|err| err.to_string())
+        })
+        .await
+    }
+}
