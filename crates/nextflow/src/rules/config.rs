@@ -51,29 +51,6 @@ pub(crate) fn is_empty_value(v: &Value) -> bool {
     }
 }
 
-/// The value as a person wrote it, roughly, for a message.
-pub(crate) fn value_text(v: &Value) -> String {
-    match v {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.clone(),
-        Value::Str(s) => format!("'{s}'"),
-        Value::Expr(text) => text.clone(),
-        Value::List(items) => format!(
-            "[{}]",
-            items.iter().map(value_text).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Map(entries) => format!(
-            "[{}]",
-            entries
-                .iter()
-                .map(|(k, v)| format!("{k}: {}", value_text(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// The text with only comments blanked (strings kept): for finding `params.x` inside `"${…}"`
 /// but not in a commented-out line.
 pub(crate) fn strip_comments(text: &str) -> String {

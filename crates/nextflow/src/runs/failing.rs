@@ -14,7 +14,7 @@ use super::status::RunQuery;
 use super::taskdir::{TaskDir, TaskState};
 use super::trace::{TraceRow, TraceSummary};
 use super::units::{format_duration, format_memory};
-use crate::parse::{Pipeline, Value};
+use crate::parse::Pipeline;
 
 /// Config settings listed for the process, at most.
 const MAX_SETTINGS: usize = 40;
@@ -141,7 +141,7 @@ impl RunQuery {
                     .take(MAX_SETTINGS)
                     .map(|ps| ConfigSetting {
                         directive: ps.directive,
-                        value: value_text(&ps.setting.value),
+                        value: ps.setting.value.to_string(),
                         file: ps.setting.file.clone(),
                         line: ps.setting.line,
                     })
@@ -389,29 +389,6 @@ impl TaskReport {
             }
         }
         out
-    }
-}
-
-/// A config value as it reads in the config.
-fn value_text(v: &Value) -> String {
-    match v {
-        Value::Null => "null".to_string(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.clone(),
-        Value::Str(s) => format!("'{s}'"),
-        Value::Expr(e) => e.clone(),
-        Value::List(items) => format!(
-            "[{}]",
-            items.iter().map(value_text).collect::<Vec<_>>().join(", ")
-        ),
-        Value::Map(entries) => format!(
-            "[{}]",
-            entries
-                .iter()
-                .map(|(k, v)| format!("{k}: {}", value_text(v)))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
     }
 }
 

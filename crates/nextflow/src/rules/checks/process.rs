@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Facts, Proposal, Report};
 use crate::parse::{Directive, Process, Setting, Value};
-use crate::rules::config::{quoted_strings, value_text};
+use crate::rules::config::quoted_strings;
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
 
@@ -126,7 +126,7 @@ pub(super) fn container_pinned(facts: &Facts<'_>, r: &mut Report<'_>) {
                 .collect(),
             _ => Vec::new(),
         };
-        check_images(r, file, l, "", &value_text(&s.value), &images);
+        check_images(r, file, l, "", &s.value.to_string(), &images);
     }
 }
 
