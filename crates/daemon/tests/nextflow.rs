@@ -350,3 +350,63 @@ async fn a_failed_run_is_diagnosed_from_what_it_left_on_disk() {
     assert!(results[0].2.contains("no_such_run"), "{results:#?}");
     assert_eq!(results[1].1, "read_outside_fence", "{results:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_operators_rules_beside_the_configuration_join_the_audit() {
+    let daemon = daemon(None).await;
+    // The daemon read its configuration from `<temp>/config.toml`: its rules are `<temp>/rules`.
+    std::fs::create_dir(daemon.temp.path().join("rules")).unwrap();
+    std::fs::write(
+        daemon.temp.path().join("rules/acme.toml"),
+        r#"
+[[rule]]
+id = "ACME-NO-SCRATCH"
+title = "No paths on /scratch"
+severity = "error"
+description = "Our clusters wipe /scratch nightly."
+[rule.check]
+kind = "forbidden_pattern"
+files = ["**/*.config"]
+pattern = '/scratch/'
+message = "a path on /scratch"
+"#,
+    )
+    .unwrap();
+    let pipe = daemon.temp.path().join("pipe");
+    template(&pipe);
+    let config = pipe.join("conf/test.config");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\nparams.scratch = '/scratch/me'\n")).unwrap();
+    let results = turn(&daemon, "/rules", &[("list_compliance_rules", json!({}))]).await;
+    assert!(
+        results[0]
+            .2
+            .lines()
+            .any(|l| l.starts_with("ACME-NO-SCRATCH ")),
+        "{results:#?}"
+    );
+    let results = turn(
+        &daemon,
+        "/audit",
+        &[(
+            "run_compliance_autofix",
+            json!({"path": "pipe", "report_only": true}),
+        )],
+    )
+    .await;
+    let audit = &results[0].2;
+    assert!(
+        audit.lines().any(|l| l.starts_with("conf/test.config:")
+            && l.contains(": [ACME-NO-SCRATCH] error: a path on /scratch")),
+        "{audit}"
+    );
+    // A broken rule file is the tool's one-line answer, naming the file.
+    std::fs::write(
+        daemon.temp.path().join("rules/bad.toml"),
+        "[[rule]]\nid = 3\n",
+    )
+    .unwrap();
+    let results = turn(&daemon, "/rules", &[("list_compliance_rules", json!({}))]).await;
+    assert!(results[0].2.contains("bad.toml"), "{results:#?}");
+    assert_eq!(results[0].2.lines().count(), 1, "{results:#?}");
+}
