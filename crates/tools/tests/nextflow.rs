@@ -151,6 +151,24 @@ async fn a_sheet_outside_the_roots_is_refused_even_through_a_symlink() -> TestRe
             "{sheet}: {refused}"
         );
     }
+    // A sheet inside that names a file outside: that file is not looked at, whether it exists
+    // or not, and the sheet fails.
+    std::fs::write(
+        env.root.join("pipe/peek.csv"),
+        "sample,fastq_1\nA,../../outside/sheet.csv\nB,../../outside/none.fq.gz\n",
+    )?;
+    let answer = env
+        .gate(json!({"path": "pipe", "samplesheet": "pipe/peek.csv"}))
+        .await?;
+    assert_eq!(answer.lines().next(), Some("failed"), "{answer}");
+    assert_eq!(
+        answer
+            .matches("is outside the folders Codaris may read")
+            .count(),
+        2,
+        "{answer}"
+    );
+    assert!(!answer.contains("does not exist"), "{answer}");
     let refused = env.gate(json!({"path": "pipe"})).await.unwrap_err();
     assert!(
         refused.to_string().contains("`samplesheet` is required"),

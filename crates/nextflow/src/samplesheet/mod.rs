@@ -65,6 +65,9 @@ pub struct GateRequest {
     /// nf-schema's `validation.lenientMode` (default off): a `string` field then also takes
     /// a number or boolean cell. Off, `123` in a string column fails, as it does in a run.
     pub lenient_types: bool,
+    /// The folders the gate may look in for the files a sheet names (the session's roots);
+    /// empty: anywhere. A named path that leads out of them fails its entry unlooked-at.
+    pub confine: Vec<PathBuf>,
 }
 
 impl GateRequest {
@@ -76,6 +79,7 @@ impl GateRequest {
             schema: None,
             launch_dir: None,
             lenient_types: false,
+            confine: Vec::new(),
         }
     }
 
@@ -90,6 +94,13 @@ impl GateRequest {
     #[must_use]
     pub fn launch_dir(mut self, launch_dir: impl Into<PathBuf>) -> Self {
         self.launch_dir = Some(launch_dir.into());
+        self
+    }
+
+    /// Confine the file checks to `roots` (absolute, symlinks resolved).
+    #[must_use]
+    pub fn confine_to(mut self, roots: Vec<PathBuf>) -> Self {
+        self.confine = roots;
         self
     }
 
@@ -134,13 +145,14 @@ pub fn prepare_samplesheet_gate(request: &GateRequest) -> Result<GateReport, Gat
     let schema_path = request.schema_path();
     let sheet = read_capped(&sheet_path, MAX_SHEET_BYTES)?;
     let schema = read_capped(&schema_path, MAX_SCHEMA_BYTES)?;
-    validate_samplesheet(
+    validate_within(
         &sheet_path,
         &sheet,
         &schema_path,
         &schema,
         request.effective_launch_dir(),
         request.lenient_types,
+        &request.confine,
     )
 }
 
@@ -158,6 +170,27 @@ pub fn validate_samplesheet(
     schema_bytes: &[u8],
     launch_dir: &Path,
     lenient_types: bool,
+) -> Result<GateReport, GateError> {
+    validate_within(
+        sheet_path,
+        sheet_bytes,
+        schema_path,
+        schema_bytes,
+        launch_dir,
+        lenient_types,
+        &[],
+    )
+}
+
+/// [`validate_samplesheet`] with the file checks confined to `confine` (empty: anywhere).
+fn validate_within(
+    sheet_path: &Path,
+    sheet_bytes: &[u8],
+    schema_path: &Path,
+    schema_bytes: &[u8],
+    launch_dir: &Path,
+    lenient_types: bool,
+    confine: &[PathBuf],
 ) -> Result<GateReport, GateError> {
     let size = sheet_bytes.len() as u64;
     if size > MAX_SHEET_BYTES {
@@ -182,7 +215,7 @@ pub fn validate_samplesheet(
     let sheet = read::read_sheet(sheet_path, text, format, bom)?;
 
     let mut errors = sheet_level_errors(&sheet);
-    let checker = Arc::new(PathChecker::new(launch_dir.to_path_buf()));
+    let checker = Arc::new(PathChecker::new(launch_dir.to_path_buf(), confine.to_vec()));
     let mut options = jsonschema::options()
         .with_keyword("type", keywords::type_factory(lenient_types))
         .with_keyword(

@@ -58,7 +58,58 @@ struct Cache {
 #[derive(Debug)]
 pub(crate) struct PathChecker {
     launch_dir: PathBuf,
+    /// The folders the checks may look in; empty: anywhere. A path that leads out of them
+    /// is reported as such and never looked at, so the answer cannot tell whether it exists.
+    confine: Vec<PathBuf>,
     cache: Mutex<Cache>,
+}
+
+/// Symbolic links followed on the way to a path before it counts as leading nowhere.
+const LINK_HOPS: usize = 40;
+
+/// Whether `path` (absolute) leads out of `roots`: made normal lexically, then walked one
+/// component at a time, each symbolic link beneath a root replaced by where it points. Only
+/// components beneath a root, or on the way to one, are ever looked at.
+fn leaves_roots(path: &Path, roots: &[PathBuf]) -> bool {
+    use std::path::Component;
+    let within = |p: &Path| roots.iter().any(|root| p.starts_with(root));
+    let on_the_way = |p: &Path| roots.iter().any(|root| root.starts_with(p));
+    let mut pending: Vec<std::ffi::OsString> = Vec::new();
+    let push_components = |pending: &mut Vec<std::ffi::OsString>, path: &Path| {
+        for c in path.components().rev() {
+            match c {
+                Component::Normal(name) => pending.push(name.to_os_string()),
+                Component::ParentDir => pending.push("..".into()),
+                Component::RootDir | Component::CurDir | Component::Prefix(_) => {}
+            }
+        }
+    };
+    push_components(&mut pending, path);
+    let mut current = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(name) = pending.pop() {
+        if name == ".." {
+            current.pop();
+            continue;
+        }
+        current.push(&name);
+        if within(&current) {
+            if let Ok(target) = std::fs::read_link(&current) {
+                hops += 1;
+                if hops > LINK_HOPS {
+                    return true;
+                }
+                current.pop();
+                if target.is_absolute() {
+                    current = PathBuf::from("/");
+                }
+                push_components(&mut pending, &target);
+            }
+        } else if !on_the_way(&current) {
+            return true;
+        }
+    }
+    !within(&current)
 }
 
 fn stat_kind(path: &Path) -> Kind {
@@ -149,11 +200,28 @@ impl Cache {
 }
 
 impl PathChecker {
-    pub(crate) fn new(launch_dir: PathBuf) -> Self {
+    pub(crate) fn new(launch_dir: PathBuf, confine: Vec<PathBuf>) -> Self {
         PathChecker {
             launch_dir,
+            confine,
             cache: Mutex::new(Cache::default()),
         }
+    }
+
+    /// Whether `resolved` (a glob: its literal prefix) leads out of the confining folders.
+    fn outside(&self, resolved: &Path, glob: bool) -> bool {
+        if self.confine.is_empty() {
+            return false;
+        }
+        let literal: PathBuf = if glob {
+            resolved
+                .components()
+                .take_while(|c| !is_glob(&c.as_os_str().to_string_lossy()))
+                .collect()
+        } else {
+            resolved.to_path_buf()
+        };
+        leaves_roots(&literal, &self.confine)
     }
 
     fn resolve(&self, value: &str) -> PathBuf {
@@ -195,6 +263,11 @@ impl PathChecker {
         let mut failures = Vec::new();
         let glob = is_glob(value);
         let resolved = self.resolve(value);
+        if self.outside(&resolved, glob) {
+            return vec![format!(
+                "'{value}' is outside the folders Codaris may read, so it was not looked at"
+            )];
+        }
         let mut matches: Option<Result<Vec<PathBuf>, String>> = None;
         match format {
             Some("file-path") => {
@@ -366,7 +439,7 @@ mod tests {
         std::os::unix::fs::symlink(d.join("f0.fq.gz"), d.join("link_to_file"))?;
         std::os::unix::fs::symlink(d.join("sub"), d.join("link_to_dir"))?;
         std::os::unix::fs::symlink(d.join("gone"), d.join("dangling"))?;
-        let checker = PathChecker::new(d.to_path_buf());
+        let checker = PathChecker::new(d.to_path_buf(), Vec::new());
         let names: Vec<String> = (0..40)
             .map(|i| format!("f{i}.fq.gz"))
             .chain(
@@ -405,5 +478,59 @@ mod tests {
         assert!(is_glob("r?.fq"));
         assert!(!is_glob("reads/plain.fq.gz"));
         assert!(!is_glob("reads/\\*.fq.gz"));
+    }
+
+    #[test]
+    fn a_path_leaving_the_roots_is_never_looked_at() -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let base = temp.path().canonicalize()?;
+        let root = base.join("root");
+        std::fs::create_dir_all(root.join("reads"))?;
+        std::fs::create_dir_all(base.join("outside"))?;
+        std::fs::write(base.join("outside/secret.fq"), "x")?;
+        std::fs::write(root.join("reads/a.fq"), "x")?;
+        std::os::unix::fs::symlink(base.join("outside/secret.fq"), root.join("out.fq"))?;
+        std::os::unix::fs::symlink(base.join("outside/none.fq"), root.join("dangling.fq"))?;
+        std::os::unix::fs::symlink("reads/a.fq", root.join("in.fq"))?;
+        let roots = vec![root.clone()];
+        let leaves = |p: PathBuf| leaves_roots(&p, &roots);
+        assert!(!leaves(root.join("reads/a.fq")));
+        assert!(!leaves(root.join("reads/missing.fq")));
+        assert!(!leaves(root.join("in.fq")));
+        assert!(leaves(root.join("../outside/secret.fq")));
+        assert!(leaves(root.join("out.fq")));
+        assert!(
+            leaves(root.join("dangling.fq")),
+            "a link out leaves, target or not"
+        );
+        assert!(leaves(PathBuf::from("/etc/passwd")));
+        assert!(leaves(base.clone()), "the root's parent is outside it");
+
+        // The checker says so in one line, the same whether the outside file exists or not.
+        let checker = PathChecker::new(root.clone(), roots.clone());
+        for value in [
+            "../outside/secret.fq",
+            "../outside/none.fq",
+            "out.fq",
+            "dangling.fq",
+        ] {
+            let failures = checker.check(value, Some("file-path"), Some(true));
+            assert_eq!(
+                failures,
+                [format!(
+                    "'{value}' is outside the folders Codaris may read, so it was not looked at"
+                )]
+            );
+        }
+        assert!(
+            checker.check("../outside/*.fq", Some("file-path-pattern"), Some(true))[0]
+                .contains("outside")
+        );
+        assert!(
+            checker
+                .check("reads/a.fq", Some("file-path"), Some(true))
+                .is_empty()
+        );
+        Ok(())
     }
 }

@@ -147,9 +147,18 @@ impl Tool for PrepareSamplesheetGate {
                     .and_then(|s| s.value.as_bool())
             })
             .unwrap_or(false);
+        // The files a sheet names are looked at only inside the roots: a failed `exists` line
+        // must not tell whether a path elsewhere exists.
+        let roots = ctx
+            .fence
+            .roots()
+            .iter()
+            .map(|root| std::fs::canonicalize(root).unwrap_or_else(|_| root.clone()))
+            .collect();
         let mut request = GateRequest::new(&pipeline, &sheet)
             .launch_dir(&pipeline)
-            .lenient_types(lenient);
+            .lenient_types(lenient)
+            .confine_to(roots);
         if let Some(schema) = schema {
             request = request.schema(schema);
         }
