@@ -135,11 +135,12 @@ pub fn nextflow_tools(
     let mut tools = nfcore::tools(pools, setup);
     tools.push(Arc::new(gate::PrepareSamplesheetGate { gates }));
     tools.extend(compliance::tools(&rules));
-    tools.extend(runs::tools());
     tools.push(Arc::new(review::ReviewPipeline {
         pools: pools.clone(),
         env: setup.nfcore_env(),
         rules,
     }));
+    // In the catalogue's order (codaris_catalogue::ALL), which the registry keeps.
+    tools.extend(runs::tools());
     tools
 }
