@@ -53,11 +53,12 @@ pub(super) fn parse(text: &str) -> Result<TestResults, NfTestError> {
             message: e.to_string(),
         })?;
         match event {
-            Event::Start(start) => {
-                let name = local_name(&start);
+            // `<x/>` opens and closes at once; `<x>` opens until its end tag.
+            Event::Start(ref start) | Event::Empty(ref start) => {
+                let name = local_name(start);
                 open(
                     &name,
-                    &start,
+                    start,
                     &path,
                     &mut saw_root,
                     &mut suites,
@@ -65,28 +66,18 @@ pub(super) fn parse(text: &str) -> Result<TestResults, NfTestError> {
                     &mut capture,
                 )?;
                 buffer.clear();
-                path.push(name);
-            }
-            Event::Empty(start) => {
-                let name = local_name(&start);
-                open(
-                    &name,
-                    &start,
-                    &path,
-                    &mut saw_root,
-                    &mut suites,
-                    &mut case,
-                    &mut capture,
-                )?;
-                buffer.clear();
-                close(
-                    &name,
-                    &mut suites,
-                    &mut case,
-                    &mut capture,
-                    &mut buffer,
-                    &mut results,
-                );
+                if matches!(event, Event::Empty(_)) {
+                    close(
+                        &name,
+                        &mut suites,
+                        &mut case,
+                        &mut capture,
+                        &mut buffer,
+                        &mut results,
+                    );
+                } else {
+                    path.push(name);
+                }
             }
             Event::End(end) => {
                 let name = String::from_utf8_lossy(end.local_name().as_ref()).into_owned();

@@ -42,7 +42,12 @@ pub(crate) fn file_block(out: &mut String, prefix: &str, label: &str, file: &Fil
     };
     out.push_str(&escape(&what));
     out.push('\n');
-    for line in file.text.lines() {
+    prefixed_lines(out, prefix, &file.text);
+}
+
+/// Each line of `text` behind `prefix| `, escaped: file content never reads as an answer line.
+fn prefixed_lines(out: &mut String, prefix: &str, text: &str) {
+    for line in text.lines() {
         out.push_str(prefix);
         out.push_str("| ");
         out.push_str(&escape(line));
@@ -60,12 +65,7 @@ pub(crate) fn head_block(out: &mut String, prefix: &str, label: &str, file: &Fil
     };
     out.push_str(&escape(&what));
     out.push('\n');
-    for line in file.text.lines() {
-        out.push_str(prefix);
-        out.push_str("| ");
-        out.push_str(&escape(line));
-        out.push('\n');
-    }
+    prefixed_lines(out, prefix, &file.text);
 }
 
 fn count(lines: usize) -> String {

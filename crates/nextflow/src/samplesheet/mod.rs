@@ -133,6 +133,12 @@ impl GateRequest {
     }
 }
 
+/// The digest a gate is bound to: lowercase hex of the SHA-256 of `bytes`. The run tools
+/// compare a sheet's and a schema's bytes now against the gate's with this same function.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    report::hex(&Sha256::digest(bytes))
+}
+
 /// Runs the gate: reads the sheet and the schema and validates one against the other.
 ///
 /// # Errors
@@ -268,8 +274,8 @@ fn validate_within(
         rows,
         errors,
         warnings,
-        sheet_sha256: report::hex(&Sha256::digest(sheet_bytes)),
-        schema_sha256: report::hex(&Sha256::digest(schema_bytes)),
+        sheet_sha256: sha256_hex(sheet_bytes),
+        schema_sha256: sha256_hex(schema_bytes),
     })
 }
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_nextflow::parse::load_config;
-use codaris_nextflow::samplesheet::{GateRequest, prepare_samplesheet_gate};
+use codaris_nextflow::samplesheet::{GateRequest, prepare_samplesheet_gate, sha256_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -100,14 +100,6 @@ pub fn gate_holds(
 
 fn real(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    ring::digest::digest(&ring::digest::SHA256, bytes)
-        .as_ref()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[derive(Debug)]

@@ -82,6 +82,29 @@ impl NextflowSetup {
         dirs
     }
 
+    /// The daemon's PATH with the directories of the programs configured by absolute path
+    /// first (`nextflow`'s, then `nf-core`'s), so `nextflow` and `nf-core` are found as the
+    /// configuration names them; `None` when neither is a path.
+    fn search_path(&self) -> Option<String> {
+        let mut dirs: Vec<PathBuf> = [&self.nextflow, &self.nf_core]
+            .iter()
+            .filter_map(|program| Path::new(program.as_str()).parent())
+            .filter(|dir| dir.is_absolute())
+            .map(Path::to_path_buf)
+            .collect();
+        if dirs.is_empty() {
+            return None;
+        }
+        dirs.extend(
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths),
+        );
+        std::env::join_paths(dirs)
+            .ok()
+            .map(|path| path.to_string_lossy().into_owned())
+    }
+
     /// The environment every nf-core run gets beside nf-core's own settings: a PATH on which
     /// `nextflow` is the configured program.
     fn nfcore_env(&self) -> codaris_nextflow::nfcore::NfCoreEnv {
@@ -89,11 +112,8 @@ impl NextflowSetup {
             program: self.nf_core.clone(),
             ..codaris_nextflow::nfcore::NfCoreEnv::default()
         };
-        let nextflow = PathBuf::from(&self.nextflow);
-        if let Some(dir) = nextflow.parent().filter(|d| d.is_absolute()) {
-            let rest = std::env::var("PATH").unwrap_or_default();
-            env.env
-                .push(("PATH".to_owned(), format!("{}:{rest}", dir.display())));
+        if let Some(path) = self.search_path() {
+            env.env.push(("PATH".to_owned(), path));
         }
         env
     }
@@ -107,18 +127,10 @@ pub fn probe_programs(
     setup: &NextflowSetup,
     runner: &dyn codaris_nextflow::runner::Runner,
 ) -> Vec<codaris_nextflow::runner::ProgramInfo> {
-    let mut dirs: Vec<PathBuf> = [&setup.nf_core, &setup.nextflow]
-        .iter()
-        .filter_map(|program| Path::new(program.as_str()).parent())
-        .filter(|dir| dir.is_absolute())
-        .map(Path::to_path_buf)
-        .collect();
-    dirs.extend(
-        std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths),
-    );
-    let path = std::env::join_paths(dirs).ok();
+    let path = setup
+        .search_path()
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
     codaris_nextflow::runner::probe(runner, path.as_deref(), Path::new("/"))
 }
 
