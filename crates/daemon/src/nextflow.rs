@@ -6,6 +6,8 @@
 //! bin = "/opt/nextflow/nextflow"    # the `nextflow` nf-core calls (default: on PATH)
 //! nf_core = "/opt/nfcore/bin/nf-core"
 //! rules_dir = "/etc/codaris/rules"  # default: `rules` beside the configuration file
+//! profiles = ["test", "docker"]     # the profiles runs and tests may use
+//! test_datasets = "http://mirror.lab/test-datasets/"  # default: nf-core's on GitHub
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,8 @@ pub struct NextflowToml {
     pub bin: Option<String>,
     pub nf_core: Option<String>,
     pub rules_dir: Option<PathBuf>,
+    pub profiles: Option<Vec<String>>,
+    pub test_datasets: Option<String>,
 }
 
 /// The setup the file asks for; `config_file` is where the configuration is (or would be)
@@ -60,10 +64,46 @@ pub fn resolve(
             .and_then(Path::parent)
             .map(|dir| dir.join("rules")),
     };
+    let defaults = NextflowSetup::default();
+    let profiles = match toml.profiles {
+        None => defaults.profiles,
+        Some(list) => {
+            // A name Nextflow would take apart (a comma) or cannot name (blank) is refused
+            // here, so the allowlist means exactly what it lists.
+            if let Some(bad) = list
+                .iter()
+                .find(|name| name.trim().is_empty() || name.contains([',', ' ', '\0']))
+            {
+                return Err(ConfigError::Invalid {
+                    key: origin("nextflow.profiles"),
+                    reason: format!("`{bad}` is not a profile name"),
+                });
+            }
+            list
+        }
+    };
+    let test_datasets = match toml.test_datasets {
+        None => defaults.test_datasets,
+        Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+            if url.ends_with('/') {
+                url
+            } else {
+                format!("{url}/")
+            }
+        }
+        Some(url) => {
+            return Err(ConfigError::Invalid {
+                key: origin("nextflow.test_datasets"),
+                reason: format!("`{url}` is not an http:// or https:// URL"),
+            });
+        }
+    };
     Ok(NextflowSetup {
         nextflow: program("bin", toml.bin, "nextflow")?,
         nf_core: program("nf_core", toml.nf_core, "nf-core")?,
         rules_dir,
+        profiles,
+        test_datasets,
     })
 }
 
@@ -99,6 +139,24 @@ mod tests {
         assert_eq!(setup.nextflow, "nextflow");
         assert_eq!(setup.nf_core, "nf-core");
         assert_eq!(setup.rules_dir, Some(PathBuf::from("/etc/codaris/rules")));
+        assert!(setup.profiles.iter().any(|p| p == "docker"));
+        assert!(!setup.profiles.iter().any(|p| p == "wave"));
+        assert_eq!(
+            setup.test_datasets,
+            "https://raw.githubusercontent.com/nf-core/test-datasets/"
+        );
+        let mirror = resolve(
+            Some(NextflowToml {
+                test_datasets: Some("http://127.0.0.1:9/data".to_owned()),
+                profiles: Some(vec!["test".to_owned()]),
+                ..NextflowToml::default()
+            }),
+            None,
+            &origin,
+        )?;
+        assert_eq!(mirror.test_datasets, "http://127.0.0.1:9/data/");
+        assert_eq!(mirror.profiles, ["test"]);
+        assert!(mirror.allowed_profiles("test,docker").is_err());
         Ok(())
     }
 
@@ -125,6 +183,20 @@ mod tests {
                     ..NextflowToml::default()
                 },
                 "nextflow.rules_dir",
+            ),
+            (
+                NextflowToml {
+                    profiles: Some(vec!["test,docker".to_owned()]),
+                    ..NextflowToml::default()
+                },
+                "nextflow.profiles",
+            ),
+            (
+                NextflowToml {
+                    test_datasets: Some("ftp://mirror/test-datasets".to_owned()),
+                    ..NextflowToml::default()
+                },
+                "nextflow.test_datasets",
             ),
         ] {
             match resolve(Some(toml), None, &origin) {

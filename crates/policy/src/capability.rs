@@ -30,6 +30,9 @@ pub enum CapabilityName {
     /// Run, in any directory, a command line whose every simple command starts with a prefix
     /// of words (`cargo test`, `git status`): a program-wide `run_command` permission.
     RunProgram,
+    /// Run (or test) the Nextflow pipeline at a path: its tasks run what its code says, so a
+    /// person approves each pipeline before its first launch.
+    RunPipeline,
 }
 
 /// How a capability's `path` is compared with a grant's.
@@ -48,7 +51,7 @@ pub enum Scope {
 
 impl CapabilityName {
     /// Every capability name, in documentation order.
-    pub const ALL: [CapabilityName; 8] = [
+    pub const ALL: [CapabilityName; 9] = [
         CapabilityName::ReadOutsideFence,
         CapabilityName::MutateOutsideFence,
         CapabilityName::Write,
@@ -57,6 +60,7 @@ impl CapabilityName {
         CapabilityName::SendHttp,
         CapabilityName::UseTool,
         CapabilityName::RunProgram,
+        CapabilityName::RunPipeline,
     ];
 
     /// How this capability is matched against grants.
@@ -65,7 +69,8 @@ impl CapabilityName {
             CapabilityName::ReadOutsideFence
             | CapabilityName::MutateOutsideFence
             | CapabilityName::Write
-            | CapabilityName::RunCommand => Scope::Path,
+            | CapabilityName::RunCommand
+            | CapabilityName::RunPipeline => Scope::Path,
             CapabilityName::SendHttp | CapabilityName::UseTool => Scope::Exact,
             CapabilityName::ChangeConfig => Scope::Unscoped,
             CapabilityName::RunProgram => Scope::Command,
@@ -83,6 +88,7 @@ impl CapabilityName {
             CapabilityName::SendHttp => "send_http",
             CapabilityName::UseTool => "use_tool",
             CapabilityName::RunProgram => "run_program",
+            CapabilityName::RunPipeline => "run_pipeline",
         }
     }
 
@@ -174,7 +180,7 @@ mod tests {
     }
 
     #[test]
-    fn only_file_capabilities_cover_descendants() {
+    fn only_directory_capabilities_cover_descendants() {
         let path_scoped: Vec<_> = CapabilityName::ALL
             .into_iter()
             .filter(|n| n.scope() == Scope::Path)
@@ -186,6 +192,7 @@ mod tests {
                 CapabilityName::MutateOutsideFence,
                 CapabilityName::Write,
                 CapabilityName::RunCommand,
+                CapabilityName::RunPipeline,
             ]
         );
     }

@@ -43,10 +43,13 @@ const HTTP: &[PathArg] = &[
     PathArg::new("output_file", Mutate, Optional),
 ];
 const JOB_CWD: &[PathArg] = &[PathArg::new("cwd", Mutate, Optional)];
+// The pipeline's directory is the one `run_pipeline` is asked for. The samplesheet and the
+// other files `params` names are held to the fence by the tool, which reads inside them.
 const PIPELINE_RUN: &[PathArg] = &[
     PathArg::new("path", Mutate, Cwd),
-    PathArg::new("input", Read, Optional),
+    PathArg::new("params_file", Read, Optional),
     PathArg::new("outdir", Mutate, Optional),
+    PathArg::new("launch_dir", Mutate, Optional),
 ];
 const PIPELINE_TEST: &[PathArg] = &[
     PathArg::new("path", Mutate, Cwd),
@@ -67,7 +70,8 @@ const REMEDIATE: &[PathArg] = &[
     PathArg::new("path", Mutate, Cwd),
     PathArg::new("plan", Read, Optional),
 ];
-const TEST_DATA: &[PathArg] = &[PathArg::new("outdir", Mutate, Cwd)];
+// The data lands in the pipeline's test directory and its test configuration is rewritten.
+const TEST_DATA: &[PathArg] = &[PathArg::new("path", Mutate, Cwd)];
 // The new pipeline's directory is made inside `outdir`.
 const CLONE: &[PathArg] = &[PathArg::new("outdir", Mutate, Cwd)];
 
@@ -266,7 +270,7 @@ pub static BUILTIN: &[ToolSpec] = &[
     memory("codaris_memory_save", Opaque),
     memory("codaris_memory_delete", Opaque),
     // Domain tools of the tool surface. Reviews and reports read; running a pipeline needs a
-    // grant in every permission mode, hence `always`.
+    // `run_pipeline` grant for it in every permission mode (the `pipeline` class).
     t("review_pipeline", C::None, ReadOnly, READ_CWD, M::ALL).withheld(Withholding::AuditTurn),
     t("lint_pipeline", C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
     // Offered in every mode because its report-only form is the compliance audit; the fixing
@@ -294,19 +298,25 @@ pub static BUILTIN: &[ToolSpec] = &[
     t("search_pubmed", C::None, ReadOnly, NO_PATHS, M::ALL),
     t(
         "autopilot_pipeline",
-        C::Always,
+        C::Pipeline,
         Opaque,
         PIPELINE_RUN,
         M::AGENT,
     ),
     t(
         "run_built_pipeline",
-        C::Always,
+        C::Pipeline,
         Opaque,
         PIPELINE_RUN,
         M::AGENT,
     ),
-    t("test_pipeline", C::Always, Opaque, PIPELINE_TEST, M::AGENT),
+    t(
+        "test_pipeline",
+        C::Pipeline,
+        Opaque,
+        PIPELINE_TEST,
+        M::AGENT,
+    ),
     t("check_test_result", C::None, ReadOnly, READ_CWD, M::ALL),
     t(
         "prepare_samplesheet_gate",

@@ -547,6 +547,10 @@ fn class_needs<'a>(
             name: CapabilityName::UseTool,
             target: Some(Cow::Borrowed(tool)),
         }],
+        PermissionClass::Pipeline => vec![Need {
+            name: CapabilityName::RunPipeline,
+            ..command_dir(uses, task)
+        }],
     }
 }
 

@@ -42,7 +42,9 @@ mod verdict;
 /// Version of the rules, recorded with every decision so a replay knows what decided it.
 /// "2": the Nextflow tools' path arguments are the ones their tools take (the samplesheet gate
 /// reads, `clone_nfcore_base` writes into `outdir`, the remediation plan is read).
-pub const POLICY_VERSION: &str = "2";
+/// "3": running or testing a pipeline needs `run_pipeline` for its directory (the `pipeline`
+/// class) instead of `use_tool` for the tool; `fetch_test_data` changes the pipeline's `path`.
+pub const POLICY_VERSION: &str = "3";
 
 pub use capability::Capability;
 pub use capability::CapabilityName;

@@ -27,6 +27,9 @@ pub enum PermissionClass {
     Http,
     /// Prompts in every mode unless granted.
     Always,
+    /// Runs a Nextflow pipeline: prompts in every mode unless `run_pipeline` was granted for
+    /// the pipeline's directory (its first `mutate` path argument, else the working directory).
+    Pipeline,
 }
 
 /// What a call of the tool can change, which decides the capability a read-only activity asks

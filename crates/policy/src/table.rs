@@ -59,6 +59,7 @@ impl Display for Action<'_, '_> {
             CapabilityName::ReadOutsideFence => write!(f, "read {target}"),
             CapabilityName::UseTool => f.write_str("have effects outside the session"),
             CapabilityName::RunProgram => write!(f, "run {target}"),
+            CapabilityName::RunPipeline => write!(f, "run the pipeline {target}"),
         }
     }
 }

@@ -19,6 +19,7 @@ fn auto_approval_follows_the_catalogue_table() {
         (C::Config, [false, false, true]),
         (C::Http, [false, false, true]),
         (C::Always, [false, false, false]),
+        (C::Pipeline, [false, false, false]),
     ];
     for (class, row) in table {
         let got = [P::Ask, P::AcceptEdits, P::Bypass].map(|m| auto_approves(class, m));

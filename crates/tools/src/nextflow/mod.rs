@@ -32,7 +32,30 @@ pub struct NextflowSetup {
     pub nextflow: String,
     /// The operator's compliance rule files (`*.toml`), beside the built-in rules.
     pub rules_dir: Option<PathBuf>,
+    /// The profiles a run or a test may use (`[nextflow] profiles`).
+    pub profiles: Vec<String>,
+    /// Where nf-core's test-datasets are downloaded from (`[nextflow] test_datasets`): the
+    /// URL the branches hang off, ending in `/`.
+    pub test_datasets: String,
 }
+
+/// The profiles allowed when the configuration names none: nf-core's test profiles, its
+/// debugging aid and the container and package engines that run on the machine itself
+/// (not `wave`, which sends the environment to Seqera, nor cloud or cluster profiles).
+pub const DEFAULT_PROFILES: [&str; 9] = [
+    "test",
+    "test_full",
+    "debug",
+    "docker",
+    "singularity",
+    "apptainer",
+    "podman",
+    "conda",
+    "mamba",
+];
+
+/// nf-core's test data, a branch per pipeline.
+pub const DEFAULT_TEST_DATASETS: &str = "https://raw.githubusercontent.com/nf-core/test-datasets/";
 
 impl Default for NextflowSetup {
     fn default() -> Self {
@@ -40,11 +63,34 @@ impl Default for NextflowSetup {
             nf_core: "nf-core".to_owned(),
             nextflow: "nextflow".to_owned(),
             rules_dir: None,
+            profiles: DEFAULT_PROFILES.map(str::to_owned).to_vec(),
+            test_datasets: DEFAULT_TEST_DATASETS.to_owned(),
         }
     }
 }
 
 impl NextflowSetup {
+    /// The profiles of a `profile` argument (`test,docker`), each checked against the
+    /// operator's allowlist; the error is the model's sentence.
+    pub fn allowed_profiles(&self, profile: &str) -> Result<Vec<String>, String> {
+        let mut chosen = Vec::new();
+        for name in profile.split(',').map(str::trim) {
+            if name.is_empty() {
+                return Err(format!(
+                    "`profile` `{profile}` has an empty name in its list"
+                ));
+            }
+            if !self.profiles.iter().any(|allowed| allowed == name) {
+                return Err(format!(
+                    "profile `{name}` is not in the operator's allowlist ([nextflow] profiles: {})",
+                    self.profiles.join(", ")
+                ));
+            }
+            chosen.push(name.to_owned());
+        }
+        Ok(chosen)
+    }
+
     /// Where the configured programs are installed, for the sandbox to let them be read and
     /// run: the virtual environment a Python program lives in (and the Python it was made
     /// from), else the program's own directory. A program not found adds nothing (its tool
