@@ -202,6 +202,7 @@ impl Builtins {
         session_id: &str,
         permit: &Permit,
         pictures: &Pictures,
+        progress: codaris_tools::progress::ProgressSink,
     ) -> Option<BuiltinRun> {
         let name = permit.tool();
         let args = permit.args();
@@ -239,7 +240,7 @@ impl Builtins {
             workspace,
         };
         let mut session_cwd = None;
-        let run = match tool.call(&ctx, args).await {
+        let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
                 session_cwd = output.session_cwd.clone();
                 run_of(name, args, output, pictures)

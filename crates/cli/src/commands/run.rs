@@ -297,6 +297,10 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
                 format!("  {verdict} {}: {first}", decision.code),
             )
         }
+        Event::ToolProgress(p) => (
+            json!({"type": "progress", "id": p.id, "tool": p.tool, "message": p.message}),
+            format!("  … {}: {}", p.tool, p.message),
+        ),
         Event::Card(c) => {
             let capability = c.capability.clone().unwrap_or_default();
             (

@@ -329,8 +329,17 @@ impl TurnHost for DaemonHost {
     fn run(&self, permit: Permit) -> HostFuture<'_, ToolRun> {
         Box::pin(async move {
             let builtins = &self.turns.builtins;
+            let log = self.log.clone();
+            let (id, tool) = (permit.call_id().to_owned(), permit.tool().to_owned());
+            let progress: codaris_tools::progress::ProgressSink = Arc::new(move |line: &str| {
+                log.push(v1::turn_event::Event::ToolProgress(v1::ToolProgress {
+                    id: id.clone(),
+                    tool: tool.clone(),
+                    message: line.to_owned(),
+                }));
+            });
             match builtins
-                .run(self.session_id(), &permit, &self.session.pictures)
+                .run(self.session_id(), &permit, &self.session.pictures, progress)
                 .await
             {
                 Some(builtin) => {
