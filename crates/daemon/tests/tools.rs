@@ -99,7 +99,8 @@ async fn only_tools_that_run_here_are_indexed() {
     let names: Vec<String> = listed.tools.iter().map(|t| t.name.clone()).collect();
     assert_eq!(names, core_names());
     assert!(listed.tools.iter().all(|t| t.kind == "core"));
-    for absent in ["autopilot_pipeline", "run_built_pipeline"] {
+    // Spec tools with no implementation yet (research, issue #17) are not indexed.
+    for absent in ["web_research", "search_pubmed", "search_geo_sra"] {
         assert!(
             !names.iter().any(|n| n == absent),
             "{absent} has no implementation here"

@@ -55,7 +55,9 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::<String>::new()));
         let into = seen.clone();
         let sink: ProgressSink = Arc::new(move |line| {
-            into.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(line.to_owned());
+            into.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(line.to_owned());
         });
         current().report("before: nowhere");
         scope(sink, async {
@@ -64,7 +66,9 @@ mod tests {
         })
         .await;
         current().report("after: nowhere");
-        let seen = seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let seen = seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         assert_eq!(*seen, ["from a thread"]);
     }
 }

@@ -56,6 +56,23 @@ pub(crate) fn input_file(
     Ok(Some(file))
 }
 
+/// An existing regular file at `path` (absolute, or relative to the working directory),
+/// located under the fence; `what` names it in the error (`samplesheet `input``).
+pub(crate) fn located_file(
+    ctx: &ToolContext,
+    tool: &'static str,
+    what: &str,
+    path: &str,
+) -> Result<PathBuf, ToolError> {
+    let file = real(ctx, tool, path)?;
+    if !file.is_file() {
+        return Err(ToolError::model(format!(
+            "{tool}: {what} `{path}` is not a file"
+        )));
+    }
+    Ok(file)
+}
+
 /// A directory the tool will create, named as the model wrote it: beneath a root, not
 /// protected (`.git`, Codaris's own files) nor secret, its parent existing.
 pub(crate) fn new_dir(

@@ -4,11 +4,14 @@
 //! report's text.
 
 mod args;
+mod autopilot;
 mod compliance;
 mod copy;
 mod gate;
+mod launch;
 mod nfcore;
 mod review;
+mod run;
 mod runner;
 mod runs;
 
@@ -191,7 +194,9 @@ pub fn nextflow_tools(
         dir: setup.rules_dir.clone(),
     };
     let mut tools = nfcore::tools(pools, setup);
-    tools.push(Arc::new(gate::PrepareSamplesheetGate { gates }));
+    tools.push(Arc::new(gate::PrepareSamplesheetGate {
+        gates: gates.clone(),
+    }));
     tools.extend(compliance::tools(&rules));
     tools.push(Arc::new(review::ReviewPipeline {
         pools: pools.clone(),
@@ -200,5 +205,13 @@ pub fn nextflow_tools(
     }));
     // In the catalogue's order (codaris_catalogue::ALL), which the registry keeps.
     tools.extend(runs::tools());
+    let launch = Arc::new(launch::LaunchShared {
+        pools: pools.clone(),
+        setup: setup.clone(),
+        gates,
+        launches: launch::Launches::default(),
+    });
+    tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
+    tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch)));
     tools
 }

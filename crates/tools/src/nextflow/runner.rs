@@ -145,7 +145,10 @@ impl Runner for PoolRunner {
 /// `exec env K=V … PROGRAM ARGS…` for `/bin/sh -c`, every word quoted: nothing in an
 /// argument is read by the shell. `env` takes the first word without `=` as the program, which
 /// the absolute path always is. A NUL byte cannot be passed at all.
-fn command_line(program: &std::path::Path, invocation: &Invocation) -> std::io::Result<String> {
+pub(super) fn command_line(
+    program: &std::path::Path,
+    invocation: &Invocation,
+) -> std::io::Result<String> {
     let mut words = vec!["exec".to_owned(), "env".to_owned()];
     for (key, value) in &invocation.env {
         words.push(quote(&format!("{key}={value}"))?);

@@ -111,7 +111,7 @@ impl Tool for AnalyzeRunLog {
 }
 
 /// The log at `path`, streamed (bounded memory however long it is).
-fn read_log(path: &Path) -> Result<LogReport, String> {
+pub(super) fn read_log(path: &Path) -> Result<LogReport, String> {
     let file = std::fs::File::open(path).map_err(|err| {
         format!(
             "no Nextflow log at `{}` ({err}); give the directory the run was launched from",

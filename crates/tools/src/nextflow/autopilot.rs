@@ -1,0 +1,270 @@
+//! `autopilot_pipeline`: one attempt per call at getting a pipeline to run, the model
+//! repairing between calls. An attempt runs in the foreground (resuming after the first, so
+//! the tasks that passed are cached), reports each task as its trace row lands, and answers
+//! the success summary or the failing task's diagnosis with the files to change. Attempts are
+//! counted per pipeline in the session; past `max_attempts` it stops with every attempt's
+//! report.
+
+use std::collections::HashMap;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use codaris_nextflow::runlog;
+use codaris_nextflow::runs::{Trace, failing_task, format_duration, run_status};
+use serde_json::Value;
+
+use super::launch::{LaunchShared, gate_lines, pool_of, prepare, start, where_lines};
+use crate::context::ToolContext;
+use crate::progress::Progress;
+use crate::shell::TaskStatus;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// Attempts allowed when the call does not say.
+pub const DEFAULT_MAX_ATTEMPTS: u64 = 3;
+/// The most a call may allow (the schema's maximum).
+const MAX_MAX_ATTEMPTS: u64 = 10;
+/// How long an attempt is waited for before it is handed to the background.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2 * 60 * 60);
+/// How often the trace is read for progress.
+const POLL: Duration = Duration::from_millis(500);
+
+/// One attempt, as the final report lists it.
+#[derive(Debug, Clone)]
+struct Attempt {
+    number: usize,
+    run_name: String,
+    /// `succeeded`, `failed (exit 1): …`, `still running …`.
+    outcome: String,
+}
+
+#[derive(Debug)]
+pub(super) struct AutopilotPipeline {
+    pub shared: Arc<LaunchShared>,
+    /// By session and pipeline (real path).
+    attempts: Mutex<HashMap<(String, PathBuf), Vec<Attempt>>>,
+}
+
+impl AutopilotPipeline {
+    pub fn new(shared: Arc<LaunchShared>) -> Self {
+        Self {
+            shared,
+            attempts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn attempts(&self) -> std::sync::MutexGuard<'_, HashMap<(String, PathBuf), Vec<Attempt>>> {
+        self.attempts.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+fn max_attempts(tool: &'static str, args: &Value) -> Result<u64, ToolError> {
+    match args.get("max_attempts") {
+        None | Some(Value::Null) => Ok(DEFAULT_MAX_ATTEMPTS),
+        Some(value) => value
+            .as_u64()
+            .filter(|n| (1..=MAX_MAX_ATTEMPTS).contains(n))
+            .ok_or_else(|| {
+                ToolError::model(format!(
+                    "{tool}: `max_attempts` must be a whole number from 1 to {MAX_MAX_ATTEMPTS}"
+                ))
+            }),
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for AutopilotPipeline {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::AUTOPILOT_PIPELINE.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::AUTOPILOT_PIPELINE.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::AUTOPILOT_PIPELINE.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let max = max_attempts(tool, args)?;
+        // Located first so the count is kept under the pipeline's real path.
+        let pipeline = super::args::pipeline_dir(ctx, tool, args)?;
+        let key = (ctx.session_id.clone(), pipeline.clone());
+        let before = self.attempts().get(&key).cloned().unwrap_or_default();
+        if before.len() as u64 >= max {
+            return Err(ToolError::model(format!(
+                "{tool}: stopped: {} attempts made on `{}` in this session (max_attempts {max}), none succeeded. The attempts:\n{}\nRepair it by hand, or raise max_attempts if another attempt is worth it.",
+                before.len(),
+                pipeline.display(),
+                report(&before)
+            )));
+        }
+        let number = before.len() + 1;
+        let prepared = prepare(&self.shared, ctx, tool, args, !before.is_empty())?;
+        let plan = prepared.plan.clone();
+        let pool = pool_of(&self.shared, ctx, tool)?;
+        let run = self
+            .shared
+            .launches
+            .start_exclusive(tool, &plan, &ctx.session_id, || {
+                start(&pool, ctx, tool, &prepared, false)
+            })?;
+        let progress = crate::progress::current();
+        progress.report(&format!(
+            "attempt {number} of {max}: run `{}`{}",
+            plan.run_name,
+            if plan.resume { " (-resume)" } else { "" }
+        ));
+        let deadline = Instant::now() + ATTEMPT_TIMEOUT;
+        let mut rows_seen = 0;
+        let status = loop {
+            let status = run.started.task.wait(POLL).await;
+            rows_seen = report_rows(&plan.trace, rows_seen, &progress).await;
+            if !status.is_running() {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                break status;
+            }
+        };
+        let head = format!("attempt {number} of {max} on `{}`", plan.pipeline.display());
+        if status.is_running() {
+            pool.hand_over(&run.started, true);
+            let outcome = format!(
+                "still running after {} (handed to the background as {})",
+                format_duration(u64::try_from(ATTEMPT_TIMEOUT.as_millis()).unwrap_or(u64::MAX)),
+                run.started.task_id
+            );
+            self.record(&key, number, &plan.run_name, outcome.clone());
+            return Ok(ToolOutput::text(format!(
+                "{head}: run `{}` {outcome}; follow it with check_run_status and call {tool} again once it ends\n{}",
+                plan.run_name,
+                where_lines(&plan)
+            )));
+        }
+        pool.retire(&run.started);
+        let elapsed = format_duration(
+            u64::try_from(run.started.task.elapsed().as_millis()).unwrap_or(u64::MAX),
+        );
+        let (launch, name, pipeline_dir) = (
+            plan.launch_dir.clone(),
+            plan.run_name.clone(),
+            plan.pipeline.clone(),
+        );
+        if status == TaskStatus::Exited(0) {
+            self.attempts().remove(&key);
+            let summary = blocking(tool, move || {
+                run_status(&launch, Some(&name))
+                    .map(|status| status.render())
+                    .map_err(|err| err.to_string())
+            })
+            .await
+            .unwrap_or_else(|why| format!("(its status could not be read: {why})"));
+            return Ok(ToolOutput::text(format!(
+                "{head}: run `{}` succeeded in {elapsed}{}\n{summary}",
+                plan.run_name,
+                gate_lines(&prepared.gates)
+            )));
+        }
+        let diagnosis = blocking(tool, move || Ok(diagnose(&launch, &pipeline_dir)))
+            .await
+            .unwrap_or_else(|why| why);
+        let cause = diagnosis.lines().next().unwrap_or("").to_owned();
+        let outcome = format!("failed ({status}) after {elapsed}: {cause}");
+        self.record(&key, number, &plan.run_name, outcome.clone());
+        let next = if number as u64 >= max {
+            format!(
+                "That was the last attempt (max_attempts {max}); a further call reports every attempt and stops."
+            )
+        } else {
+            format!(
+                "Repair the files named above, then call {tool} again: attempt {} resumes (-resume) with the tasks that passed cached ({} left).",
+                number + 1,
+                max - number as u64
+            )
+        };
+        Ok(ToolOutput::text(format!(
+            "{head}: run `{}` {outcome}\n{}\n\n{diagnosis}\n\n{next}",
+            plan.run_name,
+            where_lines(&plan),
+        )))
+    }
+}
+
+impl AutopilotPipeline {
+    fn record(&self, key: &(String, PathBuf), number: usize, run_name: &str, outcome: String) {
+        self.attempts()
+            .entry(key.clone())
+            .or_default()
+            .push(Attempt {
+                number,
+                run_name: run_name.to_owned(),
+                outcome,
+            });
+    }
+}
+
+/// One line per attempt.
+fn report(attempts: &[Attempt]) -> String {
+    attempts
+        .iter()
+        .map(|a| format!("  {}. run `{}`: {}", a.number, a.run_name, a.outcome))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The failing task's work directory (as `debug_last_run` opens it), else what the log says
+/// (a configuration or script error before any task ran).
+fn diagnose(launch: &Path, pipeline: &Path) -> String {
+    match failing_task(launch, pipeline) {
+        Ok(task) => task.render(),
+        Err(task_err) => match super::runs::read_log(&launch.join(".nextflow.log")) {
+            Ok(log) => runlog::render_analysis(Some(&log), None),
+            Err(why) => format!("no failing task found ({task_err}) and {why}"),
+        },
+    }
+}
+
+/// Reports the trace rows past the first `seen` (each a task that finished or was cached);
+/// answers how many rows there are now.
+async fn report_rows(trace: &Path, seen: usize, progress: &Progress) -> usize {
+    let (trace, progress) = (trace.to_path_buf(), progress.clone());
+    tokio::task::spawn_blocking(move || {
+        let Ok(file) = std::fs::File::open(&trace) else {
+            return seen;
+        };
+        let Ok(rows) = Trace::read(BufReader::new(file)) else {
+            return seen;
+        };
+        let mut count = 0;
+        for row in rows.map_while(Result::ok) {
+            count += 1;
+            if count <= seen {
+                continue;
+            }
+            let status = row.status.as_ref().map_or("-", |s| s.as_str());
+            let name = row.name.as_deref().unwrap_or("a task");
+            let exit = match row.exit {
+                Some(code) if code != 0 => format!(" (exit {code})"),
+                _ => String::new(),
+            };
+            progress.report(&format!("{status} {name}{exit}"));
+        }
+        count
+    })
+    .await
+    .unwrap_or(seen)
+}
+
+/// Runs `work` off the async threads.
+async fn blocking(
+    tool: &'static str,
+    work: impl FnOnce() -> Result<String, String> + Send + 'static,
+) -> Result<String, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|join| Err(format!("{tool}: {join}")))
+}

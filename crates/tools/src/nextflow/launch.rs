@@ -1,0 +1,311 @@
+//! Launching `nextflow run` for a session: what the launch tools (`run_built_pipeline`,
+//! `autopilot_pipeline`) check before a run starts and how it starts.
+//!
+//! Before: the pipeline is a directory under the fence with a `main.nf`; each profile is in
+//! the operator's allowlist; every samplesheet the run is given (`input`, or a parameter whose
+//! schema entry names a schema, from `params` or the params file) is a file under the fence
+//! with a passing gate that still holds ([`gate_holds`]). The grant (`run_pipeline` for the
+//! pipeline) is the policy's, decided before the call reaches here.
+//!
+//! How: in the session's task pool and sandbox like its commands (the roots writable, as a
+//! pipeline writes its launch directory and results), one run at a time per pipeline and per
+//! launch directory across the daemon ([`Launches`]), since Nextflow locks its launch
+//! directory's cache and a second run there would fail or clobber the first.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use codaris_nextflow::launch::{
+    LaunchPlan, param_pairs, params_file_values, run_name, samplesheet_params,
+};
+use codaris_nextflow::runner::{Invocation, find_program, install_hint};
+use serde_json::Value;
+
+use super::NextflowSetup;
+use super::args::{flag, input_file, located_file, new_dir, optional_string, pipeline_dir};
+use super::gate::{GateRecord, GateStore, gate_holds};
+use super::runner::command_line;
+use crate::context::ToolContext;
+use crate::shell::{ShellPools, Started, TaskPool};
+use crate::tool::ToolError;
+
+/// What the launch tools share: the sandboxes, the setup, the gates and the runs going on.
+#[derive(Debug)]
+pub(super) struct LaunchShared {
+    pub pools: Arc<ShellPools>,
+    pub setup: NextflowSetup,
+    pub gates: Arc<dyn GateStore>,
+    pub launches: Launches,
+}
+
+/// A run Codaris started that may still be going.
+#[derive(Debug, Clone)]
+pub(super) struct ActiveRun {
+    pub run_name: String,
+    pub pipeline: PathBuf,
+    pub launch_dir: PathBuf,
+    pub session_id: String,
+    pub started: Started,
+    /// The tool that started it.
+    pub tool: &'static str,
+}
+
+/// The runs started in this daemon, one per pipeline and launch directory at a time.
+#[derive(Debug, Default)]
+pub(super) struct Launches(Mutex<Vec<ActiveRun>>);
+
+impl Launches {
+    /// Starts a run with `start` unless one is going on the same pipeline or in the same
+    /// launch directory; the check and the start happen under one lock, so two calls at once
+    /// cannot both start.
+    pub fn start_exclusive(
+        &self,
+        tool: &'static str,
+        plan: &LaunchPlan,
+        session_id: &str,
+        start: impl FnOnce() -> Result<Started, ToolError>,
+    ) -> Result<ActiveRun, ToolError> {
+        let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        runs.retain(|run| run.started.task.status().is_running());
+        if let Some(busy) = runs
+            .iter()
+            .find(|run| run.pipeline == plan.pipeline || run.launch_dir == plan.launch_dir)
+        {
+            let owner = if busy.session_id == session_id {
+                "this session".to_owned()
+            } else {
+                format!("session {}", busy.session_id)
+            };
+            return Err(ToolError::model(format!(
+                "{tool}: run `{}` of `{}` is still running in `{}` (started by {} from {owner}, {} ago); wait for it, follow it with check_run_status, or stop it with background_stop",
+                busy.run_name,
+                busy.pipeline.display(),
+                busy.launch_dir.display(),
+                busy.tool,
+                codaris_nextflow::runs::format_duration(
+                    u64::try_from(busy.started.task.elapsed().as_millis()).unwrap_or(u64::MAX)
+                ),
+            )));
+        }
+        let started = start()?;
+        let run = ActiveRun {
+            run_name: plan.run_name.clone(),
+            pipeline: plan.pipeline.clone(),
+            launch_dir: plan.launch_dir.clone(),
+            session_id: session_id.to_owned(),
+            started,
+            tool,
+        };
+        runs.push(run.clone());
+        Ok(run)
+    }
+}
+
+/// A launch that passed every check, ready to start.
+#[derive(Debug, Clone)]
+pub(super) struct Prepared {
+    pub plan: LaunchPlan,
+    /// The `nextflow` program, found.
+    pub program: PathBuf,
+    /// The gates the run's samplesheets passed.
+    pub gates: Vec<(String, GateRecord)>,
+}
+
+/// Checks a launch asked for by `args`; `resume` adds `-resume` whatever the arguments say.
+pub(super) fn prepare(
+    shared: &LaunchShared,
+    ctx: &ToolContext,
+    tool: &'static str,
+    args: &Value,
+    resume: bool,
+) -> Result<Prepared, ToolError> {
+    let pipeline = pipeline_dir(ctx, tool, args)?;
+    if !pipeline.join("main.nf").is_file() {
+        return Err(ToolError::model(format!(
+            "{tool}: `{}` has no main.nf; give the pipeline's directory",
+            pipeline.display()
+        )));
+    }
+    let launch_dir = match optional_string(tool, args, "launch_dir")? {
+        None => pipeline.clone(),
+        Some(dir) => {
+            let dir = new_dir(ctx, tool, dir)?;
+            std::fs::create_dir_all(&dir).map_err(|err| {
+                ToolError::model(format!(
+                    "{tool}: cannot create the launch directory `{}`: {err}",
+                    dir.display()
+                ))
+            })?;
+            dir
+        }
+    };
+    let mut plan = LaunchPlan::new(&pipeline, &launch_dir, &fresh_run_name());
+    if let Some(profile) = optional_string(tool, args, "profile")? {
+        plan.profiles = shared
+            .setup
+            .allowed_profiles(profile)
+            .map_err(|why| ToolError::model(format!("{tool}: {why}")))?;
+    }
+    let params = match args.get("params") {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(_) => {
+            return Err(ToolError::model(format!(
+                "{tool}: `params` must be an object of parameter names and values"
+            )));
+        }
+    };
+    plan.params = param_pairs(&params).map_err(|err| ToolError::model(format!("{tool}: {err}")))?;
+    plan.params_file = input_file(ctx, tool, args, "params_file")?;
+    plan.resume = resume || flag(tool, args, "resume")?;
+    if let Some(outdir) = optional_string(tool, args, "outdir")? {
+        plan.outdir = Some(new_dir(ctx, tool, outdir)?);
+    }
+    let gates = check_samplesheets(shared, ctx, tool, &plan)?;
+    let program = find_nextflow(&shared.setup, tool)?;
+    Ok(Prepared {
+        plan,
+        program,
+        gates,
+    })
+}
+
+/// Every samplesheet parameter the run gets, each a file under the fence whose gate holds.
+fn check_samplesheets(
+    shared: &LaunchShared,
+    ctx: &ToolContext,
+    tool: &'static str,
+    plan: &LaunchPlan,
+) -> Result<Vec<(String, GateRecord)>, ToolError> {
+    let wanted = samplesheet_params(&plan.pipeline);
+    let mut given: Vec<(String, String)> = match &plan.params_file {
+        Some(file) => params_file_values(file, &wanted)
+            .map_err(|err| ToolError::model(format!("{tool}: {err}")))?,
+        None => Vec::new(),
+    };
+    // `--NAME` on the command line wins over the params file, as in Nextflow.
+    for (name, value) in &plan.params {
+        if wanted.contains(name) {
+            given.retain(|(other, _)| other != name);
+            given.push((name.clone(), value.clone()));
+        }
+    }
+    let mut passed = Vec::new();
+    for (name, value) in given {
+        if value.contains("://") {
+            return Err(ToolError::model(format!(
+                "{tool}: the samplesheet `{name}` is a URL (`{value}`), which cannot be gated; download it (fetch_test_data) and check the local copy with prepare_samplesheet_gate"
+            )));
+        }
+        // Nextflow reads a relative path against the launch directory.
+        let at = plan.launch_dir.join(&value);
+        let sheet = located_file(
+            ctx,
+            tool,
+            &format!("samplesheet `{name}`"),
+            &at.to_string_lossy(),
+        )?;
+        let gate = gate_holds(shared.gates.as_ref(), &plan.pipeline, &sheet)
+            .map_err(|why| ToolError::model(format!("{tool}: refused: {why}")))?;
+        passed.push((name, gate));
+    }
+    Ok(passed)
+}
+
+/// The configured `nextflow`, on the PATH the tools use.
+fn find_nextflow(setup: &NextflowSetup, tool: &'static str) -> Result<PathBuf, ToolError> {
+    let path = setup
+        .search_path()
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    find_program(&setup.nextflow, path.as_deref()).ok_or_else(|| {
+        ToolError::model(format!(
+            "{tool}: `{}` is not installed or not on the daemon's PATH; {}",
+            setup.nextflow,
+            install_hint("nextflow")
+        ))
+    })
+}
+
+/// A name no earlier run of this daemon had, from the process's random hasher seed.
+fn fresh_run_name() -> String {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    run_name(hasher.finish())
+}
+
+/// Starts `prepared` in `pool`: listed and announced when it ends (a background run), or
+/// hidden (a foreground attempt the tool waits for).
+pub(super) fn start(
+    pool: &TaskPool,
+    ctx: &ToolContext,
+    tool: &'static str,
+    prepared: &Prepared,
+    background: bool,
+) -> Result<Started, ToolError> {
+    let plan = &prepared.plan;
+    let mut invocation = Invocation::new("nextflow", plan.args(), &plan.launch_dir);
+    for (key, value) in plan.env() {
+        invocation = invocation.with_env(key, value);
+    }
+    let line = command_line(&prepared.program, &invocation)
+        .map_err(|err| ToolError::model(format!("{tool}: {err}")))?;
+    pool.start(
+        &line,
+        &plan.launch_dir,
+        ctx.fence.roots(),
+        Some(&ctx.workspace),
+        None,
+        background,
+        background,
+    )
+    .map_err(|err| ToolError::model(format!("{tool}: could not start nextflow: {err}")))
+}
+
+/// The lines every launch answer carries: where the run's files are.
+pub(super) fn where_lines(plan: &LaunchPlan) -> String {
+    let work = std::env::var_os("NXF_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| plan.launch_dir.join("work"));
+    format!(
+        "command: {}\nlaunch dir: {}\nwork dir: {}\nlog: {}\ntrace: {}",
+        plan.display(),
+        plan.launch_dir.display(),
+        work.display(),
+        plan.launch_dir.join(".nextflow.log").display(),
+        plan.trace.display(),
+    )
+}
+
+/// The gates line of an answer: which samplesheets passed and when.
+pub(super) fn gate_lines(gates: &[(String, GateRecord)]) -> String {
+    gates
+        .iter()
+        .map(|(name, gate)| {
+            format!(
+                "\nsamplesheet `{name}`: {} ({} rows, gate held: sha256 {})",
+                gate.samplesheet.display(),
+                gate.rows,
+                gate.sheet_sha256.get(..12).unwrap_or(&gate.sheet_sha256)
+            )
+        })
+        .collect()
+}
+
+/// The pool of the calling session.
+pub(super) fn pool_of(
+    shared: &LaunchShared,
+    ctx: &ToolContext,
+    tool: &'static str,
+) -> Result<Arc<TaskPool>, ToolError> {
+    shared
+        .pools
+        .pool(&ctx.session_id)
+        .map_err(|err| ToolError::model(format!("{tool}: {err}")))
+}
