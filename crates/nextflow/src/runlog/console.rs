@@ -39,6 +39,17 @@ pub enum ConsoleStyle {
     Unknown,
 }
 
+impl ConsoleStyle {
+    /// The style as an answer names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ConsoleStyle::Classic => "classic console",
+            ConsoleStyle::Agent => "agent-mode console",
+            ConsoleStyle::Unknown => "console of no known style",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {

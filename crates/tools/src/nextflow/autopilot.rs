@@ -169,7 +169,12 @@ impl Tool for AutopilotPipeline {
                 gate_lines(&prepared.gates)
             )));
         }
-        let diagnosis = blocking(tool, move || Ok(diagnose(&launch, &pipeline_dir)))
+        let console = self
+            .shared
+            .launches
+            .console(&plan.launch_dir, Some(&plan.run_name))
+            .map(|(_, text)| text);
+        let diagnosis = blocking(tool, move || Ok(diagnose(&launch, &pipeline_dir, console)))
             .await
             .unwrap_or_else(|why| why);
         let cause = diagnosis.lines().next().unwrap_or("").to_owned();
@@ -218,13 +223,17 @@ fn report(attempts: &[Attempt]) -> String {
 
 /// The failing task's work directory (as `debug_last_run` opens it), else what the log says
 /// (a configuration or script error before any task ran).
-fn diagnose(launch: &Path, pipeline: &Path) -> String {
+fn diagnose(launch: &Path, pipeline: &Path, console: Option<String>) -> String {
     match failing_task(launch, pipeline) {
         Ok(task) => task.render(),
-        Err(task_err) => match super::runs::read_log(&launch.join(".nextflow.log")) {
-            Ok(log) => runlog::render_analysis(Some(&log), None),
-            Err(why) => format!("no failing task found ({task_err}) and {why}"),
-        },
+        Err(task_err) => {
+            let console = console.map(|text| runlog::read_console(&text));
+            match super::runs::read_log(&launch.join(".nextflow.log")) {
+                Ok(log) => runlog::render_analysis(Some(&log), console.as_ref()),
+                Err(_) if console.is_some() => runlog::render_analysis(None, console.as_ref()),
+                Err(why) => format!("no failing task found ({task_err}) and {why}"),
+            }
+        }
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_nextflow::launch::{
@@ -52,7 +52,13 @@ pub(super) struct ActiveRun {
     pub tool: &'static str,
 }
 
-/// The runs started in this daemon, one per pipeline and launch directory at a time.
+/// Runs kept after they end, newest last, for their console (`analyze_run_log` reads it).
+const KEPT_RUNS: usize = 32;
+/// The most of a run's console kept for reading back, from its end.
+const CONSOLE_BYTES: usize = 1024 * 1024;
+
+/// The runs started in this daemon (the last [`KEPT_RUNS`] of them), one per pipeline and
+/// launch directory running at a time.
 #[derive(Debug, Default)]
 pub(super) struct Launches(Mutex<Vec<ActiveRun>>);
 
@@ -68,11 +74,10 @@ impl Launches {
         start: impl FnOnce() -> Result<Started, ToolError>,
     ) -> Result<ActiveRun, ToolError> {
         let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        runs.retain(|run| run.started.task.status().is_running());
-        if let Some(busy) = runs
-            .iter()
-            .find(|run| run.pipeline == plan.pipeline || run.launch_dir == plan.launch_dir)
-        {
+        if let Some(busy) = runs.iter().find(|run| {
+            (run.pipeline == plan.pipeline || run.launch_dir == plan.launch_dir)
+                && run.started.task.status().is_running()
+        }) {
             let owner = if busy.session_id == session_id {
                 "this session".to_owned()
             } else {
@@ -99,7 +104,35 @@ impl Launches {
             tool,
         };
         runs.push(run.clone());
+        while runs.len() > KEPT_RUNS {
+            let Some(ended) = runs
+                .iter()
+                .position(|run| !run.started.task.status().is_running())
+            else {
+                break;
+            };
+            runs.remove(ended);
+        }
         Ok(run)
+    }
+
+    /// The console (stdout, then stderr) of the newest run Codaris started in `launch_dir`
+    /// (the one named `run`, when given), with its name.
+    pub fn console(&self, launch_dir: &Path, run: Option<&str>) -> Option<(String, String)> {
+        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = runs
+            .iter()
+            .rev()
+            .find(|r| r.launch_dir == launch_dir && run.is_none_or(|name| r.run_name == name))?;
+        let captured = found.started.task.output(CONSOLE_BYTES, None);
+        let mut text = captured.stdout;
+        if !captured.stderr.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&captured.stderr);
+        }
+        Some((found.run_name.clone(), text))
     }
 }
 

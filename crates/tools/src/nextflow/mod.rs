@@ -204,13 +204,13 @@ pub fn nextflow_tools(
         rules,
     }));
     // In the catalogue's order (codaris_catalogue::ALL), which the registry keeps.
-    tools.extend(runs::tools());
     let launch = Arc::new(launch::LaunchShared {
         pools: pools.clone(),
         setup: setup.clone(),
         gates,
         launches: launch::Launches::default(),
     });
+    tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
     tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch)));
     tools

@@ -11,16 +11,17 @@ use codaris_nextflow::runs;
 use serde_json::Value;
 
 use super::args::{optional_string, pipeline_dir};
+use super::launch::LaunchShared;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// Log files Nextflow keeps: the last run's, and up to nine older ones it rotated.
 const ROTATED_LOGS: usize = 9;
 
-pub(super) fn tools() -> Vec<Arc<dyn Tool>> {
+pub(super) fn tools(launch: &Arc<LaunchShared>) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(CheckRunStatus),
-        Arc::new(AnalyzeRunLog),
+        Arc::new(AnalyzeRunLog(launch.clone())),
         Arc::new(DebugLastRun),
     ]
 }
@@ -70,8 +71,10 @@ impl Tool for CheckRunStatus {
     }
 }
 
+/// Reads the log, and the console of the run when Codaris launched it (both console styles:
+/// classic, and agent mode's `[ERROR]` block).
 #[derive(Debug)]
-struct AnalyzeRunLog;
+struct AnalyzeRunLog(Arc<LaunchShared>);
 
 #[async_trait::async_trait]
 impl Tool for AnalyzeRunLog {
@@ -91,6 +94,7 @@ impl Tool for AnalyzeRunLog {
         let tool = self.name();
         let launch = pipeline_dir(ctx, tool, args)?;
         let run = optional_string(tool, args, "run")?.map(str::to_owned);
+        let console = self.0.launches.console(&launch, run.as_deref());
         reading(tool, move || {
             let (path, log) = match run.as_deref() {
                 None => {
@@ -100,10 +104,17 @@ impl Tool for AnalyzeRunLog {
                 }
                 Some(run) => log_of_run(&launch, run)?,
             };
+            let console = console.map(|(name, text)| (name, runlog::read_console(&text)));
+            let console_line = console.as_ref().map_or(String::new(), |(name, report)| {
+                format!(
+                    "\nconsole: of run `{name}` as Codaris launched it ({})",
+                    report.style.label()
+                )
+            });
             Ok(format!(
-                "log: `{}`\n{}",
+                "log: `{}`{console_line}\n{}",
                 path.display(),
-                runlog::render_analysis(Some(&log), None)
+                runlog::render_analysis(Some(&log), console.as_ref().map(|(_, report)| report))
             ))
         })
         .await
