@@ -176,8 +176,8 @@ impl Tool for AutopilotPipeline {
             .map(|(_, text)| text);
         let diagnosis = blocking(tool, move || Ok(diagnose(&launch, &pipeline_dir, console)))
             .await
-            .unwrap_or_else(|why| why);
-        let cause = diagnosis.lines().next().unwrap_or("").to_owned();
+            .map_or_else(|why| (why.clone(), why), split_cause);
+        let (cause, diagnosis) = diagnosis;
         let outcome = format!("failed ({status}) after {elapsed}: {cause}");
         self.record(&key, number, &plan.run_name, outcome.clone());
         let next = if number as u64 >= max {
@@ -221,18 +221,39 @@ fn report(attempts: &[Attempt]) -> String {
         .join("\n")
 }
 
-/// The failing task's work directory (as `debug_last_run` opens it), else what the log says
-/// (a configuration or script error before any task ran).
+/// The diagnosis's text after its first line, which [`diagnose`] gives as the one-line cause.
+fn split_cause(text: String) -> (String, String) {
+    match text.split_once('\n') {
+        Some((cause, rest)) => (cause.to_owned(), rest.to_owned()),
+        None => (text.clone(), text),
+    }
+}
+
+/// A one-line cause, a newline, then the failing task's work directory (as `debug_last_run`
+/// opens it), else what the log says (a configuration or script error before any task ran).
 fn diagnose(launch: &Path, pipeline: &Path, console: Option<String>) -> String {
     match failing_task(launch, pipeline) {
-        Ok(task) => task.render(),
+        Ok(task) => {
+            let name = task.task.name.as_deref().unwrap_or("a task");
+            let exit = task
+                .task_dir
+                .as_ref()
+                .and_then(|dir| dir.exit_code())
+                .or(task.task.exit)
+                .map_or_else(
+                    || "no exit status".to_owned(),
+                    |code| format!("exit {code}"),
+                );
+            format!("task `{name}` failed with {exit}\n{}", task.render())
+        }
         Err(task_err) => {
             let console = console.map(|text| runlog::read_console(&text));
-            match super::runs::read_log(&launch.join(".nextflow.log")) {
+            let analysis = match super::runs::read_log(&launch.join(".nextflow.log")) {
                 Ok(log) => runlog::render_analysis(Some(&log), console.as_ref()),
                 Err(_) if console.is_some() => runlog::render_analysis(None, console.as_ref()),
-                Err(why) => format!("no failing task found ({task_err}) and {why}"),
-            }
+                Err(why) => return format!("no failing task and no log\n{task_err}; {why}"),
+            };
+            format!("the run failed before a task did ({task_err})\n{analysis}")
         }
     }
 }

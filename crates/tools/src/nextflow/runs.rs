@@ -17,6 +17,8 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// Log files Nextflow keeps: the last run's, and up to nine older ones it rotated.
 const ROTATED_LOGS: usize = 9;
+/// How much of the log's end `check_run_status` reads for the task submitted last.
+const LOG_TAIL_BYTES: u64 = 256 * 1024;
 
 pub(super) fn tools(launch: &Arc<LaunchShared>) -> Vec<Arc<dyn Tool>> {
     vec![
@@ -63,7 +65,13 @@ impl Tool for CheckRunStatus {
         let launch = pipeline_dir(ctx, tool, args)?;
         let run = optional_string(tool, args, "run")?.map(str::to_owned);
         reading(tool, move || {
-            runs::run_status(&launch, run.as_deref())
+            let mut query = runs::RunQuery::new(&launch).run(run.as_deref());
+            // The log names the task submitted last, which has no trace row while it runs.
+            if let Some(tail) = log_tail(&launch.join(".nextflow.log")) {
+                query = query.log_tail(&tail);
+            }
+            query
+                .status()
                 .map(|status| status.render())
                 .map_err(|err| err.to_string())
         })
@@ -119,6 +127,18 @@ impl Tool for AnalyzeRunLog {
         })
         .await
     }
+}
+
+/// The end of the log at `path` (its last [`LOG_TAIL_BYTES`]), when there is one.
+fn log_tail(path: &Path) -> Option<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL_BYTES)))
+        .ok()?;
+    let mut bytes = Vec::new();
+    file.take(LOG_TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// The log at `path`, streamed (bounded memory however long it is).
