@@ -51,6 +51,8 @@ const PIPELINE_RUN: &[PathArg] = &[
     PathArg::new("outdir", Mutate, Optional),
     PathArg::new("launch_dir", Mutate, Optional),
 ];
+// An autopilot attempt runs the pipeline in its own directory with its defaults.
+const PIPELINE_ATTEMPT: &[PathArg] = &[PathArg::new("path", Mutate, Cwd)];
 const PIPELINE_TEST: &[PathArg] = &[
     PathArg::new("path", Mutate, Cwd),
     PathArg::new("outdir", Mutate, Optional),
@@ -300,7 +302,7 @@ pub static BUILTIN: &[ToolSpec] = &[
         "autopilot_pipeline",
         C::Pipeline,
         Opaque,
-        PIPELINE_RUN,
+        PIPELINE_ATTEMPT,
         M::AGENT,
     ),
     t(

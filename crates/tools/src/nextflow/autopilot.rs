@@ -89,6 +89,16 @@ impl Tool for AutopilotPipeline {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let tool = self.name();
+        // An attempt runs in the pipeline's directory with its defaults: the launch tool's
+        // other arguments are not this one's (nor checked by the policy as its paths).
+        if let Some(other) = ["params_file", "outdir", "launch_dir", "resume"]
+            .into_iter()
+            .find(|name| args.get(name).is_some_and(|v| !v.is_null()))
+        {
+            return Err(ToolError::model(format!(
+                "{tool}: `{other}` is not an argument of {tool} (it takes path, profile, params, max_attempts); use run_built_pipeline for it"
+            )));
+        }
         let max = max_attempts(tool, args)?;
         // Located first so the count is kept under the pipeline's real path.
         let pipeline = super::args::pipeline_dir(ctx, tool, args)?;
