@@ -349,13 +349,13 @@ fn rewrite_base(
     }
     let mut local = as_base(req.local_root);
     local.push_str(&rest);
-    if let Some(line) = base.definition.test_line {
-        if let Some(edit) = replace_string(req.test_config, line, &base.definition.value, |q| {
+    if let Some(line) = base.definition.test_line
+        && let Some(edit) = replace_string(req.test_config, line, &base.definition.value, |q| {
             groovy_quoted(&local, q)
-        }) {
-            edits.push(edit);
-            return;
-        }
+        })
+    {
+        edits.push(edit);
+        return;
     }
     match insert_before(req.test_config, base.first_use, &base.param, &local) {
         Some(edit) => edits.push(edit),

@@ -11,6 +11,7 @@ mod nfcore;
 mod review;
 mod runner;
 mod runs;
+mod testdata;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -200,5 +201,8 @@ pub fn nextflow_tools(
     }));
     // In the catalogue's order (codaris_catalogue::ALL), which the registry keeps.
     tools.extend(runs::tools());
+    tools.push(Arc::new(testdata::FetchTestData {
+        base: setup.test_datasets.clone(),
+    }));
     tools
 }
