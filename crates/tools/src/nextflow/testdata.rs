@@ -88,13 +88,19 @@ impl Tool for FetchTestData {
             }
             fetched.map_err(|err| model(tool, format!("{err}; nothing was changed")))?
         };
-        Ok(ToolOutput::text(render(&self.base, &places, &plan, &fetched)))
+        Ok(ToolOutput::text(render(
+            &self.base, &places, &plan, &fetched,
+        )))
     }
 }
 
 impl FetchTestData {
     /// Downloads into a staging directory, then moves into place off the async threads.
-    async fn fetch_and_commit(&self, places: &Places, plan: &ConfigPlan) -> Result<Fetched, String> {
+    async fn fetch_and_commit(
+        &self,
+        places: &Places,
+        plan: &ConfigPlan,
+    ) -> Result<Fetched, String> {
         let client = client()?;
         let staging = places.staging()?;
         let fetched = fetch_all(&client, &self.base, places, plan, staging.path()).await?;
@@ -166,7 +172,12 @@ impl Places {
         tempfile::Builder::new()
             .prefix(".fetch_test_data-")
             .tempdir_in(&self.tests)
-            .map_err(|err| format!("cannot make a staging directory in `{}`: {err}", self.tests.display()))
+            .map_err(|err| {
+                format!(
+                    "cannot make a staging directory in `{}`: {err}",
+                    self.tests.display()
+                )
+            })
     }
 }
 
@@ -258,7 +269,8 @@ async fn fetch_all(
                     .await
                     .map_err(|err| format!("cannot write `{}`: {err}", path.display()))?;
                 staged.size = local.len() as u64;
-                staged.sha256 = hex(ring::digest::digest(&ring::digest::SHA256, local.as_bytes()).as_ref());
+                staged.sha256 =
+                    hex(ring::digest::digest(&ring::digest::SHA256, local.as_bytes()).as_ref());
                 staged.cells = sheet.cells;
             }
         }
@@ -290,7 +302,9 @@ async fn download(
         if !status.is_success() {
             return Err(format!("`{url}` answered {status}"));
         }
-        if response.content_length().is_some_and(|n| n > limit) {
+        // Read before the body: reqwest's figure shrinks as the body is read.
+        let announced = response.content_length();
+        if announced.is_some_and(|n| n > limit) {
             return Err(too_big(url, limit));
         }
         if let Some(dir) = path.parent() {
@@ -317,8 +331,10 @@ async fn download(
                 .await
                 .map_err(|err| format!("cannot write `{}`: {err}", path.display()))?;
         }
-        if response.content_length().is_some_and(|n| n != size) {
-            return Err(format!("the download of `{url}` broke off after {size} bytes"));
+        if announced.is_some_and(|n| n != size) {
+            return Err(format!(
+                "the download of `{url}` broke off after {size} bytes"
+            ));
         }
         file.sync_all()
             .await
@@ -430,9 +446,9 @@ impl Move {
 /// Refuses a target whose existing components below the pipeline include a symlink, or
 /// which is itself anything but a regular file.
 fn refuse_links(pipeline: &Path, target: &Path) -> Result<(), String> {
-    let rel = target.strip_prefix(pipeline).map_err(|_| {
-        format!("`{}` is not inside the pipeline", target.display())
-    })?;
+    let rel = target
+        .strip_prefix(pipeline)
+        .map_err(|_| format!("`{}` is not inside the pipeline", target.display()))?;
     let mut at = pipeline.to_path_buf();
     for part in rel.components() {
         at.push(part);
@@ -463,7 +479,8 @@ fn create_parents(pipeline: &Path, target: &Path) -> Result<Vec<PathBuf>, String
         .collect();
     missing.reverse();
     for dir in &missing {
-        std::fs::create_dir(dir).map_err(|err| format!("cannot make `{}`: {err}", dir.display()))?;
+        std::fs::create_dir(dir)
+            .map_err(|err| format!("cannot make `{}`: {err}", dir.display()))?;
     }
     Ok(missing)
 }
@@ -502,20 +519,38 @@ fn render(base: &str, places: &Places, plan: &ConfigPlan, fetched: &Fetched) -> 
     if !plan.already_local.is_empty() {
         out.push_str("already local:\n");
         for local in &plan.already_local {
-            let state = if local.path.is_file() { "present" } else { "missing" };
-            let _ = writeln!(out, "  {}: {} ({state})", local.named_by, local.path.display());
+            let state = if local.path.is_file() {
+                "present"
+            } else {
+                "missing"
+            };
+            let _ = writeln!(
+                out,
+                "  {}: {} ({state})",
+                local.named_by,
+                local.path.display()
+            );
         }
     }
-    let not_fetched: Vec<&NotFetched> =
-        plan.not_fetched.iter().chain(&fetched.not_fetched).collect();
+    let not_fetched: Vec<&NotFetched> = plan
+        .not_fetched
+        .iter()
+        .chain(&fetched.not_fetched)
+        .collect();
     if !not_fetched.is_empty() {
         out.push_str("not fetched:\n");
         for item in not_fetched {
             let _ = writeln!(out, "  {}: `{}` {}", item.named_by, item.value, item.reason);
         }
     }
-    if fetched.files.is_empty() && plan.already_local.iter().all(|l| l.path.is_file()) && !plan.already_local.is_empty() {
-        let _ = writeln!(out, "nothing to fetch: {TEST_CONFIG} already names the local copies");
+    if fetched.files.is_empty()
+        && plan.already_local.iter().all(|l| l.path.is_file())
+        && !plan.already_local.is_empty()
+    {
+        let _ = writeln!(
+            out,
+            "nothing to fetch: {TEST_CONFIG} already names the local copies"
+        );
     }
     out
 }
