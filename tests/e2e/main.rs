@@ -17,6 +17,7 @@ mod leftovers;
 mod lifecycle;
 mod mcp;
 mod nextflow;
+mod nextflow_testdata;
 mod permission_mode;
 mod python;
 mod run;
