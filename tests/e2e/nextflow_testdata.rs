@@ -100,7 +100,10 @@ fn the_model_fetches_the_templates_test_data_from_the_configured_mirror() {
         std::fs::read(data.join(FASTQ)).unwrap(),
         b"@r1\nACGT\n+\nIIII\n"
     );
-    assert_eq!(std::fs::read_to_string(data.join(SHEET)).unwrap(), local_sheet);
+    assert_eq!(
+        std::fs::read_to_string(data.join(SHEET)).unwrap(),
+        local_sheet
+    );
     let config = std::fs::read_to_string(pipe.join("conf/test.config")).unwrap();
     assert!(
         config.contains(&format!(
@@ -109,5 +112,8 @@ fn the_model_fetches_the_templates_test_data_from_the_configured_mirror() {
         )),
         "{config}"
     );
-    assert_eq!(*asked.lock().unwrap(), vec![SHEET.to_owned(), FASTQ.to_owned()]);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        vec![SHEET.to_owned(), FASTQ.to_owned()]
+    );
 }
