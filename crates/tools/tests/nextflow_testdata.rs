@@ -214,7 +214,7 @@ async fn the_templates_test_data_lands_with_checksums_and_the_config_points_at_i
     let text = env.call(json!({"path": "demo"})).await.unwrap();
     let data = env.pipe.join("tests/data");
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with(&format!("fetched 4 files (")), "{text}");
+    assert!(first.starts_with("fetched 4 files ("), "{text}");
     assert!(
         first.ends_with(&format!("from {} into {}", server.base, data.display())),
         "{text}"
