@@ -18,6 +18,7 @@ mod lifecycle;
 mod mcp;
 mod nextflow;
 mod nextflow_runs;
+mod nextflow_testdata;
 mod permission_mode;
 mod python;
 mod run;

@@ -81,6 +81,7 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow_runs::DEBUG_LAST_RUN,
     nextflow_launch::RUN_BUILT_PIPELINE,
     nextflow_launch::AUTOPILOT_PIPELINE,
+    nextflow_launch::FETCH_TEST_DATA,
 ];
 
 /// The entry of `name`, if it is a built-in tool.

@@ -15,3 +15,4 @@ pub mod runlog;
 pub mod runner;
 pub mod runs;
 pub mod samplesheet;
+pub mod testdata;

@@ -14,6 +14,7 @@ mod review;
 mod run;
 mod runner;
 mod runs;
+mod testdata;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -213,5 +214,8 @@ pub fn nextflow_tools(
     tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
     tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch)));
+    tools.push(Arc::new(testdata::FetchTestData {
+        base: setup.test_datasets.clone(),
+    }));
     tools
 }
