@@ -14,3 +14,4 @@ pub mod runlog;
 pub mod runner;
 pub mod runs;
 pub mod samplesheet;
+pub mod testrun;
