@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::{files, loop_tools, nextflow, nextflow_runs, planner, shell, web};
+use crate::{files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, shell, web};
 
 /// A built-in tool as the model is shown it.
 ///
@@ -79,6 +79,8 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow_runs::CHECK_RUN_STATUS,
     nextflow_runs::ANALYZE_RUN_LOG,
     nextflow_runs::DEBUG_LAST_RUN,
+    nextflow_launch::TEST_PIPELINE,
+    nextflow_launch::CHECK_TEST_RESULT,
 ];
 
 /// The entry of `name`, if it is a built-in tool.

@@ -11,6 +11,7 @@ mod nfcore;
 mod review;
 mod runner;
 mod runs;
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -203,5 +204,6 @@ pub fn nextflow_tools(
     }));
     // In the catalogue's order (codaris_catalogue::ALL), which the registry keeps.
     tools.extend(runs::tools());
+    tools.extend(tests::tools(pools, setup));
     tools
 }
