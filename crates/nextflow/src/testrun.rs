@@ -167,10 +167,16 @@ pub fn test_profiles(extra: &[String]) -> Vec<String> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "how")]
 pub enum TestEnd {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
+    Exited {
+        code: i32,
+    },
+    Signaled {
+        signal: i32,
+    },
     /// Stopped after this many seconds: whatever it had written by then was kept.
-    TimedOut { seconds: u64 },
+    TimedOut {
+        seconds: u64,
+    },
 }
 
 impl TestEnd {
@@ -517,7 +523,9 @@ fn task_line(row: &TraceRow, verdict: Verdict) -> String {
         .map(|ms| format!(" in {}", format_duration(ms)))
         .unwrap_or_default();
     match verdict {
-        Verdict::Passed if *row.status.as_ref().unwrap_or(&TaskStatus::Completed) == TaskStatus::Cached => {
+        Verdict::Passed
+            if *row.status.as_ref().unwrap_or(&TaskStatus::Completed) == TaskStatus::Cached =>
+        {
             format!("passed   {name} (cached)")
         }
         Verdict::Passed => format!("passed   {name}{took}"),
