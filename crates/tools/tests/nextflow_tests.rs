@@ -22,25 +22,31 @@ struct Env {
 
 /// `program` behind a wrapper that sets `var` to the scenario `scenario`, all copied into
 /// `dir` (inside the fence: the sandbox runs and reads nothing else).
-fn wrapper(dir: &Path, name: &str, program: &Path, var: &str, scenario: &str) -> PathBuf {
+fn wrapper(
+    dir: &Path,
+    name: &str,
+    program: &Path,
+    var: &str,
+    scenario: &str,
+) -> std::io::Result<PathBuf> {
     let path = dir.join(name);
     let copy = dir.join(format!("{name}.stand-in"));
-    std::fs::copy(program, &copy).unwrap();
+    std::fs::copy(program, &copy)?;
     if let Some(helper) = program.parent().map(|p| p.join("fake_nextflow_run.py")) {
-        std::fs::copy(&helper, dir.join("fake_nextflow_run.py")).unwrap();
+        std::fs::copy(&helper, dir.join("fake_nextflow_run.py"))?;
     }
     let played = dir.join(scenario);
-    std::fs::copy(stand_in_scenario(scenario), &played).unwrap();
+    std::fs::copy(stand_in_scenario(scenario), &played)?;
     let script = format!(
         "#!/bin/sh\nexport {var}='{}'\nexec '{}' \"$@\"\n",
         played.display(),
         copy.display()
     );
-    std::fs::write(&path, script).unwrap();
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::fs::write(&path, script)?;
+    let mut perms = std::fs::metadata(&path)?.permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&path, perms).unwrap();
-    path
+    std::fs::set_permissions(&path, perms)?;
+    Ok(path)
 }
 
 /// A pipeline at `root/pipe` (with nf-test when `nftest`), the stand-ins playing `scenario`.
@@ -64,7 +70,7 @@ fn env(nftest: bool, scenario: &str) -> Result<Env, Box<dyn std::error::Error>> 
             &stand_in_nftest(),
             "FAKE_NFTEST_SCENARIO",
             scenario,
-        )
+        )?
         .to_string_lossy()
         .into_owned(),
         nextflow: wrapper(
@@ -73,7 +79,7 @@ fn env(nftest: bool, scenario: &str) -> Result<Env, Box<dyn std::error::Error>> 
             &stand_in_nextflow(),
             "FAKE_NXF_SCENARIO",
             scenario,
-        )
+        )?
         .to_string_lossy()
         .into_owned(),
         ..NextflowSetup::default()
@@ -113,10 +119,12 @@ impl Env {
     }
 }
 
+/// The model's error sentence; anything else (an answer, a fatal error) as the same text
+/// marked, which the callers' assertions then reject.
 fn refused(result: Result<String, ToolError>) -> String {
     match result {
         Err(ToolError::Model { message }) => message,
-        other => panic!("expected a refusal, got {other:?}"),
+        other => format!("NOT REFUSED: {other:?}"),
     }
 }
 
@@ -235,7 +243,8 @@ async fn paths_out_of_the_fence_are_refused() -> TestResult {
     let env = env(true, "nftest-pass.json")?;
     for path in ["../outside", "/etc", "pipe/../../outside"] {
         for tool in ["test_pipeline", "check_test_result"] {
-            refused(env.call(tool, json!({"path": path})).await);
+            let why = refused(env.call(tool, json!({"path": path})).await);
+            assert!(!why.starts_with("NOT REFUSED"), "{tool} {path}: {why}");
         }
     }
     // A `.codaris` planted as a symlink out of the fence is not followed.
