@@ -81,6 +81,8 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow_runs::DEBUG_LAST_RUN,
     nextflow_launch::RUN_BUILT_PIPELINE,
     nextflow_launch::AUTOPILOT_PIPELINE,
+    nextflow_launch::TEST_PIPELINE,
+    nextflow_launch::CHECK_TEST_RESULT,
     nextflow_launch::FETCH_TEST_DATA,
 ];
 

@@ -5,6 +5,7 @@
 //! [nextflow]
 //! bin = "/opt/nextflow/nextflow"    # the `nextflow` nf-core calls (default: on PATH)
 //! nf_core = "/opt/nfcore/bin/nf-core"
+//! nf_test = "/opt/nf-test/nf-test"   # the `nf-test` test_pipeline runs (default: on PATH)
 //! rules_dir = "/etc/codaris/rules"  # default: `rules` beside the configuration file
 //! profiles = ["test", "docker"]     # the profiles runs and tests may use
 //! test_datasets = "http://mirror.lab/test-datasets/"  # default: nf-core's on GitHub
@@ -23,6 +24,7 @@ use crate::error::ConfigError;
 pub struct NextflowToml {
     pub bin: Option<String>,
     pub nf_core: Option<String>,
+    pub nf_test: Option<String>,
     pub rules_dir: Option<PathBuf>,
     pub profiles: Option<Vec<String>>,
     pub test_datasets: Option<String>,
@@ -101,6 +103,7 @@ pub fn resolve(
     Ok(NextflowSetup {
         nextflow: program("bin", toml.bin, "nextflow")?,
         nf_core: program("nf_core", toml.nf_core, "nf-core")?,
+        nf_test: program("nf_test", toml.nf_test, "nf-test")?,
         rules_dir,
         profiles,
         test_datasets,
@@ -138,6 +141,7 @@ mod tests {
         let setup = resolve(None, Some(Path::new("/etc/codaris/config.toml")), &origin)?;
         assert_eq!(setup.nextflow, "nextflow");
         assert_eq!(setup.nf_core, "nf-core");
+        assert_eq!(setup.nf_test, "nf-test");
         assert_eq!(setup.rules_dir, Some(PathBuf::from("/etc/codaris/rules")));
         assert!(setup.profiles.iter().any(|p| p == "docker"));
         assert!(!setup.profiles.iter().any(|p| p == "wave"));
@@ -176,6 +180,20 @@ mod tests {
                     ..NextflowToml::default()
                 },
                 "nextflow.nf_core",
+            ),
+            (
+                NextflowToml {
+                    nf_test: Some("tools/nf-test".to_owned()),
+                    ..NextflowToml::default()
+                },
+                "nextflow.nf_test",
+            ),
+            (
+                NextflowToml {
+                    nf_test: Some(" ".to_owned()),
+                    ..NextflowToml::default()
+                },
+                "nextflow.nf_test",
             ),
             (
                 NextflowToml {

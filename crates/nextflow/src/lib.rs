@@ -16,3 +16,4 @@ pub mod runner;
 pub mod runs;
 pub mod samplesheet;
 pub mod testdata;
+pub mod testrun;

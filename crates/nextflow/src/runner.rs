@@ -145,6 +145,9 @@ pub fn install_hint(program: &str) -> &'static str {
     match name {
         "nf-core" => "install `nf-core` from PyPI: `pip install nf-core==4.2.1`",
         "nextflow" => "install Nextflow (https://www.nextflow.io/docs/latest/install.html)",
+        "nf-test" => {
+            "install nf-test (https://www.nf-test.com/docs/getting-started/; it needs Java 11 or later and Nextflow)"
+        }
         "git" => "install git from your system's packages",
         _ => "install it and make sure it is on PATH",
     }

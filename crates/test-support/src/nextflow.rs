@@ -52,3 +52,14 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The stand-in `nf-test` (absolute, symlinks resolved).
+pub fn stand_in_nftest() -> PathBuf {
+    std::fs::canonicalize(repo().join("tests/fixtures/nextflow/nf-test"))
+        .expect("tests/fixtures/nextflow/nf-test")
+}
+
+/// A scenario file of the stand-ins (`tests/fixtures/nextflow/scenarios/NAME`).
+pub fn stand_in_scenario(name: &str) -> PathBuf {
+    repo().join("tests/fixtures/nextflow/scenarios").join(name)
+}

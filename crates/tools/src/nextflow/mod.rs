@@ -15,6 +15,7 @@ mod run;
 mod runner;
 mod runs;
 mod testdata;
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,6 +32,8 @@ use crate::tool::Tool;
 pub struct NextflowSetup {
     /// The `nf-core` program: a name on PATH or a path (`[nextflow] nf_core`).
     pub nf_core: String,
+    /// The `nf-test` program test_pipeline runs: a name on PATH or a path (`[nextflow] nf_test`).
+    pub nf_test: String,
     /// The `nextflow` program nf-core calls (`[nextflow] bin`): a name on PATH or a path, whose
     /// directory then goes first on the PATH nf-core sees.
     pub nextflow: String,
@@ -65,6 +68,7 @@ impl Default for NextflowSetup {
     fn default() -> Self {
         Self {
             nf_core: "nf-core".to_owned(),
+            nf_test: "nf-test".to_owned(),
             nextflow: "nextflow".to_owned(),
             rules_dir: None,
             profiles: DEFAULT_PROFILES.map(str::to_owned).to_vec(),
@@ -102,7 +106,7 @@ impl NextflowSetup {
     pub fn install_dirs(&self) -> Vec<PathBuf> {
         let path = std::env::var_os("PATH");
         let mut dirs = Vec::new();
-        for program in [&self.nf_core, &self.nextflow] {
+        for program in [&self.nf_core, &self.nextflow, &self.nf_test] {
             let Some(found) = codaris_nextflow::runner::find_program(program, path.as_deref())
             else {
                 continue;
@@ -136,7 +140,7 @@ impl NextflowSetup {
     /// first (`nextflow`'s, then `nf-core`'s), so `nextflow` and `nf-core` are found as the
     /// configuration names them; `None` when neither is a path.
     fn search_path(&self) -> Option<String> {
-        let mut dirs: Vec<PathBuf> = [&self.nextflow, &self.nf_core]
+        let mut dirs: Vec<PathBuf> = [&self.nextflow, &self.nf_core, &self.nf_test]
             .iter()
             .filter_map(|program| Path::new(program.as_str()).parent())
             .filter(|dir| dir.is_absolute())
@@ -214,6 +218,7 @@ pub fn nextflow_tools(
     tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
     tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch)));
+    tools.extend(tests::tools(pools, setup));
     tools.push(Arc::new(testdata::FetchTestData {
         base: setup.test_datasets.clone(),
     }));

@@ -1,0 +1,232 @@
+//! `test_pipeline` and `check_test_result`: a pipeline's tests run in the session's sandbox
+//! (nf-test, else the `test` profile), their reports and record kept in the pipeline's
+//! `.codaris/tests/` (see `codaris_nextflow::testrun`), and read back per test.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use codaris_nextflow::runner::{Exit, Invocation, RunError, Runner as _};
+use codaris_nextflow::testrun::{
+    self, TESTS_DIR, TestAnswer, TestCommand, TestEnd, TestKind, TestRecord,
+};
+use serde_json::Value;
+
+use super::NextflowSetup;
+use super::args::{optional_string, pipeline_dir};
+use super::runner::PoolRunner;
+use crate::context::ToolContext;
+use crate::shell::ShellPools;
+use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// How long the tests may run: nf-test suites and test profiles download data and run many
+/// processes, so hours, not minutes.
+const TEST_TIMEOUT: Duration = Duration::from_secs(4 * 60 * 60);
+
+pub(super) fn tools(pools: &Arc<ShellPools>, setup: &NextflowSetup) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(TestPipeline {
+            pools: pools.clone(),
+            setup: setup.clone(),
+        }),
+        Arc::new(CheckTestResult),
+    ]
+}
+
+/// `<pipeline>/.codaris/tests`, made when missing; refused when any part of it is a symlink
+/// or not a directory, so nothing Codaris writes there lands outside the pipeline.
+fn tests_dir(tool: &'static str, pipeline: &Path, create: bool) -> Result<PathBuf, ToolError> {
+    let mut dir = pipeline.to_path_buf();
+    for part in Path::new(TESTS_DIR).components() {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(ToolError::model(format!(
+                    "{tool}: `{}` is a symlink; Codaris keeps test results only in a real directory of the pipeline",
+                    dir.display()
+                )));
+            }
+            Ok(meta) if !meta.is_dir() => {
+                return Err(ToolError::model(format!(
+                    "{tool}: `{}` is not a directory",
+                    dir.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) if create => std::fs::create_dir(&dir).map_err(|e| {
+                ToolError::model(format!("{tool}: cannot create `{}`: {e}", dir.display()))
+            })?,
+            Err(_) => {}
+        }
+    }
+    Ok(dir)
+}
+
+#[derive(Debug)]
+struct TestPipeline {
+    pools: Arc<ShellPools>,
+    setup: NextflowSetup,
+}
+
+#[async_trait::async_trait]
+impl Tool for TestPipeline {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::TEST_PIPELINE.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::TEST_PIPELINE.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::TEST_PIPELINE.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let shown = optional_string(tool, args, "path")?
+            .unwrap_or(".")
+            .to_owned();
+        let pipeline = pipeline_dir(ctx, tool, args)?;
+        let extra = match optional_string(tool, args, "profile")? {
+            Some(profile) => self
+                .setup
+                .allowed_profiles(profile)
+                .map_err(|why| ToolError::model(format!("{tool}: {why}")))?,
+            None => Vec::new(),
+        };
+        let dir = tests_dir(tool, &pipeline, true)?;
+        let command = match TestKind::of(&pipeline) {
+            TestKind::NfTest => TestCommand::nf_test(&self.setup.nf_test, &dir, &extra),
+            TestKind::TestProfile => {
+                let profiles = testrun::test_profiles(&extra);
+                self.setup
+                    .allowed_profiles(&profiles.join(","))
+                    .map_err(|why| ToolError::model(format!("{tool}: {why}")))?;
+                TestCommand::test_profile(&self.setup.nextflow, &pipeline, &dir, &profiles)
+            }
+        };
+        for stale in command.outputs() {
+            let _ = std::fs::remove_file(stale);
+        }
+        let pool = self
+            .pools
+            .pool(&ctx.session_id)
+            .map_err(|error| error.into_tool_error(tool))?;
+        let runner = PoolRunner::new(
+            pool,
+            ctx.fence.roots().to_vec(),
+            ctx.workspace.clone(),
+            true,
+        );
+        let mut invocation = Invocation::new(&command.program, command.args.clone(), &pipeline)
+            .with_timeout(TEST_TIMEOUT);
+        for (key, value) in &command.env {
+            invocation = invocation.with_env(key, value);
+        }
+        if let Some(path) = self.setup.search_path() {
+            invocation = invocation.with_env("PATH", &path);
+        }
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let ran = tokio::task::spawn_blocking(move || {
+            let outcome = runner.run(&invocation);
+            (outcome, command)
+        })
+        .await;
+        let (outcome, command) = ran.map_err(|join| ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(join.to_string()),
+        })?;
+        let record = match outcome {
+            Ok(done) => TestRecord::new(
+                &command,
+                started,
+                u64::try_from(done.elapsed.as_millis()).unwrap_or(u64::MAX),
+                match done.exit {
+                    Exit::Code(code) => TestEnd::Exited { code },
+                    Exit::Signal(signal) => TestEnd::Signaled { signal },
+                },
+                &done.stdout.text,
+                &done.stderr.text,
+            ),
+            Err(RunError::TimedOut {
+                timeout, stderr, ..
+            }) => TestRecord::new(
+                &command,
+                started,
+                u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                TestEnd::TimedOut {
+                    seconds: timeout.as_secs(),
+                },
+                "",
+                &stderr.text,
+            ),
+            Err(other) => return Err(ToolError::model(format!("{tool}: {other}"))),
+        };
+        // The run could write the pipeline: the directory is checked again before the record
+        // is written into it.
+        let dir = tests_dir(tool, &pipeline, false)?;
+        write_record(tool, &dir, &record)?;
+        let answer = testrun::answer(&record, &pipeline);
+        Ok(ToolOutput::text(format!(
+            "{}\n{}",
+            answer.headline(&shown),
+            answer.text
+        )))
+    }
+}
+
+/// The record, written beside and renamed over the old one (a rename replaces a planted
+/// symlink instead of following it).
+fn write_record(tool: &'static str, dir: &Path, record: &TestRecord) -> Result<(), ToolError> {
+    let fail = |e: std::io::Error| {
+        ToolError::model(format!(
+            "{tool}: cannot write the test record in `{}`: {e}",
+            dir.display()
+        ))
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    std::io::Write::write_all(&mut file, record.to_json().as_bytes()).map_err(fail)?;
+    file.persist(dir.join(testrun::RECORD_FILE))
+        .map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+#[derive(Debug)]
+struct CheckTestResult;
+
+#[async_trait::async_trait]
+impl Tool for CheckTestResult {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::CHECK_TEST_RESULT.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::CHECK_TEST_RESULT.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::CHECK_TEST_RESULT.schema()
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let pipeline = pipeline_dir(ctx, tool, args)?;
+        let dir = tests_dir(tool, &pipeline, false)?;
+        let read = tokio::task::spawn_blocking(move || -> Result<TestAnswer, String> {
+            let record = testrun::read_record(&dir).map_err(|e| e.to_string())?;
+            Ok(testrun::answer(&record, &pipeline))
+        })
+        .await
+        .map_err(|join| ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(join.to_string()),
+        })?;
+        match read {
+            Ok(answer) => Ok(ToolOutput::text(answer.text)),
+            Err(why) => Err(ToolError::model(format!("{tool}: {why}"))),
+        }
+    }
+}
