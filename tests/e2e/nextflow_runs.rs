@@ -1,11 +1,14 @@
 //! The Nextflow run tools through the real binaries, on the stand-in `nextflow` playing a
 //! scenario for real (each task's script in a real work directory): a background run that
 //! passes, one that fails diagnosed in both console styles, a run in progress, autopilot
-//! repairing and giving up, and the launches Codaris refuses.
+//! repairing and giving up, the launches Codaris refuses, and the pipeline's tests (the
+//! stand-in `nf-test`, or the test profile).
 
 use std::path::{Path, PathBuf};
 
-use codaris_test_support::nextflow::{copy_tree, nfcore_template, stand_in_nextflow};
+use codaris_test_support::nextflow::{
+    copy_tree, nfcore_template, stand_in_nextflow, stand_in_nftest,
+};
 use codaris_test_support::sandbox::{Daemon, Sandbox, events, stderr};
 use serde_json::{Value, json};
 
@@ -20,19 +23,28 @@ fn scenario(name: &str) -> PathBuf {
 /// A sandbox whose configuration names the stand-in, the nf-core template copied to
 /// `proj/pipe`, and a daemon whose runs play `scenario` (in agent mode when `agent`).
 fn setup(scenario_file: &str, agent: bool) -> (Sandbox, PathBuf, Daemon) {
+    let agent_env: &[(&str, &str)] = if agent {
+        &[("NXF_AGENT_MODE", "true")]
+    } else {
+        &[]
+    };
+    setup_with(scenario_file, agent_env)
+}
+
+/// [`setup`] with the stand-in `nf-test` configured too and more environment for the daemon.
+fn setup_with(scenario_file: &str, env: &[(&str, &str)]) -> (Sandbox, PathBuf, Daemon) {
     let sandbox = Sandbox::new();
     sandbox.write_config(&format!(
-        "[nextflow]\nbin = \"{}\"\n",
-        stand_in_nextflow().display()
+        "[nextflow]\nbin = \"{}\"\nnf_test = \"{}\"\n",
+        stand_in_nextflow().display(),
+        stand_in_nftest().display()
     ));
     let proj = sandbox.root.path().join("proj");
     copy_tree(&nfcore_template(), &proj.join("pipe"));
     let scenario = scenario(scenario_file);
-    let mut env = vec![("FAKE_NXF_SCENARIO", scenario.to_str().unwrap_or_default())];
-    if agent {
-        env.push(("NXF_AGENT_MODE", "true"));
-    }
-    let daemon = sandbox.start_daemon_in(sandbox.root.path(), &env, &[]);
+    let mut all = vec![("FAKE_NXF_SCENARIO", scenario.to_str().unwrap_or_default())];
+    all.extend_from_slice(env);
+    let daemon = sandbox.start_daemon_in(sandbox.root.path(), &all, &[]);
     (sandbox, proj, daemon)
 }
 
@@ -382,4 +394,71 @@ fn launches_are_refused_without_a_grant_with_an_unlisted_profile_and_with_an_ung
         "{}",
         out[7]
     );
+}
+
+#[test]
+fn nf_test_results_are_reported_per_test_and_read_back_under_the_same_grant() {
+    let failing = scenario("nftest-fail.json");
+    let env = [("FAKE_NFTEST_SCENARIO", failing.to_str().unwrap_or_default())];
+    let (sandbox, proj, _daemon) = setup_with("pass.json", &env);
+    // The template comes with nf-test (its nf-test.config).
+    assert!(proj.join("pipe/nf-test.config").is_file());
+    let events = turn(
+        &sandbox,
+        &proj,
+        &[
+            ("test_pipeline", json!({"path": "pipe"})),
+            ("check_test_result", json!({"path": "pipe"})),
+            ("run_built_pipeline", json!({"path": "pipe"})),
+        ],
+        "session",
+    );
+    // One card: the grant for the pipeline covers its tests and its runs.
+    let cards = of_type(&events, "card");
+    assert_eq!(cards.len(), 1, "{events:#?}");
+    assert_eq!(cards[0]["capability"]["name"], "run_pipeline");
+    let out = results(&events);
+    let tested = &out[0];
+    assert!(
+        tested.starts_with("tests of ")
+            && tested.contains(": 1 passed, 2 failed, 1 skipped (nf-test) in "),
+        "{tested}"
+    );
+    for needle in [
+        "Assertion failed",
+        "assert process.success",
+        "snapshot mismatch",
+        "md5,bbbb",
+    ] {
+        assert!(tested.contains(needle), "{needle} in {tested}");
+    }
+    let read_back = &out[1];
+    assert!(read_back.starts_with("last test: nf-test"), "{read_back}");
+    assert!(read_back.contains("snapshot mismatch"), "{read_back}");
+    assert!(out[2].starts_with("launched run `codaris-"), "{}", out[2]);
+    assert!(proj.join("pipe/.codaris/tests/nf-test.xml").is_file());
+}
+
+#[test]
+fn without_nf_test_the_test_profile_runs_and_its_failing_task_is_named() {
+    let (sandbox, proj, _daemon) = setup_with("repair.json", &[]);
+    std::fs::remove_file(proj.join("pipe/nf-test.config")).unwrap();
+    let events = turn(
+        &sandbox,
+        &proj,
+        &[(
+            "test_pipeline",
+            json!({"path": "pipe", "profile": "docker"}),
+        )],
+        "session",
+    );
+    let out = results(&events);
+    let tested = &out[0];
+    assert!(tested.contains("(test profile)"), "{tested}");
+    assert!(tested.contains("-profile test,docker"), "{tested}");
+    assert!(
+        tested.contains("NFCORE_DEMO:DEMO:FASTQC (SAMPLE1_PE)") && tested.contains("127"),
+        "{tested}"
+    );
+    assert!(tested.contains("fastqc: command not found"), "{tested}");
 }
