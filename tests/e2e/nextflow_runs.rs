@@ -196,7 +196,7 @@ fn a_failing_run_is_diagnosed_from_the_agent_mode_console() {
 }
 
 #[test]
-fn a_run_in_progress_shows_as_running_and_a_second_launch_is_refused() {
+fn a_run_in_progress_shows_as_running_and_a_second_launch_or_a_test_is_refused() {
     let (sandbox, proj, _daemon) = setup("long.json", false);
     let release = proj.join("release");
     let events = turn(
@@ -215,6 +215,7 @@ fn a_run_in_progress_shows_as_running_and_a_second_launch_is_refused() {
             ),
             ("check_run_status", json!({"path": "pipe"})),
             ("run_built_pipeline", json!({"path": "pipe"})),
+            ("test_pipeline", json!({"path": "pipe"})),
             ("write", json!({"path": "release", "content": "go\n"})),
             wait_for_run(),
             ("check_run_status", json!({"path": "pipe"})),
@@ -235,9 +236,14 @@ fn a_run_in_progress_shows_as_running_and_a_second_launch_is_refused() {
         "{refused}"
     );
     assert!(
-        out[7].contains("state: finished") && out[7].contains("status: OK"),
+        out[5].starts_with("test_pipeline: run `") && out[5].contains("is still running"),
         "{}",
-        out[7]
+        out[5]
+    );
+    assert!(
+        out[8].contains("state: finished") && out[8].contains("status: OK"),
+        "{}",
+        out[8]
     );
 }
 

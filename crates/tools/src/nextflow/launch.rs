@@ -74,25 +74,8 @@ impl Launches {
         start: impl FnOnce() -> Result<Started, ToolError>,
     ) -> Result<ActiveRun, ToolError> {
         let mut runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(busy) = runs.iter().find(|run| {
-            (run.pipeline == plan.pipeline || run.launch_dir == plan.launch_dir)
-                && run.started.task.status().is_running()
-        }) {
-            let owner = if busy.session_id == session_id {
-                "this session".to_owned()
-            } else {
-                format!("session {}", busy.session_id)
-            };
-            return Err(ToolError::model(format!(
-                "{tool}: run `{}` of `{}` is still running in `{}` (started by {} from {owner}, {} ago); wait for it, follow it with check_run_status, or stop it with background_stop",
-                busy.run_name,
-                busy.pipeline.display(),
-                busy.launch_dir.display(),
-                busy.tool,
-                codaris_nextflow::runs::format_duration(
-                    u64::try_from(busy.started.task.elapsed().as_millis()).unwrap_or(u64::MAX)
-                ),
-            )));
+        if let Some(refusal) = busy_in(&runs, tool, &plan.pipeline, &plan.launch_dir, session_id) {
+            return Err(refusal);
         }
         let started = start()?;
         let run = ActiveRun {
@@ -116,6 +99,19 @@ impl Launches {
         Ok(run)
     }
 
+    /// The refusal of a test (or other run) of `pipeline` in `launch_dir` while a run Codaris
+    /// started there is going; `None` when nothing runs there.
+    pub fn busy(
+        &self,
+        tool: &'static str,
+        pipeline: &Path,
+        launch_dir: &Path,
+        session_id: &str,
+    ) -> Option<ToolError> {
+        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        busy_in(&runs, tool, pipeline, launch_dir, session_id)
+    }
+
     /// The console (stdout, then stderr) of the newest run Codaris started in `launch_dir`
     /// (the one named `run`, when given), with its name.
     pub fn console(&self, launch_dir: &Path, run: Option<&str>) -> Option<(String, String)> {
@@ -134,6 +130,35 @@ impl Launches {
         }
         Some((found.run_name.clone(), text))
     }
+}
+
+/// The refusal naming the run going on the same pipeline or in the same launch directory.
+fn busy_in(
+    runs: &[ActiveRun],
+    tool: &'static str,
+    pipeline: &Path,
+    launch_dir: &Path,
+    session_id: &str,
+) -> Option<ToolError> {
+    let busy = runs.iter().find(|run| {
+        (run.pipeline == pipeline || run.launch_dir == launch_dir)
+            && run.started.task.status().is_running()
+    })?;
+    let owner = if busy.session_id == session_id {
+        "this session".to_owned()
+    } else {
+        format!("session {}", busy.session_id)
+    };
+    Some(ToolError::model(format!(
+        "{tool}: run `{}` of `{}` is still running in `{}` (started by {} from {owner}, {} ago); wait for it, follow it with check_run_status, or stop it with background_stop",
+        busy.run_name,
+        busy.pipeline.display(),
+        busy.launch_dir.display(),
+        busy.tool,
+        codaris_nextflow::runs::format_duration(
+            u64::try_from(busy.started.task.elapsed().as_millis()).unwrap_or(u64::MAX)
+        ),
+    )))
 }
 
 /// A launch that passed every check, ready to start.

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::NextflowSetup;
 use super::args::{optional_string, pipeline_dir};
+use super::launch::LaunchShared;
 use super::runner::PoolRunner;
 use crate::context::ToolContext;
 use crate::shell::ShellPools;
@@ -23,11 +24,16 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 /// processes, so hours, not minutes.
 const TEST_TIMEOUT: Duration = Duration::from_secs(4 * 60 * 60);
 
-pub(super) fn tools(pools: &Arc<ShellPools>, setup: &NextflowSetup) -> Vec<Arc<dyn Tool>> {
+pub(super) fn tools(
+    pools: &Arc<ShellPools>,
+    setup: &NextflowSetup,
+    launch: &Arc<LaunchShared>,
+) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(TestPipeline {
             pools: pools.clone(),
             setup: setup.clone(),
+            launch: launch.clone(),
         }),
         Arc::new(CheckTestResult),
     ]
@@ -66,6 +72,9 @@ fn tests_dir(tool: &'static str, pipeline: &Path, create: bool) -> Result<PathBu
 struct TestPipeline {
     pools: Arc<ShellPools>,
     setup: NextflowSetup,
+    /// The runs Codaris started: a test does not start beside one in the same directory
+    /// (Nextflow locks the launch directory's cache).
+    launch: Arc<LaunchShared>,
 }
 
 #[async_trait::async_trait]
@@ -95,6 +104,13 @@ impl Tool for TestPipeline {
                 .map_err(|why| ToolError::model(format!("{tool}: {why}")))?,
             None => Vec::new(),
         };
+        if let Some(refusal) =
+            self.launch
+                .launches
+                .busy(tool, &pipeline, &pipeline, &ctx.session_id)
+        {
+            return Err(refusal);
+        }
         let dir = tests_dir(tool, &pipeline, true)?;
         let command = match TestKind::of(&pipeline) {
             TestKind::NfTest => TestCommand::nf_test(&self.setup.nf_test, &dir, &extra),
