@@ -137,8 +137,9 @@ impl NextflowSetup {
     }
 
     /// The daemon's PATH with the directories of the programs configured by absolute path
-    /// first (`nextflow`'s, then `nf-core`'s), so `nextflow` and `nf-core` are found as the
-    /// configuration names them; `None` when neither is a path.
+    /// first (`nextflow`'s, then `nf-core`'s, then `nf-test`'s), so each is found as the
+    /// configuration names it (nf-core and nf-test call `nextflow`); `None` when none is a
+    /// path.
     fn search_path(&self) -> Option<String> {
         let mut dirs: Vec<PathBuf> = [&self.nextflow, &self.nf_core, &self.nf_test]
             .iter()
