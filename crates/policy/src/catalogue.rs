@@ -51,12 +51,9 @@ const PIPELINE_RUN: &[PathArg] = &[
     PathArg::new("outdir", Mutate, Optional),
     PathArg::new("launch_dir", Mutate, Optional),
 ];
-// An autopilot attempt runs the pipeline in its own directory with its defaults.
+// An autopilot attempt, and a test run, run the pipeline in its own directory with its
+// defaults (a test's reports go to the pipeline's `.codaris/tests`).
 const PIPELINE_ATTEMPT: &[PathArg] = &[PathArg::new("path", Mutate, Cwd)];
-const PIPELINE_TEST: &[PathArg] = &[
-    PathArg::new("path", Mutate, Cwd),
-    PathArg::new("outdir", Mutate, Optional),
-];
 // The gate reads the sheet and the schema; what it records goes to the ledger, not a file.
 const SAMPLESHEET: &[PathArg] = &[
     PathArg::new("path", Read, Cwd),
@@ -316,7 +313,7 @@ pub static BUILTIN: &[ToolSpec] = &[
         "test_pipeline",
         C::Pipeline,
         Opaque,
-        PIPELINE_TEST,
+        PIPELINE_ATTEMPT,
         M::AGENT,
     ),
     t("check_test_result", C::None, ReadOnly, READ_CWD, M::ALL),
