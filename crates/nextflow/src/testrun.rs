@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::launch::LaunchPlan;
 use crate::nftest::{self, TestResults};
 use crate::runs::{self, RunQuery, TaskStatus, Trace, TraceRow, format_duration};
 
@@ -105,33 +106,31 @@ impl TestCommand {
         }
     }
 
-    /// `nextflow run PIPELINE -profile PROFILES -with-trace … -ansi-log false`; `profiles`
-    /// must already hold `test` (see [`test_profiles`]).
+    /// `nextflow run PIPELINE -name RUN -with-trace … -ansi-log false -profile PROFILES`,
+    /// spelled as every launch is ([`LaunchPlan`]); `profiles` must already hold `test` (see
+    /// [`test_profiles`]).
     pub fn test_profile(
         program: &str,
         pipeline: &Path,
         tests_dir: &Path,
         profiles: &[String],
+        run_name: &str,
     ) -> TestCommand {
-        let trace = tests_dir.join(TRACE_FILE);
-        let args = vec![
-            "run".to_owned(),
-            pipeline.to_string_lossy().into_owned(),
-            "-profile".to_owned(),
-            profiles.join(","),
-            "-with-trace".to_owned(),
-            trace.to_string_lossy().into_owned(),
-            "-ansi-log".to_owned(),
-            "false".to_owned(),
-        ];
+        let mut plan = LaunchPlan::new(pipeline, pipeline, run_name);
+        plan.trace = tests_dir.join(TRACE_FILE);
+        plan.profiles = profiles.to_vec();
         TestCommand {
             kind: TestKind::TestProfile,
             program: program.to_owned(),
-            args,
-            env: vec![("NXF_ANSI_LOG".to_owned(), "false".to_owned())],
+            args: plan.args(),
+            env: plan
+                .env()
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
             tap: None,
             junit: None,
-            trace: Some(trace),
+            trace: Some(plan.trace),
         }
     }
 
@@ -591,10 +590,15 @@ mod tests {
             Path::new("/w/p"),
             Path::new("/w/p/.codaris/tests"),
             &test_profiles(&extra),
+            "codaris-0000abcd",
         );
         assert_eq!(
             command.line(),
-            "nextflow run /w/p -profile test,docker -with-trace /w/p/.codaris/tests/trace.txt -ansi-log false"
+            "nextflow run /w/p -name codaris-0000abcd -with-trace /w/p/.codaris/tests/trace.txt -ansi-log false -profile test,docker"
+        );
+        assert_eq!(
+            command.env,
+            [("NXF_ANSI_LOG".to_owned(), "false".to_owned())]
         );
     }
 

@@ -191,7 +191,12 @@ async fn the_test_profile_run_passing_lists_its_tasks() -> TestResult {
         text.starts_with("tests of pipe: 3 passed, 0 failed, 0 skipped (test profile) in "),
         "{text}"
     );
-    assert!(text.contains("-profile test,docker -with-trace "), "{text}");
+    assert!(
+        text.contains(" -profile test,docker")
+            && text.contains(" -with-trace ")
+            && text.contains(" -name codaris-"),
+        "{text}"
+    );
     assert!(text.contains("passed   NFCORE_DEMO:DEMO:MULTIQC"), "{text}");
     Ok(())
 }

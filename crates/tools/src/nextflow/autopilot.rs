@@ -129,10 +129,10 @@ impl Tool for AutopilotPipeline {
             if plan.resume { " (-resume)" } else { "" }
         ));
         let deadline = Instant::now() + ATTEMPT_TIMEOUT;
-        let mut rows_seen = 0;
+        let mut cursor = TraceCursor::default();
         let status = loop {
             let status = run.started.task.wait(POLL).await;
-            rows_seen = report_rows(&plan.trace, rows_seen, &progress).await;
+            cursor = report_rows(&plan.trace, cursor, &progress).await;
             if !status.is_running() {
                 break status;
             }
@@ -268,35 +268,63 @@ fn diagnose(launch: &Path, pipeline: &Path, console: Option<String>) -> String {
     }
 }
 
-/// Reports the trace rows past the first `seen` (each a task that finished or was cached);
-/// answers how many rows there are now.
-async fn report_rows(trace: &Path, seen: usize, progress: &Progress) -> usize {
+/// How far the trace has been read: its header, and the offset past the last whole row.
+#[derive(Debug, Clone, Default)]
+struct TraceCursor {
+    header: Option<String>,
+    offset: u64,
+}
+
+/// Reports the rows the trace gained since `cursor` (each a task that finished or was
+/// cached), reading only the new bytes, so a long run's trace is not read again every poll.
+async fn report_rows(trace: &Path, cursor: TraceCursor, progress: &Progress) -> TraceCursor {
     let (trace, progress) = (trace.to_path_buf(), progress.clone());
-    tokio::task::spawn_blocking(move || {
-        let Ok(file) = std::fs::File::open(&trace) else {
-            return seen;
-        };
-        let Ok(rows) = Trace::read(BufReader::new(file)) else {
-            return seen;
-        };
-        let mut count = 0;
-        for row in rows.map_while(Result::ok) {
-            count += 1;
-            if count <= seen {
-                continue;
-            }
-            let status = row.status.as_ref().map_or("-", |s| s.as_str());
-            let name = row.name.as_deref().unwrap_or("a task");
-            let exit = match row.exit {
-                Some(code) if code != 0 => format!(" (exit {code})"),
-                _ => String::new(),
-            };
-            progress.report(&format!("{status} {name}{exit}"));
+    let kept = cursor.clone();
+    tokio::task::spawn_blocking(move || read_new_rows(&trace, cursor, &progress))
+        .await
+        .unwrap_or(kept)
+}
+
+fn read_new_rows(trace: &Path, mut cursor: TraceCursor, progress: &Progress) -> TraceCursor {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut file) = std::fs::File::open(trace) else {
+        return cursor;
+    };
+    let mut fresh = Vec::new();
+    if file.seek(SeekFrom::Start(cursor.offset)).is_err() || file.read_to_end(&mut fresh).is_err() {
+        return cursor;
+    }
+    // Only whole lines: the row being written is read at the next poll.
+    let Some(end) = fresh.iter().rposition(|&b| b == b'\n') else {
+        return cursor;
+    };
+    let whole = fresh.get(..=end).unwrap_or_default();
+    cursor.offset += whole.len() as u64;
+    let mut text = String::from_utf8_lossy(whole).into_owned();
+    let header = match cursor.header.clone() {
+        Some(header) => header,
+        None => {
+            let (header, rest) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+            let (header, rest) = (header.to_owned(), rest.to_owned());
+            cursor.header = Some(header.clone());
+            text = rest;
+            header
         }
-        count
-    })
-    .await
-    .unwrap_or(seen)
+    };
+    let rows_text = format!("{header}\n{text}");
+    let Ok(rows) = Trace::read(BufReader::new(rows_text.as_bytes())) else {
+        return cursor;
+    };
+    for row in rows.map_while(Result::ok) {
+        let status = row.status.as_ref().map_or("-", |s| s.as_str());
+        let name = row.name.as_deref().unwrap_or("a task");
+        let exit = match row.exit {
+            Some(code) if code != 0 => format!(" (exit {code})"),
+            _ => String::new(),
+        };
+        progress.report(&format!("{status} {name}{exit}"));
+    }
+    cursor
 }
 
 /// Runs `work` off the async threads.

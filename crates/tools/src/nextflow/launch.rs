@@ -288,7 +288,7 @@ fn find_nextflow(setup: &NextflowSetup, tool: &'static str) -> Result<PathBuf, T
 }
 
 /// A name no earlier run of this daemon had, from the process's random hasher seed.
-fn fresh_run_name() -> String {
+pub(super) fn fresh_run_name() -> String {
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u128(
         std::time::SystemTime::now()

@@ -219,7 +219,7 @@ pub fn nextflow_tools(
     tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
     tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch.clone())));
-    tools.extend(tests::tools(pools, setup, &launch));
+    tools.extend(tests::tools(&launch));
     tools.push(Arc::new(testdata::FetchTestData {
         base: setup.test_datasets.clone(),
     }));

@@ -34,7 +34,6 @@ const MAX_FILES: usize = 1000;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// One file, from the request to its last byte.
 const FILE_TIMEOUT: Duration = Duration::from_secs(300);
-const USER_AGENT: &str = concat!("codaris/", env!("CARGO_PKG_VERSION"));
 /// Redirects followed, each within the origin of the first request.
 const MAX_REDIRECTS: usize = 5;
 
@@ -217,7 +216,7 @@ fn client() -> Result<reqwest::Client, String> {
         }
     });
     reqwest::Client::builder()
-        .user_agent(USER_AGENT)
+        .user_agent(crate::web::USER_AGENT)
         .redirect(policy)
         .no_proxy()
         .connect_timeout(CONNECT_TIMEOUT)

@@ -12,29 +12,20 @@ use codaris_nextflow::testrun::{
 };
 use serde_json::Value;
 
-use super::NextflowSetup;
 use super::args::{optional_string, pipeline_dir};
 use super::launch::LaunchShared;
 use super::runner::PoolRunner;
 use crate::context::ToolContext;
-use crate::shell::ShellPools;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// How long the tests may run: nf-test suites and test profiles download data and run many
 /// processes, so hours, not minutes.
 const TEST_TIMEOUT: Duration = Duration::from_secs(4 * 60 * 60);
 
-pub(super) fn tools(
-    pools: &Arc<ShellPools>,
-    setup: &NextflowSetup,
-    launch: &Arc<LaunchShared>,
-) -> Vec<Arc<dyn Tool>> {
+/// The test tools, on the launch tools' sandboxes, setup and runs.
+pub(super) fn tools(launch: &Arc<LaunchShared>) -> Vec<Arc<dyn Tool>> {
     vec![
-        Arc::new(TestPipeline {
-            pools: pools.clone(),
-            setup: setup.clone(),
-            launch: launch.clone(),
-        }),
+        Arc::new(TestPipeline(launch.clone())),
         Arc::new(CheckTestResult),
     ]
 }
@@ -69,13 +60,9 @@ fn tests_dir(tool: &'static str, pipeline: &Path, create: bool) -> Result<PathBu
 }
 
 #[derive(Debug)]
-struct TestPipeline {
-    pools: Arc<ShellPools>,
-    setup: NextflowSetup,
-    /// The runs Codaris started: a test does not start beside one in the same directory
-    /// (Nextflow locks the launch directory's cache).
-    launch: Arc<LaunchShared>,
-}
+/// Its sandboxes and setup are the launch tools'; it does not start beside a run they
+/// started in the same directory (Nextflow locks the launch directory's cache).
+struct TestPipeline(Arc<LaunchShared>);
 
 #[async_trait::async_trait]
 impl Tool for TestPipeline {
@@ -99,33 +86,42 @@ impl Tool for TestPipeline {
         let pipeline = pipeline_dir(ctx, tool, args)?;
         let extra = match optional_string(tool, args, "profile")? {
             Some(profile) => self
+                .0
                 .setup
                 .allowed_profiles(profile)
                 .map_err(|why| ToolError::model(format!("{tool}: {why}")))?,
             None => Vec::new(),
         };
-        if let Some(refusal) =
-            self.launch
-                .launches
-                .busy(tool, &pipeline, &pipeline, &ctx.session_id)
+        if let Some(refusal) = self
+            .0
+            .launches
+            .busy(tool, &pipeline, &pipeline, &ctx.session_id)
         {
             return Err(refusal);
         }
         let dir = tests_dir(tool, &pipeline, true)?;
         let command = match TestKind::of(&pipeline) {
-            TestKind::NfTest => TestCommand::nf_test(&self.setup.nf_test, &dir, &extra),
+            TestKind::NfTest => TestCommand::nf_test(&self.0.setup.nf_test, &dir, &extra),
             TestKind::TestProfile => {
                 let profiles = testrun::test_profiles(&extra);
-                self.setup
+                self.0
+                    .setup
                     .allowed_profiles(&profiles.join(","))
                     .map_err(|why| ToolError::model(format!("{tool}: {why}")))?;
-                TestCommand::test_profile(&self.setup.nextflow, &pipeline, &dir, &profiles)
+                TestCommand::test_profile(
+                    &self.0.setup.nextflow,
+                    &pipeline,
+                    &dir,
+                    &profiles,
+                    &super::launch::fresh_run_name(),
+                )
             }
         };
         for stale in command.outputs() {
             let _ = std::fs::remove_file(stale);
         }
         let pool = self
+            .0
             .pools
             .pool(&ctx.session_id)
             .map_err(|error| error.into_tool_error(tool))?;
@@ -140,7 +136,7 @@ impl Tool for TestPipeline {
         for (key, value) in &command.env {
             invocation = invocation.with_env(key, value);
         }
-        if let Some(path) = self.setup.search_path() {
+        if let Some(path) = self.0.setup.search_path() {
             invocation = invocation.with_env("PATH", &path);
         }
         let started = SystemTime::now()

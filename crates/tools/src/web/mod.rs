@@ -4,6 +4,8 @@
 
 mod body;
 mod common;
+
+pub(crate) use common::USER_AGENT;
 mod dom;
 mod engines;
 mod error;
