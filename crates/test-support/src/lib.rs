@@ -7,6 +7,7 @@
 //! - [`git`]: git repositories to run against (a bare `origin` and a clone of it).
 //! - [`tmpfs`]: a small tmpfs to fill up, for the full-disk tests.
 //! - [`nextflow`]: the nf-core template, the stand-in `nextflow`, nf-core's install.
+//! - [`fake_http`]: an HTTP/1.1 server on loopback for the stand-ins of outside services.
 //!
 //! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
 //! its own, and no stand-in for a program or service it does not document (see DESIGN.md's
@@ -23,6 +24,7 @@
 
 #[cfg(feature = "daemon")]
 pub mod daemon;
+pub mod fake_http;
 pub mod git;
 pub mod nextflow;
 pub mod sandbox;

@@ -1,0 +1,19 @@
+//! `codaris-seqera`: the tools of Codaris's built-in MCP server `seqera`, and the server.
+//!
+//! - `build_container_image`: an nf-core module that already ships the tool, else a frozen
+//!   build on Seqera Wave; never a push to a registry the operator did not list.
+//! - `lint_nextflow`: `nextflow lint -o json`, findings as file:line:column.
+//! - Seqera Platform's read-only set: workspaces, pipelines, runs, tasks, a run's log (`GET`s).
+//!
+//! The daemon runs the server as `codarisd mcp-server seqera` over stdio and treats it like any
+//! other MCP server (its calls pass the policy at dispatch and are recorded), except that its
+//! tools are switched off until the person switches them on.
+//!
+//! Non-goals: deciding what a call may do (the daemon's policy does, before the call reaches the
+//! server); writing anything to Seqera Platform.
+
+mod setup;
+mod tool;
+
+pub use setup::SeqeraSetup;
+pub use tool::{SeqeraTool, ToolFailure};
