@@ -33,6 +33,9 @@ pub enum CapabilityName {
     /// Run (or test) the Nextflow pipeline at a path: its tasks run what its code says, so a
     /// person approves each pipeline before its first launch.
     RunPipeline,
+    /// Push a built container image to one registry (`quay.io/me`), which the operator must
+    /// also list (`[seqera] registries`): images there are pulled by other people's runs.
+    PushImage,
 }
 
 /// How a capability's `path` is compared with a grant's.
@@ -51,7 +54,7 @@ pub enum Scope {
 
 impl CapabilityName {
     /// Every capability name, in documentation order.
-    pub const ALL: [CapabilityName; 9] = [
+    pub const ALL: [CapabilityName; 10] = [
         CapabilityName::ReadOutsideFence,
         CapabilityName::MutateOutsideFence,
         CapabilityName::Write,
@@ -61,6 +64,7 @@ impl CapabilityName {
         CapabilityName::UseTool,
         CapabilityName::RunProgram,
         CapabilityName::RunPipeline,
+        CapabilityName::PushImage,
     ];
 
     /// How this capability is matched against grants.
@@ -71,7 +75,9 @@ impl CapabilityName {
             | CapabilityName::Write
             | CapabilityName::RunCommand
             | CapabilityName::RunPipeline => Scope::Path,
-            CapabilityName::SendHttp | CapabilityName::UseTool => Scope::Exact,
+            CapabilityName::SendHttp | CapabilityName::UseTool | CapabilityName::PushImage => {
+                Scope::Exact
+            }
             CapabilityName::ChangeConfig => Scope::Unscoped,
             CapabilityName::RunProgram => Scope::Command,
         }
@@ -89,6 +95,7 @@ impl CapabilityName {
             CapabilityName::UseTool => "use_tool",
             CapabilityName::RunProgram => "run_program",
             CapabilityName::RunPipeline => "run_pipeline",
+            CapabilityName::PushImage => "push_image",
         }
     }
 

@@ -40,6 +40,8 @@ pub enum Code {
     /// A path argument is missing, empty, not a string, holds a NUL byte, or cannot be made
     /// absolute.
     BadPath,
+    /// The call would push an image to a registry the operator does not list.
+    RegistryNotListed,
     /// The permission class and mode require the person's approval on a card.
     NeedsApproval,
     /// The person already refused this capability in this session.
@@ -54,7 +56,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 18] = [
+    pub const ALL: [Code; 19] = [
         Code::ArgsNotObject,
         Code::RepeatedSearch,
         Code::UnknownTool,
@@ -68,6 +70,7 @@ impl Code {
         Code::MutateOutsideFence,
         Code::ProtectedPath,
         Code::BadPath,
+        Code::RegistryNotListed,
         Code::NeedsApproval,
         Code::DeniedByUser,
         Code::AllowedByDefault,
@@ -94,6 +97,7 @@ impl Code {
             | Code::MutateOutsideFence
             | Code::ProtectedPath
             | Code::BadPath
+            | Code::RegistryNotListed
             | Code::DeniedByUser => Verdict::Deny,
         }
     }
@@ -114,6 +118,7 @@ impl Code {
             Code::MutateOutsideFence => "mutate_outside_fence",
             Code::ProtectedPath => "protected_path",
             Code::BadPath => "bad_path",
+            Code::RegistryNotListed => "registry_not_listed",
             Code::NeedsApproval => "needs_approval",
             Code::DeniedByUser => "denied_by_user",
             Code::AllowedByDefault => "allowed_by_default",

@@ -171,6 +171,14 @@ fn judge<'a>(
     }
     for need in class_needs(class, pmode, tool, call.args, &uses, task) {
         rules.insert(Rule::PermissionClass);
+        // The operator's list bounds what a card can approve: an unlisted registry is refused
+        // before anyone is asked.
+        if need.name == CapabilityName::PushImage
+            && let Some(registry) = need.target.as_deref()
+            && !task.push_registries.iter().any(|listed| listed == registry)
+        {
+            return Finding::RegistryNotListed(need);
+        }
         match (cover(grants, &need), auto, &program) {
             (Cover::Denied { .. }, _, _) => return refused(rules, need),
             (_, true, _) => by_mode = true,
@@ -551,6 +559,14 @@ fn class_needs<'a>(
             name: CapabilityName::RunPipeline,
             ..command_dir(uses, task)
         }],
+        // No registry, no push: the image stays on the builder's own registry.
+        PermissionClass::Push => match args.get("registry").and_then(Value::as_str) {
+            Some(registry) if !registry.trim().is_empty() => vec![Need {
+                name: CapabilityName::PushImage,
+                target: Some(Cow::Borrowed(registry)),
+            }],
+            _ => Vec::new(),
+        },
     }
 }
 

@@ -44,7 +44,9 @@ mod verdict;
 /// reads, `clone_nfcore_base` writes into `outdir`, the remediation plan is read).
 /// "3": running or testing a pipeline needs `run_pipeline` for its directory (the `pipeline`
 /// class) instead of `use_tool` for the tool; `fetch_test_data` changes the pipeline's `path`.
-pub const POLICY_VERSION: &str = "3";
+/// "4": the `push` class (`push_image` for a registry the task lists; `registry_not_listed`
+/// for one it does not).
+pub const POLICY_VERSION: &str = "4";
 
 pub use capability::Capability;
 pub use capability::CapabilityName;

@@ -30,6 +30,11 @@ pub enum PermissionClass {
     /// Runs a Nextflow pipeline: prompts in every mode unless `run_pipeline` was granted for
     /// the pipeline's directory (its first `mutate` path argument, else the working directory).
     Pipeline,
+    /// Pushes a container image to the registry its `registry` argument names: refused unless
+    /// the operator lists that registry (`task.push_registries`), then prompts in every mode
+    /// unless `push_image` was granted for it. Without a `registry` it pushes nowhere and never
+    /// prompts.
+    Push,
 }
 
 /// What a call of the tool can change, which decides the capability a read-only activity asks

@@ -60,6 +60,7 @@ impl Display for Action<'_, '_> {
             CapabilityName::UseTool => f.write_str("have effects outside the session"),
             CapabilityName::RunProgram => write!(f, "run {target}"),
             CapabilityName::RunPipeline => write!(f, "run the pipeline {target}"),
+            CapabilityName::PushImage => write!(f, "push an image to the registry {target}"),
         }
     }
 }
@@ -131,6 +132,7 @@ pub(crate) enum Finding<'a> {
     ReadOutsideFence(Need<'a>),
     MutateOutsideFence(Need<'a>),
     DeniedByUser(Need<'a>),
+    RegistryNotListed(Need<'a>),
     NeedsApproval {
         mode: PermissionMode,
         need: Need<'a>,
@@ -338,6 +340,15 @@ pub(crate) fn decide(
             ),
             Some(need.capability()),
         ),
+        // Only the operator can list a registry; no card or grant does, so none is named.
+        Finding::RegistryNotListed(need) => (
+            Code::RegistryNotListed,
+            format!(
+                "tool {t} may not push to the registry {}: the operator has not listed it among the registries images may be pushed to (`[seqera] registries`); build without `registry`, or ask the user to have it listed",
+                Quoted(need.target.as_deref().unwrap_or(""))
+            ),
+            None,
+        ),
         // The class prompts in this permission mode and no grant covers the call.
         Finding::NeedsApproval { mode, need } => (
             Code::NeedsApproval,
@@ -480,6 +491,10 @@ mod tests {
                     target: None,
                 }),
                 Code::DeniedByUser,
+            ),
+            (
+                Finding::RegistryNotListed(need(CapabilityName::PushImage, "quay.io/x\ny")),
+                Code::RegistryNotListed,
             ),
             (
                 Finding::NeedsApproval {

@@ -191,6 +191,14 @@ pub struct Task {
     /// True in an extension workspace, which has no session checklist.
     #[serde(default)]
     pub extension: bool,
+    /// Container registries the operator lets built images be pushed to (`[seqera]
+    /// registries`); a `push` class call naming any other is refused. Absent when none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub push_registries: Vec<String>,
 }
 
 impl Task {
