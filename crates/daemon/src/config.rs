@@ -31,6 +31,12 @@ pub struct ConfigToml {
     pub mcp: Option<crate::mcp::config::McpToml>,
     /// `[nextflow]`: the programs the Nextflow tools run, the operator's compliance rules.
     pub nextflow: Option<crate::nextflow::NextflowToml>,
+    /// `[ncbi]`: the E-utilities endpoint, the email NCBI asks for, the API key.
+    pub ncbi: Option<crate::research::NcbiToml>,
+    /// `[research]`: the engines `web_research` asks.
+    pub research: Option<crate::research::ResearchToml>,
+    /// `[seqera]`: Wave, Seqera Platform, the token, the registries pushes may go to.
+    pub seqera: Option<crate::research::SeqeraToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize)]
@@ -195,6 +201,12 @@ pub struct Config {
     pub mcp_servers: Vec<codaris_mcp::ServerSpec>,
     /// `[nextflow]`, resolved.
     pub nextflow: codaris_tools::nextflow::NextflowSetup,
+    /// `[ncbi]`, resolved.
+    pub ncbi: crate::research::NcbiConfig,
+    /// `[research] engines`, else `tools.websearch_engines`.
+    pub research_engines: Vec<Engine>,
+    /// `[seqera]`, resolved, with `[nextflow] bin` for `lint_nextflow`.
+    pub seqera: crate::research::SeqeraConfig,
 }
 
 impl Config {
@@ -248,6 +260,8 @@ pub fn env_vars() -> Vec<&'static str> {
         "CODARIS_TOOL_SEARCH_API",
         "CODARIS_PROVIDER",
         "CODARIS_MODEL",
+        crate::research::NCBI_API_KEY_VAR,
+        crate::research::TOWER_TOKEN_VAR,
     ];
     for kind in ProviderKind::ALL {
         vars.extend([kind.api_key_env(), kind.base_url_env()]);
@@ -475,6 +489,19 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
 
     let mcp_servers = crate::mcp::config::resolve(toml.mcp, &origin)?;
     let nextflow = crate::nextflow::resolve(toml.nextflow, config_file.as_deref(), &origin)?;
+    let ncbi = crate::research::resolve_ncbi(
+        toml.ncbi,
+        env_str(crate::research::NCBI_API_KEY_VAR)?,
+        &origin,
+    )?;
+    let research_engines = crate::research::resolve_research_engines(toml.research, &origin)?
+        .unwrap_or_else(|| websearch_engines.clone());
+    let seqera = crate::research::resolve_seqera(
+        toml.seqera,
+        env_str(crate::research::TOWER_TOKEN_VAR)?,
+        &nextflow.nextflow,
+        &origin,
+    )?;
 
     Ok(Config {
         state_dir,
@@ -506,6 +533,9 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         models,
         mcp_servers,
         nextflow,
+        ncbi,
+        research_engines,
+        seqera,
     })
 }
 

@@ -64,6 +64,13 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             models: Vec::new(),
             mcp_servers: Vec::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
+            ncbi: crate::research::NcbiConfig {
+                base_url: crate::research::DEFAULT_EUTILS_URL.to_owned(),
+                email: None,
+                api_key: None,
+            },
+            research_engines: vec![Engine::brave(), Engine::bing()],
+            seqera: codaris_seqera::SeqeraSetup::default(),
         }
     );
     Ok(())

@@ -17,9 +17,16 @@ use std::os::unix::process::CommandExt;
 
 use codaris_agent::ProviderKind;
 
-/// The variables that hold provider keys: each wire format's own, as the agent names them.
-pub fn key_vars() -> [&'static str; ProviderKind::ALL.len()] {
-    ProviderKind::ALL.map(ProviderKind::api_key_env)
+/// The variables that hold secrets: each wire format's provider key, as the agent names them,
+/// then NCBI's API key and the Seqera access token (`[ncbi]`, `[seqera]`).
+pub fn key_vars() -> [&'static str; ProviderKind::ALL.len() + 2] {
+    let mut vars = [""; ProviderKind::ALL.len() + 2];
+    for (slot, kind) in vars.iter_mut().zip(ProviderKind::ALL) {
+        *slot = kind.api_key_env();
+    }
+    vars[ProviderKind::ALL.len()] = crate::research::NCBI_API_KEY_VAR;
+    vars[ProviderKind::ALL.len() + 1] = crate::research::TOWER_TOKEN_VAR;
+    vars
 }
 
 /// Names the descriptor the keys arrive on in the re-executed image.

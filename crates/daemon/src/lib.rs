@@ -26,6 +26,7 @@ pub mod nextflow;
 pub mod peer;
 pub mod programs;
 pub mod registry;
+pub mod research;
 pub mod resolve;
 pub mod secret;
 pub mod server;
