@@ -12,8 +12,13 @@
 //! Non-goals: deciding what a call may do (the daemon's policy does, before the call reaches the
 //! server); writing anything to Seqera Platform.
 
+mod args;
+pub mod build;
+mod http;
+pub mod modules;
 mod setup;
 mod tool;
+pub mod wave;
 
 pub use setup::SeqeraSetup;
 pub use tool::{SeqeraTool, ToolFailure};
