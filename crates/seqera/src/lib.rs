@@ -14,6 +14,7 @@
 
 mod args;
 pub mod build;
+pub mod lint;
 mod http;
 pub mod modules;
 mod setup;
