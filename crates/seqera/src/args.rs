@@ -132,6 +132,11 @@ impl<'a> Args<'a> {
     }
 }
 
+/// `1 run`, `2 runs`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The first `max` characters of `text`, on a character boundary, on one line, with an
 /// ellipsis when cut (for quoting an answer body in an error).
 pub fn cut(text: &str, max: usize) -> String {

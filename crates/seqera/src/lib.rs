@@ -17,6 +17,7 @@ pub mod build;
 pub mod lint;
 mod http;
 pub mod modules;
+pub mod platform;
 mod setup;
 mod tool;
 pub mod wave;
