@@ -46,10 +46,9 @@ impl<'a> Args<'a> {
     pub fn optional_str(&self, key: &str) -> Result<Option<&'a str>, ToolFailure> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) if text.len() > MAX_STRING => Err(self.wrong(
-                key,
-                &format!("a string of at most {MAX_STRING} bytes"),
-            )),
+            Some(Value::String(text)) if text.len() > MAX_STRING => {
+                Err(self.wrong(key, &format!("a string of at most {MAX_STRING} bytes")))
+            }
             Some(Value::String(text)) => {
                 let text = text.trim();
                 Ok((!text.is_empty()).then_some(text))
@@ -70,9 +69,7 @@ impl<'a> Args<'a> {
             Some(Value::Array(items)) if items.len() <= max => items
                 .iter()
                 .map(|item| match item {
-                    Value::String(text)
-                        if !text.trim().is_empty() && text.len() <= MAX_STRING =>
-                    {
+                    Value::String(text) if !text.trim().is_empty() && text.len() <= MAX_STRING => {
                         Ok(text.trim())
                     }
                     _ => Err(self.wrong(key, &what)),
@@ -171,13 +168,24 @@ mod tests {
     fn wrong_types_and_sizes_are_sentences() {
         let value = json!({"n": "3", "s": 3, "l": ["a", 2], "b": "yes", "huge": "x".repeat(MAX_STRING + 1), "id": "../etc"});
         let args = Args::of("t", &value).unwrap();
-        assert_eq!(args.optional_u64("n", 1, 5).unwrap_err().0, "t: `n` must be a whole number from 1 to 5");
-        assert_eq!(args.optional_str("s").unwrap_err().0, "t: `s` must be a string");
+        assert_eq!(
+            args.optional_u64("n", 1, 5).unwrap_err().0,
+            "t: `n` must be a whole number from 1 to 5"
+        );
+        assert_eq!(
+            args.optional_str("s").unwrap_err().0,
+            "t: `s` must be a string"
+        );
         assert!(args.optional_strings("l", 3).is_err());
         assert!(args.optional_bool("b").is_err());
         assert!(args.optional_str("huge").is_err());
         assert!(args.required_id("id").is_err());
-        assert!(args.required_str("missing").unwrap_err().0.contains("required"));
+        assert!(
+            args.required_str("missing")
+                .unwrap_err()
+                .0
+                .contains("required")
+        );
     }
 
     #[test]

@@ -94,7 +94,9 @@ impl SeqeraTool for BuildContainerImage {
             return Err(ToolFailure::new(format!(
                 "{NAME}: no nf-core module `{}`{}; to build on Wave, give the conda package name as `tool` (e.g. `samtools`, not `samtools/sort`)",
                 call.tool,
-                call.version.map(|v| format!(" at version {v}")).unwrap_or_default()
+                call.version
+                    .map(|v| format!(" at version {v}"))
+                    .unwrap_or_default()
             )));
         }
         let wave = Wave::new(&self.setup);
@@ -107,22 +109,22 @@ impl BuildContainerImage {
     fn check<'a>(&self, value: &'a Value) -> Result<Call<'a>, ToolFailure> {
         let args = Args::of(NAME, value)?;
         let tool = args.required_str("tool")?;
-        if tool.len() > 200 || !tool.chars().all(|c| c.is_ascii_alphanumeric() || "._-/".contains(c)) {
+        if !spelled_with(tool, 200, "._-/") {
             return Err(ToolFailure::new(format!(
                 "{NAME}: `tool` must be a conda package or nf-core module name (letters, digits, . _ - /)"
             )));
         }
         let version = args.optional_str("version")?;
-        if let Some(version) = version {
-            if version.len() > 100 || !version.chars().all(|c| c.is_ascii_alphanumeric() || "._+*!<>=,-".contains(c)) {
-                return Err(ToolFailure::new(format!(
-                    "{NAME}: `version` must be a conda version such as `1.21` or `>=1.20`"
-                )));
-            }
+        if let Some(version) = version
+            && !spelled_with(version, 100, "._+*!<>=,-")
+        {
+            return Err(ToolFailure::new(format!(
+                "{NAME}: `version` must be a conda version such as `1.21` or `>=1.20`"
+            )));
         }
         let packages = args.optional_strings("packages", MAX_PACKAGES)?;
         for spec in packages.iter().flatten() {
-            if spec.len() > 200 || !spec.chars().all(|c| c.is_ascii_alphanumeric() || "._+*!<>=,:/-".contains(c)) {
+            if !spelled_with(spec, 200, "._+*!<>=,:/-") {
                 return Err(ToolFailure::new(format!(
                     "{NAME}: `packages` holds `{}`, which is not a conda spec such as `samtools=1.21` or `bioconda::samtools=1.21`",
                     crate::args::cut(spec, 80)
@@ -131,7 +133,7 @@ impl BuildContainerImage {
         }
         let channels = args.optional_strings("channels", MAX_CHANNELS)?;
         for channel in channels.iter().flatten() {
-            if channel.len() > 200 || !channel.chars().all(|c| c.is_ascii_alphanumeric() || "._:/-".contains(c)) {
+            if !spelled_with(channel, 200, "._:/-") {
                 return Err(ToolFailure::new(format!(
                     "{NAME}: `channels` holds `{}`, which is not a conda channel name",
                     crate::args::cut(channel, 80)
@@ -155,18 +157,22 @@ impl BuildContainerImage {
             })?,
         };
         let registry = args.optional_str("registry")?;
-        if let Some(registry) = registry {
-            if !self.setup.registries.iter().any(|listed| listed == registry) {
-                let listed = if self.setup.registries.is_empty() {
-                    "none are listed".to_owned()
-                } else {
-                    self.setup.registries.join(", ")
-                };
-                return Err(ToolFailure::new(format!(
-                    "registry {} is not in [seqera] registries ({listed}); the operator lists the registries images may be pushed to",
-                    crate::args::cut(registry, 200)
-                )));
-            }
+        if let Some(registry) = registry
+            && !self
+                .setup
+                .registries
+                .iter()
+                .any(|listed| listed == registry)
+        {
+            let listed = if self.setup.registries.is_empty() {
+                "none are listed".to_owned()
+            } else {
+                self.setup.registries.join(", ")
+            };
+            return Err(ToolFailure::new(format!(
+                "registry {} is not in [seqera] registries ({listed}); the operator lists the registries images may be pushed to",
+                crate::args::cut(registry, 200)
+            )));
         }
         let freeze = args.optional_bool("freeze")?.unwrap_or(registry.is_some());
         if freeze && registry.is_none() {
@@ -206,6 +212,15 @@ impl BuildContainerImage {
     }
 }
 
+/// Whether `text` is at most `max` bytes of ASCII letters, digits and `extra`: what a conda
+/// name, version, spec or channel is made of (and nothing a shell or a URL would read).
+fn spelled_with(text: &str, max: usize, extra: &str) -> bool {
+    text.len() <= max
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || extra.contains(c))
+}
+
 fn from_catalogue(query: &str, found: &[&Module], catalogue: &Catalogue) -> String {
     let mut out = match found {
         [one] => format!(
@@ -219,7 +234,10 @@ fn from_catalogue(query: &str, found: &[&Module], catalogue: &Catalogue) -> Stri
     };
     for module in found.iter().take(MAX_MODULES_SHOWN) {
         if found.len() > 1 {
-            out.push_str(&format!("\nmodule {}: {} {}\n", module.module, module.tool, module.version));
+            out.push_str(&format!(
+                "\nmodule {}: {} {}\n",
+                module.module, module.tool, module.version
+            ));
         }
         if let Some(docker) = &module.docker {
             out.push_str(&format!("docker: {docker}\n"));
@@ -270,9 +288,13 @@ fn describe_build(call: &Call<'_>, built: &Built, authenticated: bool) -> String
     out.push_str(&format!("build: {build_id}, {cached}\n"));
     match (&call.request.build_repository, call.request.freeze) {
         (Some(repo), true) => out.push_str(&format!("frozen: a permanent image in {repo}\n")),
-        (Some(repo), false) => out.push_str(&format!("built through {repo}, not frozen: an ephemeral Wave image\n")),
+        (Some(repo), false) => out.push_str(&format!(
+            "built through {repo}, not frozen: an ephemeral Wave image\n"
+        )),
         (None, _) => match &submitted.expiration {
-            Some(until) => out.push_str(&format!("ephemeral: the Wave image can be pulled until {until}\n")),
+            Some(until) => out.push_str(&format!(
+                "ephemeral: the Wave image can be pulled until {until}\n"
+            )),
             None => out.push_str("ephemeral: a Wave image, not frozen\n"),
         },
     }
@@ -283,7 +305,10 @@ fn describe_build(call: &Call<'_>, built: &Built, authenticated: bool) -> String
         call.request.platform,
         call.request.format.as_str()
     ));
-    let scan = match (&status.vulnerabilities, status.scan_id.as_ref().or(submitted.scan_id.as_ref())) {
+    let scan = match (
+        &status.vulnerabilities,
+        status.scan_id.as_ref().or(submitted.scan_id.as_ref()),
+    ) {
         (Some(found), _) if found.values().any(|n| *n > 0) => {
             let mut parts: Vec<(usize, String)> = found
                 .iter()
@@ -293,7 +318,11 @@ fn describe_build(call: &Call<'_>, built: &Built, authenticated: bool) -> String
             parts.sort();
             format!(
                 "scan: vulnerabilities {}",
-                parts.into_iter().map(|(_, p)| p).collect::<Vec<_>>().join(", ")
+                parts
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }
         (Some(_), _) => "scan: no vulnerabilities found".to_owned(),

@@ -54,7 +54,10 @@ mod tests {
 
     #[test]
     fn redact_removes_the_token_everywhere() {
-        assert_eq!(redact("a tok b tok", Some("tok")), "a <redacted> b <redacted>");
+        assert_eq!(
+            redact("a tok b tok", Some("tok")),
+            "a <redacted> b <redacted>"
+        );
         assert_eq!(redact("a tok", None), "a tok");
         assert_eq!(redact("a", Some("")), "a");
     }

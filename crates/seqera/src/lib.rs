@@ -14,13 +14,15 @@
 
 mod args;
 pub mod build;
-pub mod lint;
 mod http;
+pub mod lint;
 pub mod modules;
 pub mod platform;
+mod server;
 mod setup;
 mod tool;
 pub mod wave;
 
+pub use server::{SERVER_NAME, SeqeraServer, serve, serve_stdio, tools};
 pub use setup::SeqeraSetup;
 pub use tool::{SeqeraTool, ToolFailure};

@@ -140,7 +140,9 @@ impl SeqeraTool for LintNextflow {
         Err(ToolFailure::new(format!(
             "nextflow lint gave no JSON report ({}): {}",
             ran.code
-                .map_or("killed by a signal".to_owned(), |code| format!("exit status {code}")),
+                .map_or("killed by a signal".to_owned(), |code| format!(
+                    "exit status {code}"
+                )),
             cut(said.trim(), 400)
         )))
     }
@@ -186,7 +188,10 @@ impl LintNextflow {
 
     /// The version `nextflow -version` reports, if it reports one.
     async fn version(&self) -> Option<String> {
-        let ran = self.run(&["-version".as_ref()], VERSION_TIMEOUT).await.ok()?;
+        let ran = self
+            .run(&["-version".as_ref()], VERSION_TIMEOUT)
+            .await
+            .ok()?;
         version_in(&format!("{}\n{}", ran.stdout, ran.stderr))
     }
 }
@@ -209,7 +214,10 @@ fn describe(report: &Report) -> String {
     let summary = &report.summary;
     let files = summary.files_with_errors + summary.files_without_errors;
     let mut out = if summary.errors == 0 {
-        format!("nextflow lint: no errors in {}", plural(files, "file", "files"))
+        format!(
+            "nextflow lint: no errors in {}",
+            plural(files, "file", "files")
+        )
     } else {
         format!(
             "nextflow lint: {} in {} of {}",
@@ -269,7 +277,9 @@ fn has_lint(version: &str) -> bool {
 
 fn looks_unknown(text: &str) -> bool {
     let lower = text.to_lowercase();
-    lower.contains("unknown command") || lower.contains("usage: nextflow") || lower.contains("no such command")
+    lower.contains("unknown command")
+        || lower.contains("usage: nextflow")
+        || lower.contains("no such command")
 }
 
 #[cfg(test)]
@@ -278,7 +288,9 @@ mod tests {
     use std::path::PathBuf;
 
     fn fixture(name: &str) -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
     }
 
     fn tool(program: PathBuf) -> LintNextflow {
@@ -353,14 +365,21 @@ mod tests {
             .call(&json!({"path": dir.path()}))
             .await
             .unwrap_err();
-        assert!(err.0.starts_with("nextflow lint gave no JSON report (exit status 1)"), "{err}");
+        assert!(
+            err.0
+                .starts_with("nextflow lint gave no JSON report (exit status 1)"),
+            "{err}"
+        );
     }
 
     #[tokio::test]
     async fn relative_missing_and_bad_paths_are_refused() {
         let lint = tool(fixture("nextflow-25.04-clean"));
         let cases = [
-            (json!({"path": "pipeline/main.nf"}), "`path` must be absolute"),
+            (
+                json!({"path": "pipeline/main.nf"}),
+                "`path` must be absolute",
+            ),
             (json!({"path": "/no/such/dir/main.nf"}), "does not exist"),
             (json!({}), "`path` must be a non-empty string"),
             (json!({"path": ["/x"]}), "`path` must be a string"),
@@ -375,7 +394,10 @@ mod tests {
 
     #[test]
     fn versions_are_read_and_compared() {
-        assert_eq!(version_in("  N E X T F L O W\n  version 24.10.4 build 5934"), Some("24.10.4".into()));
+        assert_eq!(
+            version_in("  N E X T F L O W\n  version 24.10.4 build 5934"),
+            Some("24.10.4".into())
+        );
         assert_eq!(version_in("no version here"), None);
         assert!(!has_lint("24.10.4"));
         assert!(has_lint("25.04.0"));
@@ -387,6 +409,9 @@ mod tests {
     fn a_report_after_other_lines_is_still_read() {
         let stdout = "Picked up JAVA_TOOL_OPTIONS\n{\"summary\":{\"errors\":1,\"filesWithErrors\":1,\"filesWithoutErrors\":0},\"errors\":[{\"filename\":\"a.nf\",\"startLine\":1,\"startColumn\":2,\"message\":\"bad\\nthing\"}]}";
         let report = parse_report(stdout).unwrap();
-        assert_eq!(describe(&report), "nextflow lint: 1 error in 1 of 1 file\na.nf:1:2: bad thing");
+        assert_eq!(
+            describe(&report),
+            "nextflow lint: 1 error in 1 of 1 file\na.nf:1:2: bad thing"
+        );
     }
 }

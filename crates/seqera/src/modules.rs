@@ -52,9 +52,8 @@ impl Catalogue {
         let Some(path) = path else {
             return Catalogue::shipped();
         };
-        let describe = |err: &dyn std::fmt::Display| {
-            format!("the module catalogue {}: {err}", path.display())
-        };
+        let describe =
+            |err: &dyn std::fmt::Display| format!("the module catalogue {}: {err}", path.display());
         let size = std::fs::metadata(path).map_err(|err| describe(&err))?.len();
         if size > MAX_FILE {
             return Err(describe(&format!("larger than {MAX_FILE} bytes")));
@@ -124,10 +123,24 @@ mod tests {
         assert_eq!(catalogue.commit.len(), 40, "a full nf-core/modules commit");
         assert!(catalogue.modules.len() >= 60);
         for name in [
-            "fastqc", "multiqc", "samtools/sort", "bwa/mem", "bowtie2/align", "star/align",
-            "salmon/quant", "trimgalore", "fastp", "picard/markduplicates",
-            "gatk4/haplotypecaller", "bcftools/call", "kraken2/kraken2", "cutadapt",
-            "subread/featurecounts", "hisat2/align", "minimap2/align", "spades",
+            "fastqc",
+            "multiqc",
+            "samtools/sort",
+            "bwa/mem",
+            "bowtie2/align",
+            "star/align",
+            "salmon/quant",
+            "trimgalore",
+            "fastp",
+            "picard/markduplicates",
+            "gatk4/haplotypecaller",
+            "bcftools/call",
+            "kraken2/kraken2",
+            "cutadapt",
+            "subread/featurecounts",
+            "hisat2/align",
+            "minimap2/align",
+            "spades",
         ] {
             assert!(
                 catalogue.modules.iter().any(|m| m.module == name),
@@ -151,19 +164,32 @@ mod tests {
         let fastqc = found[0];
         assert_eq!(fastqc.module, "fastqc");
         assert_eq!(fastqc.version, "0.12.1");
-        assert_eq!(fastqc.docker.as_deref(), Some("quay.io/biocontainers/fastqc:0.12.1--hdfd78af_0"));
+        assert_eq!(
+            fastqc.docker.as_deref(),
+            Some("quay.io/biocontainers/fastqc:0.12.1--hdfd78af_0")
+        );
         assert_eq!(fastqc.conda, ["bioconda::fastqc=0.12.1"]);
     }
 
     #[test]
     fn a_family_name_finds_every_module_of_it() {
         let catalogue = shipped();
-        let bwa: Vec<&str> = catalogue.lookup("bwa", None).iter().map(|m| m.module.as_str()).collect();
-        assert!(bwa.contains(&"bwa/mem") && bwa.contains(&"bwa/index"), "{bwa:?}");
+        let bwa: Vec<&str> = catalogue
+            .lookup("bwa", None)
+            .iter()
+            .map(|m| m.module.as_str())
+            .collect();
+        assert!(
+            bwa.contains(&"bwa/mem") && bwa.contains(&"bwa/index"),
+            "{bwa:?}"
+        );
         assert!(!bwa.iter().any(|m| m.starts_with("bwamem2")), "{bwa:?}");
         let sort = catalogue.lookup("samtools/sort", None);
         assert_eq!(sort.len(), 1);
-        assert_eq!(catalogue.lookup("trim-galore", None)[0].module, "trimgalore");
+        assert_eq!(
+            catalogue.lookup("trim-galore", None)[0].module,
+            "trimgalore"
+        );
     }
 
     #[test]

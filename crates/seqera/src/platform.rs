@@ -16,15 +16,30 @@ const DEFAULT_TAIL: u64 = 200;
 const MAX_TAIL: u64 = 2000;
 
 /// The Platform API client of one server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct Platform {
     url: String,
     token: Option<String>,
 }
 
+impl std::fmt::Debug for Platform {
+    /// The token is never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Platform")
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
 impl Platform {
     /// `GET {url}{path}` with `query`, as JSON.
-    async fn get(&self, path: &str, query: &[(&str, String)], what: &str) -> Result<Value, ToolFailure> {
+    async fn get(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        what: &str,
+    ) -> Result<Value, ToolFailure> {
         let Some(token) = &self.token else {
             return Err(ToolFailure::new(
                 "no Seqera token: set [seqera] token or TOWER_ACCESS_TOKEN",
@@ -119,7 +134,10 @@ impl PlatformTool {
 
     /// Every tool of the set.
     pub fn all(setup: &SeqeraSetup) -> Vec<PlatformTool> {
-        Kind::ALL.iter().map(|kind| PlatformTool::new(*kind, setup)).collect()
+        Kind::ALL
+            .iter()
+            .map(|kind| PlatformTool::new(*kind, setup))
+            .collect()
     }
 }
 
@@ -146,11 +164,19 @@ impl SeqeraTool for PlatformTool {
 
     fn description(&self) -> &'static str {
         match self.kind {
-            Kind::ListWorkspaces => "Seqera Platform: the organisations and workspaces the token's user belongs to, with their ids.",
+            Kind::ListWorkspaces => {
+                "Seqera Platform: the organisations and workspaces the token's user belongs to, with their ids."
+            }
             Kind::ListPipelines => "Seqera Platform: the pipelines of a workspace (the launchpad).",
-            Kind::ListRuns => "Seqera Platform: the latest runs of a workspace, with status, optionally searched by name.",
-            Kind::DescribeRun => "Seqera Platform: one run: pipeline, revision, status, times, exit status, error message and task counts.",
-            Kind::ListRunTasks => "Seqera Platform: the tasks of a run, with status, exit code and duration.",
+            Kind::ListRuns => {
+                "Seqera Platform: the latest runs of a workspace, with status, optionally searched by name."
+            }
+            Kind::DescribeRun => {
+                "Seqera Platform: one run: pipeline, revision, status, times, exit status, error message and task counts."
+            }
+            Kind::ListRunTasks => {
+                "Seqera Platform: the tasks of a run, with status, exit code and duration."
+            }
             Kind::GetRunLog => "Seqera Platform: the last lines of a run's Nextflow log.",
         }
     }
@@ -164,7 +190,10 @@ impl SeqeraTool for PlatformTool {
                 json!({"workspace_id": workspace_property(), "search": {"type": "string"}, "max": max}),
                 &[],
             ),
-            Kind::DescribeRun => schema(json!({"run_id": run_id, "workspace_id": workspace_property()}), &["run_id"]),
+            Kind::DescribeRun => schema(
+                json!({"run_id": run_id, "workspace_id": workspace_property()}),
+                &["run_id"],
+            ),
             Kind::ListRunTasks => schema(
                 json!({"run_id": run_id, "workspace_id": workspace_property(), "max": max}),
                 &["run_id"],
@@ -203,7 +232,10 @@ fn text(value: &Value, key: &str) -> String {
 }
 
 fn items<'a>(value: &'a Value, key: &str) -> &'a [Value] {
-    value.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+    value
+        .get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
 }
 
 /// Milliseconds as `1h 9m`, `1m 15s`, `42s`.
@@ -218,24 +250,35 @@ fn duration(ms: Option<u64>) -> String {
 }
 
 fn where_(workspace: Option<u64>) -> String {
-    workspace.map_or("the personal workspace".to_owned(), |id| format!("workspace {id}"))
+    workspace.map_or("the personal workspace".to_owned(), |id| {
+        format!("workspace {id}")
+    })
 }
 
 impl PlatformTool {
     fn workspace_query(workspace: Option<u64>) -> Vec<(&'static str, String)> {
-        workspace.map(|id| ("workspaceId", id.to_string())).into_iter().collect()
+        workspace
+            .map(|id| ("workspaceId", id.to_string()))
+            .into_iter()
+            .collect()
     }
 
     async fn list_workspaces(&self) -> Result<String, ToolFailure> {
-        let info = self.platform.get("/user-info", &[], "the token's user").await?;
+        let info = self
+            .platform
+            .get("/user-info", &[], "the token's user")
+            .await?;
         let user = info.get("user").unwrap_or(&Value::Null);
-        let id = user
-            .get("id")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| ToolFailure::new("Seqera Platform's /user-info answer has no user id"))?;
+        let id = user.get("id").and_then(Value::as_u64).ok_or_else(|| {
+            ToolFailure::new("Seqera Platform's /user-info answer has no user id")
+        })?;
         let listed = self
             .platform
-            .get(&format!("/user/{id}/workspaces"), &[], "the user's workspaces")
+            .get(
+                &format!("/user/{id}/workspaces"),
+                &[],
+                "the user's workspaces",
+            )
             .await?;
         let entries = items(&listed, "orgsAndWorkspaces");
         let workspaces: Vec<&Value> = entries
@@ -244,7 +287,11 @@ impl PlatformTool {
             .collect();
         let mut out = format!(
             "{} for {}",
-            count(workspaces.len(), "Seqera Platform workspace", "Seqera Platform workspaces"),
+            count(
+                workspaces.len(),
+                "Seqera Platform workspace",
+                "Seqera Platform workspaces"
+            ),
             text(user, "userName")
         );
         out.push_str("\npersonal: the user's own workspace (leave workspace_id out)");
@@ -259,7 +306,11 @@ impl PlatformTool {
                 workspace
                     .get("roles")
                     .and_then(Value::as_array)
-                    .map(|roles| roles.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "))
+                    .map(|roles| roles
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join(", "))
                     .unwrap_or_default()
             ));
         }
@@ -274,10 +325,20 @@ impl PlatformTool {
         if let Some(search) = args.optional_str("search")? {
             query.push(("search", search.to_owned()));
         }
-        let listed = self.platform.get("/pipelines", &query, &where_(workspace)).await?;
+        let listed = self
+            .platform
+            .get("/pipelines", &query, &where_(workspace))
+            .await?;
         let pipelines = items(&listed, "pipelines");
-        let total = listed.get("totalSize").and_then(Value::as_u64).unwrap_or(pipelines.len() as u64);
-        let mut out = format!("{} in {}", count(pipelines.len(), "pipeline", "pipelines"), where_(workspace));
+        let total = listed
+            .get("totalSize")
+            .and_then(Value::as_u64)
+            .unwrap_or(pipelines.len() as u64);
+        let mut out = format!(
+            "{} in {}",
+            count(pipelines.len(), "pipeline", "pipelines"),
+            where_(workspace)
+        );
         if total > pipelines.len() as u64 {
             out.push_str(&format!(" (of {total})"));
         }
@@ -305,10 +366,20 @@ impl PlatformTool {
         if let Some(search) = search {
             query.push(("search", search.to_owned()));
         }
-        let listed = self.platform.get("/workflow", &query, &where_(workspace)).await?;
+        let listed = self
+            .platform
+            .get("/workflow", &query, &where_(workspace))
+            .await?;
         let runs = items(&listed, "workflows");
-        let total = listed.get("totalSize").and_then(Value::as_u64).unwrap_or(runs.len() as u64);
-        let mut out = format!("{} in {}", count(runs.len(), "run", "runs"), where_(workspace));
+        let total = listed
+            .get("totalSize")
+            .and_then(Value::as_u64)
+            .unwrap_or(runs.len() as u64);
+        let mut out = format!(
+            "{} in {}",
+            count(runs.len(), "run", "runs"),
+            where_(workspace)
+        );
         if let Some(search) = search {
             out.push_str(&format!(" matching \"{search}\""));
         }
@@ -339,33 +410,56 @@ impl PlatformTool {
     async fn describe_run(&self, args: &Args<'_>) -> Result<String, ToolFailure> {
         let (path, id, workspace) = Self::run_path(args, "")?;
         let what = format!("run {id} in {}", where_(workspace));
-        let answer = self.platform.get(&path, &Self::workspace_query(workspace), &what).await?;
+        let answer = self
+            .platform
+            .get(&path, &Self::workspace_query(workspace), &what)
+            .await?;
         let run = answer.get("workflow").unwrap_or(&Value::Null);
-        let mut out = format!("run {id} ({}): {}", text(run, "runName"), text(run, "status"));
+        let mut out = format!(
+            "run {id} ({}): {}",
+            text(run, "runName"),
+            text(run, "status")
+        );
         let mut field = |label: &str, value: String| {
             if !value.is_empty() {
                 out.push_str(&format!("\n{label}: {value}"));
             }
         };
-        field("pipeline", format!("{} {}", text(run, "projectName"), text(run, "revision")).trim().to_owned());
+        field(
+            "pipeline",
+            format!("{} {}", text(run, "projectName"), text(run, "revision"))
+                .trim()
+                .to_owned(),
+        );
         field("repository", text(run, "repository"));
         field("commit", text(run, "commitId"));
         field("user", text(run, "userName"));
         field("submitted", text(run, "submit"));
         field("started", text(run, "start"));
         field("completed", text(run, "complete"));
-        field("duration", duration(run.get("duration").and_then(Value::as_u64)));
+        field(
+            "duration",
+            duration(run.get("duration").and_then(Value::as_u64)),
+        );
         field("exit status", text(run, "exitStatus"));
         field("work dir", text(run, "workDir"));
         field("error", cut(&text(run, "errorMessage"), 1000));
         if let Some(progress) = answer.pointer("/progress/workflowProgress") {
-            let counts: Vec<String> = ["succeeded", "failed", "cached", "running", "pending", "submitted", "aborted"]
-                .iter()
-                .filter_map(|key| {
-                    let n = progress.get(*key).and_then(Value::as_u64)?;
-                    (n > 0).then(|| format!("{n} {key}"))
-                })
-                .collect();
+            let counts: Vec<String> = [
+                "succeeded",
+                "failed",
+                "cached",
+                "running",
+                "pending",
+                "submitted",
+                "aborted",
+            ]
+            .iter()
+            .filter_map(|key| {
+                let n = progress.get(*key).and_then(Value::as_u64)?;
+                (n > 0).then(|| format!("{n} {key}"))
+            })
+            .collect();
             field("tasks", counts.join(", "));
         }
         Ok(out)
@@ -373,13 +467,18 @@ impl PlatformTool {
 
     async fn list_run_tasks(&self, args: &Args<'_>) -> Result<String, ToolFailure> {
         let (path, id, workspace) = Self::run_path(args, "/tasks")?;
-        let max = args.optional_u64("max", 1, MAX_MAX)?.unwrap_or(DEFAULT_MAX * 5);
+        let max = args
+            .optional_u64("max", 1, MAX_MAX)?
+            .unwrap_or(DEFAULT_MAX * 5);
         let mut query = Self::workspace_query(workspace);
         query.push(("max", max.to_string()));
         let what = format!("run {id} in {}", where_(workspace));
         let answer = self.platform.get(&path, &query, &what).await?;
         let tasks = items(&answer, "tasks");
-        let total = answer.get("total").and_then(Value::as_u64).unwrap_or(tasks.len() as u64);
+        let total = answer
+            .get("total")
+            .and_then(Value::as_u64)
+            .unwrap_or(tasks.len() as u64);
         let mut out = format!("{} of run {id}", count(tasks.len(), "task", "tasks"));
         if total > tasks.len() as u64 {
             out.push_str(&format!(" (of {total})"));
@@ -391,7 +490,11 @@ impl PlatformTool {
                 "\n{}  {}{}  {}  {}  {}",
                 text(task, "taskId"),
                 text(task, "status"),
-                if exit.is_empty() { String::new() } else { format!(" exit {exit}") },
+                if exit.is_empty() {
+                    String::new()
+                } else {
+                    format!(" exit {exit}")
+                },
                 text(task, "name"),
                 text(task, "hash"),
                 duration(task.get("duration").and_then(Value::as_u64))
@@ -402,14 +505,26 @@ impl PlatformTool {
 
     async fn get_run_log(&self, args: &Args<'_>) -> Result<String, ToolFailure> {
         let (path, id, workspace) = Self::run_path(args, "/log")?;
-        let tail = args.optional_u64("tail", 1, MAX_TAIL)?.unwrap_or(DEFAULT_TAIL);
+        let tail = args
+            .optional_u64("tail", 1, MAX_TAIL)?
+            .unwrap_or(DEFAULT_TAIL);
         let what = format!("run {id} in {}", where_(workspace));
-        let answer = self.platform.get(&path, &Self::workspace_query(workspace), &what).await?;
+        let answer = self
+            .platform
+            .get(&path, &Self::workspace_query(workspace), &what)
+            .await?;
         let log = answer.get("log").unwrap_or(&Value::Null);
-        let lines: Vec<&str> = items(log, "entries").iter().filter_map(Value::as_str).collect();
+        let lines: Vec<&str> = items(log, "entries")
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
         let shown = &lines[lines.len().saturating_sub(tail as usize)..];
         let mut out = if shown.len() < lines.len() {
-            format!("log of run {id}: the last {} of {} lines", shown.len(), lines.len())
+            format!(
+                "log of run {id}: the last {} of {} lines",
+                shown.len(),
+                lines.len()
+            )
         } else {
             format!("log of run {id}: {}", count(lines.len(), "line", "lines"))
         };

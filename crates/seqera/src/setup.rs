@@ -73,7 +73,11 @@ impl SeqeraSetup {
     /// variable, so tests pass a map). Unset or empty variables keep the defaults; a malformed
     /// one is an error naming the variable (never its value, which may be the token).
     pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Result<SeqeraSetup, String> {
-        let read = |name: &str| get(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        let read = |name: &str| {
+            get(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
         let mut setup = SeqeraSetup::default();
         if let Some(url) = read(ENV_WAVE_URL) {
             setup.wave_url = base_url(ENV_WAVE_URL, &url)?;
@@ -99,7 +103,9 @@ impl SeqeraSetup {
                 .parse::<u64>()
                 .ok()
                 .filter(|ms| (1..=600_000).contains(ms))
-                .ok_or_else(|| format!("{ENV_POLL_MS} must be a number of milliseconds from 1 to 600000"))?;
+                .ok_or_else(|| {
+                    format!("{ENV_POLL_MS} must be a number of milliseconds from 1 to 600000")
+                })?;
             setup.poll_interval = Duration::from_millis(ms);
         }
         if let Some(secs) = read(ENV_BUILD_TIMEOUT_SECS) {
@@ -107,7 +113,9 @@ impl SeqeraSetup {
                 .parse::<u64>()
                 .ok()
                 .filter(|s| (1..=86_400).contains(s))
-                .ok_or_else(|| format!("{ENV_BUILD_TIMEOUT_SECS} must be a number of seconds from 1 to 86400"))?;
+                .ok_or_else(|| {
+                    format!("{ENV_BUILD_TIMEOUT_SECS} must be a number of seconds from 1 to 86400")
+                })?;
             setup.build_timeout = Duration::from_secs(secs);
         }
         Ok(setup)
@@ -122,7 +130,10 @@ impl SeqeraSetup {
             (ENV_REGISTRIES, self.registries.join(",")),
             (ENV_NEXTFLOW, self.nextflow.to_string_lossy().into_owned()),
             (ENV_POLL_MS, self.poll_interval.as_millis().to_string()),
-            (ENV_BUILD_TIMEOUT_SECS, self.build_timeout.as_secs().max(1).to_string()),
+            (
+                ENV_BUILD_TIMEOUT_SECS,
+                self.build_timeout.as_secs().max(1).to_string(),
+            ),
         ];
         if let Some(token) = &self.token {
             vars.push((ENV_TOKEN, token.clone()));
@@ -166,14 +177,19 @@ mod tests {
     use std::collections::HashMap;
 
     fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let map: HashMap<String, String> =
-            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
         move |name| map.get(name).cloned()
     }
 
     #[test]
     fn nothing_set_gives_the_defaults() {
-        assert_eq!(SeqeraSetup::from_env(env(&[])).unwrap(), SeqeraSetup::default());
+        assert_eq!(
+            SeqeraSetup::from_env(env(&[])).unwrap(),
+            SeqeraSetup::default()
+        );
     }
 
     #[test]
@@ -194,7 +210,10 @@ mod tests {
         assert_eq!(setup.token.as_deref(), Some("tok-123"));
         assert_eq!(setup.registries, ["quay.io/me/images", "ghcr.io/lab/x"]);
         assert_eq!(setup.nextflow, PathBuf::from("/opt/nf/nextflow"));
-        assert_eq!(setup.modules, Some(PathBuf::from("/etc/codaris/modules.json")));
+        assert_eq!(
+            setup.modules,
+            Some(PathBuf::from("/etc/codaris/modules.json"))
+        );
         assert_eq!(setup.poll_interval, Duration::from_millis(5));
         assert_eq!(setup.build_timeout, Duration::from_secs(30));
     }
@@ -232,7 +251,10 @@ mod tests {
 
     #[test]
     fn debug_never_shows_the_token() {
-        let setup = SeqeraSetup { token: Some("s3cr3t-token".into()), ..SeqeraSetup::default() };
+        let setup = SeqeraSetup {
+            token: Some("s3cr3t-token".into()),
+            ..SeqeraSetup::default()
+        };
         let printed = format!("{setup:?}");
         assert!(!printed.contains("s3cr3t-token"), "{printed}");
         assert!(printed.contains("<redacted>"));

@@ -104,13 +104,26 @@ pub struct Built {
 }
 
 /// The Wave client of one server.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Wave {
     url: String,
     platform_url: String,
     token: Option<String>,
     poll_interval: Duration,
     build_timeout: Duration,
+}
+
+impl std::fmt::Debug for Wave {
+    /// The token is never printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wave")
+            .field("url", &self.url)
+            .field("platform_url", &self.platform_url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("poll_interval", &self.poll_interval)
+            .field("build_timeout", &self.build_timeout)
+            .finish()
+    }
 }
 
 impl Wave {
@@ -167,12 +180,19 @@ impl Wave {
                 return Err(self.failed(&client, &submitted, &status).await);
             }
             if status.status.eq_ignore_ascii_case("DONE") {
-                return Ok(Built { submitted, status, polls });
+                return Ok(Built {
+                    submitted,
+                    status,
+                    polls,
+                });
             }
             if started.elapsed() + self.poll_interval > self.build_timeout {
                 return Err(ToolFailure::new(format!(
                     "Wave build {} did not finish within {}s (its status: {}); the build goes on at Wave, and a later identical call finds it",
-                    submitted.build_id.as_deref().unwrap_or(&submitted.request_id),
+                    submitted
+                        .build_id
+                        .as_deref()
+                        .unwrap_or(&submitted.request_id),
                     self.build_timeout.as_secs(),
                     status.status
                 )));

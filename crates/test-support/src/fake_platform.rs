@@ -88,12 +88,22 @@ fn answer(seen: &Seen, bearer: &str) -> Reply {
         ),
         ["user", _, "workspaces"] => message(403, "Forbidden"),
         ["pipelines"] => {
-            let pipelines = if in_workspace { pipelines() } else { Vec::new() };
-            Reply::json(200, &json!({"pipelines": pipelines, "totalSize": pipelines.len()}))
+            let pipelines = if in_workspace {
+                pipelines()
+            } else {
+                Vec::new()
+            };
+            Reply::json(
+                200,
+                &json!({"pipelines": pipelines, "totalSize": pipelines.len()}),
+            )
         }
         ["workflow"] => {
             let search = seen.param("search").unwrap_or_default().to_lowercase();
-            let max = seen.param("max").and_then(|m| m.parse::<usize>().ok()).unwrap_or(50);
+            let max = seen
+                .param("max")
+                .and_then(|m| m.parse::<usize>().ok())
+                .unwrap_or(50);
             let matching: Vec<Value> = if in_workspace { runs() } else { Vec::new() }
                 .into_iter()
                 .filter(|run| {
@@ -169,7 +179,10 @@ fn runs() -> Vec<Value> {
 }
 
 fn run(id: &str, in_workspace: bool) -> Option<Value> {
-    in_workspace.then(runs)?.into_iter().find(|run| run["id"] == id)
+    in_workspace
+        .then(runs)?
+        .into_iter()
+        .find(|run| run["id"] == id)
 }
 
 fn tasks(id: &str) -> Vec<Value> {
@@ -184,7 +197,9 @@ fn tasks(id: &str) -> Vec<Value> {
 fn log(id: &str) -> Vec<String> {
     let mut lines = vec![
         "N E X T F L O W  ~  version 24.10.4".to_owned(),
-        format!("Launching `https://github.com/nf-core/rnaseq` [{id}] DSL2 - revision: b89fac3 [3.14.0]"),
+        format!(
+            "Launching `https://github.com/nf-core/rnaseq` [{id}] DSL2 - revision: b89fac3 [3.14.0]"
+        ),
         "executor >  awsbatch (12)".to_owned(),
     ];
     if id == FAILED_RUN {

@@ -21,8 +21,7 @@ pub const NAME: &str = "codaris-fake-wave";
 /// How many status polls a new build answers PENDING, unless told otherwise.
 pub const DEFAULT_PENDING_POLLS: usize = 2;
 /// What a failing build's log ends with.
-pub const FAILED_LOG_LAST_LINE: &str =
-    "PackagesNotFoundError: The following packages are not available from current channels: doesnotexist";
+pub const FAILED_LOG_LAST_LINE: &str = "PackagesNotFoundError: The following packages are not available from current channels: doesnotexist";
 
 /// One container request Wave accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,11 +103,11 @@ fn answer(seen: &Seen, token: &str, pending_polls: usize, state: &mut State) -> 
     match (seen.method.as_str(), parts.as_slice()) {
         ("POST", ["v1alpha2", "container"]) => submit(seen, token, state),
         ("GET", ["v1alpha2", "container", id, "status"]) => {
-            container_status(id, pending_polls, state).unwrap_or_else(|| Reply::not_implemented(NAME, seen))
+            container_status(id, pending_polls, state)
+                .unwrap_or_else(|| Reply::not_implemented(NAME, seen))
         }
-        ("GET", ["v1alpha1", "builds", id, "status"]) => {
-            build_status(id, pending_polls, state).unwrap_or_else(|| Reply::not_implemented(NAME, seen))
-        }
+        ("GET", ["v1alpha1", "builds", id, "status"]) => build_status(id, pending_polls, state)
+            .unwrap_or_else(|| Reply::not_implemented(NAME, seen)),
         ("GET", ["v1alpha1", "builds", id, "logs"]) => {
             build_logs(id, state).unwrap_or_else(|| Reply::not_implemented(NAME, seen))
         }
@@ -136,10 +135,10 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
         Some(sent) if sent == token => true,
         Some(_) => return error(401, "Unauthorized"),
     };
-    if let Some(file) = body.get("containerFile") {
-        if !file.as_str().is_some_and(is_base64) {
-            return error(400, "containerFile must be base64 encoded");
-        }
+    if let Some(file) = body.get("containerFile")
+        && !file.as_str().is_some_and(is_base64)
+    {
+        return error(400, "containerFile must be base64 encoded");
     }
     let (entries, channels) = match body.get("packages") {
         Some(packages) => {
@@ -149,13 +148,23 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
             }
             let strings = |key: &str| -> Option<Vec<String>> {
                 packages.get(key).map_or(Some(Vec::new()), |v| {
-                    v.as_array()?.iter().map(|e| e.as_str().map(str::to_owned)).collect()
+                    v.as_array()?
+                        .iter()
+                        .map(|e| e.as_str().map(str::to_owned))
+                        .collect()
                 })
             };
             let (Some(entries), Some(channels)) = (strings("entries"), strings("channels")) else {
-                return error(400, "packages.entries and packages.channels must be lists of strings");
+                return error(
+                    400,
+                    "packages.entries and packages.channels must be lists of strings",
+                );
             };
-            if entries.is_empty() && !packages.get("environment").is_some_and(|e| e.as_str().is_some_and(is_base64)) {
+            if entries.is_empty()
+                && !packages
+                    .get("environment")
+                    .is_some_and(|e| e.as_str().is_some_and(is_base64))
+            {
                 return error(400, "packages needs entries or a base64 environment");
             }
             (entries, channels)
@@ -163,9 +172,15 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
         None => (Vec::new(), Vec::new()),
     };
     let freeze = body.get("freeze").and_then(Value::as_bool).unwrap_or(false);
-    let build_repository = body.get("buildRepository").and_then(Value::as_str).map(str::to_owned);
+    let build_repository = body
+        .get("buildRepository")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
     if freeze && build_repository.is_none() {
-        return error(400, "Freeze mode requires a build repository (buildRepository)");
+        return error(
+            400,
+            "Freeze mode requires a build repository (buildRepository)",
+        );
     }
     if freeze && !authenticated {
         return error(400, "Freeze mode requires an access token");
@@ -175,7 +190,11 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
         .and_then(Value::as_str)
         .unwrap_or("linux/amd64")
         .to_owned();
-    let format = body.get("format").and_then(Value::as_str).unwrap_or("docker").to_owned();
+    let format = body
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or("docker")
+        .to_owned();
     if !matches!(format.as_str(), "docker" | "sif") {
         return error(400, "format must be docker or sif");
     }
@@ -189,7 +208,10 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
     let repeats = state.tags.entry(tag.clone()).or_insert(0);
     let cached = *repeats > 0;
     *repeats += 1;
-    let request_id = format!("{:012x}", fnv1a(format!("{tag}#{}", state.builds.len()).as_bytes()) & 0xffff_ffff_ffff);
+    let request_id = format!(
+        "{:012x}",
+        fnv1a(format!("{tag}#{}", state.builds.len()).as_bytes()) & 0xffff_ffff_ffff
+    );
     let build_id = format!("bd-{tag}_1");
     let host = seen.header("host").unwrap_or("wave.seqera.io").to_owned();
     let target_image = match (&build_repository, freeze, format.as_str()) {
@@ -231,7 +253,11 @@ fn submit(seen: &Seen, token: &str, state: &mut State) -> Reply {
 }
 
 /// Counts a poll; whether the build is finished now.
-fn poll<'a>(state: &'a mut State, pending_polls: usize, find: impl Fn(&FakeBuild) -> bool) -> Option<(&'a FakeBuild, bool)> {
+fn poll(
+    state: &mut State,
+    pending_polls: usize,
+    find: impl Fn(&FakeBuild) -> bool,
+) -> Option<(&FakeBuild, bool)> {
     let build = state.builds.iter_mut().find(|b| find(b))?;
     build.polls += 1;
     let done = build.cached || build.polls > pending_polls;
@@ -240,7 +266,10 @@ fn poll<'a>(state: &'a mut State, pending_polls: usize, find: impl Fn(&FakeBuild
 
 fn container_status(id: &str, pending_polls: usize, state: &mut State) -> Option<Reply> {
     let (build, done) = poll(state, pending_polls, |b| b.request_id == id)?;
-    let tag = build.build_id.trim_start_matches("bd-").trim_end_matches("_1");
+    let tag = build
+        .build_id
+        .trim_start_matches("bd-")
+        .trim_end_matches("_1");
     let mut status = json!({
         "id": build.request_id,
         "status": if done { "DONE" } else { "PENDING" },
@@ -252,7 +281,9 @@ fn container_status(id: &str, pending_polls: usize, state: &mut State) -> Option
         status["succeeded"] = json!(!build.fails);
         status["duration"] = json!("PT42S");
         if build.fails {
-            status["reason"] = json!("Container build failed: conda could not resolve the packages (exit status 1)");
+            status["reason"] = json!(
+                "Container build failed: conda could not resolve the packages (exit status 1)"
+            );
         } else {
             status["vulnerabilities"] = json!({ "HIGH": 1, "MEDIUM": 3, "LOW": 7 });
         }
@@ -276,7 +307,9 @@ fn build_status(id: &str, pending_polls: usize, state: &mut State) -> Option<Rep
 
 fn build_logs(id: &str, state: &State) -> Option<Reply> {
     let build = state.builds.iter().find(|b| b.build_id == id)?;
-    let mut log: Vec<String> = (1..=60).map(|n| format!("#{n} [fake build step {n}] ok")).collect();
+    let mut log: Vec<String> = (1..=60)
+        .map(|n| format!("#{n} [fake build step {n}] ok"))
+        .collect();
     if build.fails {
         log.push("critical libmamba Could not solve for environment specs".to_owned());
         log.push(FAILED_LOG_LAST_LINE.to_owned());
@@ -288,8 +321,10 @@ fn build_logs(id: &str, state: &State) -> Option<Reply> {
 
 fn is_base64(text: &str) -> bool {
     !text.is_empty()
-        && text.len() % 4 == 0
-        && text.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        && text.len().is_multiple_of(4)
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
