@@ -385,4 +385,62 @@ mod tests {
         assert_eq!(Format::parse("docker"), Some(Format::Docker));
         assert_eq!(Format::parse("oci"), None);
     }
+
+    #[tokio::test]
+    async fn a_build_that_never_finishes_is_given_up_on_with_its_status() {
+        let wave = codaris_test_support::fake_wave::FakeWave::with_pending_polls("tok", usize::MAX);
+        let setup = SeqeraSetup {
+            wave_url: wave.url(),
+            poll_interval: Duration::from_millis(1),
+            build_timeout: Duration::from_millis(30),
+            ..SeqeraSetup::default()
+        };
+        let err = Wave::new(&setup).build(&request()).await.unwrap_err();
+        assert!(err.0.contains("did not finish within"), "{err}");
+        assert!(err.0.contains("its status: PENDING"), "{err}");
+        assert!(wave.builds()[0].polls >= 1);
+    }
+
+    /// The stand-in keeps Wave's documented rules, so a client that broke them would fail.
+    #[tokio::test]
+    async fn the_fake_wave_keeps_the_documented_rules() {
+        let wave = codaris_test_support::fake_wave::FakeWave::start("tok");
+        let client = reqwest::Client::new();
+        let post = |body: Value| {
+            client
+                .post(format!("{}/v1alpha2/container", wave.url()))
+                .json(&body)
+                .send()
+        };
+        let packages = json!({"type": "CONDA", "entries": ["bwa"], "channels": ["bioconda"]});
+        let both = post(json!({"containerImage": "ubuntu:24.04", "packages": packages}))
+            .await
+            .unwrap();
+        assert_eq!(both.status(), 400);
+        let none = post(json!({"format": "docker"})).await.unwrap();
+        assert_eq!(none.status(), 400);
+        let wrong = post(json!({"packages": packages, "towerAccessToken": "nope"}))
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), 401);
+        let frozen = post(json!({"packages": packages, "freeze": true, "towerAccessToken": "tok"}))
+            .await
+            .unwrap();
+        assert_eq!(frozen.status(), 400, "freeze needs a build repository");
+        let anonymous = post(json!({"packages": packages})).await.unwrap();
+        assert_eq!(anonymous.status(), 200);
+        assert_eq!(
+            anonymous
+                .headers()
+                .get("server")
+                .and_then(|v| v.to_str().ok()),
+            Some(codaris_test_support::fake_wave::NAME)
+        );
+        let unknown = client
+            .get(format!("{}/v1alpha2/container/nope/status", wave.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(unknown.status(), 404);
+    }
 }
