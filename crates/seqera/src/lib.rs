@@ -9,6 +9,10 @@
 //! other MCP server (its calls pass the policy at dispatch and are recorded), except that its
 //! tools are switched off until the person switches them on.
 //!
+//! The daemon starts the server with its settings in the environment ([`SeqeraSetup::from_env`],
+//! [`SeqeraSetup::to_env`]) and calls [`serve_stdio`]; [`tools`] gives the same tools for a
+//! caller that wants them without the protocol.
+//!
 //! Non-goals: deciding what a call may do (the daemon's policy does, before the call reaches the
 //! server); writing anything to Seqera Platform.
 

@@ -115,6 +115,7 @@ impl SeqeraTool for LintNextflow {
                 path.display()
             )));
         }
+        // An absolute path starts with `/`, so Nextflow cannot take it for an option.
         let lint_args = [
             "lint".as_ref(),
             "-o".as_ref(),

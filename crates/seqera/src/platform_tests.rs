@@ -287,6 +287,15 @@ async fn bad_arguments_are_sentences_and_send_nothing() {
         let err = call(&platform, kind, args.clone()).await.unwrap_err();
         assert!(err.0.contains(expected), "{kind:?} {args}: {err}");
     }
+    for kind in Kind::ALL {
+        for bad in [json!([1]), json!("x"), json!(3), json!(false)] {
+            let err = call(&platform, kind, bad).await.unwrap_err();
+            assert!(
+                err.0.ends_with("the arguments must be a JSON object"),
+                "{kind:?}: {err}"
+            );
+        }
+    }
     assert!(platform.seen().is_empty());
 }
 
