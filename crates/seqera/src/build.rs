@@ -83,12 +83,20 @@ impl SeqeraTool for BuildContainerImage {
 
     async fn call(&self, args: &Value) -> Result<String, ToolFailure> {
         let call = self.check(args)?;
+        // Versions nf-core ships when the one asked for is not among them, said beside the build.
+        let mut nf_core_has = Vec::new();
         if call.packages.is_none() {
             let catalogue = Catalogue::load(self.setup.modules.as_deref()).map_err(ToolFailure)?;
             let found = catalogue.lookup(call.tool, call.version);
             if !found.is_empty() {
                 return Ok(from_catalogue(call.tool, &found, &catalogue));
             }
+            nf_core_has = catalogue
+                .lookup(call.tool, None)
+                .iter()
+                .map(|m| format!("{} {} ({})", m.tool, m.version, m.module))
+                .collect();
+            nf_core_has.dedup();
         }
         if call.tool.contains('/') {
             return Err(ToolFailure::new(format!(
@@ -101,7 +109,19 @@ impl SeqeraTool for BuildContainerImage {
         }
         let wave = Wave::new(&self.setup);
         let built = wave.build(&call.request).await?;
-        Ok(describe_build(&call, &built, wave.has_token()))
+        let mut text = describe_build(&call, &built, wave.has_token());
+        if !nf_core_has.is_empty() {
+            text.push_str(&format!(
+                "\nnf-core modules have other versions, no build needed: {}",
+                nf_core_has
+                    .iter()
+                    .take(MAX_MODULES_SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(text)
     }
 }
 
@@ -289,7 +309,7 @@ fn describe_build(call: &Call<'_>, built: &Built, authenticated: bool) -> String
     match (&call.request.build_repository, call.request.freeze) {
         (Some(repo), true) => out.push_str(&format!("frozen: a permanent image in {repo}\n")),
         (Some(repo), false) => out.push_str(&format!(
-            "built through {repo}, not frozen: an ephemeral Wave image\n"
+            "not frozen: pushed to {repo} and served as an ephemeral Wave image\n"
         )),
         (None, _) => match &submitted.expiration {
             Some(until) => out.push_str(&format!(

@@ -98,6 +98,10 @@ async fn a_version_nf_core_lacks_is_built_on_wave_after_polling() {
         "{text}"
     );
     assert!(text.contains("anonymous build (no Seqera token)"), "{text}");
+    assert!(
+        !text.contains("nf-core modules have other versions"),
+        "packages skip the catalogue"
+    );
     let statuses = wave
         .seen()
         .iter()
@@ -381,4 +385,22 @@ async fn bad_arguments_are_sentences_and_send_nothing() {
         assert!(!err.0.contains('\n'), "{err}");
     }
     assert!(wave.seen().is_empty());
+}
+
+#[tokio::test]
+async fn a_build_of_another_version_names_the_ones_nf_core_ships() {
+    let wave = FakeWave::start(TOKEN);
+    let text = call(
+        &setup(&wave.url(), None),
+        json!({"tool": "fastqc", "version": "0.11.9"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(wave.builds()[0].entries, ["fastqc=0.11.9"]);
+    assert!(
+        text.ends_with(
+            "\nnf-core modules have other versions, no build needed: fastqc 0.12.1 (fastqc)"
+        ),
+        "{text}"
+    );
 }
