@@ -23,7 +23,7 @@ pub mod lint;
 pub mod modules;
 pub mod platform;
 mod server;
-mod setup;
+pub mod setup;
 mod tool;
 pub mod wave;
 
