@@ -9,11 +9,24 @@
 //! other MCP server (its calls pass the policy at dispatch and are recorded), except that its
 //! tools are switched off until the person switches them on.
 //!
+//! The daemon starts the server with its settings in the environment ([`SeqeraSetup::from_env`],
+//! [`SeqeraSetup::to_env`]) and calls [`serve_stdio`]; [`tools`] gives the same tools for a
+//! caller that wants them without the protocol.
+//!
 //! Non-goals: deciding what a call may do (the daemon's policy does, before the call reaches the
 //! server); writing anything to Seqera Platform.
 
-mod setup;
+mod args;
+pub mod build;
+mod http;
+pub mod lint;
+pub mod modules;
+pub mod platform;
+mod server;
+pub mod setup;
 mod tool;
+pub mod wave;
 
+pub use server::{SERVER_NAME, SeqeraServer, serve, serve_stdio, tools};
 pub use setup::SeqeraSetup;
 pub use tool::{SeqeraTool, ToolFailure};
