@@ -104,8 +104,10 @@ pub(crate) fn compose(gathered: &Gathered<'_>) -> String {
         one_line(gathered.question),
         plural(cited.len(), "source")
     );
-    if cited.is_empty() {
-        out.push_str("\nNothing that was found says anything about the question.\n");
+    if cited.is_empty() && gathered.read.is_empty() && articles.is_empty() {
+        out.push_str("\nNothing was found: no engine listed a page for these queries.\n");
+    } else if cited.is_empty() {
+        out.push_str("\nNothing that was read says anything about the question.\n");
     } else {
         out.push('\n');
         out.push_str(&claims);
@@ -262,4 +264,103 @@ fn plural(n: usize, noun: &str) -> String {
 /// Whitespace, line breaks included, folded to single spaces.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+    use crate::web::engines::Hit;
+
+    fn searched(outcomes: Vec<(&'static str, Outcome)>) -> Searched {
+        Searched {
+            query: "nextflow\nresume".into(),
+            outcomes,
+        }
+    }
+
+    #[test]
+    fn each_engine_is_summed_up_over_the_queries() {
+        let hit = Hit {
+            title: "t".into(),
+            url: "https://a.org".into(),
+            snippet: String::new(),
+        };
+        let all = [
+            searched(vec![
+                ("brave", Outcome::Results(vec![hit.clone(), hit.clone()])),
+                ("bing", Outcome::Challenge("a rate limit (HTTP 429)".into())),
+            ]),
+            searched(vec![
+                ("brave", Outcome::Empty),
+                ("bing", Outcome::Failed("HTTP 500\nboom".into())),
+            ]),
+            searched(vec![
+                ("brave", Outcome::Unrelated(4)),
+                ("bing", Outcome::Results(vec![hit])),
+            ]),
+        ];
+        assert_eq!(
+            engines(&all),
+            "brave: 1 of 3 queries answered (2 results), 1 found nothing, 1 discarded as \
+             unrelated; bing: 1 of 3 queries answered (1 result), 2 turned away by a rate \
+             limit (HTTP 429)"
+        );
+    }
+
+    #[test]
+    fn nothing_found_is_said_in_so_many_words() {
+        let all = [searched(vec![("searxng", Outcome::Empty)])];
+        let brief = compose(&Gathered {
+            question: "what\nis  it?",
+            depth: Depth::Quick,
+            searched: &all,
+            consulted: &Consulted::NotAsked,
+            read: &[],
+            skipped: Vec::new(),
+        });
+        assert_eq!(
+            brief,
+            "Research brief: \"what is it?\" — 0 sources\n\
+             \nNothing was found: no engine listed a page for these queries.\n\
+             \nDepth: quick; queries: \"nextflow resume\"\n\
+             Engines: searxng: 0 of 1 query answered (0 results), 1 found nothing"
+        );
+    }
+
+    #[test]
+    fn a_read_page_without_a_relevant_passage_is_listed_as_skipped() {
+        let read = [Read {
+            url: "https://soup.example/".into(),
+            title: "Soup".into(),
+            text: "Simmer the onions slowly in butter until soft and golden.".into(),
+            markdown: true,
+        }];
+        let all = [searched(vec![("searxng", Outcome::Empty)])];
+        let brief = compose(&Gathered {
+            question: "nextflow resume cache",
+            depth: Depth::Standard,
+            searched: &all,
+            consulted: &Consulted::NotConfigured,
+            read: &read,
+            skipped: Vec::new(),
+        });
+        assert!(
+            brief.contains("— 0 sources\n\nNothing that was read says anything"),
+            "{brief}"
+        );
+        assert!(
+            brief.contains(
+                "- https://soup.example/ — read, but no passage in it is about the question"
+            ),
+            "{brief}"
+        );
+        assert!(
+            brief.ends_with(
+                "\nLiterature: the question is biomedical, but no PubMed client is configured"
+            ),
+            "{brief}"
+        );
+    }
 }

@@ -169,9 +169,7 @@ pub(crate) fn plan(question: &str, depth: Depth) -> Vec<String> {
             .split(' ')
             .filter(|word| !phrase.split(' ').any(|p| p == *word))
             .collect();
-        candidates.push(cap(&format!("\"{phrase}\" {}", rest.join(" "))
-            .trim_end()
-            .to_owned()));
+        candidates.push(cap(format!("\"{phrase}\" {}", rest.join(" ")).trim_end()));
     }
     let lean = if is_biomedical(&question) {
         ["study", "review"]
@@ -387,7 +385,7 @@ pub(crate) fn is_biomedical(question: &str) -> bool {
         .iter()
         .copied()
         .filter(|word| WEAK.contains(word))
-        .map(|word| stem(word))
+        .map(stem)
         .collect();
     strong || weak.len() >= 2
 }

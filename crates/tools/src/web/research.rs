@@ -28,6 +28,9 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 const MAX_QUESTION_CHARS: usize = 500;
 /// One page's time, redirects included; the call's budget bounds them all.
 const PAGE_TIMEOUT: Duration = Duration::from_secs(20);
+/// Queries in flight at once: every one goes to every engine, and a burst of identical-looking
+/// searches from one address is what draws an engine's bot check.
+const QUERIES_AT_ONCE: usize = 2;
 /// Reciprocal rank fusion's usual damping: a first place counts for more than a tenth, but not
 /// overwhelmingly.
 const FUSION_K: f64 = 60.0;
@@ -212,8 +215,8 @@ impl WebResearch {
     }
 }
 
-/// Every query asked of every engine at once, each result set kept only if it is about the
-/// question (websearch's gate); outcomes in the queries' order.
+/// Every query asked of every engine, [`QUERIES_AT_ONCE`] queries in flight, each result set
+/// kept only if it is about the question (websearch's gate); outcomes in the queries' order.
 async fn search_all(
     engines: &[Engine],
     queries: &[String],
@@ -221,9 +224,15 @@ async fn search_all(
     deadline: Instant,
 ) -> Vec<Searched> {
     let mut tasks = JoinSet::new();
-    for (index, query) in queries.iter().enumerate() {
-        let (engines, query) = (engines.to_vec(), query.clone());
+    let launch = |tasks: &mut JoinSet<_>, index: usize| {
+        let query = queries.get(index).cloned().unwrap_or_default();
+        let engines = engines.to_vec();
         tasks.spawn(async move { (index, search::ask_all(&engines, &query, 1).await) });
+    };
+    let mut next = 0;
+    while next < queries.len().min(QUERIES_AT_ONCE) {
+        launch(&mut tasks, next);
+        next += 1;
     }
     let unfinished: Vec<(&'static str, Outcome)> = engines
         .iter()
@@ -234,6 +243,10 @@ async fn search_all(
         .collect();
     let mut answered: Vec<Vec<(&'static str, Outcome)>> = vec![unfinished; queries.len()];
     while let Ok(Some(joined)) = tokio::time::timeout_at(deadline, tasks.join_next()).await {
+        if next < queries.len() {
+            launch(&mut tasks, next);
+            next += 1;
+        }
         if let Ok((index, outcomes)) = joined
             && let Some(slot) = answered.get_mut(index)
         {
