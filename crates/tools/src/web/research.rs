@@ -26,6 +26,9 @@ use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// A question longer than this is a document, not a question.
 const MAX_QUESTION_CHARS: usize = 500;
+/// Characters of a page's text searched for passages: a reference page's answer is rarely
+/// further in, and scoring a whole book would hold up the call.
+const MAX_PAGE_CHARS: usize = 200_000;
 /// One page's time, redirects included; the call's budget bounds them all.
 const PAGE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Queries in flight at once: every one goes to every engine, and a burst of identical-looking
@@ -406,6 +409,10 @@ async fn read_page(url: &str, found_as: String, reach: Reach) -> Result<Read, St
     if text.trim().is_empty() {
         return Err("the page has no text".to_owned());
     }
+    let text = match common::cut_chars(&text, MAX_PAGE_CHARS) {
+        (kept, Some(_)) => kept.to_owned(),
+        (_, None) => text,
+    };
     let title = title
         .filter(|title| !title.trim().is_empty())
         .or_else(|| Some(found_as).filter(|title| !title.trim().is_empty()))

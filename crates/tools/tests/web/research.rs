@@ -80,6 +80,7 @@ fn html(page: &Page) -> String {
 fn pages() -> FakeHttp {
     FakeHttp::start(|seen: &Seen| {
         let reply = match seen.path() {
+            "/broken" => Reply::text(500, "the fake pages server broke on purpose"),
             "/redirect/private" => {
                 Reply::new(302, "text/html", "").header("Location", "http://10.0.0.1/admin")
             }
@@ -350,6 +351,48 @@ async fn a_redirect_to_a_private_address_is_refused_with_loopback_open() {
         .unwrap_err();
     assert!(message.contains("a loopback address"), "{message}");
     assert_eq!(pages.seen().len(), before);
+}
+
+#[tokio::test]
+async fn a_page_that_fails_is_replaced_by_the_next_result() {
+    let pages = pages();
+    const RESULTS: &[(&str, &str)] = &[
+        ("/broken", "Nextflow resume, broken"),
+        ("/docs/cache-and-resume", "Caching and resuming | Nextflow"),
+        (
+            "/blog/resume-troubleshooting",
+            "Why Nextflow resume re-runs tasks",
+        ),
+        ("/recipes/soup", "Soup"),
+    ];
+    let engine = searxng(&pages, RESULTS);
+    let brief = call(
+        &research(&engine, None),
+        json!({"question": QUESTION, "depth": "quick"}),
+    )
+    .await
+    .unwrap();
+    assert!(brief.contains("— 2 sources\n"), "{brief}");
+    assert!(
+        brief.contains(&format!(
+            "\nSkipped:\n- {}/broken — `{}/broken` answered 500\n",
+            pages.url(),
+            pages.url()
+        )),
+        "{brief}"
+    );
+    // Two pages for a quick call: the broken one's place went to the next result, and no
+    // further page was read.
+    let mut asked: Vec<String> = pages.seen().into_iter().map(|s| s.target).collect();
+    asked.sort();
+    assert_eq!(
+        asked,
+        vec![
+            "/blog/resume-troubleshooting",
+            "/broken",
+            "/docs/cache-and-resume"
+        ]
+    );
 }
 
 #[tokio::test]
