@@ -220,3 +220,28 @@ fn hostile_text_cannot_break_the_splitter() {
     }];
     assert!(select("unclosed link", &sources, 5, 5).len() <= 1);
 }
+
+proptest::proptest! {
+    /// Any text at all, Markdown or not, splits and scores without a panic, and what is picked
+    /// is always the source's own words.
+    #[test]
+    fn any_text_is_split_and_scored_safely(text in "\\PC{0,400}", question in "\\PC{0,60}") {
+        for markdown in [true, false] {
+            let sources = [Source { text: &text, markdown }];
+            for passage in select(&question, &sources, 5, 5) {
+                let claim = passage.claim.trim_end_matches('…');
+                let words: Vec<&str> = claim.split_whitespace().collect();
+                proptest::prop_assert!(!words.is_empty());
+                if !markdown {
+                    // Plain text is quoted as written: every whole word is the text's (the last
+                    // may have been cut).
+                    let own: Vec<&str> = text.split_whitespace().collect();
+                    let whole = &words[..words.len() - 1];
+                    proptest::prop_assert!(whole.iter().all(|word| own.contains(word)));
+                }
+            }
+        }
+        let _ = quote(&text, 7);
+        let _ = terms(&question);
+    }
+}
