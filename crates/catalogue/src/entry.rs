@@ -68,6 +68,7 @@ pub static ALL: &[CatalogueEntry] = &[
     web::WEBSEARCH,
     web::WEBFETCH,
     web::HTTP_REQUEST,
+    web::WEB_RESEARCH,
     nextflow::CLONE_NFCORE_BASE,
     nextflow::LINT_PIPELINE,
     nextflow::VALIDATE_PIPELINE,

@@ -69,5 +69,6 @@ pub use shell::SHARE_FILE;
 pub use shell::SSH_RUN_COMMAND;
 pub use shell::WORKTREE_CREATE;
 pub use web::HTTP_REQUEST;
+pub use web::WEB_RESEARCH;
 pub use web::WEBFETCH;
 pub use web::WEBSEARCH;

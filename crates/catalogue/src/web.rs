@@ -1,4 +1,4 @@
-//! The web tools: searching, reading a page, and any HTTP request.
+//! The web tools: searching, reading a page, any HTTP request, and researching a question.
 
 use serde_json::{Value, json};
 
@@ -90,6 +90,32 @@ fn http_request() -> Value {
             "permission_rationale": {"type": "string", "description": "Why this request is needed, shown to the user when asked."}
         },
         "required": ["url"],
+        "additionalProperties": false
+    })
+}
+
+pub const WEB_RESEARCH: CatalogueEntry = CatalogueEntry::new(
+    "web_research",
+    "Research a question in one call: several web searches made from it, the pages most of \
+     them agree on read (public pages only, as webfetch reads them), and PubMed too when the \
+     question is biomedical. Answers with a brief of claims quoted word for word from the \
+     sources, each ending with its source number, then the numbered sources (title, address, \
+     the passage each claim rests on), what was skipped and why, and what each engine \
+     answered. Nothing is paraphrased: read the sources to judge them. depth: quick (2 \
+     queries, 2 pages), standard (3 and 4, the default) or deep (5 and 8).",
+    web_research,
+);
+
+fn web_research() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "maxLength": 500,
+                "description": "The question, in plain words, e.g. \"How does Nextflow resume cached tasks?\"."},
+            "depth": {"type": "string", "enum": ["quick", "standard", "deep"],
+                "description": "How far to search and read (default standard)."}
+        },
+        "required": ["question"],
         "additionalProperties": false
     })
 }

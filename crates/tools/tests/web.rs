@@ -12,6 +12,8 @@ mod fence;
 mod fetch;
 #[path = "web/request.rs"]
 mod request;
+#[path = "web/research.rs"]
+mod research;
 #[path = "web/search.rs"]
 mod search;
 #[path = "web/tls.rs"]

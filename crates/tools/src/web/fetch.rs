@@ -77,15 +77,21 @@ impl Tool for WebFetch {
 }
 
 /// A page as fetched: where it ended up, its media type and its body.
-struct Fetched {
-    url: Url,
+pub(crate) struct Fetched {
+    pub(crate) url: Url,
     media_type: String,
     charset: Option<String>,
     body: Vec<u8>,
     truncated: bool,
 }
 
-async fn fetch(mut url: Url, reach: Reach, timeout: Duration) -> Result<Fetched, WebError> {
+/// GETs `url` behind the guard, following redirects one checked hop at a time (`web_research`
+/// reads its pages through this too).
+pub(crate) async fn fetch(
+    mut url: Url,
+    reach: Reach,
+    timeout: Duration,
+) -> Result<Fetched, WebError> {
     for _ in 0..=MAX_REDIRECTS {
         let mut response = send(&url, reach, timeout).await?;
         if response.status().is_redirection()
@@ -159,16 +165,38 @@ fn pinned_client(pinned: &Pinned, timeout: Duration) -> Result<reqwest::Client, 
     .build()
 }
 
-fn render(fetched: &Fetched, max_chars: usize) -> String {
+/// A fetched page as text: its `<title>` (HTML only) and its main text, Markdown for HTML and
+/// the decoded body for any other text.
+pub(crate) struct Readable {
+    pub(crate) title: Option<String>,
+    pub(crate) text: String,
+    pub(crate) markdown: bool,
+}
+
+pub(crate) fn readable(fetched: &Fetched) -> Readable {
     let text = common::decode(&fetched.body, fetched.charset.as_deref());
     let looks_html = fetched.media_type.contains("html")
         || (fetched.media_type.is_empty() && text.trim_start().starts_with('<'));
-    let (title, body) = if looks_html {
+    if looks_html {
         let page = html_to_markdown(&text);
-        (page.title, page.markdown)
+        Readable {
+            title: page.title,
+            text: page.markdown,
+            markdown: true,
+        }
     } else {
-        (None, text)
-    };
+        Readable {
+            title: None,
+            text,
+            markdown: false,
+        }
+    }
+}
+
+fn render(fetched: &Fetched, max_chars: usize) -> String {
+    let Readable {
+        title, text: body, ..
+    } = readable(fetched);
     let mut out = String::new();
     if let Some(title) = title {
         out.push_str(&format!("# {title}\n"));

@@ -91,7 +91,11 @@ impl Tool for WebSearch {
 }
 
 /// Every engine asked at once; outcomes in the configured order.
-async fn ask_all(engines: &[Engine], query: &str, page: u64) -> Vec<(&'static str, Outcome)> {
+pub(crate) async fn ask_all(
+    engines: &[Engine],
+    query: &str,
+    page: u64,
+) -> Vec<(&'static str, Outcome)> {
     let client = reqwest::Client::builder()
         .user_agent(BROWSER_AGENT)
         .no_proxy()
@@ -154,7 +158,7 @@ fn terms(query: &str) -> Vec<String> {
 
 /// Discards a result set in which fewer than a quarter of the results mention any word of the
 /// query: what an engine answers when it did not really search (a blocked or rewritten query).
-fn relevance_gate(query: &str, outcome: Outcome) -> Outcome {
+pub(crate) fn relevance_gate(query: &str, outcome: Outcome) -> Outcome {
     let Outcome::Results(hits) = outcome else {
         return outcome;
     };
@@ -176,7 +180,7 @@ fn relevance_gate(query: &str, outcome: Outcome) -> Outcome {
     }
 }
 
-fn report(outcomes: &[(&'static str, Outcome)]) -> String {
+pub(crate) fn report(outcomes: &[(&'static str, Outcome)]) -> String {
     outcomes
         .iter()
         .map(|(name, outcome)| match outcome {
@@ -240,7 +244,7 @@ fn merge(
 }
 
 /// An address compared loosely: scheme, `www.`, fragment and a final `/` do not matter.
-fn address_key(url: &str) -> String {
+pub(crate) fn address_key(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let rest = rest.split('#').next().unwrap_or(rest);
     rest.trim_start_matches("www.")
