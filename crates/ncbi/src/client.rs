@@ -267,7 +267,7 @@ impl Eutils {
 
     /// `text` with the API key, wherever it appears, replaced: NCBI echoes the key in its 429
     /// body, and a hostile or broken server may echo anything.
-    pub(crate) fn redact(&self, text: &str) -> String {
+    pub fn redact(&self, text: &str) -> String {
         match &self.inner.config.api_key {
             Some(key) if !key.is_empty() => text.replace(key.as_str(), "<api_key>"),
             _ => text.to_owned(),

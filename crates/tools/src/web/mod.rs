@@ -3,7 +3,7 @@
 //! engines merged).
 
 mod body;
-mod common;
+pub(crate) mod common;
 
 pub(crate) use common::USER_AGENT;
 mod dom;
