@@ -143,6 +143,7 @@ impl Eutils {
         let http = reqwest::Client::builder()
             .user_agent(concat!("codaris/", env!("CARGO_PKG_VERSION")))
             .timeout(config.timeout)
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|error| NcbiError::Client {
                 detail: error.without_url().to_string(),
@@ -296,6 +297,22 @@ impl Eutils {
             other => other,
         }
     }
+}
+
+/// Redirects followed only within the configured origin: the key travels in the query, so a
+/// redirect elsewhere would hand it to another server. Anything else ends as a 3xx error.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if same_origin && attempt.previous().len() <= 5 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    })
 }
 
 /// `Retry-After` in seconds (the only form an API server sends in practice).

@@ -209,3 +209,18 @@ async fn other_failures_are_one_line_and_never_show_the_key() {
         "{message}"
     );
 }
+
+#[tokio::test]
+async fn a_redirect_to_another_server_is_not_followed_with_the_key() {
+    let elsewhere = FakeHttp::start(|_| Reply::text(200, "{}"));
+    let target = format!("{}/esearch.fcgi", elsewhere.url());
+    let server = FakeHttp::start(move |_| Reply::text(302, "moved").header("Location", &target));
+    let eutils = client(format!("{}/", server.url()), Some(KEY));
+    let message = eutils
+        .esearch(&Esearch::new("pubmed", "x"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(message, "NCBI esearch answered HTTP 302: moved");
+    assert!(elsewhere.seen().is_empty(), "{:?}", elsewhere.seen());
+}
