@@ -48,10 +48,21 @@ impl Spacing {
         self.next_free = Some(start + self.interval);
         start
     }
+
+    /// Records that the request reserved last really started at `at`: a task woken late (a
+    /// busy machine) pushes the next slot back, so two starts are never closer than one
+    /// interval however late the first one ran.
+    pub fn started(&mut self, at: Instant) {
+        let after = at + self.interval;
+        if self.next_free.is_none_or(|free| free < after) {
+            self.next_free = Some(after);
+        }
+    }
 }
 
-/// The shared throttle: a [`Spacing`] behind a lock held only to reserve a slot, never while
-/// waiting for it, so one slow request holds nobody up.
+/// The shared throttle: a [`Spacing`] behind a fair (first come, first served) lock, held
+/// while waiting for the slot so that the start really taken is what the next waiter is
+/// spaced from. Only the wait is inside the lock, never the request itself.
 #[derive(Debug)]
 pub struct Throttle {
     spacing: Mutex<Spacing>,
@@ -66,8 +77,10 @@ impl Throttle {
 
     /// Waits for this request's slot.
     pub async fn wait(&self) {
-        let start = self.spacing.lock().await.reserve(Instant::now());
+        let mut spacing = self.spacing.lock().await;
+        let start = spacing.reserve(Instant::now());
         tokio::time::sleep_until(start).await;
+        spacing.started(Instant::now());
     }
 }
 
@@ -113,5 +126,19 @@ mod tests {
         // Asked halfway through an interval: waits for the rest of it.
         let mid = later + step + step / 2;
         assert_eq!(spacing.reserve(mid), later + step * 2);
+    }
+
+    #[test]
+    fn a_start_that_ran_late_pushes_the_next_one_back() {
+        let t0 = Instant::now();
+        let step = Duration::from_millis(100);
+        let mut spacing = Spacing::new(step);
+        assert_eq!(spacing.reserve(t0), t0);
+        // The request meant for t0 only got going 70 ms later.
+        spacing.started(t0 + Duration::from_millis(70));
+        assert_eq!(spacing.reserve(t0), t0 + Duration::from_millis(170));
+        // A start on time changes nothing.
+        spacing.started(t0 + Duration::from_millis(170));
+        assert_eq!(spacing.reserve(t0), t0 + Duration::from_millis(270));
     }
 }
