@@ -1,5 +1,5 @@
 //! `esummary`: document summaries by id, in the `uids` order NCBI answers, with typed readers
-//! for PubMed and GEO DataSets records (SRA's are in [`crate::sra`]).
+//! for PubMed and GEO DataSets records (SRA's are in `sra.rs`).
 
 use serde_json::Value;
 

@@ -7,7 +7,7 @@
 //! an `api_key`, and answers the real 429 body above that, with `X-RateLimit-*` headers; it
 //! counts those violations so a test can assert a client never caused one. Stricter than NCBI,
 //! it refuses (400) a request without `tool` and `email`, so a client that forgets them fails
-//! loudly. It serves the invented records of [`records`]; anything else is a 404 naming it.
+//! loudly. It serves the invented records of `records.rs`; anything else is a 404 naming it.
 
 mod records;
 mod render;

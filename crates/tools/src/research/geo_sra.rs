@@ -8,8 +8,7 @@ use codaris_catalogue::limits::GEO_SRA_MAX_RESULTS;
 use codaris_ncbi::{Esearch, Eutils, GdsSummary, NcbiError, SearchResult, SraSummary};
 use serde_json::Value;
 
-use super::pubmed::explain;
-use super::{choice, filter, flat, ncbi_error, object, plural, query};
+use super::{choice, explain, filter, flat, ncbi_error, object, plural, query};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 use crate::web::common;

@@ -11,7 +11,7 @@ pub use pubmed::SearchPubmed;
 
 use std::sync::Arc;
 
-use codaris_ncbi::{Eutils, NcbiError};
+use codaris_ncbi::{Eutils, NcbiError, SearchResult};
 use serde_json::Value;
 
 use crate::tool::{Tool, ToolError};
@@ -152,6 +152,28 @@ fn filter(args: &Value, name: &str) -> Result<Option<String>, ToolError> {
 /// An NCBI failure told to the model, the key already redacted by the client.
 fn ncbi_error(error: NcbiError) -> ToolError {
     ToolError::model(error.to_string())
+}
+
+/// NCBI's reading of the query: its translation and the words or fields it did not know.
+fn explain(out: &mut String, found: &SearchResult) {
+    if let Some(translation) = &found.query_translation {
+        out.push_str(&format!("\nNCBI read the query as: {translation}"));
+    }
+    if !found.phrases_not_found.is_empty() {
+        out.push_str(&format!(
+            "\nNot found anywhere: {}",
+            found.phrases_not_found.join(", ")
+        ));
+    }
+    if !found.fields_not_found.is_empty() {
+        out.push_str(&format!(
+            "\nUnknown fields (ignored): {}",
+            found.fields_not_found.join(", ")
+        ));
+    }
+    if !found.warnings.is_empty() {
+        out.push_str(&format!("\nNCBI warnings: {}", found.warnings.join("; ")));
+    }
 }
 
 /// `text` on one line, cut to `max` characters (for echoing the model's own words).

@@ -8,7 +8,7 @@ use codaris_catalogue::limits::PUBMED_MAX_RESULTS;
 use codaris_ncbi::{Esearch, Eutils, PubmedSummary, SearchResult};
 use serde_json::Value;
 
-use super::{choice, date, flat, ncbi_error, object, plural, query};
+use super::{choice, date, explain, flat, ncbi_error, object, plural, query};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 use crate::web::common;
@@ -104,28 +104,6 @@ fn no_hits(query: &str, found: &SearchResult) -> String {
     };
     explain(&mut out, found);
     out
-}
-
-/// NCBI's reading of the query: its translation and the words or fields it did not know.
-pub(super) fn explain(out: &mut String, found: &SearchResult) {
-    if let Some(translation) = &found.query_translation {
-        out.push_str(&format!("\nNCBI read the query as: {translation}"));
-    }
-    if !found.phrases_not_found.is_empty() {
-        out.push_str(&format!(
-            "\nNot found anywhere: {}",
-            found.phrases_not_found.join(", ")
-        ));
-    }
-    if !found.fields_not_found.is_empty() {
-        out.push_str(&format!(
-            "\nUnknown fields (ignored): {}",
-            found.fields_not_found.join(", ")
-        ));
-    }
-    if !found.warnings.is_empty() {
-        out.push_str(&format!("\nNCBI warnings: {}", found.warnings.join("; ")));
-    }
 }
 
 fn render(
