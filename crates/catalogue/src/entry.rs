@@ -2,7 +2,9 @@
 
 use serde_json::Value;
 
-use crate::{files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, shell, web};
+use crate::{
+    files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, research, shell, web,
+};
 
 /// A built-in tool as the model is shown it.
 ///
@@ -37,7 +39,8 @@ impl CatalogueEntry {
 }
 
 /// Every entry: the loop's two tools, then the tools the daemon runs in the order it registers
-/// them (files, the planner, commands, the web, the Nextflow and nf-core tools).
+/// them (files, the planner, commands, the web, the Nextflow and nf-core tools, the
+/// research tools).
 pub static ALL: &[CatalogueEntry] = &[
     loop_tools::SEARCH_TOOLS,
     loop_tools::REQUEST_CAPABILITY,
@@ -85,6 +88,8 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow_launch::TEST_PIPELINE,
     nextflow_launch::CHECK_TEST_RESULT,
     nextflow_launch::FETCH_TEST_DATA,
+    research::SEARCH_PUBMED,
+    research::SEARCH_GEO_SRA,
 ];
 
 /// The entry of `name`, if it is a built-in tool.

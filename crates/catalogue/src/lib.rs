@@ -19,6 +19,7 @@ mod nextflow;
 mod nextflow_launch;
 mod nextflow_runs;
 mod planner;
+mod research;
 mod shell;
 mod web;
 
@@ -58,6 +59,8 @@ pub use nextflow_runs::ANALYZE_RUN_LOG;
 pub use nextflow_runs::CHECK_RUN_STATUS;
 pub use nextflow_runs::DEBUG_LAST_RUN;
 pub use planner::PLANNER;
+pub use research::SEARCH_GEO_SRA;
+pub use research::SEARCH_PUBMED;
 pub use shell::BACKGROUND_LIST;
 pub use shell::BACKGROUND_OUTPUT;
 pub use shell::BACKGROUND_REAP;

@@ -15,3 +15,9 @@ pub const WEBFETCH_MAX_CHARS: u64 = 1_000_000;
 
 /// `http_request`: the longest `timeout_seconds`.
 pub const HTTP_REQUEST_MAX_TIMEOUT_SECONDS: u64 = 600;
+
+/// `search_pubmed`: the most articles `max_results` may ask for.
+pub const PUBMED_MAX_RESULTS: u64 = 100;
+
+/// `search_geo_sra`: the most GEO series or SRA experiments `max_results` may ask for.
+pub const GEO_SRA_MAX_RESULTS: u64 = 50;

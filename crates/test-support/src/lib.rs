@@ -9,6 +9,7 @@
 //! - [`nextflow`]: the nf-core template, the stand-in `nextflow`, nf-core's install.
 //! - [`fake_http`]: an HTTP/1.1 server on loopback for the stand-ins of outside services.
 //! - [`fake_wave`], [`fake_platform`]: stand-ins for Seqera Wave and Seqera Platform's API.
+//! - [`fake_eutils`]: NCBI's E-utilities (PubMed, GEO, SRA records; its rate limit and 429).
 //!
 //! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
 //! its own, and no stand-in for a program or service it does not document (see DESIGN.md's
@@ -25,6 +26,7 @@
 
 #[cfg(feature = "daemon")]
 pub mod daemon;
+pub mod fake_eutils;
 pub mod fake_http;
 pub mod fake_platform;
 pub mod fake_wave;

@@ -5,7 +5,7 @@
 
 mod body;
 mod brief;
-mod common;
+pub(crate) mod common;
 
 pub(crate) use common::USER_AGENT;
 mod dom;
