@@ -113,7 +113,27 @@ impl Builtins {
                 Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
             })
             .collect();
-        tools.extend(codaris_tools::web_tools(engines, headers));
+        let eutils = match setup.ncbi.client() {
+            Ok(client) => Some(client),
+            Err(err) => {
+                tracing::error!(%err, "the NCBI client cannot be built; search_pubmed, search_geo_sra and web_research's PubMed are off");
+                None
+            }
+        };
+        let literature = eutils.clone().map(|client| {
+            Arc::new(codaris_tools::research::PubmedLiterature::new(client))
+                as Arc<dyn codaris_tools::Literature>
+        });
+        let research_engines = if setup.research_engines.is_empty() {
+            engines.clone()
+        } else {
+            setup.research_engines.clone()
+        };
+        tools.extend(codaris_tools::web_tools_with_research(
+            engines,
+            headers,
+            codaris_tools::WebResearch::new(research_engines, literature),
+        ));
         let gates = setup
             .gates
             .clone()
@@ -123,6 +143,9 @@ impl Builtins {
             &setup.nextflow,
             gates,
         ));
+        if let Some(client) = eutils {
+            tools.extend(codaris_tools::research_tools(client));
+        }
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
         (builtins, notices)
@@ -299,6 +322,10 @@ pub struct Setup {
     pub nextflow: codaris_tools::nextflow::NextflowSetup,
     /// Where samplesheet gates are kept: the ledger's store; `None` keeps them in memory.
     pub gates: Option<Arc<dyn codaris_tools::nextflow::GateStore>>,
+    /// `[ncbi]`: the one E-utilities client every session's searches share (and its limit).
+    pub ncbi: crate::research::NcbiConfig,
+    /// The engines `web_research` asks; empty: those of `websearch`.
+    pub research_engines: Vec<codaris_tools::Engine>,
 }
 
 impl Default for Setup {
@@ -316,6 +343,8 @@ impl Default for Setup {
             http_default_headers: http::HeaderMap::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
             gates: None,
+            ncbi: crate::research::NcbiConfig::default(),
+            research_engines: Vec::new(),
         }
     }
 }
@@ -341,6 +370,8 @@ impl Setup {
             http_default_headers: config.http_default_headers.clone(),
             nextflow: config.nextflow.clone(),
             gates: None,
+            ncbi: config.ncbi.clone(),
+            research_engines: config.research_engines.clone(),
         }
     }
 }

@@ -207,6 +207,10 @@ pub struct Config {
     pub research_engines: Vec<Engine>,
     /// `[seqera]`, resolved, with `[nextflow] bin` for `lint_nextflow`.
     pub seqera: crate::research::SeqeraConfig,
+    /// The program that serves the built-in MCP server (`<it> mcp-server seqera`): `codarisd`
+    /// itself, set by its `main`. `None` (a daemon inside another program, as in tests): the
+    /// built-in server is not run.
+    pub builtin_program: Option<PathBuf>,
 }
 
 impl Config {
@@ -536,6 +540,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         ncbi,
         research_engines,
         seqera,
+        builtin_program: None,
     })
 }
 

@@ -26,6 +26,19 @@ struct Args {
     /// Also listen on this loopback TCP address, guarded by a bearer token in <state>/token
     #[arg(long, value_name = "127.0.0.1:PORT")]
     listen: Option<String>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Serve one of Codaris's built-in MCP servers over stdin and stdout (the daemon starts it
+    /// as a server like any other; its settings arrive in the environment)
+    McpServer {
+        /// The server: `seqera` (Wave container builds, `nextflow lint`, Seqera Platform)
+        #[arg(value_parser = ["seqera"])]
+        name: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -46,6 +59,9 @@ fn main() -> ExitCode {
     if let Err(err) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
         eprintln!("codarisd: cannot become a child subreaper: {err}");
     }
+    if let Some(Command::McpServer { name }) = &args.command {
+        return mcp_server(name, &keys);
+    }
     match run(args, &keys) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -61,7 +77,9 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     let flags = Flags {
         listen: args.listen,
     };
-    let config = config::load(args.state_dir, args.config, flags, keys)?;
+    let mut config = config::load(args.state_dir, args.config, flags, keys)?;
+    // The built-in MCP server is this program in another mode.
+    config.builtin_program = std::env::current_exe().ok();
     let claim = StateClaim::acquire(StateLayout::new(&config.state_dir))?;
     let watch = match StateWatch::new(claim.layout()) {
         Ok(watch) => watch,
@@ -93,6 +111,48 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
         codaris_daemon::watch::spawn(watch, shutdown.clone());
         codaris_daemon::serve(config, claim, shutdown).await
     })
+}
+
+/// `codarisd mcp-server seqera`: the built-in server on stdio. Its settings come from the
+/// environment the daemon gave it; the token among them was taken out of the environment block
+/// by `keys::withdraw` like the daemon's own keys. Logs go to stderr, which the daemon relays
+/// to its log line by line; stdout carries the protocol only.
+fn mcp_server(name: &str, keys: &HeldKeys) -> ExitCode {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(std::io::stderr)
+        .init();
+    let get = |var: &str| {
+        keys.get(var)
+            .and_then(|value| value.to_str().map(str::to_owned))
+            .or_else(|| std::env::var(var).ok())
+    };
+    let setup = match codaris_seqera::SeqeraSetup::from_env(get) {
+        Ok(setup) => setup,
+        Err(err) => {
+            eprintln!("codarisd mcp-server {name}: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("codarisd mcp-server {name}: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(codaris_seqera::serve_stdio(setup)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("codarisd mcp-server {name}: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 /// A panic is a bug: one line naming it and where, for the log and for the CLI to relay.

@@ -66,6 +66,29 @@ pub struct NcbiConfig {
     pub api_key: Option<String>,
 }
 
+impl Default for NcbiConfig {
+    /// NCBI's public endpoint, no email, no key.
+    fn default() -> Self {
+        Self {
+            base_url: DEFAULT_EUTILS_URL.to_owned(),
+            email: None,
+            api_key: None,
+        }
+    }
+}
+
+impl NcbiConfig {
+    /// The client the research tools share: built once, so its throttle holds for the daemon.
+    pub fn client(&self) -> Result<codaris_ncbi::Eutils, codaris_ncbi::NcbiError> {
+        codaris_ncbi::Eutils::new(codaris_ncbi::EutilsConfig {
+            base_url: self.base_url.clone(),
+            email: self.email.clone(),
+            api_key: self.api_key.clone(),
+            ..codaris_ncbi::EutilsConfig::default()
+        })
+    }
+}
+
 impl std::fmt::Debug for NcbiConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NcbiConfig")

@@ -64,8 +64,15 @@ pub async fn serve(
     let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
     // MCP servers start in the background: the daemon serves before any of them is ready, and
     // their tools join the index as each one lists them.
+    let mut servers = config.mcp_servers.clone();
+    servers.extend(
+        config
+            .builtin_program
+            .as_deref()
+            .and_then(|program| crate::mcp::builtin::seqera_spec(program, &config.seqera)),
+    );
     let mcp = crate::mcp::McpHub::start(
-        config.mcp_servers.clone(),
+        servers,
         config.allowed_dirs.clone(),
         &ledger,
         tools.clone(),

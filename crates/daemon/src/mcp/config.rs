@@ -79,6 +79,12 @@ fn server_spec(
         key: origin(&format!("mcp.servers.{name}")),
         reason: err.to_string(),
     })?;
+    if crate::mcp::builtin::is_builtin(&parsed) {
+        return Err(ConfigError::Invalid {
+            key: origin(&format!("mcp.servers.{name}")),
+            reason: "is the name of Codaris's built-in server; configure it under [seqera] or choose another name".to_owned(),
+        });
+    }
     let transport = match (server.command, server.url) {
         (Some(command), None) => {
             if command.trim().is_empty() {

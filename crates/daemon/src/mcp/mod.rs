@@ -4,10 +4,12 @@
 //!
 //! A call reaches [`McpHub::run`] only with the dispatcher's permit, like a built-in's.
 
+pub mod builtin;
 pub mod config;
 mod pins;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_agent::{ToolRun, ToolSpec, ToolTier};
@@ -80,6 +82,9 @@ pub struct McpHub {
     /// Each server's tools as last listed while it was ready: a call of one while its server
     /// restarts or is off is still decided on its definition, and told why it cannot run.
     last_tools: Mutex<BTreeMap<ServerName, Arc<Vec<ToolDef>>>>,
+    /// The built-in server was switched on as a whole (`codaris mcp enable seqera`): its tools
+    /// are on unless switched off one by one. Otherwise they are off until switched on.
+    builtin_on: AtomicBool,
 }
 
 impl McpHub {
@@ -132,6 +137,7 @@ impl McpHub {
             pins: Mutex::new(pins),
             last_tools: Mutex::new(BTreeMap::new()),
             pending: Mutex::new(Vec::new()),
+            builtin_on: AtomicBool::new(switches.get(builtin::SEQERA) == Some(&true)),
         });
         let mut specs = configured;
         for (name, spec) in registered {
@@ -185,7 +191,9 @@ impl McpHub {
     fn publish(&self) {
         let servers = self.registry.servers();
         for server in &servers {
-            let unapproved = !self.pins().contains_key(&server.spec.name);
+            // The built-in server changes with Codaris itself: nothing of it is pinned.
+            let unapproved = !builtin::is_builtin(&server.spec.name)
+                && !self.pins().contains_key(&server.spec.name);
             if server.state == State::Ready
                 && unapproved
                 && let Err(err) = self.record_approval(&server.spec, &server.tools)
@@ -210,8 +218,12 @@ impl McpHub {
                 name: server.spec.name.to_string(),
                 keywords: server.spec.keywords.clone(),
             });
+            let off_by_default = builtin::is_builtin(&server.spec.name)
+                && !self.builtin_on.load(Ordering::Relaxed);
             for tool in server.tools.iter() {
-                entries.push(entry(&server.spec, tool));
+                let mut entry = entry(&server.spec, tool);
+                entry.enabled = !off_by_default;
+                entries.push(entry);
             }
         }
         let ready = index_servers.len();
@@ -292,9 +304,10 @@ impl McpHub {
         } else {
             Access::Mutate
         };
+        let builtin = builtin::is_builtin(&view.spec.name);
         let held = match self.pins().get(&view.spec.name) {
-            Some(pins) => pins.held(&view.spec, &tool),
-            None => None,
+            Some(pins) if !builtin => pins.held(&view.spec, &tool),
+            _ => None,
         };
         Some(ExternalSpec {
             read_only,
@@ -309,6 +322,9 @@ impl McpHub {
                 })
                 .collect(),
             permission: match view.spec.approval {
+                _ if builtin && tool.name == builtin::BUILD_CONTAINER_IMAGE => {
+                    PermissionClass::Push
+                }
                 Approval::Ask => PermissionClass::Always,
                 Approval::Never => PermissionClass::None,
             },
@@ -348,7 +364,21 @@ impl McpHub {
 
     /// Runs a permitted call on its server and renders the result for the model (the host cuts
     /// it to the output limits after, the server's own where it sets them).
-    pub async fn run(&self, called: &str, args: &Value, pictures: &Pictures) -> ToolRun {
+    /// `cwd` is the session's directory, against which the policy resolved the call's paths:
+    /// the built-in server gets them absolute (it runs in the daemon's directory).
+    pub async fn run(
+        &self,
+        called: &str,
+        args: &Value,
+        cwd: &str,
+        pictures: &Pictures,
+    ) -> ToolRun {
+        let args = match codaris_mcp::names::split_call(called) {
+            Some((server, _)) if builtin::is_builtin(&server) => {
+                builtin::absolute_paths(args, cwd)
+            }
+            _ => args.clone(),
+        };
         match self.registry.call(called, args.clone()).await {
             Ok(rendered) => {
                 let images = rendered
@@ -363,7 +393,7 @@ impl McpHub {
                     })
                     .collect();
                 let mut run =
-                    crate::builtins::picture_run(called, args, rendered.text, images, pictures);
+                    crate::builtins::picture_run(called, &args, rendered.text, images, pictures);
                 run.is_error |= rendered.is_error;
                 run
             }
@@ -380,6 +410,12 @@ impl McpHub {
     /// Adds a server at run time: recorded in the ledger's store (it survives restarts) and
     /// started in the background. Its first tool list is approved when it is ready.
     pub fn add(&self, spec: ServerSpec) -> Result<(), DaemonError> {
+        if builtin::is_builtin(&spec.name) {
+            return Err(DaemonError::McpServer {
+                name: spec.name.to_string(),
+                reason: "is Codaris's built-in server; choose another name".to_owned(),
+            });
+        }
         if self.configured.contains(&spec.name) {
             return Err(DaemonError::McpServer {
                 name: spec.name.to_string(),
@@ -412,6 +448,12 @@ impl McpHub {
     /// Stops and forgets a run-time server, its approvals and its switch.
     pub async fn remove(&self, name: &str) -> Result<(), DaemonError> {
         let name = self.known(name)?;
+        if builtin::is_builtin(&name) {
+            return Err(DaemonError::McpServer {
+                name: name.to_string(),
+                reason: "is Codaris's built-in server; switch it off with `codaris mcp disable seqera`".to_owned(),
+            });
+        }
         if self.configured.contains(&name) {
             return Err(DaemonError::McpServer {
                 name: name.to_string(),
@@ -431,10 +473,16 @@ impl McpHub {
     }
 
     /// Switches a server on or off, durably.
+    /// Switching the built-in server on also switches on its tools (off until then).
     pub async fn set_enabled(&self, name: &str, enabled: bool) -> Result<(), DaemonError> {
         let name = self.known(name)?;
         self.state.set_switch(name.as_str(), enabled)?;
+        if builtin::is_builtin(&name) {
+            self.builtin_on.store(enabled, Ordering::Relaxed);
+        }
         self.registry.set_enabled(&name, enabled).await;
+        // Already running (switched on twice): its entries change without a registry change.
+        self.publish();
         Ok(())
     }
 

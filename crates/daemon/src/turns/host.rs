@@ -353,7 +353,12 @@ impl TurnHost for DaemonHost {
                 None if codaris_mcp::names::split_call(permit.tool()).is_some() => {
                     self.turns
                         .mcp
-                        .run(permit.tool(), permit.args(), &self.session.pictures)
+                        .run(
+                            permit.tool(),
+                            permit.args(),
+                            &permit.task().cwd,
+                            &self.session.pictures,
+                        )
                         .await
                 }
                 None => ToolRun::error(format!(

@@ -373,6 +373,7 @@ impl Turns {
             secret,
             // Nothing in it but the session's own workspace is open to any tool.
             state_dir: Some(display(&self.config.state_dir)),
+            push_registries: self.config.seqera.registries.clone(),
             ..Task::default()
         }
     }

@@ -1,12 +1,14 @@
 //! The research tools on NCBI's E-utilities: `search_pubmed` (articles, abstracts on request)
 //! and `search_geo_sra` (GEO series and SRA experiments, with run accessions ready for a
-//! samplesheet). Both share one [`codaris_ncbi::Eutils`], so every session of the daemon stays
+//! samplesheet), and PubMed as `web_research`'s literature. All share one [`codaris_ncbi::Eutils`], so every session of the daemon stays
 //! under NCBI's rate limit together.
 
 mod geo_sra;
+mod literature;
 mod pubmed;
 
 pub use geo_sra::SearchGeoSra;
+pub use literature::PubmedLiterature;
 pub use pubmed::SearchPubmed;
 
 use std::sync::Arc;

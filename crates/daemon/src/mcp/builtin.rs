@@ -1,0 +1,142 @@
+//! The built-in MCP server `seqera`: `codarisd mcp-server seqera`, run by the daemon like any
+//! other stdio server, with three differences that follow from its being part of Codaris:
+//!
+//! - Its tools are switched off until the person switches them on, one by one (`codaris tools
+//!   enable seqera__lint_nextflow`) or all at once (`codaris mcp enable seqera`).
+//! - It is not pinned: its definitions and its launch (the daemon's own program, its settings)
+//!   change with Codaris itself, not behind the person's back.
+//! - `build_container_image` is the policy's `push` class (`push_image` for a registry the
+//!   operator lists), and relative path arguments are made absolute against the session's
+//!   directory before the call leaves, since the server runs in the daemon's.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use codaris_mcp::{Approval, ServerName, ServerSpec, Transport};
+use codaris_seqera::SeqeraSetup;
+use serde_json::Value;
+
+use super::PATH_ARGS;
+
+/// The built-in server's name: reserved, so no configuration or registration can take it.
+pub const SEQERA: &str = "seqera";
+
+/// Its tool that can push an image to a registry.
+pub const BUILD_CONTAINER_IMAGE: &str = "build_container_image";
+
+/// Words its tools are found by, beside their names and descriptions.
+const KEYWORDS: [&str; 10] = [
+    "seqera",
+    "wave",
+    "container",
+    "docker",
+    "singularity",
+    "conda",
+    "image",
+    "lint",
+    "platform",
+    "tower",
+];
+
+/// Whether `name` is the built-in server.
+pub fn is_builtin(name: &ServerName) -> bool {
+    name.as_str() == SEQERA
+}
+
+/// The registration of `seqera`, started as `program mcp-server seqera` with `setup` in its
+/// environment. A build may run for `setup.build_timeout`, so a call may too.
+pub fn seqera_spec(program: &Path, setup: &SeqeraSetup) -> Option<ServerSpec> {
+    let name = ServerName::parse(SEQERA).ok()?;
+    let env: BTreeMap<String, String> = setup
+        .to_env()
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect();
+    Some(ServerSpec {
+        name,
+        transport: Transport::Stdio {
+            command: program.display().to_string(),
+            args: vec!["mcp-server".to_owned(), SEQERA.to_owned()],
+            env,
+            cwd: None,
+        },
+        keywords: KEYWORDS.iter().map(|k| (*k).to_owned()).collect(),
+        // Its own annotations: `lint_nextflow` and the Platform tools read only.
+        trust: true,
+        enabled: true,
+        approval: Approval::Never,
+        share_roots: false,
+        startup_timeout: None,
+        tool_timeout: Some(setup.build_timeout + std::time::Duration::from_secs(60)),
+        output_limits: None,
+    })
+}
+
+/// `args` with every relative path argument made absolute against `cwd` (where the policy
+/// resolved it); anything else as it was.
+pub fn absolute_paths(args: &Value, cwd: &str) -> Value {
+    let mut args = args.clone();
+    if let Some(object) = args.as_object_mut() {
+        for name in PATH_ARGS {
+            if let Some(Value::String(path)) = object.get_mut(name)
+                && !path.is_empty()
+                && !Path::new(path.as_str()).is_absolute()
+            {
+                *path = Path::new(cwd).join(path.as_str()).display().to_string();
+            }
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn relative_paths_resolve_against_the_session_and_the_rest_is_kept() {
+        let args = json!({"path": "pipelines/rnaseq", "file": "/abs/x", "tool": "samtools"});
+        assert_eq!(
+            absolute_paths(&args, "/w/proj"),
+            json!({"path": "/w/proj/pipelines/rnaseq", "file": "/abs/x", "tool": "samtools"})
+        );
+        assert_eq!(absolute_paths(&json!("x"), "/w"), json!("x"));
+        assert_eq!(
+            absolute_paths(&json!({"path": 3}), "/w"),
+            json!({"path": 3})
+        );
+    }
+
+    #[test]
+    fn the_spec_runs_the_daemon_s_own_program_with_settings_and_never_pins() {
+        let setup = SeqeraSetup {
+            token: Some("tok-123".into()),
+            registries: vec!["quay.io/lab".into()],
+            ..SeqeraSetup::default()
+        };
+        let spec = seqera_spec(Path::new("/usr/bin/codarisd"), &setup);
+        let Some(spec) = spec else {
+            panic!("the built-in server has a valid name");
+        };
+        assert!(is_builtin(&spec.name));
+        let Transport::Stdio {
+            command, args, env, ..
+        } = &spec.transport
+        else {
+            panic!("a stdio server");
+        };
+        assert_eq!(command, "/usr/bin/codarisd");
+        assert_eq!(args, &["mcp-server", "seqera"]);
+        assert_eq!(
+            env.get("CODARIS_SEQERA_REGISTRIES").map(String::as_str),
+            Some("quay.io/lab")
+        );
+        assert_eq!(
+            env.get("TOWER_ACCESS_TOKEN").map(String::as_str),
+            Some("tok-123")
+        );
+        assert!(spec.trust);
+    }
+}
