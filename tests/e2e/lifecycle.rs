@@ -87,10 +87,13 @@ fn socket_is_0600_in_a_0700_dir() {
 fn a_second_daemon_is_refused_and_the_first_keeps_serving() {
     let sandbox = Sandbox::new();
     let first = sandbox.start_daemon(&[]);
-    // The first daemon logs "serving" just after its socket answers; let it finish.
+    // The first daemon logs "serving" just after its socket answers, then its built-in MCP
+    // server's start and tools; let it finish.
     let log = sandbox.state_dir().join("codarisd.log");
-    wait_for(Duration::from_secs(10), || {
-        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("codarisd serving"))
+    wait_for(Duration::from_secs(40), || {
+        std::fs::read_to_string(&log).is_ok_and(|text| {
+            text.contains("codarisd serving") && text.contains("MCP tools re-indexed")
+        })
     });
     let socket_inode = std::fs::metadata(sandbox.socket()).unwrap().ino();
     let pid_file = std::fs::read_to_string(sandbox.pid_file()).unwrap();
@@ -206,7 +209,8 @@ fn daemon_start_status_and_stop_when_absent() {
     assert_eq!(json(&output)["started"], false);
     assert_eq!(json(&output)["pid"], started["pid"]);
 
-    let output = sandbox.cli(&["daemon", "logs", "-n", "1"]);
+    // The last lines: serving, then the built-in MCP server coming up.
+    let output = sandbox.cli(&["daemon", "logs", "-n", "20"]);
     assert!(
         stdout(&output).contains("codarisd serving"),
         "{}",

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use codaris_test_support::sandbox::{Sandbox, json, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, json, stderr, stdout, wait_for};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -33,10 +33,20 @@ fn configured_skills_are_listed_and_searched() {
     .unwrap();
     sandbox.write_config(&format!("skills_dirs = [\"{}\"]\n", skills.display()));
     let daemon = sandbox.start_daemon(&[]);
+    // The built-in MCP server's tools join the index once it is ready (switched off).
+    let seqera = |listed: &serde_json::Value| {
+        listed["tools"].as_array().map_or(0, |tools| {
+            tools.iter().filter(|t| t["server"] == "seqera").count()
+        })
+    };
+    wait_for(Duration::from_secs(40), || {
+        seqera(&json(&sandbox.cli(&["tools", "list", "--json"]))) > 0
+    });
 
     let output = sandbox.cli(&["tools", "list", "--json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let path = |p: &str| skill.join(p).display().to_string();
+    let builtin_server = seqera(&json(&output));
     // The built-in tools are listed too; this test is about the skills.
     let mut listed = json(&output);
     let core = listed["tools"]
@@ -49,7 +59,7 @@ fn configured_skills_are_listed_and_searched() {
     listed["tools"]
         .as_array_mut()
         .unwrap()
-        .retain(|t| t["kind"] != "core");
+        .retain(|t| t["kind"] != "core" && t["server"] != "seqera");
     assert_eq!(
         listed,
         json!({"tools": [
@@ -104,7 +114,10 @@ fn configured_skills_are_listed_and_searched() {
         "{text}"
     );
     assert!(
-        text.ends_with(&format!("{} entries indexed, 0 switched off\n", core + 2)),
+        text.ends_with(&format!(
+            "{} entries indexed, {builtin_server} switched off\n",
+            core + 2 + builtin_server
+        )),
         "{text}"
     );
 
@@ -155,7 +168,7 @@ fn configured_skills_are_listed_and_searched() {
     );
 
     let status = json(&sandbox.cli(&["status", "--json"]));
-    assert_eq!(status["tools_indexed"], core + 2);
+    assert_eq!(status["tools_indexed"], core + 2 + builtin_server);
 
     // Switched off, a skill is never found; switched on, it is back.
     let output = sandbox.cli(&["tools", "disable", "debugging-failed-runs"]);

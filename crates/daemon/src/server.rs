@@ -71,13 +71,9 @@ pub async fn serve(
             .as_deref()
             .and_then(|program| crate::mcp::builtin::seqera_spec(program, &config.seqera)),
     );
-    let mcp = crate::mcp::McpHub::start(
-        servers,
-        config.allowed_dirs.clone(),
-        &ledger,
-        tools.clone(),
-    )
-    .map_err(StartError::ToolIndex)?;
+    let mcp =
+        crate::mcp::McpHub::start(servers, config.allowed_dirs.clone(), &ledger, tools.clone())
+            .map_err(StartError::ToolIndex)?;
 
     let routes = routes(
         &config,

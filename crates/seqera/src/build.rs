@@ -210,7 +210,14 @@ impl BuildContainerImage {
             Some(v) if v.starts_with(['<', '>', '=', '!']) => format!("{tool}{v}"),
             Some(v) => format!("{tool}={v}"),
         };
-        let mut entries = vec![main_entry];
+        // A package that already names the tool (`samtools=1.21` for `samtools`) pins it; the
+        // bare tool beside it would only ask conda to solve for it twice.
+        let named_in_packages = packages.iter().flatten().any(|p| package_name(p) == tool);
+        let mut entries = if named_in_packages && version.is_none() {
+            Vec::new()
+        } else {
+            vec![main_entry]
+        };
         entries.extend(packages.iter().flatten().map(|p| (*p).to_owned()));
         let channels = match &channels {
             Some(list) if !list.is_empty() => list.iter().map(|c| (*c).to_owned()).collect(),
@@ -363,6 +370,12 @@ fn severity_rank(severity: &str) -> usize {
         .iter()
         .position(|s| s.eq_ignore_ascii_case(severity))
         .unwrap_or(4)
+}
+
+/// The package a conda spec names: `bioconda::samtools=1.21` → `samtools`.
+fn package_name(spec: &str) -> &str {
+    let spec = spec.rsplit_once("::").map_or(spec, |(_, name)| name);
+    spec.split(['=', '<', '>', '!', ' ']).next().unwrap_or(spec)
 }
 
 #[cfg(test)]

@@ -404,3 +404,24 @@ async fn a_build_of_another_version_names_the_ones_nf_core_ships() {
         "{text}"
     );
 }
+
+#[test]
+fn a_package_naming_the_tool_pins_it_without_the_bare_name_beside_it() {
+    assert_eq!(package_name("bioconda::samtools=1.21"), "samtools");
+    assert_eq!(package_name("samtools>=1.19"), "samtools");
+    assert_eq!(package_name("htslib"), "htslib");
+    let setup = setup("http://127.0.0.1:9", Some(TOKEN));
+    let tool = BuildContainerImage::new(&setup);
+    let pinned = json!({"tool": "samtools", "packages": ["samtools=1.21", "htslib"]});
+    let entries = tool
+        .check(&pinned)
+        .map(|c| c.request.entries)
+        .unwrap_or_default();
+    assert_eq!(entries, ["samtools=1.21", "htslib"]);
+    let beside = json!({"tool": "samtools", "packages": ["htslib"]});
+    let entries = tool
+        .check(&beside)
+        .map(|c| c.request.entries)
+        .unwrap_or_default();
+    assert_eq!(entries, ["samtools", "htslib"]);
+}

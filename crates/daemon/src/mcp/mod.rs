@@ -218,8 +218,8 @@ impl McpHub {
                 name: server.spec.name.to_string(),
                 keywords: server.spec.keywords.clone(),
             });
-            let off_by_default = builtin::is_builtin(&server.spec.name)
-                && !self.builtin_on.load(Ordering::Relaxed);
+            let off_by_default =
+                builtin::is_builtin(&server.spec.name) && !self.builtin_on.load(Ordering::Relaxed);
             for tool in server.tools.iter() {
                 let mut entry = entry(&server.spec, tool);
                 entry.enabled = !off_by_default;
@@ -366,17 +366,9 @@ impl McpHub {
     /// it to the output limits after, the server's own where it sets them).
     /// `cwd` is the session's directory, against which the policy resolved the call's paths:
     /// the built-in server gets them absolute (it runs in the daemon's directory).
-    pub async fn run(
-        &self,
-        called: &str,
-        args: &Value,
-        cwd: &str,
-        pictures: &Pictures,
-    ) -> ToolRun {
+    pub async fn run(&self, called: &str, args: &Value, cwd: &str, pictures: &Pictures) -> ToolRun {
         let args = match codaris_mcp::names::split_call(called) {
-            Some((server, _)) if builtin::is_builtin(&server) => {
-                builtin::absolute_paths(args, cwd)
-            }
+            Some((server, _)) if builtin::is_builtin(&server) => builtin::absolute_paths(args, cwd),
             _ => args.clone(),
         };
         match self.registry.call(called, args.clone()).await {
@@ -451,7 +443,9 @@ impl McpHub {
         if builtin::is_builtin(&name) {
             return Err(DaemonError::McpServer {
                 name: name.to_string(),
-                reason: "is Codaris's built-in server; switch it off with `codaris mcp disable seqera`".to_owned(),
+                reason:
+                    "is Codaris's built-in server; switch it off with `codaris mcp disable seqera`"
+                        .to_owned(),
             });
         }
         if self.configured.contains(&name) {

@@ -24,7 +24,11 @@ impl Literature for PubmedLiterature {
         let retmax = u32::try_from(max.clamp(1, 20)).unwrap_or(5);
         let found = self
             .client
-            .esearch(&Esearch::new("pubmed", query).retmax(retmax).sort("relevance"))
+            .esearch(
+                &Esearch::new("pubmed", query)
+                    .retmax(retmax)
+                    .sort("relevance"),
+            )
             .await
             .map_err(|err| err.to_string())?;
         if found.ids.is_empty() {
