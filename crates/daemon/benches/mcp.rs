@@ -114,7 +114,12 @@ fn main() {
                 panic!("the call was not allowed");
             };
             let run = hub
-                .run(permit.tool(), permit.args(), &Pictures::Shown)
+                .run(
+                    permit.tool(),
+                    permit.args(),
+                    &permit.task().cwd,
+                    &Pictures::Shown,
+                )
                 .await;
             assert!(!run.is_error, "{}", run.output);
             daemon.push(started.elapsed());
