@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use codaris_test_support::nextflow::{
     copy_tree, nfcore_template, stand_in_nextflow, stand_in_nftest,
 };
-use codaris_test_support::sandbox::{Daemon, Sandbox, events, stderr};
+use codaris_test_support::sandbox::{Daemon, Sandbox, calls_script, events, stderr};
 use serde_json::{Value, json};
 
 /// The stand-in's scenario files.
@@ -51,12 +51,7 @@ fn setup_with(scenario_file: &str, env: &[(&str, &str)]) -> (Sandbox, PathBuf, D
 /// One turn whose model makes `calls`, one per round, with cards answered `approve`: the
 /// turn's events.
 fn turn(sandbox: &Sandbox, proj: &Path, calls: &[(&str, Value)], approve: &str) -> Vec<Value> {
-    let mut rounds: Vec<Value> = calls
-        .iter()
-        .map(|(tool, args)| json!({"tool_calls": [{"name": tool, "args": args}]}))
-        .collect();
-    rounds.push(json!({"text": "done"}));
-    let script = json!({"turns": [{"rounds": rounds}]});
+    let script = calls_script(calls);
     let output = sandbox.run_script(
         proj,
         &script,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use codaris_test_support::fake_eutils::FakeEutils;
 use codaris_test_support::fake_http::{FakeHttp, Reply};
-use codaris_test_support::sandbox::{Daemon, Sandbox, events, stderr};
+use codaris_test_support::sandbox::{Daemon, Sandbox, calls_script, events, stderr};
 use serde_json::{Value, json};
 
 const KEY: &str = "ncbi-key-for-tests-5f2a";
@@ -28,12 +28,7 @@ fn setup(eutils: &FakeEutils, engine: &str) -> (Sandbox, PathBuf, Daemon) {
 
 /// One turn typed as `prompt` whose model makes `calls`, one per round: the turn's events.
 fn turn(sandbox: &Sandbox, proj: &Path, prompt: &str, calls: &[(&str, Value)]) -> Vec<Value> {
-    let mut rounds: Vec<Value> = calls
-        .iter()
-        .map(|(tool, args)| json!({"tool_calls": [{"name": tool, "args": args}]}))
-        .collect();
-    rounds.push(json!({"text": "done"}));
-    let script = json!({"turns": [{"rounds": rounds}]});
+    let script = calls_script(calls);
     let output = sandbox.run_script(proj, &script, &[], prompt);
     assert!(output.status.success(), "{}", stderr(&output));
     events(&output)

@@ -9,7 +9,9 @@ use std::process::Output;
 use std::time::Duration;
 
 use codaris_test_support::fake_wave::FakeWave;
-use codaris_test_support::sandbox::{Daemon, Sandbox, events, json, stderr, stdout, wait_for};
+use codaris_test_support::sandbox::{
+    Daemon, Sandbox, calls_script, events, json, stderr, stdout, wait_for,
+};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "seqera-token-for-tests-81c4";
@@ -90,12 +92,7 @@ fn seqera_tools(sandbox: &Sandbox) -> Vec<(String, bool)> {
 
 /// One turn whose model makes `calls`, one per round, cards answered `approve`.
 fn turn(sandbox: &Sandbox, proj: &Path, calls: &[(&str, Value)], approve: &str) -> Vec<Value> {
-    let mut rounds: Vec<Value> = calls
-        .iter()
-        .map(|(tool, args)| json!({"tool_calls": [{"name": tool, "args": args}]}))
-        .collect();
-    rounds.push(json!({"text": "done"}));
-    let script = json!({"turns": [{"rounds": rounds}]});
+    let script = calls_script(calls);
     let output = sandbox.run_script(proj, &script, &["--approve", approve], "build it");
     assert!(output.status.success(), "{}", stderr(&output));
     events(&output)

@@ -105,6 +105,16 @@ impl Reply {
         )
     }
 
+    /// A 302 to `location`.
+    pub fn redirect(location: &str) -> Self {
+        Self {
+            status: 302,
+            headers: vec![("Location".into(), location.into())],
+            body: Vec::new(),
+            delay: Duration::ZERO,
+        }
+    }
+
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
         self

@@ -459,6 +459,17 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// A scripted model's one turn that makes `calls` (a tool name and its arguments), one per
+/// round, then answers "done".
+pub fn calls_script(calls: &[(&str, serde_json::Value)]) -> serde_json::Value {
+    let mut rounds: Vec<serde_json::Value> = calls
+        .iter()
+        .map(|(tool, args)| serde_json::json!({"tool_calls": [{"name": tool, "args": args}]}))
+        .collect();
+    rounds.push(serde_json::json!({"text": "done"}));
+    serde_json::json!({"turns": [{"rounds": rounds}]})
+}
+
 /// Parses stdout as one JSON value.
 /// The JSON lines of `codaris run --json`, one event each.
 pub fn events(output: &Output) -> Vec<serde_json::Value> {

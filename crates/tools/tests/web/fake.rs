@@ -4,67 +4,14 @@
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seen {
-    pub method: String,
-    pub target: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
-    }
-}
-
-/// What the server sends back; `delay` holds the answer back (for timeouts).
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub delay: Duration,
-}
-
-impl Reply {
-    pub fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Self {
-        Self {
-            status,
-            headers: vec![("Content-Type".into(), content_type.into())],
-            body: body.into(),
-            delay: Duration::ZERO,
-        }
-    }
-
-    pub fn redirect(location: &str) -> Self {
-        Self {
-            status: 302,
-            headers: vec![("Location".into(), location.into())],
-            body: Vec::new(),
-            delay: Duration::ZERO,
-        }
-    }
-
-    pub fn header(mut self, name: &str, value: &str) -> Self {
-        self.headers.push((name.into(), value.into()));
-        self
-    }
-
-    pub fn delayed(mut self, delay: Duration) -> Self {
-        self.delay = delay;
-        self
-    }
-}
+// The request and answer types are the shared stand-ins' (`codaris_test_support::fake_http`):
+// this server differs only in running on tokio and speaking TLS when asked.
+pub use codaris_test_support::fake_http::{Reply, Seen};
 
 pub struct Fake {
     pub addr: SocketAddr,
