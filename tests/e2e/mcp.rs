@@ -4,7 +4,7 @@
 use std::process::Output;
 use std::time::Duration;
 
-use codaris_test_support::sandbox::{Sandbox, binary, json, stderr, stdout, wait_for};
+use codaris_test_support::sandbox::{Sandbox, binary, json, ok, stderr, stdout, wait_for};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -52,16 +52,6 @@ fn wait_state(sandbox: &Sandbox, name: &str, state: &str) -> Value {
         last["state"] == state
     });
     last
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(output),
-        stderr(output)
-    );
-    stdout(output)
 }
 
 #[test]

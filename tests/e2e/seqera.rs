@@ -5,12 +5,11 @@
 //! `nextflow` with a path the session gave relative to its project.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
 use codaris_test_support::fake_wave::FakeWave;
 use codaris_test_support::sandbox::{
-    Daemon, Sandbox, calls_script, events, json, stderr, stdout, wait_for,
+    Daemon, Sandbox, calls_script, events, json, ok, stderr, wait_for,
 };
 use serde_json::{Value, json};
 
@@ -21,16 +20,6 @@ fn stand_in(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../crates/seqera/tests/fixtures")
         .join(name)
-}
-
-fn ok(output: &Output) -> String {
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(output),
-        stderr(output)
-    );
-    stdout(output)
 }
 
 /// A daemon with `config`, once its built-in server has listed its tools.

@@ -764,3 +764,20 @@ fn loopback(key: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
 #[cfg(test)]
 #[path = "config_tests.rs"]
 mod tests;
+
+/// `url` trimmed, when it parses as an http:// or https:// URL with a host; else why not, under
+/// `key`.
+pub(crate) fn http_url(key: &str, url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    let parsed = url::Url::parse(url).map_err(|err| ConfigError::Invalid {
+        key: key.to_owned(),
+        reason: format!("`{url}` is not a URL ({err})"),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: format!("`{url}` is not an http:// or https:// URL"),
+        });
+    }
+    Ok(url.to_owned())
+}

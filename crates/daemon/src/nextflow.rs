@@ -86,18 +86,13 @@ pub fn resolve(
     };
     let test_datasets = match toml.test_datasets {
         None => defaults.test_datasets,
-        Some(url) if url.starts_with("https://") || url.starts_with("http://") => {
+        Some(url) => {
+            let url = crate::config::http_url(&origin("nextflow.test_datasets"), &url)?;
             if url.ends_with('/') {
                 url
             } else {
                 format!("{url}/")
             }
-        }
-        Some(url) => {
-            return Err(ConfigError::Invalid {
-                key: origin("nextflow.test_datasets"),
-                reason: format!("`{url}` is not an http:// or https:// URL"),
-            });
         }
     };
     Ok(NextflowSetup {

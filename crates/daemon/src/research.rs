@@ -111,7 +111,7 @@ pub fn resolve_ncbi(
     let toml = toml.unwrap_or_default();
     let base_url = match toml.base_url {
         None => DEFAULT_EUTILS_URL.to_owned(),
-        Some(url) => http_url(&origin("ncbi.base_url"), &url)?,
+        Some(url) => crate::config::http_url(&origin("ncbi.base_url"), &url)?,
     };
     let email = match toml.email.map(|email| email.trim().to_owned()) {
         None => None,
@@ -141,12 +141,12 @@ pub fn resolve_seqera(
     let toml = toml.unwrap_or_default();
     let mut setup = codaris_seqera::SeqeraSetup::default();
     if let Some(url) = toml.wave_url {
-        setup.wave_url = http_url(&origin("seqera.wave_url"), &url)?
+        setup.wave_url = crate::config::http_url(&origin("seqera.wave_url"), &url)?
             .trim_end_matches('/')
             .to_owned();
     }
     if let Some(url) = toml.platform_url {
-        setup.platform_url = http_url(&origin("seqera.platform_url"), &url)?
+        setup.platform_url = crate::config::http_url(&origin("seqera.platform_url"), &url)?
             .trim_end_matches('/')
             .to_owned();
     }
@@ -200,21 +200,6 @@ pub fn resolve_research_engines(
         })
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
-}
-
-fn http_url(key: &str, url: &str) -> Result<String, ConfigError> {
-    let url = url.trim();
-    let parsed = url::Url::parse(url).map_err(|err| ConfigError::Invalid {
-        key: key.to_owned(),
-        reason: format!("`{url}` is not a URL ({err})"),
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(ConfigError::Invalid {
-            key: key.to_owned(),
-            reason: format!("`{url}` is not an http:// or https:// URL"),
-        });
-    }
-    Ok(url.to_owned())
 }
 
 /// A key or token: blank means none; control characters are refused without echoing it.

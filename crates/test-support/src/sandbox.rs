@@ -459,6 +459,17 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The stdout of a command that must have succeeded (its output shown when it did not).
+pub fn ok(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(output),
+        stderr(output)
+    );
+    stdout(output)
+}
+
 /// A scripted model's one turn that makes `calls` (a tool name and its arguments), one per
 /// round, then answers "done".
 pub fn calls_script(calls: &[(&str, serde_json::Value)]) -> serde_json::Value {

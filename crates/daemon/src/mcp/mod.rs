@@ -367,11 +367,11 @@ impl McpHub {
     /// `cwd` is the session's directory, against which the policy resolved the call's paths:
     /// the built-in server gets them absolute (it runs in the daemon's directory).
     pub async fn run(&self, called: &str, args: &Value, cwd: &str, pictures: &Pictures) -> ToolRun {
-        let args = match codaris_mcp::names::split_call(called) {
+        let sent = match codaris_mcp::names::split_call(called) {
             Some((server, _)) if builtin::is_builtin(&server) => builtin::absolute_paths(args, cwd),
             _ => args.clone(),
         };
-        match self.registry.call(called, args.clone()).await {
+        match self.registry.call(called, sent).await {
             Ok(rendered) => {
                 let images = rendered
                     .pictures
@@ -385,7 +385,7 @@ impl McpHub {
                     })
                     .collect();
                 let mut run =
-                    crate::builtins::picture_run(called, &args, rendered.text, images, pictures);
+                    crate::builtins::picture_run(called, args, rendered.text, images, pictures);
                 run.is_error |= rendered.is_error;
                 run
             }
@@ -475,8 +475,11 @@ impl McpHub {
             self.builtin_on.store(enabled, Ordering::Relaxed);
         }
         self.registry.set_enabled(&name, enabled).await;
-        // Already running (switched on twice): its entries change without a registry change.
-        self.publish();
+        if builtin::is_builtin(&name) {
+            // Switched on while already running: its entries change with no registry change
+            // to republish them.
+            self.publish();
+        }
         Ok(())
     }
 
