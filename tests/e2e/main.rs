@@ -6,6 +6,7 @@
 
 mod cards;
 mod chat;
+mod cli_contract;
 mod config;
 mod demo;
 mod fence;

@@ -63,9 +63,26 @@ pub enum CliError {
     },
     #[error("no query in {} has acceptable answers (`relevant`), so there is nothing to measure", path.display())]
     NothingToMeasure { path: PathBuf },
+    /// `--json` given to a command that has no JSON output: refused, never silently ignored.
+    #[error("`codaris {command}` has no --json output ({why}); run it without --json")]
+    JsonUnsupported {
+        command: &'static str,
+        why: &'static str,
+    },
     /// The reader of our output went away (`codaris … | head`): exit quietly.
     #[error("broken pipe")]
     BrokenPipe,
+}
+
+impl CliError {
+    /// The exit code this error ends the program with: 2 for a command line that asks for
+    /// something the command does not do (as clap's own usage errors), else 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::JsonUnsupported { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 impl From<std::io::Error> for CliError {

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "codaris: {err}");
-            ExitCode::FAILURE
+            ExitCode::from(err.exit_code())
         }
     }
 }

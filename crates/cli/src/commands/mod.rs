@@ -33,8 +33,29 @@ pub enum Outcome {
     Terminated,
 }
 
+/// Why `command` has no `--json` output, for the commands that have none; `None` for the
+/// commands that honour it. Every command is one or the other (docs/cli.md tables them).
+fn without_json(command: &Command) -> Option<(&'static str, &'static str)> {
+    match command {
+        Command::Chat(_) => Some((
+            "chat",
+            "it is interactive; `codaris run --json` streams events",
+        )),
+        Command::Completions { .. } => Some(("completions", "it prints a shell script")),
+        Command::Demo { .. } => Some(("demo", "it is a walk-through for people")),
+        Command::Daemon(DaemonCommand::Logs { .. }) => Some((
+            "daemon logs",
+            "it prints the log as written; set `[daemon] log_format` for JSON lines",
+        )),
+        _ => None,
+    }
+}
+
 pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let json = cli.global.json;
+    if json && let Some((command, why)) = without_json(&cli.command) {
+        return Err(CliError::JsonUnsupported { command, why });
+    }
     let autostart = !cli.global.no_autostart;
     match cli.command {
         Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
