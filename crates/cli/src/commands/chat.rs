@@ -51,9 +51,9 @@ pub async fn chat(
             let (session, was_ended) =
                 sessions::resume(&mut sessions, id, args.session.model.clone()).await?;
             output::line(&format!(
-                "resumed session {} ({} turns{}){}",
+                "resumed session {} ({}{}){}",
                 session.id,
-                session.turns,
+                sessions::turns(session.turns),
                 if was_ended { ", reopened" } else { "" },
                 if session.title.is_empty() {
                     String::new()

@@ -10,7 +10,7 @@
 
 use codaris_proto::v1;
 
-use super::sessions::{activity_name, permission_mode_name, state_name};
+use super::sessions::{activity_name, permission_mode_name, state_name, turns};
 use crate::error::CliError;
 use crate::output;
 
@@ -246,10 +246,10 @@ fn model_name(session: &v1::Session) -> &str {
 fn status_lines(session: &v1::Session) -> Vec<String> {
     let mut lines = vec![
         format!(
-            "session   {} ({}, {} turns)",
+            "session   {} ({}, {})",
             session.id,
             state_name(session.state),
-            session.turns
+            turns(session.turns)
         ),
         format!("cwd       {}", session.cwd),
         format!("provider  {}", session.provider),

@@ -120,6 +120,11 @@ pub fn now_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
+/// `1 turn`, `3 turns`.
+pub fn turns(n: u32) -> String {
+    format!("{n} turn{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn state_name(state: i32) -> &'static str {
     match v1::SessionState::try_from(state) {
         Ok(v1::SessionState::Active) => "active",
