@@ -128,7 +128,10 @@ fn run_session_continues_an_ended_session_after_a_restart_and_ends_it_again() {
     let seen = events(&again);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(texts(&again), "Second.", "{seen:?}");
-    let started: Vec<&Value> = seen.iter().filter(|e| e["type"] == "turn_started").collect();
+    let started: Vec<&Value> = seen
+        .iter()
+        .filter(|e| e["type"] == "turn_started")
+        .collect();
     assert_eq!(started[0]["turn"], 1, "the turn after the stored one");
     let stored = all_sessions(&sandbox);
     assert_eq!(stored[0]["id"], json!(id));
@@ -149,7 +152,12 @@ fn resuming_an_unknown_session_fails_plainly_with_exit_1() {
         &["chat", "--resume", "s999999"][..],
     ] {
         let output = sandbox.cli(args);
-        assert_eq!(output.status.code(), Some(1), "{args:?}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
         assert_eq!(
             stderr(&output),
             "codaris: no session `s999999`; `codaris sessions --all` lists them\n"
@@ -158,7 +166,11 @@ fn resuming_an_unknown_session_fails_plainly_with_exit_1() {
     // A flag that would open the session differently is refused before anything runs.
     let output = sandbox.cli(&["run", "--session", "s1", "--cwd", "/tmp", "hello"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("cannot be used with"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot be used with"),
+        "{}",
+        stderr(&output)
+    );
     sandbox.stop_daemon();
 }
 
@@ -201,7 +213,10 @@ fn chat_commands_run_in_the_chat_and_never_reach_the_model() {
     assert_eq!(stored[0]["title"], "hello", "the first message names it");
     assert_eq!(stored[0]["activity"], "plan");
     assert_eq!(stored[0]["permission_mode"], "accept_edits");
-    assert_eq!(stored[0]["state"], "ended", "/exit ended the chat's session");
+    assert_eq!(
+        stored[0]["state"], "ended",
+        "/exit ended the chat's session"
+    );
 
     // Every line typed is kept, privately, under the state directory; the line after
     // `/exit` was never read.
@@ -209,7 +224,10 @@ fn chat_commands_run_in_the_chat_and_never_reach_the_model() {
     assert_eq!(Sandbox::mode(&history) & 0o777, 0o600);
     let kept = std::fs::read_to_string(&history).unwrap();
     for line in ["/status", "/mode plan", "hello", "/exit"] {
-        assert!(kept.lines().any(|l| l == line), "{line:?} not kept:\n{kept}");
+        assert!(
+            kept.lines().any(|l| l == line),
+            "{line:?} not kept:\n{kept}"
+        );
     }
     assert!(!kept.contains("never read"), "{kept}");
     sandbox.stop_daemon();
@@ -232,10 +250,20 @@ fn chat_resume_continues_the_conversation_and_clear_starts_afresh_in_the_same_cw
     let text = stdout(&output);
     assert!(output.status.success(), "{}{text}", stderr(&output));
     assert!(
-        text.contains(&format!("resumed session {id} (1 turn, reopened): start here")),
+        text.contains(&format!(
+            "resumed session {id} (1 turn, reopened): start here"
+        )),
         "{text}"
     );
-    assert!(text.contains("Second.\n"), "the history came along:\n{text}");
+    // The latest messages, then the next turn, which the model played knowing the first.
+    assert!(
+        text.contains("  you> start here\n  model> First.\n"),
+        "no recap in\n{text}"
+    );
+    assert!(
+        text.contains("Second.\n"),
+        "the history came along:\n{text}"
+    );
     let fresh = text
         .lines()
         .find_map(|l| l.strip_prefix("new session "))
@@ -244,10 +272,15 @@ fn chat_resume_continues_the_conversation_and_clear_starts_afresh_in_the_same_cw
         .to_owned();
     assert_ne!(fresh, id);
     assert!(
-        text.contains(&format!("{id} ended (`codaris chat --resume {id}` continues it)")),
+        text.contains(&format!(
+            "{id} ended (`codaris chat --resume {id}` continues it)"
+        )),
         "{text}"
     );
-    assert!(text.contains(&format!("session   {fresh} (active, 0 turns)")), "{text}");
+    assert!(
+        text.contains(&format!("session   {fresh} (active, 0 turns)")),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("cwd       {}", project.display())),
         "{text}"
@@ -260,7 +293,11 @@ fn chat_resume_continues_the_conversation_and_clear_starts_afresh_in_the_same_cw
             .map(|s| s["state"].clone())
     };
     assert_eq!(state_of(&id), Some(json!("ended")));
-    assert_eq!(state_of(&fresh), Some(json!("ended")), "ended at end of input");
+    assert_eq!(
+        state_of(&fresh),
+        Some(json!("ended")),
+        "ended at end of input"
+    );
     sandbox.stop_daemon();
 }
 
@@ -281,7 +318,11 @@ fn codaris_alone_chats_in_the_current_directory_and_help_still_works() {
     );
     let help = sandbox.cli(&["--help"]);
     assert!(help.status.success());
-    assert!(stdout(&help).contains("Usage: codaris [OPTIONS] [COMMAND]"), "{}", stdout(&help));
+    assert!(
+        stdout(&help).contains("Usage: codaris [OPTIONS] [COMMAND]"),
+        "{}",
+        stdout(&help)
+    );
     // `--json` has no meaning for an interactive chat: refused, not ignored.
     let refused = sandbox.cli(&["--json"]);
     assert_eq!(refused.status.code(), Some(1));

@@ -160,6 +160,41 @@ async fn an_ended_session_resumed_after_a_restart_sends_the_model_its_earlier_me
         .unwrap()
         .into_inner();
     assert_eq!(after.turns, 2);
+    let history = |limit: u32| {
+        let mut sessions = sessions.clone();
+        let id = id.clone();
+        async move {
+            sessions
+                .get_history(v1::GetHistoryRequest {
+                    session_id: id,
+                    limit,
+                })
+                .await
+                .unwrap()
+                .into_inner()
+                .messages
+                .into_iter()
+                .map(|m| (m.role, m.text))
+                .collect::<Vec<_>>()
+        }
+    };
+    let pair = |role: &str, text: &str| (role.to_owned(), text.to_owned());
+    assert_eq!(
+        history(0).await,
+        [
+            pair("user", first),
+            pair("assistant", "The word is heron."),
+            pair("user", "Which word was it?"),
+            pair("assistant", "You told me: heron."),
+        ]
+    );
+    assert_eq!(
+        history(2).await,
+        [
+            pair("user", "Which word was it?"),
+            pair("assistant", "You told me: heron."),
+        ]
+    );
     assert_eq!(
         after.title, "Remember the word heron.",
         "the first prompt names it"
@@ -324,6 +359,14 @@ async fn resuming_an_unknown_or_malformed_id_is_refused_plainly() {
         .unwrap_err();
     assert_eq!(unknown.code(), Code::NotFound);
     assert!(unknown.message().contains("s424242"), "{unknown:?}");
+    let unknown = sessions
+        .get_history(v1::GetHistoryRequest {
+            session_id: "s424242".to_owned(),
+            limit: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code(), Code::NotFound);
     let malformed = sessions
         .resume_session(v1::ResumeSessionRequest {
             id: "../../etc".to_owned(),

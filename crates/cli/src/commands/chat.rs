@@ -61,6 +61,9 @@ pub async fn chat(
                     format!(": {}", session.title)
                 }
             ))?;
+            for line in sessions::recap(&mut sessions, &session.id).await {
+                output::line(&line)?;
+            }
             ChatState {
                 session,
                 // Left as it was found: one that was active elsewhere stays active.

@@ -89,6 +89,40 @@ pub async fn resume(
     Ok((session, was_ended))
 }
 
+/// How many of the latest messages a resumed chat shows.
+const RECAP_MESSAGES: u32 = 6;
+/// The longest line of a message the recap shows.
+const RECAP_WIDTH: usize = 160;
+
+/// The latest messages of the session, one line each, for a chat that resumes it. A recap is
+/// a courtesy: a daemon that cannot give one (an older build) gets none, without an error.
+pub async fn recap(sessions: &mut Sessions, id: &str) -> Vec<String> {
+    let Ok(history) = sessions
+        .get_history(v1::GetHistoryRequest {
+            session_id: id.to_owned(),
+            limit: RECAP_MESSAGES,
+        })
+        .await
+    else {
+        return Vec::new();
+    };
+    recap_lines(&history.into_inner().messages)
+}
+
+fn recap_lines(messages: &[v1::HistoryMessage]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|m| {
+            let who = if m.role == "user" { "you" } else { "model" };
+            let first = m.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let clean: String = first.chars().filter(|c| !c.is_control()).collect();
+            let more = m.text.trim().lines().count() > 1 || clean.chars().count() > RECAP_WIDTH;
+            let cut: String = clean.chars().take(RECAP_WIDTH).collect();
+            format!("  {who}> {cut}{}", if more { " …" } else { "" })
+        })
+        .collect()
+}
+
 /// A session id the daemon does not know is the person's mistake: say so plainly.
 fn no_session(status: tonic::Status, id: &str) -> CliError {
     match status.code() {
@@ -294,6 +328,21 @@ mod tests {
             json!({"id": "s000001", "title": "", "cwd": "/w/p", "state": "active", "turns": 2,
                    "last_activity_ms": 1000, "created_at_ms": 1000, "provider": "scripted",
                    "model": null, "activity": "agent", "permission_mode": "ask"})
+        );
+    }
+
+    #[test]
+    fn a_recap_shows_each_message_on_one_clean_line() {
+        let message = |role: &str, text: &str| v1::HistoryMessage {
+            role: role.to_owned(),
+            text: text.to_owned(),
+        };
+        assert_eq!(
+            recap_lines(&[
+                message("user", "fix the build\nplease"),
+                message("assistant", "\n\u{1b}[31mDone.\u{7}"),
+            ]),
+            ["  you> fix the build …", "  model> [31mDone."]
         );
     }
 

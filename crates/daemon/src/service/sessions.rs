@@ -191,6 +191,23 @@ impl Sessions for SessionsService {
         Ok(Response::new(record.into()))
     }
 
+    async fn get_history(
+        &self,
+        request: Request<v1::GetHistoryRequest>,
+    ) -> Result<Response<v1::GetHistoryResponse>, Status> {
+        let request = request.into_inner();
+        let entries = self.turns.history(&request.session_id, request.limit)?;
+        Ok(Response::new(v1::GetHistoryResponse {
+            messages: entries
+                .into_iter()
+                .map(|entry| v1::HistoryMessage {
+                    role: entry.role.to_owned(),
+                    text: entry.text,
+                })
+                .collect(),
+        }))
+    }
+
     async fn turn(
         &self,
         request: Request<v1::TurnRequest>,

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 pub use cards::{Cards, Delivery, NotRecorded};
 use host::DaemonHost;
 use log::TurnLog;
-pub use resume::SessionChange;
+pub use resume::{HistoryEntry, SessionChange};
 pub use session::Session;
 
 use crate::builtins::{Builtins, Pictures};

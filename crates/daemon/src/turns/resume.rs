@@ -6,6 +6,7 @@
 //! end left standing in the ledger: ending a session lapses its grants, and a resume must
 //! never bring one back (the person answered those cards for the session as it was then).
 
+use codaris_agent::{Conversation, Message};
 use codaris_ledger::GrantRecord;
 use codaris_policy::{Activity, Lifetime, PermissionMode};
 
@@ -116,6 +117,49 @@ impl Turns {
             live.set_model(model);
         }
         Ok(updated)
+    }
+}
+
+/// One message of a session's history as a person reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryEntry {
+    /// `user` or `assistant`.
+    pub role: &'static str,
+    pub text: String,
+}
+
+impl Turns {
+    /// The session's saved conversation, oldest first: what was typed and what the model
+    /// wrote (tool calls, their results and empty texts left out); the latest `limit` when it
+    /// is not 0. Read from what the ledger kept after the last turn, never from a turn in
+    /// progress.
+    pub fn history(&self, session_id: &str, limit: u32) -> Result<Vec<HistoryEntry>, DaemonError> {
+        let record = self.sessions.get(session_id)?;
+        let Some(value) = self.sessions.load_conversation(&record.id)? else {
+            return Ok(Vec::new());
+        };
+        let conversation: Conversation =
+            serde_json::from_value(value).map_err(|err| DaemonError::CorruptRecord {
+                detail: format!("the kept conversation of session {}: {err}", record.id),
+                count: 1,
+            })?;
+        let mut entries: Vec<HistoryEntry> = conversation
+            .messages
+            .into_iter()
+            .filter_map(|message| match message {
+                Message::User { text } => Some(HistoryEntry { role: "user", text }),
+                Message::Assistant { text, .. } if !text.trim().is_empty() => Some(HistoryEntry {
+                    role: "assistant",
+                    text,
+                }),
+                _ => None,
+            })
+            .collect();
+        let keep = usize::try_from(limit).unwrap_or(usize::MAX);
+        if keep > 0 && entries.len() > keep {
+            entries.drain(..entries.len() - keep);
+        }
+        Ok(entries)
     }
 }
 
