@@ -26,5 +26,6 @@ mod research;
 mod run;
 mod sandbox;
 mod seqera;
+mod sessions;
 mod tcp;
 mod tools;

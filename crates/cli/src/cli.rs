@@ -5,14 +5,16 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Codaris: a local agent daemon whose every permission decision is explained, recorded and
-/// replayable. This is its command line.
+/// replayable. This is its command line; without a command it opens `codaris chat` in the
+/// current directory.
 #[derive(Debug, Parser)]
 #[command(name = "codaris", version, about, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// None: `codaris` alone, which chats.
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Args)]
@@ -46,8 +48,16 @@ pub enum Command {
     /// --approve. Ctrl-C, SIGTERM or a closed output cancel the turn and end the session
     Run(RunArgs),
     /// An interactive session: streaming text, each tool call and its result, cards answered at
-    /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session
+    /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session. `/help` lists chat's own
+    /// commands. `codaris` without a command opens it too
     Chat(ChatArgs),
+    /// The stored sessions, most recently used first: id, title, cwd, state, turns and last
+    /// activity. `codaris chat --resume ID` or `codaris run --session ID` continues one
+    Sessions {
+        /// Also list ended sessions
+        #[arg(long)]
+        all: bool,
+    },
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
@@ -115,10 +125,18 @@ pub struct SessionArgs {
     pub permission_mode: PermissionModeArg,
 }
 
+/// What a resumed session keeps from its record: a flag that would open it differently
+/// conflicts (`--model` may switch its model). Explicit flags only: defaults never conflict.
+const RESUME_CONFLICTS: [&str; 5] = ["provider", "script", "cwd", "mode", "permission_mode"];
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Continue the stored session ID (active or ended) with its history, in its own cwd,
+    /// instead of opening a new one; an ended one is ended again afterwards
+    #[arg(long = "session", value_name = "ID", conflicts_with_all = RESUME_CONFLICTS)]
+    pub resume: Option<String>,
     /// How every permission card is answered
     #[arg(long, value_enum, default_value_t = Approve::Deny)]
     pub approve: Approve,
@@ -131,6 +149,9 @@ pub struct RunArgs {
 pub struct ChatArgs {
     #[command(flatten)]
     pub session: SessionArgs,
+    /// Continue the stored session ID (active or ended) with its history, in its own cwd
+    #[arg(long, value_name = "ID", conflicts_with_all = RESUME_CONFLICTS)]
+    pub resume: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -24,6 +24,8 @@ pub enum CliError {
     StartTimeout { socket: PathBuf, seconds: u64 },
     #[error("codarisd did not stop within {seconds} s (pid {pid})")]
     StopTimeout { pid: u32, seconds: u64 },
+    #[error("no session `{id}`; `codaris sessions --all` lists them")]
+    NoSession { id: String },
     #[error("{}", status_line(.0))]
     Rpc(#[from] tonic::Status),
     #[error("cannot read {}: {source}", path.display())]

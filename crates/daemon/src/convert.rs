@@ -53,6 +53,7 @@ pub fn permission_mode_wire(mode: PermissionMode) -> v1::PermissionMode {
 
 impl From<SessionRecord> for v1::Session {
     fn from(record: SessionRecord) -> Self {
+        let last_activity_ms = record.last_activity_ms();
         Self {
             id: record.id,
             state: match record.state {
@@ -69,6 +70,8 @@ impl From<SessionRecord> for v1::Session {
             provider: record.provider.as_str().to_owned(),
             model: record.model.unwrap_or_default(),
             turns: record.turns,
+            title: record.title,
+            last_activity_at: Some(timestamp_ms(last_activity_ms)),
         }
     }
 }
@@ -264,6 +267,13 @@ mod tests {
             i32::from(v1::PermissionMode::AcceptEdits)
         );
         assert_eq!(session.provider, "anthropic");
+        // Written before titles and last activity were kept: no title, and the creation
+        // time stands in for the last activity.
+        assert_eq!(session.title, "");
+        assert_eq!(
+            session.last_activity_at,
+            Some(timestamp_ms(1_700_000_000_000))
+        );
         Ok(())
     }
 

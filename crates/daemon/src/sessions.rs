@@ -46,6 +46,47 @@ pub struct SessionRecord {
     pub model: Option<String>,
     pub script: Option<PathBuf>,
     pub turns: u32,
+    /// The first prompt's first line, cut short ([`title_of`]); empty before the first turn
+    /// and in records written before titles were kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub title: String,
+    /// When the last turn ended; `None` before the first one (and in older records), when the
+    /// creation time stands in for it ([`SessionRecord::last_activity_ms`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_turn_ended_ms: Option<u64>,
+}
+
+impl SessionRecord {
+    /// When the session was last used: its last turn's end, else its creation.
+    pub fn last_activity_ms(&self) -> u64 {
+        self.last_turn_ended_ms.unwrap_or(self.created_at_ms)
+    }
+}
+
+/// How many characters of the first prompt's first line a title keeps.
+const TITLE_CHARS: usize = 60;
+
+/// A session's title from its first prompt: the first line that is not blank, its
+/// whitespace collapsed, cut to [`TITLE_CHARS`] characters (an ellipsis says it was cut).
+/// Control characters are dropped so a title cannot move a terminal's cursor when listed.
+pub fn title_of(prompt: &str) -> String {
+    let line = prompt
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default();
+    let words: Vec<String> = line
+        .split_whitespace()
+        .map(|word| word.chars().filter(|c| !c.is_control()).collect())
+        .filter(|word: &String| !word.is_empty())
+        .collect();
+    let line = words.join(" ");
+    if line.chars().count() <= TITLE_CHARS {
+        return line;
+    }
+    let mut cut: String = line.chars().take(TITLE_CHARS - 1).collect();
+    cut.truncate(cut.trim_end().len());
+    cut.push('…');
+    cut
 }
 
 /// What a client asks for when it creates a session, already validated.
@@ -135,6 +176,8 @@ impl SessionStore {
             model: new.model,
             script: new.script,
             turns: 0,
+            title: String::new(),
+            last_turn_ended_ms: None,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {
@@ -207,13 +250,64 @@ impl SessionStore {
     /// Counts one more turn of the session and returns the count. A turn that ends after its
     /// session was ended still counts, and leaves the session ended.
     pub fn count_turn(&self, id: &str) -> Result<u32, DaemonError> {
+        let at_ms = now_ms();
         let (record, _) = self.update(id, |record| {
             Some(SessionRecord {
                 turns: record.turns.saturating_add(1),
+                last_turn_ended_ms: Some(at_ms),
                 ..record.clone()
             })
         })?;
         Ok(record.turns)
+    }
+
+    /// Names the session after `prompt` ([`title_of`]) unless it has a title already: the
+    /// first turn's prompt names it, later ones leave it.
+    pub fn name_after(&self, id: &str, prompt: &str) -> Result<(), DaemonError> {
+        let title = title_of(prompt);
+        self.update(id, |record| {
+            (record.title.is_empty() && !title.is_empty()).then(|| SessionRecord {
+                title: title.clone(),
+                ..record.clone()
+            })
+        })?;
+        Ok(())
+    }
+
+    /// Makes an ended session active again and returns it (an active one is returned as it
+    /// is); `true` when this call reopened it. The caller revokes what the session's end left
+    /// standing *before* calling this ([`crate::turns::Turns::resume`]).
+    pub fn reopen(&self, id: &str) -> Result<(SessionRecord, bool), DaemonError> {
+        let (record, reopened) = self.update(id, |record| {
+            (record.state == SessionState::Ended).then(|| SessionRecord {
+                state: SessionState::Active,
+                ended_at_ms: None,
+                ..record.clone()
+            })
+        })?;
+        if reopened {
+            self.recount(|c| c.active += 1);
+        }
+        Ok((record, reopened))
+    }
+
+    /// Applies `change` to an active session's record (a model, mode or activity switch):
+    /// an ended session is refused, so a switch cannot race its end into a record that
+    /// looks used after it ended.
+    pub fn change_active(
+        &self,
+        id: &str,
+        change: impl Fn(&SessionRecord) -> SessionRecord,
+    ) -> Result<SessionRecord, DaemonError> {
+        let mut ended = false;
+        let (record, _) = self.update(id, |record| {
+            ended = record.state == SessionState::Ended;
+            (!ended).then(|| change(record)).filter(|new| new != record)
+        })?;
+        if ended {
+            return Err(DaemonError::SessionEnded { id: id.to_owned() });
+        }
+        Ok(record)
     }
 
     /// (active, total) counts for the status line, without reading a record ([`Counts`]).
@@ -526,6 +620,70 @@ mod tests {
         assert!(matches!(
             store.save_conversation("../../etc", &conversation),
             Err(DaemonError::InvalidArgument { .. })
+        ));
+        Ok(())
+    }
+
+    #[test]
+    fn a_title_is_the_first_line_cut_short_without_control_characters() {
+        assert_eq!(title_of("fix the build\nand then test it"), "fix the build");
+        assert_eq!(
+            title_of("\n  \n  spaced   out\twords  "),
+            "spaced out words"
+        );
+        assert_eq!(title_of("   "), "");
+        assert_eq!(title_of("red \u{1b}[31malert\u{7}"), "red [31malert");
+        let long = "word ".repeat(30);
+        let title = title_of(&long);
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with("word…"), "{title}");
+        // Cut on a character, never inside one.
+        let wide = "é".repeat(100);
+        assert_eq!(title_of(&wide).chars().count(), TITLE_CHARS);
+    }
+
+    #[test]
+    fn the_first_prompt_names_a_session_and_a_turn_moves_its_last_activity()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let created = store.create(new_session())?;
+        assert_eq!(created.last_activity_ms(), created.created_at_ms);
+        store.name_after(&created.id, "   ")?;
+        assert_eq!(
+            store.get(&created.id)?.title,
+            "",
+            "a blank prompt names nothing"
+        );
+        store.name_after(&created.id, "first prompt")?;
+        store.name_after(&created.id, "second prompt")?;
+        store.count_turn(&created.id)?;
+        let after = store.get(&created.id)?;
+        assert_eq!(after.title, "first prompt");
+        assert!(after.last_turn_ended_ms.is_some());
+        assert!(after.last_activity_ms() >= created.created_at_ms);
+        Ok(())
+    }
+
+    #[test]
+    fn reopening_makes_an_ended_session_active_once_and_recounts_it()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let (_temp, store) = store()?;
+        let id = store.create(new_session())?.id;
+        let (same, reopened) = store.reopen(&id)?;
+        assert!(!reopened, "an active session is left as it is");
+        assert_eq!(same.state, SessionState::Active);
+        store.end(&id)?;
+        assert_eq!(store.counts()?, (0, 1));
+        let (record, reopened) = store.reopen(&id)?;
+        assert!(reopened);
+        assert_eq!(record.state, SessionState::Active);
+        assert_eq!(record.ended_at_ms, None);
+        assert!(!store.reopen(&id)?.1);
+        assert_eq!(store.counts()?, (1, 1));
+        store.end(&id)?;
+        assert!(matches!(
+            store.change_active(&id, |r| r.clone()),
+            Err(DaemonError::SessionEnded { .. })
         ));
         Ok(())
     }

@@ -10,6 +10,7 @@ mod mcp;
 mod nextflow;
 mod notices;
 mod pictures;
+mod resume;
 mod seam;
 mod shared;
 mod support;

@@ -2,7 +2,9 @@
 //!
 //! Text streams as it arrives; each tool call and its decision is one line; a permission card
 //! asks at a prompt (once / session / deny). Ctrl-C during a turn cancels the turn, not the
-//! program; Ctrl-D at the prompt ends the session. Arrow keys walk the history.
+//! program; Ctrl-D at the prompt (or `/exit`) ends the session. Arrow keys walk the history,
+//! which is kept across chats (`chat_history`). Lines like `/help` are chat's own commands
+//! (`chat_commands`), never sent to the model. `--resume ID` continues a stored session.
 
 use std::io::Write;
 
@@ -11,7 +13,10 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::Outcome;
+use super::chat_commands::{self, ChatState, Flow, Line};
+use super::chat_history::{self, LineEditor};
 use super::run::{approve_name, card_answer, describe, open_session};
+use super::sessions;
 use crate::cli::{Approve, ChatArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -19,22 +24,87 @@ use crate::output;
 
 type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
 
-pub async fn chat(target: &Target, autostart: bool, args: ChatArgs) -> Result<Outcome, CliError> {
+pub async fn chat(
+    target: &Target,
+    autostart: bool,
+    json: bool,
+    args: ChatArgs,
+) -> Result<Outcome, CliError> {
+    if json {
+        return Err(CliError::InvalidFlag {
+            flag: "--json",
+            reason: "chat is interactive; `codaris run --json` prints a session's events"
+                .to_owned(),
+        });
+    }
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
-    let session = open_session(&mut sessions, args.session).await?;
-    let mut editor = DefaultEditor::new().map_err(|e| CliError::Terminal {
-        message: e.to_string(),
-    })?;
+    let script = args
+        .session
+        .script
+        .as_deref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let state = match &args.resume {
+        Some(id) => {
+            let (session, was_ended) =
+                sessions::resume(&mut sessions, id, args.session.model.clone()).await?;
+            output::line(&format!(
+                "resumed session {} ({}{}){}",
+                session.id,
+                sessions::turns(session.turns),
+                if was_ended { ", reopened" } else { "" },
+                if session.title.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", session.title)
+                }
+            ))?;
+            for line in sessions::recap(&mut sessions, &session.id).await {
+                output::line(&line)?;
+            }
+            ChatState {
+                session,
+                // Left as it was found: one that was active elsewhere stays active.
+                ends_session: was_ended,
+                script,
+            }
+        }
+        None => ChatState {
+            session: open_session(&mut sessions, args.session).await?,
+            ends_session: true,
+            script,
+        },
+    };
+    let mut lines = LineEditor::open(chat_history::path(target))?;
     output::line(&format!(
-        "codaris chat — session {} in {} (Ctrl-C cancels a turn, Ctrl-D quits)",
-        session.id, session.cwd
+        "codaris chat — session {} in {} (/help lists chat's commands, Ctrl-C cancels a turn, Ctrl-D quits)",
+        state.session.id, state.session.cwd
     ))?;
+    let state = converse(&mut sessions, state, &mut lines).await?;
+    if state.ends_session {
+        sessions
+            .end_session(v1::EndSessionRequest {
+                id: state.session.id,
+            })
+            .await?;
+    }
+    Ok(Outcome::Success)
+}
+
+/// Reads lines until `/exit` or end of input: chat's own commands run here, every other line
+/// is a turn. Returns the session the chat ended on (`/clear` changes it).
+async fn converse(
+    sessions: &mut Sessions,
+    mut state: ChatState,
+    lines: &mut LineEditor,
+) -> Result<ChatState, CliError> {
     loop {
-        let line = match editor.readline("you> ") {
+        let line = match lines.editor.readline("you> ") {
             Ok(line) => line,
             Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
+            Err(ReadlineError::Eof) => return Ok(state),
             Err(e) => {
                 return Err(CliError::Terminal {
                     message: e.to_string(),
@@ -44,13 +114,42 @@ pub async fn chat(target: &Target, autostart: bool, args: ChatArgs) -> Result<Ou
         if line.trim().is_empty() {
             continue;
         }
-        let _ = editor.add_history_entry(line.as_str());
-        turn(&mut sessions, &session.id, line, &mut editor).await?;
+        lines.remember(&line);
+        match chat_commands::classify(&line) {
+            Line::Message => {
+                let id = state.session.id.clone();
+                turn(sessions, &id, line, &mut lines.editor).await?;
+            }
+            Line::Unknown(name) => {
+                output::line(&format!("unknown command /{name}; /help lists them"))?;
+            }
+            Line::Command(command) => match chat_commands::run(command, sessions, &mut state).await
+            {
+                Ok(Flow::Exit) => return Ok(state),
+                Ok(Flow::Continue) => {}
+                // A command the daemon refused (a model it cannot use, a turn still running)
+                // is said, and the chat goes on.
+                Err(err @ CliError::Rpc(_)) => {
+                    let _ = writeln!(std::io::stderr(), "codaris: {err}");
+                }
+                Err(err) => return Err(err),
+            },
+        }
     }
-    sessions
-        .end_session(v1::EndSessionRequest { id: session.id })
-        .await?;
-    Ok(Outcome::Success)
+}
+
+/// `codaris` without a command: `codaris chat` with every default.
+pub fn default_args() -> Result<ChatArgs, CliError> {
+    use clap::{Args, FromArgMatches};
+    let command = ChatArgs::augment_args(clap::Command::new("chat"));
+    let matches = command
+        .try_get_matches_from(["chat"])
+        .map_err(|e| CliError::Terminal {
+            message: e.to_string(),
+        })?;
+    ChatArgs::from_arg_matches(&matches).map_err(|e| CliError::Terminal {
+        message: e.to_string(),
+    })
 }
 
 async fn turn(

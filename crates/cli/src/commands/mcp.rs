@@ -425,7 +425,7 @@ mod tests {
     fn parse(args: &[&str]) -> Result<McpCommand, clap::Error> {
         let cli = Cli::try_parse_from(std::iter::once("codaris").chain(args.iter().copied()))?;
         match cli.command {
-            Command::Mcp(command) => Ok(command),
+            Some(Command::Mcp(command)) => Ok(command),
             other => panic!("not an mcp command: {other:?}"),
         }
     }

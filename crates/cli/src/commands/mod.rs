@@ -2,6 +2,8 @@
 
 pub mod audit;
 pub mod chat;
+pub mod chat_commands;
+pub mod chat_history;
 pub mod completions;
 pub mod daemon;
 pub mod demo;
@@ -9,6 +11,7 @@ pub mod ledger;
 pub mod mcp;
 pub mod policy;
 pub mod run;
+pub mod sessions;
 pub mod shared;
 pub mod status;
 pub mod surface;
@@ -57,7 +60,12 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         return Err(CliError::JsonUnsupported { command, why });
     }
     let autostart = !cli.global.no_autostart;
-    match cli.command {
+    // `codaris` alone chats in the current directory, as `codaris chat` would.
+    let command = match cli.command {
+        Some(command) => command,
+        None => Command::Chat(chat::default_args()?),
+    };
+    match command {
         Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
         Command::Demo { keep } => demo::demo(keep).await,
         Command::Status => {
@@ -83,7 +91,11 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Chat(args) => {
             let target = Target::resolve(cli.global.state_dir)?;
-            chat::chat(&target, autostart, args).await
+            chat::chat(&target, autostart, json, args).await
+        }
+        Command::Sessions { all } => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            sessions::list(&target, autostart, json, all).await
         }
         Command::Run(args) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -7,6 +7,10 @@
 //! Once the session exists, SIGINT, SIGTERM or a closed standard output stop the program the
 //! same way: the running turn is cancelled (which stops its commands) and the session ended,
 //! so nothing is left running in the daemon and the next `codaris run` is not refused.
+//!
+//! `--session ID` plays the prompts in a stored session instead, continuing its history in
+//! its own cwd, and leaves it as it found it: an ended one is reopened for the run and ended
+//! again after it (its old grants stay lapsed); an active one stays active.
 
 use std::time::Duration;
 
@@ -80,8 +84,14 @@ pub async fn run(
 ) -> Result<Outcome, CliError> {
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
-    let session = open_session(&mut sessions, args.session).await?;
-    // From here a session exists in the daemon: whatever stops this program ends it.
+    // `--session ID` leaves the session as it found it: one that had ended is reopened for
+    // these turns and ended again after them; one that was active (a chat elsewhere) stays.
+    let (session, ends_session) = match &args.resume {
+        Some(id) => super::sessions::resume(&mut sessions, id, args.session.model.clone()).await?,
+        None => (open_session(&mut sessions, args.session).await?, true),
+    };
+    // From here the session is open in the daemon: whatever stops this program cancels its
+    // turn, and ends it when this run opened (or reopened) it.
     let mut stops = Stops::watch();
     let printer = Printer { json: json_out };
     let played = tokio::select! {
@@ -91,7 +101,7 @@ pub async fn run(
                 Ok(failed) => Ok(failed),
                 Err(CliError::BrokenPipe) => Err(Stop::ClosedOutput),
                 Err(err) => {
-                    abandon(&mut sessions, &session.id).await;
+                    abandon(&mut sessions, &session.id, ends_session).await;
                     return Err(err);
                 }
             }
@@ -99,9 +109,11 @@ pub async fn run(
     };
     match played {
         Ok(failed) => {
-            sessions
-                .end_session(v1::EndSessionRequest { id: session.id })
-                .await?;
+            if ends_session {
+                sessions
+                    .end_session(v1::EndSessionRequest { id: session.id })
+                    .await?;
+            }
             Ok(if failed {
                 Outcome::Failed
             } else {
@@ -109,7 +121,7 @@ pub async fn run(
             })
         }
         Err(stop) => {
-            abandon(&mut sessions, &session.id).await;
+            abandon(&mut sessions, &session.id, ends_session).await;
             Ok(match stop {
                 Stop::Interrupt => Outcome::Interrupted,
                 Stop::Terminate => Outcome::Terminated,
@@ -140,14 +152,17 @@ async fn play_all(
     Ok(failed)
 }
 
-/// Cancels the running turn and ends the session, best effort: the program is stopping
-/// whatever the daemon answers, and ending the session would cancel the turn too, so a failed
-/// call is not reported.
-async fn abandon(sessions: &mut Sessions, session_id: &str) {
+/// Cancels the running turn and ends the session when `end` says this run owns it, best
+/// effort: the program is stopping whatever the daemon answers, and ending the session would
+/// cancel the turn too, so a failed call is not reported.
+async fn abandon(sessions: &mut Sessions, session_id: &str, end: bool) {
     let cancel = sessions.cancel_turn(v1::CancelTurnRequest {
         session_id: session_id.to_owned(),
     });
     let _ = tokio::time::timeout(CLEANUP_TIMEOUT, cancel).await;
+    if !end {
+        return;
+    }
     let end = sessions.end_session(v1::EndSessionRequest {
         id: session_id.to_owned(),
     });

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::convert::{activity_from_wire, permission_mode_from_wire};
 use crate::error::DaemonError;
 use crate::sessions::{NewSession, SessionStore};
-use crate::turns::Turns;
+use crate::turns::{SessionChange, Turns};
 use codaris_ledger::CardAnswer;
 
 use tokio_stream::StreamExt;
@@ -172,6 +172,42 @@ impl Sessions for SessionsService {
         Ok(Response::new(record.into()))
     }
 
+    async fn resume_session(
+        &self,
+        request: Request<v1::ResumeSessionRequest>,
+    ) -> Result<Response<v1::Session>, Status> {
+        let record = self.turns.resume(&request.into_inner().id)?;
+        Ok(Response::new(record.into()))
+    }
+
+    async fn update_session(
+        &self,
+        request: Request<v1::UpdateSessionRequest>,
+    ) -> Result<Response<v1::Session>, Status> {
+        let request = request.into_inner();
+        let change = session_change(&request)?;
+        let record = self.turns.update(&request.id, change)?;
+        tracing::info!(session = %record.id, "session updated");
+        Ok(Response::new(record.into()))
+    }
+
+    async fn get_history(
+        &self,
+        request: Request<v1::GetHistoryRequest>,
+    ) -> Result<Response<v1::GetHistoryResponse>, Status> {
+        let request = request.into_inner();
+        let entries = self.turns.history(&request.session_id, request.limit)?;
+        Ok(Response::new(v1::GetHistoryResponse {
+            messages: entries
+                .into_iter()
+                .map(|entry| v1::HistoryMessage {
+                    role: entry.role.to_owned(),
+                    text: entry.text,
+                })
+                .collect(),
+        }))
+    }
+
     async fn turn(
         &self,
         request: Request<v1::TurnRequest>,
@@ -285,6 +321,29 @@ impl Sessions for SessionsService {
             .collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
+}
+
+/// What an `UpdateSession` request changes: an empty model and unspecified enums stay.
+fn session_change(request: &v1::UpdateSessionRequest) -> Result<SessionChange, DaemonError> {
+    let activity = match request.activity {
+        0 => None,
+        n => Some(
+            activity_from_wire(n)
+                .ok_or_else(|| invalid("activity", format!("unknown value {n}")))?,
+        ),
+    };
+    let permission_mode = match request.permission_mode {
+        0 => None,
+        n => Some(
+            permission_mode_from_wire(n)
+                .ok_or_else(|| invalid("permission_mode", format!("unknown value {n}")))?,
+        ),
+    };
+    Ok(SessionChange {
+        model: (!request.model.is_empty()).then(|| request.model.clone()),
+        activity,
+        permission_mode,
+    })
 }
 
 /// The largest piece of a shared file one message carries.

@@ -339,7 +339,12 @@ impl TurnHost for DaemonHost {
                 }));
             });
             match builtins
-                .run(self.session_id(), &permit, &self.session.pictures, progress)
+                .run(
+                    self.session_id(),
+                    &permit,
+                    &self.session.pictures(),
+                    progress,
+                )
                 .await
             {
                 Some(builtin) => {
@@ -357,7 +362,7 @@ impl TurnHost for DaemonHost {
                             permit.tool(),
                             permit.args(),
                             &permit.task().cwd,
-                            &self.session.pictures,
+                            &self.session.pictures(),
                         )
                         .await
                 }

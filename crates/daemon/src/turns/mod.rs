@@ -5,6 +5,7 @@
 mod cards;
 mod host;
 mod log;
+mod resume;
 mod session;
 
 use std::collections::HashMap;
@@ -24,6 +25,7 @@ use tokio::sync::mpsc;
 pub use cards::{Cards, Delivery, NotRecorded};
 use host::DaemonHost;
 use log::TurnLog;
+pub use resume::{HistoryEntry, SessionChange};
 pub use session::Session;
 
 use crate::builtins::{Builtins, Pictures};
@@ -114,6 +116,12 @@ impl Turns {
                 id: session_id.to_owned(),
             });
         };
+        // The first prompt names the session in `codaris sessions`; a failure to keep the
+        // name costs only the listing, not the turn.
+        if let Err(err) = self.sessions.name_after(&record.id, &text) {
+            tracing::warn!(session = %record.id, %err, "could not keep the session's title");
+        }
+        let model = session.model();
         let log = TurnLog::new(conversation.turns);
         session.set_turn_log(log.clone());
         let events = log.follow(0, self.on_last_detach(&session, &log));
@@ -141,7 +149,7 @@ impl Turns {
                     host.cancelled(turn);
                     tracing::info!(session = %record.id, turn, "turn cancelled");
                 }
-                reason = run_turn(&mut conversation, &text, &task, session.provider.as_ref(), &host, &config) => {
+                reason = run_turn(&mut conversation, &text, &task, model.provider.as_ref(), &host, &config) => {
                     tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
                 }
             }
@@ -346,8 +354,7 @@ impl Turns {
         let session = Arc::new(Session::new(
             record.id.clone(),
             conversation,
-            provider_for(record, &self.config)?,
-            pictures_for(record, &self.config),
+            model_for(record, &self.config)?,
             self.ledger.clone(),
             self.builtins.clone(),
         ));
@@ -397,6 +404,14 @@ impl Turns {
     fn dispatcher(&self) -> Dispatcher {
         self.dispatcher.clone()
     }
+}
+
+/// The session's model as its record names it, with what it does with pictures.
+fn model_for(record: &SessionRecord, config: &Config) -> Result<session::Model, DaemonError> {
+    Ok(session::Model {
+        provider: Arc::from(provider_for(record, config)?),
+        pictures: pictures_for(record, config),
+    })
 }
 
 /// Whether the session's model takes pictures: the scripted provider does (it ignores them),

@@ -16,13 +16,21 @@ use super::cards::Cards;
 use super::log::TurnLog;
 use crate::builtins::{Builtins, Pictures};
 
+/// A session's model and what it does with pictures, which go together.
+#[derive(Debug, Clone)]
+pub(super) struct Model {
+    pub provider: Arc<dyn ModelProvider>,
+    /// Whether the session's model is shown the pictures tools return.
+    pub pictures: Pictures,
+}
+
 pub struct Session {
     id: String,
     /// Held by the running turn, so a session runs one turn at a time.
     pub(super) conversation: Arc<tokio::sync::Mutex<Conversation>>,
-    pub(super) provider: Box<dyn ModelProvider>,
-    /// Whether the session's model is shown the pictures tools return.
-    pub(super) pictures: Pictures,
+    /// The model that answers, swapped whole when the session switches models (a turn holds
+    /// the one it started with).
+    model: Mutex<Model>,
     pub(super) cards: Cards,
     /// Notices (background commands that finished) waiting for the session's next turn.
     notes: Mutex<Vec<String>>,
@@ -40,7 +48,7 @@ impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
             .field("id", &self.id)
-            .field("provider", &self.provider.name())
+            .field("provider", &self.model().provider.name())
             .finish_non_exhaustive()
     }
 }
@@ -49,16 +57,14 @@ impl Session {
     pub(super) fn new(
         id: String,
         conversation: Conversation,
-        provider: Box<dyn ModelProvider>,
-        pictures: Pictures,
+        model: Model,
         ledger: Arc<Ledger>,
         builtins: Builtins,
     ) -> Session {
         Session {
             id,
             conversation: Arc::new(tokio::sync::Mutex::new(conversation)),
-            provider,
-            pictures,
+            model: Mutex::new(model),
             cards: Cards::default(),
             notes: Mutex::new(Vec::new()),
             turn: Mutex::new(None),
@@ -71,6 +77,24 @@ impl Session {
 
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The model the next turn asks.
+    pub(super) fn model(&self) -> Model {
+        self.model
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// What the session's model does with pictures.
+    pub(super) fn pictures(&self) -> Pictures {
+        self.model().pictures
+    }
+
+    /// Switches the model from the next turn on; a running turn keeps the one it started with.
+    pub(super) fn set_model(&self, model: Model) {
+        *self.model.lock().unwrap_or_else(PoisonError::into_inner) = model;
     }
 
     /// True while a turn holds the conversation.
