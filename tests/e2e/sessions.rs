@@ -325,7 +325,7 @@ fn codaris_alone_chats_in_the_current_directory_and_help_still_works() {
     );
     // `--json` has no meaning for an interactive chat: refused, not ignored.
     let refused = sandbox.cli(&["--json"]);
-    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(refused.status.code(), Some(2));
     assert!(stderr(&refused).contains("--json"), "{}", stderr(&refused));
     sandbox.stop_daemon();
 }

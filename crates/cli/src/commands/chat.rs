@@ -24,19 +24,8 @@ use crate::output;
 
 type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
 
-pub async fn chat(
-    target: &Target,
-    autostart: bool,
-    json: bool,
-    args: ChatArgs,
-) -> Result<Outcome, CliError> {
-    if json {
-        return Err(CliError::InvalidFlag {
-            flag: "--json",
-            reason: "chat is interactive; `codaris run --json` prints a session's events"
-                .to_owned(),
-        });
-    }
+/// `--json` never reaches here: `commands::run` refuses it for chat (exit 2).
+pub async fn chat(target: &Target, autostart: bool, args: ChatArgs) -> Result<Outcome, CliError> {
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
     let script = args

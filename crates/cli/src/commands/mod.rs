@@ -56,15 +56,15 @@ fn without_json(command: &Command) -> Option<(&'static str, &'static str)> {
 
 pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let json = cli.global.json;
-    if json && let Some((command, why)) = without_json(&cli.command) {
-        return Err(CliError::JsonUnsupported { command, why });
-    }
     let autostart = !cli.global.no_autostart;
     // `codaris` alone chats in the current directory, as `codaris chat` would.
     let command = match cli.command {
         Some(command) => command,
         None => Command::Chat(chat::default_args()?),
     };
+    if json && let Some((command, why)) = without_json(&command) {
+        return Err(CliError::JsonUnsupported { command, why });
+    }
     match command {
         Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
         Command::Demo { keep } => demo::demo(keep).await,
@@ -91,7 +91,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Chat(args) => {
             let target = Target::resolve(cli.global.state_dir)?;
-            chat::chat(&target, autostart, json, args).await
+            chat::chat(&target, autostart, args).await
         }
         Command::Sessions { all } => {
             let target = Target::resolve(cli.global.state_dir)?;
