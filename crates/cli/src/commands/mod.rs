@@ -1,6 +1,7 @@
 //! One module per command group; each turns parsed arguments into calls and printed lines.
 
 pub mod audit;
+pub mod card_view;
 pub mod chat;
 pub mod completions;
 pub mod daemon;
@@ -11,6 +12,7 @@ pub mod policy;
 pub mod run;
 pub mod shared;
 pub mod status;
+pub mod status_line;
 pub mod surface;
 pub mod tools;
 

@@ -1,8 +1,10 @@
 //! `codaris run`: one session, each prompt one turn, cards answered by `--approve`.
 //!
 //! With `--json` it prints the event stream, one JSON object per line — a contract other tools
-//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `tool_result`, `card`,
-//! `usage`, `turn_ended`.
+//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `progress`,
+//! `provider_retry`, `tool_result`, `card`, `usage`, `turn_ended`. In text mode, on a terminal,
+//! a status line shows the tool running, a command's latest output and a model API's retries
+//! (`status_line.rs`); a card shows what the call would do above its question (`card_view.rs`).
 //!
 //! Once the session exists, SIGINT, SIGTERM or a closed standard output stop the program the
 //! same way: the running turn is cancelled (which stops its commands) and the session ended,
@@ -14,6 +16,8 @@ use codaris_proto::v1;
 use serde_json::{Value, json};
 
 use super::Outcome;
+use super::card_view;
+use super::status_line::{StatusLine, retry_line};
 use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -83,7 +87,7 @@ pub async fn run(
     let session = open_session(&mut sessions, args.session).await?;
     // From here a session exists in the daemon: whatever stops this program ends it.
     let mut stops = Stops::watch();
-    let printer = Printer { json: json_out };
+    let printer = Printer::new(json_out);
     let played = tokio::select! {
         stop = stops.next() => Err(stop),
         played = play_all(&mut sessions, &session.id, args.prompts, args.approve, &printer) => {
@@ -200,25 +204,105 @@ pub async fn play_turn(
                 json!((!grant_id.is_empty()).then_some(grant_id)),
             );
         }
-        printer.print(value, &text)?;
+        printer.event(&event, value, &text)?;
     }
+    printer.clear_status();
     Ok(reason)
 }
 
-/// Prints events as JSON lines or as lines for people.
+/// The tool whose progress lines are its running output: shown on the status line only (its
+/// result carries the output), never as lines of their own.
+const STREAMING_TOOL: &str = "run_command";
+
+/// Prints events as JSON lines or as lines for people, with the status line between them.
+#[derive(Debug)]
 pub struct Printer {
     pub json: bool,
+    status: std::sync::Mutex<StatusLine>,
 }
 
 impl Printer {
+    /// JSON lines with `json`; else lines for people and, on a terminal, the status line.
+    pub fn new(json: bool) -> Self {
+        Self {
+            json,
+            status: std::sync::Mutex::new(StatusLine::new(!json)),
+        }
+    }
+
+    fn status(&self) -> std::sync::MutexGuard<'_, StatusLine> {
+        self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Prints one line (or, under `--json`, the value), the status line out of the way.
     pub fn print(&self, value: Value, text: &str) -> Result<(), CliError> {
         if self.json {
             output::json(&value)
         } else if text.is_empty() {
             Ok(())
         } else {
-            output::line(text)
+            self.status().print(text)
         }
+    }
+
+    /// Shows one turn event: as its JSON line, or as its line for people and what it changes
+    /// on the status line (a tool starting, a command's output, a retry, a result ending it).
+    pub fn event(
+        &self,
+        event: &v1::turn_event::Event,
+        value: Value,
+        text: &str,
+    ) -> Result<(), CliError> {
+        use v1::turn_event::Event;
+        if self.json {
+            return output::json(&value);
+        }
+        let mut status = self.status();
+        match event {
+            Event::ToolCall(call) => {
+                status.clear();
+                status.print(text)?;
+                status.tool_started(&call.tool);
+                Ok(())
+            }
+            Event::ToolProgress(progress) => {
+                if status.is_on() {
+                    status.tool_output(&progress.tool, &progress.message);
+                }
+                if progress.tool == STREAMING_TOOL {
+                    Ok(())
+                } else {
+                    status.print(text)
+                }
+            }
+            Event::ProviderRetry(retry) if status.is_on() => {
+                status.provider_retry(retry);
+                Ok(())
+            }
+            Event::Card(card) => {
+                status.clear();
+                let preview = card_view::preview_lines(card, card_view::colour_wanted());
+                if !preview.is_empty() {
+                    status.print(preview.trim_end_matches('\n'))?;
+                }
+                status.print(text)
+            }
+            _ => {
+                status.clear();
+                if text.is_empty() {
+                    Ok(())
+                } else {
+                    status.print(text)
+                }
+            }
+        }
+    }
+
+    /// Takes the status line off the screen (the turn is over, or a prompt follows).
+    pub fn clear_status(&self) {
+        self.status().clear();
     }
 }
 
@@ -290,24 +374,39 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             let decision = r.decision.clone().unwrap_or_default();
             let verdict = verdict_name(decision.verdict);
             let first = r.output.lines().next().unwrap_or("");
+            // A refusal or an error is shown as what it is, not as the decision that let
+            // the call run.
+            let line = if r.failed {
+                format!("  ✗ {}: {first}", r.tool)
+            } else {
+                format!("  {verdict} {}: {first}", decision.code)
+            };
             (
                 json!({"type": "tool_result", "id": r.id, "tool": r.tool,
                        "decision": {"verdict": verdict, "code": decision.code, "sentence": decision.sentence},
-                       "output": r.output}),
-                format!("  {verdict} {}: {first}", decision.code),
+                       "output": r.output, "failed": r.failed}),
+                line,
             )
         }
         Event::ToolProgress(p) => (
             json!({"type": "progress", "id": p.id, "tool": p.tool, "message": p.message}),
             format!("  … {}: {}", p.tool, p.message),
         ),
+        Event::ProviderRetry(r) => (
+            json!({"type": "provider_retry", "attempt": r.attempt, "max_attempts": r.max_attempts,
+                   "delay_ms": r.delay_ms, "reason": r.reason}),
+            format!("  … {}", retry_line(r)),
+        ),
         Event::Card(c) => {
             let capability = c.capability.clone().unwrap_or_default();
+            let preview = c.preview.as_ref().map(
+                |p| json!({"kind": p.kind, "text": p.text, "path": (!p.path.is_empty()).then_some(&p.path)}),
+            );
             (
                 json!({"type": "card", "id": c.id,
                        "capability": {"name": capability.name, "path": (!capability.path.is_empty()).then_some(&capability.path)},
                        "programs": c.programs,
-                       "sentence": c.sentence, "answer": approve_name(approve)}),
+                       "sentence": c.sentence, "preview": preview, "answer": approve_name(approve)}),
                 format!("? {} → {}", c.sentence, approve_name(approve)),
             )
         }
