@@ -207,8 +207,11 @@ fn a_failed_call_reads_as_an_error_not_as_allowed() {
     let mut args = sandbox.run_args(&proj, &script, &["--approve", "once"], "go");
     args.retain(|arg| arg != "--json");
     let shown = ok(&sandbox.command("codaris").args(&args).output().unwrap());
+    // The card above it says so too ("the call would fail: …"); the result line is the one
+    // after the card's answer.
     let line = shown
         .lines()
+        .skip_while(|l| !l.starts_with("? "))
         .find(|l| l.contains("oldString"))
         .unwrap_or_else(|| panic!("no result line in {shown}"));
     assert!(line.starts_with("  ✗ edit: "), "{line:?}");

@@ -376,7 +376,9 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             let first = r.output.lines().next().unwrap_or("");
             // A refusal or an error is shown as what it is, not as the decision that let
             // the call run.
-            let line = if r.failed {
+            let line = if r.failed && verdict == "deny" {
+                format!("  ✗ {} refused ({}): {first}", r.tool, decision.code)
+            } else if r.failed {
                 format!("  ✗ {}: {first}", r.tool)
             } else {
                 format!("  {verdict} {}: {first}", decision.code)
@@ -451,5 +453,80 @@ fn prost_to_json(value: &prost_types::Value) -> Value {
                 .map(|(k, v)| (k.clone(), prost_to_json(v)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn result(failed: bool, verdict: v1::Verdict, code: &str, output: &str) -> v1::turn_event::Event {
+        v1::turn_event::Event::ToolResult(v1::ToolResult {
+            id: "c1".to_owned(),
+            tool: "edit".to_owned(),
+            decision: Some(v1::Decision {
+                verdict: verdict.into(),
+                code: code.to_owned(),
+                ..v1::Decision::default()
+            }),
+            output: output.to_owned(),
+            failed,
+        })
+    }
+
+    #[test]
+    fn a_failed_call_reads_as_an_error_and_a_refusal_names_its_code() {
+        let (value, line) = describe(
+            &result(true, v1::Verdict::Allow, "allowed_by_mode", "`oldString` is required\nmore"),
+            Approve::Deny,
+        );
+        assert_eq!(line, "  ✗ edit: `oldString` is required");
+        assert_eq!(value["failed"], json!(true));
+        let (_, line) = describe(
+            &result(true, v1::Verdict::Deny, "denied_by_user", "the user refused this call"),
+            Approve::Deny,
+        );
+        assert_eq!(line, "  ✗ edit refused (denied_by_user): the user refused this call");
+        let (value, line) = describe(
+            &result(false, v1::Verdict::Allow, "allowed_by_grant", "edited `a`"),
+            Approve::Deny,
+        );
+        assert_eq!(line, "  allow allowed_by_grant: edited `a`");
+        assert_eq!(value["failed"], json!(false));
+    }
+
+    #[test]
+    fn a_provider_retry_is_a_json_line_of_its_own() {
+        let event = v1::turn_event::Event::ProviderRetry(v1::ProviderRetry {
+            attempt: 1,
+            max_attempts: 4,
+            delay_ms: 2000,
+            reason: "busy (429)".to_owned(),
+        });
+        let (value, line) = describe(&event, Approve::Deny);
+        assert_eq!(
+            value,
+            json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 2000, "reason": "busy (429)"})
+        );
+        assert_eq!(line, "  … model API busy (429), retry 1/4 in 2 s");
+    }
+
+    #[test]
+    fn a_card_carries_its_preview_or_null() {
+        let card = v1::Card {
+            sentence: "Codaris wants to edit `a` (1 line changed)".to_owned(),
+            preview: Some(v1::CardPreview {
+                kind: "diff".to_owned(),
+                text: "-a\n+b\n".to_owned(),
+                path: "a".to_owned(),
+            }),
+            ..v1::Card::default()
+        };
+        let (value, line) = describe(&v1::turn_event::Event::Card(card), Approve::Once);
+        assert_eq!(value["preview"], json!({"kind": "diff", "text": "-a\n+b\n", "path": "a"}));
+        assert_eq!(line, "? Codaris wants to edit `a` (1 line changed) → once");
+        let (value, _) = describe(&v1::turn_event::Event::Card(v1::Card::default()), Approve::Once);
+        assert_eq!(value["preview"], Value::Null);
     }
 }

@@ -49,11 +49,6 @@ impl StatusLine {
         Self { target, bar: None }
     }
 
-    /// A status line that never draws.
-    pub fn off() -> Self {
-        Self::new(false)
-    }
-
     /// Whether it draws at all: when it does not, what it would show is worth a line instead.
     pub fn is_on(&self) -> bool {
         self.target.is_some()
@@ -110,14 +105,6 @@ impl StatusLine {
             None => output::line(text),
         }
     }
-
-    /// Runs `show` (printing, or asking at a prompt) with the status line out of the way.
-    pub fn suspend<T>(&self, show: impl FnOnce() -> T) -> T {
-        match &self.bar {
-            Some(bar) => bar.suspend(show),
-            None => show(),
-        }
-    }
 }
 
 impl Drop for StatusLine {
@@ -152,7 +139,7 @@ mod tests {
 
     #[test]
     fn off_it_draws_nothing_and_prints_plain_lines() {
-        let mut status = StatusLine::off();
+        let mut status = StatusLine::new(false);
         assert!(!status.is_on());
         status.tool_started("run_command");
         status.tool_output("run_command", "compiling");

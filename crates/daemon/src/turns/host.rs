@@ -264,7 +264,7 @@ impl DaemonHost {
         {
             Asked::DeniedBefore => return CapabilityAnswer::Refused,
             Asked::Unanswered => return CapabilityAnswer::Unanswered,
-            Asked::Answered(CardAnswer::DenyOnce) => return CapabilityAnswer::Refused,
+            Asked::Answered(CardAnswer::DenyOnce) => return CapabilityAnswer::RefusedOnce,
             Asked::Answered(answer) => answer,
         };
         match (self.cover(capability).await, answer) {
