@@ -184,5 +184,8 @@ fn a_recorded_deny_is_told_at_once_and_never_as_granted() {
     assert_eq!(text.matches(refused).count(), 2, "{text}");
     assert!(!text.contains("granted `"), "{text}");
     // The refused read reads as a refusal, with the reason's code.
-    assert!(text.contains("✗ read_file refused (denied_by_user): "), "{text}");
+    assert!(
+        text.contains("✗ read_file refused (denied_by_user): "),
+        "{text}"
+    );
 }

@@ -118,7 +118,10 @@ fn a_running_command_shows_a_status_line_with_its_tool_time_and_latest_output() 
     // The tool's name and its elapsed time (`run_command · 2s`), with the last line the command
     // printed (`· step-3 of the build`), on the status line while it ran.
     let status = regex_like_status(&shown);
-    assert!(status, "no status line with the tool and its time in {shown:?}");
+    assert!(
+        status,
+        "no status line with the tool and its time in {shown:?}"
+    );
     assert!(
         shown.contains("· step-"),
         "no streamed output line on the status line in {shown:?}"
@@ -179,7 +182,8 @@ fn json_mode_has_progress_events_and_failed_results_and_nothing_else() {
     assert!(
         progress
             .iter()
-            .all(|p| p["tool"] == "run_command" && p["message"].as_str().unwrap().starts_with("step-")),
+            .all(|p| p["tool"] == "run_command"
+                && p["message"].as_str().unwrap().starts_with("step-")),
         "{progress:#?}"
     );
     let results: Vec<(&Value, &Value)> = events
@@ -234,14 +238,25 @@ fn a_card_for_an_edit_shows_its_diff_above_the_question() {
     let shown = ok(&sandbox.command("codaris").args(&args).output().unwrap());
     let diff = "    --- a/a.txt\n    +++ b/a.txt\n    @@ -1,2 +1,2 @@\n     keep\n    -old line\n    +new line\n? Codaris wants to edit `a.txt` (1 line changed) → deny";
     assert!(shown.contains(diff), "{shown}");
-    assert!(!shown.contains('\x1b'), "no colours off a terminal: {shown:?}");
-    assert_eq!(std::fs::read_to_string(proj.join("a.txt")).unwrap(), "keep\nold line\n");
+    assert!(
+        !shown.contains('\x1b'),
+        "no colours off a terminal: {shown:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("a.txt")).unwrap(),
+        "keep\nold line\n"
+    );
 
     let json = events(&sandbox.run_script(&proj, &script, &["--approve", "deny"], "go"));
     let card = json.iter().find(|e| e["type"] == "card").unwrap();
     assert_eq!(card["preview"]["kind"], "diff");
     assert_eq!(card["preview"]["path"], "a.txt");
-    assert!(card["preview"]["text"].as_str().unwrap().contains("-old line\n+new line\n"));
+    assert!(
+        card["preview"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("-old line\n+new line\n")
+    );
 }
 
 #[test]
@@ -254,8 +269,11 @@ fn a_model_api_answering_429_once_is_a_provider_retry_event_in_json() {
             return Reply::not_implemented("fake OpenAI API", seen);
         }
         match answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
-            0 => Reply::json(429, &json!({"error": {"type": "rate_limit", "message": "slow down"}}))
-                .header("retry-after", "0"),
+            0 => Reply::json(
+                429,
+                &json!({"error": {"type": "rate_limit", "message": "slow down"}}),
+            )
+            .header("retry-after", "0"),
             _ => Reply::new(
                 200,
                 "text/event-stream",
@@ -288,7 +306,9 @@ fn a_model_api_answering_429_once_is_a_provider_retry_event_in_json() {
         .collect();
     assert_eq!(
         retries,
-        [json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 0, "reason": "busy (429)"})]
+        [
+            json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 0, "reason": "busy (429)"})
+        ]
     );
     assert!(!shown.contains("sk-e2e-never-shown"));
     assert!(stdout(&output).contains("\"text\":\"hi\""), "{shown}");

@@ -94,7 +94,11 @@ async fn an_edit_card_shows_the_diff_the_edit_would_make_before_anything_is_writ
         preview.text,
         "--- a/src/main.rs\n+++ b/src/main.rs\n@@ -1,3 +1,4 @@\n fn main() {\n-    println!(\"hello\");\n+    println!(\"hello, world\");\n+    println!(\"bye\");\n }\n"
     );
-    assert_eq!(at_cards, [Some(before.to_owned())], "nothing written before the answer");
+    assert_eq!(
+        at_cards,
+        [Some(before.to_owned())],
+        "nothing written before the answer"
+    );
     assert!(std::fs::read_to_string(&file).unwrap().contains("bye"));
     let result = results(&events)[0];
     assert!(!result.failed, "{result:?}");
@@ -111,7 +115,8 @@ async fn a_write_card_shows_the_new_file_or_what_it_replaces() {
         json!({"name": "write", "args": {"path": "notes/new.md", "content": "# Notes\nfirst\n"}}),
         json!({"name": "write", "args": {"path": "old.txt", "content": "one\n2\n"}}),
     ]);
-    let (mut sessions, id) = scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
     let (events, _) = play(
         &mut sessions,
         &id,
@@ -139,7 +144,10 @@ async fn a_write_card_shows_the_new_file_or_what_it_replaces() {
     );
     // Refused: nothing was created or changed, not even the new file's directory.
     assert!(!proj.join("notes").exists());
-    assert_eq!(std::fs::read_to_string(proj.join("old.txt")).unwrap(), "one\ntwo\n");
+    assert_eq!(
+        std::fs::read_to_string(proj.join("old.txt")).unwrap(),
+        "one\ntwo\n"
+    );
     daemon.stop().await;
 }
 
@@ -150,7 +158,8 @@ async fn a_command_card_shows_the_command_line_and_where_it_runs() {
     std::fs::create_dir_all(proj.join("sub")).unwrap();
     let script = calls(&[json!({"name": "run_command",
         "args": {"command": "rm -rf build && ./configure", "cwd": "sub"}})]);
-    let (mut sessions, id) = scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
     let (events, _) = play(&mut sessions, &id, v1::CardAnswer::DenyOnce, &proj).await;
     let card = cards(&events)[0];
     let sub = proj.join("sub").display().to_string();
@@ -160,7 +169,10 @@ async fn a_command_card_shows_the_command_line_and_where_it_runs() {
     );
     let preview = card.preview.clone().unwrap();
     assert_eq!(preview.kind, "command");
-    assert_eq!(preview.text, format!("$ rm -rf build && ./configure\nin {sub}\n"));
+    assert_eq!(
+        preview.text,
+        format!("$ rm -rf build && ./configure\nin {sub}\n")
+    );
     daemon.stop().await;
 }
 
@@ -254,8 +266,11 @@ async fn a_rate_limited_model_api_is_retried_and_each_retry_is_an_event() {
             return Reply::not_implemented("fake OpenAI API", seen);
         }
         match answered.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
-            0 => Reply::json(429, &json!({"error": {"type": "rate_limit", "message": "slow down"}}))
-                .header("retry-after", "0"),
+            0 => Reply::json(
+                429,
+                &json!({"error": {"type": "rate_limit", "message": "slow down"}}),
+            )
+            .header("retry-after", "0"),
             _ => Reply::new(200, "text/event-stream", openai_text("after the wait")),
         }
     });
@@ -280,7 +295,13 @@ async fn a_rate_limited_model_api_is_retried_and_each_retry_is_an_event() {
         .unwrap()
         .into_inner()
         .id;
-    let (events, _) = play(&mut sessions, &id, v1::CardAnswer::DenyOnce, daemon.temp.path()).await;
+    let (events, _) = play(
+        &mut sessions,
+        &id,
+        v1::CardAnswer::DenyOnce,
+        daemon.temp.path(),
+    )
+    .await;
     let retries: Vec<&v1::ProviderRetry> = events
         .iter()
         .filter_map(|e| match e {

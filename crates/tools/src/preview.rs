@@ -293,7 +293,11 @@ mod tests {
         assert_eq!(preview.kind, PreviewKind::Http);
         for secret in ["hunter2", "alice", "sk-123", "sk-secret-token", "Bearer"] {
             assert!(!preview.text.contains(secret), "{secret}: {}", preview.text);
-            assert!(!preview.action.contains(secret), "{secret}: {}", preview.action);
+            assert!(
+                !preview.action.contains(secret),
+                "{secret}: {}",
+                preview.action
+            );
         }
         assert!(
             preview
@@ -302,15 +306,28 @@ mod tests {
             "{}",
             preview.text
         );
-        assert!(preview.text.contains("headers: Authorization, Content-Type (values not shown)"));
-        assert!(preview.text.contains("body: JSON, 12 bytes: {\"name\":\"x\"}"), "{}", preview.text);
+        assert!(
+            preview
+                .text
+                .contains("headers: Authorization, Content-Type (values not shown)")
+        );
+        assert!(
+            preview
+                .text
+                .contains("body: JSON, 12 bytes: {\"name\":\"x\"}"),
+            "{}",
+            preview.text
+        );
     }
 
     #[test]
     fn a_long_body_is_cut_and_kept_on_one_line() {
         let body = format!("line one\nline two\n{}", "x".repeat(1000));
         let line = body_line(&json!({"body": body})).unwrap();
-        assert!(line.starts_with("body: 1018 bytes: line one line two x"), "{line}");
+        assert!(
+            line.starts_with("body: 1018 bytes: line one line two x"),
+            "{line}"
+        );
         assert!(line.ends_with('…'));
         assert!(!line.contains('\n'));
     }

@@ -156,26 +156,26 @@ impl Transport {
             .headers(prepared.headers.clone())
             .body(prepared.body.clone())
             .send();
-        let (retry_after, failure) = match tokio::time::timeout(self.timeouts.request, request).await
-        {
-            Err(_) => {
-                return Err(self
-                    .origin
-                    .timeout(TimeoutPhase::Request, self.timeouts.request));
-            }
-            Ok(Ok(response)) if response.status().is_success() => {
-                return Ok(Attempt::Answered(response));
-            }
-            Ok(Ok(response)) => {
-                let retry_after = response
-                    .headers()
-                    .get(RETRY_AFTER)
-                    .and_then(|value| value.to_str().ok())
-                    .and_then(parse_retry_after);
-                (retry_after, Failure::Status(response))
-            }
-            Ok(Err(source)) => (None, Failure::Connect(source)),
-        };
+        let (retry_after, failure) =
+            match tokio::time::timeout(self.timeouts.request, request).await {
+                Err(_) => {
+                    return Err(self
+                        .origin
+                        .timeout(TimeoutPhase::Request, self.timeouts.request));
+                }
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok(Attempt::Answered(response));
+                }
+                Ok(Ok(response)) => {
+                    let retry_after = response
+                        .headers()
+                        .get(RETRY_AFTER)
+                        .and_then(|value| value.to_str().ok())
+                        .and_then(parse_retry_after);
+                    (retry_after, Failure::Status(response))
+                }
+                Ok(Err(source)) => (None, Failure::Connect(source)),
+            };
         let retryable = match &failure {
             Failure::Status(response) => is_retryable_status(response.status().as_u16()),
             Failure::Connect(source) => !source.is_builder(),

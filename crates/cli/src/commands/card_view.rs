@@ -74,14 +74,23 @@ mod tests {
     fn a_diff_is_green_and_red_on_a_terminal_and_plain_elsewhere() {
         let diff = "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same\n";
         let coloured = preview_lines(&card("diff", diff), true);
-        assert!(coloured.contains("    \x1b[31m-old\x1b[0m\n"), "{coloured:?}");
-        assert!(coloured.contains("    \x1b[32m+new\x1b[0m\n"), "{coloured:?}");
+        assert!(
+            coloured.contains("    \x1b[31m-old\x1b[0m\n"),
+            "{coloured:?}"
+        );
+        assert!(
+            coloured.contains("    \x1b[32m+new\x1b[0m\n"),
+            "{coloured:?}"
+        );
         assert!(coloured.contains("     same\n"));
         let plain = preview_lines(&card("diff", diff), false);
         assert!(!plain.contains('\x1b'), "{plain:?}");
         assert!(plain.contains("    -old\n    +new\n"));
         let command = preview_lines(&card("command", "$ rm -rf x\nin /w"), true);
-        assert_eq!(command, "    $ rm -rf x\n    in /w\n", "only diffs are coloured");
+        assert_eq!(
+            command, "    $ rm -rf x\n    in /w\n",
+            "only diffs are coloured"
+        );
         assert_eq!(preview_lines(&v1::Card::default(), true), "");
     }
 }

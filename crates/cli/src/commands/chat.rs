@@ -128,7 +128,10 @@ async fn turn(
 /// Shows a card (what the call would do, then the question) and asks how to answer it until
 /// the answer is one the card offers: the wire answer and its name. Ctrl-C (or the end of
 /// input) refuses this one call only; `d` refuses it for the rest of the session.
-fn ask(editor: &mut DefaultEditor, card: &v1::Card) -> Result<(v1::CardAnswer, &'static str), CliError> {
+fn ask(
+    editor: &mut DefaultEditor,
+    card: &v1::Card,
+) -> Result<(v1::CardAnswer, &'static str), CliError> {
     let preview = card_view::preview_lines(card, card_view::colour_wanted());
     output::line(&format!("\n{preview}? {}", card.sentence))?;
     let programs = card

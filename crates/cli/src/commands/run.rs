@@ -461,7 +461,12 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn result(failed: bool, verdict: v1::Verdict, code: &str, output: &str) -> v1::turn_event::Event {
+    fn result(
+        failed: bool,
+        verdict: v1::Verdict,
+        code: &str,
+        output: &str,
+    ) -> v1::turn_event::Event {
         v1::turn_event::Event::ToolResult(v1::ToolResult {
             id: "c1".to_owned(),
             tool: "edit".to_owned(),
@@ -478,16 +483,29 @@ mod tests {
     #[test]
     fn a_failed_call_reads_as_an_error_and_a_refusal_names_its_code() {
         let (value, line) = describe(
-            &result(true, v1::Verdict::Allow, "allowed_by_mode", "`oldString` is required\nmore"),
+            &result(
+                true,
+                v1::Verdict::Allow,
+                "allowed_by_mode",
+                "`oldString` is required\nmore",
+            ),
             Approve::Deny,
         );
         assert_eq!(line, "  ✗ edit: `oldString` is required");
         assert_eq!(value["failed"], json!(true));
         let (_, line) = describe(
-            &result(true, v1::Verdict::Deny, "denied_by_user", "the user refused this call"),
+            &result(
+                true,
+                v1::Verdict::Deny,
+                "denied_by_user",
+                "the user refused this call",
+            ),
             Approve::Deny,
         );
-        assert_eq!(line, "  ✗ edit refused (denied_by_user): the user refused this call");
+        assert_eq!(
+            line,
+            "  ✗ edit refused (denied_by_user): the user refused this call"
+        );
         let (value, line) = describe(
             &result(false, v1::Verdict::Allow, "allowed_by_grant", "edited `a`"),
             Approve::Deny,
@@ -524,9 +542,15 @@ mod tests {
             ..v1::Card::default()
         };
         let (value, line) = describe(&v1::turn_event::Event::Card(card), Approve::Once);
-        assert_eq!(value["preview"], json!({"kind": "diff", "text": "-a\n+b\n", "path": "a"}));
+        assert_eq!(
+            value["preview"],
+            json!({"kind": "diff", "text": "-a\n+b\n", "path": "a"})
+        );
         assert_eq!(line, "? Codaris wants to edit `a` (1 line changed) → once");
-        let (value, _) = describe(&v1::turn_event::Event::Card(v1::Card::default()), Approve::Once);
+        let (value, _) = describe(
+            &v1::turn_event::Event::Card(v1::Card::default()),
+            Approve::Once,
+        );
         assert_eq!(value["preview"], Value::Null);
     }
 }

@@ -123,7 +123,12 @@ impl crate::tool::Tool for Edit {
 
 fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let mut planned = plan_edit(ctx, args)?;
-    rewrite(ctx, &planned.at, &mut planned.file, planned.after.as_bytes())?;
+    rewrite(
+        ctx,
+        &planned.at,
+        &mut planned.file,
+        planned.after.as_bytes(),
+    )?;
     Ok(ToolOutput::text(format!(
         "edited `{}`: {} replacement{}",
         planned.at.shown(ctx),

@@ -228,7 +228,9 @@ mod tests {
             "{kept}"
         );
         assert_eq!(cut("-a\n+b\n"), "-a\n+b\n");
-        let wide: String = (0..100).map(|_| format!("+{}\n", "x".repeat(2000))).collect();
+        let wide: String = (0..100)
+            .map(|_| format!("+{}\n", "x".repeat(2000)))
+            .collect();
         assert!(cut(&wide).len() <= MAX_DIFF_BYTES + 64);
     }
 
@@ -240,6 +242,10 @@ mod tests {
         diffed.file("x.txt", None, Some("one\ntwo\n"));
         let done = diffed.finish(Some("x.txt".to_owned()), "create `x.txt`".to_owned());
         assert_eq!(done.action, "create `x.txt` (2 lines changed)");
-        assert!(done.diff.starts_with("--- /dev/null\n+++ b/x.txt\n"), "{}", done.diff);
+        assert!(
+            done.diff.starts_with("--- /dev/null\n+++ b/x.txt\n"),
+            "{}",
+            done.diff
+        );
     }
 }

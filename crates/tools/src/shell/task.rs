@@ -296,7 +296,10 @@ impl Task {
     /// The last line the command printed on either stream, with a number that grows each time
     /// a new one arrives; `None` before the first.
     pub fn last_line(&self) -> Option<(u64, String)> {
-        let last = self.last_line.lock().unwrap_or_else(PoisonError::into_inner);
+        let last = self
+            .last_line
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         (last.seen > 0).then(|| (last.seen, last.line.clone()))
     }
 
@@ -430,9 +433,19 @@ mod tests {
     #[test]
     fn the_last_complete_line_of_what_a_stream_printed() {
         let mut partial = Vec::new();
-        assert_eq!(last_complete_line(&mut partial, b"compiling a\ncomp"), Some("compiling a".to_owned()));
-        assert_eq!(last_complete_line(&mut partial, b"iling b"), None, "not finished yet");
-        assert_eq!(last_complete_line(&mut partial, b"\n\n   \n"), Some("compiling b".to_owned()));
+        assert_eq!(
+            last_complete_line(&mut partial, b"compiling a\ncomp"),
+            Some("compiling a".to_owned())
+        );
+        assert_eq!(
+            last_complete_line(&mut partial, b"iling b"),
+            None,
+            "not finished yet"
+        );
+        assert_eq!(
+            last_complete_line(&mut partial, b"\n\n   \n"),
+            Some("compiling b".to_owned())
+        );
         assert_eq!(
             last_complete_line(&mut partial, b"10%\r50%\r100%\r\n"),
             Some("100%".to_owned()),
