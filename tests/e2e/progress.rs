@@ -218,7 +218,7 @@ fn a_failed_call_reads_as_an_error_not_as_allowed() {
         .skip_while(|l| !l.starts_with("? "))
         .find(|l| l.contains("oldString"))
         .unwrap_or_else(|| panic!("no result line in {shown}"));
-    assert!(line.starts_with("  ✗ edit: "), "{line:?}");
+    assert_eq!(line, "  ✗ edit: `oldString` is required");
     assert!(!line.contains("allow"), "{line:?}");
 }
 
@@ -312,4 +312,87 @@ fn a_model_api_answering_429_once_is_a_provider_retry_event_in_json() {
     );
     assert!(!shown.contains("sk-e2e-never-shown"));
     assert!(stdout(&output).contains("\"text\":\"hi\""), "{shown}");
+}
+
+/// Waits (generously) until `needle` is on the screen `times` times; the screen then.
+fn wait_for_screen(screen: &Mutex<Vec<u8>>, needle: &str, times: usize) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let shown = text(screen);
+        if shown.matches(needle).count() >= times {
+            return shown;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {needle:?} ×{times} in {shown:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_at_a_chat_card_refuses_that_call_only_and_the_next_one_asks_again() {
+    use std::io::Write;
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let write = json!({"path": "a.txt", "content": "x\n"});
+    let script = sandbox.root.path().join("chat.json");
+    std::fs::write(
+        &script,
+        calls_script(&[("write", write.clone()), ("write", write)]).to_string(),
+    )
+    .unwrap();
+    let pty = pty();
+    let mut child = sandbox
+        .command("codaris")
+        .env("TERM", "xterm")
+        .arg("chat")
+        .arg("--script")
+        .arg(&script)
+        .arg("--cwd")
+        .arg(&proj)
+        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+        .spawn()
+        .unwrap();
+    drop(pty.slave);
+    let mut keys = std::fs::File::from(pty.master.try_clone().unwrap());
+    let screen = screen_of(pty.master);
+    let prompt = "Ctrl-C to refuse just this call? ";
+    wait_for_screen(&screen, "you> ", 1);
+    keys.write_all(b"write it\r").unwrap();
+    wait_for_screen(&screen, prompt, 1);
+    // Ctrl-C at the card: this call alone is refused.
+    keys.write_all(b"\x03").unwrap();
+    // The same call again: asked again, since nothing was recorded against it.
+    wait_for_screen(&screen, prompt, 2);
+    keys.write_all(b"d\r").unwrap();
+    wait_for_screen(&screen, "you> ", 2);
+    keys.write_all(b"\x04").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "chat still running: {}",
+            text(&screen)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let shown = text(&screen);
+    assert_eq!(
+        shown.matches("? Codaris wants to create `a.txt`").count(),
+        2,
+        "{shown}"
+    );
+    assert!(shown.contains("answered: deny once"), "{shown}");
+    assert!(shown.contains("answered: deny\r\n"), "{shown:?}");
+    assert_eq!(
+        shown.matches("✗ write refused (denied_by_user)").count(),
+        2,
+        "{shown}"
+    );
+    assert!(!proj.join("a.txt").exists());
 }

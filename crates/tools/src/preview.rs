@@ -74,9 +74,15 @@ pub fn preview(ctx: &ToolContext, tool: &str, args: &Value) -> Option<CallPrevie
                     (_, Some(path)) => format!("{tool} `{path}`"),
                     (_, None) => format!("call `{tool}`"),
                 };
+                let reason = reason(&error);
+                // Tool errors start with the tool's name, which the card already shows.
+                let reason = reason
+                    .strip_prefix(tool)
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .unwrap_or(&reason);
                 CallPreview {
                     kind: PreviewKind::Unavailable,
-                    text: format!("the call would fail: {}", reason(&error)),
+                    text: format!("the call would fail: {reason}"),
                     path: None,
                     action,
                 }

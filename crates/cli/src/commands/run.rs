@@ -374,12 +374,17 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             let decision = r.decision.clone().unwrap_or_default();
             let verdict = verdict_name(decision.verdict);
             let first = r.output.lines().next().unwrap_or("");
+            // Tools start their errors with their own name, which the line already shows.
+            let said = first
+                .strip_prefix(r.tool.as_str())
+                .and_then(|rest| rest.strip_prefix(": "))
+                .unwrap_or(first);
             // A refusal or an error is shown as what it is, not as the decision that let
             // the call run.
             let line = if r.failed && verdict == "deny" {
                 format!("  ✗ {} refused ({}): {first}", r.tool, decision.code)
             } else if r.failed {
-                format!("  ✗ {}: {first}", r.tool)
+                format!("  ✗ {}: {said}", r.tool)
             } else {
                 format!("  {verdict} {}: {first}", decision.code)
             };
@@ -487,7 +492,7 @@ mod tests {
                 true,
                 v1::Verdict::Allow,
                 "allowed_by_mode",
-                "`oldString` is required\nmore",
+                "edit: `oldString` is required\nmore",
             ),
             Approve::Deny,
         );

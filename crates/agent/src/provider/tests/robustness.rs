@@ -88,7 +88,18 @@ async fn retries_give_up_with_the_last_status_and_message() {
     let server = FakeServer::start(vec![busy(), busy(), busy(), busy(), busy()]).await;
     let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenAi)).unwrap();
     let (events, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
-    assert_eq!(events, Vec::new());
+    // Nothing of an answer: only the three retries, reported as they were made.
+    let retries: Vec<(u32, &str)> = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Retrying(r) => (r.attempt, r.reason.as_str()),
+            other => panic!("not a retry: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        retries,
+        [(1, "busy (503)"), (2, "busy (503)"), (3, "busy (503)")]
+    );
     assert_eq!(
         error.map(|e| e.to_string()),
         Some("openai model `test-model`: HTTP 503 after 4 attempt(s): upstream busy".into())
