@@ -16,6 +16,8 @@ const CONTEXT_LINES: usize = 3;
 pub const MAX_DIFF_LINES: usize = 400;
 /// The most diff bytes a card carries.
 pub const MAX_DIFF_BYTES: usize = 48 * 1024;
+/// The longest a diff may take to compute.
+const DIFF_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
 /// A file larger than this is not diffed: the diff would be too slow to compute and too long
 /// to read.
 const MAX_DIFFED_FILE: usize = 4 * 1024 * 1024;
@@ -118,7 +120,11 @@ impl Diffed {
             ));
             return;
         }
-        let diff = TextDiff::from_lines(old, new);
+        // A deadline keeps a pathological pair of files from holding the card back; past it
+        // the diff is coarser, never wrong.
+        let diff = TextDiff::configure()
+            .timeout(DIFF_DEADLINE)
+            .diff_lines(old, new);
         self.changed += changed_lines(&diff);
         let from = if before.is_some() {
             format!("a/{shown}")
