@@ -14,7 +14,7 @@ use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetim
 use codaris_proto::v1;
 use serde_json::Value;
 
-use super::card_text;
+use super::card_text::{self, CardText, refused_once};
 use super::cards::NotRecorded;
 use super::log::TurnLog;
 use super::{Session, Turns};
@@ -322,39 +322,6 @@ impl DaemonHost {
             ),
             preview: preview.as_ref().map(card_text::preview_wire),
         }
-    }
-}
-
-/// A card's words: the sentence the ledger records (the policy's), the one the person is
-/// shown, and what the call would do.
-#[derive(Debug, Clone, PartialEq)]
-struct CardText {
-    recorded: String,
-    shown: String,
-    preview: Option<v1::CardPreview>,
-}
-
-/// The refusal of one call the person turned down at its card (Ctrl-C): no deny grant stands
-/// behind it, so the next call that needs the same asks again.
-fn refused_once(asked: Decision) -> Decision {
-    let on = asked
-        .capability
-        .as_ref()
-        .and_then(|c| c.path.as_deref())
-        .map(|path| format!(" on `{path}`"))
-        .unwrap_or_default();
-    let name = asked
-        .capability
-        .as_ref()
-        .map_or("this call", |c| c.name.as_str());
-    Decision {
-        verdict: codaris_policy::Verdict::Deny,
-        code: codaris_policy::Code::DeniedByUser,
-        sentence: format!(
-            "the user refused this call (`{name}`{on}); do not repeat it unchanged, find another way or ask them"
-        ),
-        used_grants: Vec::new(),
-        ..asked
     }
 }
 
