@@ -330,3 +330,72 @@ async fn a_rate_limited_model_api_is_retried_and_each_retry_is_an_event() {
     assert_eq!(server.seen().len(), 2);
     daemon.stop().await;
 }
+
+/// A daemon that binds every tool (not only the lean nine), so a script can call any of them.
+async fn whole_surface() -> InProcess {
+    InProcess::start_with(
+        tempfile::tempdir().unwrap(),
+        None,
+        &[("CODARIS_LEAN_7_TOOLS", "0")],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_patch_card_shows_every_file_it_changes() {
+    let daemon = whole_surface().await;
+    let proj = daemon.temp.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n three\n*** Add File: b.txt\n+new file\n*** End Patch\n";
+    let script = calls(&[json!({"name": "apply_patch", "args": {"patch": patch}})]);
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
+    let (events, _) = play(&mut sessions, &id, v1::CardAnswer::DenyOnce, &proj).await;
+    let card = cards(&events)[0];
+    assert_eq!(
+        card.sentence,
+        "Codaris wants to patch 2 files (2 lines changed)"
+    );
+    let preview = card.preview.clone().unwrap();
+    assert_eq!(preview.kind, "diff");
+    assert_eq!(preview.path, "", "two files");
+    assert_eq!(
+        preview.text,
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new file\n"
+    );
+    assert!(!proj.join("b.txt").exists());
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_http_card_names_the_headers_but_never_shows_their_values() {
+    let daemon = whole_surface().await;
+    let proj = daemon.temp.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let script = calls(&[json!({"name": "http_request", "args": {
+        "url": "https://api.example.org/v1/upload?token=tok-in-the-url&page=1",
+        "method": "put",
+        "headers": {"Authorization": "Bearer sk-header-secret", "X-Trace": "abc"},
+        "body": "hello"
+    }})]);
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
+    let (events, _) = play(&mut sessions, &id, v1::CardAnswer::DenyOnce, &proj).await;
+    let card = cards(&events)[0];
+    let preview = card.preview.clone().unwrap();
+    assert_eq!(preview.kind, "http");
+    assert_eq!(
+        preview.text,
+        "PUT https://api.example.org/v1/upload?token=***&page=1\nheaders: Authorization, X-Trace (values not shown)\nbody: 5 bytes: hello\n"
+    );
+    assert_eq!(
+        card.sentence,
+        "Codaris wants to send `PUT https://api.example.org/v1/upload?token=***&page=1`"
+    );
+    let everything = format!("{:?}", cards(&events));
+    for secret in ["sk-header-secret", "tok-in-the-url", "abc"] {
+        assert!(!everything.contains(secret), "{secret} in {everything}");
+    }
+    daemon.stop().await;
+}
