@@ -116,6 +116,7 @@ async fn turn(
                     })
                     .await?;
                 output::line(&format!("  answered: {name}"))?;
+                printer.resume_status();
             }
             other => {
                 let (value, line) = describe(other, Approve::Deny);

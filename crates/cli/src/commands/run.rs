@@ -287,10 +287,13 @@ impl Printer {
                 if !preview.is_empty() {
                     status.print(preview.trim_end_matches('\n'))?;
                 }
-                status.print(text)
+                status.print(text)?;
+                // `run` answered the card before printing it: the call goes on.
+                status.resume();
+                Ok(())
             }
             _ => {
-                status.clear();
+                status.tool_finished();
                 if text.is_empty() {
                     Ok(())
                 } else {
@@ -303,6 +306,11 @@ impl Printer {
     /// Takes the status line off the screen (the turn is over, or a prompt follows).
     pub fn clear_status(&self) {
         self.status().clear();
+    }
+
+    /// Shows the running tool's status line again (after a card was answered at a prompt).
+    pub fn resume_status(&self) {
+        self.status().resume();
     }
 }
 

@@ -26,6 +26,8 @@ pub struct StatusLine {
     target: Option<Target>,
     /// The line on screen now.
     bar: Option<ProgressBar>,
+    /// The tool running, kept while the line is off the screen for a card.
+    tool: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +48,11 @@ impl StatusLine {
         } else {
             None
         };
-        Self { target, bar: None }
+        Self {
+            target,
+            bar: None,
+            tool: None,
+        }
     }
 
     /// Whether it draws at all: when it does not, what it would show is worth a line instead.
@@ -73,7 +79,23 @@ impl StatusLine {
 
     /// A tool call began.
     pub fn tool_started(&mut self, tool: &str) {
+        self.tool = Some(tool.to_owned());
         self.start(tool.to_owned());
+    }
+
+    /// The tool call ended (or the turn did): the line goes, and nothing comes back for it.
+    pub fn tool_finished(&mut self) {
+        self.tool = None;
+        self.clear();
+    }
+
+    /// Shows the running tool again after the line was taken off for a card.
+    pub fn resume(&mut self) {
+        if self.bar.is_none()
+            && let Some(tool) = self.tool.clone()
+        {
+            self.start(tool);
+        }
     }
 
     /// A running tool reported a line (a command's latest output); the elapsed time goes on.
@@ -86,12 +108,13 @@ impl StatusLine {
         }
     }
 
-    /// The model API is being retried.
+    /// The model API is being retried (between rounds: no tool runs).
     pub fn provider_retry(&mut self, retry: &v1::ProviderRetry) {
+        self.tool = None;
         self.start(retry_line(retry));
     }
 
-    /// Takes the line off the screen.
+    /// Takes the line off the screen; [`StatusLine::resume`] brings back a running tool's.
     pub fn clear(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
@@ -144,5 +167,9 @@ mod tests {
         status.tool_started("run_command");
         status.tool_output("run_command", "compiling");
         assert!(status.bar.is_none());
+        status.resume();
+        assert!(status.bar.is_none());
+        status.tool_finished();
+        assert!(status.tool.is_none());
     }
 }
