@@ -147,7 +147,7 @@ impl Transport {
 
     /// Makes attempt number `attempt` (from 1): the response, or the wait before the next
     /// attempt when this one failed in a way worth retrying, or the error that ends the round.
-    #[instrument(skip_all, fields(provider = %self.origin.provider, model = %self.origin.model, attempt))]
+    #[instrument(skip_all, fields(provider = %self.origin.provider, model = %self.origin.model, attempt = attempt))]
     async fn attempt(&self, prepared: &Prepared, attempt: u32) -> Result<Attempt, ProviderError> {
         debug!(attempt, url = %prepared.url, "posting model request");
         let request = self
