@@ -183,5 +183,9 @@ fn a_recorded_deny_is_told_at_once_and_never_as_granted() {
     assert_eq!(text.matches("? the model asks for").count(), 1, "{text}");
     assert_eq!(text.matches(refused).count(), 2, "{text}");
     assert!(!text.contains("granted `"), "{text}");
-    assert!(text.contains("deny denied_by_user"), "{text}");
+    // The refused read reads as a refusal, with the reason's code.
+    assert!(
+        text.contains("✗ read_file refused (denied_by_user): "),
+        "{text}"
+    );
 }

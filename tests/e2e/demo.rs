@@ -23,13 +23,13 @@ fn the_demo_walks_every_step_and_replays_clean() {
         "Lean tools active: bound 13 tools to model (9 always-on, 0 forced, 4 found by search;",
         "→ print_tree",
         // The fence, a card, a grant, the same read allowed by it.
-        "deny read_outside_fence",
+        "✗ read_file refused (read_outside_fence)",
         "? the model asks for `read_outside_fence`",
         "allow allowed_by_grant:      1\tcluster = demo",
         // A review turn refuses the write.
-        "deny read_only_activity: this `review` turn is read-only",
+        "refused (read_only_activity): this `review` turn is read-only",
         // The binding expired after two more turns.
-        "deny not_bound: tool `print_tree` is not bound",
+        "✗ print_tree refused (not_bound): tool `print_tree` is not bound",
         // The ledger and the audit.
         "grant g",
         "matched, 0 differ",

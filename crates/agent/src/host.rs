@@ -130,6 +130,9 @@ pub enum CapabilityAnswer {
     GrantedSession,
     /// A recorded refusal covers it (now or from before: then no card was shown).
     Refused,
+    /// The person refused this request alone (Ctrl-C at the card): nothing was recorded
+    /// against the capability, so asking again shows a card again.
+    RefusedOnce,
     /// Nobody answered, or the answer could not be recorded.
     Unanswered,
     /// Answered, yet no grant in force covers it.

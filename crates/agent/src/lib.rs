@@ -92,6 +92,7 @@ pub use provider::ProviderConfig;
 pub use provider::ProviderError;
 pub use provider::ProviderKind;
 pub use provider::RetryPolicy;
+pub use provider::Retrying;
 pub use provider::Secret;
 pub use provider::StopReason;
 pub use provider::StreamEvent;

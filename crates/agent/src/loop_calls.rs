@@ -95,6 +95,9 @@ pub(crate) fn capability_reply(request: &CapabilityRequest, answer: CapabilityAn
         CapabilityAnswer::Refused => ToolRun::error(format!(
             "the person refused `{name}`{target}; do not ask again"
         )),
+        CapabilityAnswer::RefusedOnce => ToolRun::error(format!(
+            "the person refused `{name}`{target} this time; nothing was granted, do not ask again unless the task changes"
+        )),
         CapabilityAnswer::Unanswered => {
             ToolRun::error("nobody answered the card; nothing was granted")
         }

@@ -17,8 +17,8 @@ use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
-    CacheHints, Message, ModelProvider, ModelRequest, Picture, StreamEvent, ToolCall, ToolResult,
-    ToolSpec, ToolTier,
+    CacheHints, Message, ModelProvider, ModelRequest, Picture, Retrying, StreamEvent, ToolCall,
+    ToolResult, ToolSpec, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -55,7 +55,11 @@ pub enum TurnEvent {
         tool: String,
         decision: Option<Decision>,
         output: String,
+        /// The call did not do its job: refused, or it ran and reported an error.
+        failed: bool,
     },
+    /// The model API failed a request and the provider waits before trying it again.
+    ProviderRetry(Retrying),
     Usage {
         turn: u32,
         usage: Usage,
@@ -279,6 +283,7 @@ async fn collect<H: TurnHost>(
                 answer.usage.get_or_insert_with(Usage::default).add(&round)
             }
             StreamEvent::Stop { reason } => answer.exhausted = is_script_exhausted(&reason),
+            StreamEvent::Retrying(retry) => host.emit(TurnEvent::ProviderRetry(retry)),
         }
     }
     Ok(answer)
@@ -476,6 +481,7 @@ fn answer<H: TurnHost>(
         tool: call.name.clone(),
         decision,
         output,
+        failed: is_error,
     });
 }
 

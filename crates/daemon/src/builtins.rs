@@ -229,39 +229,8 @@ impl Builtins {
     ) -> Option<BuiltinRun> {
         let name = permit.tool();
         let args = permit.args();
-        let task = permit.task();
         let tool = self.by_name.get(name)?;
-        let workspace = task
-            .workspace
-            .as_ref()
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(PathBuf::from).collect();
-        roots.push(workspace.clone());
-        // The fence opens roots as directories; a grant for one file opens its directory, and
-        // the call's own path arguments are still exactly the ones the policy checked. Grants
-        // name paths as the person saw them, so they are resolved here.
-        let resolve =
-            |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
-        roots.extend(permit.opened().iter().map(resolve).map(|path| {
-            if path.is_dir() {
-                path
-            } else {
-                path.parent().map(PathBuf::from).unwrap_or(path)
-            }
-        }));
-        let ctx = ToolContext {
-            session_id: session_id.to_owned(),
-            cwd: PathBuf::from(&task.cwd),
-            fence: with_state(
-                Fence::new(roots)
-                    .with_secret(task.secret.iter().map(PathBuf::from))
-                    .with_protected(task.protected.iter().map(PathBuf::from)),
-                task,
-                &workspace,
-            ),
-            workspace,
-        };
+        let ctx = context(session_id, permit.task(), permit.opened());
         let mut session_cwd = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
@@ -283,6 +252,61 @@ impl Builtins {
             }
         };
         Some(BuiltinRun { run, session_cwd })
+    }
+}
+
+impl Builtins {
+    /// What a call of a built-in tool waiting on a card would do (a diff, a command line, a
+    /// request), worked out in the fence the call would run in once `opened` paths are granted.
+    /// Reads files: call it off the async runtime. `None` for a tool with no preview or not
+    /// run here.
+    pub fn preview(
+        &self,
+        session_id: &str,
+        tool: &str,
+        args: &Value,
+        task: &Task,
+        opened: &[String],
+    ) -> Option<codaris_tools::preview::CallPreview> {
+        self.by_name.get(tool)?;
+        let ctx = context(session_id, task, opened);
+        codaris_tools::preview::preview(&ctx, tool, args)
+    }
+}
+
+/// Where a call of the task runs: inside the fence of the task it was decided in (its paths
+/// already resolved by the dispatcher) widened by exactly the paths a grant `opened` for it.
+fn context(session_id: &str, task: &Task, opened: &[String]) -> ToolContext {
+    let workspace = task
+        .workspace
+        .as_ref()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(PathBuf::from).collect();
+    roots.push(workspace.clone());
+    // The fence opens roots as directories; a grant for one file opens its directory, and
+    // the call's own path arguments are still exactly the ones the policy checked. Grants
+    // name paths as the person saw them, so they are resolved here.
+    let resolve =
+        |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
+    roots.extend(opened.iter().map(resolve).map(|path| {
+        if path.is_dir() {
+            path
+        } else {
+            path.parent().map(PathBuf::from).unwrap_or(path)
+        }
+    }));
+    ToolContext {
+        session_id: session_id.to_owned(),
+        cwd: PathBuf::from(&task.cwd),
+        fence: with_state(
+            Fence::new(roots)
+                .with_secret(task.secret.iter().map(PathBuf::from))
+                .with_protected(task.protected.iter().map(PathBuf::from)),
+            task,
+            &workspace,
+        ),
+        workspace,
     }
 }
 

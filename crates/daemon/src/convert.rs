@@ -194,7 +194,9 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
             tool,
             decision,
             output,
+            failed,
         } => Event::ToolResult(v1::ToolResult {
+            failed,
             id,
             // Only the loop guard refuses before the policy, and only a repeated search.
             decision: Some(match decision {
@@ -209,6 +211,12 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
             }),
             tool,
             output,
+        }),
+        TurnEvent::ProviderRetry(retry) => Event::ProviderRetry(v1::ProviderRetry {
+            attempt: retry.attempt,
+            max_attempts: retry.max_attempts,
+            delay_ms: retry.delay_ms,
+            reason: retry.reason,
         }),
         TurnEvent::Usage { turn, usage } => Event::Usage(v1::Usage {
             turn,

@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod api;
+mod card_preview;
 mod cards;
 mod mcp;
 mod nextflow;

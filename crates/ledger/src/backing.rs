@@ -286,7 +286,7 @@ fn answer_gives(answer: CardAnswer, card: &CardRecord, grant: &Grant) -> Result<
                 ),
             ));
         }
-        CardAnswer::TimedOut | CardAnswer::SessionEnded => {
+        CardAnswer::DenyOnce | CardAnswer::TimedOut | CardAnswer::SessionEnded => {
             return Err((
                 GrantProblem::AnswerMismatch,
                 format!(

@@ -104,6 +104,8 @@ pub enum CardAnswer {
     Deny,
     /// Every program of the card's command line, anywhere, for the session.
     AllowPrograms,
+    /// This one call refused (Ctrl-C at the card); no deny grant, so the next call asks again.
+    DenyOnce,
     /// Nobody answered before the timeout; nothing was granted.
     TimedOut,
     /// The session ended first; nothing was granted.

@@ -13,6 +13,7 @@ pub mod files;
 mod limits;
 pub mod nextflow;
 mod planner;
+pub mod preview;
 pub mod progress;
 pub mod research;
 pub mod shell;

@@ -34,8 +34,8 @@ pub use config::{
 pub use error::{ProviderError, TimeoutPhase};
 pub use openai::OpenAiProvider;
 pub use types::{
-    CacheHints, InvalidToolCall, Message, ModelRequest, Picture, StopReason, StreamEvent, ToolCall,
-    ToolResult, ToolSpec, ToolTier,
+    CacheHints, InvalidToolCall, Message, ModelRequest, Picture, Retrying, StopReason, StreamEvent,
+    ToolCall, ToolResult, ToolSpec, ToolTier,
 };
 
 /// The events of one model round. Nothing follows an `Err`.

@@ -16,7 +16,7 @@ use super::config::{ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts}
 use super::error::{Origin, ProviderError, TimeoutPhase, one_line};
 use super::retry::{draw_jitter, is_retryable_status, parse_retry_after, retry_delay};
 use super::sse::{SseDecoder, SseEvent};
-use super::types::StreamEvent;
+use super::types::{Retrying, StreamEvent};
 
 /// The most of an error body read for its message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
@@ -131,6 +131,8 @@ impl Transport {
     pub(crate) fn stream<D: WireDecoder>(&self, prepared: Prepared, decoder: D) -> EventStream {
         let driver = Driver {
             connect: Some((self.clone(), prepared)),
+            attempts: 0,
+            wait: None,
             body: None,
             sse: SseDecoder::default(),
             decoder,
@@ -143,50 +145,54 @@ impl Transport {
         Box::pin(futures_util::stream::unfold(driver, Driver::next))
     }
 
-    #[instrument(skip_all, fields(provider = %self.origin.provider, model = %self.origin.model))]
-    async fn send(&self, prepared: &Prepared) -> Result<reqwest::Response, ProviderError> {
-        let mut attempt: u32 = 0;
-        loop {
-            attempt += 1;
-            debug!(attempt, url = %prepared.url, "posting model request");
-            let request = self
-                .client
-                .post(&prepared.url)
-                .headers(prepared.headers.clone())
-                .body(prepared.body.clone())
-                .send();
-            let (retry_after, failure) =
-                match tokio::time::timeout(self.timeouts.request, request).await {
-                    Err(_) => {
-                        return Err(self
-                            .origin
-                            .timeout(TimeoutPhase::Request, self.timeouts.request));
-                    }
-                    Ok(Ok(response)) if response.status().is_success() => return Ok(response),
-                    Ok(Ok(response)) => {
-                        let retry_after = response
-                            .headers()
-                            .get(RETRY_AFTER)
-                            .and_then(|value| value.to_str().ok())
-                            .and_then(parse_retry_after);
-                        (retry_after, Failure::Status(response))
-                    }
-                    Ok(Err(source)) => (None, Failure::Connect(source)),
-                };
-            let retryable = match &failure {
-                Failure::Status(response) => is_retryable_status(response.status().as_u16()),
-                Failure::Connect(source) => !source.is_builder(),
+    /// Makes attempt number `attempt` (from 1): the response, or the wait before the next
+    /// attempt when this one failed in a way worth retrying, or the error that ends the round.
+    #[instrument(skip_all, fields(provider = %self.origin.provider, model = %self.origin.model, attempt = attempt))]
+    async fn attempt(&self, prepared: &Prepared, attempt: u32) -> Result<Attempt, ProviderError> {
+        debug!(attempt, url = %prepared.url, "posting model request");
+        let request = self
+            .client
+            .post(&prepared.url)
+            .headers(prepared.headers.clone())
+            .body(prepared.body.clone())
+            .send();
+        let (retry_after, failure) =
+            match tokio::time::timeout(self.timeouts.request, request).await {
+                Err(_) => {
+                    return Err(self
+                        .origin
+                        .timeout(TimeoutPhase::Request, self.timeouts.request));
+                }
+                Ok(Ok(response)) if response.status().is_success() => {
+                    return Ok(Attempt::Answered(response));
+                }
+                Ok(Ok(response)) => {
+                    let retry_after = response
+                        .headers()
+                        .get(RETRY_AFTER)
+                        .and_then(|value| value.to_str().ok())
+                        .and_then(parse_retry_after);
+                    (retry_after, Failure::Status(response))
+                }
+                Ok(Err(source)) => (None, Failure::Connect(source)),
             };
-            let delay = (retryable && attempt <= self.retry.max_retries)
-                .then(|| retry_delay(&self.retry, attempt - 1, retry_after, draw_jitter()))
-                .flatten();
-            let Some(delay) = delay else {
-                return Err(self.give_up(failure, attempt).await);
-            };
-            warn!(attempt, ?delay, reason = %failure, "model request failed; retrying");
-            drop(failure);
-            tokio::time::sleep(delay).await;
-        }
+        let retryable = match &failure {
+            Failure::Status(response) => is_retryable_status(response.status().as_u16()),
+            Failure::Connect(source) => !source.is_builder(),
+        };
+        let delay = (retryable && attempt <= self.retry.max_retries)
+            .then(|| retry_delay(&self.retry, attempt - 1, retry_after, draw_jitter()))
+            .flatten();
+        let Some(delay) = delay else {
+            return Err(self.give_up(failure, attempt).await);
+        };
+        warn!(attempt, ?delay, reason = %failure, "model request failed; retrying");
+        Ok(Attempt::Retry(Retrying {
+            attempt,
+            max_attempts: self.retry.max_retries,
+            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            reason: failure.for_a_person(),
+        }))
     }
 
     async fn give_up(&self, failure: Failure, attempts: u32) -> ProviderError {
@@ -225,10 +231,35 @@ impl Transport {
     }
 }
 
+/// What one attempt came to.
+enum Attempt {
+    Answered(reqwest::Response),
+    /// Failed; try again after the wait it names.
+    Retry(Retrying),
+}
+
 /// Why an attempt failed.
 enum Failure {
     Status(reqwest::Response),
     Connect(reqwest::Error),
+}
+
+impl Failure {
+    /// What failed, in a few words for the status line; no URL, header or body, so nothing
+    /// the request carried can show.
+    fn for_a_person(&self) -> String {
+        match self {
+            Self::Status(response) => {
+                let status = response.status().as_u16();
+                match status {
+                    429 | 503 | 529 => format!("busy ({status})"),
+                    _ => format!("server error ({status})"),
+                }
+            }
+            Self::Connect(source) if source.is_timeout() => "connection timed out".to_owned(),
+            Self::Connect(_) => "connection failed".to_owned(),
+        }
+    }
 }
 
 impl std::fmt::Display for Failure {
@@ -317,6 +348,10 @@ type Body = std::pin::Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>
 /// The state of one streamed response, advanced by `unfold`.
 struct Driver<D> {
     connect: Option<(Transport, Prepared)>,
+    /// Attempts made so far.
+    attempts: u32,
+    /// The wait before the next attempt, once its retry was reported.
+    wait: Option<std::time::Duration>,
     body: Option<Body>,
     sse: SseDecoder,
     decoder: D,
@@ -356,8 +391,22 @@ impl<D: WireDecoder> Driver<D> {
     /// Connects, or reads one piece of the body and decodes it into `pending`.
     async fn advance(&mut self) -> Result<(), ProviderError> {
         if let Some((transport, prepared)) = self.connect.take() {
-            let response = transport.send(&prepared).await?;
-            self.body = Some(Box::pin(response.bytes_stream()));
+            // The retry was reported (yielded) before this wait, so the person sees it while
+            // it lasts.
+            if let Some(wait) = self.wait.take() {
+                tokio::time::sleep(wait).await;
+            }
+            self.attempts += 1;
+            match transport.attempt(&prepared, self.attempts).await? {
+                Attempt::Answered(response) => {
+                    self.body = Some(Box::pin(response.bytes_stream()));
+                }
+                Attempt::Retry(retry) => {
+                    self.wait = Some(std::time::Duration::from_millis(retry.delay_ms));
+                    self.pending.push_back(StreamEvent::Retrying(retry));
+                    self.connect = Some((transport, prepared));
+                }
+            }
             return Ok(());
         }
         let Some(body) = self.body.as_mut() else {

@@ -233,6 +233,22 @@ pub enum StreamEvent {
         /// Why.
         reason: StopReason,
     },
+    /// The request failed in a way worth another try, and the provider waits before it tries
+    /// again. Comes before any part of the answer; for the person watching, never the model.
+    Retrying(Retrying),
+}
+
+/// A retry the provider is about to make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Retrying {
+    /// The retry about to be made, from 1.
+    pub attempt: u32,
+    /// The most retries the provider makes.
+    pub max_attempts: u32,
+    /// The wait before it, in milliseconds.
+    pub delay_ms: u64,
+    /// What failed, for a person: `busy (429)`, `server error (502)`, `connection failed`.
+    pub reason: String,
 }
 
 impl StreamEvent {

@@ -281,6 +281,15 @@ async fn a_refused_call_goes_back_to_the_model_as_its_result() {
             ("read_file".to_owned(), Verdict::Deny, Code::ArgsNotObject),
         ]
     );
+    // A refused call is reported as failed, for a person's client to show as an error.
+    let failed: Vec<bool> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { failed, .. } => Some(*failed),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failed, [true, true]);
 }
 
 #[tokio::test]

@@ -1,8 +1,10 @@
 //! `codaris chat`: an interactive session.
 //!
-//! Text streams as it arrives; each tool call and its decision is one line; a permission card
-//! asks at a prompt (once / session / deny). Ctrl-C during a turn cancels the turn, not the
-//! program; Ctrl-D at the prompt (or `/exit`) ends the session. Arrow keys walk the history,
+//! Text streams as it arrives; each tool call and its decision is one line, and a status line
+//! shows the tool running (a command's latest output) or a model API being retried; a
+//! permission card shows what the call would do and asks at a prompt (once / session / deny
+//! for the session; Ctrl-C refuses just that call). Ctrl-C during a turn cancels the turn, not
+//! the program; Ctrl-D at the prompt (or `/exit`) ends the session. Arrow keys walk the history,
 //! which is kept across chats (`chat_history`). Lines like `/help` are chat's own commands
 //! (`chat_commands`), never sent to the model. `--resume ID` continues a stored session.
 
@@ -13,9 +15,10 @@ use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
 use super::Outcome;
+use super::card_view;
 use super::chat_commands::{self, ChatState, Flow, Line};
 use super::chat_history::{self, LineEditor};
-use super::run::{approve_name, card_answer, describe, open_session};
+use super::run::{Printer, approve_name, card_answer, describe, open_session};
 use super::sessions;
 use crate::cli::{Approve, ChatArgs};
 use crate::client::{self, Target};
@@ -154,6 +157,8 @@ async fn turn(
         })
         .await?
         .into_inner();
+    // Lines for people, and the status line while a tool runs or the model API is retried.
+    let printer = Printer::new(false);
     let mut cancelling = false;
     // Streamed text has no newline of its own; the next line-shaped event starts one.
     let mut mid_line = false;
@@ -167,10 +172,13 @@ async fn turn(
             }
         };
         let Some(event) = event.and_then(|e| e.event) else {
+            printer.clear_status();
             return Ok(());
         };
         match &event {
             v1::turn_event::Event::Text(text) => {
+                // The status line redraws at the start of its line: it would erase the text.
+                printer.clear_status();
                 let mut out = std::io::stdout().lock();
                 write!(out, "{}", text.text)?;
                 out.flush()?;
@@ -185,28 +193,36 @@ async fn turn(
         }
         match &event {
             v1::turn_event::Event::Card(card) => {
-                let answer = ask(editor, card)?;
+                printer.clear_status();
+                let (answer, name) = ask(editor, card)?;
                 sessions
                     .answer_card(v1::AnswerCardRequest {
                         session_id: session_id.to_owned(),
                         card_id: card.id.clone(),
-                        answer: card_answer(answer).into(),
+                        answer: answer.into(),
                         answer_secret: card.answer_secret.clone(),
                     })
                     .await?;
-                output::line(&format!("  answered: {}", approve_name(answer)))?;
+                output::line(&format!("  answered: {name}"))?;
+                printer.resume_status();
             }
             other => {
-                let (_, line) = describe(other, Approve::Deny);
-                output::line(&line)?;
+                let (value, line) = describe(other, Approve::Deny);
+                printer.event(other, value, &line)?;
             }
         }
     }
 }
 
-/// Asks how to answer a card until the answer is one the card offers.
-fn ask(editor: &mut DefaultEditor, card: &v1::Card) -> Result<Approve, CliError> {
-    output::line(&format!("\n? {}", card.sentence))?;
+/// Shows a card (what the call would do, then the question) and asks how to answer it until
+/// the answer is one the card offers: the wire answer and its name. Ctrl-C (or the end of
+/// input) refuses this one call only; `d` refuses it for the rest of the session.
+fn ask(
+    editor: &mut DefaultEditor,
+    card: &v1::Card,
+) -> Result<(v1::CardAnswer, &'static str), CliError> {
+    let preview = card_view::preview_lines(card, card_view::colour_wanted());
+    output::line(&format!("\n{preview}? {}", card.sentence))?;
     let programs = card
         .programs
         .iter()
@@ -214,17 +230,20 @@ fn ask(editor: &mut DefaultEditor, card: &v1::Card) -> Result<Approve, CliError>
         .collect::<Vec<_>>()
         .join(", ");
     let prompt = if programs.is_empty() {
-        "  allow [o]nce, for the [s]ession, or [d]eny? ".to_owned()
+        "  allow [o]nce, for the [s]ession, [d]eny for the session, or Ctrl-C to refuse just this call? ".to_owned()
     } else {
         format!(
-            "  allow [o]nce, for the [s]ession, [p]rograms {programs} anywhere this session, or [d]eny? "
+            "  allow [o]nce, for the [s]ession, [p]rograms {programs} anywhere this session, [d]eny for the session, or Ctrl-C to refuse just this call? "
         )
     };
+    let chosen = |approve: Approve| Ok((card_answer(approve), approve_name(approve)));
     loop {
         let answer = match editor.readline(&prompt) {
             Ok(answer) => answer,
-            // No answer is a no.
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => return Ok(Approve::Deny),
+            // No answer refuses this call and nothing more: the next one asks again.
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
+                return Ok((v1::CardAnswer::DenyOnce, "deny once"));
+            }
             Err(e) => {
                 return Err(CliError::Terminal {
                     message: e.to_string(),
@@ -232,10 +251,10 @@ fn ask(editor: &mut DefaultEditor, card: &v1::Card) -> Result<Approve, CliError>
             }
         };
         match answer.trim().to_ascii_lowercase().as_str() {
-            "o" | "once" => return Ok(Approve::Once),
-            "s" | "session" => return Ok(Approve::Session),
-            "p" | "programs" if !programs.is_empty() => return Ok(Approve::Programs),
-            "d" | "deny" | "n" | "no" => return Ok(Approve::Deny),
+            "o" | "once" => return chosen(Approve::Once),
+            "s" | "session" => return chosen(Approve::Session),
+            "p" | "programs" if !programs.is_empty() => return chosen(Approve::Programs),
+            "d" | "deny" | "n" | "no" => return chosen(Approve::Deny),
             _ => continue,
         }
     }

@@ -170,7 +170,7 @@ async fn walk(root: &Path) -> Result<Outcome, CliError> {
         session.id,
         project.display()
     ))?;
-    let printer = Printer { json: false };
+    let printer = Printer::new(false);
     for step in STEPS {
         say(step.explain)?;
         output::line(&format!("  you: {}", step.prompt))?;

@@ -1,6 +1,7 @@
 //! One module per command group; each turns parsed arguments into calls and printed lines.
 
 pub mod audit;
+pub mod card_view;
 pub mod chat;
 pub mod chat_commands;
 pub mod chat_history;
@@ -14,6 +15,7 @@ pub mod run;
 pub mod sessions;
 pub mod shared;
 pub mod status;
+pub mod status_line;
 pub mod surface;
 pub mod tools;
 

@@ -1,8 +1,10 @@
 //! `codaris run`: one session, each prompt one turn, cards answered by `--approve`.
 //!
 //! With `--json` it prints the event stream, one JSON object per line — a contract other tools
-//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `tool_result`, `card`,
-//! `usage`, `turn_ended`.
+//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `progress`,
+//! `provider_retry`, `tool_result`, `card`, `usage`, `turn_ended`. In text mode, on a terminal,
+//! a status line shows the tool running, a command's latest output and a model API's retries
+//! (`status_line.rs`); a card shows what the call would do above its question (`card_view.rs`).
 //!
 //! Once the session exists, SIGINT, SIGTERM or a closed standard output stop the program the
 //! same way: the running turn is cancelled (which stops its commands) and the session ended,
@@ -18,6 +20,8 @@ use codaris_proto::v1;
 use serde_json::{Value, json};
 
 use super::Outcome;
+use super::card_view;
+use super::status_line::{StatusLine, retry_line};
 use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -93,7 +97,7 @@ pub async fn run(
     // From here the session is open in the daemon: whatever stops this program cancels its
     // turn, and ends it when this run opened (or reopened) it.
     let mut stops = Stops::watch();
-    let printer = Printer { json: json_out };
+    let printer = Printer::new(json_out);
     let played = tokio::select! {
         stop = stops.next() => Err(stop),
         played = play_all(&mut sessions, &session.id, args.prompts, args.approve, &printer) => {
@@ -215,25 +219,113 @@ pub async fn play_turn(
                 json!((!grant_id.is_empty()).then_some(grant_id)),
             );
         }
-        printer.print(value, &text)?;
+        printer.event(&event, value, &text)?;
     }
+    printer.clear_status();
     Ok(reason)
 }
 
-/// Prints events as JSON lines or as lines for people.
+/// The tool whose progress lines are its running output: shown on the status line only (its
+/// result carries the output), never as lines of their own.
+const STREAMING_TOOL: &str = "run_command";
+
+/// Prints events as JSON lines or as lines for people, with the status line between them.
+#[derive(Debug)]
 pub struct Printer {
     pub json: bool,
+    status: std::sync::Mutex<StatusLine>,
 }
 
 impl Printer {
+    /// JSON lines with `json`; else lines for people and, on a terminal, the status line.
+    pub fn new(json: bool) -> Self {
+        Self {
+            json,
+            status: std::sync::Mutex::new(StatusLine::new(!json)),
+        }
+    }
+
+    fn status(&self) -> std::sync::MutexGuard<'_, StatusLine> {
+        self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Prints one line (or, under `--json`, the value), the status line out of the way.
     pub fn print(&self, value: Value, text: &str) -> Result<(), CliError> {
         if self.json {
             output::json(&value)
         } else if text.is_empty() {
             Ok(())
         } else {
-            output::line(text)
+            self.status().print(text)
         }
+    }
+
+    /// Shows one turn event: as its JSON line, or as its line for people and what it changes
+    /// on the status line (a tool starting, a command's output, a retry, a result ending it).
+    pub fn event(
+        &self,
+        event: &v1::turn_event::Event,
+        value: Value,
+        text: &str,
+    ) -> Result<(), CliError> {
+        use v1::turn_event::Event;
+        if self.json {
+            return output::json(&value);
+        }
+        let mut status = self.status();
+        match event {
+            Event::ToolCall(call) => {
+                status.clear();
+                status.print(text)?;
+                status.tool_started(&call.tool);
+                Ok(())
+            }
+            Event::ToolProgress(progress) => {
+                if status.is_on() {
+                    status.tool_output(&progress.tool, &progress.message);
+                }
+                if progress.tool == STREAMING_TOOL {
+                    Ok(())
+                } else {
+                    status.print(text)
+                }
+            }
+            Event::ProviderRetry(retry) if status.is_on() => {
+                status.provider_retry(retry);
+                Ok(())
+            }
+            Event::Card(card) => {
+                status.clear();
+                let preview = card_view::preview_lines(card, card_view::colour_wanted());
+                if !preview.is_empty() {
+                    status.print(preview.trim_end_matches('\n'))?;
+                }
+                status.print(text)?;
+                // `run` answered the card before printing it: the call goes on.
+                status.resume();
+                Ok(())
+            }
+            _ => {
+                status.tool_finished();
+                if text.is_empty() {
+                    Ok(())
+                } else {
+                    status.print(text)
+                }
+            }
+        }
+    }
+
+    /// Takes the status line off the screen (the turn is over, or a prompt follows).
+    pub fn clear_status(&self) {
+        self.status().clear();
+    }
+
+    /// Shows the running tool's status line again (after a card was answered at a prompt).
+    pub fn resume_status(&self) {
+        self.status().resume();
     }
 }
 
@@ -305,24 +397,46 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             let decision = r.decision.clone().unwrap_or_default();
             let verdict = verdict_name(decision.verdict);
             let first = r.output.lines().next().unwrap_or("");
+            // Tools start their errors with their own name, which the line already shows.
+            let said = first
+                .strip_prefix(r.tool.as_str())
+                .and_then(|rest| rest.strip_prefix(": "))
+                .unwrap_or(first);
+            // A refusal or an error is shown as what it is, not as the decision that let
+            // the call run.
+            let line = if r.failed && verdict == "deny" {
+                format!("  ✗ {} refused ({}): {first}", r.tool, decision.code)
+            } else if r.failed {
+                format!("  ✗ {}: {said}", r.tool)
+            } else {
+                format!("  {verdict} {}: {first}", decision.code)
+            };
             (
                 json!({"type": "tool_result", "id": r.id, "tool": r.tool,
                        "decision": {"verdict": verdict, "code": decision.code, "sentence": decision.sentence},
-                       "output": r.output}),
-                format!("  {verdict} {}: {first}", decision.code),
+                       "output": r.output, "failed": r.failed}),
+                line,
             )
         }
         Event::ToolProgress(p) => (
             json!({"type": "progress", "id": p.id, "tool": p.tool, "message": p.message}),
             format!("  … {}: {}", p.tool, p.message),
         ),
+        Event::ProviderRetry(r) => (
+            json!({"type": "provider_retry", "attempt": r.attempt, "max_attempts": r.max_attempts,
+                   "delay_ms": r.delay_ms, "reason": r.reason}),
+            format!("  … {}", retry_line(r)),
+        ),
         Event::Card(c) => {
             let capability = c.capability.clone().unwrap_or_default();
+            let preview = c.preview.as_ref().map(
+                |p| json!({"kind": p.kind, "text": p.text, "path": (!p.path.is_empty()).then_some(&p.path)}),
+            );
             (
                 json!({"type": "card", "id": c.id,
                        "capability": {"name": capability.name, "path": (!capability.path.is_empty()).then_some(&capability.path)},
                        "programs": c.programs,
-                       "sentence": c.sentence, "answer": approve_name(approve)}),
+                       "sentence": c.sentence, "preview": preview, "answer": approve_name(approve)}),
                 format!("? {} → {}", c.sentence, approve_name(approve)),
             )
         }
@@ -367,5 +481,104 @@ fn prost_to_json(value: &prost_types::Value) -> Value {
                 .map(|(k, v)| (k.clone(), prost_to_json(v)))
                 .collect(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn result(
+        failed: bool,
+        verdict: v1::Verdict,
+        code: &str,
+        output: &str,
+    ) -> v1::turn_event::Event {
+        v1::turn_event::Event::ToolResult(v1::ToolResult {
+            id: "c1".to_owned(),
+            tool: "edit".to_owned(),
+            decision: Some(v1::Decision {
+                verdict: verdict.into(),
+                code: code.to_owned(),
+                ..v1::Decision::default()
+            }),
+            output: output.to_owned(),
+            failed,
+        })
+    }
+
+    #[test]
+    fn a_failed_call_reads_as_an_error_and_a_refusal_names_its_code() {
+        let (value, line) = describe(
+            &result(
+                true,
+                v1::Verdict::Allow,
+                "allowed_by_mode",
+                "edit: `oldString` is required\nmore",
+            ),
+            Approve::Deny,
+        );
+        assert_eq!(line, "  ✗ edit: `oldString` is required");
+        assert_eq!(value["failed"], json!(true));
+        let (_, line) = describe(
+            &result(
+                true,
+                v1::Verdict::Deny,
+                "denied_by_user",
+                "the user refused this call",
+            ),
+            Approve::Deny,
+        );
+        assert_eq!(
+            line,
+            "  ✗ edit refused (denied_by_user): the user refused this call"
+        );
+        let (value, line) = describe(
+            &result(false, v1::Verdict::Allow, "allowed_by_grant", "edited `a`"),
+            Approve::Deny,
+        );
+        assert_eq!(line, "  allow allowed_by_grant: edited `a`");
+        assert_eq!(value["failed"], json!(false));
+    }
+
+    #[test]
+    fn a_provider_retry_is_a_json_line_of_its_own() {
+        let event = v1::turn_event::Event::ProviderRetry(v1::ProviderRetry {
+            attempt: 1,
+            max_attempts: 4,
+            delay_ms: 2000,
+            reason: "busy (429)".to_owned(),
+        });
+        let (value, line) = describe(&event, Approve::Deny);
+        assert_eq!(
+            value,
+            json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 2000, "reason": "busy (429)"})
+        );
+        assert_eq!(line, "  … model API busy (429), retry 1/4 in 2 s");
+    }
+
+    #[test]
+    fn a_card_carries_its_preview_or_null() {
+        let card = v1::Card {
+            sentence: "Codaris wants to edit `a` (1 line changed)".to_owned(),
+            preview: Some(v1::CardPreview {
+                kind: "diff".to_owned(),
+                text: "-a\n+b\n".to_owned(),
+                path: "a".to_owned(),
+            }),
+            ..v1::Card::default()
+        };
+        let (value, line) = describe(&v1::turn_event::Event::Card(card), Approve::Once);
+        assert_eq!(
+            value["preview"],
+            json!({"kind": "diff", "text": "-a\n+b\n", "path": "a"})
+        );
+        assert_eq!(line, "? Codaris wants to edit `a` (1 line changed) → once");
+        let (value, _) = describe(
+            &v1::turn_event::Event::Card(v1::Card::default()),
+            Approve::Once,
+        );
+        assert_eq!(value["preview"], Value::Null);
     }
 }

@@ -241,10 +241,11 @@ impl Sessions for SessionsService {
             Ok(v1::CardAnswer::AllowSession) => CardAnswer::AllowSession,
             Ok(v1::CardAnswer::Deny) => CardAnswer::Deny,
             Ok(v1::CardAnswer::AllowPrograms) => CardAnswer::AllowPrograms,
+            Ok(v1::CardAnswer::DenyOnce) => CardAnswer::DenyOnce,
             _ => {
                 return Err(invalid(
                     "answer",
-                    "one of allow_once, allow_session, deny, allow_programs",
+                    "one of allow_once, allow_session, deny, allow_programs, deny_once",
                 )
                 .into());
             }

@@ -9,11 +9,12 @@ use codaris_agent::{
     RegistryTool, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
-use codaris_ledger::{CardAnswer, CardRecord};
+use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord};
 use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetime};
 use codaris_proto::v1;
 use serde_json::Value;
 
+use super::card_text::{self, CardText, refused_once};
 use super::cards::NotRecorded;
 use super::log::TurnLog;
 use super::{Session, Turns};
@@ -114,7 +115,7 @@ impl DaemonHost {
         &self,
         capability: Option<Capability>,
         programs: Vec<String>,
-        sentence: String,
+        text: CardText,
         tool_call_id: &str,
     ) -> Asked {
         if let Some(capability) = &capability
@@ -131,7 +132,7 @@ impl DaemonHost {
             id.clone(),
             self.session_id().to_owned(),
             capability.clone(),
-            sentence.clone(),
+            text.recorded,
             programs.clone(),
             now_ms(),
         );
@@ -153,10 +154,11 @@ impl DaemonHost {
         self.send(v1::turn_event::Event::Card(v1::Card {
             id: id.clone(),
             capability: capability.as_ref().map(capability_wire),
-            sentence,
+            sentence: text.shown,
             tool_call_id: tool_call_id.to_owned(),
             programs: programs.clone(),
             answer_secret: opened.secret.reveal().to_owned(),
+            preview: text.preview,
         }));
         let (answer, reply) =
             match tokio::time::timeout(self.turns.card_timeout, opened.answer).await {
@@ -181,6 +183,8 @@ impl DaemonHost {
                 .iter()
                 .map(|p| Grant::new(CapabilityName::RunProgram, Some(p), Lifetime::Session))
                 .collect(),
+            // This call only: the answer is recorded, nothing is granted, the next asks again.
+            (CardAnswer::DenyOnce, _) => Vec::new(),
             _ => Vec::new(),
         };
         // The reply is sent from the blocking task itself, so a turn cancelled meanwhile
@@ -248,17 +252,19 @@ impl DaemonHost {
     /// yes, and a grant can cover nothing.
     async fn ask_capability(&self, request: &CapabilityRequest) -> CapabilityAnswer {
         let capability = &request.capability;
+        let sentence = request.sentence();
+        let text = CardText {
+            recorded: sentence.clone(),
+            shown: sentence,
+            preview: None,
+        };
         let answer = match self
-            .ask(
-                Some(capability.clone()),
-                Vec::new(),
-                request.sentence(),
-                &request.call_id,
-            )
+            .ask(Some(capability.clone()), Vec::new(), text, &request.call_id)
             .await
         {
             Asked::DeniedBefore => return CapabilityAnswer::Refused,
             Asked::Unanswered => return CapabilityAnswer::Unanswered,
+            Asked::Answered(CardAnswer::DenyOnce) => return CapabilityAnswer::RefusedOnce,
             Asked::Answered(answer) => answer,
         };
         match (self.cover(capability).await, answer) {
@@ -266,6 +272,55 @@ impl DaemonHost {
             (Cover::Allowed { .. }, CardAnswer::AllowOnce) => CapabilityAnswer::GrantedOnce,
             (Cover::Allowed { .. }, _) => CapabilityAnswer::GrantedSession,
             (Cover::None, _) => CapabilityAnswer::NotCovered,
+        }
+    }
+}
+
+impl DaemonHost {
+    /// The card for a call the policy asks about: the policy's sentence for the ledger, and
+    /// for the person what the call would do, with its preview worked out in the fence the
+    /// call would run in once the card's capability is granted.
+    async fn card_text(&self, call: &CallRequest, record: &DecisionRecord) -> CardText {
+        let decision = &record.decision;
+        let task = record.request.task.clone();
+        // A grant on a path outside the roots opens it for the call; the preview reads there too.
+        let opened: Vec<String> = decision
+            .capability
+            .as_ref()
+            .filter(|c| {
+                matches!(
+                    c.name,
+                    CapabilityName::ReadOutsideFence | CapabilityName::MutateOutsideFence
+                )
+            })
+            .and_then(|c| c.path.clone())
+            .into_iter()
+            .collect();
+        let builtins = self.turns.builtins.clone();
+        let (session, tool, args) = (
+            self.session_id().to_owned(),
+            call.tool.clone(),
+            call.args.clone(),
+        );
+        let cwd = task.cwd.clone();
+        let preview = tokio::task::spawn_blocking(move || {
+            builtins.preview(&session, &tool, &args, &task, &opened)
+        })
+        .await
+        .unwrap_or_else(|err| {
+            tracing::warn!(%err, "working out a card's preview failed; the card shows none");
+            None
+        });
+        CardText {
+            recorded: decision.sentence.clone(),
+            shown: card_text::person_sentence(
+                &call.tool,
+                decision.capability.as_ref(),
+                decision.code,
+                preview.as_ref(),
+                &cwd,
+            ),
+            preview: preview.as_ref().map(card_text::preview_wire),
         }
     }
 }
@@ -299,21 +354,27 @@ impl TurnHost for DaemonHost {
         call: &'a CallRequest,
     ) -> HostFuture<'a, Result<Decided<Permit>, HostError>> {
         Box::pin(async move {
-            let asked = match self.decide_once(call).await? {
+            let record = match self.decide_once(call).await? {
                 Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
-                Dispatched::Ask(record) => record.decision,
+                Dispatched::Ask(record) => record,
             };
+            let text = self.card_text(call, &record).await;
+            let asked = record.decision;
             let answered = self
                 .ask(
                     asked.capability.clone(),
                     programs_of(call, &asked),
-                    asked.sentence.clone(),
+                    text,
                     &call.id,
                 )
                 .await;
-            if !matches!(answered, Asked::Answered(_)) {
-                return Ok(Decided::Refused(asked));
+            match answered {
+                Asked::Answered(CardAnswer::DenyOnce) => {
+                    return Ok(Decided::Refused(refused_once(asked)));
+                }
+                Asked::Answered(_) => {}
+                Asked::DeniedBefore | Asked::Unanswered => return Ok(Decided::Refused(asked)),
             }
             // The answer is a grant now; decide again with it in force. A second `ask` (the
             // grant did not cover the call) is final: the person was asked once.

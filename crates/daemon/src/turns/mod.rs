@@ -2,6 +2,7 @@
 //! notes and cancellation), the host the agent's turn loop calls back into, each turn's event
 //! log that clients follow and re-attach to, and cancellation.
 
+mod card_text;
 mod cards;
 mod host;
 mod log;

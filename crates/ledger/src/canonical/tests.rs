@@ -136,6 +136,7 @@ fn card_record() -> impl Strategy<Value = CardRecord> {
             prop_oneof![
                 Just(CardAnswer::AllowOnce),
                 Just(CardAnswer::AllowPrograms),
+                Just(CardAnswer::DenyOnce),
                 Just(CardAnswer::TimedOut),
             ],
             any::<u64>(),

@@ -70,16 +70,7 @@ impl crate::tool::Tool for WriteFile {
 }
 
 fn write(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
-    const TOOL: &str = "write";
-    let path = str_arg(TOOL, args, "path")?;
-    let content = str_arg(TOOL, args, "content")?;
-    let at = Beneath::locate_change(ctx, TOOL, path)?;
-    if at.is_root() {
-        return Err(ToolError::model(format!(
-            "{TOOL}: `{}` is a directory",
-            at.shown(ctx)
-        )));
-    }
+    let (at, content) = locate_write(ctx, args)?;
     if let Some(parent) = at.parent_rel() {
         ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
     }
@@ -131,6 +122,50 @@ impl crate::tool::Tool for Edit {
 }
 
 fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let mut planned = plan_edit(ctx, args)?;
+    rewrite(
+        ctx,
+        &planned.at,
+        &mut planned.file,
+        planned.after.as_bytes(),
+    )?;
+    Ok(ToolOutput::text(format!(
+        "edited `{}`: {} replacement{}",
+        planned.at.shown(ctx),
+        planned.count,
+        if planned.count == 1 { "" } else { "s" }
+    )))
+}
+
+/// The file a `write` call names, located beneath its root (not a protected path, not a
+/// root itself), and the content it gives.
+fn locate_write<'a>(ctx: &ToolContext, args: &'a Value) -> Result<(Beneath, &'a str), ToolError> {
+    const TOOL: &str = "write";
+    let path = str_arg(TOOL, args, "path")?;
+    let content = str_arg(TOOL, args, "content")?;
+    let at = Beneath::locate_change(ctx, TOOL, path)?;
+    if at.is_root() {
+        return Err(ToolError::model(format!(
+            "{TOOL}: `{}` is a directory",
+            at.shown(ctx)
+        )));
+    }
+    Ok((at, content))
+}
+
+/// An edit worked out and not yet written: the file open beneath its root, its text now and
+/// the text the edit leaves.
+pub(crate) struct PlannedEdit {
+    pub(crate) at: Beneath,
+    file: File,
+    pub(crate) before: String,
+    pub(crate) after: String,
+    count: usize,
+}
+
+/// Everything `edit` checks and computes before it writes; a card's preview shows the same
+/// result the call would write.
+pub(crate) fn plan_edit(ctx: &ToolContext, args: &Value) -> Result<PlannedEdit, ToolError> {
     const TOOL: &str = "edit";
     let path = str_arg(TOOL, args, "path")?;
     let old = str_arg(TOOL, args, "oldString")?;
@@ -175,17 +210,36 @@ fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
             at.shown(ctx)
         )));
     }
-    let changed = if all {
+    let after = if all {
         text.replace(old.as_str(), &new)
     } else {
         text.replacen(old.as_str(), &new, 1)
     };
-    rewrite(ctx, &at, &mut file, changed.as_bytes())?;
-    Ok(ToolOutput::text(format!(
-        "edited `{}`: {count} replacement{}",
-        at.shown(ctx),
-        if count == 1 { "" } else { "s" }
-    )))
+    Ok(PlannedEdit {
+        at,
+        file,
+        before: text,
+        after,
+        count,
+    })
+}
+
+/// What `write` would leave: the file located beneath its root, the text it holds now (`None`:
+/// it does not exist yet) and the new content. Reads only; nothing is created.
+pub(crate) fn plan_write(
+    ctx: &ToolContext,
+    args: &Value,
+) -> Result<(Beneath, Option<Vec<u8>>, String), ToolError> {
+    let (at, content) = locate_write(ctx, args)?;
+    let before = match open_existing(ctx, &at)? {
+        Some(mut file) => {
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes).map_err(|e| at.err(ctx, e))?;
+            Some(bytes)
+        }
+        None => None,
+    };
+    Ok((at, before, content.to_owned()))
 }
 
 /// The model writes `\n`; in a CRLF file its text would never match, and its replacement

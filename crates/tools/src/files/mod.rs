@@ -13,6 +13,7 @@ mod nested_git;
 mod ops;
 pub(crate) mod patch;
 mod patch_parse;
+mod preview;
 mod read;
 mod search;
 
@@ -31,6 +32,7 @@ pub use nested_git::{GitScan, MAX_SCANNED, scan_for_git};
 pub use ops::{Mkdir, Mv, Rm, Rmdir, Touch};
 pub use patch::ApplyPatch;
 pub use patch_parse::{ParseError, patch_targets};
+pub use preview::{FileDiff, MAX_DIFF_BYTES, MAX_DIFF_LINES, diff_of};
 pub use read::ReadFile;
 pub use search::{Glob, Grep};
 

@@ -41,13 +41,27 @@ impl crate::tool::Tool for ApplyPatch {
 
 /// What the patch leaves at one path once every hunk applied.
 #[derive(Debug)]
-struct Change {
-    at: Beneath,
+pub(crate) struct Change {
+    pub(crate) at: Beneath,
     /// `None` removes the file.
-    content: Option<Vec<u8>>,
+    pub(crate) content: Option<Vec<u8>>,
 }
 
 fn apply(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+    let (staged, summary) = plan_patch(ctx, args)?;
+    commit(ctx, &staged)?;
+    Ok(ToolOutput::text(format!(
+        "applied:\n{}",
+        summary.join("\n")
+    )))
+}
+
+/// Every change the patch makes, worked out in memory (nothing written), in the order they
+/// land, and the summary lines (`M path`, `A path`, …). A card's preview shows these.
+pub(crate) fn plan_patch(
+    ctx: &ToolContext,
+    args: &Value,
+) -> Result<(Vec<Change>, Vec<String>), ToolError> {
     let patch = str_arg(TOOL, args, "patch")?;
     let base = ctx.absolute(path_or_cwd(TOOL, args)?);
     let ops =
@@ -115,11 +129,7 @@ fn apply(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         }
     }
     let staged: Vec<Change> = order.iter().filter_map(|p| changes.remove(p)).collect();
-    commit(ctx, &staged)?;
-    Ok(ToolOutput::text(format!(
-        "applied:\n{}",
-        summary.join("\n")
-    )))
+    Ok((staged, summary))
 }
 
 fn fail(why: String) -> ToolError {
@@ -222,7 +232,7 @@ fn stage(
 }
 
 /// The content a path has at this point of the patch: staged, else on disk.
-fn current(
+pub(crate) fn current(
     ctx: &ToolContext,
     changes: &HashMap<PathBuf, Change>,
     at: &Beneath,

@@ -91,6 +91,38 @@ impl Drop for Abandon<'_> {
     }
 }
 
+/// How often a running command's last line is looked at, and so the most often it is sent:
+/// a build printing thousands of lines a second sends two a second.
+const OUTPUT_EVERY: Duration = Duration::from_millis(500);
+/// The longest line sent; the status line shows less anyway.
+const OUTPUT_LINE_CHARS: usize = 300;
+
+/// Waits up to `limit` for the task to end, reporting the last line it printed whenever a new
+/// one arrived since the last look. Progress goes to the person watching, never the model (the
+/// result carries the output as always).
+async fn wait_showing_output(
+    task: &super::task::Task,
+    limit: Duration,
+    progress: &crate::progress::Progress,
+) -> TaskStatus {
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut shown = 0;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let status = task.wait(left.min(OUTPUT_EVERY)).await;
+        if !status.is_running() || left <= OUTPUT_EVERY {
+            return status;
+        }
+        if let Some((seen, line)) = task.last_line()
+            && seen != shown
+        {
+            shown = seen;
+            let cut: String = line.chars().take(OUTPUT_LINE_CHARS).collect();
+            progress.report(&cut);
+        }
+    }
+}
+
 /// `exit code: 0`, or how else it ended.
 pub(crate) fn status_line(status: TaskStatus) -> String {
     match status {
@@ -159,7 +191,12 @@ impl Tool for RunCommand {
             started: &started,
             armed: true,
         };
-        let status = started.task.wait(Duration::from_secs(timeout)).await;
+        let status = wait_showing_output(
+            &started.task,
+            Duration::from_secs(timeout),
+            &crate::progress::current(),
+        )
+        .await;
         if status.is_running() && !background_on {
             // Nothing could reach it afterwards: stop it here, as a dropped call would.
             started.task.kill_now();

@@ -76,6 +76,8 @@ pub struct Task {
     pub(crate) estimate: Option<Duration>,
     stdout: Arc<Mutex<Ring>>,
     stderr: Arc<Mutex<Ring>>,
+    /// The last line either stream printed, for a person watching (never the model).
+    last_line: Arc<Mutex<LastLine>>,
     state: Mutex<State>,
     done: watch::Receiver<bool>,
     /// For a task run inside the daemon (a preview server) rather than as a process.
@@ -112,6 +114,7 @@ impl Task {
             .unwrap_or(0);
         let stdout = Arc::new(Mutex::new(Ring::new(buffer_bytes)));
         let stderr = Arc::new(Mutex::new(Ring::new(buffer_bytes)));
+        let last_line = Arc::new(Mutex::new(LastLine::default()));
         let (done_tx, done) = watch::channel(false);
         let task = Arc::new(Self {
             command,
@@ -120,6 +123,7 @@ impl Task {
             estimate,
             stdout: stdout.clone(),
             stderr: stderr.clone(),
+            last_line: last_line.clone(),
             state: Mutex::new(State {
                 status: TaskStatus::Running,
                 finished: None,
@@ -133,11 +137,11 @@ impl Task {
             child
                 .stdout
                 .take()
-                .map(|pipe| tokio::spawn(capture(pipe, stdout))),
+                .map(|pipe| tokio::spawn(capture(pipe, stdout, last_line.clone()))),
             child
                 .stderr
                 .take()
-                .map(|pipe| tokio::spawn(capture(pipe, stderr))),
+                .map(|pipe| tokio::spawn(capture(pipe, stderr, last_line))),
         ];
         let watched = task.clone();
         tokio::spawn(async move {
@@ -176,6 +180,7 @@ impl Task {
             estimate: None,
             stdout,
             stderr: Arc::new(Mutex::new(Ring::new(0))),
+            last_line: Arc::default(),
             state: Mutex::new(State {
                 status: TaskStatus::Running,
                 finished: None,
@@ -288,6 +293,16 @@ impl Task {
         }
     }
 
+    /// The last line the command printed on either stream, with a number that grows each time
+    /// a new one arrives; `None` before the first.
+    pub fn last_line(&self) -> Option<(u64, String)> {
+        let last = self
+            .last_line
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        (last.seen > 0).then(|| (last.seen, last.line.clone()))
+    }
+
     /// The captured stdout and stderr, each cut to `max_bytes` from its end (and to
     /// `tail_lines` lines), with the number of bytes not shown.
     pub fn output(&self, max_bytes: usize, tail_lines: Option<usize>) -> Captured {
@@ -344,8 +359,13 @@ impl Captured {
     }
 }
 
-async fn capture(mut pipe: impl AsyncRead + Unpin, ring: Arc<Mutex<Ring>>) {
+async fn capture(
+    mut pipe: impl AsyncRead + Unpin,
+    ring: Arc<Mutex<Ring>>,
+    last: Arc<Mutex<LastLine>>,
+) {
     let mut chunk = vec![0_u8; 8192];
+    let mut partial = Vec::new();
     while let Ok(read) = pipe.read(&mut chunk).await {
         if read == 0 {
             break;
@@ -353,5 +373,87 @@ async fn capture(mut pipe: impl AsyncRead + Unpin, ring: Arc<Mutex<Ring>>) {
         ring.lock()
             .unwrap_or_else(PoisonError::into_inner)
             .push(&chunk[..read]);
+        if let Some(line) = last_complete_line(&mut partial, &chunk[..read]) {
+            last.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .set(line);
+        }
+    }
+}
+
+/// The most of an unfinished line kept while waiting for its end: a line longer than this is
+/// shown by its start.
+const MAX_PARTIAL_LINE: usize = 4096;
+
+/// The last line a stream printed, shared by its two readers.
+#[derive(Debug, Default)]
+struct LastLine {
+    line: String,
+    /// Lines seen so far (0: none).
+    seen: u64,
+}
+
+impl LastLine {
+    fn set(&mut self, line: String) {
+        self.line = line;
+        self.seen += 1;
+    }
+}
+
+/// Adds `chunk` to the unfinished line in `partial`; the last complete line that is not blank
+/// once it ends, if the chunk finished one. A line rewritten with carriage returns (a progress
+/// bar) reads as its last version.
+fn last_complete_line(partial: &mut Vec<u8>, chunk: &[u8]) -> Option<String> {
+    let mut found = None;
+    for piece in chunk.split_inclusive(|b| *b == b'\n') {
+        if partial.len() < MAX_PARTIAL_LINE {
+            let room = MAX_PARTIAL_LINE - partial.len();
+            partial.extend_from_slice(&piece[..piece.len().min(room)]);
+        }
+        if piece.ends_with(b"\n") {
+            let text = String::from_utf8_lossy(partial);
+            let line = text
+                .trim_end_matches(['\n', '\r'])
+                .rsplit('\r')
+                .find(|part| !part.trim().is_empty())
+                .map(|part| part.trim_end().to_owned());
+            if line.is_some() {
+                found = line;
+            }
+            partial.clear();
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_complete_line;
+
+    #[test]
+    fn the_last_complete_line_of_what_a_stream_printed() {
+        let mut partial = Vec::new();
+        assert_eq!(
+            last_complete_line(&mut partial, b"compiling a\ncomp"),
+            Some("compiling a".to_owned())
+        );
+        assert_eq!(
+            last_complete_line(&mut partial, b"iling b"),
+            None,
+            "not finished yet"
+        );
+        assert_eq!(
+            last_complete_line(&mut partial, b"\n\n   \n"),
+            Some("compiling b".to_owned())
+        );
+        assert_eq!(
+            last_complete_line(&mut partial, b"10%\r50%\r100%\r\n"),
+            Some("100%".to_owned()),
+            "a rewritten line reads as its last version"
+        );
+        let long = vec![b'x'; 10_000];
+        assert_eq!(last_complete_line(&mut partial, &long), None);
+        let line = last_complete_line(&mut partial, b"\n").unwrap();
+        assert_eq!(line.len(), super::MAX_PARTIAL_LINE);
     }
 }

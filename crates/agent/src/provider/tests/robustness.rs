@@ -11,8 +11,8 @@ use super::anthropic::{message_end, message_start, text_block};
 use super::fake::{After, FakeServer, KEY, PATIENCE, Reply, event};
 use super::{drain, request, text_of};
 use crate::provider::{
-    AnthropicProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderKind, StopReason,
-    StreamEvent, TimeoutPhase, build_provider,
+    AnthropicProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderKind, Retrying,
+    StopReason, StreamEvent, TimeoutPhase, build_provider,
 };
 
 fn status(status: u16, headers: &[(&str, &str)], body: serde_json::Value) -> Reply {
@@ -58,6 +58,28 @@ async fn a_429_and_a_503_are_retried_after_their_retry_after() {
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(requests.iter().all(|r| r.body == requests[0].body));
+    // Each retry was reported, in order, before any of the answer.
+    let retries: Vec<&StreamEvent> = events
+        .iter()
+        .take_while(|e| matches!(e, StreamEvent::Retrying(_)))
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            &StreamEvent::Retrying(Retrying {
+                attempt: 1,
+                max_attempts: 3,
+                delay_ms: 0,
+                reason: "busy (429)".to_owned(),
+            }),
+            &StreamEvent::Retrying(Retrying {
+                attempt: 2,
+                max_attempts: 3,
+                delay_ms: 0,
+                reason: "busy (503)".to_owned(),
+            }),
+        ]
+    );
 }
 
 #[tokio::test]
@@ -66,7 +88,18 @@ async fn retries_give_up_with_the_last_status_and_message() {
     let server = FakeServer::start(vec![busy(), busy(), busy(), busy(), busy()]).await;
     let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenAi)).unwrap();
     let (events, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
-    assert_eq!(events, Vec::new());
+    // Nothing of an answer: only the three retries, reported as they were made.
+    let retries: Vec<(u32, &str)> = events
+        .iter()
+        .map(|e| match e {
+            StreamEvent::Retrying(r) => (r.attempt, r.reason.as_str()),
+            other => panic!("not a retry: {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        retries,
+        [(1, "busy (503)"), (2, "busy (503)"), (3, "busy (503)")]
+    );
     assert_eq!(
         error.map(|e| e.to_string()),
         Some("openai model `test-model`: HTTP 503 after 4 attempt(s): upstream busy".into())
@@ -253,10 +286,21 @@ async fn a_refused_connection_is_retried_then_reported() {
     config.base_url = format!("http://127.0.0.1:{port}");
     config.retry.max_retries = 2;
     let provider = AnthropicProvider::new(&config).unwrap();
-    let (_, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
+    let (events, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
     assert!(
         matches!(error, Some(ProviderError::Connect { attempts: 3, .. })),
         "{error:?}"
+    );
+    let reasons: Vec<(u32, u32, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Retrying(r) => Some((r.attempt, r.max_attempts, r.reason.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [(1, 2, "connection failed"), (2, 2, "connection failed")]
     );
 }
 

@@ -1,0 +1,164 @@
+//! A permission card as a person reads it: one sentence saying what Codaris wants to do
+//! ("Codaris wants to edit `src/main.rs` (3 lines changed)") and, when the daemon could work it
+//! out, a preview of what the call would do. The policy's own sentence (written for the model:
+//! "… needs the user's approval …; wait for their answer") stays in the ledger's card record.
+//! Also what the model is told when the person refused one call only (`deny_once`).
+
+use codaris_policy::{Capability, CapabilityName, Code, Decision};
+use codaris_proto::v1;
+use codaris_tools::preview::CallPreview;
+
+/// The card's sentence for the person: what the call would do, from its preview when there is
+/// one, else from the capability it needs; and why it is asked when that is not the ordinary
+/// permission prompt (outside the allowed folders, a read-only turn).
+pub(super) fn person_sentence(
+    tool: &str,
+    capability: Option<&Capability>,
+    code: Code,
+    preview: Option<&CallPreview>,
+    cwd: &str,
+) -> String {
+    let action = match preview {
+        Some(preview) => preview.action.clone(),
+        None => capability_action(tool, capability, cwd),
+    };
+    let mut sentence = format!("Codaris wants to {action}");
+    match code {
+        Code::ReadOutsideFence | Code::MutateOutsideFence => {
+            sentence.push_str(", outside the allowed folders");
+        }
+        Code::ReadOnlyActivity => sentence.push_str(", in a read-only turn"),
+        _ => {}
+    }
+    sentence
+}
+
+/// A card's words: the sentence the ledger records (the policy's), the one the person is
+/// shown, and what the call would do.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct CardText {
+    pub(super) recorded: String,
+    pub(super) shown: String,
+    pub(super) preview: Option<v1::CardPreview>,
+}
+
+/// The refusal of one call the person turned down at its card (Ctrl-C): no deny grant stands
+/// behind it, so the next call that needs the same asks again.
+pub(super) fn refused_once(asked: Decision) -> Decision {
+    let on = asked
+        .capability
+        .as_ref()
+        .and_then(|c| c.path.as_deref())
+        .map(|path| format!(" on `{path}`"))
+        .unwrap_or_default();
+    let name = asked
+        .capability
+        .as_ref()
+        .map_or("this call", |c| c.name.as_str());
+    Decision {
+        verdict: codaris_policy::Verdict::Deny,
+        code: codaris_policy::Code::DeniedByUser,
+        sentence: format!(
+            "the user refused this call (`{name}`{on}); do not repeat it unchanged, find another way or ask them"
+        ),
+        used_grants: Vec::new(),
+        ..asked
+    }
+}
+
+/// The preview on the wire.
+pub(super) fn preview_wire(preview: &CallPreview) -> v1::CardPreview {
+    v1::CardPreview {
+        kind: preview.kind.as_str().to_owned(),
+        text: preview.text.clone(),
+        path: preview.path.clone().unwrap_or_default(),
+    }
+}
+
+/// What a call needing `capability` does, when there is no preview to say it better.
+fn capability_action(tool: &str, capability: Option<&Capability>, cwd: &str) -> String {
+    let Some(capability) = capability else {
+        return format!("use `{tool}`");
+    };
+    let target = capability
+        .path
+        .as_deref()
+        .map(|path| format!("`{}`", relative(path, cwd)));
+    let on = target.clone().unwrap_or_else(|| "it".to_owned());
+    match capability.name {
+        CapabilityName::ReadOutsideFence => format!("read {on} with `{tool}`"),
+        CapabilityName::Write | CapabilityName::MutateOutsideFence => {
+            format!("change {on} with `{tool}`")
+        }
+        CapabilityName::RunCommand => format!("run a command in {on}"),
+        CapabilityName::ChangeConfig => format!("change its configuration with `{tool}`"),
+        CapabilityName::SendHttp => format!("send a request to {on} with `{tool}`"),
+        CapabilityName::UseTool => format!("use `{tool}`, which acts outside the session"),
+        CapabilityName::RunProgram => format!("run {on}"),
+        CapabilityName::RunPipeline => format!("run the pipeline {on}"),
+        CapabilityName::PushImage => format!("push an image to the registry {on}"),
+    }
+}
+
+/// `path` relative to `cwd` when it lies inside it (component by component), else as given.
+fn relative(path: &str, cwd: &str) -> String {
+    match std::path::Path::new(path).strip_prefix(cwd) {
+        Ok(rest) if !rest.as_os_str().is_empty() => rest.display().to_string(),
+        _ => path.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codaris_tools::preview::PreviewKind;
+
+    fn capability(name: CapabilityName, path: &str) -> Capability {
+        Capability {
+            name,
+            path: Some(path.to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_sentence_says_what_the_call_would_do_for_a_person() {
+        let preview = CallPreview {
+            kind: PreviewKind::Diff,
+            text: String::new(),
+            path: Some("src/main.rs".to_owned()),
+            action: "edit `src/main.rs` (3 lines changed)".to_owned(),
+        };
+        let write = capability(CapabilityName::Write, "/w/p/src/main.rs");
+        assert_eq!(
+            person_sentence(
+                "edit",
+                Some(&write),
+                Code::NeedsApproval,
+                Some(&preview),
+                "/w/p"
+            ),
+            "Codaris wants to edit `src/main.rs` (3 lines changed)"
+        );
+        let outside = capability(CapabilityName::ReadOutsideFence, "/etc/hosts");
+        assert_eq!(
+            person_sentence(
+                "read_file",
+                Some(&outside),
+                Code::ReadOutsideFence,
+                None,
+                "/w/p"
+            ),
+            "Codaris wants to read `/etc/hosts` with `read_file`, outside the allowed folders"
+        );
+        let rm = capability(CapabilityName::Write, "/w/p/old.txt");
+        assert_eq!(
+            person_sentence("rm", Some(&rm), Code::NeedsApproval, None, "/w/p"),
+            "Codaris wants to change `old.txt` with `rm`"
+        );
+        assert_eq!(
+            person_sentence("x", None, Code::NeedsApproval, None, "/w/p"),
+            "Codaris wants to use `x`"
+        );
+        assert_eq!(relative("/w/project/a", "/w/p"), "/w/project/a");
+    }
+}
