@@ -69,6 +69,15 @@ impl From<SessionRecord> for v1::Session {
             provider: record.provider.as_str().to_owned(),
             model: record.model.unwrap_or_default(),
             turns: record.turns,
+            base_url: record.base_url.unwrap_or_default(),
+            instructions: record
+                .instructions
+                .into_iter()
+                .map(|file| v1::InstructionFile {
+                    path: file.path.display().to_string(),
+                    bytes: file.bytes,
+                })
+                .collect(),
         }
     }
 }

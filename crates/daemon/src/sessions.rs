@@ -46,6 +46,20 @@ pub struct SessionRecord {
     pub model: Option<String>,
     pub script: Option<PathBuf>,
     pub turns: u32,
+    /// The API base URL the provider is asked at; `None`: the provider's public endpoint.
+    /// Absent from records written before it existed.
+    #[serde(default)]
+    pub base_url: Option<String>,
+    /// The project's instruction files found when the session was created.
+    #[serde(default)]
+    pub instructions: Vec<InstructionFile>,
+}
+
+/// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionFile {
+    pub path: PathBuf,
+    pub bytes: u64,
 }
 
 /// What a client asks for when it creates a session, already validated.
@@ -57,6 +71,8 @@ pub struct NewSession {
     pub provider: ProviderChoice,
     pub model: Option<String>,
     pub script: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub instructions: Vec<InstructionFile>,
 }
 
 /// The session records and conversations, through the ledger's handles.
@@ -135,6 +151,8 @@ impl SessionStore {
             model: new.model,
             script: new.script,
             turns: 0,
+            base_url: new.base_url,
+            instructions: new.instructions,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {
@@ -309,6 +327,8 @@ mod tests {
             provider: ProviderChoice::Scripted,
             model: None,
             script: None,
+            base_url: None,
+            instructions: Vec::new(),
         }
     }
 
