@@ -112,7 +112,7 @@ mod tests {
                 },
                 InstructionFile {
                     path: temp.path().join("CODARIS.md"),
-                    bytes: 20
+                    bytes: 21
                 },
             ]
         );

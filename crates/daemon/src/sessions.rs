@@ -48,10 +48,10 @@ pub struct SessionRecord {
     pub turns: u32,
     /// The API base URL the provider is asked at; `None`: the provider's public endpoint.
     /// Absent from records written before it existed.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// The project's instruction files found when the session was created.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<InstructionFile>,
 }
 
