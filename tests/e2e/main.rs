@@ -25,5 +25,6 @@ mod research;
 mod run;
 mod sandbox;
 mod seqera;
+mod setup;
 mod tcp;
 mod tools;

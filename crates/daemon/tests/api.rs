@@ -62,7 +62,11 @@ async fn sessions_are_created_listed_and_ended() {
         .await
         .unwrap_err();
     assert_eq!(unset.code(), Code::FailedPrecondition);
-    assert!(unset.message().contains("codaris login"), "{}", unset.message());
+    assert!(
+        unset.message().contains("codaris login"),
+        "{}",
+        unset.message()
+    );
     let script = daemon.temp.path().join("script.json");
     std::fs::write(&script, r#"{"turns": []}"#).unwrap();
     let created = sessions

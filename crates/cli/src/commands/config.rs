@@ -104,7 +104,11 @@ fn check(file: Option<PathBuf>, json_out: bool) -> Result<Outcome, CliError> {
     } else {
         eprintln!("{line}");
     }
-    Ok(if ok { Outcome::Success } else { Outcome::Failed })
+    Ok(if ok {
+        Outcome::Success
+    } else {
+        Outcome::Failed
+    })
 }
 
 /// The file a running daemon reads; with none running, the file one started now would read.

@@ -55,5 +55,9 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
             output::line(&line)?;
         }
     }
-    Ok(if ok { Outcome::Success } else { Outcome::Failed })
+    Ok(if ok {
+        Outcome::Success
+    } else {
+        Outcome::Failed
+    })
 }

@@ -156,9 +156,7 @@ fn read_hidden(prompt: &str) -> Result<String, CliError> {
     };
     let saved = rustix::termios::tcgetattr(std::io::stdin()).map_err(terminal)?;
     let mut quiet = saved.clone();
-    quiet
-        .local_modes
-        .remove(rustix::termios::LocalModes::ECHO);
+    quiet.local_modes.remove(rustix::termios::LocalModes::ECHO);
     eprint!("{prompt}");
     let _ = std::io::stderr().flush();
     let guard = EchoOff { saved };

@@ -104,12 +104,12 @@ impl SessionModel {
             (None, Some(_)) => Some("scripted".to_owned()),
             (None, None) => env("CODARIS_PROVIDER"),
         };
-        let kind = provider.as_deref().and_then(|name| {
-            match codaris_agent::ProviderChoice::parse(name)? {
+        let kind = provider
+            .as_deref()
+            .and_then(|name| match codaris_agent::ProviderChoice::parse(name)? {
                 codaris_agent::ProviderChoice::Api(kind) => Some(kind),
                 codaris_agent::ProviderChoice::Scripted => None,
-            }
-        });
+            });
         let scripted = provider.as_deref() == Some("scripted");
         let model = match &args.model {
             Some(model) => model.clone(),
