@@ -437,4 +437,135 @@ mod tests {
         assert_eq!(keys, sorted);
         Ok(())
     }
+
+    /// The documented example, and the same with its `#: ` settings switched on.
+    const EXAMPLE: &str = include_str!("../../../docs/config.example.toml");
+
+    fn switched_on(text: &str) -> String {
+        text.lines()
+            .map(|line| line.strip_prefix("#: ").unwrap_or(line))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The fields serde expects where a probe key was refused as unknown, else `None`.
+    fn expected_fields(text: &str) -> Option<Vec<String>> {
+        let err = toml::from_str::<ConfigToml>(text).err()?;
+        let message = err.message().to_owned();
+        if !message.contains("unknown field `zz_probe`") {
+            return None;
+        }
+        let (_, after) = message.split_once("expected")?;
+        Some(
+            after
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    /// Every key `ConfigToml` takes, dotted, found by asking serde (each table refuses unknown
+    /// fields and names the ones it knows); `*` stands for a name of a map (`mcp.servers.*`).
+    fn walk(path: &[String], out: &mut Vec<String>) {
+        let header = path
+            .iter()
+            .map(|p| if p == "*" { "zz_name" } else { p.as_str() })
+            .collect::<Vec<_>>()
+            .join(".");
+        let probe = |form: String| expected_fields(&format!("{form}\nzz_probe = 1\n"));
+        let (fields, star) = if path.is_empty() {
+            (expected_fields("zz_probe = 1\n"), false)
+        } else if let Some(fields) = probe(format!("[{header}]")) {
+            (Some(fields), false)
+        } else if let Some(fields) = probe(format!("[[{header}]]")) {
+            (Some(fields), false)
+        } else {
+            (probe(format!("[{header}.zz_name]")), true)
+        };
+        match fields {
+            Some(fields) => {
+                for field in fields {
+                    let mut next = path.to_vec();
+                    if star {
+                        next.push("*".to_owned());
+                    }
+                    next.push(field);
+                    walk(&next, out);
+                }
+            }
+            None => out.push(path.join(".")),
+        }
+    }
+
+    fn present(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(table) => {
+                for (name, inner) in table {
+                    let name = if prefix == "mcp.servers" { "*" } else { name };
+                    let key = if prefix.is_empty() {
+                        name.to_owned()
+                    } else {
+                        format!("{prefix}.{name}")
+                    };
+                    present(&key, inner, out);
+                }
+            }
+            toml::Value::Array(items)
+                if items.iter().all(toml::Value::is_table) && !items.is_empty() =>
+            {
+                for item in items {
+                    present(prefix, item, out);
+                }
+            }
+            _ => out.push(prefix.to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_example_file_resolves_and_shows_every_key() -> Result<(), Box<dyn std::error::Error>> {
+        for text in [EXAMPLE.to_owned(), switched_on(EXAMPLE)] {
+            let path = PathBuf::from("/etc/codaris/config.toml");
+            let toml = parse_file(&path, &text)?;
+            resolve(Sources {
+                state_dir: PathBuf::from("/state"),
+                home: None,
+                file: Some((path, toml)),
+                config_dir: None,
+                env: BTreeMap::new(),
+                flags: Flags::default(),
+            })?;
+        }
+        let mut keys = Vec::new();
+        walk(&[], &mut keys);
+        // The probe found the tables it must have: a sanity check of the probe itself.
+        for known in [
+            "daemon.listen",
+            "tools.output_limits.max_lines",
+            "mcp.servers.*.url",
+            "models.multimodal",
+        ] {
+            assert!(keys.contains(&known.to_owned()), "{known} not in {keys:?}");
+        }
+        let mut shown = Vec::new();
+        present(
+            "",
+            &toml::from_str::<toml::Value>(&switched_on(EXAMPLE))?,
+            &mut shown,
+        );
+        let missing: Vec<&String> = keys
+            .iter()
+            .filter(|key| {
+                !shown
+                    .iter()
+                    .any(|s| s == *key || s.starts_with(&format!("{key}.")))
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/config.example.toml lacks {missing:?}"
+        );
+        Ok(())
+    }
 }
