@@ -159,7 +159,7 @@ mod tests {
         let fifo = tempfile::tempdir()?;
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &fifo.path().join("AGENTS.md"),
+            fifo.path().join("AGENTS.md"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,

@@ -12,6 +12,7 @@ pub mod login;
 pub mod mcp;
 pub mod policy;
 pub mod run;
+pub mod session_model;
 pub mod shared;
 pub mod status;
 pub mod surface;
@@ -45,7 +46,7 @@ async fn name_daemon_provider(
     session: &mut crate::cli::SessionArgs,
 ) -> Result<(), CliError> {
     let env = |name: &str| std::env::var(name).ok();
-    if !run::SessionModel::needs_daemon_provider(session, &env) {
+    if !session_model::SessionModel::needs_daemon_provider(session, &env) {
         return Ok(());
     }
     let status = status::fetch(crate::client::open(target, autostart).await?).await?;

@@ -44,7 +44,8 @@ pub async fn open_session(
         };
         Ok(path.display().to_string())
     };
-    let choice = SessionModel::from_args(&args, &|name| std::env::var(name).ok())?;
+    let choice =
+        super::session_model::SessionModel::from_args(&args, &|name| std::env::var(name).ok())?;
     let cwd = match args.cwd {
         Some(dir) => absolute(dir)?,
         None => absolute(".".into())?.trim_end_matches("/.").to_owned(),
@@ -80,76 +81,6 @@ pub async fn open_session(
         eprintln!("read {name} ({})", output::size(file.bytes));
     }
     Ok(session)
-}
-
-/// The provider, model and base URL a new session asks the daemon for: the flags, else the
-/// environment this command runs in (`CODARIS_PROVIDER`, `CODARIS_MODEL`, the provider's
-/// `*_BASE_URL`), which a daemon already running never saw. Never a key.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct SessionModel {
-    pub provider: String,
-    pub model: String,
-    pub base_url: String,
-}
-
-impl SessionModel {
-    pub fn from_args(
-        args: &SessionArgs,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Self, CliError> {
-        let env = |name: &str| env(name).filter(|value| !value.is_empty());
-        // `--script` alone is the scripted model: the environment's provider is for real ones.
-        let provider = match (&args.provider, &args.script) {
-            (Some(provider), _) => Some(provider.clone()),
-            (None, Some(_)) => Some("scripted".to_owned()),
-            (None, None) => env("CODARIS_PROVIDER"),
-        };
-        let kind = provider
-            .as_deref()
-            .and_then(|name| match codaris_agent::ProviderChoice::parse(name)? {
-                codaris_agent::ProviderChoice::Api(kind) => Some(kind),
-                codaris_agent::ProviderChoice::Scripted => None,
-            });
-        let scripted = provider.as_deref() == Some("scripted");
-        let model = match &args.model {
-            Some(model) => model.clone(),
-            None if scripted => String::new(),
-            None => env("CODARIS_MODEL").unwrap_or_default(),
-        };
-        let base_url = match (&args.base_url, kind) {
-            (Some(url), _) => url.clone(),
-            (None, Some(kind)) => env(kind.base_url_env()).unwrap_or_default(),
-            (None, None) => String::new(),
-        };
-        if scripted && args.base_url.is_some() {
-            return Err(CliError::InvalidFlag {
-                flag: "--base-url",
-                reason: "the scripted model asks no server".to_owned(),
-            });
-        }
-        Ok(Self {
-            // `--script` with no provider named stays unnamed: the daemon takes the script.
-            provider: match (&args.provider, &args.script) {
-                (None, Some(_)) => String::new(),
-                _ => provider.unwrap_or_default(),
-            },
-            model,
-            base_url,
-        })
-    }
-
-    /// Whether the daemon's own provider decides, while the environment holds a base URL
-    /// that could be its: the caller then asks the daemon which provider it has.
-    pub fn needs_daemon_provider(args: &SessionArgs, env: &dyn Fn(&str) -> Option<String>) -> bool {
-        let set = |name: &str| env(name).is_some_and(|v| !v.is_empty());
-        args.provider.is_none()
-            && args.script.is_none()
-            && args.base_url.is_none()
-            && !set("CODARIS_PROVIDER")
-            && codaris_agent::ProviderKind::ALL
-                .iter()
-                .any(|kind| set(kind.base_url_env()))
-    }
 }
 
 pub async fn run(
