@@ -219,6 +219,19 @@ fn a_login_counts_from_the_next_session_and_the_key_stays_in_its_0600_file() {
     assert_eq!(status["provider"], "openai");
     assert_eq!(status["model"], MODEL);
 
+    // This shell's OPENAI_BASE_URL goes with the daemon's provider even when no provider is
+    // named here: the session asks the other server, with the stored key.
+    let other = fake_openai();
+    let other_base = format!("{}/v1", other.url());
+    let elsewhere = cli_with(
+        &sandbox,
+        &[("OPENAI_BASE_URL", &other_base)],
+        &["run", "--json", "hello"],
+    );
+    assert!(elsewhere.status.success(), "{}", stderr(&elsewhere));
+    assert_eq!(chat_bodies(&other).len(), 1);
+    assert_eq!(chat_bodies(&server).len(), 1);
+
     let show = sandbox.cli(&["config", "show", "--json"]);
     assert!(show.status.success(), "{}", stderr(&show));
     let shown = json_of(&show);
