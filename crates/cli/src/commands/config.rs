@@ -113,23 +113,23 @@ fn check(file: Option<PathBuf>, json_out: bool) -> Result<Outcome, CliError> {
 
 /// The file a running daemon reads; with none running, the file one started now would read.
 async fn path(target: &Target, json_out: bool) -> Result<Outcome, CliError> {
-    let (file, from) = match client::open(target, false).await {
+    let (file, from, explicit) = match client::open(target, false).await {
         Ok(channel) => {
             let config = v1::daemon_client::DaemonClient::new(channel)
                 .get_config(v1::GetConfigRequest {})
                 .await?
                 .into_inner();
-            (PathBuf::from(config.file), "daemon")
+            (PathBuf::from(config.file), "daemon", false)
         }
         Err(CliError::NotRunning { .. }) => {
             let lookup = |name: &str| std::env::var_os(name);
-            let (file, _) = codaris_paths::resolve_config_file(&lookup).map_err(|err| {
+            let (file, explicit) = codaris_paths::resolve_config_file(&lookup).map_err(|err| {
                 CliError::InvalidFlag {
                     flag: "environment",
                     reason: err.to_string(),
                 }
             })?;
-            (file, "environment")
+            (file, "environment", explicit)
         }
         Err(err) => return Err(err),
     };
@@ -137,10 +137,13 @@ async fn path(target: &Target, json_out: bool) -> Result<Outcome, CliError> {
     if json_out {
         output::json(&json!({"file": file, "exists": exists, "from": from}))?;
     } else {
-        let state = if exists {
-            "exists"
-        } else {
-            "does not exist (defaults apply)"
+        let state = match (exists, explicit) {
+            (true, _) => "exists",
+            // CODARIS_CONFIG names a file that must exist.
+            (false, true) => {
+                "does not exist: CODARIS_CONFIG names it, so a daemon would refuse to start"
+            }
+            (false, false) => "does not exist: defaults apply",
         };
         let note = if from == "daemon" {
             ""
