@@ -130,3 +130,39 @@ fn reason(err: &reqwest::Error) -> String {
     }
     deepest.unwrap_or_else(|| err.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn each_api_s_model_list_is_where_its_sdks_look() {
+        assert_eq!(
+            models_url(ProviderKind::Anthropic, None),
+            "https://api.anthropic.com/v1/models"
+        );
+        assert_eq!(
+            models_url(ProviderKind::OpenAi, None),
+            "https://api.openai.com/v1/models"
+        );
+        assert_eq!(
+            models_url(ProviderKind::OpenAi, Some("http://127.0.0.1:8080/v1/")),
+            "http://127.0.0.1:8080/v1/models"
+        );
+    }
+
+    #[tokio::test]
+    async fn no_key_for_a_remote_api_is_named_without_a_request() {
+        let problem = check_provider(ProviderKind::OpenAi, None, None, Duration::from_secs(1))
+            .await
+            .err();
+        assert_eq!(
+            problem,
+            Some(CheckProblem::MissingKey {
+                provider: "openai",
+                var: "OPENAI_API_KEY"
+            })
+        );
+    }
+}
