@@ -38,40 +38,67 @@ pub fn configured(settings: &ProviderSettings) -> Vec<ProviderKind> {
 
 /// Checks every configured provider, concurrently, in [`configured`]'s order.
 pub async fn check_all(settings: &ProviderSettings, timeout: Duration) -> Vec<Check> {
-    let checks = configured(settings).into_iter().map(|kind| {
-        let api = settings.api(kind).clone();
-        let model = (settings.provider == Some(ProviderChoice::Api(kind)))
-            .then(|| settings.model.clone())
-            .flatten();
-        async move {
-            let key = api.api_key.clone().map(Secret::new);
-            let result =
+    let handles: Vec<_> = configured(settings)
+        .into_iter()
+        .map(|kind| {
+            let api = settings.api(kind).clone();
+            let model = (settings.provider == Some(ProviderChoice::Api(kind)))
+                .then(|| settings.model.clone())
+                .flatten();
+            let base_url = api
+                .base_url
+                .clone()
+                .unwrap_or_else(|| kind.default_base_url().to_owned());
+            let check = tokio::spawn(async move {
+                let key = api.api_key.map(Secret::new);
                 codaris_agent::check_provider(kind, api.base_url.as_deref(), key.as_ref(), timeout)
-                    .await;
-            Check {
-                provider: kind,
-                model,
-                base_url: api
-                    .base_url
-                    .clone()
-                    .unwrap_or_else(|| kind.default_base_url().to_owned()),
-                problem: result.err().map(|problem| problem.to_string()),
-            }
-        }
-    });
-    futures_join(checks).await
+                    .await
+                    .err()
+                    .map(|problem| problem.to_string())
+            });
+            (kind, model, base_url, check)
+        })
+        .collect();
+    let mut checks = Vec::with_capacity(handles.len());
+    for (provider, model, base_url, check) in handles {
+        let problem = match check.await {
+            Ok(problem) => problem,
+            // A check that did not finish is a failed check, never a silent pass.
+            Err(err) => Some(format!("the check did not finish: {err}")),
+        };
+        checks.push(Check {
+            provider,
+            model,
+            base_url,
+            problem,
+        });
+    }
+    checks
 }
 
-/// Runs the futures together and keeps their order.
-async fn futures_join<F: std::future::Future<Output = Check> + Send + 'static>(
-    futures: impl Iterator<Item = F>,
-) -> Vec<Check> {
-    let handles: Vec<_> = futures.map(tokio::spawn).collect();
-    let mut out = Vec::with_capacity(handles.len());
-    for handle in handles {
-        if let Ok(check) = handle.await {
-            out.push(check);
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ApiConfig;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_default_provider_comes_first_then_any_other_with_a_key_or_url() {
+        let mut settings = ProviderSettings {
+            provider: Some(ProviderChoice::Api(ProviderKind::OpenAi)),
+            ..ProviderSettings::default()
+        };
+        assert_eq!(configured(&settings), vec![ProviderKind::OpenAi]);
+        settings.anthropic = ApiConfig {
+            api_key: Some("sk-ant".to_owned()),
+            base_url: None,
+        };
+        assert_eq!(
+            configured(&settings),
+            vec![ProviderKind::OpenAi, ProviderKind::Anthropic]
+        );
+        settings.provider = Some(ProviderChoice::Scripted);
+        assert_eq!(configured(&settings), vec![ProviderKind::Anthropic]);
+        assert!(configured(&ProviderSettings::default()).is_empty());
     }
-    out
 }
