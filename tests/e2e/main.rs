@@ -28,5 +28,6 @@ mod run;
 mod sandbox;
 mod seqera;
 mod sessions;
+mod setup;
 mod tcp;
 mod tools;

@@ -175,10 +175,10 @@ fn a_denied_card_is_recorded_as_a_refusal() {
 #[test]
 fn the_scripted_provider_without_a_script_is_a_clear_error() {
     let (sandbox, _) = setup();
-    let output = sandbox.cli(&["run", "hello"]);
+    let output = sandbox.cli(&["run", "--provider", "scripted", "hello"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains("needs a script file"),
+        stderr(&output).contains("give `--script FILE`"),
         "{}",
         stderr(&output)
     );

@@ -76,11 +76,57 @@ pub enum Command {
     /// Decide policy requests offline, without a daemon
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Set up a model: store a provider, model, base URL and key with the daemon (the key in a
+    /// 0600 file in its state directory, read without echo); the next session uses them
+    #[command(visible_alias = "setup")]
+    Login(LoginArgs),
+    /// Check each configured model provider with one cheap request and name what is missing;
+    /// exit 1 when any check fails
+    Doctor,
+    /// The daemon's configuration: the values in force and where each came from, a file
+    /// checked offline, the file's path
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
         shell: Shell,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The provider: anthropic or openai [default: asked, anthropic when not a terminal]
+    #[arg(long, value_name = "P", value_parser = ["anthropic", "openai"])]
+    pub provider: Option<String>,
+    /// The model sessions ask, e.g. claude-sonnet-4-5 [default: the stored one]
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// The API's base URL, http(s) [default: the stored one, else the provider's public endpoint]
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Read the key from standard input (one line) instead of the terminal
+    #[arg(long)]
+    pub key_stdin: bool,
+    /// Keep the stored key; change only provider, model or base URL
+    #[arg(long, conflicts_with = "key_stdin")]
+    pub keep_key: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Every value in force and where it came from: default, file, environment, flag, login
+    /// (secrets redacted)
+    Show,
+    /// Parse and resolve a configuration file offline (no daemon needed): prints `ok` or the
+    /// error with file and line; exit 1 on error
+    Check {
+        /// The file [default: the one the daemon reads: $CODARIS_CONFIG, else
+        /// $XDG_CONFIG_HOME/codaris/config.toml]
+        file: Option<PathBuf>,
+    },
+    /// The configuration file the daemon reads, and whether it exists
+    Path,
 }
 
 #[derive(Debug, Subcommand)]
@@ -105,13 +151,19 @@ pub enum DaemonCommand {
 /// What a new session is opened with (`codaris run` and `codaris chat`).
 #[derive(Debug, Args)]
 pub struct SessionArgs {
-    /// Model provider: scripted, anthropic or openai [default: the daemon's]
+    /// Model provider: scripted, anthropic or openai [default: CODARIS_PROVIDER, else the
+    /// daemon's (`codaris login`)]
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
     /// The model to ask [default: CODARIS_MODEL or the configuration's]
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
-    /// The script the scripted provider plays (JSON, see docs/surface.md)
+    /// The API's base URL for this session, http(s) [default: OPENAI_BASE_URL or
+    /// ANTHROPIC_BASE_URL, whichever is the provider's, else the daemon's]
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The script the scripted provider plays (JSON, see docs/surface.md); names the scripted
+    /// provider unless --provider says otherwise
     #[arg(long, value_name = "FILE")]
     pub script: Option<PathBuf>,
     /// Working directory of the session [default: the current directory]

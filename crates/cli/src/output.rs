@@ -30,9 +30,32 @@ pub fn duration(ms: u64) -> String {
     }
 }
 
+/// `812 B`, `1.2 KiB`, `3.4 MiB`: a file's size for people.
+pub fn size(bytes: u64) -> String {
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a size shown to one decimal place"
+    )]
+    let value = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", value / 1024.0)
+    } else {
+        format!("{:.1} MiB", value / (1024.0 * 1024.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(size(812), "812 B");
+        assert_eq!(size(1229), "1.2 KiB");
+        assert_eq!(size(3 * 1024 * 1024 + 400 * 1024), "3.4 MiB");
+    }
 
     #[test]
     fn durations_read_naturally() {

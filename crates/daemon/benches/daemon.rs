@@ -113,6 +113,8 @@ fn state_with_sessions(dir: &Path, count: usize) -> PathBuf {
                 provider: codaris_agent::ProviderChoice::Scripted,
                 model: None,
                 script: None,
+                base_url: None,
+                instructions: Vec::new(),
             })
             .unwrap();
     }

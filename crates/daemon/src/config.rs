@@ -6,14 +6,14 @@ use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use codaris_agent::{ProviderChoice, ProviderKind};
+use codaris_agent::ProviderKind;
 use codaris_tools::Engine;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
 /// The file as written: every key optional, unknown keys refused.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigToml {
     /// Directories file and command tools may act in, absolute.
@@ -39,7 +39,7 @@ pub struct ConfigToml {
     pub seqera: Option<crate::research::SeqeraToml>,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DaemonToml {
     /// Loopback TCP address to listen on besides the socket, e.g. `127.0.0.1:7457`.
@@ -60,7 +60,7 @@ pub const DEFAULT_LEDGER_CACHE_MB: u64 = 64;
 /// The largest `daemon.ledger_cache_mb` accepted (64 GiB): anything above is a typo.
 pub const MAX_LEDGER_CACHE_MB: u64 = 64 * 1024;
 
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsToml {
     /// Bind the lean nine-tool surface (true) or the whole registry (false).
@@ -92,29 +92,40 @@ pub struct ToolsToml {
     pub preview_server: Option<bool>,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct OutputLimitsToml {
     pub max_bytes: Option<usize>,
     pub max_lines: Option<usize>,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderToml {
     pub name: Option<String>,
     pub model: Option<String>,
 }
 
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiToml {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
 }
 
+impl std::fmt::Debug for ApiToml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiToml")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .finish()
+    }
+}
+
 /// One `[[models]]` entry.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelToml {
     /// The model name as the provider spells it (`CODARIS_MODEL`, `[provider] model`).
@@ -153,6 +164,8 @@ pub struct Config {
     pub state_dir: PathBuf,
     /// The file that was read, when one was.
     pub config_file: Option<PathBuf>,
+    /// The file the daemon reads, whether or not it exists (`load` sets it; else the one read).
+    pub config_path: Option<PathBuf>,
     /// `allowed_dirs`: roots every session has besides its own project directory and workspace.
     pub allowed_dirs: Vec<PathBuf>,
     /// `$HOME`: never a session's implicit root.
@@ -190,11 +203,13 @@ pub struct Config {
     pub preview_server: bool,
     pub lean_surface: bool,
     pub tool_search_api: bool,
-    /// `CODARIS_PROVIDER` or `[provider] name`: what answers a session that names none.
-    pub provider: ProviderChoice,
-    pub model: Option<String>,
-    pub anthropic: ApiConfig,
-    pub openai: ApiConfig,
+    /// What answers a session that names none, its model, each API's key and base URL, as
+    /// the daemon started with them (a login swaps them: `providers::LiveProviders`).
+    pub providers: crate::providers::ProviderSettings,
+    /// What those were resolved from, so a login can resolve them again.
+    pub provider_inputs: crate::providers::ProviderInputs,
+    /// Where each value came from, for `codaris config show`.
+    pub recorded: crate::config_sources::Recorded,
     /// `[[models]]`, in file order, names unique.
     pub models: Vec<ModelConfig>,
     /// `[mcp.servers.NAME]`, in name order.
@@ -216,10 +231,7 @@ pub struct Config {
 impl Config {
     /// The key and base URL of `kind`'s API.
     pub fn api(&self, kind: ProviderKind) -> &ApiConfig {
-        match kind {
-            ProviderKind::Anthropic => &self.anthropic,
-            ProviderKind::OpenAi => &self.openai,
-        }
+        self.providers.api(kind)
     }
 
     /// Whether `model` takes pictures: its `[[models]]` entry says, else the guess by name.
@@ -287,6 +299,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some((path, toml)) => (Some(path), toml),
         None => (None, ConfigToml::default()),
     };
+    let recorded = crate::config_sources::record(&toml, &env, &flags);
     let origin = |key: &str| match &config_file {
         Some(path) => format!("`{key}` in {}", path.display()),
         None => format!("`{key}`"),
@@ -417,42 +430,15 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         None => tools.tool_search_api.unwrap_or(false),
     };
 
-    let provider_toml = toml.provider.unwrap_or_default();
-    let provider = match env_str("CODARIS_PROVIDER")? {
-        Some(name) => provider_choice("environment variable `CODARIS_PROVIDER`", &name)?,
-        None => match provider_toml.name {
-            Some(name) => provider_choice(&origin("provider.name"), &name)?,
-            None => ProviderChoice::Scripted,
-        },
-    };
-    let model = env_str("CODARIS_MODEL")?.or(provider_toml.model);
-
-    // Each API's `[anthropic]`/`[openai]` table is named as its kind, and its variables are the
-    // kind's own.
-    let api = |table: Option<ApiToml>, kind: ProviderKind| {
-        let (key_var, url_var, section) = (kind.api_key_env(), kind.base_url_env(), kind.as_str());
-        let table = table.unwrap_or_default();
-        let base_url = env_str(url_var)?.or(table.base_url);
-        if let Some(url) = &base_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
-        {
-            let key = if env.contains_key(url_var) {
-                format!("environment variable `{url_var}`")
-            } else {
-                origin(&format!("{section}.base_url"))
-            };
-            return Err(ConfigError::Invalid {
-                key,
-                reason: format!("must start with http:// or https://, not `{url}`"),
-            });
-        }
-        Ok(ApiConfig {
-            api_key: env_str(key_var)?.or(table.api_key),
-            base_url,
-        })
-    };
-    let anthropic = api(toml.anthropic, ProviderKind::Anthropic)?;
-    let openai = api(toml.openai, ProviderKind::OpenAi)?;
+    // Provider settings have a layer of their own (a login), so they resolve apart.
+    let provider_inputs = crate::providers::ProviderInputs::gather(
+        config_file.clone(),
+        toml.provider.unwrap_or_default(),
+        toml.anthropic.unwrap_or_default(),
+        toml.openai.unwrap_or_default(),
+        &env_str,
+    )?;
+    let providers = crate::providers::resolve(&provider_inputs, None)?;
 
     let models = models(toml.models.unwrap_or_default(), &origin)?;
 
@@ -509,6 +495,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
 
     Ok(Config {
         state_dir,
+        config_path: config_file.clone(),
         config_file,
         allowed_dirs,
         home,
@@ -530,10 +517,9 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         preview_server: tools.preview_server.unwrap_or(true),
         lean_surface,
         tool_search_api,
-        provider,
-        model,
-        anthropic,
-        openai,
+        providers,
+        provider_inputs,
+        recorded,
         models,
         mcp_servers,
         nextflow,
@@ -621,14 +607,22 @@ pub fn load(
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
         .filter(|home| home.is_absolute());
-    resolve(Sources {
+    let credentials = state_dir.join(crate::providers::CREDENTIALS_FILE);
+    let mut config = resolve(Sources {
         state_dir,
         home,
         file,
         config_dir,
         env,
         flags,
-    })
+    })?;
+    config.config_path = Some(cwd.join(&path));
+    // What `codaris login` stored: above the file, below the environment.
+    if let Some(stored) = crate::providers::read_credentials(&credentials)? {
+        config.providers =
+            crate::providers::resolve(&config.provider_inputs, Some((&credentials, &stored)))?;
+    }
+    Ok(config)
 }
 
 /// Parses the text of a configuration file, naming the file and the key in any error.
@@ -735,13 +729,6 @@ fn flag(key: &str, value: &str) -> Result<bool, ConfigError> {
             reason: format!("must be 0 or 1, not `{other}`"),
         }),
     }
-}
-
-fn provider_choice(key: &str, name: &str) -> Result<ProviderChoice, ConfigError> {
-    ProviderChoice::parse(name).ok_or_else(|| ConfigError::Invalid {
-        key: key.to_owned(),
-        reason: format!("must be one of {}, not `{name}`", ProviderChoice::NAMES),
-    })
 }
 
 fn loopback(key: &str, addr: &str) -> Result<SocketAddr, ConfigError> {

@@ -1,4 +1,5 @@
 use super::*;
+use codaris_agent::ProviderChoice;
 use pretty_assertions::assert_eq;
 
 fn sources() -> Sources {
@@ -37,6 +38,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
         Config {
             state_dir: PathBuf::from("/state"),
             config_file: None,
+            config_path: None,
             allowed_dirs: Vec::new(),
             home: Some(PathBuf::from("/home/me")),
             warnings: Vec::new(),
@@ -57,10 +59,13 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             preview_server: true,
             lean_surface: true,
             tool_search_api: false,
-            provider: ProviderChoice::Scripted,
-            model: None,
-            anthropic: ApiConfig::default(),
-            openai: ApiConfig::default(),
+            providers: crate::providers::ProviderSettings::default(),
+            provider_inputs: crate::providers::ProviderInputs::default(),
+            recorded: crate::config_sources::record(
+                &ConfigToml::default(),
+                &BTreeMap::new(),
+                &Flags::default()
+            ),
             models: Vec::new(),
             mcp_servers: Vec::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
@@ -96,10 +101,10 @@ fn environment_overrides_the_file() -> Result<(), ConfigError> {
         vec![PathBuf::from("/x"), PathBuf::from("/y")]
     );
     assert_eq!(
-        config.provider,
-        ProviderChoice::Api(ProviderKind::Anthropic)
+        config.providers.provider,
+        Some(ProviderChoice::Api(ProviderKind::Anthropic))
     );
-    assert_eq!(config.model.as_deref(), Some("m1"));
+    assert_eq!(config.providers.model.as_deref(), Some("m1"));
     assert!(!config.lean_surface);
     Ok(())
 }

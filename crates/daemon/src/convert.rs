@@ -72,6 +72,15 @@ impl From<SessionRecord> for v1::Session {
             turns: record.turns,
             title: record.title,
             last_activity_at: Some(timestamp_ms(last_activity_ms)),
+            base_url: record.base_url.unwrap_or_default(),
+            instructions: record
+                .instructions
+                .into_iter()
+                .map(|file| v1::InstructionFile {
+                    path: file.path.display().to_string(),
+                    bytes: file.bytes,
+                })
+                .collect(),
         }
     }
 }

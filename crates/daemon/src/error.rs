@@ -118,6 +118,17 @@ pub enum DaemonError {
     McpUnknown { name: String },
     #[error("the MCP server `{name}` {reason}")]
     McpServer { name: String, reason: String },
+    #[error(
+        "no model provider is set up: run `codaris login` (or set CODARIS_PROVIDER and ANTHROPIC_API_KEY or OPENAI_API_KEY for the daemon), or give `--script FILE` for the scripted model"
+    )]
+    NoProvider,
+    #[error(
+        "provider `{provider}` has no key: set {var} in the daemon's environment or run `codaris login --provider {provider}`"
+    )]
+    MissingKey {
+        provider: &'static str,
+        var: &'static str,
+    },
     #[error("file system error at {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -169,7 +180,9 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::TurnRunning { .. }
             | DaemonError::NoTurn { .. }
             | DaemonError::NoPrograms { .. }
-            | DaemonError::McpServer { .. } => tonic::Status::failed_precondition(message),
+            | DaemonError::McpServer { .. }
+            | DaemonError::NoProvider
+            | DaemonError::MissingKey { .. } => tonic::Status::failed_precondition(message),
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),

@@ -39,6 +39,12 @@ enum Command {
         #[arg(value_parser = ["seqera"])]
         name: String,
     },
+    /// Parse and resolve a configuration file offline (default: the one the daemon reads);
+    /// prints `ok` or the one-line error, exit 1 on error
+    CheckConfig {
+        /// The file to check
+        file: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -61,6 +67,18 @@ fn main() -> ExitCode {
     }
     if let Some(Command::McpServer { name }) = &args.command {
         return mcp_server(name, &keys);
+    }
+    if let Some(Command::CheckConfig { file }) = args.command {
+        return match codaris_daemon::config_sources::check_file(file.or(args.config)) {
+            Ok(path) => {
+                println!("ok: {}", path.display());
+                ExitCode::SUCCESS
+            }
+            Err(line) => {
+                eprintln!("{line}");
+                ExitCode::FAILURE
+            }
+        };
     }
     match run(args, &keys) {
         Ok(()) => ExitCode::SUCCESS,

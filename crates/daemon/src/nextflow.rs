@@ -14,12 +14,12 @@
 use std::path::{Path, PathBuf};
 
 use codaris_tools::nextflow::NextflowSetup;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
 /// `[nextflow]`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NextflowToml {
     pub bin: Option<String>,

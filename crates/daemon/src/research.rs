@@ -20,7 +20,7 @@
 //! Keys and tokens come from the file or the environment (the environment wins, as for the
 //! model providers' keys), are sent only to their own endpoint, and are never printed.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
@@ -33,7 +33,7 @@ pub const TOWER_TOKEN_VAR: &str = "TOWER_ACCESS_TOKEN";
 pub const DEFAULT_EUTILS_URL: &str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/";
 
 /// `[ncbi]`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NcbiToml {
     pub base_url: Option<String>,
@@ -42,14 +42,14 @@ pub struct NcbiToml {
 }
 
 /// `[research]`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResearchToml {
     pub engines: Option<Vec<String>>,
 }
 
 /// `[seqera]`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeqeraToml {
     pub wave_url: Option<String>,

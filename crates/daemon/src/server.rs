@@ -215,8 +215,14 @@ async fn routes(
         .build_v1alpha()?;
 
     let default_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let providers = Arc::new(crate::providers::LiveProviders::new(
+        config.provider_inputs.clone(),
+        config.providers.clone(),
+        config.state_dir.join(crate::providers::CREDENTIALS_FILE),
+    ));
     let daemon = DaemonService {
         config: config.clone(),
+        providers: providers.clone(),
         socket,
         started_at_ms: now_ms(),
         started,
@@ -237,6 +243,7 @@ async fn routes(
         tools.clone(),
         builtins,
         mcp,
+        providers.clone(),
     ));
     // A background command that finishes tells its session at the next turn. A weak handle,
     // so this task does not keep the turns (and the ledger) alive after the server stops: the
@@ -262,6 +269,7 @@ async fn routes(
     });
     let sessions = SessionsService {
         config: config.clone(),
+        providers,
         sessions,
         default_cwd,
         turns,

@@ -54,6 +54,20 @@ pub struct SessionRecord {
     /// creation time stands in for it ([`SessionRecord::last_activity_ms`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_turn_ended_ms: Option<u64>,
+    /// The API base URL the provider is asked at; `None`: the provider's public endpoint.
+    /// Absent from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// The project's instruction files found when the session was created.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<InstructionFile>,
+}
+
+/// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstructionFile {
+    pub path: PathBuf,
+    pub bytes: u64,
 }
 
 impl SessionRecord {
@@ -98,6 +112,8 @@ pub struct NewSession {
     pub provider: ProviderChoice,
     pub model: Option<String>,
     pub script: Option<PathBuf>,
+    pub base_url: Option<String>,
+    pub instructions: Vec<InstructionFile>,
 }
 
 /// The session records and conversations, through the ledger's handles.
@@ -178,6 +194,8 @@ impl SessionStore {
             turns: 0,
             title: String::new(),
             last_turn_ended_ms: None,
+            base_url: new.base_url,
+            instructions: new.instructions,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {
@@ -403,6 +421,8 @@ mod tests {
             provider: ProviderChoice::Scripted,
             model: None,
             script: None,
+            base_url: None,
+            instructions: Vec::new(),
         }
     }
 

@@ -53,10 +53,27 @@ async fn sessions_are_created_listed_and_ended() {
         assert_eq!(refused.code(), Code::InvalidArgument, "{cwd:?}");
         assert!(refused.message().contains(field), "{}", refused.message());
     }
+    // Nothing set up: no test double answers in its place.
+    let unset = sessions
+        .create_session(v1::CreateSessionRequest {
+            cwd: project.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(unset.code(), Code::FailedPrecondition);
+    assert!(
+        unset.message().contains("codaris login"),
+        "{}",
+        unset.message()
+    );
+    let script = daemon.temp.path().join("script.json");
+    std::fs::write(&script, r#"{"turns": []}"#).unwrap();
     let created = sessions
         .create_session(v1::CreateSessionRequest {
             cwd: project.clone(),
             activity: v1::Activity::Plan.into(),
+            script: script.display().to_string(),
             ..Default::default()
         })
         .await

@@ -10,6 +10,7 @@
 //! file (the daemon resolves a [`ProviderConfig`]), and the scripted provider used by tests.
 
 mod anthropic;
+mod check;
 mod config;
 mod error;
 mod openai;
@@ -27,12 +28,14 @@ use std::pin::Pin;
 use futures_util::Stream;
 
 pub use anthropic::AnthropicProvider;
+pub use check::{CheckProblem, check_provider, models_url};
 pub use config::{
     MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind, RetryPolicy, Secret,
     Timeouts, multimodal_by_name,
 };
 pub use error::{ProviderError, TimeoutPhase};
 pub use openai::OpenAiProvider;
+pub use transport::is_loopback_url;
 pub use types::{
     CacheHints, InvalidToolCall, Message, ModelRequest, Picture, Retrying, StopReason, StreamEvent,
     ToolCall, ToolResult, ToolSpec, ToolTier,

@@ -70,7 +70,7 @@ impl Transport {
             model: config.model.clone(),
         };
         let mut builder = reqwest::Client::builder().connect_timeout(config.timeouts.connect);
-        if is_loopback(&config.base_url) {
+        if is_loopback_url(&config.base_url) {
             builder = builder.no_proxy();
         }
         let client = builder.build().map_err(|source| ProviderError::Client {
@@ -329,7 +329,7 @@ fn api_message(body: &str) -> Option<String> {
 }
 
 /// Whether a base URL names this machine.
-fn is_loopback(base_url: &str) -> bool {
+pub fn is_loopback_url(base_url: &str) -> bool {
     let Ok(url) = reqwest::Url::parse(base_url) else {
         return false;
     };
@@ -493,10 +493,10 @@ mod tests {
 
     #[test]
     fn loopback_bases_are_recognised() {
-        assert!(is_loopback("http://127.0.0.1:8080/v1"));
-        assert!(is_loopback("http://localhost:11434/v1"));
-        assert!(is_loopback("http://[::1]:8000"));
-        assert!(!is_loopback("https://api.anthropic.com"));
-        assert!(!is_loopback("not a url"));
+        assert!(is_loopback_url("http://127.0.0.1:8080/v1"));
+        assert!(is_loopback_url("http://localhost:11434/v1"));
+        assert!(is_loopback_url("http://[::1]:8000"));
+        assert!(!is_loopback_url("https://api.anthropic.com"));
+        assert!(!is_loopback_url("not a url"));
     }
 }

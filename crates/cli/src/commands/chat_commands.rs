@@ -267,7 +267,7 @@ fn status_lines(session: &v1::Session) -> Vec<String> {
 }
 
 /// `/clear`: the session ends (and stays resumable); a new one opens in the same cwd with the
-/// same provider, model and modes.
+/// same provider, model, base URL and modes.
 async fn clear(sessions: &mut Sessions, state: &mut ChatState) -> Result<(), CliError> {
     let old = state.session.clone();
     let fresh = sessions
@@ -278,6 +278,7 @@ async fn clear(sessions: &mut Sessions, state: &mut ChatState) -> Result<(), Cli
             provider: old.provider.clone(),
             model: old.model.clone(),
             script: state.script.clone(),
+            base_url: old.base_url.clone(),
         })
         .await?
         .into_inner();

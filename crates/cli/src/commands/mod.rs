@@ -6,13 +6,17 @@ pub mod chat;
 pub mod chat_commands;
 pub mod chat_history;
 pub mod completions;
+pub mod config;
 pub mod daemon;
 pub mod demo;
+pub mod doctor;
 pub mod ledger;
+pub mod login;
 pub mod mcp;
 pub mod policy;
 pub mod run;
 pub mod sessions;
+pub mod session_model;
 pub mod shared;
 pub mod status;
 pub mod status_line;
@@ -56,6 +60,25 @@ fn without_json(command: &Command) -> Option<(&'static str, &'static str)> {
     }
 }
 
+/// When a session leaves the provider to the daemon while this environment names a base URL
+/// (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`), asks the daemon which provider it has, so the
+/// base URL that goes with it reaches the session.
+async fn name_daemon_provider(
+    target: &Target,
+    autostart: bool,
+    session: &mut crate::cli::SessionArgs,
+) -> Result<(), CliError> {
+    let env = |name: &str| std::env::var(name).ok();
+    if !session_model::SessionModel::needs_daemon_provider(session, &env) {
+        return Ok(());
+    }
+    let status = status::fetch(crate::client::open(target, autostart).await?).await?;
+    if !status.provider.is_empty() {
+        session.provider = Some(status.provider);
+    }
+    Ok(())
+}
+
 pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let json = cli.global.json;
     let autostart = !cli.global.no_autostart;
@@ -91,17 +114,31 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 ToolsCommand::Eval(args) => tools::eval(json, args),
             }
         }
-        Command::Chat(args) => {
+        Command::Chat(mut args) => {
             let target = Target::resolve(cli.global.state_dir)?;
+            name_daemon_provider(&target, autostart, &mut args.session).await?;
             chat::chat(&target, autostart, args).await
         }
         Command::Sessions { all } => {
             let target = Target::resolve(cli.global.state_dir)?;
             sessions::list(&target, autostart, json, all).await
         }
-        Command::Run(args) => {
+        Command::Run(mut args) => {
             let target = Target::resolve(cli.global.state_dir)?;
+            name_daemon_provider(&target, autostart, &mut args.session).await?;
             run::run(&target, autostart, json, args).await
+        }
+        Command::Login(args) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            login::login(&target, autostart, json, args).await
+        }
+        Command::Doctor => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            doctor::doctor(&target, autostart, json).await
+        }
+        Command::Config(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            config::run(&target, autostart, json, command).await
         }
         Command::Mcp(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

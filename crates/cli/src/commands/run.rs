@@ -52,12 +52,14 @@ pub async fn open_session(
         };
         Ok(path.display().to_string())
     };
+    let choice =
+        super::session_model::SessionModel::from_args(&args, &|name| std::env::var(name).ok())?;
     let cwd = match args.cwd {
         Some(dir) => absolute(dir)?,
         None => absolute(".".into())?.trim_end_matches("/.").to_owned(),
     };
     let script = args.script.map(absolute).transpose()?.unwrap_or_default();
-    Ok(sessions
+    let session = sessions
         .create_session(v1::CreateSessionRequest {
             cwd,
             activity: match args.mode {
@@ -72,12 +74,21 @@ pub async fn open_session(
                 PermissionModeArg::Bypass => v1::PermissionMode::Bypass,
             }
             .into(),
-            provider: args.provider.unwrap_or_default(),
-            model: args.model.unwrap_or_default(),
+            provider: choice.provider,
+            model: choice.model,
             script,
+            base_url: choice.base_url,
         })
         .await?
-        .into_inner())
+        .into_inner();
+    // On standard error, so `--json` output stays the event stream alone.
+    for file in &session.instructions {
+        let name = std::path::Path::new(&file.path)
+            .file_name()
+            .map_or_else(|| file.path.clone(), |n| n.to_string_lossy().into_owned());
+        eprintln!("read {name} ({})", output::size(file.bytes));
+    }
+    Ok(session)
 }
 
 pub async fn run(

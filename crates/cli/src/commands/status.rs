@@ -38,6 +38,11 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "tools_indexed": status.tools_indexed,
         "sandbox": status.sandbox,
         "warnings": status.warnings,
+        "allowed_dirs": status.allowed_dirs,
+        "provider": non_empty(&status.provider),
+        "model": non_empty(&status.model),
+        "http_allowlist": status.http_allowlist,
+        "command_allowlist": status.command_allowlist,
         "programs": status.programs.iter().map(|p| json!({
             "name": p.name,
             "path": non_empty(&p.path),
@@ -45,6 +50,18 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
             "note": non_empty(&p.note),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// The list joined, or `none` when it is empty.
+fn list_or(list: &[String], none: &str) -> String {
+    if list.is_empty() {
+        none.to_owned()
+    } else {
+        list.iter()
+            .map(|entry| format!("`{entry}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
@@ -77,6 +94,30 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
             status.sessions_active, status.sessions_total
         ),
         format!("  tools      {} indexed", status.tools_indexed),
+        format!(
+            "  provider   {}",
+            or(
+                &status.provider,
+                "none set up (`codaris login`, or --script for the scripted model)"
+            )
+        ),
+        format!("  model      {}", or(&status.model, "none")),
+        format!(
+            "  folders    each session's project and workspace{}",
+            if status.allowed_dirs.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", status.allowed_dirs.join(", "))
+            }
+        ),
+        format!(
+            "  http ok    {}",
+            list_or(&status.http_allowlist, "none (each request asks)")
+        ),
+        format!(
+            "  cmds ok    {}",
+            list_or(&status.command_allowlist, "none (each command asks)")
+        ),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
     if status.programs.is_empty() {

@@ -19,12 +19,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use codaris_mcp::{Approval, OutputLimits, ServerName, ServerSpec, Transport};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
 /// `[mcp]`.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpToml {
     pub servers: Option<BTreeMap<String, ServerToml>>,
@@ -32,7 +32,7 @@ pub struct McpToml {
 
 /// One `[mcp.servers.NAME]` table: `command` (with `args`, `env`, `cwd`) or `url` (with
 /// `headers`), and how far the server is trusted.
-#[derive(Debug, Default, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerToml {
     pub command: Option<String>,

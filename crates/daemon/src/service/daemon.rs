@@ -8,6 +8,8 @@ use tonic::{Request, Response, Status};
 
 use crate::config::Config;
 use crate::convert::timestamp_ms;
+use crate::error::DaemonError;
+use crate::providers::Login;
 use crate::sessions::SessionStore;
 use crate::shutdown::Shutdown;
 
@@ -15,6 +17,8 @@ use crate::shutdown::Shutdown;
 #[derive(Debug)]
 pub struct DaemonService {
     pub config: Arc<Config>,
+    /// The provider settings in force, swapped by `Login`.
+    pub providers: Arc<crate::providers::LiveProviders>,
     pub socket: String,
     pub started_at_ms: u64,
     pub started: Instant,
@@ -65,6 +69,7 @@ impl Daemon for DaemonService {
         _request: Request<v1::StatusRequest>,
     ) -> Result<Response<v1::StatusResponse>, Status> {
         let (sessions_active, sessions_total) = self.sessions.counts()?;
+        let providers = self.providers.current();
         let uptime_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
         Ok(Response::new(v1::StatusResponse {
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -95,6 +100,19 @@ impl Daemon for DaemonService {
             sandbox: self.sandbox.clone(),
             warnings: self.config.warnings.clone(),
             programs: self.programs.current(),
+            allowed_dirs: self
+                .config
+                .allowed_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
+            provider: providers
+                .provider
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_default(),
+            model: providers.model.clone().unwrap_or_default(),
+            http_allowlist: self.config.http_allowlist.clone(),
+            command_allowlist: self.config.command_allowlist.clone(),
         }))
     }
 
@@ -105,5 +123,105 @@ impl Daemon for DaemonService {
         // Graceful shutdown lets this call's answer reach the client before the server stops.
         self.shutdown.trigger("Shutdown RPC");
         Ok(Response::new(v1::ShutdownResponse {}))
+    }
+
+    async fn login(
+        &self,
+        request: Request<v1::LoginRequest>,
+    ) -> Result<Response<v1::LoginResponse>, Status> {
+        let request = request.into_inner();
+        let provider = match codaris_agent::ProviderChoice::parse(&request.provider) {
+            Some(codaris_agent::ProviderChoice::Api(kind)) => kind,
+            _ => {
+                return Err(DaemonError::InvalidArgument {
+                    field: "provider",
+                    reason: format!("must be anthropic or openai, not `{}`", request.provider),
+                }
+                .into());
+            }
+        };
+        let non_empty = |s: String| (!s.trim().is_empty()).then(|| s.trim().to_owned());
+        if request.api_key.chars().any(char::is_control) {
+            return Err(DaemonError::InvalidArgument {
+                field: "api_key",
+                reason: "holds a control character (a pasted newline?)".to_owned(),
+            }
+            .into());
+        }
+        let login = Login {
+            provider,
+            model: non_empty(request.model),
+            base_url: non_empty(request.base_url),
+            api_key: non_empty(request.api_key),
+        };
+        let providers = self.providers.clone();
+        let settings = tokio::task::spawn_blocking(move || providers.login(login))
+            .await
+            .map_err(|err| Status::internal(format!("the login did not finish: {err}")))??;
+        let in_force = settings.provider.and_then(|p| match p {
+            codaris_agent::ProviderChoice::Api(kind) => Some(kind),
+            codaris_agent::ProviderChoice::Scripted => None,
+        });
+        Ok(Response::new(v1::LoginResponse {
+            provider: settings
+                .provider
+                .map(|p| p.as_str().to_owned())
+                .unwrap_or_default(),
+            model: settings.model.clone().unwrap_or_default(),
+            base_url: in_force
+                .map(|kind| {
+                    settings
+                        .api(kind)
+                        .base_url
+                        .clone()
+                        .unwrap_or_else(|| kind.default_base_url().to_owned())
+                })
+                .unwrap_or_default(),
+            key_file: self.providers.file().display().to_string(),
+        }))
+    }
+
+    async fn check_providers(
+        &self,
+        _request: Request<v1::CheckProvidersRequest>,
+    ) -> Result<Response<v1::CheckProvidersResponse>, Status> {
+        let settings = self.providers.current();
+        let checks = crate::doctor::check_all(&settings, crate::doctor::CHECK_TIMEOUT).await;
+        Ok(Response::new(v1::CheckProvidersResponse {
+            checks: checks
+                .into_iter()
+                .map(|check| v1::ProviderCheck {
+                    provider: check.provider.as_str().to_owned(),
+                    model: check.model.unwrap_or_default(),
+                    base_url: check.base_url,
+                    ok: check.problem.is_none(),
+                    problem: check.problem.unwrap_or_default(),
+                })
+                .collect(),
+        }))
+    }
+
+    async fn get_config(
+        &self,
+        _request: Request<v1::GetConfigRequest>,
+    ) -> Result<Response<v1::GetConfigResponse>, Status> {
+        let settings = self.providers.current();
+        let entries = crate::config_sources::entries(&self.config, &settings);
+        Ok(Response::new(v1::GetConfigResponse {
+            entries: entries
+                .into_iter()
+                .map(|entry| v1::ConfigEntry {
+                    key: entry.key,
+                    value: entry.value.to_string(),
+                    source: entry.source.as_str().to_owned(),
+                })
+                .collect(),
+            file: self
+                .config
+                .config_path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        }))
     }
 }

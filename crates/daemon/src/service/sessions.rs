@@ -10,6 +10,7 @@ use super::ResponseStream;
 use crate::config::Config;
 use crate::convert::{activity_from_wire, permission_mode_from_wire};
 use crate::error::DaemonError;
+use crate::providers::LiveProviders;
 use crate::sessions::{NewSession, SessionStore};
 use crate::turns::{SessionChange, Turns};
 use codaris_ledger::CardAnswer;
@@ -19,6 +20,8 @@ use tokio_stream::StreamExt;
 #[derive(Debug)]
 pub struct SessionsService {
     pub config: Arc<Config>,
+    /// The provider settings in force (a login swaps them).
+    pub providers: Arc<LiveProviders>,
     pub sessions: SessionStore,
     /// The daemon's working directory, the default `cwd` of a session.
     pub default_cwd: PathBuf,
@@ -76,20 +79,6 @@ impl SessionsService {
                     format!("unknown value {}", request.permission_mode),
                 )
             })?;
-        let provider = if request.provider.is_empty() {
-            self.config.provider
-        } else {
-            ProviderChoice::parse(&request.provider).ok_or_else(|| {
-                invalid(
-                    "provider",
-                    format!(
-                        "must be one of {}, not `{}`",
-                        ProviderChoice::NAMES,
-                        request.provider
-                    ),
-                )
-            })?
-        };
         if request.script.contains('\0') {
             return Err(invalid("script", "contains a NUL byte"));
         }
@@ -115,15 +104,85 @@ impl SessionsService {
                 ),
             ));
         }
+        let settings = self.providers.current();
+        // The scripted model only when asked for: by name, or by giving it a script. Nothing
+        // set up is an error now, not a test double answering.
+        let provider = if !request.provider.is_empty() {
+            ProviderChoice::parse(&request.provider).ok_or_else(|| {
+                invalid(
+                    "provider",
+                    format!(
+                        "must be one of {}, not `{}`",
+                        ProviderChoice::NAMES,
+                        request.provider
+                    ),
+                )
+            })?
+        } else if script.is_some() {
+            ProviderChoice::Scripted
+        } else {
+            settings.provider.ok_or(DaemonError::NoProvider)?
+        };
+        let base_url = match provider {
+            ProviderChoice::Scripted if script.is_none() => {
+                return Err(invalid(
+                    "script",
+                    "the scripted provider plays a script file: give `--script FILE`",
+                ));
+            }
+            ProviderChoice::Scripted if !request.base_url.is_empty() => {
+                return Err(invalid(
+                    "base_url",
+                    "the scripted provider asks no server; leave the base URL out",
+                ));
+            }
+            ProviderChoice::Scripted => None,
+            ProviderChoice::Api(kind) => {
+                let base_url = if request.base_url.is_empty() {
+                    settings.api(kind).base_url.clone()
+                } else {
+                    Some(
+                        crate::config::http_url("base_url", &request.base_url)
+                            .map_err(|err| invalid("base_url", err.to_string()))?,
+                    )
+                };
+                // A server on this machine (llama.cpp, Ollama) may need no key; any other
+                // does, and a missing one is said now rather than after the retries.
+                let local = base_url
+                    .as_deref()
+                    .is_some_and(codaris_agent::is_loopback_url);
+                if settings.api(kind).api_key.is_none() && !local {
+                    return Err(DaemonError::MissingKey {
+                        provider: kind.as_str(),
+                        var: kind.api_key_env(),
+                    });
+                }
+                base_url
+            }
+        };
+        let model = (!request.model.is_empty())
+            .then_some(request.model)
+            .or_else(|| settings.model.clone());
+        if let ProviderChoice::Api(kind) = provider
+            && model.is_none()
+        {
+            return Err(invalid(
+                "model",
+                format!(
+                    "provider `{}` needs a model: give --model, set CODARIS_MODEL, or run `codaris login --model M`",
+                    kind.as_str()
+                ),
+            ));
+        }
         Ok(NewSession {
+            instructions: crate::instructions::find(&cwd),
             cwd,
             activity,
             permission_mode,
             provider,
-            model: (!request.model.is_empty())
-                .then_some(request.model)
-                .or_else(|| self.config.model.clone()),
+            model,
             script,
+            base_url,
         })
     }
 }

@@ -66,6 +66,8 @@ pub struct Turns {
     /// The MCP servers and their tools.
     pub mcp: Arc<crate::mcp::McpHub>,
     pub card_timeout: Duration,
+    /// The provider settings in force: a session's key comes from here when it first runs.
+    pub providers: Arc<crate::providers::LiveProviders>,
     /// The live sessions, one owner each.
     live: Mutex<HashMap<String, Arc<Session>>>,
     /// One for the daemon: what it keeps between calls serves every turn.
@@ -80,6 +82,7 @@ impl Turns {
         tools: Arc<ToolRegistry>,
         builtins: Builtins,
         mcp: Arc<crate::mcp::McpHub>,
+        providers: Arc<crate::providers::LiveProviders>,
     ) -> Self {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
@@ -92,6 +95,7 @@ impl Turns {
             tools,
             builtins,
             mcp,
+            providers,
             live: Mutex::new(HashMap::new()),
             dispatcher,
         }
@@ -133,7 +137,8 @@ impl Turns {
             conversation.notes.extend(session.take_notes());
             let host = DaemonHost::new(turns.clone(), session.clone(), log);
             let config = TurnConfig {
-                system: SYSTEM_PROMPT.to_owned(),
+                // Read at each turn: an edit of AGENTS.md counts from the next turn.
+                system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
                 max_rounds: MAX_ROUNDS,
                 lean: turns.config.lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.
@@ -355,7 +360,7 @@ impl Turns {
         let session = Arc::new(Session::new(
             record.id.clone(),
             conversation,
-            model_for(record, &self.config)?,
+            model_for(record, &self.providers.current(), &self.config)?,
             self.ledger.clone(),
             self.builtins.clone(),
         ));
@@ -369,7 +374,10 @@ impl Turns {
         let protected = vec![display(&self.config.state_dir.join("ledger"))];
         // The token opens the API to whoever holds it, and the file can hold provider keys.
         let layout = codaris_paths::StateLayout::new(&self.config.state_dir);
-        let mut secret = vec![display(&layout.token())];
+        let mut secret = vec![
+            display(&layout.token()),
+            display(&self.providers.file().to_path_buf()),
+        ];
         secret.extend(self.config.config_file.as_ref().map(display));
         Task {
             activity: record.activity,
@@ -408,9 +416,15 @@ impl Turns {
 }
 
 /// The session's model as its record names it, with what it does with pictures.
-fn model_for(record: &SessionRecord, config: &Config) -> Result<session::Model, DaemonError> {
+/// The session's model: its provider built from the provider settings in force now (a login
+/// since the daemon started counts), and whether it takes pictures.
+fn model_for(
+    record: &SessionRecord,
+    settings: &crate::providers::ProviderSettings,
+    config: &Config,
+) -> Result<session::Model, DaemonError> {
     Ok(session::Model {
-        provider: Arc::from(provider_for(record, config)?),
+        provider: Arc::from(provider_for(record, settings)?),
         pictures: pictures_for(record, config),
     })
 }
@@ -428,8 +442,8 @@ fn pictures_for(record: &SessionRecord, config: &Config) -> Pictures {
     }
 }
 
-/// An HTTP model API for the session: its model, and the key and base URL from the configuration
-/// (which the environment overrides). The key is never logged.
+/// An HTTP model API for the session: its model and base URL from its record, the key from the
+/// provider settings in force. The key is never logged; a missing one is said at once.
 fn api_provider(
     record: &SessionRecord,
     kind: ProviderKind,
@@ -444,8 +458,19 @@ fn api_provider(
             ),
         });
     };
+    // A record from before sessions kept their base URL follows the configured one.
+    let base_url = record.base_url.as_ref().or(api.base_url.as_ref());
+    let local = base_url
+        .map(String::as_str)
+        .is_some_and(codaris_agent::is_loopback_url);
+    if api.api_key.is_none() && !local {
+        return Err(DaemonError::MissingKey {
+            provider: kind.as_str(),
+            var: kind.api_key_env(),
+        });
+    }
     let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new));
-    if let Some(base_url) = &api.base_url {
+    if let Some(base_url) = base_url {
         provider = provider.with_base_url(base_url.clone());
     }
     build_provider(&provider).map_err(|err| DaemonError::InvalidArgument {
@@ -456,7 +481,7 @@ fn api_provider(
 
 fn provider_for(
     record: &SessionRecord,
-    config: &Config,
+    settings: &crate::providers::ProviderSettings,
 ) -> Result<Box<dyn ModelProvider>, DaemonError> {
     match record.provider {
         codaris_agent::ProviderChoice::Scripted => {
@@ -484,6 +509,6 @@ fn provider_for(
             })?;
             Ok(Box::new(ScriptedProvider::new(script)))
         }
-        codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, config.api(kind)),
+        codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, settings.api(kind)),
     }
 }

@@ -1,0 +1,571 @@
+//! Where each configuration value came from, for `codaris config show`: [`record`]ed by
+//! [`crate::config::resolve`] from its inputs (the file's values, the variables that were set,
+//! the flags given), then turned into [`Entry`]s of effective values with their [`Source`].
+//! Secrets (keys, tokens, MCP headers and environments) are shown as `"<redacted>"`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use crate::config::{Config, ConfigToml, Flags};
+use crate::providers::ProviderSettings;
+
+/// What set a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    Default,
+    File,
+    Environment,
+    Flag,
+    /// `codaris login` (`<state>/credentials.toml`).
+    Login,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::File => "file",
+            Self::Environment => "environment",
+            Self::Flag => "flag",
+            Self::Login => "login",
+        }
+    }
+}
+
+/// What [`crate::config::resolve`] saw, enough to say where each value came from.
+#[derive(Clone, PartialEq, Default)]
+pub struct Recorded {
+    /// The file's leaves by dotted key, secrets already redacted.
+    file: BTreeMap<String, Value>,
+    /// The variables that were set (non-empty).
+    env: BTreeSet<String>,
+    /// The flags given.
+    flags: BTreeSet<&'static str>,
+}
+
+impl std::fmt::Debug for Recorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recorded")
+            .field("file", &self.file.keys().collect::<Vec<_>>())
+            .field("env", &self.env)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+/// The shown form of a secret that is set.
+pub const REDACTED: &str = "<redacted>";
+
+/// Whether the value at dotted `key` is a secret.
+fn is_secret(key: &str) -> bool {
+    let last = key.rsplit('.').next().unwrap_or(key);
+    last == "api_key"
+        || last == "token"
+        || (key.starts_with("mcp.") && (key.contains(".headers.") || key.contains(".env.")))
+}
+
+fn flatten(prefix: &str, value: Value, out: &mut BTreeMap<String, Value>) {
+    match value {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (name, inner) in map {
+                let key = if prefix.is_empty() {
+                    name
+                } else {
+                    format!("{prefix}.{name}")
+                };
+                flatten(&key, inner, out);
+            }
+        }
+        leaf => {
+            let leaf = if is_secret(prefix) {
+                json!(REDACTED)
+            } else {
+                leaf
+            };
+            out.insert(prefix.to_owned(), leaf);
+        }
+    }
+}
+
+/// Records what `resolve` is given; called before it takes the file apart.
+pub fn record(toml: &ConfigToml, env: &BTreeMap<String, OsString>, flags: &Flags) -> Recorded {
+    let mut file = BTreeMap::new();
+    if let Ok(value) = serde_json::to_value(toml) {
+        flatten("", value, &mut file);
+    }
+    let env = env
+        .iter()
+        .filter(|(_, value)| !value.is_empty())
+        .map(|(name, _)| name.clone())
+        .collect();
+    let mut given = BTreeSet::new();
+    if flags.listen.is_some() {
+        given.insert("listen");
+    }
+    Recorded {
+        file,
+        env,
+        flags: given,
+    }
+}
+
+/// One effective value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub value: Value,
+    pub source: Source,
+}
+
+/// Every value in force, in key order: the keys Codaris resolves itself with their effective
+/// values, then whatever else the file sets (`[mcp]`, `[nextflow]`, …) as written.
+pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
+    let recorded = &config.recorded;
+    let from = |key: &str, var: Option<&str>, flag: Option<&str>| {
+        if flag.is_some_and(|f| recorded.flags.contains(f)) {
+            Source::Flag
+        } else if var.is_some_and(|v| recorded.env.contains(v)) {
+            Source::Environment
+        } else if recorded
+            .file
+            .keys()
+            .any(|k| k == key || k.starts_with(&format!("{key}.")))
+        {
+            Source::File
+        } else {
+            Source::Default
+        }
+    };
+    let paths = |dirs: &[std::path::PathBuf]| {
+        json!(
+            dirs.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+        )
+    };
+    let secret = |value: &Option<String>| match value {
+        Some(_) => json!(REDACTED),
+        None => Value::Null,
+    };
+    let headers: BTreeMap<String, String> = config
+        .http_default_headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                value.to_str().unwrap_or("<not text>").to_owned(),
+            )
+        })
+        .collect();
+    let engines = |engines: &[codaris_tools::Engine]| {
+        json!(
+            engines
+                .iter()
+                .map(codaris_tools::Engine::name)
+                .collect::<Vec<_>>()
+        )
+    };
+    let mut list: Vec<Entry> = Vec::new();
+    let mut push = |key: &str, value: Value, source: Source| {
+        list.push(Entry {
+            key: key.to_owned(),
+            value,
+            source,
+        });
+    };
+    push(
+        "allowed_dirs",
+        paths(&config.allowed_dirs),
+        from("allowed_dirs", Some("CODARIS_ALLOWED_DIRS"), None),
+    );
+    push(
+        "skills_dirs",
+        paths(&config.skills_dirs),
+        from("skills_dirs", None, None),
+    );
+    push(
+        "daemon.listen",
+        json!(config.listen.map(|a| a.to_string())),
+        from("daemon.listen", None, Some("listen")),
+    );
+    push(
+        "daemon.detach_grace_seconds",
+        json!(config.detach_grace.as_secs()),
+        from("daemon.detach_grace_seconds", None, None),
+    );
+    push(
+        "daemon.card_timeout_seconds",
+        json!(config.card_timeout.as_secs()),
+        from("daemon.card_timeout_seconds", None, None),
+    );
+    push(
+        "daemon.ledger_cache_mb",
+        json!(config.ledger_cache_bytes / (1024 * 1024)),
+        from("daemon.ledger_cache_mb", None, None),
+    );
+    let tools: [(&str, Value, Option<&str>); 12] = [
+        (
+            "tools.lean_surface",
+            json!(config.lean_surface),
+            Some("CODARIS_LEAN_7_TOOLS"),
+        ),
+        (
+            "tools.tool_search_api",
+            json!(config.tool_search_api),
+            Some("CODARIS_TOOL_SEARCH_API"),
+        ),
+        (
+            "tools.output_limits.max_bytes",
+            json!(config.output_max_bytes),
+            None,
+        ),
+        (
+            "tools.output_limits.max_lines",
+            json!(config.output_max_lines),
+            None,
+        ),
+        ("tools.http_allowlist", json!(config.http_allowlist), None),
+        (
+            "tools.command_allowlist",
+            json!(config.command_allowlist),
+            None,
+        ),
+        (
+            "tools.sandbox_writable",
+            paths(&config.sandbox_writable),
+            None,
+        ),
+        (
+            "tools.sandbox_readable",
+            config
+                .sandbox_readable
+                .as_deref()
+                .map_or(Value::Null, paths),
+            None,
+        ),
+        (
+            "tools.websearch_engines",
+            engines(&config.websearch_engines),
+            None,
+        ),
+        ("tools.http_default_headers", json!(headers), None),
+        ("tools.background", json!(config.background), None),
+        ("tools.preview_server", json!(config.preview_server), None),
+    ];
+    for (key, value, var) in tools {
+        push(key, value, from(key, var, None));
+    }
+    let provider = |key: &str| providers.source(key);
+    push(
+        "provider.name",
+        json!(providers.provider.map(|p| p.as_str())),
+        provider("provider.name"),
+    );
+    push(
+        "provider.model",
+        json!(providers.model),
+        provider("provider.model"),
+    );
+    for kind in codaris_agent::ProviderKind::ALL {
+        let api = providers.api(kind);
+        let section = kind.as_str();
+        let key = format!("{section}.api_key");
+        push(&key, secret(&api.api_key), provider(&key));
+        let key = format!("{section}.base_url");
+        push(&key, json!(api.base_url), provider(&key));
+    }
+    push(
+        "ncbi.api_key",
+        secret(&config.ncbi.api_key),
+        from(
+            "ncbi.api_key",
+            Some(crate::research::NCBI_API_KEY_VAR),
+            None,
+        ),
+    );
+    push(
+        "seqera.token",
+        if recorded.env.contains(crate::research::TOWER_TOKEN_VAR)
+            || recorded.file.contains_key("seqera.token")
+        {
+            json!(REDACTED)
+        } else {
+            Value::Null
+        },
+        from("seqera.token", Some(crate::research::TOWER_TOKEN_VAR), None),
+    );
+    let shown: BTreeSet<String> = list.iter().map(|e| e.key.clone()).collect();
+    // The rest of the file as written: what it sets beyond the keys above.
+    for (key, value) in &recorded.file {
+        let covered = shown
+            .iter()
+            .any(|s| key == s || key.starts_with(&format!("{s}.")));
+        if !covered
+            && !key.starts_with("provider.")
+            && !key.starts_with("anthropic.")
+            && !key.starts_with("openai.")
+        {
+            list.push(Entry {
+                key: key.clone(),
+                value: value.clone(),
+                source: Source::File,
+            });
+        }
+    }
+    list.sort_by(|a, b| a.key.cmp(&b.key));
+    list
+}
+
+/// `codarisd check-config [FILE]`: parses and resolves `file` (default: the one the daemon
+/// would read) on its own, with no environment, so the file alone is judged. The error is one
+/// line, `file:line: message` when the line is known.
+pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
+    let lookup = |name: &str| std::env::var_os(name);
+    let path = match file {
+        Some(path) => path,
+        None => {
+            codaris_paths::resolve_config_file(&lookup)
+                .map_err(|err| err.to_string())?
+                .0
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|err| {
+        format!(
+            "{}: cannot read: {}",
+            path.display(),
+            crate::error::io_reason(&err)
+        )
+    })?;
+    let parsed = crate::config::parse_file(&path, &text).map_err(|err| match err {
+        crate::ConfigError::Parse {
+            file,
+            line: Some(line),
+            message,
+        } => {
+            format!("{}:{line}: {message}", file.display())
+        }
+        other => other.to_string(),
+    })?;
+    let sources = crate::config::Sources {
+        state_dir: PathBuf::from("/nonexistent-state"),
+        home: None,
+        config_dir: path.parent().map(std::path::Path::to_path_buf),
+        file: Some((path.clone(), parsed)),
+        env: BTreeMap::new(),
+        flags: Flags::default(),
+    };
+    crate::config::resolve(sources)
+        .map(|_| path)
+        .map_err(|err| err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Sources, parse_file, resolve};
+    use pretty_assertions::assert_eq;
+    use std::path::PathBuf;
+
+    fn source_of(entries: &[Entry], key: &str) -> Option<(Value, Source)> {
+        entries
+            .iter()
+            .find(|e| e.key == key)
+            .map(|e| (e.value.clone(), e.source))
+    }
+
+    #[test]
+    fn each_value_names_the_file_the_environment_the_flag_or_the_default()
+    -> Result<(), crate::ConfigError> {
+        let path = PathBuf::from("/etc/codaris/config.toml");
+        let text = "[tools]\nhttp_allowlist = [\"https://api.github.com\"]\n[openai]\napi_key = \"sk-file-secret\"\n[mcp.servers.docs]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { Authorization = \"Bearer hidden\" }\n[nextflow]\nbin = \"nextflow\"\n";
+        let toml = parse_file(&path, text)?;
+        let config = resolve(Sources {
+            state_dir: PathBuf::from("/state"),
+            home: None,
+            file: Some((path, toml)),
+            config_dir: None,
+            env: [
+                ("CODARIS_MODEL", "env-model"),
+                ("CODARIS_LEAN_7_TOOLS", "0"),
+            ]
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
+            .collect(),
+            flags: Flags {
+                listen: Some("127.0.0.1:7457".to_owned()),
+            },
+        })?;
+        let entries = entries(&config, &config.providers);
+        assert_eq!(
+            source_of(&entries, "tools.http_allowlist"),
+            Some((json!(["https://api.github.com"]), Source::File))
+        );
+        assert_eq!(
+            source_of(&entries, "provider.model"),
+            Some((json!("env-model"), Source::Environment))
+        );
+        assert_eq!(
+            source_of(&entries, "tools.lean_surface"),
+            Some((json!(false), Source::Environment))
+        );
+        assert_eq!(
+            source_of(&entries, "daemon.listen"),
+            Some((json!("127.0.0.1:7457"), Source::Flag))
+        );
+        assert_eq!(
+            source_of(&entries, "daemon.card_timeout_seconds"),
+            Some((json!(300), Source::Default))
+        );
+        assert_eq!(
+            source_of(&entries, "openai.api_key"),
+            Some((json!(REDACTED), Source::File))
+        );
+        assert_eq!(
+            source_of(&entries, "nextflow.bin"),
+            Some((json!("nextflow"), Source::File))
+        );
+        let all = format!("{entries:?}");
+        assert!(!all.contains("sk-file-secret"), "{all}");
+        assert!(!all.contains("Bearer hidden"), "{all}");
+        let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert_eq!(keys, sorted);
+        Ok(())
+    }
+
+    /// The documented example, and the same with its `#: ` settings switched on.
+    const EXAMPLE: &str = include_str!("../../../docs/config.example.toml");
+
+    fn switched_on(text: &str) -> String {
+        text.lines()
+            .map(|line| line.strip_prefix("#: ").unwrap_or(line))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The fields serde expects where a probe key was refused as unknown, else `None`.
+    fn expected_fields(text: &str) -> Option<Vec<String>> {
+        let err = toml::from_str::<ConfigToml>(text).err()?;
+        let message = err.message().to_owned();
+        if !message.contains("unknown field `zz_probe`") {
+            return None;
+        }
+        let (_, after) = message.split_once("expected")?;
+        Some(
+            after
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+
+    /// Every key `ConfigToml` takes, dotted, found by asking serde (each table refuses unknown
+    /// fields and names the ones it knows); `*` stands for a name of a map (`mcp.servers.*`).
+    fn walk(path: &[String], out: &mut Vec<String>) {
+        let header = path
+            .iter()
+            .map(|p| if p == "*" { "zz_name" } else { p.as_str() })
+            .collect::<Vec<_>>()
+            .join(".");
+        let probe = |form: String| expected_fields(&format!("{form}\nzz_probe = 1\n"));
+        let (fields, star) = if path.is_empty() {
+            (expected_fields("zz_probe = 1\n"), false)
+        } else if let Some(fields) = probe(format!("[{header}]")) {
+            (Some(fields), false)
+        } else if let Some(fields) = probe(format!("[[{header}]]")) {
+            (Some(fields), false)
+        } else {
+            (probe(format!("[{header}.zz_name]")), true)
+        };
+        match fields {
+            Some(fields) => {
+                for field in fields {
+                    let mut next = path.to_vec();
+                    if star {
+                        next.push("*".to_owned());
+                    }
+                    next.push(field);
+                    walk(&next, out);
+                }
+            }
+            None => out.push(path.join(".")),
+        }
+    }
+
+    fn present(prefix: &str, value: &toml::Value, out: &mut Vec<String>) {
+        match value {
+            toml::Value::Table(table) => {
+                for (name, inner) in table {
+                    let name = if prefix == "mcp.servers" { "*" } else { name };
+                    let key = if prefix.is_empty() {
+                        name.to_owned()
+                    } else {
+                        format!("{prefix}.{name}")
+                    };
+                    present(&key, inner, out);
+                }
+            }
+            toml::Value::Array(items)
+                if items.iter().all(toml::Value::is_table) && !items.is_empty() =>
+            {
+                for item in items {
+                    present(prefix, item, out);
+                }
+            }
+            _ => out.push(prefix.to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_example_file_resolves_and_shows_every_key() -> Result<(), Box<dyn std::error::Error>> {
+        for text in [EXAMPLE.to_owned(), switched_on(EXAMPLE)] {
+            let path = PathBuf::from("/etc/codaris/config.toml");
+            let toml = parse_file(&path, &text)?;
+            resolve(Sources {
+                state_dir: PathBuf::from("/state"),
+                home: None,
+                file: Some((path, toml)),
+                config_dir: None,
+                env: BTreeMap::new(),
+                flags: Flags::default(),
+            })?;
+        }
+        let mut keys = Vec::new();
+        walk(&[], &mut keys);
+        // The probe found the tables it must have: a sanity check of the probe itself.
+        for known in [
+            "daemon.listen",
+            "tools.output_limits.max_lines",
+            "mcp.servers.*.url",
+            "models.multimodal",
+        ] {
+            assert!(keys.contains(&known.to_owned()), "{known} not in {keys:?}");
+        }
+        let mut shown = Vec::new();
+        present(
+            "",
+            &toml::from_str::<toml::Value>(&switched_on(EXAMPLE))?,
+            &mut shown,
+        );
+        let missing: Vec<&String> = keys
+            .iter()
+            .filter(|key| {
+                !shown
+                    .iter()
+                    .any(|s| s == *key || s.starts_with(&format!("{key}.")))
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "docs/config.example.toml lacks {missing:?}"
+        );
+        Ok(())
+    }
+}
