@@ -21,8 +21,10 @@ pub mod convert;
 pub mod dispatch;
 pub mod error;
 pub mod keys;
+pub mod logging;
 pub mod mcp;
 pub mod nextflow;
+pub mod notify;
 pub mod peer;
 pub mod programs;
 pub mod registry;
@@ -35,6 +37,7 @@ pub mod sessions;
 pub mod shutdown;
 pub mod skills;
 pub mod state;
+pub mod telemetry;
 pub mod turns;
 pub mod watch;
 
