@@ -90,8 +90,55 @@ async fn hello(channel: Channel) -> Result<v1::HelloResponse, CliError> {
     Ok(response.into_inner())
 }
 
-/// Starts `codarisd` detached from this terminal and waits until it answers.
+/// Who brought the daemon up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartedBy {
+    /// This CLI spawned it.
+    Cli,
+    /// The installed systemd user unit, started with `systemctl --user start`.
+    Unit { unit: PathBuf },
+}
+
+/// Brings up the daemon (through its systemd user unit when one is installed for this state
+/// directory, see [`crate::service`]) and waits until it answers.
 pub async fn start_and_wait(target: &Target) -> Result<Channel, CliError> {
+    start_and_wait_with(target, &crate::service::SystemdUser)
+        .await
+        .map(|(channel, _)| channel)
+}
+
+/// [`start_and_wait`] with the service manager given, saying who started the daemon.
+pub async fn start_and_wait_with(
+    target: &Target,
+    manager: &dyn crate::service::ServiceManager,
+) -> Result<(Channel, StartedBy), CliError> {
+    let default_dir = crate::service::default_state_dir();
+    match crate::service::plan(target.layout.dir(), default_dir.as_deref(), manager) {
+        crate::service::StartPlan::Spawn => Ok((spawn_and_wait(target).await?, StartedBy::Cli)),
+        crate::service::StartPlan::Unit { unit } => {
+            manager
+                .start()
+                .map_err(|message| CliError::DaemonFailed { message })?;
+            let socket = target.socket();
+            let deadline = Instant::now() + START_TIMEOUT;
+            loop {
+                if let Ok(channel) = connect(&socket).await {
+                    return Ok((channel, StartedBy::Unit { unit }));
+                }
+                if Instant::now() > deadline {
+                    return Err(CliError::StartTimeout {
+                        socket,
+                        seconds: START_TIMEOUT.as_secs(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+}
+
+/// Spawns `codarisd` detached from this terminal and waits until it answers.
+async fn spawn_and_wait(target: &Target) -> Result<Channel, CliError> {
     let mut child = spawn_daemon(target)?;
     let socket = target.socket();
     let deadline = Instant::now() + START_TIMEOUT;

@@ -5,6 +5,7 @@ pub mod chat;
 pub mod completions;
 pub mod daemon;
 pub mod demo;
+pub mod install;
 pub mod ledger;
 pub mod mcp;
 pub mod policy;
@@ -96,6 +97,9 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 DaemonCommand::Stop => daemon::stop(&target, json).await,
                 DaemonCommand::Status => daemon::status(&target, json).await,
                 DaemonCommand::Logs { lines, follow } => daemon::logs(&target, lines, follow).await,
+                DaemonCommand::Install { systemd, launchd } => {
+                    install::run(install::Manager::chosen(systemd, launchd), json)
+                }
             }
         }
     }
