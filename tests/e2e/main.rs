@@ -25,5 +25,7 @@ mod research;
 mod run;
 mod sandbox;
 mod seqera;
+mod services;
 mod tcp;
+mod telemetry;
 mod tools;
