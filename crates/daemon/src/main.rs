@@ -239,7 +239,7 @@ fn init_logging(
         tracing::warn!(%err, "traces are not exported");
     }
     if let Some(config) = telemetry.filter(|_| exporter.is_some()) {
-        tracing::info!(url = %config.traces_url, service = %config.service_name, "exporting traces over OTLP");
+        tracing::info!(url = %config.shown_url(), service = %config.service_name, "exporting traces over OTLP");
     }
     exporter
 }

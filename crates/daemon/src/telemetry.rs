@@ -1,6 +1,6 @@
 //! OpenTelemetry traces over OTLP/HTTP (protobuf), only when `[telemetry] otlp_endpoint` is set.
 //!
-//! What is exported: the spans `turn` (`session.id`, `turn`, `provider`), `model_request`
+//! What is exported: the spans `turn` (`session.id`, `turn`, `provider`, `model`), `model_request`
 //! (`provider`, `model`) and `tool_call` (`tool.name`, `tool.call_id`), and inside a tool call
 //! the event `dispatch decision` with `decision.code`, `decision.verdict`, `decision.seq`,
 //! `tool.name` and `session.id`. A call's arguments, a model's text and the provider keys are
@@ -8,8 +8,10 @@
 //!
 //! Without an endpoint no exporter is built and nothing leaves the machine; the `OTEL_*`
 //! environment variables alone never turn export on. Spans are batched on the SDK's own thread
-//! with a blocking HTTP client, so the daemon's runtime never waits on the collector;
-//! [`Telemetry::shutdown`] flushes what is pending when the daemon stops.
+//! with a blocking HTTP client, so the daemon's runtime never waits on the collector (spans a
+//! collector that is down cannot take are dropped); [`Telemetry::shutdown`] flushes what is
+//! pending when the daemon stops. Spans are info-level: `RUST_LOG` below info has none to
+//! export.
 //!
 //! Non-goals: metrics and logs over OTLP (the log file and its JSON lines serve those), and
 //! gRPC export.
@@ -58,11 +60,25 @@ pub struct TelemetryConfig {
     pub headers: Vec<(String, String)>,
 }
 
+impl TelemetryConfig {
+    /// The traces URL without a password it may carry (`http://user:secret@host`), for logs.
+    pub fn shown_url(&self) -> String {
+        match url::Url::parse(&self.traces_url) {
+            Ok(mut url) if url.password().is_some() => {
+                let _ = url.set_password(Some("redacted"));
+                url.to_string()
+            }
+            Ok(url) => url.to_string(),
+            Err(_) => "an unparsable URL".to_owned(),
+        }
+    }
+}
+
 impl std::fmt::Debug for TelemetryConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
         f.debug_struct("TelemetryConfig")
-            .field("traces_url", &self.traces_url)
+            .field("traces_url", &self.shown_url())
             .field("service_name", &self.service_name)
             .field("headers", &names)
             .finish()
@@ -146,7 +162,7 @@ impl Telemetry {
             .with_headers(headers)
             .build()
             .map_err(|err| TelemetryError {
-                url: config.traces_url.clone(),
+                url: config.shown_url(),
                 reason: err.to_string(),
             })?;
         let resource = Resource::builder()
@@ -244,6 +260,17 @@ mod tests {
         };
         let config = resolve(Some(toml), &origin).unwrap().unwrap();
         assert!(!format!("{config:?}").contains("sk-very-secret"));
+        let with_password = resolve(
+            Some(TelemetryToml {
+                otlp_endpoint: Some("https://user:pw-secret@otel.example.org".into()),
+                ..TelemetryToml::default()
+            }),
+            &origin,
+        )
+        .unwrap()
+        .unwrap();
+        assert!(!with_password.shown_url().contains("pw-secret"));
+        assert!(!format!("{with_password:?}").contains("pw-secret"));
         let bad = TelemetryToml {
             otlp_endpoint: Some("http://127.0.0.1:4318".into()),
             service_name: None,

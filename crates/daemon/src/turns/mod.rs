@@ -127,6 +127,7 @@ impl Turns {
             session.id = %record.id,
             turn = conversation.turns,
             provider = session.provider.name(),
+            model = session.provider.model(),
         );
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
