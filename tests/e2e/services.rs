@@ -157,3 +157,21 @@ fn the_container_image_has_an_init_a_workdir_a_health_check_and_the_tools() {
     assert!(has("USER codaris") && has("STOPSIGNAL SIGTERM"));
     assert!(last_stage.contains("nf-core") && last_stage.contains("get.nextflow.io"));
 }
+
+#[test]
+fn a_private_state_directory_is_started_by_the_cli_not_the_unit() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    // A unit installed for this (sandboxed) user serves the default state directory only; the
+    // sandbox's CODARIS_STATE_DIR is another, so the CLI spawns its own daemon.
+    let install = sandbox.cli(&["daemon", "install", "--systemd"]);
+    assert!(install.status.success(), "{}", stderr(&install));
+    let started = sandbox.cli(&["daemon", "start", "--json"]);
+    assert!(started.status.success(), "{}", stderr(&started));
+    let report = json(&started);
+    assert_eq!(report["started"], true, "{report}");
+    assert_eq!(report["started_by"], "cli", "{report}");
+    let again = sandbox.cli(&["daemon", "start", "--json"]);
+    assert_eq!(json(&again)["started_by"], serde_json::Value::Null);
+    sandbox.stop_daemon();
+}

@@ -16,8 +16,12 @@ pub async fn start(target: &Target, json: bool) -> Result<Outcome, CliError> {
     let (channel, started_by) = match client::connect(&target.socket()).await {
         Ok(channel) => (channel, None),
         Err(_) => {
-            let (channel, by) =
-                client::start_and_wait_with(target, &crate::service::SystemdUser).await?;
+            let (channel, by) = client::start_and_wait_with(
+                target,
+                crate::service::default_state_dir().as_deref(),
+                &crate::service::SystemdUser,
+            )
+            .await?;
             (channel, Some(by))
         }
     };
