@@ -212,6 +212,36 @@ mod tests {
     }
 
     #[test]
+    fn the_current_log_is_a_link_to_the_dated_file_and_an_old_one_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CURRENT_LOG), "from before\n").unwrap();
+        let writer = file_writer(dir.path(), &LogSettings::default()).unwrap();
+        writer
+            .make_writer()
+            .write_all(b"new \x1b[1mline\n")
+            .unwrap();
+        let kept = std::fs::read_to_string(dir.path().join("codarisd.before-rotation.log"));
+        assert_eq!(kept.unwrap(), "from before\n");
+        let current = dir.path().join(CURRENT_LOG);
+        assert!(
+            std::fs::symlink_metadata(&current)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let target = std::fs::read_link(&current).unwrap();
+        let name = target.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("codarisd.") && name.ends_with(".log"),
+            "{name}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&current).unwrap(),
+            "new \\u001b[1mline\n"
+        );
+    }
+
+    #[test]
     fn settings_resolve_with_defaults_and_refuse_nonsense() {
         let origin = |key: &str| format!("`{key}`");
         assert_eq!(
