@@ -258,6 +258,13 @@ struct Answer {
     exhausted: bool,
 }
 
+// A span per model request (retries and streaming included), exported when telemetry is on.
+#[tracing::instrument(
+    name = "model_request",
+    level = "info",
+    skip_all,
+    fields(provider = provider.name(), model = provider.model())
+)]
 async fn collect<H: TurnHost>(
     provider: &dyn ModelProvider,
     request: &ModelRequest,
@@ -290,6 +297,13 @@ async fn collect<H: TurnHost>(
 }
 
 /// Guards, decides, runs and records one call; `Some` ends the turn.
+// A span per tool call, decision and run alike; never its arguments (they may hold secrets).
+#[tracing::instrument(
+    name = "tool_call",
+    level = "info",
+    skip_all,
+    fields(tool.name = %call.name, tool.call_id = %call.id)
+)]
 async fn dispatch<H: TurnHost>(
     conversation: &mut Conversation,
     state: &mut TurnState,

@@ -137,6 +137,16 @@ pub enum DaemonCommand {
     Stop,
     /// Say whether codarisd is running; exit code 3 when it is not
     Status,
+    /// Write a service definition for this user, with this installation's codarisd: the
+    /// systemd user unit (the default on Linux) or the launchd agent (the default on macOS)
+    Install {
+        /// The systemd user unit, `$XDG_CONFIG_HOME/systemd/user/codarisd.service`
+        #[arg(long, conflicts_with = "launchd")]
+        systemd: bool,
+        /// The launchd agent, `~/Library/LaunchAgents/dev.codaris.codarisd.plist`
+        #[arg(long)]
+        launchd: bool,
+    },
     /// Print the daemon's log
     Logs {
         /// How many lines from the end to print

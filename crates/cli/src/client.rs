@@ -14,6 +14,9 @@ use tonic::transport::{Channel, Endpoint, Uri};
 
 use crate::error::CliError;
 
+/// `codarisd`'s exit status when another daemon holds the state directory.
+const DAEMON_ALREADY_RUNNING: u8 = 75;
+
 /// How long a freshly started daemon has to answer.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -90,8 +93,60 @@ async fn hello(channel: Channel) -> Result<v1::HelloResponse, CliError> {
     Ok(response.into_inner())
 }
 
-/// Starts `codarisd` detached from this terminal and waits until it answers.
+/// Who brought the daemon up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartedBy {
+    /// This CLI spawned it.
+    Cli,
+    /// The installed systemd user unit, started with `systemctl --user start`.
+    Unit { unit: PathBuf },
+}
+
+/// Brings up the daemon (through its systemd user unit when one is installed for this state
+/// directory, see [`crate::service`]) and waits until it answers.
 pub async fn start_and_wait(target: &Target) -> Result<Channel, CliError> {
+    start_and_wait_with(
+        target,
+        crate::service::default_state_dir().as_deref(),
+        &crate::service::SystemdUser,
+    )
+    .await
+    .map(|(channel, _)| channel)
+}
+
+/// [`start_and_wait`] with the unit's state directory and the service manager given, saying
+/// who started the daemon.
+pub async fn start_and_wait_with(
+    target: &Target,
+    default_dir: Option<&Path>,
+    manager: &dyn crate::service::ServiceManager,
+) -> Result<(Channel, StartedBy), CliError> {
+    match crate::service::plan(target.layout.dir(), default_dir, manager) {
+        crate::service::StartPlan::Spawn => Ok((spawn_and_wait(target).await?, StartedBy::Cli)),
+        crate::service::StartPlan::Unit { unit } => {
+            manager
+                .start()
+                .map_err(|message| CliError::UnitStart { message })?;
+            let socket = target.socket();
+            let deadline = Instant::now() + START_TIMEOUT;
+            loop {
+                if let Ok(channel) = connect(&socket).await {
+                    return Ok((channel, StartedBy::Unit { unit }));
+                }
+                if Instant::now() > deadline {
+                    return Err(CliError::StartTimeout {
+                        socket,
+                        seconds: START_TIMEOUT.as_secs(),
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    }
+}
+
+/// Spawns `codarisd` detached from this terminal and waits until it answers.
+async fn spawn_and_wait(target: &Target) -> Result<Channel, CliError> {
     let mut child = spawn_daemon(target)?;
     let socket = target.socket();
     let deadline = Instant::now() + START_TIMEOUT;
@@ -100,10 +155,15 @@ pub async fn start_and_wait(target: &Target) -> Result<Channel, CliError> {
             return Ok(channel);
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(CliError::DaemonFailed {
-                message: last_error_line(&mut child)
-                    .unwrap_or_else(|| format!("codarisd exited with {status}")),
-            });
+            // Another daemon won the state directory (a second CLI starting one at the same
+            // moment, a service manager): it is the one to wait for.
+            let lost_the_race = status.code() == Some(i32::from(DAEMON_ALREADY_RUNNING));
+            if !lost_the_race || !target.layout.pid_file().exists() {
+                return Err(CliError::DaemonFailed {
+                    message: last_error_line(&mut child)
+                        .unwrap_or_else(|| format!("codarisd exited with {status}")),
+                });
+            }
         }
         if Instant::now() > deadline {
             return Err(CliError::StartTimeout {
@@ -207,6 +267,37 @@ pub fn daemon_binary() -> Result<PathBuf, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A unit that is installed but fails to start.
+    struct FailingUnit;
+
+    impl crate::service::ServiceManager for FailingUnit {
+        fn installed_unit(&self) -> Option<PathBuf> {
+            Some(PathBuf::from(
+                "/home/me/.config/systemd/user/codarisd.service",
+            ))
+        }
+        fn start(&self) -> Result<(), String> {
+            Err("`systemctl --user start codarisd.service` failed: unit masked".to_owned())
+        }
+    }
+
+    #[tokio::test]
+    async fn with_a_unit_the_cli_starts_it_and_spawns_no_daemon_of_its_own() {
+        let temp = tempfile::tempdir().unwrap();
+        let target = Target {
+            layout: StateLayout::new(temp.path().join("state")),
+        };
+        let err = start_and_wait_with(&target, Some(target.layout.dir()), &FailingUnit)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot start codarisd through its systemd unit: `systemctl --user start codarisd.service` failed: unit masked"
+        );
+        // Nothing was spawned: no daemon claimed the directory.
+        assert!(!target.layout.pid_file().exists());
+    }
 
     #[test]
     fn a_relayed_line_carries_no_escapes_and_prefers_the_daemons_own_words() {

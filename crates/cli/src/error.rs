@@ -20,6 +20,9 @@ pub enum CliError {
     },
     #[error("codarisd exited while starting: {message}")]
     DaemonFailed { message: String },
+    /// The installed systemd user unit would not start (the CLI spawns no daemon beside it).
+    #[error("cannot start codarisd through its systemd unit: {message}")]
+    UnitStart { message: String },
     #[error("codarisd did not answer on {} within {seconds} s; see `codaris daemon logs`", socket.display())]
     StartTimeout { socket: PathBuf, seconds: u64 },
     #[error("codarisd did not stop within {seconds} s (pid {pid})")]

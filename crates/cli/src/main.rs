@@ -5,6 +5,7 @@ mod client;
 mod commands;
 mod error;
 mod output;
+mod service;
 mod stop;
 
 use std::io::Write;

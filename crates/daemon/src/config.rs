@@ -37,6 +37,8 @@ pub struct ConfigToml {
     pub research: Option<crate::research::ResearchToml>,
     /// `[seqera]`: Wave, Seqera Platform, the token, the registries pushes may go to.
     pub seqera: Option<crate::research::SeqeraToml>,
+    /// `[telemetry]`: OpenTelemetry export over OTLP/HTTP, off unless an endpoint is named.
+    pub telemetry: Option<crate::telemetry::TelemetryToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -51,6 +53,10 @@ pub struct DaemonToml {
     pub card_timeout_seconds: Option<u64>,
     /// The ledger's sled page cache, in MiB (default [`DEFAULT_LEDGER_CACHE_MB`]).
     pub ledger_cache_mb: Option<u64>,
+    /// The log file's lines: `text` (default) or `json`.
+    pub log_format: Option<String>,
+    /// Dated log files kept (default [`crate::logging::DEFAULT_LOG_MAX_FILES`]).
+    pub log_max_files: Option<usize>,
 }
 
 /// The ledger's page cache when `daemon.ledger_cache_mb` is unset: reads stay proportional to
@@ -226,6 +232,10 @@ pub struct Config {
     /// itself, set by its `main`. `None` (a daemon inside another program, as in tests): the
     /// built-in server is not run.
     pub builtin_program: Option<PathBuf>,
+    /// `daemon.log_format`, `daemon.log_max_files`.
+    pub logging: crate::logging::LogSettings,
+    /// `[telemetry]`, when an endpoint is configured.
+    pub telemetry: Option<crate::telemetry::TelemetryConfig>,
 }
 
 impl Config {
@@ -469,6 +479,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         }
     };
 
+    let logging = crate::logging::resolve(
+        daemon_toml.log_format.as_deref(),
+        daemon_toml.log_max_files,
+        &origin,
+    )?;
+    let telemetry = crate::telemetry::resolve(toml.telemetry, &origin)?;
+
     let listen = match flags.listen {
         Some(addr) => Some(loopback("--listen", &addr)?),
         None => match toml.daemon.and_then(|d| d.listen) {
@@ -527,6 +544,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         research_engines,
         seqera,
         builtin_program: None,
+        logging,
+        telemetry,
     })
 }
 

@@ -65,6 +65,8 @@ fn is_secret(key: &str) -> bool {
     last == "api_key"
         || last == "token"
         || (key.starts_with("mcp.") && (key.contains(".headers.") || key.contains(".env.")))
+        // A collector's headers carry its token.
+        || key.starts_with("telemetry.headers.")
 }
 
 fn flatten(prefix: &str, value: Value, out: &mut BTreeMap<String, Value>) {
@@ -381,7 +383,7 @@ mod tests {
     fn each_value_names_the_file_the_environment_the_flag_or_the_default()
     -> Result<(), crate::ConfigError> {
         let path = PathBuf::from("/etc/codaris/config.toml");
-        let text = "[tools]\nhttp_allowlist = [\"https://api.github.com\"]\n[openai]\napi_key = \"sk-file-secret\"\n[mcp.servers.docs]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { Authorization = \"Bearer hidden\" }\n[nextflow]\nbin = \"nextflow\"\n";
+        let text = "[tools]\nhttp_allowlist = [\"https://api.github.com\"]\n[openai]\napi_key = \"sk-file-secret\"\n[mcp.servers.docs]\nurl = \"http://127.0.0.1:1/mcp\"\nheaders = { Authorization = \"Bearer hidden\" }\n[nextflow]\nbin = \"nextflow\"\n[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\nheaders = { authorization = \"Bearer collector-secret\" }\n";
         let toml = parse_file(&path, text)?;
         let config = resolve(Sources {
             state_dir: PathBuf::from("/state"),
@@ -431,6 +433,7 @@ mod tests {
         let all = format!("{entries:?}");
         assert!(!all.contains("sk-file-secret"), "{all}");
         assert!(!all.contains("Bearer hidden"), "{all}");
+        assert!(!all.contains("collector-secret"), "{all}");
         let keys: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
         let mut sorted = keys.clone();
         sorted.sort_unstable();

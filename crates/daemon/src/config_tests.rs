@@ -77,6 +77,8 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             research_engines: vec![Engine::brave(), Engine::bing()],
             seqera: codaris_seqera::SeqeraSetup::default(),
             builtin_program: None,
+            logging: crate::logging::LogSettings::default(),
+            telemetry: None,
         }
     );
     Ok(())

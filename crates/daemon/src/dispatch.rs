@@ -310,12 +310,14 @@ impl Dispatcher {
                 DecisionRecord::new(call.session_id.clone(), request, decision, now_ms()),
                 &view.grants,
             )?;
+            // Names and codes only, never the arguments: this event is exported with the
+            // call's span when telemetry is on.
             tracing::info!(
-                session = %record.session_id,
-                tool = %record.request.tool,
-                verdict = ?record.decision.verdict,
-                code = ?record.decision.code,
-                seq = record.seq,
+                session.id = %record.session_id,
+                tool.name = %record.request.tool,
+                decision.verdict = record.decision.verdict.as_str(),
+                decision.code = record.decision.code.as_str(),
+                decision.seq = record.seq,
                 "dispatch decision"
             );
             let opened = outside_paths(&record, &view.grants);

@@ -24,8 +24,10 @@ pub mod doctor;
 pub mod error;
 pub mod instructions;
 pub mod keys;
+pub mod logging;
 pub mod mcp;
 pub mod nextflow;
+pub mod notify;
 pub mod peer;
 pub mod programs;
 pub mod providers;
@@ -39,6 +41,7 @@ pub mod sessions;
 pub mod shutdown;
 pub mod skills;
 pub mod state;
+pub mod telemetry;
 pub mod turns;
 pub mod watch;
 

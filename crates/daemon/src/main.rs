@@ -2,16 +2,17 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Mutex;
 
 use clap::Parser;
 use codaris_daemon::config::{self, Flags};
 use codaris_daemon::keys::HeldKeys;
+use codaris_daemon::logging::{LogFormat, LogSettings, PlainFields};
+use codaris_daemon::telemetry::{Telemetry, TelemetryConfig};
 use codaris_daemon::{Shutdown, StartError, StateClaim, StateWatch};
 use codaris_paths::StateLayout;
-use tracing_subscriber::EnvFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Layer};
 
 /// The Codaris daemon: serves the gRPC API on `<state>/codaris.sock`.
 #[derive(Debug, Parser)]
@@ -86,7 +87,14 @@ fn main() -> ExitCode {
             tracing::error!(%err, "codarisd failed");
             // Last, so the CLI that started this daemon relays this line and not the log's.
             eprintln!("codarisd: {err}");
-            ExitCode::FAILURE
+            match err {
+                // Its own code, so a service manager can tell "another daemon has it" from a
+                // failure worth restarting for (`RestartPreventExitStatus=` in the unit).
+                StartError::AlreadyRunning { .. } => {
+                    ExitCode::from(codaris_daemon::state::EXIT_ALREADY_RUNNING)
+                }
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -107,7 +115,11 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
             return Err(StartError::StateDir { path, source });
         }
     };
-    init_logging(&claim.layout().log());
+    let telemetry = init_logging(
+        claim.layout().dir(),
+        &config.logging,
+        config.telemetry.as_ref(),
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -116,7 +128,7 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
             what: "the async runtime".to_owned(),
             source,
         })?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         tokio::spawn(codaris_tools::shell::reap_orphans());
         let shutdown = Shutdown::new();
         codaris_daemon::shutdown::on_signals(shutdown.clone()).map_err(|source| {
@@ -128,7 +140,13 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
         // A daemon whose state directory is deleted or replaced stops.
         codaris_daemon::watch::spawn(watch, shutdown.clone());
         codaris_daemon::serve(config, claim, shutdown).await
-    })
+    });
+    // Outside the runtime: the exporter's blocking client must not be dropped on it.
+    drop(runtime);
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    served
 }
 
 /// `codarisd mcp-server seqera`: the built-in server on stdio. Its settings come from the
@@ -190,32 +208,56 @@ fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
     eprintln!("codarisd: internal error (a bug, please report it): {line}{place}");
 }
 
-/// Logs to stderr and to `<state>/codarisd.log`, at the level `RUST_LOG` names (default info).
-fn init_logging(log_file: &std::path::Path) {
+/// Logs to stderr and to `<state>/codarisd.log` (see `codaris_daemon::logging`), at the level
+/// `RUST_LOG` names (default info), and exports traces when `[telemetry]` names a collector.
+fn init_logging(
+    state_dir: &std::path::Path,
+    settings: &LogSettings,
+    telemetry: Option<&TelemetryConfig>,
+) -> Option<Telemetry> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_file);
     // Colours only for a person at a terminal: a pipe (the CLI starting this daemon, a service
     // manager's journal) gets plain text.
     let stderr_layer = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(stderr_layer);
-    match file {
-        Ok(file) => registry
-            .with(
-                tracing_subscriber::fmt::layer()
+    let (file_layer, file_err) = match codaris_daemon::logging::file_writer(state_dir, settings) {
+        Ok(writer) => {
+            let layer = match settings.format {
+                LogFormat::Text => tracing_subscriber::fmt::layer()
                     .with_ansi(false)
-                    .with_writer(Mutex::new(file)),
-            )
-            .init(),
-        Err(err) => {
-            registry.init();
-            tracing::warn!(path = %log_file.display(), %err, "cannot open the log file; logging to stderr only");
+                    .fmt_fields(PlainFields::default())
+                    .with_writer(writer)
+                    .boxed(),
+                LogFormat::Json => tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_ansi(false)
+                    .with_writer(writer)
+                    .boxed(),
+            };
+            (Some(layer), None)
         }
+        Err(err) => (None, Some(err)),
+    };
+    let (exporter, exporter_err) = match telemetry.map(Telemetry::start) {
+        Some(Ok(exporter)) => (Some(exporter), None),
+        Some(Err(err)) => (None, Some(err)),
+        None => (None, None),
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr_layer)
+        .with(file_layer)
+        .with(exporter.as_ref().map(Telemetry::layer))
+        .init();
+    if let Some(err) = file_err {
+        tracing::warn!(dir = %state_dir.display(), %err, "cannot open the log file; logging to stderr only");
     }
+    if let Some(err) = exporter_err {
+        tracing::warn!(%err, "traces are not exported");
+    }
+    if let Some(config) = telemetry.filter(|_| exporter.is_some()) {
+        tracing::info!(url = %config.shown_url(), service = %config.service_name, "exporting traces over OTLP");
+    }
+    exporter
 }

@@ -130,6 +130,12 @@ pub async fn serve(
         version = env!("CARGO_PKG_VERSION"),
         "codarisd serving"
     );
+    crate::notify::ready(&socket);
+    let stopping = shutdown.clone();
+    tokio::spawn(async move {
+        stopping.wait().await;
+        crate::notify::stopping();
+    });
     // Now that the socket is bound, the MCP servers start, each in the background.
     mcp.launch();
     let unix_result = Server::builder()

@@ -10,6 +10,10 @@ use rustix::fs::{FlockOperation, flock};
 
 use crate::error::StartError;
 
+/// The exit status of a `codarisd` that finds its state directory held by another daemon
+/// (`EX_TEMPFAIL`): not a failure a service manager should restart for.
+pub const EXIT_ALREADY_RUNNING: u8 = 75;
+
 /// Proof that this process is the one daemon of a state directory.
 ///
 /// Holds an exclusive `flock` on the pid file for as long as it lives; the kernel drops the lock

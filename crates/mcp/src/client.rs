@@ -483,7 +483,7 @@ fn drain_stderr(server: String, stderr: tokio::process::ChildStderr) {
     tokio::spawn(async move {
         let mut lines = BufReader::new(stderr).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            tracing::info!(server = %server, "stderr: {}", shorten(&line));
+            tracing::info!(server = %server, "stderr: {}", shorten(&shown(&line)));
         }
     });
 }
@@ -515,6 +515,20 @@ async fn stop_child(child: &mut Child) {
     if let Some(group) = group {
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     }
+}
+
+/// A server's line with its control characters (a colour, a cursor move, a title change)
+/// written out as `\u{1b}`-style text: the log a person reads in a terminal obeys none of them.
+fn shown(line: &str) -> String {
+    line.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A line for a log or an error: at most 300 characters.

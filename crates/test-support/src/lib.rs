@@ -9,6 +9,7 @@
 //! - [`nextflow`]: the nf-core template, the stand-in `nextflow`, nf-core's install.
 //! - [`fake_http`]: an HTTP/1.1 server on loopback for the stand-ins of outside services.
 //! - [`fake_wave`], [`fake_platform`]: stand-ins for Seqera Wave and Seqera Platform's API.
+//! - `fake_otlp` (feature `otlp`): an OpenTelemetry collector's OTLP/HTTP trace receiver.
 //! - [`fake_eutils`]: NCBI's E-utilities (PubMed, GEO, SRA records; its rate limit and 429).
 //!
 //! Non-goals: it is a dev-dependency only, never linked by a shipped binary; it holds no test of
@@ -28,6 +29,8 @@
 pub mod daemon;
 pub mod fake_eutils;
 pub mod fake_http;
+#[cfg(feature = "otlp")]
+pub mod fake_otlp;
 pub mod fake_platform;
 pub mod fake_wave;
 pub mod git;

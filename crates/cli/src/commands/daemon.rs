@@ -1,4 +1,5 @@
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use codaris_proto::v1;
@@ -12,15 +13,37 @@ use crate::output;
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub async fn start(target: &Target, json: bool) -> Result<Outcome, CliError> {
-    let (channel, started) = match client::connect(&target.socket()).await {
-        Ok(channel) => (channel, false),
-        Err(_) => (client::start_and_wait(target).await?, true),
+    let (channel, started_by) = match client::connect(&target.socket()).await {
+        Ok(channel) => (channel, None),
+        Err(_) => {
+            let (channel, by) = client::start_and_wait_with(
+                target,
+                crate::service::default_state_dir().as_deref(),
+                &crate::service::SystemdUser,
+            )
+            .await?;
+            (channel, Some(by))
+        }
     };
+    let started = started_by.is_some();
     let status = super::status::fetch(channel).await?;
     if json {
         let mut value = super::status::to_json(&status);
         value["started"] = json!(started);
+        // Who started it: `cli` (this command spawned it), `systemd` (the user unit), or null.
+        value["started_by"] = match &started_by {
+            None => json!(null),
+            Some(client::StartedBy::Cli) => json!("cli"),
+            Some(client::StartedBy::Unit { .. }) => json!("systemd"),
+        };
         output::json(&value)?;
+    } else if let Some(client::StartedBy::Unit { unit }) = &started_by {
+        output::line(&format!(
+            "codarisd started by systemd (unit {}; pid {}, socket {})",
+            unit.display(),
+            status.pid,
+            status.socket
+        ))?;
     } else if started {
         output::line(&format!(
             "codarisd started (pid {}, socket {})",
@@ -95,6 +118,8 @@ pub async fn status(target: &Target, json: bool) -> Result<Outcome, CliError> {
     }
 }
 
+/// Prints the end of `<state>/codarisd.log`, a link to the day's file (see
+/// `codaris_daemon::logging`); `--follow` goes on to the next day's file when the log rotates.
 pub async fn logs(target: &Target, lines: usize, follow: bool) -> Result<Outcome, CliError> {
     let path = target.layout.log();
     let read_err = |source| CliError::Read {
@@ -119,11 +144,7 @@ pub async fn logs(target: &Target, lines: usize, follow: bool) -> Result<Outcome
             _ = tokio::signal::ctrl_c() => return Ok(Outcome::Success),
             () = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
-        let len = std::fs::metadata(&path).map_err(read_err)?.len();
-        if len < offset {
-            // The log was truncated or replaced: start again from its beginning.
-            offset = 0;
-        }
+        // What is left of the file being read, then, if the link moved on, the new file.
         file.seek(SeekFrom::Start(offset)).map_err(read_err)?;
         let mut chunk = String::new();
         offset += u64::try_from(file.read_to_string(&mut chunk).map_err(read_err)?).unwrap_or(0);
@@ -131,6 +152,16 @@ pub async fn logs(target: &Target, lines: usize, follow: bool) -> Result<Outcome
         if let Some(end) = pending.rfind('\n') {
             output::line(&pending[..end])?;
             pending.drain(..=end);
+        }
+        let current = std::fs::metadata(&path).map_err(read_err)?;
+        let reading = file.metadata().map_err(read_err)?;
+        if current.ino() != reading.ino() || current.dev() != reading.dev() {
+            // Rotated (or replaced): the new file from its beginning.
+            file = std::fs::File::open(&path).map_err(read_err)?;
+            offset = 0;
+        } else if current.len() < offset {
+            // Truncated: start again from its beginning.
+            offset = 0;
         }
     }
 }

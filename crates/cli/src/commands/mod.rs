@@ -10,13 +10,14 @@ pub mod config;
 pub mod daemon;
 pub mod demo;
 pub mod doctor;
+pub mod install;
 pub mod ledger;
 pub mod login;
 pub mod mcp;
 pub mod policy;
 pub mod run;
-pub mod sessions;
 pub mod session_model;
+pub mod sessions;
 pub mod shared;
 pub mod status;
 pub mod status_line;
@@ -168,6 +169,9 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 DaemonCommand::Stop => daemon::stop(&target, json).await,
                 DaemonCommand::Status => daemon::status(&target, json).await,
                 DaemonCommand::Logs { lines, follow } => daemon::logs(&target, lines, follow).await,
+                DaemonCommand::Install { systemd, launchd } => {
+                    install::run(install::Manager::chosen(systemd, launchd), json)
+                }
             }
         }
     }

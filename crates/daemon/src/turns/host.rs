@@ -96,7 +96,11 @@ impl DaemonHost {
             task,
             spec,
         };
-        match tokio::task::spawn_blocking(move || dispatcher.decide(tool_call)).await {
+        // The decision's event belongs to the call's span, which a blocking thread lacks.
+        let span = tracing::Span::current();
+        match tokio::task::spawn_blocking(move || span.in_scope(|| dispatcher.decide(tool_call)))
+            .await
+        {
             Ok(Ok(dispatched)) => Ok(dispatched),
             Ok(Err(err)) => Err(HostError::NotRecorded {
                 reason: err.to_string(),

@@ -22,6 +22,7 @@ use codaris_ledger::{CardAnswer, Ledger};
 use codaris_policy::Task;
 use codaris_proto::v1;
 use tokio::sync::mpsc;
+use tracing::Instrument;
 
 pub use cards::{Cards, Delivery, NotRecorded};
 use host::DaemonHost;
@@ -133,6 +134,14 @@ impl Turns {
         let turns = self.clone();
         let task = self.task(&record);
         let mut cancelled = session.cancellation();
+        // One span for the turn: its model requests and tool calls are its children.
+        let span = tracing::info_span!(
+            "turn",
+            session.id = %record.id,
+            turn = conversation.turns,
+            provider = model.provider.name(),
+            model = model.provider.model(),
+        );
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
             let host = DaemonHost::new(turns.clone(), session.clone(), log);
@@ -160,7 +169,7 @@ impl Turns {
                 }
             }
             turns.keep(&record.id, &conversation);
-        });
+        }.instrument(span));
         Ok(events)
     }
 

@@ -32,8 +32,13 @@ pub(crate) struct Launch<'a> {
 /// model wrote has no business reading them (it could print them into the transcript).
 /// `CODARIS_KEYS_FD` only names the pipe the keys crossed `codarisd`'s re-exec on (closed
 /// since); a command has no use for it.
-pub(crate) const WITHHELD_ENV: [&str; 3] =
-    ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "CODARIS_KEYS_FD"];
+/// `NOTIFY_SOCKET` too: a command must not speak for the daemon to its service manager.
+pub(crate) const WITHHELD_ENV: [&str; 4] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "CODARIS_KEYS_FD",
+    "NOTIFY_SOCKET",
+];
 
 /// A started command and what holds it.
 #[derive(Debug)]
