@@ -73,6 +73,11 @@ impl From<SessionRecord> for v1::Session {
             title: record.title,
             last_activity_at: Some(timestamp_ms(last_activity_ms)),
             base_url: record.base_url.unwrap_or_default(),
+            script: record
+                .script
+                .as_ref()
+                .map(|path| path.display().to_string())
+                .unwrap_or_default(),
             instructions: record
                 .instructions
                 .into_iter()

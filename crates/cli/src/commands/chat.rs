@@ -57,10 +57,15 @@ pub async fn chat(target: &Target, autostart: bool, args: ChatArgs) -> Result<Ou
                 output::line(&line)?;
             }
             ChatState {
+                // A resumed scripted session's `/clear` plays the script it was opened with.
+                script: if script.is_empty() {
+                    session.script.clone()
+                } else {
+                    script
+                },
                 session,
                 // Left as it was found: one that was active elsewhere stays active.
                 ends_session: was_ended,
-                script,
             }
         }
         None => ChatState {

@@ -86,7 +86,7 @@ mod tests {
         argv.extend_from_slice(flags);
         argv.push("hello");
         match crate::cli::Cli::parse_from(argv).command {
-            crate::cli::Command::Run(run) => run.session,
+            Some(crate::cli::Command::Run(run)) => run.session,
             other => panic!("not run: {other:?}"),
         }
     }
