@@ -3,65 +3,14 @@
 //! shows none; `--json` reports a model API's retry as a `provider_retry` event; a failed call
 //! reads as an error; a card shows the diff of what it would change.
 
-use std::io::Read;
-use std::os::fd::OwnedFd;
-use std::process::{Child, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Child;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use codaris_test_support::fake_http::{FakeHttp, Reply};
+use codaris_test_support::pty::{Pty, screen_of};
 use codaris_test_support::sandbox::{Sandbox, calls_script, events, ok, stdout};
 use serde_json::{Value, json};
-
-/// A pseudo-terminal: the master side this test reads, the slave side the program writes.
-struct Pty {
-    master: OwnedFd,
-    slave: std::fs::File,
-}
-
-fn pty() -> Pty {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).unwrap();
-    grantpt(&master).unwrap();
-    unlockpt(&master).unwrap();
-    let name = ptsname(&master, Vec::new()).unwrap();
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(name.to_str().unwrap())
-        .unwrap();
-    // A real terminal's size, so the status line has room for the output it shows.
-    rustix::termios::tcsetwinsize(
-        &slave,
-        rustix::termios::Winsize {
-            ws_row: 40,
-            ws_col: 160,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        },
-    )
-    .unwrap();
-    Pty { master, slave }
-}
-
-/// Everything the program wrote to the terminal so far, read by a thread of its own so the
-/// program never blocks on a full terminal.
-fn screen_of(master: OwnedFd) -> Arc<Mutex<Vec<u8>>> {
-    let screen = Arc::new(Mutex::new(Vec::new()));
-    let into = screen.clone();
-    std::thread::spawn(move || {
-        let mut master = std::fs::File::from(master);
-        let mut chunk = [0u8; 4096];
-        // Reading fails (EIO) once the program closed its side.
-        while let Ok(n) = master.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            into.lock().unwrap().extend_from_slice(&chunk[..n]);
-        }
-    });
-    screen
-}
 
 fn text(screen: &Mutex<Vec<u8>>) -> String {
     String::from_utf8_lossy(&screen.lock().unwrap()).into_owned()
@@ -101,14 +50,9 @@ fn a_running_command_shows_a_status_line_with_its_tool_time_and_latest_output() 
         "build it",
     );
     args.retain(|arg| arg != "--json");
-    let pty = pty();
-    let child = sandbox
-        .command("codaris")
-        .env("TERM", "xterm")
-        .args(&args)
-        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+    let pty = Pty::open();
+    let child = pty
+        .attach(sandbox.command("codaris").env("TERM", "xterm").args(&args))
         .spawn()
         .unwrap();
     // Only the program holds the terminal now: its end closes it.
@@ -344,18 +288,15 @@ fn ctrl_c_at_a_chat_card_refuses_that_call_only_and_the_next_one_asks_again() {
         calls_script(&[("write", write.clone()), ("write", write)]).to_string(),
     )
     .unwrap();
-    let pty = pty();
-    let mut child = sandbox
-        .command("codaris")
-        .env("TERM", "xterm")
-        .arg("chat")
-        .arg("--script")
-        .arg(&script)
-        .arg("--cwd")
-        .arg(&proj)
-        .stdin(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stdout(Stdio::from(pty.slave.try_clone().unwrap()))
-        .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+    let pty = Pty::open();
+    let mut child = pty
+        .attach(sandbox.command("codaris").env("TERM", "xterm").args([
+            "chat".as_ref(),
+            "--script".as_ref(),
+            script.as_os_str(),
+            "--cwd".as_ref(),
+            proj.as_os_str(),
+        ]))
         .spawn()
         .unwrap();
     drop(pty.slave);

@@ -4,13 +4,12 @@
 //! terminal and a relayed line carries escapes, JSON log lines, and `READY=1`/`STOPPING=1` on
 //! `NOTIFY_SOCKET`.
 
-use std::io::Read;
-use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixDatagram;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use codaris_test_support::fake_otlp::{ExportedSpan, FakeOtlp};
+use codaris_test_support::pty::{Pty, screen_of};
 use codaris_test_support::sandbox::{Sandbox, calls_script, events, stderr, wait_for};
 use serde_json::{Value, json};
 
@@ -141,42 +140,6 @@ fn without_an_endpoint_nothing_leaves_even_with_otel_variables_set() {
     );
 }
 
-/// A pseudo-terminal: the daemon's stderr is its slave, so the stderr layer colours; the master
-/// is drained on a thread so the daemon never blocks on a full terminal.
-struct Pty {
-    slave: OwnedFd,
-    /// What the terminal showed so far.
-    shown: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
-}
-
-fn pty() -> Pty {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).unwrap();
-    grantpt(&master).unwrap();
-    unlockpt(&master).unwrap();
-    let name = ptsname(&master, Vec::new()).unwrap();
-    let slave = rustix::fs::open(
-        name.as_c_str(),
-        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY,
-        rustix::fs::Mode::empty(),
-    )
-    .unwrap();
-    let mut master = std::fs::File::from(master);
-    let shown = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let into = shown.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        // EIO once every slave is closed (the daemon and whatever inherited its stderr exited).
-        while let Ok(n) = master.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            into.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
-    Pty { slave, shown }
-}
-
 /// A server that is no MCP server: it prints a coloured line, a title change and a C1 CSI to
 /// stderr, then reads its input until the daemon closes it (its stderr is relayed to the log).
 fn escaping_server_config() -> String {
@@ -188,7 +151,7 @@ fn start_on_pty(sandbox: &Sandbox, pty: &Pty) -> Child {
     let child = sandbox
         .command("codarisd")
         .stdout(Stdio::null())
-        .stderr(Stdio::from(pty.slave.try_clone().unwrap()))
+        .stderr(pty.stream())
         .spawn()
         .unwrap();
     wait_for(Duration::from_secs(30), || {
@@ -206,15 +169,17 @@ fn the_log_file_holds_no_escape_bytes_while_stderr_is_a_terminal() {
     let sandbox = Sandbox::new();
     let proj = project(&sandbox);
     sandbox.write_config(&escaping_server_config());
-    let pty = pty();
+    // The daemon's stderr is the terminal, so its stderr layer colours.
+    let pty = Pty::open();
     let mut daemon = start_on_pty(&sandbox, &pty);
+    let shown = screen_of(pty.master.try_clone().unwrap());
     wait_for(Duration::from_secs(60), || {
         String::from_utf8_lossy(&log_bytes(&sandbox)).contains("red alert")
     });
     run_a_turn(&sandbox, &proj);
     // The terminal got colours: the stderr layer formatted (and cached) fields with ANSI.
     wait_for(Duration::from_secs(30), || {
-        pty.shown.lock().unwrap().contains(&0x1b)
+        shown.lock().unwrap().contains(&0x1b)
     });
     sandbox.stop_daemon();
     daemon.wait().unwrap();

@@ -35,5 +35,6 @@ pub mod fake_platform;
 pub mod fake_wave;
 pub mod git;
 pub mod nextflow;
+pub mod pty;
 pub mod sandbox;
 pub mod tmpfs;
