@@ -1,6 +1,6 @@
 //! Progress a person sees: `codaris run` on a terminal (a pseudo-terminal here) shows a status
 //! line with the running tool, its elapsed time and the command's latest output; piped, it
-//! shows none; `--json` reports a model API's retry as a `provider_retry` event; a failed call
+//! shows none; `--json` reports a model API's retry as a `progress` event of kind `provider_retry`; a failed call
 //! reads as an error; a card shows the diff of what it would change.
 
 use std::process::Child;
@@ -124,10 +124,9 @@ fn json_mode_has_progress_events_and_failed_results_and_nothing_else() {
     let progress: Vec<&Value> = events.iter().filter(|e| e["type"] == "progress").collect();
     assert!(!progress.is_empty(), "{events:#?}");
     assert!(
-        progress
-            .iter()
-            .all(|p| p["tool"] == "run_command"
-                && p["message"].as_str().unwrap().starts_with("step-")),
+        progress.iter().all(|p| p["kind"] == "tool"
+            && p["tool"] == "run_command"
+            && p["message"].as_str().unwrap().starts_with("step-")),
         "{progress:#?}"
     );
     let results: Vec<(&Value, &Value)> = events
@@ -204,7 +203,7 @@ fn a_card_for_an_edit_shows_its_diff_above_the_question() {
 }
 
 #[test]
-fn a_model_api_answering_429_once_is_a_provider_retry_event_in_json() {
+fn a_model_api_answering_429_once_is_a_provider_retry_progress_event_in_json() {
     let sandbox = Sandbox::new();
     sandbox.write_config("");
     let answered = std::sync::atomic::AtomicUsize::new(0);
@@ -246,12 +245,14 @@ fn a_model_api_answering_429_once_is_a_provider_retry_event_in_json() {
     let shown = ok(&output);
     let retries: Vec<Value> = events(&output)
         .into_iter()
-        .filter(|e| e["type"] == "provider_retry")
+        .filter(|e| e["type"] == "progress" && e["kind"] == "provider_retry")
         .collect();
     assert_eq!(
         retries,
         [
-            json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 0, "reason": "busy (429)"})
+            json!({"type": "progress", "kind": "provider_retry", "attempt": 1, "max_attempts": 4,
+                   "delay_ms": 0, "reason": "busy (429)",
+                   "message": "model API busy (429), retry 1/4 in 0 s"})
         ]
     );
     assert!(!shown.contains("sk-e2e-never-shown"));

@@ -256,12 +256,16 @@ pub fn daemon_binary() -> Result<PathBuf, CliError> {
     {
         return Ok(sibling);
     }
+    on_path("codarisd").ok_or(CliError::DaemonBinaryMissing { cli })
+}
+
+/// The first file named `program` in a directory of `PATH`.
+pub(crate) fn on_path(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("codarisd"))
+        .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
-        .ok_or(CliError::DaemonBinaryMissing { cli })
 }
 
 #[cfg(test)]

@@ -93,7 +93,9 @@ pub struct SystemdUser;
 impl ServiceManager for SystemdUser {
     fn installed_unit(&self) -> Option<PathBuf> {
         // No user manager to ask (a container, a machine without systemd): nothing to start.
-        if !Path::new("/run/systemd/system").is_dir() || which("systemctl").is_none() {
+        if !Path::new("/run/systemd/system").is_dir()
+            || crate::client::on_path("systemctl").is_none()
+        {
             return None;
         }
         user_unit_dirs(&|name| std::env::var_os(name))
@@ -123,14 +125,6 @@ impl ServiceManager for SystemdUser {
             said.chars().filter(|c| !c.is_control()).collect::<String>()
         ))
     }
-}
-
-fn which(program: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(program))
-        .find(|candidate| candidate.is_file())
 }
 
 #[cfg(test)]

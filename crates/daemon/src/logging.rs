@@ -185,6 +185,66 @@ pub fn escape_controls(bytes: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// Installs the daemon's subscriber: stderr, and `<state>/codarisd.log` as this module writes
+/// it, at the level `RUST_LOG` names (default info); traces are exported when `[telemetry]`
+/// names a collector, and the exporter returned is to be shut down after the runtime.
+pub fn init(
+    state_dir: &Path,
+    settings: &LogSettings,
+    telemetry: Option<&crate::telemetry::TelemetryConfig>,
+) -> Option<crate::telemetry::Telemetry> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colours only for a person at a terminal: a pipe (the CLI starting this daemon, a service
+    // manager's journal) gets plain text.
+    let stderr_layer = tracing_subscriber::fmt::layer()
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr);
+    let (file_layer, file_err) = match file_writer(state_dir, settings) {
+        Ok(writer) => {
+            let layer = match settings.format {
+                LogFormat::Text => tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .fmt_fields(PlainFields::default())
+                    .with_writer(writer)
+                    .boxed(),
+                LogFormat::Json => tracing_subscriber::fmt::layer()
+                    .json()
+                    .with_ansi(false)
+                    .with_writer(writer)
+                    .boxed(),
+            };
+            (Some(layer), None)
+        }
+        Err(err) => (None, Some(err)),
+    };
+    let (exporter, exporter_err) = match telemetry.map(crate::telemetry::Telemetry::start) {
+        Some(Ok(exporter)) => (Some(exporter), None),
+        Some(Err(err)) => (None, Some(err)),
+        None => (None, None),
+    };
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr_layer)
+        .with(file_layer)
+        .with(exporter.as_ref().map(crate::telemetry::Telemetry::layer))
+        .init();
+    if let Some(err) = file_err {
+        tracing::warn!(dir = %state_dir.display(), %err, "cannot open the log file; logging to stderr only");
+    }
+    if let Some(err) = exporter_err {
+        tracing::warn!(%err, "traces are not exported");
+    }
+    if let Some(config) = telemetry.filter(|_| exporter.is_some()) {
+        tracing::info!(url = %config.shown_url(), service = %config.service_name, "exporting traces over OTLP");
+    }
+    exporter
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

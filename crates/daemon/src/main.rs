@@ -6,13 +6,9 @@ use std::process::ExitCode;
 use clap::Parser;
 use codaris_daemon::config::{self, Flags};
 use codaris_daemon::keys::HeldKeys;
-use codaris_daemon::logging::{LogFormat, LogSettings, PlainFields};
-use codaris_daemon::telemetry::{Telemetry, TelemetryConfig};
 use codaris_daemon::{Shutdown, StartError, StateClaim, StateWatch};
 use codaris_paths::StateLayout;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-use tracing_subscriber::{EnvFilter, Layer};
+use tracing_subscriber::EnvFilter;
 
 /// The Codaris daemon: serves the gRPC API on `<state>/codaris.sock`.
 #[derive(Debug, Parser)]
@@ -115,7 +111,7 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
             return Err(StartError::StateDir { path, source });
         }
     };
-    let telemetry = init_logging(
+    let telemetry = codaris_daemon::logging::init(
         claim.layout().dir(),
         &config.logging,
         config.telemetry.as_ref(),
@@ -206,58 +202,4 @@ fn report_panic(info: &std::panic::PanicHookInfo<'_>) {
     let line = message.split_whitespace().collect::<Vec<_>>().join(" ");
     tracing::error!(place = %place, "internal error: {line}");
     eprintln!("codarisd: internal error (a bug, please report it): {line}{place}");
-}
-
-/// Logs to stderr and to `<state>/codarisd.log` (see `codaris_daemon::logging`), at the level
-/// `RUST_LOG` names (default info), and exports traces when `[telemetry]` names a collector.
-fn init_logging(
-    state_dir: &std::path::Path,
-    settings: &LogSettings,
-    telemetry: Option<&TelemetryConfig>,
-) -> Option<Telemetry> {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    // Colours only for a person at a terminal: a pipe (the CLI starting this daemon, a service
-    // manager's journal) gets plain text.
-    let stderr_layer = tracing_subscriber::fmt::layer()
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_writer(std::io::stderr);
-    let (file_layer, file_err) = match codaris_daemon::logging::file_writer(state_dir, settings) {
-        Ok(writer) => {
-            let layer = match settings.format {
-                LogFormat::Text => tracing_subscriber::fmt::layer()
-                    .with_ansi(false)
-                    .fmt_fields(PlainFields::default())
-                    .with_writer(writer)
-                    .boxed(),
-                LogFormat::Json => tracing_subscriber::fmt::layer()
-                    .json()
-                    .with_ansi(false)
-                    .with_writer(writer)
-                    .boxed(),
-            };
-            (Some(layer), None)
-        }
-        Err(err) => (None, Some(err)),
-    };
-    let (exporter, exporter_err) = match telemetry.map(Telemetry::start) {
-        Some(Ok(exporter)) => (Some(exporter), None),
-        Some(Err(err)) => (None, Some(err)),
-        None => (None, None),
-    };
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(stderr_layer)
-        .with(file_layer)
-        .with(exporter.as_ref().map(Telemetry::layer))
-        .init();
-    if let Some(err) = file_err {
-        tracing::warn!(dir = %state_dir.display(), %err, "cannot open the log file; logging to stderr only");
-    }
-    if let Some(err) = exporter_err {
-        tracing::warn!(%err, "traces are not exported");
-    }
-    if let Some(config) = telemetry.filter(|_| exporter.is_some()) {
-        tracing::info!(url = %config.shown_url(), service = %config.service_name, "exporting traces over OTLP");
-    }
-    exporter
 }

@@ -61,16 +61,10 @@ pub struct TelemetryConfig {
 }
 
 impl TelemetryConfig {
-    /// The traces URL without a password it may carry (`http://user:secret@host`), for logs.
+    /// The traces URL without the credentials it may carry (`http://user:secret@host`, a
+    /// `?token=` query), for logs: masked as a permission card masks an address.
     pub fn shown_url(&self) -> String {
-        match url::Url::parse(&self.traces_url) {
-            Ok(mut url) if url.password().is_some() => {
-                let _ = url.set_password(Some("redacted"));
-                url.to_string()
-            }
-            Ok(url) => url.to_string(),
-            Err(_) => "an unparsable URL".to_owned(),
-        }
+        codaris_tools::preview::masked_url(&self.traces_url)
     }
 }
 

@@ -276,9 +276,9 @@ fn one_line(text: &str, max: usize) -> String {
 
 /// `text` cut to `max` characters, with `…` when cut.
 fn cut_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+    match crate::web::common::cut_chars(text, max) {
+        (kept, Some(_)) => format!("{kept}…"),
+        (whole, None) => whole.to_owned(),
     }
 }
 

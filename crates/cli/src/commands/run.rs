@@ -1,8 +1,8 @@
 //! `codaris run`: one session, each prompt one turn, cards answered by `--approve`.
 //!
 //! With `--json` it prints the event stream, one JSON object per line — a contract other tools
-//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `progress`,
-//! `provider_retry`, `tool_result`, `card`, `usage`, `turn_ended`. In text mode, on a terminal,
+//! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `progress` (of `kind`
+//! `tool` or `provider_retry`), `tool_result`, `card`, `usage`, `turn_ended`. In text mode, on a terminal,
 //! a status line shows the tool running, a command's latest output and a model API's retries
 //! (`status_line.rs`); a card shows what the call would do above its question (`card_view.rs`).
 //!
@@ -430,12 +430,14 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             )
         }
         Event::ToolProgress(p) => (
-            json!({"type": "progress", "id": p.id, "tool": p.tool, "message": p.message}),
+            json!({"type": "progress", "kind": "tool", "id": p.id, "tool": p.tool, "message": p.message}),
             format!("  … {}: {}", p.tool, p.message),
         ),
+        // The contract: what the status line shows is a `progress` event in JSON.
         Event::ProviderRetry(r) => (
-            json!({"type": "provider_retry", "attempt": r.attempt, "max_attempts": r.max_attempts,
-                   "delay_ms": r.delay_ms, "reason": r.reason}),
+            json!({"type": "progress", "kind": "provider_retry", "attempt": r.attempt,
+                   "max_attempts": r.max_attempts, "delay_ms": r.delay_ms, "reason": r.reason,
+                   "message": retry_line(r)}),
             format!("  … {}", retry_line(r)),
         ),
         Event::Card(c) => {
@@ -554,7 +556,7 @@ mod tests {
     }
 
     #[test]
-    fn a_provider_retry_is_a_json_line_of_its_own() {
+    fn a_provider_retry_is_a_progress_line_of_its_own_kind() {
         let event = v1::turn_event::Event::ProviderRetry(v1::ProviderRetry {
             attempt: 1,
             max_attempts: 4,
@@ -564,7 +566,9 @@ mod tests {
         let (value, line) = describe(&event, Approve::Deny);
         assert_eq!(
             value,
-            json!({"type": "provider_retry", "attempt": 1, "max_attempts": 4, "delay_ms": 2000, "reason": "busy (429)"})
+            json!({"type": "progress", "kind": "provider_retry", "attempt": 1, "max_attempts": 4,
+                   "delay_ms": 2000, "reason": "busy (429)",
+                   "message": "model API busy (429), retry 1/4 in 2 s"})
         );
         assert_eq!(line, "  … model API busy (429), retry 1/4 in 2 s");
     }
