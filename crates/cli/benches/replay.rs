@@ -14,8 +14,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord, Ledger};
-use codaris_policy::{Capability, CapabilityName, Grant, Lifetime, PermissionMode, Request, Task};
+use codaris_ledger::{DecisionRecord, Ledger};
+use codaris_policy::{CapabilityName, Grant, Lifetime, PermissionMode, Request, Task};
+
+/// The daemon benches' set-up of card grants, so both build the same ledgers.
+#[path = "../../daemon/benches/grants/mod.rs"]
+mod grants;
+use grants::give;
 
 /// The allocator `codaris` runs with (`src/main.rs`).
 #[global_allocator]
@@ -55,36 +60,15 @@ fn ledger(decisions: usize) -> (tempfile::TempDir, Arc<Ledger>) {
     let ledger = Arc::new(Ledger::open(&temp.path().join("ledger")).unwrap());
     let allowlist = Grant::new(CapabilityName::RunProgram, Some("cargo"), Lifetime::Session)
         .with_id("config:tools.command_allowlist=cargo");
+    let mut cards = 0;
     let sessions: Vec<(String, Vec<Grant>)> = (0..SESSIONS)
         .map(|s| {
             let session = format!("s{s:05}");
             // One card answered with `allow_programs`, as the daemon records a program-wide
             // answer: ten grants, each backed by the card.
-            let card_id = format!("c{s:05}");
-            let programs: Vec<String> = (0..GRANTS_PER_SESSION)
-                .map(|g| format!("tool{s}-{g}"))
-                .collect();
-            ledger
-                .append_card(&CardRecord::asked(
-                    card_id.clone(),
-                    session.clone(),
-                    Some(Capability::new(
-                        CapabilityName::RunProgram,
-                        Some(programs[0].clone()),
-                    )),
-                    "run programs".to_owned(),
-                    programs.clone(),
-                    1,
-                ))
-                .unwrap();
-            let given = programs
-                .iter()
-                .map(|p| Grant::new(CapabilityName::RunProgram, Some(p), Lifetime::Session))
-                .collect();
-            let records = ledger
-                .answer_card(&card_id, CardAnswer::AllowPrograms, given, 2)
-                .unwrap()
-                .unwrap();
+            give(&ledger, &session, GRANTS_PER_SESSION, &mut cards);
+            let (records, corrupt) = ledger.grants(Some(&session)).unwrap();
+            assert!(corrupt.is_empty(), "{corrupt:?}");
             let mut grants = vec![allowlist.clone()];
             grants.extend(records.into_iter().map(|record| record.grant));
             (session, grants)
