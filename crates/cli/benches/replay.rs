@@ -5,9 +5,11 @@
 //! set), spread over 100 sessions and written by eight threads.
 //!
 //! Printed per ledger, the median of five runs: the read and replay (`Ledger::decisions` and
-//! `replay`, the records freed after), and the whole audit `codaris audit replay` runs
-//! (`Ledger::evidence` and `audit`: replay, what backs every grant, the chain). Run with
-//! `cargo bench -p codaris-cli --bench replay`.
+//! `replay`, the records freed after); the whole audit `codaris audit replay` runs on a ledger
+//! (`Ledger::audit`, a batch of decisions at a time: replay, what backs every grant, the
+//! chain); and, for reference, the same audit from all the evidence at once (`Ledger::evidence`
+//! and `audit`, what an export's audit does). Run with
+//! `cargo bench -p codaris-cli --bench replay`; see [`ledger`] for keeping the largest ledger.
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
@@ -55,9 +57,16 @@ fn request(project: &str, grants: &[Grant], n: usize) -> Request {
 }
 
 /// A ledger of `decisions` decisions over [`SESSIONS`] sessions of ten card grants each.
-fn ledger(decisions: usize) -> (tempfile::TempDir, Arc<Ledger>) {
+/// With `REPLAY_BENCH_KEEP` set to a directory, the largest ledger is written there as a state
+/// directory's `ledger` (and kept), so `codaris audit replay` can be timed on it:
+/// `CODARIS_STATE_DIR=<dir> codaris audit replay`.
+fn ledger(decisions: usize, keep: bool) -> (tempfile::TempDir, Arc<Ledger>) {
     let temp = tempfile::tempdir().unwrap();
-    let ledger = Arc::new(Ledger::open(&temp.path().join("ledger")).unwrap());
+    let dir = match std::env::var_os("REPLAY_BENCH_KEEP") {
+        Some(dir) if keep => std::path::PathBuf::from(dir),
+        _ => temp.path().to_owned(),
+    };
+    let ledger = Arc::new(Ledger::open(&dir.join("ledger")).unwrap());
     let allowlist = Grant::new(CapabilityName::RunProgram, Some("cargo"), Lifetime::Session)
         .with_id("config:tools.command_allowlist=cargo");
     let mut cards = 0;
@@ -118,7 +127,7 @@ fn main() {
     let mut figures = Vec::new();
     for &size in sizes {
         let started = Instant::now();
-        let (_temp, ledger) = ledger(size);
+        let (_temp, ledger) = ledger(size, Some(&size) == sizes.last());
         println!(
             "{size} decisions over {SESSIONS} sessions, written in {:.1} s",
             started.elapsed().as_secs_f64()
@@ -130,12 +139,17 @@ fn main() {
             report.decisions
         });
         let audit = per_decision(|| {
+            let report = ledger.audit(|_| ()).unwrap();
+            assert!(report.is_clean(), "{report:?}");
+            report.decisions
+        });
+        let whole = per_decision(|| {
             let report = codaris_ledger::audit(&ledger.evidence().unwrap());
             assert!(report.is_clean(), "{report:?}");
             report.decisions
         });
         println!(
-            "  read and replay {replay:.2} µs per decision; the whole audit {audit:.2} µs per decision"
+            "  read and replay {replay:.2} µs per decision; the whole audit {audit:.2} µs per decision (from all the evidence at once: {whole:.2} µs)"
         );
         figures.push((size, replay, audit));
     }

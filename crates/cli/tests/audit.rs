@@ -83,6 +83,12 @@ fn a_recorded_session_replays_clean() {
     assert!(stdout.contains("replayed 3 decisions"), "{stdout}");
     assert!(stdout.contains("3 matched, 0 differ"), "{stdout}");
     assert!(stdout.contains("deny read_only_activity"), "{stdout}");
+    // One line per decision, oldest first, before the summary (a live ledger is audited a
+    // batch at a time, and each line printed as its decision is replayed).
+    let lines: Vec<&str> = stdout.lines().collect();
+    let explained: Vec<&str> = lines.iter().take(3).map(|l| &l[..2]).collect();
+    assert_eq!(explained, ["#1", "#2", "#3"], "{stdout}");
+    assert!(lines[3].starts_with("replayed 3 decisions"), "{stdout}");
 
     let output = codaris(temp.path(), &["audit", "replay", "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();

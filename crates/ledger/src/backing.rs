@@ -81,39 +81,91 @@ pub fn check(
     decisions: &[DecisionRecord],
     links: &[Link],
 ) -> Vec<GrantFinding> {
-    let by_id: HashMap<&str, &GrantRecord> = grants.iter().map(|g| (g.id.as_str(), g)).collect();
-    let cards: HashMap<&str, &CardRecord> = cards.iter().map(|c| (c.id.as_str(), c)).collect();
-    let mut first: HashMap<(RecordKind, &str), u64> = HashMap::new();
-    let mut last: HashMap<(RecordKind, &str), u64> = HashMap::new();
-    for link in links {
-        let key = (link.kind, link.key.as_str());
-        let seen = first.entry(key).or_insert(link.seq);
-        *seen = (*seen).min(link.seq);
-        let seen = last.entry(key).or_insert(link.seq);
-        *seen = (*seen).max(link.seq);
+    let check = BackingCheck::new(grants, cards, links);
+    let mut findings = check.records();
+    for decision in decisions {
+        check.decision(
+            decision,
+            |index| decision.request.grants.get(index),
+            &mut findings,
+        );
     }
-    let order = ChainOrder { first, last };
-    let mut findings = Vec::new();
-    for record in grants {
-        if let Err((problem, detail)) = record_backed(record, &cards, &by_id, &order) {
-            findings.push(GrantFinding {
-                problem,
-                grant_id: record.id.clone(),
-                session_id: record.session_id.clone(),
-                decision_seq: None,
-                detail,
-            });
+    findings
+}
+
+/// [`check`] in parts: the grant records first, then each decision as it comes (a ledger's
+/// whole audit reads them in batches, and checks them in parallel).
+pub(crate) struct BackingCheck<'a> {
+    grants: &'a [GrantRecord],
+    by_id: HashMap<&'a str, &'a GrantRecord>,
+    cards: HashMap<&'a str, &'a CardRecord>,
+    order: ChainOrder<'a>,
+}
+
+impl<'a> BackingCheck<'a> {
+    pub(crate) fn new(
+        grants: &'a [GrantRecord],
+        cards: &'a [CardRecord],
+        links: &'a [Link],
+    ) -> BackingCheck<'a> {
+        let by_id = grants.iter().map(|g| (g.id.as_str(), g)).collect();
+        let cards = cards.iter().map(|c| (c.id.as_str(), c)).collect();
+        let mut first: HashMap<(RecordKind, &str), u64> = HashMap::new();
+        let mut last: HashMap<(RecordKind, &str), u64> = HashMap::new();
+        // Only grants' and cards' places are asked for: a decision's links are most of the
+        // chain, and left out.
+        for link in links.iter().filter(|l| l.kind != RecordKind::Decision) {
+            let key = (link.kind, link.key.as_str());
+            let seen = first.entry(key).or_insert(link.seq);
+            *seen = (*seen).min(link.seq);
+            let seen = last.entry(key).or_insert(link.seq);
+            *seen = (*seen).max(link.seq);
+        }
+        BackingCheck {
+            grants,
+            by_id,
+            cards,
+            order: ChainOrder { first, last },
         }
     }
-    for decision in decisions {
+
+    /// What backs each grant record.
+    pub(crate) fn records(&self) -> Vec<GrantFinding> {
+        let mut findings = Vec::new();
+        for record in self.grants {
+            if let Err((problem, detail)) =
+                record_backed(record, &self.cards, &self.by_id, &self.order)
+            {
+                findings.push(GrantFinding {
+                    problem,
+                    grant_id: record.id.clone(),
+                    session_id: record.session_id.clone(),
+                    decision_seq: None,
+                    detail,
+                });
+            }
+        }
+        findings
+    }
+
+    /// What backs each grant `decision` relied on; `grant_at` gives the grants of its request
+    /// as `evaluate` saw them, by index.
+    pub(crate) fn decision<'g>(
+        &self,
+        decision: &DecisionRecord,
+        grant_at: impl Fn(usize) -> Option<&'g Grant>,
+        findings: &mut Vec<GrantFinding>,
+    ) {
         for used in &decision.decision.used_grants {
-            let grant = decision.request.grants.get(used.index);
+            let grant = grant_at(used.index);
             let id = used
                 .id
                 .clone()
                 .or_else(|| grant.and_then(|g| g.id.clone()))
                 .unwrap_or_default();
-            if let Err((problem, detail)) = relied_on_backed(&id, grant, decision, &by_id) {
+            if let Err((problem, detail)) =
+                relied_on_backed(&id, grant, &decision.session_id, &self.by_id)
+            {
                 findings.push(GrantFinding {
                     problem,
                     grant_id: id,
@@ -124,7 +176,6 @@ pub fn check(
             }
         }
     }
-    findings
 }
 
 /// Whether a grant record stands on the card it names: the card is in the ledger, belongs to
@@ -331,7 +382,7 @@ fn answer_name(answer: CardAnswer) -> String {
 fn relied_on_backed(
     id: &str,
     grant: Option<&Grant>,
-    decision: &DecisionRecord,
+    session_id: &str,
     grants: &HashMap<&str, &GrantRecord>,
 ) -> Result<(), Problem> {
     let Some(grant) = grant else {
@@ -358,7 +409,7 @@ fn relied_on_backed(
     let same = record.grant.capability == grant.capability
         && record.grant.path == grant.path
         && record.grant.lifetime == grant.lifetime
-        && record.session_id == decision.session_id;
+        && record.session_id == session_id;
     if same {
         return Ok(());
     }

@@ -258,110 +258,157 @@ pub struct Stored {
 /// Walks the chain and compares every record with its latest link. `scope` is the session an
 /// export was limited to: links of other sessions then have no record, and that is expected.
 pub fn verify(links: &[Link], records: &[Stored], scope: Option<&str>) -> Vec<ChainFinding> {
-    let mut findings = Vec::new();
-    let mut sorted: Vec<&Link> = links.iter().collect();
-    sorted.sort_by_key(|l| l.seq);
-    let mut expected = 1u64;
-    let mut prev = GENESIS.to_owned();
-    let mut latest: HashMap<(RecordKind, &str), &Link> = HashMap::new();
-    for link in sorted {
-        let finding = |problem, detail: String| ChainFinding {
-            problem,
-            seq: Some(link.seq),
-            kind: Some(link.kind),
-            key: link.key.clone(),
-            session_id: link.session_id.clone(),
-            detail,
-        };
-        if link.seq < expected {
-            findings.push(finding(
-                ChainProblem::DuplicateSeq,
-                "a second link with this number (inserted)".to_owned(),
-            ));
-            continue;
-        }
-        if link.seq > expected {
-            findings.push(ChainFinding {
-                problem: ChainProblem::Gap,
-                seq: Some(expected),
-                kind: None,
-                key: String::new(),
-                session_id: String::new(),
-                detail: format!(
-                    "links {expected} to {} are missing (their records were removed)",
-                    link.seq - 1
-                ),
-            });
-        } else if link.prev != prev {
-            findings.push(finding(
-                ChainProblem::BrokenLink,
-                "its `prev` is not the hash of the link before it (inserted)".to_owned(),
-            ));
-        }
-        let hash = link_hash(
-            link.seq,
-            link.kind,
-            &link.key,
-            &link.session_id,
-            &link.digest,
-            &link.prev,
-        );
-        if hash != link.hash {
-            findings.push(finding(
-                ChainProblem::LinkAltered,
-                "the link's hash does not match its fields (altered)".to_owned(),
-            ));
-        }
-        latest.insert((link.kind, link.key.as_str()), link);
-        prev = link.hash.clone();
-        expected = link.seq.saturating_add(1);
-    }
-    let mut seen: HashMap<(RecordKind, &str), ()> = HashMap::new();
+    let mut check = ChainCheck::walk(links, |n| link_hash_matches(&links[n]), scope);
     for record in records {
-        seen.insert((record.kind, record.key.as_str()), ());
+        check.record(record.kind, &record.key, &record.session_id, &record.digest);
+    }
+    check.finish()
+}
+
+/// Whether a link's hash is the hash of its own fields.
+pub(crate) fn link_hash_matches(link: &Link) -> bool {
+    link_hash(
+        link.seq,
+        link.kind,
+        &link.key,
+        &link.session_id,
+        &link.digest,
+        &link.prev,
+    ) == link.hash
+}
+
+/// [`verify`] a record at a time: the chain walked first, then each record compared with its
+/// latest link as it comes, then the links whose records never came. A caller that reads the
+/// records in batches (a ledger's whole audit) never holds them all.
+pub(crate) struct ChainCheck<'a> {
+    findings: Vec<ChainFinding>,
+    /// Each record's latest link, by its index in `links`.
+    latest: HashMap<(RecordKind, &'a str), usize>,
+    links: &'a [Link],
+    /// Whether a record came for the link at that index.
+    seen: Vec<bool>,
+    scope: Option<&'a str>,
+}
+
+impl<'a> ChainCheck<'a> {
+    /// Walks `links` in sequence order; `hash_ok` says whether the hash of the link at an index
+    /// matches its fields (the caller may have hashed them ahead of time, in parallel).
+    pub(crate) fn walk(
+        links: &'a [Link],
+        hash_ok: impl Fn(usize) -> bool,
+        scope: Option<&'a str>,
+    ) -> ChainCheck<'a> {
+        let mut findings = Vec::new();
+        let mut sorted: Vec<usize> = (0..links.len()).collect();
+        sorted.sort_by_key(|&n| links[n].seq);
+        let mut expected = 1u64;
+        let mut prev = GENESIS;
+        let mut latest = HashMap::with_capacity(links.len());
+        for n in sorted {
+            let link = &links[n];
+            let finding = |problem, detail: &str| ChainFinding {
+                problem,
+                seq: Some(link.seq),
+                kind: Some(link.kind),
+                key: link.key.clone(),
+                session_id: link.session_id.clone(),
+                detail: detail.to_owned(),
+            };
+            if link.seq < expected {
+                findings.push(finding(
+                    ChainProblem::DuplicateSeq,
+                    "a second link with this number (inserted)",
+                ));
+                continue;
+            }
+            if link.seq > expected {
+                findings.push(ChainFinding {
+                    problem: ChainProblem::Gap,
+                    seq: Some(expected),
+                    kind: None,
+                    key: String::new(),
+                    session_id: String::new(),
+                    detail: format!(
+                        "links {expected} to {} are missing (their records were removed)",
+                        link.seq - 1
+                    ),
+                });
+            } else if link.prev != prev {
+                findings.push(finding(
+                    ChainProblem::BrokenLink,
+                    "its `prev` is not the hash of the link before it (inserted)",
+                ));
+            }
+            if !hash_ok(n) {
+                findings.push(finding(
+                    ChainProblem::LinkAltered,
+                    "the link's hash does not match its fields (altered)",
+                ));
+            }
+            latest.insert((link.kind, link.key.as_str()), n);
+            prev = &link.hash;
+            expected = link.seq.saturating_add(1);
+        }
+        ChainCheck {
+            findings,
+            latest,
+            links,
+            seen: vec![false; links.len()],
+            scope,
+        }
+    }
+
+    /// Compares one record with its latest link.
+    pub(crate) fn record(&mut self, kind: RecordKind, key: &str, session_id: &str, digest: &str) {
         let finding = |problem, seq, detail: &str| ChainFinding {
             problem,
             seq,
-            kind: Some(record.kind),
-            key: record.key.clone(),
-            session_id: record.session_id.clone(),
+            kind: Some(kind),
+            key: key.to_owned(),
+            session_id: session_id.to_owned(),
             detail: detail.to_owned(),
         };
-        match latest.get(&(record.kind, record.key.as_str())) {
-            None => findings.push(finding(
+        let Some(&n) = self.latest.get(&(kind, key)) else {
+            self.findings.push(finding(
                 ChainProblem::Unlinked,
                 None,
                 "no link covers this record (inserted, or written before the ledger was chained)",
-            )),
-            Some(link) if link.digest != record.digest || link.session_id != record.session_id => {
-                findings.push(finding(
-                    ChainProblem::Altered,
-                    Some(link.seq),
-                    "the record differs from the version its latest link covers (altered)",
-                ));
-            }
-            Some(_) => {}
+            ));
+            return;
+        };
+        self.seen[n] = true;
+        let link = &self.links[n];
+        if link.digest != digest || link.session_id != session_id {
+            self.findings.push(finding(
+                ChainProblem::Altered,
+                Some(link.seq),
+                "the record differs from the version its latest link covers (altered)",
+            ));
         }
     }
-    let mut missing: Vec<&&Link> = latest
-        .iter()
-        .filter(|(key, link)| {
-            !seen.contains_key(key) && scope.is_none_or(|session| link.session_id == session)
-        })
-        .map(|(_, link)| link)
-        .collect();
-    missing.sort_by_key(|l| l.seq);
-    for link in missing {
-        findings.push(ChainFinding {
-            problem: ChainProblem::Missing,
-            seq: Some(link.seq),
-            kind: Some(link.kind),
-            key: link.key.clone(),
-            session_id: link.session_id.clone(),
-            detail: "the link's record is missing (removed)".to_owned(),
-        });
+
+    /// The findings, ending with the links (of the scope) whose records never came.
+    pub(crate) fn finish(mut self) -> Vec<ChainFinding> {
+        let mut missing: Vec<&Link> = self
+            .latest
+            .values()
+            .filter(|&&n| !self.seen[n])
+            .map(|&n| &self.links[n])
+            .filter(|link| self.scope.is_none_or(|session| link.session_id == session))
+            .collect();
+        missing.sort_by_key(|l| l.seq);
+        for link in missing {
+            self.findings.push(ChainFinding {
+                problem: ChainProblem::Missing,
+                seq: Some(link.seq),
+                kind: Some(link.kind),
+                key: link.key.clone(),
+                session_id: link.session_id.clone(),
+                detail: "the link's record is missing (removed)".to_owned(),
+            });
+        }
+        self.findings
     }
-    findings
 }
 
 #[cfg(test)]

@@ -106,6 +106,16 @@ pub(crate) fn name_set(record: &mut DecisionRecord, set: &[Grant]) -> Option<Str
 /// Fills the grants of the record's set back in after its own. A record without a set is left
 /// as it is; one whose stored request or set does not match what the record says is refused.
 pub(crate) fn fill(record: &mut DecisionRecord, set: &[Grant]) -> Result<(), String> {
+    if record.grant_set.is_some() {
+        fits(record, set)?;
+        record.request.grants.extend_from_slice(set);
+    }
+    Ok(())
+}
+
+/// Whether `set` can be filled in after the record's own grants: the record holds as many of
+/// its own as it says, and the set as many as it names.
+pub(crate) fn fits(record: &DecisionRecord, set: &[Grant]) -> Result<(), String> {
     let Some(named) = &record.grant_set else {
         return Ok(());
     };
@@ -124,7 +134,6 @@ pub(crate) fn fill(record: &mut DecisionRecord, set: &[Grant]) -> Result<(), Str
             set.len()
         ));
     }
-    record.request.grants.extend_from_slice(set);
     Ok(())
 }
 

@@ -22,6 +22,7 @@ use crate::record::{
 };
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+mod audit;
 mod commit_path;
 mod grants;
 mod handles;

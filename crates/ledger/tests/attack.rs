@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use codaris_ledger::{ChainProblem, GrantProblem, Ledger, audit};
+use codaris_ledger::{ChainProblem, GrantProblem, Ledger};
 use codaris_policy::{Code, Verdict};
 use serde_json::json;
 
@@ -42,7 +42,7 @@ fn a_grant_line_appended_to_the_journal_is_reported_unbacked_and_off_the_chain()
     {
         let ledger = Ledger::open(&path).unwrap();
         backed_session(&ledger, "s1");
-        assert!(audit(&ledger.evidence().unwrap()).is_clean());
+        assert!(crate::support::audited(&ledger).is_clean());
     }
     // The daemon is stopped; the model's command appends its grant.
     forge(&path, &root_grant("g000000999999", None));
@@ -69,7 +69,7 @@ fn a_grant_line_appended_to_the_journal_is_reported_unbacked_and_off_the_chain()
     assert_eq!(decided.decision.verdict, Verdict::Allow);
     assert_eq!(decided.decision.code, Code::AllowedByGrant);
 
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     assert!(!report.is_clean(), "{report:#?}");
     assert_eq!(
         report.differences,
@@ -115,7 +115,7 @@ fn a_forged_grant_that_claims_a_real_card_is_reported_too() {
         ),
     );
     let ledger = Ledger::open(&path).unwrap();
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     let mut unbacked: Vec<_> = report
         .unbacked_grants
         .iter()
@@ -151,7 +151,7 @@ fn a_forged_link_that_claims_the_last_number_does_not_stop_the_ledger() {
     forge(&path, &line);
     let ledger = Ledger::open(&path).unwrap();
     backed_session(&ledger, "s1");
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     assert!(!report.is_clean());
     assert!(
         report
@@ -194,7 +194,7 @@ fn a_program_wide_grant_for_a_program_the_card_never_offered_is_reported() {
     let smuggled = ledger
         .append_grant("s1", program("rm"), card(), 12)
         .unwrap();
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     let unbacked: Vec<_> = report
         .unbacked_grants
         .iter()

@@ -28,7 +28,7 @@ fn recorded() -> (
 
 fn audit_dir(path: &Path) -> ReplayReport {
     let ledger = Ledger::open(path).unwrap();
-    audit(&ledger.evidence().unwrap())
+    crate::support::audited(&ledger)
 }
 
 fn export_text(path: &Path) -> String {
@@ -380,4 +380,61 @@ fn an_export_with_a_record_inserted_altered_or_removed_is_reported() {
         found.contains(&(ChainProblem::Gap, Some(7), String::new())),
         "{found:?}"
     );
+}
+
+/// More decisions than one batch of the batched audit holds, across sessions and written by
+/// several threads, with an altered decision, one naming a grant set that is not there and a
+/// line that does not decode, placed in different batches: the audit a batch at a time reports
+/// exactly what the audit of the whole evidence does.
+#[test]
+fn a_ledger_of_many_batches_audits_alike_both_ways() {
+    let (_temp, path, _) = recorded();
+    let ledger = std::sync::Arc::new(Ledger::open(&path).unwrap());
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let ledger = ledger.clone();
+            std::thread::spawn(move || {
+                let requests = crate::support::session_requests();
+                for n in 0..1_200 {
+                    let request = requests[n % requests.len()].clone();
+                    crate::support::record(&ledger, &format!("w{w}-{}", n % 7), request);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().unwrap();
+    }
+    let (lines, _) = ledger.export(None).unwrap();
+    drop(ledger);
+    let stored: Vec<Value> = lines
+        .iter()
+        .filter(|l| matches!(l, ExportLine::Decision(_)))
+        .map(|l| serde_json::to_value(l).unwrap())
+        .collect();
+    assert!(stored.len() > 4_800, "{}", stored.len());
+    let mut altered = stored[40].clone();
+    altered["decision"]["verdict"] = json!("deny");
+    append_journal(&path, &altered.to_string());
+    let mut no_set = stored[4_500].clone();
+    no_set["grant_set"] = json!({"key": "nope", "inline": 0, "count": 1});
+    append_journal(&path, &no_set.to_string());
+    append_journal(&path, r#"{"type":"decision","schema":2,"seq":"#);
+
+    let report = crate::support::audited(&Ledger::open(&path).unwrap());
+    assert_eq!(report.differences.len(), 1, "{:#?}", report.differences);
+    assert_eq!(report.corrupt.len(), 2, "{:#?}", report.corrupt);
+    let altered_seq = altered["seq"].as_u64().unwrap();
+    let no_set_seq = no_set["seq"].as_u64().unwrap();
+    let altered_keys: Vec<String> = report
+        .chain_findings
+        .iter()
+        .filter(|f| f.problem == ChainProblem::Altered)
+        .map(|f| f.key.clone())
+        .collect();
+    assert_eq!(
+        altered_keys,
+        [altered_seq.to_string(), no_set_seq.to_string()]
+    );
+    assert_eq!(report.decisions, stored.len() - 1);
 }

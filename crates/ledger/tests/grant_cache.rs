@@ -217,7 +217,7 @@ fn check_decisions(ledger: &Ledger, decided: &[DecisionRecord]) {
         read.iter().map(strip).collect::<Vec<_>>(),
         decided.iter().map(strip).collect::<Vec<_>>()
     );
-    let report = codaris_ledger::audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(ledger);
     assert!(report.differences.is_empty(), "{:?}", report.differences);
     assert!(report.corrupt.is_empty(), "{:?}", report.corrupt);
     assert_eq!(report.decisions, decided.len());

@@ -104,7 +104,7 @@ fn a_decision_record_is_the_same_size_with_1_10_or_1000_grants_in_force() {
     // Only the digits of the grant count and of the sequence number differ.
     assert!(largest - smallest <= 8, "{sizes:?}");
     assert!(*largest < 4096, "{sizes:?}");
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     assert!(report.is_clean(), "{report:#?}");
 }
 
@@ -132,7 +132,7 @@ fn decisions_on_an_unchanged_view_share_one_grant_set() {
     assert_eq!(third.request.grants.len(), 3);
     assert_ne!(third.grant_set, first.grant_set);
     assert_eq!(sets(&ledger), 2);
-    assert!(audit(&ledger.evidence().unwrap()).is_clean());
+    assert!(crate::support::audited(&ledger).is_clean());
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn a_ledger_written_in_the_schema_1_format_replays_clean() {
             .iter()
             .any(|u| u.id.as_deref().is_some_and(|id| id.starts_with('g')))
     }));
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     assert!(report.is_clean(), "{report:#?}");
     assert_eq!((report.decisions, report.matched), (10, 10));
 
@@ -165,11 +165,11 @@ fn a_ledger_written_in_the_schema_1_format_replays_clean() {
     }
     let new = decide_on_view(&ledger, "s1");
     assert!(new.grant_set.is_some());
-    let report = audit(&ledger.evidence().unwrap());
+    let report = crate::support::audited(&ledger);
     assert!(report.is_clean(), "{report:#?}");
     assert_eq!(report.decisions, 11);
     drop(ledger);
-    let report = audit(&Ledger::open(&path).unwrap().evidence().unwrap());
+    let report = crate::support::audited(&Ledger::open(&path).unwrap());
     assert!(report.is_clean(), "{report:#?}");
 }
 

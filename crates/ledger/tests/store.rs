@@ -158,7 +158,7 @@ fn a_cards_answer_and_its_grants_are_durable_together() {
         cards[0].grant_id.as_deref(),
         ids.first().map(String::as_str)
     );
-    assert!(codaris_ledger::audit(&ledger.evidence().unwrap()).is_clean());
+    assert!(crate::support::audited(&ledger).is_clean());
 }
 
 #[test]
@@ -404,7 +404,7 @@ fn folding_the_journal_leaves_nothing_to_replay_and_loses_nothing() {
     assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
     drop(ledger);
     let reopened = Ledger::open(&path).unwrap();
-    let report = codaris_ledger::audit(&reopened.evidence().unwrap());
+    let report = crate::support::audited(&reopened);
     assert!(report.is_clean(), "{report:#?}");
     assert_eq!(report.decisions, 8 + 100);
 }

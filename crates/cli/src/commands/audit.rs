@@ -16,34 +16,40 @@ pub fn replay(
     show: usize,
     json: bool,
 ) -> Result<Outcome, CliError> {
-    // A live ledger and an export are read into the same evidence, so both replay alike.
-    let (evidence, source) = match from {
+    // Each decision replayed, one line each, as the audit reaches it.
+    let explain = explain && !json;
+    let mut printed = Ok(());
+    let mut print = |record: &DecisionRecord| {
+        if explain && printed.is_ok() {
+            printed = explain_line(record);
+        }
+    };
+    let (report, source) = match from {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|source| CliError::Read {
                 path: file.to_path_buf(),
                 source,
             })?;
             let (lines, corrupt) = read_export(&text);
-            (
-                Evidence::from_export(lines, corrupt),
-                file.display().to_string(),
-            )
+            let evidence = Evidence::from_export(lines, corrupt);
+            evidence.decisions.iter().for_each(&mut print);
+            (audit(&evidence), file.display().to_string())
         }
         None => {
             let path = target.layout.ledger();
             if !path.exists() {
                 return Err(CliError::NoLedger { path });
             }
+            // A live ledger is audited a batch of decisions at a time, never held whole.
             let ledger = Ledger::open(&path)?;
-            (ledger.evidence()?, path.display().to_string())
+            (ledger.audit(&mut print)?, path.display().to_string())
         }
     };
-    let report = audit(&evidence);
-    let records = &evidence.decisions;
+    printed?;
     if json {
         output::json(&serde_json::to_value(&report)?)?;
     } else {
-        print_report(&report, records, &source, explain, show)?;
+        print_report(&report, &source, show)?;
     }
     Ok(if report.is_clean() {
         Outcome::Success
@@ -52,26 +58,19 @@ pub fn replay(
     })
 }
 
-fn print_report(
-    report: &ReplayReport,
-    records: &[DecisionRecord],
-    source: &str,
-    explain: bool,
-    show: usize,
-) -> Result<(), CliError> {
-    if explain {
-        for record in records {
-            output::line(&format!(
-                "#{seq} {session} {tool}: {verdict} {code}: {sentence}",
-                seq = record.seq,
-                session = record.session_id,
-                tool = record.request.tool,
-                verdict = record.decision.verdict.as_str(),
-                code = record.decision.code.as_str(),
-                sentence = record.decision.sentence,
-            ))?;
-        }
-    }
+fn explain_line(record: &DecisionRecord) -> Result<(), CliError> {
+    output::line(&format!(
+        "#{seq} {session} {tool}: {verdict} {code}: {sentence}",
+        seq = record.seq,
+        session = record.session_id,
+        tool = record.request.tool,
+        verdict = record.decision.verdict.as_str(),
+        code = record.decision.code.as_str(),
+        sentence = record.decision.sentence,
+    ))
+}
+
+fn print_report(report: &ReplayReport, source: &str, show: usize) -> Result<(), CliError> {
     output::line(&format!(
         "replayed {} decisions from {source} with policy version {}: {} matched, {} differ{}",
         report.decisions,

@@ -1,0 +1,388 @@
+//! A live ledger's whole audit, read a batch of decisions at a time.
+//!
+//! [`crate::audit`] of [`Ledger::evidence`] holds every decision of the ledger at once, each
+//! with its grants copied in, and then digests and replays them: a year's ledger is that many
+//! records in memory, and the cost per decision grew with it (page faults, the allocator).
+//! [`Ledger::audit`] gives the same report, field for field and in the same order, but decodes,
+//! digests, replays and checks the decisions a batch at a time, across the machine's cores, and
+//! keeps of each only what the report needs. The grants a decision's set names are looked up,
+//! never copied into it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use codaris_policy::{Grant, GrantSet};
+
+use super::{Ledger, decode_stored, key_text};
+use crate::backing::{BackingCheck, GrantFinding};
+use crate::chain::{self, ChainCheck, Link, RecordKind};
+use crate::error::{Corrupt, LedgerError};
+use crate::grant_sets::{self, SetGrants};
+use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
+use crate::replay::{Difference, ReplayReport};
+
+/// Records read per batch: enough that handing a batch between threads is noise, few enough
+/// that the batches in flight (two a worker, and the one being merged) stay a few megabytes.
+const BATCH: usize = 1024;
+
+/// A set's grants by its key, with the session it belongs to.
+type SetsByKey<'a> = HashMap<&'a str, (&'a str, SetGrants)>;
+
+impl Ledger {
+    /// The report [`crate::audit`] makes of [`Ledger::evidence`], without holding the ledger's
+    /// decisions in memory: they are read, replayed and checked a batch at a time, across the
+    /// machine's cores. `each` is given every decision that was replayed, in order, as stored
+    /// (the grants its set names are not filled into its request).
+    pub fn audit(
+        &self,
+        mut each: impl FnMut(&DecisionRecord),
+    ) -> Result<ReplayReport, LedgerError> {
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let (grants, mut corrupt) = self.grants(None)?;
+        let (cards, bad_cards) = self.cards(None)?;
+        corrupt.extend(bad_cards);
+        let (sets, bad_sets) = self.grant_sets(None)?;
+        corrupt.extend(bad_sets);
+        let CheckedLinks {
+            links,
+            hash_ok,
+            corrupt: bad_links,
+        } = self.checked_links(workers)?;
+
+        let backing = BackingCheck::new(&grants, &cards, &links);
+        let mut unbacked = backing.records();
+        let mut chain = ChainCheck::walk(&links, |n| hash_ok[n], None);
+        for grant in &grants {
+            chain.record(
+                RecordKind::Grant,
+                &grant.id,
+                &grant.session_id,
+                &digest(grant),
+            );
+        }
+        for card in &cards {
+            chain.record(RecordKind::Card, &card.id, &card.session_id, &digest(card));
+        }
+        for set in &sets {
+            chain.record(
+                RecordKind::GrantSet,
+                &set.key,
+                &set.session_id,
+                &digest(set),
+            );
+        }
+
+        let sets_by_key = sets_by_key(&sets, &grants);
+        let judge = Judge {
+            sets: &sets_by_key,
+            backing: &backing,
+        };
+        let mut decided = 0;
+        let mut differences = Vec::new();
+        let mut unreadable = Vec::new();
+        let mut unfilled = Vec::new();
+        let read = pipelined(
+            &self.decisions,
+            workers,
+            BuiltSets::default,
+            |key, bytes, built| judge.decision(key, bytes, built),
+            |judged| {
+                self.reads.count(1);
+                let Stored {
+                    record,
+                    digest,
+                    outcome,
+                } = match judged {
+                    Judged::Unreadable(bad) => {
+                        unreadable.push(bad);
+                        return;
+                    }
+                    Judged::Stored(stored) => *stored,
+                };
+                let key = record.seq.to_string();
+                chain.record(RecordKind::Decision, &key, &record.session_id, &digest);
+                match outcome {
+                    Err(bad) => unfilled.push(bad),
+                    Ok(checked) => {
+                        decided += 1;
+                        each(&record);
+                        differences.extend(checked.difference);
+                        unbacked.extend(checked.unbacked);
+                    }
+                }
+            },
+        );
+        read?;
+
+        // In the order an export lists them (and once each), then the decisions whose grants
+        // could not be filled in, as `Evidence::from_export` adds them.
+        corrupt.extend(unreadable);
+        corrupt.extend(self.unreadable_lines()?);
+        corrupt.extend(bad_links);
+        let mut seen = HashSet::new();
+        corrupt.retain(|bad| seen.insert((bad.place.clone(), bad.key.clone())));
+        corrupt.extend(unfilled);
+        Ok(ReplayReport {
+            policy_version: codaris_policy::POLICY_VERSION.to_owned(),
+            decisions: decided,
+            matched: decided - differences.len(),
+            differences,
+            corrupt: corrupt.iter().map(ToString::to_string).collect(),
+            grants: grants.len(),
+            unbacked_grants: unbacked,
+            chain_links: links.len(),
+            chain_findings: chain.finish(),
+        })
+    }
+
+    /// The chain's links in stored order, whether each one's hash matches its fields, and the
+    /// links that do not decode: decoded and hashed across `workers` threads.
+    fn checked_links(&self, workers: usize) -> Result<CheckedLinks, LedgerError> {
+        let mut links = Vec::new();
+        let mut hash_ok = Vec::new();
+        let mut corrupt = Vec::new();
+        let decode =
+            |key: &[u8], bytes: &[u8], (): &mut ()| match serde_json::from_slice::<Link>(bytes) {
+                Ok(link) => Ok((chain::link_hash_matches(&link), link)),
+                Err(err) => Err(Corrupt {
+                    place: "chain".to_owned(),
+                    key: key_text(key),
+                    reason: err.to_string(),
+                }),
+            };
+        pipelined(
+            &self.chain,
+            workers,
+            || (),
+            decode,
+            |link| match link {
+                Ok((ok, link)) => {
+                    hash_ok.push(ok);
+                    links.push(link);
+                }
+                Err(bad) => corrupt.push(bad),
+            },
+        )?;
+        Ok(CheckedLinks {
+            links,
+            hash_ok,
+            corrupt,
+        })
+    }
+}
+
+/// The chain's links as stored, whether each one's hash matches its fields, and the links that
+/// do not decode.
+struct CheckedLinks {
+    links: Vec<Link>,
+    hash_ok: Vec<bool>,
+    corrupt: Vec<Corrupt>,
+}
+
+/// Each grant set's grants, read once (as `grant_sets::fill_all` reads them for an export).
+fn sets_by_key<'a>(sets: &'a [GrantSetRecord], grants: &'a [GrantRecord]) -> SetsByKey<'a> {
+    let grants: HashMap<&str, &GrantRecord> = grants.iter().map(|g| (g.id.as_str(), g)).collect();
+    sets.iter()
+        .map(|set| {
+            let listed = grant_sets::set_grants(set, &set.session_id, |id| grants.get(id).copied())
+                .map(Arc::from);
+            (set.key.as_str(), (set.session_id.as_str(), listed))
+        })
+        .collect()
+}
+
+/// What one stored decision came to.
+enum Judged {
+    /// It does not decode.
+    Unreadable(Corrupt),
+    /// Boxed: most outcomes hold one, and a record is large.
+    Stored(Box<Stored>),
+}
+
+/// A decision that decoded.
+struct Stored {
+    /// As stored.
+    record: DecisionRecord,
+    /// Its chain digest, as stored.
+    digest: String,
+    /// Replayed and checked, or (as a corrupt record) why its grants cannot be read back.
+    outcome: Result<Checked, Corrupt>,
+}
+
+/// A replayed decision: how it differs, and the grants it relied on that nothing backs.
+struct Checked {
+    difference: Option<Difference>,
+    unbacked: Vec<GrantFinding>,
+}
+
+/// The policy's grant set last built for each session (one per worker): a session's decisions
+/// mostly see the same grants one after another.
+#[derive(Default)]
+struct BuiltSets {
+    by_session: HashMap<String, Built>,
+}
+
+/// A grant set built from a decision's own grants and the set it names.
+struct Built {
+    set_key: Option<String>,
+    inline: Vec<Grant>,
+    grants: GrantSet,
+}
+
+/// What every worker reads and none changes.
+struct Judge<'a> {
+    sets: &'a SetsByKey<'a>,
+    backing: &'a BackingCheck<'a>,
+}
+
+impl Judge<'_> {
+    fn decision(&self, key: &[u8], bytes: &[u8], built: &mut BuiltSets) -> Judged {
+        let record: DecisionRecord = match decode_stored("decisions", key, bytes) {
+            Ok(record) => record,
+            Err(bad) => return Judged::Unreadable(bad),
+        };
+        let digest = digest(&record);
+        let outcome = self.check(&record, built);
+        Judged::Stored(Box::new(Stored {
+            record,
+            digest,
+            outcome,
+        }))
+    }
+
+    fn check(&self, record: &DecisionRecord, built: &mut BuiltSets) -> Result<Checked, Corrupt> {
+        let set = self
+            .set_of(record)
+            .and_then(|set| grant_sets::fits(record, &set).map(|()| set))
+            .map_err(|reason| grant_sets::unfilled(record, reason))?;
+        let inline = record.request.grants.as_slice();
+        let set_key = record.grant_set.as_ref().map(|named| named.key.as_str());
+        let grants = match built.by_session.get(record.session_id.as_str()) {
+            Some(seen) if seen.set_key.as_deref() == set_key && seen.inline == inline => {
+                &seen.grants
+            }
+            _ => {
+                let grants = GrantSet::from_grants(inline.iter().chain(set.iter()).cloned());
+                let seen = Built {
+                    set_key: set_key.map(str::to_owned),
+                    inline: inline.to_vec(),
+                    grants,
+                };
+                &built
+                    .by_session
+                    .entry(record.session_id.clone())
+                    .insert_entry(seen)
+                    .into_mut()
+                    .grants
+            }
+        };
+        let replayed = record.request.evaluate_with(grants);
+        let difference = (replayed != record.decision).then(|| Difference {
+            seq: record.seq,
+            session_id: record.session_id.clone(),
+            tool: record.request.tool.clone(),
+            recorded_policy_version: record.policy_version.clone(),
+            recorded: record.decision.clone(),
+            replayed,
+        });
+        let mut unbacked = Vec::new();
+        let grant_at = |index: usize| match index.checked_sub(inline.len()) {
+            None => inline.get(index),
+            Some(in_set) => set.get(in_set),
+        };
+        self.backing.decision(record, grant_at, &mut unbacked);
+        Ok(Checked {
+            difference,
+            unbacked,
+        })
+    }
+
+    /// The grants the record's set names (none when it names no set), or why they cannot be
+    /// read: the words `grant_sets::fill_all` uses.
+    fn set_of(&self, record: &DecisionRecord) -> Result<Arc<[Grant]>, String> {
+        let Some(named) = &record.grant_set else {
+            return Ok(Arc::from([]));
+        };
+        match self.sets.get(named.key.as_str()) {
+            None => Err(format!("grant set `{}` is missing", named.key)),
+            Some((session, _)) if *session != record.session_id => Err(format!(
+                "grant set `{}` belongs to session `{session}`",
+                named.key
+            )),
+            Some((_, listed)) => listed.clone(),
+        }
+    }
+}
+
+/// Every entry of `tree`, in key order, through `work` on `workers` threads (each with its own
+/// state from `state`), and each result through `merge` on the calling thread, in key order.
+///
+/// One thread walks the tree and deals batches out in turn; each worker sends its results
+/// back on its own channel, and they are taken in the same turn, so the order holds. Every
+/// channel holds one batch: memory stays a few batches, whatever the tree holds, and reading,
+/// working and merging overlap.
+fn pipelined<S, R: Send>(
+    tree: &sled::Tree,
+    workers: usize,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&[u8], &[u8], &mut S) -> R + Sync,
+    mut merge: impl FnMut(R),
+) -> Result<(), LedgerError> {
+    use std::sync::mpsc::sync_channel;
+    let workers = workers.max(1);
+    let (work, state) = (&work, &state);
+    std::thread::scope(|scope| {
+        let mut to_workers = Vec::with_capacity(workers);
+        let mut from_workers = Vec::with_capacity(workers);
+        for _ in 0..workers {
+            let (to_worker, batches) = sync_channel::<Vec<(sled::IVec, sled::IVec)>>(1);
+            let (to_merge, results) = sync_channel::<Vec<R>>(1);
+            to_workers.push(to_worker);
+            from_workers.push(results);
+            scope.spawn(move || {
+                let mut state = state();
+                for batch in batches {
+                    let done = batch
+                        .iter()
+                        .map(|(key, bytes)| work(key, bytes, &mut state))
+                        .collect();
+                    if to_merge.send(done).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        let reader = scope.spawn(move || -> Result<(), sled::Error> {
+            let mut entries = tree.iter();
+            for turn in 0.. {
+                let batch = entries
+                    .by_ref()
+                    .take(BATCH)
+                    .collect::<Result<Vec<_>, _>>()?;
+                // The merge stopped (a worker is gone): nobody reads what follows.
+                if batch.is_empty() || to_workers[turn % workers].send(batch).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        // Batch n went to worker n % workers: the first worker with nothing more to send
+        // means there is no batch n, so none after it either.
+        'merging: for turn in 0.. {
+            match from_workers[turn % workers].recv() {
+                Ok(results) => results.into_iter().for_each(&mut merge),
+                Err(_) => break 'merging,
+            }
+        }
+        drop(from_workers);
+        match reader.join() {
+            Ok(read) => read.map_err(LedgerError::from),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// A record that cannot be encoded gets no digest, so it shows as altered (as in replay.rs).
+fn digest(record: &impl serde::Serialize) -> String {
+    chain::digest(record).unwrap_or_default()
+}
