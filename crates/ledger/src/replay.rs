@@ -25,6 +25,21 @@ pub struct Difference {
     pub replayed: Decision,
 }
 
+impl Difference {
+    /// How `replayed`, this build's decision of the record's request, differs from the recorded
+    /// one; `None` when they are the same.
+    pub(crate) fn of(record: &DecisionRecord, replayed: Decision) -> Option<Difference> {
+        (replayed != record.decision).then(|| Difference {
+            seq: record.seq,
+            session_id: record.session_id.clone(),
+            tool: record.request.tool.clone(),
+            recorded_policy_version: record.policy_version.clone(),
+            recorded: record.decision.clone(),
+            replayed,
+        })
+    }
+}
+
 /// What a replay found. The JSON of `codaris audit replay --json`: fields are only ever added.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReplayReport {
@@ -75,17 +90,7 @@ pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
                     .1
             }
         };
-        let replayed = record.request.evaluate_with(set);
-        if replayed != record.decision {
-            differences.push(Difference {
-                seq: record.seq,
-                session_id: record.session_id.clone(),
-                tool: record.request.tool.clone(),
-                recorded_policy_version: record.policy_version.clone(),
-                recorded: record.decision.clone(),
-                replayed,
-            });
-        }
+        differences.extend(Difference::of(record, record.request.evaluate_with(set)));
     }
     ReplayReport {
         policy_version: codaris_policy::POLICY_VERSION.to_owned(),

@@ -276,15 +276,7 @@ impl Judge<'_> {
                     .grants
             }
         };
-        let replayed = record.request.evaluate_with(grants);
-        let difference = (replayed != record.decision).then(|| Difference {
-            seq: record.seq,
-            session_id: record.session_id.clone(),
-            tool: record.request.tool.clone(),
-            recorded_policy_version: record.policy_version.clone(),
-            recorded: record.decision.clone(),
-            replayed,
-        });
+        let difference = Difference::of(record, record.request.evaluate_with(grants));
         let mut unbacked = Vec::new();
         let grant_at = |index: usize| match index.checked_sub(inline.len()) {
             None => inline.get(index),
