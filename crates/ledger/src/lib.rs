@@ -19,7 +19,8 @@
 //!
 //! Every grant names what backs it ([`Backing`]), and every record version appended is a link
 //! of a hash chain ([`Link`]); [`audit`] replays the decisions, flags grants nothing backs, and
-//! walks the chain, from a ledger or from an export ([`Evidence`]).
+//! walks the chain, from a ledger or from an export ([`Evidence`]); [`Ledger::audit`] makes the
+//! same report of a live ledger a batch of decisions at a time, never holding them all.
 //!
 //! Each record carries a schema version. A record that does not decode is reported as
 //! [`Corrupt`] and never read as an allow: a grant that cannot be read grants nothing.
