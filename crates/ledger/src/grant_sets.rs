@@ -146,6 +146,17 @@ pub(crate) fn unfilled(record: &DecisionRecord, reason: String) -> Corrupt {
     }
 }
 
+/// Why a decision's grants cannot be read: no set is stored under the key it names. Every read
+/// of the ledger, and both audits, say it in these words.
+pub(crate) fn set_missing(key: &str) -> String {
+    format!("grant set `{key}` is missing")
+}
+
+/// Why a decision's grants cannot be read: the set it names is `owner`'s, another session.
+pub(crate) fn set_of_other_session(key: &str, owner: &str) -> String {
+    format!("grant set `{key}` belongs to session `{owner}`")
+}
+
 /// The grants a set lists, in its order, each from its record; `Err` names what is wrong.
 pub(crate) fn set_grants<'a>(
     set: &GrantSetRecord,
@@ -153,10 +164,7 @@ pub(crate) fn set_grants<'a>(
     mut grant: impl FnMut(&str) -> Option<&'a GrantRecord>,
 ) -> Result<Vec<Grant>, String> {
     if set.session_id != session_id {
-        return Err(format!(
-            "grant set `{}` belongs to session `{}`",
-            set.key, set.session_id
-        ));
+        return Err(set_of_other_session(&set.key, &set.session_id));
     }
     let mut grants = Vec::with_capacity(set.grant_ids.len());
     for id in &set.grant_ids {
@@ -240,7 +248,7 @@ pub(crate) fn fill_all(
     let filled = fill_each(decisions, |key, session| {
         Ok::<_, std::convert::Infallible>(match sets.get(key) {
             Some(set) => set_grants(set, session, |id| grants.get(id).copied()).map(Arc::from),
-            None => Err(format!("grant set `{key}` is missing")),
+            None => Err(set_missing(key)),
         })
     });
     match filled {

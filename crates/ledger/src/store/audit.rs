@@ -290,17 +290,16 @@ impl Judge<'_> {
     }
 
     /// The grants the record's set names (none when it names no set), or why they cannot be
-    /// read: the words `grant_sets::fill_all` uses.
+    /// read.
     fn set_of(&self, record: &DecisionRecord) -> Result<Arc<[Grant]>, String> {
         let Some(named) = &record.grant_set else {
             return Ok(Arc::from([]));
         };
         match self.sets.get(named.key.as_str()) {
-            None => Err(format!("grant set `{}` is missing", named.key)),
-            Some((session, _)) if *session != record.session_id => Err(format!(
-                "grant set `{}` belongs to session `{session}`",
-                named.key
-            )),
+            None => Err(grant_sets::set_missing(&named.key)),
+            Some((owner, _)) if *owner != record.session_id => {
+                Err(grant_sets::set_of_other_session(&named.key, owner))
+            }
             Some((_, listed)) => listed.clone(),
         }
     }

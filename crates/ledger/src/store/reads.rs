@@ -132,7 +132,7 @@ impl Ledger {
         session_id: &str,
     ) -> Result<grant_sets::SetGrants, LedgerError> {
         let Some(bytes) = self.grant_sets.get(key.as_bytes())? else {
-            return Ok(Err(format!("grant set `{key}` is missing")));
+            return Ok(Err(grant_sets::set_missing(key)));
         };
         self.reads.count(1);
         let set = match decode_value::<GrantSetRecord>("grant_sets", key, &bytes) {
