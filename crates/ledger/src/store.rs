@@ -133,6 +133,8 @@ struct Pending {
     /// The record's JSON, as sled stores it.
     value: Vec<u8>,
     digest: String,
+    /// The digest of `value` (its link's `stored`).
+    stored: String,
     /// For an update its writer already swapped into sled: the version it replaced, put back
     /// if the commit fails. `None` for a new record.
     replaced: Option<sled::IVec>,
@@ -145,12 +147,14 @@ impl Pending {
         key_text: String,
         record: &R,
     ) -> Result<Self, LedgerError> {
+        let value = encode(record)?;
         Ok(Pending {
             kind,
             key: key.to_vec(),
             key_text,
             session_id: record.session_id().to_owned(),
-            value: encode(record)?,
+            stored: crate::chain::bytes_digest(&value),
+            value,
             digest: crate::chain::digest(record).map_err(LedgerError::Encode)?,
             replaced: None,
         })

@@ -14,4 +14,5 @@ mod grant_sets;
 mod reads;
 mod replay;
 mod store;
+mod stored_bytes;
 mod support;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::support::backed_session;
 
 /// A stopped ledger with two sessions recorded as the daemon records them.
-fn recorded() -> (
+pub(crate) fn recorded() -> (
     tempfile::TempDir,
     std::path::PathBuf,
     codaris_ledger::GrantRecord,
@@ -26,7 +26,7 @@ fn recorded() -> (
     (temp, path, grant)
 }
 
-fn audit_dir(path: &Path) -> ReplayReport {
+pub(crate) fn audit_dir(path: &Path) -> ReplayReport {
     let ledger = Ledger::open(path).unwrap();
     crate::support::audited(&ledger)
 }
@@ -55,7 +55,7 @@ fn append_journal(path: &Path, line: &str) {
     writeln!(journal, "{line}").unwrap();
 }
 
-fn chain_problems(report: &ReplayReport) -> Vec<(ChainProblem, Option<u64>, String)> {
+pub(crate) fn chain_problems(report: &ReplayReport) -> Vec<(ChainProblem, Option<u64>, String)> {
     report
         .chain_findings
         .iter()
@@ -220,7 +220,7 @@ fn a_record_altered_in_the_journal_is_reported() {
 }
 
 /// Opens the stopped ledger's sled database directly, as someone editing it would.
-fn raw_sled(path: &Path) -> sled::Db {
+pub(crate) fn raw_sled(path: &Path) -> sled::Db {
     // sled lets go of its lock from a background thread shortly after the last handle closes.
     for _ in 0..100 {
         if let Ok(db) = sled::open(path) {

@@ -183,7 +183,7 @@ proptest! {
             grant_ids: ids,
             grants_digest: digest.clone(),
         });
-        same(&Tail::default().link(RecordKind::Decision, &key, &session, &digest));
+        same(&Tail::default().link(RecordKind::Decision, &key, &session, &digest, None));
     }
 }
 

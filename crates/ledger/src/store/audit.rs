@@ -10,9 +10,11 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use codaris_policy::{Grant, GrantSet};
 
+use super::reads::ReadStats;
 use super::{Ledger, decode_stored, key_text};
 use crate::backing::{BackingCheck, GrantFinding};
 use crate::chain::{self, ChainCheck, Link, RecordKind};
@@ -76,6 +78,8 @@ impl Ledger {
         let judge = Judge {
             sets: &sets_by_key,
             backing: &backing,
+            linked: chain.sound_decision_links(),
+            reads: &self.reads,
         };
         let mut decided = 0;
         let mut differences = Vec::new();
@@ -233,6 +237,10 @@ struct Built {
 struct Judge<'a> {
     sets: &'a SetsByKey<'a>,
     backing: &'a BackingCheck<'a>,
+    /// Each decision's latest link, by the decision's `seq`, where the chain's walk found
+    /// nothing wrong with it ([`ChainCheck::sound_decision_links`]).
+    linked: HashMap<u64, &'a Link>,
+    reads: &'a ReadStats,
 }
 
 impl Judge<'_> {
@@ -241,7 +249,7 @@ impl Judge<'_> {
             Ok(record) => record,
             Err(bad) => return Judged::Unreadable(bad),
         };
-        let digest = digest(&record);
+        let digest = self.digest(&record, bytes);
         let outcome = self.check(&record, built);
         Judged::Stored(Box::new(Stored {
             record,
@@ -287,6 +295,30 @@ impl Judge<'_> {
             difference,
             unbacked,
         })
+    }
+
+    /// The record's chain digest: its latest link's, when that link's `stored` digest is the
+    /// digest of the bytes read (they are the very bytes the link covers, so the record is the
+    /// version it covers); otherwise the record is encoded in canonical JSON and digested, as
+    /// the audit of an export does. The link is the one the chain check compares the record
+    /// with, and the walk found it sound: a link inserted, out of place or altered vouches for
+    /// nothing.
+    fn digest(&self, record: &DecisionRecord, bytes: &[u8]) -> String {
+        match self.linked.get(&record.seq) {
+            Some(link)
+                if link.session_id == record.session_id
+                    && link
+                        .stored
+                        .as_deref()
+                        .is_some_and(|stored| stored == chain::bytes_digest(bytes)) =>
+            {
+                link.digest.clone()
+            }
+            _ => {
+                self.reads.digested_in_full.fetch_add(1, Ordering::Relaxed);
+                digest(record)
+            }
+        }
     }
 
     /// The grants the record's set names (none when it names no set), or why they cannot be

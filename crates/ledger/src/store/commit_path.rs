@@ -170,6 +170,7 @@ impl Ledger {
                 &pending.key_text,
                 &pending.session_id,
                 &pending.digest,
+                Some(&pending.stored),
             );
             let link_json = encode(&link)?;
             lines.push(journal_line(pending.kind, &pending.value, &link_json));

@@ -32,6 +32,9 @@ pub(super) const INDEXED: &[u8] = b"decision_sessions_indexed";
 #[derive(Debug, Default)]
 pub(super) struct ReadStats {
     pub(super) decoded: AtomicU64,
+    /// Decisions the audit of this ledger encoded in canonical JSON to digest them, because no
+    /// sound link named their stored bytes.
+    pub(super) digested_in_full: AtomicU64,
 }
 
 impl ReadStats {
@@ -205,6 +208,13 @@ impl Ledger {
     /// since it opened. For tests and benchmarks: a read of the newest `n` decodes `n`.
     pub fn records_decoded(&self) -> u64 {
         self.reads.decoded.load(Ordering::Relaxed)
+    }
+
+    /// How many decisions this ledger's audits encoded again in canonical JSON to digest them
+    /// since it opened. For tests and benchmarks: on a ledger nothing has touched, only the
+    /// decision with the chain's last link is, as no link after it vouches for that link.
+    pub fn decisions_digested_in_full(&self) -> u64 {
+        self.reads.digested_in_full.load(Ordering::Relaxed)
     }
 
     /// Indexes the decisions of a ledger written before the session index, once: afterwards

@@ -1,0 +1,213 @@
+//! Each link also covers its record's bytes as stored (`stored`), which lets the audit of a
+//! live ledger skip encoding every decision again in canonical JSON. Only bytes a sound link
+//! names are taken on trust: bytes that differ are checked in full, a link whose `stored` was
+//! changed or taken out no longer hashes to itself, and a link forged in the middle of the
+//! chain, however well hashed, vouches for nothing. Every audit here is made both ways and the
+//! two reports must agree ([`crate::support::audited`]).
+
+use std::path::Path;
+
+use codaris_ledger::{ChainProblem, Ledger, Link, RecordKind};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::chain::{audit_dir, chain_problems, raw_sled, recorded};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A decision of the first session (so the chain goes on after its link), with its link.
+fn middle_decision(path: &Path) -> (u64, Link) {
+    let ledger = Ledger::open(path).unwrap();
+    let (decisions, _) = ledger.decisions(Some("s1")).unwrap();
+    let seq = decisions[1].seq;
+    let (links, _) = ledger.links().unwrap();
+    let link = links
+        .into_iter()
+        .find(|l| l.kind == RecordKind::Decision && l.key == seq.to_string())
+        .unwrap();
+    (seq, link)
+}
+
+fn stored_bytes(db: &sled::Db, seq: u64) -> Vec<u8> {
+    let decisions = db.open_tree("decisions").unwrap();
+    decisions.get(seq.to_be_bytes()).unwrap().unwrap().to_vec()
+}
+
+fn put(db: &sled::Db, tree: &str, key: u64, bytes: &[u8]) {
+    db.open_tree(tree)
+        .unwrap()
+        .insert(key.to_be_bytes(), bytes)
+        .unwrap();
+    db.flush().unwrap();
+}
+
+/// The decision's record with `decided_at_ms` moved on by one, as compact JSON.
+fn altered(bytes: &[u8]) -> Vec<u8> {
+    let mut record: Value = serde_json::from_slice(bytes).unwrap();
+    let at = record["decided_at_ms"].as_u64().unwrap();
+    record["decided_at_ms"] = Value::from(at + 1);
+    serde_json::to_vec(&record).unwrap()
+}
+
+/// A link's hash, computed here from the layout docs/ledger.md gives for a link with `stored`.
+fn link_hash(link: &Link) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"codaris-ledger-chain-2");
+    let stored = link.stored.as_deref().unwrap();
+    for text in [
+        &link.prev,
+        "decision",
+        &link.key,
+        &link.session_id,
+        &link.digest,
+        stored,
+    ] {
+        hasher.update((text.len() as u64).to_be_bytes());
+        hasher.update(text.as_bytes());
+    }
+    hasher.update(link.seq.to_be_bytes());
+    hex(&hasher.finalize())
+}
+
+fn problems_of(path: &Path) -> Vec<(ChainProblem, Option<u64>, String)> {
+    chain_problems(&audit_dir(path))
+}
+
+#[test]
+fn every_new_link_covers_its_records_bytes_and_hashes_them_in() {
+    let (_temp, path, _) = recorded();
+    let (seq, link) = middle_decision(&path);
+    assert_eq!(link_hash(&link), link.hash, "the documented layout");
+    let ledger = Ledger::open(&path).unwrap();
+    let (links, _) = ledger.links().unwrap();
+    assert!(links.iter().all(|l| l.stored.is_some()), "{links:?}");
+    drop(ledger);
+    let db = raw_sled(&path);
+    let bytes = stored_bytes(&db, seq);
+    assert_eq!(link.stored, Some(hex(&Sha256::digest(&bytes))));
+    drop(db);
+    assert_eq!(problems_of(&path), vec![]);
+}
+
+#[test]
+fn a_record_stored_as_other_bytes_of_the_same_content_still_verifies() {
+    let (_temp, path, _) = recorded();
+    let (seq, _) = middle_decision(&path);
+    {
+        let db = raw_sled(&path);
+        let bytes = stored_bytes(&db, seq);
+        // Members sorted and indented: other bytes, the same record.
+        let same = serde_json::to_vec_pretty(&serde_json::from_slice::<Value>(&bytes).unwrap())
+            .unwrap();
+        assert_ne!(same, bytes);
+        put(&db, "decisions", seq, &same);
+    }
+    let report = audit_dir(&path);
+    assert_eq!(chain_problems(&report), vec![]);
+    assert_eq!(report.matched, report.decisions);
+}
+
+#[test]
+fn a_record_altered_under_a_link_that_names_its_bytes_is_reported() {
+    let (_temp, path, _) = recorded();
+    let (seq, link) = middle_decision(&path);
+    {
+        let db = raw_sled(&path);
+        let bytes = stored_bytes(&db, seq);
+        put(&db, "decisions", seq, &altered(&bytes));
+    }
+    assert_eq!(
+        problems_of(&path),
+        vec![(ChainProblem::Altered, Some(link.seq), seq.to_string())]
+    );
+}
+
+#[test]
+fn a_links_stored_digest_changed_or_taken_out_breaks_the_links_hash() {
+    for change in ["changed", "taken out"] {
+        let (_temp, path, _) = recorded();
+        let (seq, link) = middle_decision(&path);
+        {
+            let db = raw_sled(&path);
+            let mut forged = link.clone();
+            forged.stored = match change {
+                "changed" => Some(hex(&Sha256::digest(b"other bytes"))),
+                _ => None,
+            };
+            put(&db, "chain", link.seq, &serde_json::to_vec(&forged).unwrap());
+        }
+        // The record itself is untouched, and is not reported.
+        assert_eq!(
+            problems_of(&path),
+            vec![(ChainProblem::LinkAltered, Some(link.seq), seq.to_string())],
+            "{change}"
+        );
+    }
+}
+
+#[test]
+fn a_link_forged_in_the_middle_with_a_hash_of_its_own_vouches_for_nothing() {
+    let (_temp, path, _) = recorded();
+    let (seq, link) = middle_decision(&path);
+    {
+        let db = raw_sled(&path);
+        let changed = altered(&stored_bytes(&db, seq));
+        put(&db, "decisions", seq, &changed);
+        // The forger names the new bytes but leaves the old canonical digest: the link hashes
+        // to itself, so only the link after it shows the forgery.
+        let mut forged = link.clone();
+        forged.stored = Some(hex(&Sha256::digest(&changed)));
+        forged.hash = link_hash(&forged);
+        put(&db, "chain", link.seq, &serde_json::to_vec(&forged).unwrap());
+    }
+    let found = problems_of(&path);
+    assert!(
+        found.contains(&(ChainProblem::Altered, Some(link.seq), seq.to_string())),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|(p, at, _)| *p == ChainProblem::BrokenLink && *at == Some(link.seq + 1)),
+        "{found:?}"
+    );
+    assert!(
+        !found.iter().any(|(p, _, _)| *p == ChainProblem::LinkAltered),
+        "{found:?}"
+    );
+}
+
+/// How many decisions one batched audit of the ledger at `path` digested in full.
+fn digested_in_full(path: &Path) -> u64 {
+    let ledger = Ledger::open(path).unwrap();
+    crate::support::audited(&ledger);
+    ledger.decisions_digested_in_full()
+}
+
+#[test]
+fn an_untouched_ledger_is_audited_without_encoding_its_decisions_again() {
+    let (_temp, path, _) = recorded();
+    let ledger = Ledger::open(&path).unwrap();
+    let (decisions, _) = ledger.decisions(None).unwrap();
+    let (links, _) = ledger.links().unwrap();
+    drop(ledger);
+    assert!(decisions.len() >= 4, "{decisions:?}");
+    // Nothing after the chain's last link vouches for it: its record, if a decision, is the
+    // one digested in full.
+    let last_is_a_decision = links.last().unwrap().kind == RecordKind::Decision;
+    let untouched = digested_in_full(&path);
+    assert_eq!(untouched, u64::from(last_is_a_decision));
+
+    let (seq, _) = middle_decision(&path);
+    {
+        let db = raw_sled(&path);
+        let bytes = stored_bytes(&db, seq);
+        let same = serde_json::to_vec_pretty(&serde_json::from_slice::<Value>(&bytes).unwrap())
+            .unwrap();
+        put(&db, "decisions", seq, &same);
+    }
+    assert_eq!(digested_in_full(&path), untouched + 1, "bytes no link names");
+}
