@@ -59,7 +59,7 @@ pub struct Link {
     /// written before it was recorded). Covered by `hash`: an audit of the ledger whose record
     /// bytes still hash to it knows the record is the version `digest` covers without
     /// encoding it again in canonical JSON, which was a quarter of an audit's work. Bytes that
-    /// differ (a record re-encoded when the journal was replayed) are checked by `digest`.
+    /// differ (the same content stored again by another build) are checked by `digest`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<String>,
     /// `hash` of the link before this one; [`GENESIS`] for the first.
