@@ -44,6 +44,18 @@ fn put(db: &sled::Db, tree: &str, key: u64, bytes: &[u8]) {
     db.flush().unwrap();
 }
 
+/// Stores decision `seq` again as `change` makes its bytes; returns the bytes before and after.
+fn rewrite_decision(
+    db: &sled::Db,
+    seq: u64,
+    change: impl FnOnce(&[u8]) -> Vec<u8>,
+) -> (Vec<u8>, Vec<u8>) {
+    let before = stored_bytes(db, seq);
+    let after = change(&before);
+    put(db, "decisions", seq, &after);
+    (before, after)
+}
+
 /// The same record as other bytes: members sorted and indented.
 fn reencoded(bytes: &[u8]) -> Vec<u8> {
     let value: Value = serde_json::from_slice(bytes).unwrap();
@@ -104,10 +116,8 @@ fn a_record_stored_as_other_bytes_of_the_same_content_still_verifies() {
     let (seq, _) = middle_decision(&path);
     {
         let db = raw_sled(&path);
-        let bytes = stored_bytes(&db, seq);
-        let same = reencoded(&bytes);
+        let (bytes, same) = rewrite_decision(&db, seq, reencoded);
         assert_ne!(same, bytes);
-        put(&db, "decisions", seq, &same);
     }
     let report = audit_dir(&path);
     assert_eq!(chain_problems(&report), vec![]);
@@ -119,9 +129,7 @@ fn a_record_altered_under_a_link_that_names_its_bytes_is_reported() {
     let (_temp, path, _) = recorded();
     let (seq, link) = middle_decision(&path);
     {
-        let db = raw_sled(&path);
-        let bytes = stored_bytes(&db, seq);
-        put(&db, "decisions", seq, &altered(&bytes));
+        rewrite_decision(&raw_sled(&path), seq, altered);
     }
     assert_eq!(
         problems_of(&path),
@@ -163,8 +171,7 @@ fn a_link_forged_in_the_middle_with_a_hash_of_its_own_vouches_for_nothing() {
     let (seq, link) = middle_decision(&path);
     {
         let db = raw_sled(&path);
-        let changed = altered(&stored_bytes(&db, seq));
-        put(&db, "decisions", seq, &changed);
+        let (_, changed) = rewrite_decision(&db, seq, altered);
         // The forger names the new bytes but leaves the old canonical digest: the link hashes
         // to itself, so only the link after it shows the forgery.
         let mut forged = link.clone();
@@ -219,9 +226,7 @@ fn an_untouched_ledger_is_audited_without_encoding_its_decisions_again() {
 
     let (seq, _) = middle_decision(&path);
     {
-        let db = raw_sled(&path);
-        let bytes = stored_bytes(&db, seq);
-        put(&db, "decisions", seq, &reencoded(&bytes));
+        rewrite_decision(&raw_sled(&path), seq, reencoded);
     }
     assert_eq!(
         digested_in_full(&path),
