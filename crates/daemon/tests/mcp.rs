@@ -333,3 +333,49 @@ async fn a_crashed_servers_tools_answer_that_it_is_restarting_until_it_is_back()
     tools.list_tools(v1::ListToolsRequest {}).await.unwrap();
     assert!(wait_for_tool(&daemon, "fx__echo", Duration::from_secs(30)).await);
 }
+
+/// `ListServers` saying `ready` is a promise that the server's tools are in the index: a client
+/// that waits for it and lists or searches at once must find them, however late the daemon's
+/// own re-indexing task runs. Polled without a pause on a runtime of several threads, each of
+/// several servers added at run time is checked the moment it first reads ready.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_listed_ready_has_its_tools_in_the_index_already() {
+    let daemon = InProcess::start_with_toml("").await;
+    let mut mcp = v1::mcp_client::McpClient::new(daemon.channel().await);
+    for n in 0..6 {
+        let name = format!("fx{n}");
+        mcp.add_server(v1::AddServerRequest {
+            name: name.clone(),
+            command: fixture(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let servers = mcp
+                .list_servers(v1::ListServersRequest {})
+                .await
+                .unwrap()
+                .into_inner()
+                .servers;
+            let state = servers
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| s.state.clone())
+                .unwrap_or_default();
+            assert_ne!(state, "failed", "{servers:?}");
+            if state == "ready" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{name} never became ready");
+            tokio::task::yield_now().await;
+        }
+        let echo = format!("{name}__echo");
+        let listed = tool_names(&daemon).await;
+        assert!(
+            listed.iter().any(|t| t.name == echo),
+            "{name} read ready but {echo} was not listed"
+        );
+    }
+}

@@ -85,6 +85,9 @@ pub struct McpHub {
     /// The built-in server was switched on as a whole (`codaris mcp enable seqera`): its tools
     /// are on unless switched off one by one. Otherwise they are off until switched on.
     builtin_on: AtomicBool,
+    /// Held while the index is republished, so that two publishes never interleave and the
+    /// later one always indexes the newer servers.
+    publishing: Mutex<()>,
 }
 
 impl McpHub {
@@ -138,6 +141,7 @@ impl McpHub {
             last_tools: Mutex::new(BTreeMap::new()),
             pending: Mutex::new(Vec::new()),
             builtin_on: AtomicBool::new(switches.get(builtin::SEQERA) == Some(&true)),
+            publishing: Mutex::new(()),
         });
         let mut specs = configured;
         for (name, spec) in registered {
@@ -188,7 +192,14 @@ impl McpHub {
         self.pins.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn publish(&self) {
+    /// Indexes the servers' tools as they are now and returns the servers it indexed. What
+    /// `codaris mcp list` shows comes from here, so a server it shows ready has its tools in
+    /// the index already: a script that waits for `ready` and then searches finds them.
+    fn publish(&self) -> Vec<ServerView> {
+        let _one_at_a_time = self
+            .publishing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let servers = self.registry.servers();
         for server in &servers {
             // The built-in server changes with Codaris itself: nothing of it is pinned.
@@ -233,6 +244,7 @@ impl McpHub {
             Ok(false) => {}
             Err(err) => tracing::error!(%err, "re-indexing the MCP tools failed"),
         }
+        servers
     }
 
     fn record_approval(&self, spec: &ServerSpec, tools: &[ToolDef]) -> Result<(), DaemonError> {
@@ -487,7 +499,7 @@ impl McpHub {
     /// until it changes again. Refused while the server is not ready (nothing to approve).
     pub fn approve(&self, name: &str) -> Result<usize, DaemonError> {
         let name = self.known(name)?;
-        let Some(view) = self.registry.server(&name) else {
+        let Some(view) = self.publish().into_iter().find(|s| s.spec.name == name) else {
             return Err(DaemonError::McpUnknown {
                 name: name.to_string(),
             });
@@ -505,9 +517,9 @@ impl McpHub {
 
     /// Every server, configured first then run-time, each by name.
     pub fn list(&self) -> Vec<ServerInfo> {
+        let servers = self.publish();
         let pins = self.pins().clone();
-        self.registry
-            .servers()
+        servers
             .into_iter()
             .map(|view| {
                 let held = match pins.get(&view.spec.name) {
