@@ -139,7 +139,7 @@ fn main() {
             report.decisions
         });
         let audit = per_decision(|| {
-            let report = ledger.audit(|_| ()).unwrap();
+            let report = ledger.audit().unwrap();
             assert!(report.is_clean(), "{report:?}");
             report.decisions
         });

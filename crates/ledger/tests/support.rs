@@ -140,15 +140,17 @@ pub fn backed_session(ledger: &Ledger, session: &str) -> codaris_ledger::GrantRe
     grant
 }
 
-/// The whole audit of a ledger, made both ways: from all its evidence at once, and a batch of
-/// decisions at a time ([`Ledger::audit`]). The two must agree field for field, and the
-/// batched one must show every decision it replayed, once, in order.
+/// The whole audit of a ledger, made three ways: from all its evidence at once, and a batch of
+/// decisions at a time ([`Ledger::audit`], and [`Ledger::audit_each`] showing each decision).
+/// All must agree field for field, and the one that shows them must show every decision it
+/// replayed, once, in order.
 pub fn audited(ledger: &Ledger) -> codaris_ledger::ReplayReport {
     let evidence = ledger.evidence().unwrap();
     let whole = codaris_ledger::audit(&evidence);
     let mut shown = Vec::new();
-    let batched = ledger.audit(|record| shown.push(record.seq)).unwrap();
-    pretty_assertions::assert_eq!(batched, whole);
+    let shown_each = ledger.audit_each(|record| shown.push(record.seq)).unwrap();
+    pretty_assertions::assert_eq!(shown_each, whole);
+    pretty_assertions::assert_eq!(ledger.audit().unwrap(), whole);
     let replayed: Vec<u64> = evidence.decisions.iter().map(|d| d.seq).collect();
     assert_eq!(shown, replayed);
     whole
