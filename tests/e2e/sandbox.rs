@@ -196,13 +196,18 @@ fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_w
     // The journal holds the commands' own decisions (their text included), but no line of the
     // command's making: every line is a whole record the daemon wrote.
     let after = std::fs::read(&journal).unwrap_or_default();
+    // The daemon writes zeros ahead of its last line and its next lines into them: what it had
+    // written before is still where it was.
+    let end_of_lines = before.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
     assert!(
-        after.starts_with(&before),
+        after.starts_with(&before[..end_of_lines]),
         "the journal was cut or rewritten"
     );
     for line in String::from_utf8_lossy(&after).lines() {
         assert!(
-            !line.starts_with(r#"{"type":"grant","schema":1,"id":"g999999999999""#),
+            !line
+                .trim_start_matches('\0')
+                .starts_with(r#"{"type":"grant","schema":1,"id":"g999999999999""#),
             "the forged grant reached the journal"
         );
     }

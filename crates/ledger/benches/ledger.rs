@@ -1,6 +1,7 @@
 //! Ledger durability costs, measured in one run on one directory:
 //! - a durable grant append beside a raw `write` + `fdatasync` of a file in the same directory
-//!   (target: ≤ 1.2× of it);
+//!   (target: ≤ 1.2× of it), and, since the journal writes into zeros it wrote ahead, beside a
+//!   raw overwrite + `fdatasync` of space already written (the floor for that, printed too);
 //! - decision appends from 16 concurrent writers with group commit against one writer
 //!   (target: ≥ 8× one writer's throughput).
 
@@ -56,13 +57,24 @@ fn durable_grant_vs_fdatasync(c: &mut Criterion) {
     });
     group.finish();
 
-    // Interleaved, so both see the same disk weather.
+    // The file an overwrite goes into: written (not only allocated) and synced ahead.
+    let ahead = std::fs::File::create(temp.path().join("ahead")).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&ahead, &vec![0; 1 << 20], 0).unwrap();
+    ahead.sync_all().unwrap();
+
+    // Interleaved, so all three see the same disk weather.
     let (mut raw_samples, mut grant_samples) = (Vec::new(), Vec::new());
-    for _ in 0..300 {
+    let mut overwrite_samples = Vec::new();
+    for at in 0..300u64 {
         let start = Instant::now();
         raw.write_all(&payload).unwrap();
         raw.sync_data().unwrap();
         raw_samples.push(start.elapsed());
+        let start = Instant::now();
+        std::os::unix::fs::FileExt::write_all_at(&ahead, &payload, at * payload.len() as u64)
+            .unwrap();
+        ahead.sync_data().unwrap();
+        overwrite_samples.push(start.elapsed());
         n += 1;
         let start = Instant::now();
         ledger
@@ -79,11 +91,14 @@ fn durable_grant_vs_fdatasync(c: &mut Criterion) {
     }
     let raw_p50 = median(&mut raw_samples);
     let grant_p50 = median(&mut grant_samples);
+    let overwrite_p50 = median(&mut overwrite_samples);
     println!(
-        "durable grant append p50 {grant_p50:?} (p99 {:?}) vs raw write+fdatasync p50 {raw_p50:?} (p99 {:?}): {:.2}x",
+        "durable grant append p50 {grant_p50:?} (p99 {:?}) vs raw write+fdatasync p50 {raw_p50:?} (p99 {:?}): {:.2}x; vs raw overwrite+fdatasync p50 {overwrite_p50:?} (p99 {:?}): {:.2}x",
         p99(&grant_samples),
         p99(&raw_samples),
-        grant_p50.as_secs_f64() / raw_p50.as_secs_f64()
+        grant_p50.as_secs_f64() / raw_p50.as_secs_f64(),
+        p99(&overwrite_samples),
+        grant_p50.as_secs_f64() / overwrite_p50.as_secs_f64()
     );
 }
 

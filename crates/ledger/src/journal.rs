@@ -7,15 +7,16 @@
 //! flushed and its data file synced, and the journal starts empty again. While the daemon runs,
 //! the journal is compacted the same way once it outgrows [`COMPACT_AT`].
 //!
-//! The file only ever ends with a whole line. An append that fails part-way (a full disk, an I/O
-//! error from `write` or from `fdatasync`) is cut back to the length before it, durably, before
-//! anything else is written; a journal whose cut failed refuses every append until the cut
+//! The lines only ever end with a whole line; after them the file holds zeros written ahead
+//! ([`AHEAD`]), so that most appends overwrite space the file already has. An append that fails
+//! part-way (a full disk, an I/O error from `write` or from `fdatasync`) is cut back to the
+//! length before it, durably, before anything else is written; a journal whose cut failed refuses every append until the cut
 //! succeeds. A crash mid-append leaves a torn last line, which [`Journal::lines`] cuts off
 //! before the first new append: otherwise the next line would be glued to it, and both would be
 //! unreadable for ever.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -26,8 +27,8 @@ pub const COMPACT_AT: u64 = 64 * 1024 * 1024;
 
 /// What the journal writes to: the file, or a stand-in that fails on purpose in tests.
 pub trait Sink: std::fmt::Debug {
-    /// Appends at the end (the file is opened with `O_APPEND`).
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// Writes `bytes` at `offset`, growing the file when they reach past its end.
+    fn write_at(&mut self, bytes: &[u8], offset: u64) -> std::io::Result<()>;
     fn sync_data(&self) -> std::io::Result<()>;
     fn set_len(&self, len: u64) -> std::io::Result<()>;
     /// Everything written so far.
@@ -36,8 +37,8 @@ pub trait Sink: std::fmt::Debug {
 }
 
 impl Sink for File {
-    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        Write::write_all(self, bytes)
+    fn write_at(&mut self, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(self, bytes, offset)
     }
 
     fn sync_data(&self) -> std::io::Result<()> {
@@ -64,18 +65,34 @@ impl Sink for File {
 pub struct Journal<S: Sink = File> {
     path: PathBuf,
     sink: S,
-    /// The length of the whole lines written so far: where a failed append is cut back to.
+    /// The length of the whole lines written so far: where the next append writes, and where a
+    /// failed one is cut back to.
     len: u64,
+    /// The file's length: `len` and the zeros written ahead of it ([`AHEAD`]).
+    size: u64,
+    /// `len` has been found by reading the file ([`Journal::lines`]): before that the file may
+    /// end in zeros written ahead, or in a torn line.
+    scanned: bool,
     /// A failed append could not be cut back; nothing is written until it is.
     uncut: bool,
 }
 
+/// Zeros written past the last line whenever an append reaches the end of the file. An append
+/// into space already written changes only data, so its `fdatasync` does not also write the
+/// file's inode for a new length: measured with 700-byte writes, p50 197–224 µs against
+/// 226–258 µs for an append that grows the file, on a two-core VM with ext4. The append that
+/// writes the zeros costs one write of this size more, once every few hundred records. The zeros are never read as lines (a line ends
+/// with a newline), and [`Journal::lines`] cuts them off at open like a torn line.
+pub const AHEAD: usize = 512 * 1024;
+
 impl Journal<File> {
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
+        // Not `O_APPEND`: appends write at the end of the lines, into zeros written ahead.
         let file = OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o600)
             .open(path)
             .map_err(|source| LedgerError::Sync {
@@ -96,12 +113,15 @@ impl<S: Sink> Journal<S> {
             path: path.to_path_buf(),
             sink,
             len,
+            size: len,
+            scanned: false,
             uncut: false,
         })
     }
 
     /// Every complete line with its byte offset. A last line without its newline was torn by a
-    /// crash before it was acknowledged: it is cut off the file, durably, and not returned.
+    /// crash before it was acknowledged: it is cut off the file, durably, and not returned, and
+    /// so are the zeros written ahead of the last line.
     pub fn lines(&mut self) -> Result<Vec<(u64, Vec<u8>)>, LedgerError> {
         let bytes = self.sink.read_all().map_err(|source| self.error(source))?;
         let mut lines = Vec::new();
@@ -110,36 +130,64 @@ impl<S: Sink> Journal<S> {
             if !chunk.ends_with(b"\n") {
                 break;
             }
-            if chunk.len() > 1 {
-                lines.push((whole, chunk[..chunk.len() - 1].to_vec()));
+            // Zeros before a line are zeros written ahead that another writer appended after
+            // (the ledger's own lines always start where its last one ended): not a part of it.
+            let body = &chunk[..chunk.len() - 1];
+            let zeros = body.iter().take_while(|b| **b == 0).count();
+            if zeros < body.len() {
+                lines.push((whole + zeros as u64, body[zeros..].to_vec()));
             }
             whole += chunk.len() as u64;
         }
         self.len = whole;
-        if whole < bytes.len() as u64 {
+        self.size = bytes.len() as u64;
+        if whole < self.size {
             self.cut()?;
         }
+        self.scanned = true;
         Ok(lines)
     }
 
     /// Appends the lines and waits until they are on the device. On failure the journal is cut
     /// back to what it held before, and nothing of these lines remains.
     pub fn append(&mut self, lines: &[&[u8]]) -> Result<(), LedgerError> {
+        if !self.scanned {
+            // Where the lines end is known only once the file is read.
+            self.lines()?;
+        }
         if self.uncut {
             self.cut()?;
         }
-        let mut buffer = Vec::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        let written: usize = lines.iter().map(|l| l.len() + 1).sum();
+        let ahead = if self.len + written as u64 > self.size {
+            AHEAD
+        } else {
+            0
+        };
+        let mut buffer = Vec::with_capacity(written + ahead);
         for line in lines {
             buffer.extend_from_slice(line);
             buffer.push(b'\n');
         }
-        let written = self
-            .sink
-            .write_all(&buffer)
-            .and_then(|()| self.sink.sync_data());
-        match written {
+        buffer.resize(written + ahead, 0);
+        let mut stored = self.write_synced(&buffer);
+        if ahead > 0
+            && let Err(error) = &stored
+            && error.kind() == std::io::ErrorKind::StorageFull
+        {
+            // A disk too full for the zeros may still hold the lines: they go alone.
+            let _ = self.cut();
+            buffer.truncate(written);
+            stored = if self.uncut {
+                Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+            } else {
+                self.write_synced(&buffer)
+            };
+        }
+        match stored {
             Ok(()) => {
-                self.len += buffer.len() as u64;
+                self.size = self.size.max(self.len + buffer.len() as u64);
+                self.len += written as u64;
                 Ok(())
             }
             Err(source) => {
@@ -150,6 +198,13 @@ impl<S: Sink> Journal<S> {
                 Err(self.error(source))
             }
         }
+    }
+
+    /// Writes `buffer` where the lines end and waits until it is on the device.
+    fn write_synced(&mut self, buffer: &[u8]) -> std::io::Result<()> {
+        self.sink
+            .write_at(buffer, self.len)
+            .and_then(|()| self.sink.sync_data())
     }
 
     /// The length of the whole lines in the journal.
@@ -163,13 +218,17 @@ impl<S: Sink> Journal<S> {
         self.cut()
     }
 
-    /// Cuts the file back to `len`, durably.
+    /// Cuts the file back to `len`, durably (the zeros ahead go too; the next append writes
+    /// them again).
     fn cut(&mut self) -> Result<(), LedgerError> {
         let cut = self
             .sink
             .set_len(self.len)
             .and_then(|()| self.sink.sync_data());
         self.uncut = cut.is_err();
+        if !self.uncut {
+            self.size = self.len;
+        }
         cut.map_err(|source| self.error(source))
     }
 
@@ -183,7 +242,7 @@ impl<S: Sink> Journal<S> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Journal, Sink};
+    use super::{AHEAD, Journal, Sink};
     use pretty_assertions::assert_eq;
     use std::cell::{Cell, RefCell};
     use std::io::{Error, ErrorKind};
@@ -202,14 +261,21 @@ mod tests {
     }
 
     impl Sink for FakeFile {
-        fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        fn write_at(&mut self, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+            let offset = usize::try_from(offset).map_err(Error::other)?;
+            let mut file = self.bytes.borrow_mut();
+            // Room counts only the bytes that grow the file, as a full disk does.
+            let growth = (offset + bytes.len()).saturating_sub(file.len().max(offset));
             let fits = self
                 .room
                 .get()
-                .map_or(bytes.len(), |room| room.min(bytes.len()));
-            self.bytes.borrow_mut().extend_from_slice(&bytes[..fits]);
+                .map_or(bytes.len(), |room| bytes.len() - growth + room.min(growth));
+            if file.len() < offset + fits {
+                file.resize(offset + fits, 0);
+            }
+            file[offset..offset + fits].copy_from_slice(&bytes[..fits]);
             if let Some(room) = self.room.get() {
-                self.room.set(Some(room - fits));
+                self.room.set(Some(room - room.min(growth)));
             }
             if fits < bytes.len() {
                 return Err(Error::from(ErrorKind::StorageFull));
@@ -250,8 +316,16 @@ mod tests {
         Ok(Journal::with_sink(Path::new("fake.journal"), file.clone())?)
     }
 
+    /// The file's text up to the zeros written ahead of its lines.
     fn text(file: &FakeFile) -> String {
-        String::from_utf8_lossy(&file.bytes.borrow()).into_owned()
+        let bytes = file.bytes.borrow();
+        let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
+        String::from_utf8_lossy(&bytes[..end]).into_owned()
+    }
+
+    /// A line longer than the zeros written ahead of the last one: its append grows the file.
+    fn longer_than_ahead() -> Vec<u8> {
+        vec![b'x'; 2 * AHEAD]
     }
 
     #[test]
@@ -261,12 +335,85 @@ mod tests {
         let mut journal = journal(&file)?;
         journal.append(&[b"{\"a\":1}"])?;
         file.room.set(Some(4));
-        assert!(journal.append(&[b"{\"b\":2}", b"{\"c\":3}"]).is_err());
+        assert!(
+            journal
+                .append(&[&longer_than_ahead(), b"{\"c\":3}"])
+                .is_err()
+        );
         assert_eq!(text(&file), "{\"a\":1}\n", "the torn bytes are gone");
         file.room.set(None);
         journal.append(&[b"{\"d\":4}"])?;
         assert_eq!(text(&file), "{\"a\":1}\n{\"d\":4}\n");
         assert_eq!(journal.len(), 16);
+        Ok(())
+    }
+
+    #[test]
+    fn appends_overwrite_the_zeros_written_ahead_and_only_a_longer_one_grows_the_file()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        let mut journal = journal(&file)?;
+        journal.append(&[b"{\"a\":1}"])?;
+        let size = file.bytes.borrow().len();
+        assert_eq!(size, 8 + AHEAD, "the zeros are written with the first line");
+        for n in 0..100 {
+            journal.append(&[format!("{{\"n\":{n}}}").as_bytes()])?;
+        }
+        assert_eq!(
+            file.bytes.borrow().len(),
+            size,
+            "appends fill the space ahead"
+        );
+        journal.append(&[&longer_than_ahead()])?;
+        assert_eq!(
+            file.bytes.borrow().len() as u64,
+            journal.len() + AHEAD as u64,
+            "a line past the end writes new zeros after itself"
+        );
+        // Read again at the next open: the lines, and not the zeros.
+        let mut reopened = Journal::with_sink(Path::new("fake.journal"), file.clone())?;
+        let lines = reopened.lines()?;
+        assert_eq!(lines.len(), 102);
+        assert_eq!(lines[1].1, b"{\"n\":0}".to_vec());
+        assert_eq!(
+            file.bytes.borrow().len() as u64,
+            reopened.len(),
+            "zeros cut"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_disk_too_full_for_the_zeros_ahead_still_takes_the_lines()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        let mut journal = journal(&file)?;
+        file.room.set(Some(100));
+        journal.append(&[b"{\"a\":1}"])?;
+        assert_eq!(text(&file), "{\"a\":1}\n");
+        assert_eq!(
+            file.bytes.borrow().len(),
+            8,
+            "no zeros ahead: there was no room"
+        );
+        journal.append(&[b"{\"b\":2}"])?;
+        assert_eq!(text(&file), "{\"a\":1}\n{\"b\":2}\n");
+        assert_eq!(journal.len(), 16);
+        Ok(())
+    }
+
+    #[test]
+    fn an_append_to_a_journal_not_yet_read_goes_after_its_lines_not_after_its_zeros()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let file = FakeFile::default();
+        journal(&file)?.append(&[b"{\"a\":1}"])?;
+        // Opened again, and appended to without reading it first.
+        journal(&file)?.append(&[b"{\"b\":2}"])?;
+        let lines = journal(&file)?.lines()?;
+        assert_eq!(
+            lines,
+            vec![(0, b"{\"a\":1}".to_vec()), (8, b"{\"b\":2}".to_vec())]
+        );
         Ok(())
     }
 
@@ -293,12 +440,12 @@ mod tests {
         journal.append(&[b"{\"a\":1}"])?;
         file.room.set(Some(3));
         file.fail_set_len.set(true);
-        assert!(journal.append(&[b"{\"b\":2}"]).is_err());
+        assert!(journal.append(&[&longer_than_ahead()]).is_err());
         file.room.set(None);
         assert!(journal.append(&[b"{\"c\":3}"]).is_err());
         assert_eq!(
             text(&file),
-            "{\"a\":1}\n{\"b",
+            format!("{{\"a\":1}}\n{}", "x".repeat(AHEAD + 3)),
             "nothing was glued to the torn bytes"
         );
         file.fail_set_len.set(false);

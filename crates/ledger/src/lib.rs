@@ -59,6 +59,7 @@ pub use error::LedgerError;
 pub use export::ExportLine;
 pub use export::read_export;
 pub use gates::Gates;
+pub use journal::AHEAD as JOURNAL_AHEAD;
 pub use mcp_state::{Documents, McpState};
 pub use record::Backing;
 pub use record::COMMAND_ALLOWLIST;

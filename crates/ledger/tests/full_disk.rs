@@ -6,7 +6,7 @@
 //! Mounting a tmpfs needs root. Without it the test fails under CI (`CI=true`) and is skipped,
 //! saying why, elsewhere.
 
-use codaris_ledger::{Backing, Evidence, Ledger, audit, read_export};
+use codaris_ledger::{Backing, Evidence, JOURNAL_AHEAD, Ledger, audit, read_export};
 use codaris_policy::{CapabilityName, Grant, Lifetime};
 
 use codaris_test_support::tmpfs::{Tmpfs, fill};
@@ -20,11 +20,15 @@ fn tmpfs_or_skip(size: &str) -> Option<(Tmpfs, tempfile::TempDir)> {
     Some((tmpfs, dir))
 }
 
-/// A grant whose line is larger than whatever a page of the journal may have left.
+/// Longer than the zeros the journal writes ahead of its last line, so that an append of it
+/// has to grow the file. (A shorter one fits in them, and a full disk does not stop it.)
+const BIG: usize = JOURNAL_AHEAD + 16 * 1024;
+
+/// A grant whose line is larger than whatever the journal has room for.
 fn big_grant(n: usize) -> Grant {
     Grant::new(
         CapabilityName::MutateOutsideFence,
-        Some(&format!("/data/{n}/{}", "x".repeat(16 * 1024))),
+        Some(&format!("/data/{n}/{}", "x".repeat(BIG))),
         Lifetime::Session,
     )
 }
@@ -46,7 +50,7 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
     backed_session(&ledger, "s1");
     // sled has nothing left to write, so the only writer the full disk meets is the journal.
     ledger.flush().unwrap();
-    let before = std::fs::read(&journal).unwrap();
+    let before = crate::support::journal_lines(&journal);
     assert!(before.ends_with(b"\n"));
 
     let filler = tmpfs.path().join("filler");
@@ -56,7 +60,7 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
     assert!(error.contains("No space left"), "{error}");
     let mut big = request(
         "write",
-        serde_json::json!({"path": "notes.md", "content": "y".repeat(16 * 1024)}),
+        serde_json::json!({"path": "notes.md", "content": "y".repeat(BIG)}),
         task(codaris_policy::Activity::Agent),
     );
     big.grants = Vec::new();
@@ -67,7 +71,7 @@ fn a_full_disk_fails_the_append_cleanly_and_the_ledger_stays_readable() {
         21,
     ));
     assert!(decision.is_err());
-    let after = std::fs::read(&journal).unwrap();
+    let after = crate::support::journal_lines(&journal);
     assert!(
         after == before,
         "the journal was cut back to its last whole record: {} bytes, was {}",

@@ -155,3 +155,11 @@ pub fn audited(ledger: &Ledger) -> codaris_ledger::ReplayReport {
     assert_eq!(shown, replayed);
     whole
 }
+
+/// The journal's bytes up to the zeros it writes ahead of its last line (docs: `journal.rs`).
+pub fn journal_lines(journal: &std::path::Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(journal).unwrap();
+    let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
+    bytes.truncate(end);
+    bytes
+}
