@@ -10,10 +10,10 @@
 //! The lines only ever end with a whole line; after them the file holds zeros written ahead
 //! ([`AHEAD`]), so that most appends overwrite space the file already has. An append that fails
 //! part-way (a full disk, an I/O error from `write` or from `fdatasync`) is cut back to the
-//! length before it, durably, before anything else is written; a journal whose cut failed refuses every append until the cut
-//! succeeds. A crash mid-append leaves a torn last line, which [`Journal::lines`] cuts off
-//! before the first new append: otherwise the next line would be glued to it, and both would be
-//! unreadable for ever.
+//! length before it, durably, before anything else is written; a journal whose cut failed
+//! refuses every append until the cut succeeds. A crash mid-append leaves a torn last line,
+//! which [`Journal::lines`] cuts off before the first new append: otherwise the next line would
+//! be glued to it, and both would be unreadable for ever.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
@@ -81,8 +81,9 @@ pub struct Journal<S: Sink = File> {
 /// into space already written changes only data, so its `fdatasync` does not also write the
 /// file's inode for a new length: measured with 700-byte writes, p50 197–224 µs against
 /// 226–258 µs for an append that grows the file, on a two-core VM with ext4. The append that
-/// writes the zeros costs one write of this size more, once every few hundred records. The zeros are never read as lines (a line ends
-/// with a newline), and [`Journal::lines`] cuts them off at open like a torn line.
+/// writes the zeros costs one write of this size more, once every few hundred records. The
+/// zeros are never read as lines (a line ends with a newline), and [`Journal::lines`] cuts them
+/// off at open like a torn line.
 pub const AHEAD: usize = 512 * 1024;
 
 impl Journal<File> {
