@@ -13,9 +13,12 @@ use codaris_test_support::tmpfs::{Tmpfs, fill};
 use serde_json::{Value, json};
 
 /// A script asking for a grant on `path`. The reason is long so that the card's records need
-/// more than the slack a full tmpfs leaves in the journal's last page (4 KiB).
+/// more than the room a full tmpfs leaves the journal: the zeros it writes ahead of its last
+/// line ([`codaris_ledger::JOURNAL_AHEAD`]) and its last page (4 KiB). Shorter records
+/// fit there and are made durable, full disk or not.
 fn ask(path: &str) -> Value {
-    let reason = format!("check {}", "the file system ".repeat(600));
+    let past_the_room = codaris_ledger::JOURNAL_AHEAD / "the file system ".len() + 1024;
+    let reason = format!("check {}", "the file system ".repeat(past_the_room));
     json!({"turns": [{"rounds": [
         {"tool_calls": [{"name": "request_capability", "args": {
             "capability": "read_outside_fence", "path": path, "reason": reason}}]},
