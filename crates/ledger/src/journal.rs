@@ -176,14 +176,12 @@ impl<S: Sink> Journal<S> {
             && let Err(error) = &stored
             && error.kind() == std::io::ErrorKind::StorageFull
         {
-            // A disk too full for the zeros may still hold the lines: they go alone.
-            let _ = self.cut();
-            buffer.truncate(written);
-            stored = if self.uncut {
-                Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
-            } else {
-                self.write_synced(&buffer)
-            };
+            // A disk too full for the zeros may still hold the lines: they go alone. (A cut
+            // that fails keeps this error, and is tried again below.)
+            if self.cut().is_ok() {
+                buffer.truncate(written);
+                stored = self.write_synced(&buffer);
+            }
         }
         match stored {
             Ok(()) => {

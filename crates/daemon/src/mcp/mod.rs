@@ -499,7 +499,7 @@ impl McpHub {
     /// until it changes again. Refused while the server is not ready (nothing to approve).
     pub fn approve(&self, name: &str) -> Result<usize, DaemonError> {
         let name = self.known(name)?;
-        let Some(view) = self.publish().into_iter().find(|s| s.spec.name == name) else {
+        let Some(view) = self.registry.server(&name) else {
             return Err(DaemonError::McpUnknown {
                 name: name.to_string(),
             });
@@ -546,7 +546,8 @@ impl McpHub {
     /// The tools of one server.
     pub fn tools_of(&self, name: &str) -> Result<Vec<ToolInfo>, DaemonError> {
         let name = self.known(name)?;
-        let Some(view) = self.registry.server(&name) else {
+        // As indexed, so that each tool's `enabled` is read from an index that holds it.
+        let Some(view) = self.publish().into_iter().find(|s| s.spec.name == name) else {
             return Err(DaemonError::McpUnknown {
                 name: name.to_string(),
             });
