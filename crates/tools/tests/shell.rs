@@ -113,6 +113,18 @@ fn process_gone(pid: &str) -> bool {
     }
 }
 
+/// Whether the process is gone within 10 s. A SIGKILL is delivered asynchronously, so a process
+/// just sent one can still be seen running for a moment.
+async fn gone_eventually(pid: &str) -> bool {
+    for _ in 0..200 {
+        if process_gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    process_gone(pid)
+}
+
 async fn read_eventually(path: &Path) -> String {
     for _ in 0..600 {
         if let Ok(text) = std::fs::read_to_string(path)

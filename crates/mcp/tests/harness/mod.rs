@@ -125,8 +125,24 @@ pub fn digest(view: &ServerView, tool: &str) -> Option<String> {
         .map(|t| t.definition_digest())
 }
 
-/// The processes of process group `group` that are alive (not zombies waiting to be reaped).
+/// The processes of process group `group` still alive once it has had up to 5 s to die.
+///
+/// A SIGKILL is delivered asynchronously: a process sent one can still be seen running (`R`)
+/// for a moment while it exits. The fixture's child sleeps for 600 s, so a group that was never
+/// killed is still reported.
 pub fn living_in_group(group: u64) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let living = living_in_group_now(group);
+        if living.is_empty() || std::time::Instant::now() >= deadline {
+            return living;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The processes of process group `group` that are alive (not zombies waiting to be reaped).
+fn living_in_group_now(group: u64) -> Vec<String> {
     let mut living = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {

@@ -92,7 +92,7 @@ async fn stop_kills_the_whole_process_group() {
     let out = s.ok("background_stop", json!({"task_id": "bg-1"})).await;
     assert_eq!(out, "task `bg-1`: stopped");
     assert!(
-        process_gone(&grandchild),
+        gone_eventually(&grandchild).await,
         "grandchild {grandchild} survived"
     );
 }
@@ -111,13 +111,7 @@ async fn reap_kills_what_an_ended_command_left_behind() {
     assert!(!process_gone(&stray));
     let out = s.ok("background_reap", json!({})).await;
     assert!(out.starts_with("killed 1 process group(s):"), "{out}");
-    for _ in 0..200 {
-        if process_gone(&stray) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(process_gone(&stray), "stray {stray} survived");
+    assert!(gone_eventually(&stray).await, "stray {stray} survived");
     assert_eq!(s.ok("background_reap", json!({})).await, "nothing to reap");
 }
 
@@ -133,14 +127,8 @@ async fn closing_the_session_kills_its_tasks() {
     .await;
     let leader = read_eventually(&pid_file).await;
     s.pools.close("s1");
-    for _ in 0..200 {
-        if process_gone(&leader) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
     assert!(
-        process_gone(&leader),
+        gone_eventually(&leader).await,
         "leader {leader} survived the session"
     );
 }

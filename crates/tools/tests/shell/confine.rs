@@ -14,7 +14,7 @@ use codaris_tools::shell::{
 use codaris_tools::{Content, Fence, Tool, ToolContext};
 use serde_json::json;
 
-use super::{landlock_or_skip, process_gone, read_eventually};
+use super::{gone_eventually, landlock_or_skip, process_gone, read_eventually};
 
 /// A fake `$HOME` that is an allowed root and holds everything a command must not read.
 struct Home {
@@ -327,15 +327,10 @@ async fn setsid_sleep_dies_with_the_session(h: &Home) {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!process_gone(&pid));
     h.pools.close("s1");
-    let mut gone = false;
-    for _ in 0..200 {
-        if process_gone(&pid) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(gone, "pid {pid} outlived its session");
+    assert!(
+        gone_eventually(&pid).await,
+        "pid {pid} outlived its session"
+    );
 }
 
 #[tokio::test]
