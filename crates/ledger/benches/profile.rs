@@ -10,6 +10,9 @@
 //! grants, read back and replayed; with `--toggle-collect='codaris_ledger::store::Ledger::decisions*'
 //! --toggle-collect='codaris_ledger::replay::replay*'` callgrind counts only the read and the
 //! replay.
+//! `… audit 2000 DIR`: a ledger of that many decisions over ten sessions of ten card grants
+//! each, kept in `DIR`, and its whole audit (`Ledger::audit`, what `codaris audit replay` runs);
+//! run again on the same `DIR` (under callgrind), it only opens and audits that ledger.
 
 #![expect(clippy::unwrap_used, reason = "profiling set-up")]
 
@@ -20,12 +23,21 @@ use codaris_policy::{CapabilityName, Grant, Lifetime, Request, Task};
 
 mod records;
 
+/// The daemon benches' set-up of card grants: grants as card answers record them.
+#[path = "../../daemon/benches/grants/mod.rs"]
+mod grants;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let what = args.first().map_or("append", String::as_str);
     let count: usize = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(200);
+    // A third argument keeps the ledger in that directory; `audit` then audits a ledger it
+    // finds there without writing one, so callgrind can count an audit in a process of its own.
     let temp = tempfile::tempdir().unwrap();
-    let ledger = Arc::new(Ledger::open(&temp.path().join("ledger")).unwrap());
+    let dir = args
+        .get(2)
+        .map_or_else(|| temp.path().to_owned(), std::path::PathBuf::from);
+    let ledger = Arc::new(Ledger::open(&dir.join("ledger")).unwrap());
     match what {
         "append" => {
             for _ in 0..count {
@@ -64,20 +76,41 @@ fn main() {
                 ledger.append_grant("s1", grant, backing, n as u64).unwrap();
             }
         }
-        "replay" => replay(&ledger, count),
+        "replay" => {
+            fill(&ledger, count);
+            read_and_replay(&ledger);
+        }
+        "audit" if !ledger.grants(None).unwrap().0.is_empty() => audit(&ledger),
+        "audit" => {
+            let mut cards = 0;
+            let sessions = (0..10)
+                .map(|s| {
+                    let session = format!("s{s}");
+                    grants::give(&ledger, &session, 10, &mut cards);
+                    let (records, corrupt) = ledger.grants(Some(&session)).unwrap();
+                    assert!(corrupt.is_empty(), "{corrupt:?}");
+                    (session, records.into_iter().map(|r| r.grant).collect())
+                })
+                .collect();
+            decide(&ledger, sessions, count);
+            // As an orderly stop leaves it: an open then has no journal to replay.
+            ledger.fold_journal().unwrap();
+            audit(&ledger);
+        }
         "show" => println!(
             "{}",
             serde_json::to_string(&records::decision_record("s1")).unwrap()
         ),
         other => {
-            eprintln!("unknown profile `{other}`: append, sixteen, grant, replay or show");
+            eprintln!("unknown profile `{other}`: append, sixteen, grant, replay, audit or show");
             std::process::exit(2);
         }
     }
 }
 
-/// Fills `count` decisions over ten sessions of ten grants each, then reads and replays them.
-fn replay(ledger: &Arc<Ledger>, count: usize) {
+/// Fills `count` decisions over ten sessions of ten grants each (grants whose cards the
+/// ledger lacks: an audit would find them unbacked).
+fn fill(ledger: &Arc<Ledger>, count: usize) {
     let sessions: Vec<(String, Vec<Grant>)> = (0..10)
         .map(|s| {
             let session = format!("s{s}");
@@ -100,6 +133,12 @@ fn replay(ledger: &Arc<Ledger>, count: usize) {
             (session, grants)
         })
         .collect();
+    decide(ledger, sessions, count);
+}
+
+/// Records `count` decisions spread over `sessions`, each seeing its session's grants, from
+/// eight threads.
+fn decide(ledger: &Arc<Ledger>, sessions: Vec<(String, Vec<Grant>)>, count: usize) {
     let sessions = Arc::new(sessions);
     let threads: Vec<_> = (0..8)
         .map(|w| {
@@ -124,7 +163,18 @@ fn replay(ledger: &Arc<Ledger>, count: usize) {
     for thread in threads {
         thread.join().unwrap();
     }
-    read_and_replay(ledger);
+}
+
+#[inline(never)]
+fn audit(ledger: &Ledger) {
+    let started = std::time::Instant::now();
+    let report = ledger.audit().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    println!(
+        "the whole audit of {} decisions: {:.2} µs each",
+        report.decisions,
+        started.elapsed().as_secs_f64() * 1e6 / report.decisions as f64
+    );
 }
 
 #[inline(never)]
