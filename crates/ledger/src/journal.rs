@@ -317,9 +317,8 @@ mod tests {
 
     /// The file's text up to the zeros written ahead of its lines.
     fn text(file: &FakeFile) -> String {
-        let bytes = file.bytes.borrow();
-        let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
-        String::from_utf8_lossy(&bytes[..end]).into_owned()
+        String::from_utf8_lossy(codaris_test_support::journal_lines(&file.bytes.borrow()))
+            .into_owned()
     }
 
     /// A line longer than the zeros written ahead of the last one: its append grows the file.

@@ -156,10 +156,7 @@ pub fn audited(ledger: &Ledger) -> codaris_ledger::ReplayReport {
     whole
 }
 
-/// The journal's bytes up to the zeros it writes ahead of its last line (docs: `journal.rs`).
+/// The journal file's bytes up to the zeros it writes ahead of its last line.
 pub fn journal_lines(journal: &std::path::Path) -> Vec<u8> {
-    let mut bytes = std::fs::read(journal).unwrap();
-    let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
-    bytes.truncate(end);
-    bytes
+    codaris_test_support::journal_lines(&std::fs::read(journal).unwrap()).to_vec()
 }

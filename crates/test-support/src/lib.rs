@@ -38,3 +38,10 @@ pub mod nextflow;
 pub mod pty;
 pub mod sandbox;
 pub mod tmpfs;
+
+/// The ledger journal's bytes up to the zeros it writes ahead of its last line (the journal's
+/// lines always end with a newline, never with a zero; see `codaris-ledger`'s `journal.rs`).
+pub fn journal_lines(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().rposition(|b| *b != 0).map_or(0, |at| at + 1);
+    &bytes[..end]
+}
