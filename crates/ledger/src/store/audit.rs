@@ -160,8 +160,12 @@ impl Ledger {
     /// The chain's links in stored order, whether each one's hash matches its fields, and the
     /// links that do not decode: decoded and hashed across `workers` threads.
     fn checked_links(&self, workers: usize) -> Result<CheckedLinks, LedgerError> {
-        let mut links = Vec::new();
-        let mut hash_ok = Vec::new();
+        // The tail's number is how many links an untouched chain holds: the vectors are
+        // sized once instead of doubling (and copying) seventeen times on a year's chain.
+        // Bounded, since a forged last link may claim any number (past the bound they grow).
+        let expected = usize::try_from(self.appender().tail.seq).map_or(0, |n| n.min(1 << 20));
+        let mut links = Vec::with_capacity(expected);
+        let mut hash_ok = Vec::with_capacity(expected);
         let mut corrupt = Vec::new();
         let decode =
             |key: &[u8], bytes: &[u8], (): &mut ()| match serde_json::from_slice::<Link>(bytes) {
@@ -377,6 +381,12 @@ impl Judge<'_> {
 /// back on its own channel, and they are taken in the same turn, so the order holds. Every
 /// channel holds one batch: memory stays a few batches, whatever the tree holds, and reading,
 /// working and merging overlap.
+///
+/// Each emptied batch goes back to the thread that allocated it, to be filled again: a block
+/// freed by another thread returns to its owner's mimalloc page only lazily, so a fresh
+/// vector per batch had the reader (and each worker) take fresh pages from the kernel. On a
+/// slow run, the kernel zeroing those pages was a tenth of `perf`'s samples; reused, the
+/// peak of an audit of 100,000 decisions is 10–30 MB lower.
 fn pipelined<S, R: Send>(
     tree: &sled::Tree,
     workers: usize,
@@ -384,37 +394,52 @@ fn pipelined<S, R: Send>(
     work: impl Fn(&[u8], &[u8], &mut S) -> R + Sync,
     mut merge: impl FnMut(R),
 ) -> Result<(), LedgerError> {
-    use std::sync::mpsc::sync_channel;
+    use std::sync::mpsc::{channel, sync_channel};
+    type Entries = Vec<(sled::IVec, sled::IVec)>;
     let workers = workers.max(1);
     let (work, state) = (&work, &state);
     std::thread::scope(|scope| {
         let mut to_workers = Vec::with_capacity(workers);
         let mut from_workers = Vec::with_capacity(workers);
+        let mut emptied_results = Vec::with_capacity(workers);
+        let (emptied_batch, emptied_batches) = channel::<Entries>();
         for _ in 0..workers {
-            let (to_worker, batches) = sync_channel::<Vec<(sled::IVec, sled::IVec)>>(1);
+            let (to_worker, batches) = sync_channel::<Entries>(1);
             let (to_merge, results) = sync_channel::<Vec<R>>(1);
+            let (emptied, spare_results) = channel::<Vec<R>>();
             to_workers.push(to_worker);
             from_workers.push(results);
+            emptied_results.push(emptied);
+            let emptied_batch = emptied_batch.clone();
             scope.spawn(move || {
                 let mut state = state();
-                for batch in batches {
-                    let done = batch
-                        .iter()
-                        .map(|(key, bytes)| work(key, bytes, &mut state))
-                        .collect();
+                for mut batch in batches {
+                    let mut done = spare_results
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(batch.len()));
+                    done.extend(
+                        batch
+                            .drain(..)
+                            .map(|(key, bytes)| work(&key, &bytes, &mut state)),
+                    );
+                    // The reader may have stopped: the batch is then simply freed.
+                    let _ = emptied_batch.send(batch);
                     if to_merge.send(done).is_err() {
                         break;
                     }
                 }
             });
         }
+        drop(emptied_batch);
         let reader = scope.spawn(move || -> Result<(), sled::Error> {
             let mut entries = tree.iter();
             for turn in 0.. {
-                let batch = entries
-                    .by_ref()
-                    .take(BATCH)
-                    .collect::<Result<Vec<_>, _>>()?;
+                let mut batch = emptied_batches
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                for entry in entries.by_ref().take(BATCH) {
+                    batch.push(entry?);
+                }
                 // The merge stopped (a worker is gone): nobody reads what follows.
                 if batch.is_empty() || to_workers[turn % workers].send(batch).is_err() {
                     break;
@@ -426,7 +451,11 @@ fn pipelined<S, R: Send>(
         // means there is no batch n, so none after it either.
         'merging: for turn in 0.. {
             match from_workers[turn % workers].recv() {
-                Ok(results) => results.into_iter().for_each(&mut merge),
+                Ok(mut results) => {
+                    results.drain(..).for_each(&mut merge);
+                    // The worker may be done: the vector is then simply freed.
+                    let _ = emptied_results[turn % workers].send(results);
+                }
                 Err(_) => break 'merging,
             }
         }
