@@ -166,7 +166,7 @@ fn year(c: &mut Criterion) {
     // Replay reads and decides everything: per decision, a year against a thousand, in its
     // phases — the decisions read back (grants filled in) and decided again; the whole evidence
     // read (every record, each decision's stored digest); the audit of it (replay, what backs
-    // each grant, the chain walked).
+    // each grant, the chain walked); and the same audit streamed, as the command runs it.
     let per_decision = |side: &Side, phase: &Phase| {
         let mut runs: Vec<f64> = (0..3)
             .map(|_| {
@@ -178,7 +178,7 @@ fn year(c: &mut Criterion) {
         runs.sort_by(f64::total_cmp);
         runs[1]
     };
-    let phases: [(&str, &Phase); 3] = [
+    let phases: [(&str, &Phase); 4] = [
         ("read and replay (Ledger::decisions + replay)", &|side| {
             let (records, corrupt) = side.ledger.decisions(None).unwrap();
             let report = codaris_ledger::replay(&records, &corrupt);
@@ -190,6 +190,12 @@ fn year(c: &mut Criterion) {
         }),
         ("the whole audit (evidence + audit)", &|side| {
             let report = codaris_ledger::audit(&side.ledger.evidence().unwrap());
+            assert!(report.is_clean(), "{report:?}");
+            report.decisions
+        }),
+        // What `codaris audit replay` runs: the same report, a batch of decisions at a time.
+        ("the streaming audit (Ledger::audit)", &|side| {
+            let report = side.ledger.audit().unwrap();
             assert!(report.is_clean(), "{report:?}");
             report.decisions
         }),
