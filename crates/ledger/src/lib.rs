@@ -32,6 +32,7 @@
 mod backing;
 mod canonical;
 mod chain;
+mod chain_log;
 mod commit;
 mod conversations;
 mod disk;
@@ -53,6 +54,10 @@ pub use chain::ChainFinding;
 pub use chain::ChainProblem;
 pub use chain::Link;
 pub use chain::RecordKind;
+pub use chain_log::MAGIC as CHAIN_MAGIC;
+pub use chain_log::StoredLink;
+pub use chain_log::read_chain_file;
+pub use chain_log::write_chain_file;
 pub use conversations::Conversations;
 pub use error::Corrupt;
 pub use error::LedgerError;

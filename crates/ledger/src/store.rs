@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::chain::{Link, RecordKind, Tail};
+use crate::chain_log::ChainLog;
 use crate::commit::GroupCommit;
 use crate::conversations::Conversations;
 use crate::disk::Disk;
@@ -89,8 +90,8 @@ pub struct Ledger {
     meta: sled::Tree,
     /// What the reads decoded ([`Ledger::records_decoded`]).
     reads: reads::ReadStats,
-    /// The chain's links by sequence number (see `chain.rs`); only ever added to.
-    chain: sled::Tree,
+    /// The chain's links, in a file of their own (see `chain_log.rs`); only ever added to.
+    chain: Mutex<ChainLog>,
     /// Syncs sled's data file whenever the journal is folded into sled, and after every write
     /// of a handle; shared with the handles.
     disk: Arc<Disk>,
@@ -210,6 +211,8 @@ impl Ledger {
                 }
             }
         };
+        let meta = db.open_tree("meta")?;
+        let durable_chain = recover::durable_chain_len(&meta)?;
         let ledger = Self {
             grants: db.open_tree("grants")?,
             grants_by_session: db.open_tree("grants_by_session")?,
@@ -218,9 +221,9 @@ impl Ledger {
             decisions: db.open_tree("decisions")?,
             grant_sets: db.open_tree("grant_sets")?,
             session_index: db.open_tree(reads::SESSION_INDEX)?,
-            meta: db.open_tree("meta")?,
+            meta,
             reads: reads::ReadStats::default(),
-            chain: db.open_tree("chain")?,
+            chain: Mutex::new(ChainLog::open(&sibling(path, ".chain"), durable_chain)?),
             unreadable: db.open_tree("unreadable")?,
             db,
             disk: Arc::new(Disk::open(path)?),
@@ -235,6 +238,7 @@ impl Ledger {
             fail_apply: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(()),
         };
+        ledger.move_chain_tree(durable_chain.is_some())?;
         ledger.recover()?;
         ledger.index_older_decisions()?;
         ledger.build_grant_index()?;
@@ -247,6 +251,10 @@ impl Ledger {
 
     fn appender(&self) -> std::sync::MutexGuard<'_, Appender> {
         self.appender.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn chain(&self) -> std::sync::MutexGuard<'_, ChainLog> {
+        self.chain.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn sync_data_file(&self) -> Result<(), LedgerError> {
@@ -597,15 +605,11 @@ impl Ledger {
     pub fn links(&self) -> Result<(Vec<Link>, Vec<Corrupt>), LedgerError> {
         let mut links = Vec::new();
         let mut corrupt = Vec::new();
-        for entry in self.chain.iter() {
-            let (key, bytes) = entry?;
-            match serde_json::from_slice(&bytes) {
+        let reader = self.chain().reader();
+        for record in reader.records() {
+            match record.and_then(|(at, payload)| crate::chain_log::decode_payload(at, &payload)) {
                 Ok(link) => links.push(link),
-                Err(err) => corrupt.push(Corrupt {
-                    place: "chain".to_owned(),
-                    key: key_text(&key),
-                    reason: err.to_string(),
-                }),
+                Err(bad) => corrupt.push(bad),
             }
         }
         Ok((links, corrupt))
@@ -633,8 +637,13 @@ impl Ledger {
 
 /// The journal beside the sled directory: `<ledger>.journal`.
 fn journal_path(path: &Path) -> PathBuf {
+    sibling(path, ".journal")
+}
+
+/// A file beside the sled directory: `<ledger><suffix>`.
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
-    name.push(".journal");
+    name.push(suffix);
     PathBuf::from(name)
 }
 
@@ -722,7 +731,7 @@ struct Header {
     schema: Option<u64>,
 }
 
-fn key_text(key: &[u8]) -> String {
+pub(crate) fn key_text(key: &[u8]) -> String {
     match <[u8; 8]>::try_from(key) {
         Ok(seq) => u64::from_be_bytes(seq).to_string(),
         Err(_) => String::from_utf8_lossy(key).into_owned(),

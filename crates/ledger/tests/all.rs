@@ -7,6 +7,7 @@
 
 mod attack;
 mod chain;
+mod chain_file;
 mod crash;
 mod full_disk;
 mod grant_cache;

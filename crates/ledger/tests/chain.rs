@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use codaris_ledger::{
-    ChainProblem, Evidence, ExportLine, GrantProblem, Ledger, ReplayReport, audit, read_export,
+    ChainProblem, Evidence, ExportLine, GrantProblem, Ledger, ReplayReport, StoredLink, audit,
+    read_export,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -219,6 +220,26 @@ fn a_record_altered_in_the_journal_is_reported() {
     );
 }
 
+/// Rewrites the stopped ledger's chain file as `change` makes its records, as someone editing
+/// it would.
+pub(crate) fn rewrite_chain(path: &Path, change: impl FnOnce(&mut Vec<StoredLink>)) {
+    let file = chain_file(path);
+    let mut records: Vec<StoredLink> = codaris_ledger::read_chain_file(&file)
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    change(&mut records);
+    codaris_ledger::write_chain_file(&file, &records).unwrap();
+}
+
+/// The chain file beside the ledger's sled directory.
+pub(crate) fn chain_file(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".chain");
+    name.into()
+}
+
 /// Opens the stopped ledger's sled database directly, as someone editing it would.
 pub(crate) fn raw_sled(path: &Path) -> sled::Db {
     // sled lets go of its lock from a background thread shortly after the last handle closes.
@@ -260,10 +281,9 @@ fn a_record_removed_from_the_ledger_is_reported() {
             .unwrap()
             .remove(middle.key.parse::<u64>().unwrap().to_be_bytes())
             .unwrap();
-        db.open_tree("chain")
-            .unwrap()
-            .remove(middle.seq.to_be_bytes())
-            .unwrap();
+        rewrite_chain(&path, |records| {
+            records.retain(|r| !matches!(r, StoredLink::Link(l) if l.seq == middle.seq));
+        });
         // Removing the grant leaves the decisions that relied on it without a record.
         db.open_tree("grants")
             .unwrap()

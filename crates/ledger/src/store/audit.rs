@@ -15,9 +15,10 @@ use std::sync::atomic::Ordering;
 use codaris_policy::{Grant, GrantSet};
 
 use super::reads::ReadStats;
-use super::{Ledger, decode_stored, key_text};
+use super::{Ledger, decode_stored};
 use crate::backing::{BackingCheck, GrantFinding};
 use crate::chain::{self, ChainCheck, Link, RecordKind};
+use crate::chain_log;
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets::{self, SetGrants};
 use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
@@ -100,10 +101,12 @@ impl Ledger {
         let mut unreadable = Vec::new();
         let mut unfilled = Vec::new();
         let read = pipelined(
-            &self.decisions,
+            self.decisions
+                .iter()
+                .map(|entry| entry.map_err(LedgerError::from)),
             workers,
             BuiltSets::default,
-            |key, bytes, built| judge.decision(key, bytes, built),
+            |(key, bytes), built| judge.decision(key, bytes, built),
             |judged| {
                 self.reads.count(1);
                 let Stored {
@@ -167,17 +170,14 @@ impl Ledger {
         let mut links = Vec::with_capacity(expected);
         let mut hash_ok = Vec::with_capacity(expected);
         let mut corrupt = Vec::new();
-        let decode =
-            |key: &[u8], bytes: &[u8], (): &mut ()| match serde_json::from_slice::<Link>(bytes) {
-                Ok(link) => Ok((chain::link_hash_matches(&link), link)),
-                Err(err) => Err(Corrupt {
-                    place: "chain".to_owned(),
-                    key: key_text(key),
-                    reason: err.to_string(),
-                }),
-            };
+        let decode = |record: &Result<(u64, Vec<u8>), Corrupt>, (): &mut ()| {
+            let (at, payload) = record.as_ref().map_err(Clone::clone)?;
+            let link = chain_log::decode_payload(*at, payload)?;
+            Ok((chain::link_hash_matches(&link), link))
+        };
+        let reader = self.chain().reader();
         pipelined(
-            &self.chain,
+            reader.records().map(Ok),
             workers,
             || (),
             decode,
@@ -374,10 +374,10 @@ impl Judge<'_> {
     }
 }
 
-/// Every entry of `tree`, in key order, through `work` on `workers` threads (each with its own
-/// state from `state`), and each result through `merge` on the calling thread, in key order.
+/// Every entry of `entries`, in order, through `work` on `workers` threads (each with its own
+/// state from `state`), and each result through `merge` on the calling thread, in order.
 ///
-/// One thread walks the tree and deals batches out in turn; each worker sends its results
+/// One thread reads the entries and deals batches out in turn; each worker sends its results
 /// back on its own channel, and they are taken in the same turn, so the order holds. Every
 /// channel holds one batch: memory stays a few batches, whatever the tree holds, and reading,
 /// working and merging overlap.
@@ -387,24 +387,23 @@ impl Judge<'_> {
 /// vector per batch had the reader (and each worker) take fresh pages from the kernel. On a
 /// slow run, the kernel zeroing those pages was a tenth of `perf`'s samples; reused, the
 /// peak of an audit of 100,000 decisions is 10–30 MB lower.
-fn pipelined<S, R: Send>(
-    tree: &sled::Tree,
+fn pipelined<T: Send, S, R: Send>(
+    entries: impl Iterator<Item = Result<T, LedgerError>> + Send,
     workers: usize,
     state: impl Fn() -> S + Sync,
-    work: impl Fn(&[u8], &[u8], &mut S) -> R + Sync,
+    work: impl Fn(&T, &mut S) -> R + Sync,
     mut merge: impl FnMut(R),
 ) -> Result<(), LedgerError> {
     use std::sync::mpsc::{channel, sync_channel};
-    type Entries = Vec<(sled::IVec, sled::IVec)>;
     let workers = workers.max(1);
     let (work, state) = (&work, &state);
     std::thread::scope(|scope| {
         let mut to_workers = Vec::with_capacity(workers);
         let mut from_workers = Vec::with_capacity(workers);
         let mut emptied_results = Vec::with_capacity(workers);
-        let (emptied_batch, emptied_batches) = channel::<Entries>();
+        let (emptied_batch, emptied_batches) = channel::<Vec<T>>();
         for _ in 0..workers {
-            let (to_worker, batches) = sync_channel::<Entries>(1);
+            let (to_worker, batches) = sync_channel::<Vec<T>>(1);
             let (to_merge, results) = sync_channel::<Vec<R>>(1);
             let (emptied, spare_results) = channel::<Vec<R>>();
             to_workers.push(to_worker);
@@ -417,11 +416,7 @@ fn pipelined<S, R: Send>(
                     let mut done = spare_results
                         .try_recv()
                         .unwrap_or_else(|_| Vec::with_capacity(batch.len()));
-                    done.extend(
-                        batch
-                            .drain(..)
-                            .map(|(key, bytes)| work(&key, &bytes, &mut state)),
-                    );
+                    done.extend(batch.drain(..).map(|entry| work(&entry, &mut state)));
                     // The reader may have stopped: the batch is then simply freed.
                     let _ = emptied_batch.send(batch);
                     if to_merge.send(done).is_err() {
@@ -431,8 +426,8 @@ fn pipelined<S, R: Send>(
             });
         }
         drop(emptied_batch);
-        let reader = scope.spawn(move || -> Result<(), sled::Error> {
-            let mut entries = tree.iter();
+        let reader = scope.spawn(move || -> Result<(), LedgerError> {
+            let mut entries = entries;
             for turn in 0.. {
                 let mut batch = emptied_batches
                     .try_recv()
@@ -461,7 +456,7 @@ fn pipelined<S, R: Send>(
         }
         drop(from_workers);
         match reader.join() {
-            Ok(read) => read.map_err(LedgerError::from),
+            Ok(read) => read,
             Err(panic) => std::panic::resume_unwind(panic),
         }
     })

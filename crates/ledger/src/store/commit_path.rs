@@ -6,7 +6,7 @@
 use std::sync::{Arc, PoisonError};
 
 use super::{Appender, Ledger, Pending, encode, grants, reads};
-use crate::chain::RecordKind;
+use crate::chain::{Link, RecordKind};
 use crate::error::LedgerError;
 use crate::journal::COMPACT_AT;
 
@@ -20,11 +20,11 @@ pub(super) enum Failure {
     Unapplied(Arc<LedgerError>),
 }
 
-/// A batch whose lines are durable in the journal, waiting to be applied to sled.
+/// A batch whose lines are durable in the journal, waiting to be applied to sled and the chain
+/// file.
 pub(super) struct Journalled {
     queued: Vec<Pending>,
-    /// Each link's number and JSON.
-    links: Vec<(u64, Vec<u8>)>,
+    links: Vec<Link>,
 }
 
 impl Ledger {
@@ -136,10 +136,7 @@ impl Ledger {
     pub fn fold_journal(&self) -> Result<(), LedgerError> {
         self.commit.exclusive(|| {
             self.refuse_if_halted()?;
-            let mut appender = self.appender();
-            self.db.flush()?;
-            self.sync_data_file()?;
-            appender.journal.truncate()
+            self.fold(&mut self.appender())
         })
     }
 
@@ -149,17 +146,16 @@ impl Ledger {
         &self,
         appender: &mut Appender,
         queued: &[Pending],
-    ) -> Result<Vec<(u64, Vec<u8>)>, LedgerError> {
+    ) -> Result<Vec<Link>, LedgerError> {
         if appender.journal.len() > COMPACT_AT {
             // The previous batch may still be going into sled, and its lines must not be cut
-            // before it is there; once it is, every record journalled is in sled, and every
-            // update before it was queued: folding the journal into sled loses nothing.
+            // before it is there; once it is, every record journalled is in sled (and its link
+            // in the chain file), and every update before it was queued: folding the journal
+            // loses nothing.
             self.commit.wait_applied();
             // A batch that was not applied lives only in the journal until the next open.
             self.refuse_if_halted()?;
-            self.db.flush()?;
-            self.sync_data_file()?;
-            appender.journal.truncate()?;
+            self.fold(appender)?;
         }
         let mut tail = appender.tail.clone();
         let mut lines = Vec::with_capacity(queued.len());
@@ -174,7 +170,7 @@ impl Ledger {
             );
             let link_json = encode(&link)?;
             lines.push(journal_line(pending.kind, &pending.value, &link_json));
-            links.push((link.seq, link_json));
+            links.push(link);
         }
         let refs: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
         appender.journal.append(&refs)?;
@@ -182,17 +178,14 @@ impl Ledger {
         Ok(links)
     }
 
-    /// Writes a batch's new records, their index entries and its links into sled, record by
-    /// record. Plain inserts rather than `apply_batch`: a sled batch pins sled's log, which
-    /// rolls and writes out its buffer before and after (each a `pwrite` and a waiting
-    /// `sync_file_range`), for every tree and every commit; an insert stays in sled's buffer
-    /// until sled writes it out with many others. The batch need not be atomic in sled: the
-    /// journal holds it whole, and a crash replays it at the next open.
-    fn store_batch(
-        &self,
-        queued: &[&Pending],
-        links: &[(u64, Vec<u8>)],
-    ) -> Result<(), LedgerError> {
+    /// Writes a batch's new records and their index entries into sled, record by record, and
+    /// its links into the chain file with one `write`. Plain inserts rather than
+    /// `apply_batch`: a sled batch pins sled's log, which rolls and writes out its buffer
+    /// before and after (each a `pwrite` and a waiting `sync_file_range`), for every tree and
+    /// every commit; an insert stays in sled's buffer until sled writes it out with many
+    /// others. The batch need not be atomic: the journal holds it whole, and a crash replays
+    /// it at the next open.
+    fn store_batch(&self, queued: &[&Pending], links: &[Link]) -> Result<(), LedgerError> {
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
             self.tree(pending.kind)
                 .insert(pending.key.as_slice(), pending.value.as_slice())?;
@@ -215,10 +208,7 @@ impl Ledger {
                 RecordKind::Card | RecordKind::GrantSet => {}
             }
         }
-        for (seq, link) in links {
-            self.chain.insert(seq.to_be_bytes(), link.as_slice())?;
-        }
-        Ok(())
+        self.chain().append_links(links)
     }
 }
 

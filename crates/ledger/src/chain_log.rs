@@ -1,0 +1,745 @@
+//! The chain's links in a file of their own, `<ledger>.chain`: appended to, never rewritten.
+//!
+//! Until 2026-12 the links lived in a sled tree. Every commit inserted one entry per link into
+//! it (a third of the apply's sled inserts for a decision), and an audit read 101,300 of them
+//! back through sled at 1.4–2.1 µs an entry, rebuilding pages its cache had dropped. Links
+//! are only ever appended and only ever read in order, which is what a plain file does best:
+//! a batch's links are one `write`, an audit reads the file sequentially.
+//!
+//! **Format.** The file starts with [`MAGIC`] (16 bytes, naming the format and its version).
+//! Records follow, each framed by its payload's length before and after it (`u32`,
+//! little-endian), so the last record can be found from the end without reading the file:
+//!
+//! ```text
+//! len:u32  payload[len]  len:u32
+//! payload = 1  seq:u64 kind:u8 has_stored:u8 digest[32] stored[32]? prev[32] hash[32]
+//!              key_len:u32 key  session_len:u32 session          (a link, digests as bytes)
+//!         | 2  key_len:u32 key  json                             (a link as JSON, kept as is)
+//! ```
+//!
+//! A link whose digests are not 64 lowercase hex digits (only a forged one) cannot be laid out
+//! as bytes; it is kept as its JSON (payload 2), as are the entries of an older ledger's
+//! `chain` tree that do not decode, with the key they were stored under. Reading gives back
+//! exactly the link that was written, or, for JSON that does not decode, the same report the
+//! tree gave.
+//!
+//! **Durability.** Like sled, the file is not synced on each commit: the journal, whose lines
+//! carry every link, is what a crash is recovered from. Whenever the journal is emptied, the
+//! file is synced first and its length recorded in sled (which is then synced) as the
+//! *durable length*; at open the file is cut back to it, so a tail a crash left half-written
+//! (or never made durable) is dropped, and the journal's links are appended again.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::chain::{Link, RecordKind};
+use crate::error::{Corrupt, LedgerError};
+
+/// The first 16 bytes of a chain file: its format, version 1.
+pub const MAGIC: &[u8; 16] = b"codaris-chain-1\n";
+
+/// Payload tags.
+const LINK: u8 = 1;
+const JSON: u8 = 2;
+
+/// A payload longer than this is not a link (a link is about 200 bytes; a JSON one from an
+/// older tree under 1 KiB): the framing is broken.
+const MAX_PAYLOAD: u32 = 16 * 1024 * 1024;
+
+/// One record of the chain file, as read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredLink {
+    /// A link.
+    Link(Link),
+    /// Bytes kept as they were stored (an older ledger's tree entry, or a link that cannot be
+    /// laid out as bytes), under the key they were stored with (the link's number, 8 bytes
+    /// big-endian, in a tree).
+    Json { key: Vec<u8>, bytes: Vec<u8> },
+}
+
+impl StoredLink {
+    /// The link, or the report of JSON that does not decode as one (as the tree's was).
+    pub fn decode(&self) -> Result<Link, Corrupt> {
+        match self {
+            StoredLink::Link(link) => Ok(link.clone()),
+            StoredLink::Json { key, bytes } => {
+                serde_json::from_slice(bytes).map_err(|err| Corrupt {
+                    place: "chain".to_owned(),
+                    key: crate::store::key_text(key),
+                    reason: err.to_string(),
+                })
+            }
+        }
+    }
+}
+
+/// The chain file, open for appending.
+#[derive(Debug)]
+pub(crate) struct ChainLog {
+    path: PathBuf,
+    /// Shared with readers, which read by offset and never move the file's position.
+    file: Arc<File>,
+    /// The end of the last whole record: where the next append writes.
+    len: u64,
+}
+
+impl ChainLog {
+    /// Opens (creating if needed) the chain file at `path`, cut back to `durable` bytes when it
+    /// is longer: what lies past the durable length is in the journal, and is appended again
+    /// as the journal is replayed. `None`: the file is emptied (a new ledger, or one whose links
+    /// are about to be moved in from a tree).
+    pub(crate) fn open(path: &Path, durable: Option<u64>) -> Result<Self, LedgerError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(path)
+            .map_err(|source| sync_error(path, source))?;
+        let mut log = ChainLog {
+            path: path.to_path_buf(),
+            file: Arc::new(file),
+            len: 0,
+        };
+        let size = log
+            .file
+            .metadata()
+            .map_err(|source| log.error(source))?
+            .len();
+        let keep = match durable {
+            Some(durable) if size >= durable && durable >= MAGIC.len() as u64 => durable,
+            // Shorter than its durable length: the file lost records (they are reported as
+            // missing); keep what is there, cut to its last whole record.
+            Some(_) if size >= MAGIC.len() as u64 => log.whole_prefix(size),
+            _ => 0,
+        };
+        if keep == 0 {
+            log.file.set_len(0).map_err(|source| log.error(source))?;
+            log.file
+                .write_all_at(MAGIC, 0)
+                .map_err(|source| log.error(source))?;
+            log.len = MAGIC.len() as u64;
+        } else {
+            if size > keep {
+                log.file.set_len(keep).map_err(|source| log.error(source))?;
+            }
+            log.len = keep;
+        }
+        Ok(log)
+    }
+
+    /// Where the whole records of a file of `size` bytes end, read from the start; all of it
+    /// when it is not a chain file (it is reported, and kept as evidence).
+    fn whole_prefix(&self, size: u64) -> u64 {
+        let mut end = MAGIC.len() as u64;
+        for record in Records::new(&self.file, size) {
+            match record {
+                Ok((at, payload)) => end = at + frame_len(payload.len()),
+                Err(bad) if bad.key == "byte 0" => return size,
+                Err(_) => break,
+            }
+        }
+        end
+    }
+
+    /// Appends `links` with one `write`. Not synced: see the module's header.
+    pub(crate) fn append_links(&mut self, links: &[Link]) -> Result<(), LedgerError> {
+        let mut buffer = Vec::with_capacity(links.len() * 256);
+        for link in links {
+            frame_link(link, &mut buffer);
+        }
+        self.write(&buffer)
+    }
+
+    /// Appends records as they are (an older tree's entries) with one `write`.
+    pub(crate) fn append(&mut self, records: &[StoredLink]) -> Result<(), LedgerError> {
+        let mut buffer = Vec::with_capacity(records.len() * 256);
+        for record in records {
+            frame(record, &mut buffer);
+        }
+        self.write(&buffer)
+    }
+
+    fn write(&mut self, buffer: &[u8]) -> Result<(), LedgerError> {
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        self.file
+            .write_all_at(buffer, self.len)
+            .map_err(|source| self.error(source))?;
+        self.len += buffer.len() as u64;
+        Ok(())
+    }
+
+    /// Makes every record appended so far durable; returns the durable length.
+    pub(crate) fn sync(&self) -> Result<u64, LedgerError> {
+        self.file.sync_data().map_err(|source| self.error(source))?;
+        Ok(self.len)
+    }
+
+    /// A reader of the records written so far (appended meanwhile, they are not read).
+    pub(crate) fn reader(&self) -> ChainReader {
+        ChainReader {
+            file: self.file.clone(),
+            end: self.len,
+        }
+    }
+
+    /// The last record, if the file has one whose framing holds.
+    pub(crate) fn last(&self) -> Result<Option<StoredLink>, LedgerError> {
+        let mut first = true;
+        let mut found = self.newest(|_| std::mem::take(&mut first))?;
+        Ok(found.pop())
+    }
+
+    /// The records from the end backwards, as long as `more` says so; stops quietly at a
+    /// framing that does not hold (a damaged file is reported by a full read).
+    pub(crate) fn newest(
+        &self,
+        mut more: impl FnMut(&StoredLink) -> bool,
+    ) -> Result<Vec<StoredLink>, LedgerError> {
+        let mut found = Vec::new();
+        let mut end = self.len;
+        while end >= MAGIC.len() as u64 + 8 {
+            let mut trailer = [0u8; 4];
+            self.file
+                .read_exact_at(&mut trailer, end - 4)
+                .map_err(|source| self.error(source))?;
+            let len = u64::from(u32::from_le_bytes(trailer));
+            let Some(start) = end
+                .checked_sub(len + 8)
+                .filter(|s| *s >= MAGIC.len() as u64)
+            else {
+                break;
+            };
+            let mut framed = vec![0u8; usize::try_from(len + 4).unwrap_or(0)];
+            self.file
+                .read_exact_at(&mut framed, start)
+                .map_err(|source| self.error(source))?;
+            if framed[..4] != trailer {
+                break;
+            }
+            let Ok(record) = parse(&framed[4..]) else {
+                break;
+            };
+            if !more(&record) {
+                break;
+            }
+            found.push(record);
+            end = start;
+        }
+        Ok(found)
+    }
+
+    fn error(&self, source: std::io::Error) -> LedgerError {
+        sync_error(&self.path, source)
+    }
+}
+
+/// The chain file's records up to a length.
+pub(crate) struct ChainReader {
+    file: Arc<File>,
+    end: u64,
+}
+
+impl ChainReader {
+    /// Every whole record, in order, each payload with its byte offset.
+    pub(crate) fn records(&self) -> Records<'_> {
+        Records::new(&self.file, self.end)
+    }
+}
+
+fn sync_error(path: &Path, source: std::io::Error) -> LedgerError {
+    LedgerError::Sync {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The bytes a payload of `len` takes in the file.
+fn frame_len(len: usize) -> u64 {
+    len as u64 + 8
+}
+
+/// Appends a record (framed) to `out`.
+fn frame(record: &StoredLink, out: &mut Vec<u8>) {
+    match record {
+        StoredLink::Link(link) => frame_link(link, out),
+        StoredLink::Json { key, bytes } => framed(out, |out| {
+            out.push(JSON);
+            put_text(out, key);
+            out.extend_from_slice(bytes);
+        }),
+    }
+}
+
+/// Appends a link's record (framed) to `out`: its digests as bytes, or, when they are not
+/// digests, its JSON.
+fn frame_link(link: &Link, out: &mut Vec<u8>) {
+    framed(out, |out| match laid_out(link) {
+        Some(digests) => {
+            out.push(LINK);
+            out.extend_from_slice(&link.seq.to_le_bytes());
+            out.push(kind_byte(link.kind));
+            out.push(u8::from(digests.stored.is_some()));
+            out.extend_from_slice(&digests.digest);
+            if let Some(stored) = &digests.stored {
+                out.extend_from_slice(stored);
+            }
+            out.extend_from_slice(&digests.prev);
+            out.extend_from_slice(&digests.hash);
+            put_text(out, link.key.as_bytes());
+            put_text(out, link.session_id.as_bytes());
+        }
+        None => {
+            out.push(JSON);
+            put_text(out, &link.seq.to_be_bytes());
+            // A `Link` always encodes.
+            let _ = serde_json::to_writer(&mut *out, link);
+        }
+    });
+}
+
+/// Appends the payload `write` makes, framed by its length before and after.
+fn framed(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    write(out);
+    let len = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&len.to_le_bytes());
+}
+
+fn put_text(out: &mut Vec<u8>, text: &[u8]) {
+    out.extend_from_slice(&u32::try_from(text.len()).unwrap_or(u32::MAX).to_le_bytes());
+    out.extend_from_slice(text);
+}
+
+/// A link's digests as bytes.
+struct Digests {
+    digest: [u8; 32],
+    stored: Option<[u8; 32]>,
+    prev: [u8; 32],
+    hash: [u8; 32],
+}
+
+/// `None` when a digest is not 64 lowercase hex digits: such a link is kept as JSON, so that
+/// it reads back exactly as it was written.
+fn laid_out(link: &Link) -> Option<Digests> {
+    Some(Digests {
+        digest: unhex(&link.digest)?,
+        stored: match &link.stored {
+            Some(stored) => Some(unhex(stored)?),
+            None => None,
+        },
+        prev: unhex(&link.prev)?,
+        hash: unhex(&link.hash)?,
+    })
+}
+
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    let text = text.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (n, pair) in text.chunks_exact(2).enumerate() {
+        out[n] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+fn kind_byte(kind: RecordKind) -> u8 {
+    match kind {
+        RecordKind::Grant => 0,
+        RecordKind::Card => 1,
+        RecordKind::Decision => 2,
+        RecordKind::GrantSet => 3,
+    }
+}
+
+fn kind_of(byte: u8) -> Option<RecordKind> {
+    match byte {
+        0 => Some(RecordKind::Grant),
+        1 => Some(RecordKind::Card),
+        2 => Some(RecordKind::Decision),
+        3 => Some(RecordKind::GrantSet),
+        _ => None,
+    }
+}
+
+/// A payload read back, or why its bytes are not a record of this format.
+pub(crate) fn parse(payload: &[u8]) -> Result<StoredLink, &'static str> {
+    let mut cursor = Cursor(payload);
+    match cursor.byte()? {
+        LINK => {
+            let seq = u64::from_le_bytes(cursor.array()?);
+            let kind = kind_of(cursor.byte()?).ok_or("an unknown record kind")?;
+            let has_stored = cursor.byte()? == 1;
+            let digest = cursor.array::<32>()?;
+            let stored = if has_stored {
+                Some(cursor.array::<32>()?)
+            } else {
+                None
+            };
+            let prev = cursor.array::<32>()?;
+            let hash = cursor.array::<32>()?;
+            let key = cursor.text()?;
+            let session_id = cursor.text()?;
+            if !cursor.0.is_empty() {
+                return Err("bytes after the link");
+            }
+            let text = |bytes: &[u8]| {
+                std::str::from_utf8(bytes)
+                    .map(str::to_owned)
+                    .map_err(|_| "text that is not UTF-8")
+            };
+            Ok(StoredLink::Link(Link {
+                seq,
+                kind,
+                key: text(key)?,
+                session_id: text(session_id)?,
+                digest: crate::chain::hex(&digest),
+                stored: stored.map(|s| crate::chain::hex(&s)),
+                prev: crate::chain::hex(&prev),
+                hash: crate::chain::hex(&hash),
+            }))
+        }
+        JSON => {
+            let key = cursor.text()?.to_vec();
+            Ok(StoredLink::Json {
+                key,
+                bytes: cursor.0.to_vec(),
+            })
+        }
+        _ => Err("an unknown record tag"),
+    }
+}
+
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn byte(&mut self) -> Result<u8, &'static str> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
+        let (head, rest) = self.0.split_at_checked(N).ok_or("a record cut short")?;
+        self.0 = rest;
+        head.try_into().map_err(|_| "a record cut short")
+    }
+
+    fn text(&mut self) -> Result<&'a [u8], &'static str> {
+        let len = u32::from_le_bytes(self.array()?) as usize;
+        let (head, rest) = self.0.split_at_checked(len).ok_or("a record cut short")?;
+        self.0 = rest;
+        Ok(head)
+    }
+}
+
+/// The records of a chain file in order, each payload with its offset, read through one
+/// buffer. A framing that does not hold ends the read with one report naming where: nothing
+/// after it can be told apart.
+pub(crate) struct Records<'a> {
+    reader: BufReader<ReadAt<'a>>,
+    at: u64,
+    end: u64,
+    /// Nothing more is read: the end, or a framing that did not hold.
+    done: bool,
+    /// Reported before anything else: the file is not a chain file.
+    foreign: Option<Corrupt>,
+}
+
+impl<'a> Records<'a> {
+    fn new(file: &'a File, end: u64) -> Self {
+        let start = MAGIC.len() as u64;
+        let mut magic = [0u8; 16];
+        let foreign = end > 0
+            && (end < start || file.read_exact_at(&mut magic, 0).is_err() || &magic != MAGIC);
+        Records {
+            // By offset, not through the file's own position, which the appender shares.
+            reader: BufReader::with_capacity(
+                1 << 20,
+                ReadAt {
+                    file,
+                    at: start,
+                    end,
+                },
+            ),
+            at: start,
+            end,
+            done: foreign,
+            foreign: foreign.then(|| Corrupt {
+                place: "chain".to_owned(),
+                key: "byte 0".to_owned(),
+                reason: "not a chain file (no `codaris-chain-1` header); nothing of it is read"
+                    .to_owned(),
+            }),
+        }
+    }
+
+    fn broken(&mut self, reason: &str) -> Option<Result<(u64, Vec<u8>), Corrupt>> {
+        self.done = true;
+        Some(Err(Corrupt {
+            place: "chain".to_owned(),
+            key: format!("byte {}", self.at),
+            reason: format!("{reason}; the rest of the chain file is not read"),
+        }))
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<(u64, Vec<u8>), Corrupt>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(foreign) = self.foreign.take() {
+            return Some(Err(foreign));
+        }
+        if self.done || self.at >= self.end {
+            return None;
+        }
+        let mut head = [0u8; 4];
+        if self.reader.read_exact(&mut head).is_err() {
+            return self.broken("a record cut short");
+        }
+        let len = u32::from_le_bytes(head);
+        if len > MAX_PAYLOAD || self.at + frame_len(len as usize) > self.end {
+            return self.broken("a record's length runs past the file");
+        }
+        let mut payload = vec![0u8; len as usize];
+        let mut tail = [0u8; 4];
+        if self.reader.read_exact(&mut payload).is_err()
+            || self.reader.read_exact(&mut tail).is_err()
+        {
+            return self.broken("a record cut short");
+        }
+        if tail != head {
+            return self.broken("a record whose two lengths differ");
+        }
+        let at = self.at;
+        self.at += frame_len(payload.len());
+        Some(Ok((at, payload)))
+    }
+}
+
+/// Reads a file by offset up to `end`.
+struct ReadAt<'a> {
+    file: &'a File,
+    at: u64,
+    end: u64,
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        let read = self.file.read_at(&mut buf[..want], self.at)?;
+        self.at += read as u64;
+        Ok(read)
+    }
+}
+
+/// A payload read from the file, as its link or the report of why it is not one.
+pub(crate) fn decode_payload(at: u64, payload: &[u8]) -> Result<Link, Corrupt> {
+    match parse(payload) {
+        Ok(StoredLink::Link(link)) => Ok(link),
+        Ok(stored) => stored.decode(),
+        Err(reason) => Err(Corrupt {
+            place: "chain".to_owned(),
+            key: format!("byte {at}"),
+            reason: reason.to_owned(),
+        }),
+    }
+}
+
+/// Every record of the chain file at `path`, in order (a framing that does not hold ends the
+/// read, with its report). For tools and tests that read the file without a ledger.
+pub fn read_chain_file(path: &Path) -> Result<Vec<Result<StoredLink, Corrupt>>, LedgerError> {
+    let file = File::open(path).map_err(|source| sync_error(path, source))?;
+    let end = file
+        .metadata()
+        .map_err(|source| sync_error(path, source))?
+        .len();
+    Ok(Records::new(&file, end)
+        .map(|record| {
+            record.and_then(|(at, payload)| {
+                parse(&payload).map_err(|reason| Corrupt {
+                    place: "chain".to_owned(),
+                    key: format!("byte {at}"),
+                    reason: reason.to_owned(),
+                })
+            })
+        })
+        .collect())
+}
+
+/// Writes a whole chain file at `path` holding `records`, in order: for tests that stand in for
+/// someone rewriting the file behind the ledger's back (the ledger itself only appends).
+pub fn write_chain_file(path: &Path, records: &[StoredLink]) -> Result<(), LedgerError> {
+    let mut bytes = MAGIC.to_vec();
+    for record in records {
+        frame(record, &mut bytes);
+    }
+    std::fs::write(path, bytes).map_err(|source| sync_error(path, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::{ChainLog, MAGIC, StoredLink, parse};
+    use crate::chain::{Link, RecordKind, Tail};
+
+    fn links(n: u64) -> Vec<Link> {
+        let mut tail = Tail::default();
+        (1..=n)
+            .map(|k| {
+                let digest = crate::chain::bytes_digest(&k.to_be_bytes());
+                let stored = (k % 2 == 0).then(|| crate::chain::bytes_digest(b"bytes"));
+                tail.link(
+                    RecordKind::Decision,
+                    &k.to_string(),
+                    "s1",
+                    &digest,
+                    stored.as_deref(),
+                )
+            })
+            .collect()
+    }
+
+    fn read(log: &ChainLog) -> Vec<Link> {
+        log.reader()
+            .records()
+            .map(|r| {
+                let (at, payload) = r.unwrap();
+                super::decode_payload(at, &payload).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn links_read_back_exactly_as_appended_with_and_without_a_stored_digest() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("ledger.chain");
+        let mut log = ChainLog::open(&path, None).unwrap();
+        let written = links(5);
+        log.append_links(&written[..2]).unwrap();
+        log.append_links(&written[2..]).unwrap();
+        assert_eq!(read(&log), written);
+        assert_eq!(&std::fs::read(&path).unwrap()[..16], MAGIC);
+
+        // The newest first, as far as asked.
+        let newest = log.newest(|r| r.decode().unwrap().seq > 3).unwrap();
+        assert_eq!(
+            newest,
+            vec![
+                StoredLink::Link(written[4].clone()),
+                StoredLink::Link(written[3].clone())
+            ]
+        );
+        assert_eq!(
+            log.last().unwrap(),
+            Some(StoredLink::Link(written[4].clone()))
+        );
+    }
+
+    #[test]
+    fn a_link_whose_digests_are_not_hex_is_kept_as_its_json_and_reads_back_the_same() {
+        let temp = tempfile::tempdir().unwrap();
+        let mut log = ChainLog::open(&temp.path().join("c"), None).unwrap();
+        let mut forged = links(1).remove(0);
+        forged.digest = "NOT HEX".to_owned();
+        forged.key = "ключ".to_owned();
+        log.append_links(std::slice::from_ref(&forged)).unwrap();
+        assert_eq!(read(&log), vec![forged]);
+    }
+
+    #[test]
+    fn reopening_cuts_what_lies_past_the_durable_length() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("c");
+        let mut log = ChainLog::open(&path, None).unwrap();
+        let written = links(4);
+        log.append_links(&written[..3]).unwrap();
+        let durable = log.sync().unwrap();
+        log.append_links(&written[3..]).unwrap();
+        drop(log);
+
+        let log = ChainLog::open(&path, Some(durable)).unwrap();
+        assert_eq!(read(&log), written[..3]);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), durable);
+    }
+
+    #[test]
+    fn a_file_shorter_than_its_durable_length_keeps_its_whole_records() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("c");
+        let mut log = ChainLog::open(&path, None).unwrap();
+        log.append_links(&links(3)).unwrap();
+        let durable = log.sync().unwrap();
+        drop(log);
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(durable - 10).unwrap();
+
+        let log = ChainLog::open(&path, Some(durable)).unwrap();
+        assert_eq!(read(&log), links(2));
+    }
+
+    #[test]
+    fn payloads_cut_short_or_of_an_unknown_tag_are_refused_with_a_reason() {
+        let mut framed = Vec::new();
+        super::frame_link(&links(1)[0], &mut framed);
+        let payload = &framed[4..framed.len() - 4];
+        assert!(parse(payload).is_ok());
+        for cut in [1, 10, 40, payload.len() - 1] {
+            assert_eq!(parse(&payload[..cut]), Err("a record cut short"), "{cut}");
+        }
+        let mut longer = payload.to_vec();
+        longer.push(0);
+        assert_eq!(parse(&longer), Err("bytes after the link"));
+        assert_eq!(parse(&[9]), Err("an unknown record tag"));
+        let mut kind = payload.to_vec();
+        kind[9] = 77;
+        assert_eq!(parse(&kind), Err("an unknown record kind"));
+    }
+
+    #[test]
+    fn a_broken_framing_is_reported_once_with_its_place_and_ends_the_read() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("c");
+        let mut log = ChainLog::open(&path, None).unwrap();
+        log.append_links(&links(2)).unwrap();
+        drop(log);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let first_len = u32::from_le_bytes(bytes[16..20].try_into().unwrap()) as usize;
+        let second = 16 + first_len + 8;
+        bytes[second] ^= 0xff;
+        std::fs::write(&path, &bytes).unwrap();
+
+        let log = ChainLog::open(&path, Some(bytes.len() as u64)).unwrap();
+        let read: Vec<_> = log.reader().records().collect();
+        assert_eq!(read.len(), 2, "{read:?}");
+        assert!(read[0].is_ok());
+        let bad = read[1].as_ref().unwrap_err();
+        assert_eq!(bad.key, format!("byte {second}"));
+        assert!(
+            bad.reason
+                .contains("the rest of the chain file is not read"),
+            "{bad:?}"
+        );
+    }
+}
