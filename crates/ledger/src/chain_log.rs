@@ -6,37 +6,26 @@
 //! are only ever appended and only ever read in order, which is what a plain file does best:
 //! a batch's links are one `write`, an audit reads the file sequentially.
 //!
-//! **Format.** The file starts with [`MAGIC`] (16 bytes, naming the format and its version).
-//! Records follow, each framed by its payload's length before and after it (`u32`,
-//! little-endian), so the last record can be found from the end without reading the file:
+//! **Format.** A [`log_file`](crate::log_file) whose magic is [`MAGIC`]; each payload is
 //!
 //! ```text
-//! len:u32  payload[len]  len:u32
-//! payload = 1  seq:u64 kind:u8 has_stored:u8 digest[32] stored[32]? prev[32] hash[32]
-//!              key_len:u32 key  session_len:u32 session          (a link, digests as bytes)
-//!         | 2  key_len:u32 key  json                             (a link as JSON, kept as is)
+//! 1  seq:u64 kind:u8 has_stored:u8 digest[32] stored[32]? prev[32] hash[32]
+//!    key_len:u32 key  session_len:u32 session          (a link, digests as bytes; LE numbers)
+//! 2  key_len:u32 key  json                             (a link as JSON, kept as is)
 //! ```
 //!
 //! A link whose digests are not 64 lowercase hex digits (only a forged one) cannot be laid out
 //! as bytes; it is kept as its JSON (payload 2), as are the entries of an older ledger's
 //! `chain` tree that do not decode, with the key they were stored under. Reading gives back
 //! exactly the link that was written, or, for JSON that does not decode, the same report the
-//! tree gave.
-//!
-//! **Durability.** Like sled, the file is not synced on each commit: the journal, whose lines
-//! carry every link, is what a crash is recovered from. Whenever the journal is emptied, the
-//! file is synced first and its length recorded in sled (which is then synced) as the
-//! *durable length*; at open the file is cut back to it, so a tail a crash left half-written
-//! (or never made durable) is dropped, and the journal's links are appended again.
+//! tree gave. Durability is the log file's: cut back to its durable length at open, refilled
+//! from the journal.
 
-use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::Path;
 
 use crate::chain::{Link, RecordKind};
 use crate::error::{Corrupt, LedgerError};
+use crate::log_file::{LogFile, LogReader, framed};
 
 /// The first 16 bytes of a chain file: its format, version 1.
 pub const MAGIC: &[u8; 16] = b"codaris-chain-1\n";
@@ -45,9 +34,6 @@ pub const MAGIC: &[u8; 16] = b"codaris-chain-1\n";
 const LINK: u8 = 1;
 const JSON: u8 = 2;
 
-/// A payload longer than this is not a link (a link is about 200 bytes; a JSON one from an
-/// older tree under 1 KiB): the framing is broken.
-const MAX_PAYLOAD: u32 = 16 * 1024 * 1024;
 
 /// One record of the chain file, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,80 +65,25 @@ impl StoredLink {
 /// The chain file, open for appending.
 #[derive(Debug)]
 pub(crate) struct ChainLog {
-    path: PathBuf,
-    /// Shared with readers, which read by offset and never move the file's position.
-    file: Arc<File>,
-    /// The end of the last whole record: where the next append writes.
-    len: u64,
+    log: LogFile,
 }
 
 impl ChainLog {
-    /// Opens (creating if needed) the chain file at `path`, cut back to `durable` bytes when it
-    /// is longer: what lies past the durable length is in the journal, and is appended again
-    /// as the journal is replayed. `None`: the file is emptied (a new ledger, or one whose links
-    /// are about to be moved in from a tree).
+    /// Opens (creating if needed) the chain file at `path`, cut back to `durable` bytes (see
+    /// [`LogFile::open`]).
     pub(crate) fn open(path: &Path, durable: Option<u64>) -> Result<Self, LedgerError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .map_err(|source| sync_error(path, source))?;
-        let mut log = ChainLog {
-            path: path.to_path_buf(),
-            file: Arc::new(file),
-            len: 0,
-        };
-        let size = log
-            .file
-            .metadata()
-            .map_err(|source| log.error(source))?
-            .len();
-        let keep = match durable {
-            Some(durable) if size >= durable && durable >= MAGIC.len() as u64 => durable,
-            // Shorter than its durable length: the file lost records (they are reported as
-            // missing); keep what is there, cut to its last whole record.
-            Some(_) if size >= MAGIC.len() as u64 => log.whole_prefix(size),
-            _ => 0,
-        };
-        if keep == 0 {
-            log.file.set_len(0).map_err(|source| log.error(source))?;
-            log.file
-                .write_all_at(MAGIC, 0)
-                .map_err(|source| log.error(source))?;
-            log.len = MAGIC.len() as u64;
-        } else {
-            if size > keep {
-                log.file.set_len(keep).map_err(|source| log.error(source))?;
-            }
-            log.len = keep;
-        }
-        Ok(log)
+        Ok(ChainLog {
+            log: LogFile::open(path, MAGIC, "chain", durable)?,
+        })
     }
 
-    /// Where the whole records of a file of `size` bytes end, read from the start; all of it
-    /// when it is not a chain file (it is reported, and kept as evidence).
-    fn whole_prefix(&self, size: u64) -> u64 {
-        let mut end = MAGIC.len() as u64;
-        for record in Records::new(&self.file, size) {
-            match record {
-                Ok((at, payload)) => end = at + frame_len(payload.len()),
-                Err(bad) if bad.key == "byte 0" => return size,
-                Err(_) => break,
-            }
-        }
-        end
-    }
-
-    /// Appends `links` with one `write`. Not synced: see the module's header.
+    /// Appends `links` with one `write`. Not synced: the journal holds them.
     pub(crate) fn append_links(&mut self, links: &[Link]) -> Result<(), LedgerError> {
         let mut buffer = Vec::with_capacity(links.len() * 256);
         for link in links {
             frame_link(link, &mut buffer);
         }
-        self.write(&buffer)
+        self.log.append(&buffer).map(drop)
     }
 
     /// Appends records as they are (an older tree's entries) with one `write`.
@@ -161,108 +92,45 @@ impl ChainLog {
         for record in records {
             frame(record, &mut buffer);
         }
-        self.write(&buffer)
+        self.log.append(&buffer).map(drop)
     }
 
-    fn write(&mut self, buffer: &[u8]) -> Result<(), LedgerError> {
-        if buffer.is_empty() {
-            return Ok(());
-        }
-        self.file
-            .write_all_at(buffer, self.len)
-            .map_err(|source| self.error(source))?;
-        self.len += buffer.len() as u64;
-        Ok(())
-    }
-
-    /// Makes every record appended so far durable; returns the durable length.
+    /// Makes every link appended so far durable; returns the durable length.
     pub(crate) fn sync(&self) -> Result<u64, LedgerError> {
-        self.file.sync_data().map_err(|source| self.error(source))?;
-        Ok(self.len)
+        self.log.sync()
     }
 
-    /// A reader of the records written so far (appended meanwhile, they are not read).
-    pub(crate) fn reader(&self) -> ChainReader {
-        ChainReader {
-            file: self.file.clone(),
-            end: self.len,
-        }
+    /// A reader of the links written so far.
+    pub(crate) fn reader(&self) -> LogReader {
+        self.log.reader()
     }
 
     /// The last record, if the file has one whose framing holds.
     pub(crate) fn last(&self) -> Result<Option<StoredLink>, LedgerError> {
         let mut first = true;
-        let mut found = self.newest(|_| std::mem::take(&mut first))?;
-        Ok(found.pop())
+        Ok(self
+            .log
+            .reader()
+            .newest(|_, _| std::mem::take(&mut first))?
+            .pop()
+            .and_then(|(_, payload)| parse(&payload).ok()))
     }
 
-    /// The records from the end backwards, as long as `more` says so; stops quietly at a
-    /// framing that does not hold (a damaged file is reported by a full read).
+    /// The records from the end back, as long as `more` says so.
     pub(crate) fn newest(
         &self,
         mut more: impl FnMut(&StoredLink) -> bool,
     ) -> Result<Vec<StoredLink>, LedgerError> {
         let mut found = Vec::new();
-        let mut end = self.len;
-        while end >= MAGIC.len() as u64 + 8 {
-            let mut trailer = [0u8; 4];
-            self.file
-                .read_exact_at(&mut trailer, end - 4)
-                .map_err(|source| self.error(source))?;
-            let len = u64::from(u32::from_le_bytes(trailer));
-            let Some(start) = end
-                .checked_sub(len + 8)
-                .filter(|s| *s >= MAGIC.len() as u64)
-            else {
-                break;
-            };
-            let mut framed = vec![0u8; usize::try_from(len + 4).unwrap_or(0)];
-            self.file
-                .read_exact_at(&mut framed, start)
-                .map_err(|source| self.error(source))?;
-            if framed[..4] != trailer {
-                break;
+        self.log.reader().newest(|_, payload| match parse(payload) {
+            Ok(record) if more(&record) => {
+                found.push(record);
+                true
             }
-            let Ok(record) = parse(&framed[4..]) else {
-                break;
-            };
-            if !more(&record) {
-                break;
-            }
-            found.push(record);
-            end = start;
-        }
+            _ => false,
+        })?;
         Ok(found)
     }
-
-    fn error(&self, source: std::io::Error) -> LedgerError {
-        sync_error(&self.path, source)
-    }
-}
-
-/// The chain file's records up to a length.
-pub(crate) struct ChainReader {
-    file: Arc<File>,
-    end: u64,
-}
-
-impl ChainReader {
-    /// Every whole record, in order, each payload with its byte offset.
-    pub(crate) fn records(&self) -> Records<'_> {
-        Records::new(&self.file, self.end)
-    }
-}
-
-fn sync_error(path: &Path, source: std::io::Error) -> LedgerError {
-    LedgerError::Sync {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// The bytes a payload of `len` takes in the file.
-fn frame_len(len: usize) -> u64 {
-    len as u64 + 8
 }
 
 /// Appends a record (framed) to `out`.
@@ -302,16 +170,6 @@ fn frame_link(link: &Link, out: &mut Vec<u8>) {
             let _ = serde_json::to_writer(&mut *out, link);
         }
     });
-}
-
-/// Appends the payload `write` makes, framed by its length before and after.
-fn framed(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
-    let at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    write(out);
-    let len = u32::try_from(out.len() - at - 4).unwrap_or(u32::MAX);
-    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
-    out.extend_from_slice(&len.to_le_bytes());
 }
 
 fn put_text(out: &mut Vec<u8>, text: &[u8]) {
@@ -448,111 +306,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The records of a chain file in order, each payload with its offset, read through one
-/// buffer. A framing that does not hold ends the read with one report naming where: nothing
-/// after it can be told apart.
-pub(crate) struct Records<'a> {
-    reader: BufReader<ReadAt<'a>>,
-    at: u64,
-    end: u64,
-    /// Nothing more is read: the end, or a framing that did not hold.
-    done: bool,
-    /// Reported before anything else: the file is not a chain file.
-    foreign: Option<Corrupt>,
-}
-
-impl<'a> Records<'a> {
-    fn new(file: &'a File, end: u64) -> Self {
-        let start = MAGIC.len() as u64;
-        let mut magic = [0u8; 16];
-        let foreign = end > 0
-            && (end < start || file.read_exact_at(&mut magic, 0).is_err() || &magic != MAGIC);
-        Records {
-            // By offset, not through the file's own position, which the appender shares.
-            reader: BufReader::with_capacity(
-                1 << 20,
-                ReadAt {
-                    file,
-                    at: start,
-                    end,
-                },
-            ),
-            at: start,
-            end,
-            done: foreign,
-            foreign: foreign.then(|| Corrupt {
-                place: "chain".to_owned(),
-                key: "byte 0".to_owned(),
-                reason: "not a chain file (no `codaris-chain-1` header); nothing of it is read"
-                    .to_owned(),
-            }),
-        }
-    }
-
-    fn broken(&mut self, reason: &str) -> Option<Result<(u64, Vec<u8>), Corrupt>> {
-        self.done = true;
-        Some(Err(Corrupt {
-            place: "chain".to_owned(),
-            key: format!("byte {}", self.at),
-            reason: format!("{reason}; the rest of the chain file is not read"),
-        }))
-    }
-}
-
-impl Iterator for Records<'_> {
-    type Item = Result<(u64, Vec<u8>), Corrupt>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if let Some(foreign) = self.foreign.take() {
-            return Some(Err(foreign));
-        }
-        if self.done || self.at >= self.end {
-            return None;
-        }
-        let mut head = [0u8; 4];
-        if self.reader.read_exact(&mut head).is_err() {
-            return self.broken("a record cut short");
-        }
-        let len = u32::from_le_bytes(head);
-        if len > MAX_PAYLOAD || self.at + frame_len(len as usize) > self.end {
-            return self.broken("a record's length runs past the file");
-        }
-        let mut payload = vec![0u8; len as usize];
-        let mut tail = [0u8; 4];
-        if self.reader.read_exact(&mut payload).is_err()
-            || self.reader.read_exact(&mut tail).is_err()
-        {
-            return self.broken("a record cut short");
-        }
-        if tail != head {
-            return self.broken("a record whose two lengths differ");
-        }
-        let at = self.at;
-        self.at += frame_len(payload.len());
-        Some(Ok((at, payload)))
-    }
-}
-
-/// Reads a file by offset up to `end`.
-struct ReadAt<'a> {
-    file: &'a File,
-    at: u64,
-    end: u64,
-}
-
-impl Read for ReadAt<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let left = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX);
-        let want = buf.len().min(left);
-        if want == 0 {
-            return Ok(0);
-        }
-        let read = self.file.read_at(&mut buf[..want], self.at)?;
-        self.at += read as u64;
-        Ok(read)
-    }
-}
-
 /// A payload read from the file, as its link or the report of why it is not one.
 pub(crate) fn decode_payload(at: u64, payload: &[u8]) -> Result<Link, Corrupt> {
     match parse(payload) {
@@ -569,12 +322,8 @@ pub(crate) fn decode_payload(at: u64, payload: &[u8]) -> Result<Link, Corrupt> {
 /// Every record of the chain file at `path`, in order (a framing that does not hold ends the
 /// read, with its report). For tools and tests that read the file without a ledger.
 pub fn read_chain_file(path: &Path) -> Result<Vec<Result<StoredLink, Corrupt>>, LedgerError> {
-    let file = File::open(path).map_err(|source| sync_error(path, source))?;
-    let end = file
-        .metadata()
-        .map_err(|source| sync_error(path, source))?
-        .len();
-    Ok(Records::new(&file, end)
+    Ok(crate::log_file::read_file(path, MAGIC, "chain")?
+        .into_iter()
         .map(|record| {
             record.and_then(|(at, payload)| {
                 parse(&payload).map_err(|reason| Corrupt {
@@ -594,7 +343,11 @@ pub fn write_chain_file(path: &Path, records: &[StoredLink]) -> Result<(), Ledge
     for record in records {
         frame(record, &mut bytes);
     }
-    std::fs::write(path, bytes).map_err(|source| sync_error(path, source))
+    std::fs::write(path, bytes).map_err(|source| LedgerError::File {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

@@ -41,6 +41,7 @@ mod export;
 mod gates;
 mod grant_sets;
 mod journal;
+mod log_file;
 mod mcp_state;
 mod record;
 mod replay;
