@@ -34,7 +34,6 @@ pub const MAGIC: &[u8; 16] = b"codaris-chain-1\n";
 const LINK: u8 = 1;
 const JSON: u8 = 2;
 
-
 /// One record of the chain file, as read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoredLink {
@@ -69,8 +68,8 @@ pub(crate) struct ChainLog {
 }
 
 impl ChainLog {
-    /// Opens (creating if needed) the chain file at `path`, cut back to `durable` bytes (see
-    /// [`LogFile::open`]).
+    /// Opens (creating if needed) the chain file at `path`, last made durable at `durable`
+    /// bytes (see [`LogFile::open`]).
     pub(crate) fn open(path: &Path, durable: Option<u64>) -> Result<Self, LedgerError> {
         Ok(ChainLog {
             log: LogFile::open(path, MAGIC, "chain", durable)?,
@@ -96,8 +95,13 @@ impl ChainLog {
     }
 
     /// Makes every link appended so far durable; returns the durable length.
-    pub(crate) fn sync(&self) -> Result<u64, LedgerError> {
+    pub(crate) fn sync(&mut self) -> Result<u64, LedgerError> {
         self.log.sync()
+    }
+
+    /// Cuts the file back to its durable length (see [`LogFile::cut_back`]).
+    pub(crate) fn cut_back(&mut self) -> Result<(), LedgerError> {
+        self.log.cut_back()
     }
 
     /// A reader of the links written so far.
@@ -122,13 +126,15 @@ impl ChainLog {
         mut more: impl FnMut(&StoredLink) -> bool,
     ) -> Result<Vec<StoredLink>, LedgerError> {
         let mut found = Vec::new();
-        self.log.reader().newest(|_, payload| match parse(payload) {
-            Ok(record) if more(&record) => {
-                found.push(record);
-                true
-            }
-            _ => false,
-        })?;
+        self.log
+            .reader()
+            .newest(|_, payload| match parse(payload) {
+                Ok(record) if more(&record) => {
+                    found.push(record);
+                    true
+                }
+                _ => false,
+            })?;
         Ok(found)
     }
 }
@@ -422,7 +428,7 @@ mod tests {
     }
 
     #[test]
-    fn reopening_cuts_what_lies_past_the_durable_length() {
+    fn a_cut_back_drops_what_lies_past_the_durable_length_and_nothing_else_does() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("c");
         let mut log = ChainLog::open(&path, None).unwrap();
@@ -432,7 +438,9 @@ mod tests {
         log.append_links(&written[3..]).unwrap();
         drop(log);
 
-        let log = ChainLog::open(&path, Some(durable)).unwrap();
+        let mut log = ChainLog::open(&path, Some(durable)).unwrap();
+        assert_eq!(read(&log), written, "opening alone keeps everything");
+        log.cut_back().unwrap();
         assert_eq!(read(&log), written[..3]);
         assert_eq!(std::fs::metadata(&path).unwrap().len(), durable);
     }

@@ -11,9 +11,12 @@
 //!
 //! **Durability.** The file is not synced on each commit: the journal, whose lines carry every
 //! record, is what a crash is recovered from. Whenever the journal is emptied, the file is
-//! synced first and its length recorded in sled (then synced) as its *durable length*; at open
-//! the file is cut back to it, so a tail a crash left half-written, or never made durable, is
-//! dropped, and the journal's records are appended again.
+//! synced first and its length recorded in sled (then synced) as its *durable length*. When an
+//! open finds lines in the journal, the file is cut back to its durable length
+//! ([`LogFile::cut_back`]) before they are replayed, so a tail a crash left half-written, or
+//! never made durable, is dropped and the journal's records are appended again. With the
+//! journal empty, nothing past the durable length was written by the ledger: it is kept, and
+//! reported by the audit, as evidence.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read};
@@ -38,16 +41,18 @@ pub(crate) struct LogFile {
     file: Arc<File>,
     /// The end of the last whole record: where the next append writes.
     len: u64,
+    /// The length last made durable, as given at open.
+    durable: u64,
     magic: &'static [u8; 16],
     /// What reports name it (`chain`, `decisions`).
     place: &'static str,
 }
 
 impl LogFile {
-    /// Opens (creating if needed) the file at `path`, cut back to `durable` bytes when it is
-    /// longer: what lies past the durable length is in the journal, and is appended again as
-    /// the journal is replayed. `None`: the file is emptied (a new ledger, or one whose records
-    /// are about to be moved in from a sled tree).
+    /// Opens (creating if needed) the file at `path`, whose length was last made durable at
+    /// `durable` bytes; appends go after all of it (see [`LogFile::cut_back`] for a crash's
+    /// tail). `None`: the file is emptied (a new ledger, or one whose records are about to be
+    /// moved in from a sled tree).
     pub(crate) fn open(
         path: &Path,
         magic: &'static [u8; 16],
@@ -66,6 +71,7 @@ impl LogFile {
             path: path.to_path_buf(),
             file: Arc::new(file),
             len: 0,
+            durable: 0,
             magic,
             place,
         };
@@ -75,7 +81,7 @@ impl LogFile {
             .map_err(|source| log.error(source))?
             .len();
         let keep = match durable {
-            Some(durable) if size >= durable && durable >= MAGIC_LEN => durable,
+            Some(durable) if size >= durable && durable >= MAGIC_LEN => size,
             // Shorter than its durable length: the file lost records (they are reported as
             // missing); keep what is there, cut to its last whole record.
             Some(_) if size >= MAGIC_LEN => log.whole_prefix(size),
@@ -93,7 +99,20 @@ impl LogFile {
             }
             log.len = keep;
         }
+        log.durable = durable.unwrap_or(MAGIC_LEN).min(log.len);
         Ok(log)
+    }
+
+    /// Cuts the file back to its durable length, before the journal's lines are replayed:
+    /// everything written since is in those lines, and what a crash left of it may be torn.
+    pub(crate) fn cut_back(&mut self) -> Result<(), LedgerError> {
+        if self.len > self.durable {
+            self.file
+                .set_len(self.durable)
+                .map_err(|source| self.error(source))?;
+            self.len = self.durable;
+        }
+        Ok(())
     }
 
     /// Where the whole records of a file of `size` bytes end, read from the start; all of it
@@ -131,8 +150,9 @@ impl LogFile {
     }
 
     /// Makes every record appended so far durable; returns the durable length.
-    pub(crate) fn sync(&self) -> Result<u64, LedgerError> {
+    pub(crate) fn sync(&mut self) -> Result<u64, LedgerError> {
         self.file.sync_data().map_err(|source| self.error(source))?;
+        self.durable = self.len;
         Ok(self.len)
     }
 
@@ -270,7 +290,9 @@ impl<'a> Records<'a> {
         let (file, end) = (&*log.file, log.end);
         let mut magic = [0u8; 16];
         let foreign = end > 0
-            && (end < MAGIC_LEN || file.read_exact_at(&mut magic, 0).is_err() || &magic != log.magic);
+            && (end < MAGIC_LEN
+                || file.read_exact_at(&mut magic, 0).is_err()
+                || &magic != log.magic);
         let name = String::from_utf8_lossy(log.magic.trim_ascii_end()).into_owned();
         Records {
             // By offset, not through the file's own position, which the appender shares.
@@ -289,7 +311,10 @@ impl<'a> Records<'a> {
             foreign: foreign.then(|| Corrupt {
                 place: log.place.to_owned(),
                 key: "byte 0".to_owned(),
-                reason: format!("not a {} file (no `{name}` header); nothing of it is read", log.place),
+                reason: format!(
+                    "not a {} file (no `{name}` header); nothing of it is read",
+                    log.place
+                ),
             }),
         }
     }

@@ -13,6 +13,7 @@ use crate::chain::{Link, RecordKind, Tail};
 use crate::chain_log::ChainLog;
 use crate::commit::GroupCommit;
 use crate::conversations::Conversations;
+use crate::decision_log::DecisionLog;
 use crate::disk::Disk;
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets;
@@ -81,10 +82,12 @@ pub struct Ledger {
     /// Each session's grants in force, read from disk once and then kept (see `grants.rs`).
     grant_cache: grants::GrantCache,
     cards: sled::Tree,
-    decisions: sled::Tree,
+    /// The decisions, in a file of their own (see `decision_log.rs`); only ever added to.
+    decisions: Mutex<DecisionLog>,
     /// The grant sets decisions name, by key (see `grant_sets.rs`).
     grant_sets: sled::Tree,
-    /// The decisions by session and sequence number (see `store/reads.rs`).
+    /// The decisions by session and sequence number, each to its offset in the decisions file
+    /// (see `store/reads.rs`).
     session_index: sled::Tree,
     /// Marks of one-time upgrades of the stored layout.
     meta: sled::Tree,
@@ -212,13 +215,17 @@ impl Ledger {
             }
         };
         let meta = db.open_tree("meta")?;
-        let durable_chain = recover::durable_chain_len(&meta)?;
+        let durable_chain = recover::durable_len(&meta, recover::CHAIN_DURABLE)?;
+        let durable_decisions = recover::durable_len(&meta, recover::DECISIONS_DURABLE)?;
         let ledger = Self {
             grants: db.open_tree("grants")?,
             grants_by_session: db.open_tree("grants_by_session")?,
             grant_cache: grants::GrantCache::default(),
             cards: db.open_tree("cards")?,
-            decisions: db.open_tree("decisions")?,
+            decisions: Mutex::new(DecisionLog::open(
+                &sibling(path, ".decisions"),
+                durable_decisions,
+            )?),
             grant_sets: db.open_tree("grant_sets")?,
             session_index: db.open_tree(reads::SESSION_INDEX)?,
             meta,
@@ -239,8 +246,8 @@ impl Ledger {
             order: Mutex::new(()),
         };
         ledger.move_chain_tree(durable_chain.is_some())?;
+        ledger.move_decisions_tree(durable_decisions.is_some())?;
         ledger.recover()?;
-        ledger.index_older_decisions()?;
         ledger.build_grant_index()?;
         ledger.appender().tail = ledger.chain_tail()?;
         // A restart begins a fresh stride of ids; take one now so the stride is reserved on disk
@@ -255,6 +262,12 @@ impl Ledger {
 
     fn chain(&self) -> std::sync::MutexGuard<'_, ChainLog> {
         self.chain.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn decision_log(&self) -> std::sync::MutexGuard<'_, DecisionLog> {
+        self.decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn sync_data_file(&self) -> Result<(), LedgerError> {
@@ -357,7 +370,14 @@ impl Ledger {
         updated: &R,
     ) -> Result<Option<u64>, LedgerError> {
         let mut pending = Pending::new(kind, id.as_bytes(), id.to_owned(), updated)?;
-        let swapped = self.tree(kind).compare_and_swap(
+        let Some(tree) = self.tree(kind) else {
+            return Err(LedgerError::Corrupt(Corrupt {
+                place: "decisions".to_owned(),
+                key: id.to_owned(),
+                reason: "a decision is never changed once recorded".to_owned(),
+            }));
+        };
+        let swapped = tree.compare_and_swap(
             id.as_bytes(),
             Some(&current),
             Some(pending.value.as_slice()),
@@ -588,7 +608,20 @@ impl Ledger {
         if let Some(session) = session_id {
             return self.session_decisions(session);
         }
-        let (records, mut corrupt) = self.scan(&self.decisions, "decisions")?;
+        let mut records = Vec::new();
+        let mut corrupt = Vec::new();
+        let reader = self.decision_log().reader();
+        for record in reader.records() {
+            let decoded = record.and_then(|(at, payload)| {
+                let (seq, json) = crate::decision_log::split(at, &payload)?;
+                self.reads.count(1);
+                decode_stored("decisions", seq, json)
+            });
+            match decoded {
+                Ok(record) => records.push(record),
+                Err(bad) => corrupt.push(bad),
+            }
+        }
         corrupt.extend(self.unreadable_lines()?);
         Ok((records, corrupt))
     }
@@ -625,12 +658,13 @@ impl Ledger {
         Ok(lines)
     }
 
-    fn tree(&self, kind: RecordKind) -> &sled::Tree {
+    /// The tree of a kind's records; decisions are in a file of their own.
+    fn tree(&self, kind: RecordKind) -> Option<&sled::Tree> {
         match kind {
-            RecordKind::Grant => &self.grants,
-            RecordKind::Card => &self.cards,
-            RecordKind::Decision => &self.decisions,
-            RecordKind::GrantSet => &self.grant_sets,
+            RecordKind::Grant => Some(&self.grants),
+            RecordKind::Card => Some(&self.cards),
+            RecordKind::Decision => None,
+            RecordKind::GrantSet => Some(&self.grant_sets),
         }
     }
 }

@@ -7,11 +7,11 @@
 
 mod attack;
 mod chain;
-mod chain_file;
 mod crash;
 mod full_disk;
 mod grant_cache;
 mod grant_sets;
+mod log_files;
 mod reads;
 mod replay;
 mod store;

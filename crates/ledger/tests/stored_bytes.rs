@@ -12,7 +12,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::chain::{audit_dir, chain_problems, raw_sled, recorded, rewrite_chain};
+use crate::chain::{audit_dir, chain_problems, decisions_file, recorded, rewrite_chain};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -42,28 +42,36 @@ fn replace_link(path: &Path, forged: Link) {
     });
 }
 
-fn stored_bytes(db: &sled::Db, seq: u64) -> Vec<u8> {
-    let decisions = db.open_tree("decisions").unwrap();
-    decisions.get(seq.to_be_bytes()).unwrap().unwrap().to_vec()
-}
-
-fn put(db: &sled::Db, tree: &str, key: u64, bytes: &[u8]) {
-    db.open_tree(tree)
+/// Decision `seq`'s bytes as the decisions file holds them.
+fn stored_bytes(path: &Path, seq: u64) -> Vec<u8> {
+    decisions(path)
+        .into_iter()
+        .find(|(at, _)| *at == seq)
         .unwrap()
-        .insert(key.to_be_bytes(), bytes)
-        .unwrap();
-    db.flush().unwrap();
+        .1
 }
 
-/// Stores decision `seq` again as `change` makes its bytes; returns the bytes before and after.
+fn decisions(path: &Path) -> Vec<(u64, Vec<u8>)> {
+    codaris_ledger::read_decisions_file(&decisions_file(path))
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Stores decision `seq` again as `change` makes its bytes, rewriting the stopped ledger's
+/// decisions file as someone editing it would; returns the bytes before and after.
 fn rewrite_decision(
-    db: &sled::Db,
+    path: &Path,
     seq: u64,
     change: impl FnOnce(&[u8]) -> Vec<u8>,
 ) -> (Vec<u8>, Vec<u8>) {
-    let before = stored_bytes(db, seq);
-    let after = change(&before);
-    put(db, "decisions", seq, &after);
+    let mut records = decisions(path);
+    let record = records.iter_mut().find(|(at, _)| *at == seq).unwrap();
+    let before = std::mem::take(&mut record.1);
+    record.1 = change(&before);
+    let after = record.1.clone();
+    codaris_ledger::write_decisions_file(&decisions_file(path), &records).unwrap();
     (before, after)
 }
 
@@ -114,10 +122,8 @@ fn every_new_link_covers_its_records_bytes_and_hashes_them_in() {
     let (links, _) = ledger.links().unwrap();
     assert!(links.iter().all(|l| l.stored.is_some()), "{links:?}");
     drop(ledger);
-    let db = raw_sled(&path);
-    let bytes = stored_bytes(&db, seq);
+    let bytes = stored_bytes(&path, seq);
     assert_eq!(link.stored, Some(hex(&Sha256::digest(&bytes))));
-    drop(db);
     assert_eq!(problems_of(&path), vec![]);
 }
 
@@ -126,8 +132,7 @@ fn a_record_stored_as_other_bytes_of_the_same_content_still_verifies() {
     let (_temp, path, _) = recorded();
     let (seq, _) = middle_decision(&path);
     {
-        let db = raw_sled(&path);
-        let (bytes, same) = rewrite_decision(&db, seq, reencoded);
+        let (bytes, same) = rewrite_decision(&path, seq, reencoded);
         assert_ne!(same, bytes);
     }
     let report = audit_dir(&path);
@@ -140,7 +145,7 @@ fn a_record_altered_under_a_link_that_names_its_bytes_is_reported() {
     let (_temp, path, _) = recorded();
     let (seq, link) = middle_decision(&path);
     {
-        rewrite_decision(&raw_sled(&path), seq, altered);
+        rewrite_decision(&path, seq, altered);
     }
     assert_eq!(
         problems_of(&path),
@@ -154,13 +159,11 @@ fn a_links_stored_digest_changed_or_taken_out_breaks_the_links_hash() {
         let (_temp, path, _) = recorded();
         let (seq, link) = middle_decision(&path);
         {
-            let db = raw_sled(&path);
             let mut forged = link.clone();
             forged.stored = match change {
                 "changed" => Some(hex(&Sha256::digest(b"other bytes"))),
                 _ => None,
             };
-            drop(db);
             replace_link(&path, forged);
         }
         // The record itself is untouched, and is not reported.
@@ -177,14 +180,12 @@ fn a_link_forged_in_the_middle_with_a_hash_of_its_own_vouches_for_nothing() {
     let (_temp, path, _) = recorded();
     let (seq, link) = middle_decision(&path);
     {
-        let db = raw_sled(&path);
-        let (_, changed) = rewrite_decision(&db, seq, altered);
+        let (_, changed) = rewrite_decision(&path, seq, altered);
         // The forger names the new bytes but leaves the old canonical digest: the link hashes
         // to itself, so only the link after it shows the forgery.
         let mut forged = link.clone();
         forged.stored = Some(hex(&Sha256::digest(&changed)));
         forged.hash = link_hash(&forged);
-        drop(db);
         replace_link(&path, forged);
     }
     let found = problems_of(&path);
@@ -232,7 +233,7 @@ fn an_untouched_ledger_is_audited_without_encoding_its_decisions_again() {
 
     let (seq, _) = middle_decision(&path);
     {
-        rewrite_decision(&raw_sled(&path), seq, reencoded);
+        rewrite_decision(&path, seq, reencoded);
     }
     assert_eq!(
         digested_in_full(&path),

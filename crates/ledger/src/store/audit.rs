@@ -100,13 +100,12 @@ impl Ledger {
         let mut differences = Vec::new();
         let mut unreadable = Vec::new();
         let mut unfilled = Vec::new();
+        let decisions = self.decision_log().reader();
         let read = pipelined(
-            self.decisions
-                .iter()
-                .map(|entry| entry.map_err(LedgerError::from)),
+            decisions.records().map(Ok),
             workers,
             BuiltSets::default,
-            |(key, bytes), built| judge.decision(key, bytes, built),
+            |record, built| judge.decision(record, built),
             |judged| {
                 self.reads.count(1);
                 let Stored {
@@ -273,9 +272,16 @@ struct Judge<'a> {
 }
 
 impl Judge<'_> {
-    fn decision(&self, key: &[u8], bytes: &[u8], built: &mut BuiltSets) -> Judged {
-        let record: DecisionRecord = match decode_stored("decisions", key, bytes) {
-            Ok(record) => record,
+    fn decision(&self, stored: &Result<(u64, Vec<u8>), Corrupt>, built: &mut BuiltSets) -> Judged {
+        let split = stored
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|(at, payload)| crate::decision_log::split(*at, payload));
+        let decoded = split.and_then(|(key, bytes)| {
+            decode_stored::<DecisionRecord>("decisions", key, bytes).map(|record| (record, bytes))
+        });
+        let (record, bytes) = match decoded {
+            Ok(decoded) => decoded,
             Err(bad) => return Judged::Unreadable(bad),
         };
         let digest = self.digest(&record, bytes);

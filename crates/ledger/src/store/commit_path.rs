@@ -119,8 +119,8 @@ impl Ledger {
         );
         // Latest first, so a record updated twice in the batch ends at its version before.
         for pending in queued.iter().rev() {
-            if let Some(replaced) = &pending.replaced {
-                let _ = self.tree(pending.kind).compare_and_swap(
+            if let (Some(replaced), Some(tree)) = (&pending.replaced, self.tree(pending.kind)) {
+                let _ = tree.compare_and_swap(
                     &pending.key,
                     Some(pending.value.as_slice()),
                     Some(replaced),
@@ -186,29 +186,46 @@ impl Ledger {
     /// others. The batch need not be atomic: the journal holds it whole, and a crash replays
     /// it at the next open.
     fn store_batch(&self, queued: &[&Pending], links: &[Link]) -> Result<(), LedgerError> {
+        let mut decisions = Vec::new();
         for pending in queued.iter().filter(|p| p.replaced.is_none()) {
-            self.tree(pending.kind)
-                .insert(pending.key.as_slice(), pending.value.as_slice())?;
-            // Each kind's index entries, written just after the record they point at.
-            match pending.kind {
-                RecordKind::Grant => {
-                    self.grants_by_session.insert(
-                        grants::index_key(&pending.session_id, &pending.key),
-                        &[] as &[u8],
-                    )?;
-                }
-                RecordKind::Decision => {
-                    if let Ok(seq) = <[u8; 8]>::try_from(pending.key.as_slice()) {
-                        self.session_index.insert(
-                            reads::session_key(&pending.session_id, u64::from_be_bytes(seq)),
-                            sled::IVec::default(),
-                        )?;
-                    }
-                }
-                RecordKind::Card | RecordKind::GrantSet => {}
+            let Some(tree) = self.tree(pending.kind) else {
+                decisions.push(*pending);
+                continue;
+            };
+            tree.insert(pending.key.as_slice(), pending.value.as_slice())?;
+            // A grant's index entry, written just after the record it points at.
+            if pending.kind == RecordKind::Grant {
+                self.grants_by_session.insert(
+                    grants::index_key(&pending.session_id, &pending.key),
+                    &[] as &[u8],
+                )?;
             }
         }
+        self.store_decisions(decisions.iter().filter_map(|pending| {
+            let seq = u64::from_be_bytes(<[u8; 8]>::try_from(pending.key.as_slice()).ok()?);
+            Some((seq, pending.session_id.as_str(), pending.value.as_slice()))
+        }))?;
         self.chain().append_links(links)
+    }
+
+    /// Appends decisions (`(seq, session, json)`) to the decisions file with one `write`, and
+    /// indexes each under its session with its offset.
+    pub(super) fn store_decisions<'a>(
+        &self,
+        decisions: impl Iterator<Item = (u64, &'a str, &'a [u8])>,
+    ) -> Result<(), LedgerError> {
+        let decisions: Vec<_> = decisions.collect();
+        if decisions.is_empty() {
+            return Ok(());
+        }
+        let offsets = self
+            .decision_log()
+            .append(decisions.iter().map(|(seq, _, json)| (*seq, *json)))?;
+        for ((seq, session_id, _), at) in decisions.iter().zip(offsets) {
+            self.session_index
+                .insert(reads::session_key(session_id, *seq), &at.to_be_bytes())?;
+        }
+        Ok(())
     }
 }
 

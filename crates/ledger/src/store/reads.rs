@@ -1,31 +1,28 @@
 //! Reads proportional to the answer: the newest decisions, of the whole ledger or of one
-//! session, read from the end of their trees and stopped after the `n` asked for.
+//! session, read from the end of the decisions file or of the session's index range, and
+//! stopped after the `n` asked for.
 //!
-//! The decisions tree is keyed by each decision's sequence number in big-endian bytes (as it
-//! always was), so key order is number order and iterating it backwards gives the newest first.
-//! The `decision_sessions` tree indexes it by session: its key is the session id, a `0` byte,
-//! and the sequence number in big-endian bytes, with an empty value, so one session's keys are
-//! one contiguous range, in number order. The index is written with each decision (in the same
-//! place of the commit, and again when a journal line is replayed at open); a ledger written
-//! before it existed is indexed once, at its first open by this build (see [`INDEXED`]).
+//! The decisions file (see `decision_log.rs`) holds the records in the order they were
+//! recorded, framed so that it reads from its end back. The `decision_sessions` tree indexes it
+//! by session: its key is the session id, a `0` byte, and the sequence number in big-endian
+//! bytes, and its value the record's offset in the file (8 bytes, big-endian), so one
+//! session's keys are one contiguous range, in number order. The index is written with each
+//! decision (in the same place of the commit, and again when a journal line is replayed at
+//! open); an older ledger's index, which had no offsets, is built again when its decisions are
+//! moved into the file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::Deserialize;
-
 use super::{Ledger, decode_stored, decode_value};
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets;
+use crate::log_file::LogReader;
 use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
 
 /// The tree of the session index.
 pub(super) const SESSION_INDEX: &str = "decision_sessions";
-
-/// The key in the `meta` tree saying the session index covers every decision: set once the
-/// decisions of an older ledger were indexed, so that the scan runs once.
-pub(super) const INDEXED: &[u8] = b"decision_sessions_indexed";
 
 /// How many stored records the ledger's reads have decoded since it opened; tests read it to
 /// show a read touched only what it returned.
@@ -64,12 +61,6 @@ fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
         .and_then(|at| <[u8; 8]>::try_from(&key[at..]).ok())
 }
 
-/// Only the session of a stored decision, for indexing one written before the index.
-#[derive(Deserialize)]
-struct SessionOf {
-    session_id: String,
-}
-
 impl Ledger {
     /// The newest `n` decisions (of one session when given), newest first, and the records met
     /// on the way that do not decode (they are not counted in `n`), with the journal lines that
@@ -87,25 +78,28 @@ impl Ledger {
         }
         match session_id {
             None => {
-                for entry in self.decisions.iter().rev() {
-                    let (key, bytes) = entry?;
-                    match self.decode_decision(&key, &bytes) {
+                let reader = self.decision_log().reader();
+                reader.newest(|at, payload| {
+                    let decoded = crate::decision_log::split(at, payload)
+                        .and_then(|(seq, json)| self.decode_decision(seq, json));
+                    match decoded {
                         Ok(record) => records.push(record),
                         Err(bad) => corrupt.push(bad),
                     }
-                    if records.len() == n {
-                        break;
-                    }
-                }
+                    records.len() < n
+                })?;
             }
             Some(session) => {
+                let reader = self.decision_log().reader();
                 for entry in self
                     .session_index
                     .scan_prefix(session_prefix(session))
                     .rev()
                 {
-                    let (key, _) = entry?;
-                    let Some(record) = self.indexed_decision(&key, session, &mut corrupt)? else {
+                    let (key, at) = entry?;
+                    let Some(record) =
+                        self.indexed_decision(&reader, &key, &at, session, &mut corrupt)
+                    else {
                         continue;
                     };
                     records.push(record);
@@ -165,9 +159,12 @@ impl Ledger {
     ) -> Result<(Vec<DecisionRecord>, Vec<Corrupt>), LedgerError> {
         let mut records = Vec::new();
         let mut corrupt = Vec::new();
+        let reader = self.decision_log().reader();
         for entry in self.session_index.scan_prefix(session_prefix(session_id)) {
-            let (key, _) = entry?;
-            if let Some(record) = self.indexed_decision(&key, session_id, &mut corrupt)? {
+            let (key, at) = entry?;
+            if let Some(record) =
+                self.indexed_decision(&reader, &key, &at, session_id, &mut corrupt)
+            {
                 records.push(record);
             }
         }
@@ -175,26 +172,40 @@ impl Ledger {
         Ok((records, corrupt))
     }
 
-    /// The decision an index key names, when it is there, decodes, and is the session's (a
-    /// session id holding a `0` byte could share another's prefix: it is checked, not trusted).
+    /// The decision an index entry points at, when it is of `session_id`: read at the offset
+    /// the entry holds, and checked to carry the entry's number. A record that does not
+    /// decode, or an offset that holds no record of that number (the file was rewritten
+    /// behind the ledger's back), is reported.
     fn indexed_decision(
         &self,
+        reader: &LogReader,
         key: &[u8],
+        at: &[u8],
         session_id: &str,
         corrupt: &mut Vec<Corrupt>,
-    ) -> Result<Option<DecisionRecord>, LedgerError> {
-        let Some(seq) = seq_of(key) else {
-            return Ok(None);
-        };
-        let Some(bytes) = self.decisions.get(seq)? else {
-            return Ok(None);
-        };
-        match self.decode_decision(&seq, &bytes) {
-            Ok(record) if record.session_id == session_id => Ok(Some(record)),
-            Ok(_) => Ok(None),
+    ) -> Option<DecisionRecord> {
+        let seq = seq_of(key)?;
+        let at = u64::from_be_bytes(<[u8; 8]>::try_from(at).ok()?);
+        let found = reader.read_at(at).and_then(|payload| {
+            let (stored, json) = crate::decision_log::split(at, &payload)?;
+            if *stored != seq {
+                return Err(Corrupt {
+                    place: "decisions".to_owned(),
+                    key: u64::from_be_bytes(seq).to_string(),
+                    reason: format!(
+                        "the session index points at byte {at}, which holds decision {}",
+                        u64::from_be_bytes(*stored)
+                    ),
+                });
+            }
+            self.decode_decision(&seq, json)
+        });
+        match found {
+            Ok(record) if record.session_id == session_id => Some(record),
+            Ok(_) => None,
             Err(bad) => {
                 corrupt.push(bad);
-                Ok(None)
+                None
             }
         }
     }
@@ -216,37 +227,10 @@ impl Ledger {
     pub fn decisions_digested_in_full(&self) -> u64 {
         self.reads.digested_in_full.load(Ordering::Relaxed)
     }
-
-    /// Indexes the decisions of a ledger written before the session index, once: afterwards
-    /// every decision is indexed as it is stored. Idempotent, so a crash before the mark is
-    /// durable only means indexing again. A decision that does not decode is left out of the
-    /// index (every full read reports it).
-    pub(super) fn index_older_decisions(&self) -> Result<(), LedgerError> {
-        if self.meta.get(INDEXED)?.is_some() {
-            return Ok(());
-        }
-        let mut batch = sled::Batch::default();
-        for entry in self.decisions.iter() {
-            let (key, bytes) = entry?;
-            let Ok(seq) = <[u8; 8]>::try_from(key.as_ref()) else {
-                continue;
-            };
-            if let Ok(of) = serde_json::from_slice::<SessionOf>(&bytes) {
-                batch.insert(
-                    session_key(&of.session_id, u64::from_be_bytes(seq)),
-                    sled::IVec::default(),
-                );
-            }
-        }
-        self.session_index.apply_batch(batch)?;
-        self.meta.insert(INDEXED, &[1u8])?;
-        self.flush()
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::INDEXED;
     use crate::{DecisionRecord, Ledger};
     use codaris_policy::{Request, Task};
     use pretty_assertions::assert_eq;
@@ -263,30 +247,57 @@ mod tests {
         DecisionRecord::new(session, request, decision, 1)
     }
 
-    /// A ledger written before the session index (its decisions tree only, no mark) is
-    /// indexed at its first open, once.
+    /// A ledger written before the decisions file (its decisions in sled's `decisions` tree,
+    /// its session index without offsets, or none at all) has its decisions moved into the
+    /// file and indexed at its first open, once.
     #[test]
-    fn a_ledger_from_before_the_index_is_indexed_once_at_open() {
+    fn an_older_ledgers_decisions_are_moved_into_the_file_and_indexed_once_at_open() {
         let temp = tempfile::tempdir().unwrap();
         let path = temp.path().join("ledger");
-        let seqs: Vec<u64> = {
+        let (seqs, stored) = {
             let ledger = Ledger::open(&path).unwrap();
-            let seqs = ["s1", "s2", "s1", "s1"]
+            let seqs: Vec<u64> = ["s1", "s2", "s1", "s1"]
                 .iter()
                 .map(|s| ledger.append_decision(decision(s)).unwrap().seq)
                 .collect();
-            // As an older build left it.
+            ledger.fold_journal().unwrap();
+            let (stored, corrupt) = ledger.decisions(None).unwrap();
+            assert!(corrupt.is_empty());
+            // As an older build left it: the records in a tree, no file, no index.
+            let tree = ledger.db.open_tree("decisions").unwrap();
+            for record in &stored {
+                tree.insert(
+                    record.seq.to_be_bytes(),
+                    serde_json::to_vec(record).unwrap(),
+                )
+                .unwrap();
+            }
             ledger.session_index.clear().unwrap();
-            ledger.meta.remove(INDEXED).unwrap();
+            ledger
+                .meta
+                .remove(super::super::recover::DECISIONS_DURABLE)
+                .unwrap();
             ledger.flush().unwrap();
-            assert!(ledger.newest_decisions(Some("s1"), 9).unwrap().0.is_empty());
-            seqs
+            (seqs, stored)
         };
+        std::fs::remove_file(temp.path().join("ledger.decisions")).unwrap();
+
         let ledger = Ledger::open(&path).unwrap();
-        assert!(ledger.meta.get(INDEXED).unwrap().is_some());
+        assert_eq!(ledger.decisions(None).unwrap().0, stored);
         let (newest, _) = ledger.newest_decisions(Some("s1"), 9).unwrap();
         let got: Vec<u64> = newest.iter().map(|r| r.seq).collect();
         assert_eq!(got, vec![seqs[3], seqs[2], seqs[0]]);
+        assert!(
+            !ledger
+                .db
+                .tree_names()
+                .iter()
+                .any(|n| n.as_ref() == b"decisions")
+        );
+        drop(ledger);
+        // Not moved twice.
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.decisions(None).unwrap().0, stored);
     }
 
     /// A record of a newer schema is refused, whether its shape decodes as this build's or not.

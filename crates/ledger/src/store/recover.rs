@@ -15,20 +15,38 @@ use crate::store::decode_value;
 /// The `meta` key of the chain file's durable length (8 bytes, big-endian): what the file held
 /// when the journal was last emptied. Absent: the chain is still in sled's `chain` tree (a
 /// ledger written before the chain file), or the ledger is new.
-const CHAIN_DURABLE: &[u8] = b"chain_durable_len";
+pub(super) const CHAIN_DURABLE: &[u8] = b"chain_durable_len";
 
-/// The tree older ledgers kept the chain in.
+/// The same for the decisions file (and sled's `decisions` tree).
+pub(super) const DECISIONS_DURABLE: &[u8] = b"decisions_durable_len";
+
+/// The trees older ledgers kept the chain and the decisions in.
 const CHAIN_TREE: &str = "chain";
+const DECISIONS_TREE: &str = "decisions";
 
-/// Links moved from the tree into the file per write.
+/// Records moved from a tree into a file per write.
 const MOVE_BATCH: usize = 4096;
 
-/// The chain file's durable length, as last recorded.
-pub(super) fn durable_chain_len(meta: &sled::Tree) -> Result<Option<u64>, LedgerError> {
+/// A log file's durable length, as last recorded under `key`.
+pub(super) fn durable_len(meta: &sled::Tree, key: &[u8]) -> Result<Option<u64>, LedgerError> {
     Ok(meta
-        .get(CHAIN_DURABLE)?
+        .get(key)?
         .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
         .map(u64::from_be_bytes))
+}
+
+/// A decision read from a journal line: its number, session and JSON as stored.
+struct JournalDecision {
+    seq: u64,
+    session_id: String,
+    json: Vec<u8>,
+}
+
+/// What one journal line brings beside its record in sled.
+#[derive(Default)]
+struct Recovered {
+    link: Option<Link>,
+    decision: Option<JournalDecision>,
 }
 
 impl Ledger {
@@ -39,27 +57,40 @@ impl Ledger {
         if lines.is_empty() {
             return Ok(());
         }
+        // What the files hold past their durable lengths is in these lines, maybe torn.
+        self.chain().cut_back()?;
+        self.decision_log().cut_back()?;
         // Places of unreadable lines name this recovery, so a later one never overwrites them.
         let recovery = self.next_id()?;
-        let mut links = Vec::new();
+        let (mut links, mut decisions) = (Vec::new(), Vec::new());
         for (offset, line) in lines {
             let place = format!("journal byte {offset} (recovery {recovery})");
-            if decode_line(&line).is_ok() {
-                links.extend(self.recover_line(&line)?);
-                continue;
-            }
-            match salvage(&line) {
-                // A line glued to the torn remains of an earlier append (journals written
-                // before torn lines were cut): the glued line is whole, the remains are not.
-                Some(start) => {
-                    self.unreadable.insert(place.as_bytes(), &line[..start])?;
-                    links.extend(self.recover_line(&line[start..])?);
+            let recovered = if decode_line(&line).is_ok() {
+                self.recover_line(&line)?
+            } else {
+                match salvage(&line) {
+                    // A line glued to the torn remains of an earlier append (journals written
+                    // before torn lines were cut): the glued line is whole, the remains are
+                    // not.
+                    Some(start) => {
+                        self.unreadable.insert(place.as_bytes(), &line[..start])?;
+                        self.recover_line(&line[start..])?
+                    }
+                    None => {
+                        self.unreadable.insert(place.as_bytes(), line.as_slice())?;
+                        Recovered::default()
+                    }
                 }
-                None => {
-                    self.unreadable.insert(place.as_bytes(), line.as_slice())?;
-                }
-            }
+            };
+            links.extend(recovered.link);
+            decisions.extend(recovered.decision);
         }
+        let decisions = self.not_in_decisions_file(decisions)?;
+        self.store_decisions(
+            decisions
+                .iter()
+                .map(|d| (d.seq, d.session_id.as_str(), d.json.as_slice())),
+        )?;
         let links = self.not_in_chain_file(links)?;
         self.chain().append_links(&links)?;
         self.fold(&mut self.appender())
@@ -69,6 +100,9 @@ impl Ledger {
     /// and its length recorded in sled, sled flushed and its data file synced. Only after all
     /// of the journal's records are in sled and their links in the chain file.
     pub(super) fn fold(&self, appender: &mut Appender) -> Result<(), LedgerError> {
+        let durable = self.decision_log().sync()?;
+        self.meta
+            .insert(DECISIONS_DURABLE, &durable.to_be_bytes())?;
         let durable = self.chain().sync()?;
         self.meta.insert(CHAIN_DURABLE, &durable.to_be_bytes())?;
         self.db.flush()?;
@@ -98,6 +132,111 @@ impl Ledger {
             .into_iter()
             .filter(|link| !held.get(&link.hash).is_some_and(|same| same.contains(link)))
             .collect())
+    }
+
+    /// The journal's decisions less those the decisions file already ends with (the same
+    /// number and bytes), each of which is indexed again (sled may not have kept its entry),
+    /// for the reasons [`Ledger::not_in_chain_file`] gives.
+    fn not_in_decisions_file(
+        &self,
+        decisions: Vec<JournalDecision>,
+    ) -> Result<Vec<JournalDecision>, LedgerError> {
+        let Some(first) = decisions.iter().map(|d| d.seq).min() else {
+            return Ok(decisions);
+        };
+        let mut held: HashMap<u64, Vec<(u64, Vec<u8>)>> = HashMap::new();
+        self.decision_log().reader().newest(|at, payload| {
+            match crate::decision_log::split(at, payload) {
+                Ok((seq, _)) if u64::from_be_bytes(*seq) < first => false,
+                Ok((seq, json)) => {
+                    held.entry(u64::from_be_bytes(*seq))
+                        .or_default()
+                        .push((at, json.to_vec()));
+                    true
+                }
+                Err(_) => true,
+            }
+        })?;
+        let mut missing = Vec::with_capacity(decisions.len());
+        for decision in decisions {
+            let stored = held.get(&decision.seq).and_then(|same| {
+                same.iter()
+                    .find(|(_, json)| *json == decision.json)
+                    .map(|(at, _)| *at)
+            });
+            match stored {
+                Some(at) => {
+                    self.session_index.insert(
+                        super::reads::session_key(&decision.session_id, decision.seq),
+                        &at.to_be_bytes(),
+                    )?;
+                }
+                None => missing.push(decision),
+            }
+        }
+        Ok(missing)
+    }
+
+    /// Moves an older ledger's `decisions` tree into the decisions file, once, and builds the
+    /// session index again with each record's offset (an older index has none, and ledgers
+    /// before it had no index at all); durable in the same order as
+    /// [`Ledger::move_chain_tree`]. Records that do not decode are moved as they were stored
+    /// (and reported as before), without an index entry.
+    pub(super) fn move_decisions_tree(&self, moved: bool) -> Result<(), LedgerError> {
+        let had_tree = self
+            .db
+            .tree_names()
+            .iter()
+            .any(|name| name.as_ref() == DECISIONS_TREE.as_bytes());
+        if !moved {
+            self.session_index.clear()?;
+            if had_tree {
+                let tree = self.db.open_tree(DECISIONS_TREE)?;
+                let mut batch = Vec::with_capacity(MOVE_BATCH);
+                for entry in tree.iter() {
+                    batch.push(entry?);
+                    if batch.len() == MOVE_BATCH {
+                        self.move_decisions(&batch)?;
+                        batch.clear();
+                    }
+                }
+                self.move_decisions(&batch)?;
+            }
+            let durable = self.decision_log().sync()?;
+            self.meta
+                .insert(DECISIONS_DURABLE, &durable.to_be_bytes())?;
+            self.disk.sync(&self.meta)?;
+        }
+        if had_tree {
+            self.db.drop_tree(DECISIONS_TREE)?;
+            self.disk.sync(&self.meta)?;
+        }
+        Ok(())
+    }
+
+    /// Appends a batch of an older tree's decisions, and indexes those that say their session.
+    fn move_decisions(&self, batch: &[(sled::IVec, sled::IVec)]) -> Result<(), LedgerError> {
+        #[derive(serde::Deserialize)]
+        struct SessionOf {
+            session_id: String,
+        }
+        let records: Vec<(u64, &[u8])> = batch
+            .iter()
+            .filter_map(|(key, bytes)| {
+                let seq = u64::from_be_bytes(<[u8; 8]>::try_from(key.as_ref()).ok()?);
+                Some((seq, bytes.as_ref()))
+            })
+            .collect();
+        let offsets = self.decision_log().append(records.iter().copied())?;
+        for ((seq, json), at) in records.iter().zip(offsets) {
+            if let Ok(of) = serde_json::from_slice::<SessionOf>(json) {
+                self.session_index.insert(
+                    super::reads::session_key(&of.session_id, *seq),
+                    &at.to_be_bytes(),
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Moves the links of an older ledger's `chain` tree into the chain file, once: the file
@@ -142,10 +281,12 @@ impl Ledger {
         Ok(())
     }
 
-    /// Writes one journal line's record into sled; returns its link.
-    fn recover_line(&self, line: &[u8]) -> Result<Option<Link>, LedgerError> {
+    /// Writes one journal line's record into sled; returns its link, and a decision (which goes
+    /// into the decisions file once the journal has been read).
+    fn recover_line(&self, line: &[u8]) -> Result<Recovered, LedgerError> {
         let record =
             decode_value::<ExportLine>("journal", "", line).map_err(LedgerError::Corrupt)?;
+        let mut decision = None;
         match record {
             ExportLine::Grant(record) => {
                 let bytes = encode(&record)?;
@@ -156,12 +297,11 @@ impl Ledger {
                 self.cards.insert(record.id.as_bytes(), encode(&record)?)?;
             }
             ExportLine::Decision(record) => {
-                self.decisions
-                    .insert(record.seq.to_be_bytes(), encode(&*record)?)?;
-                self.session_index.insert(
-                    super::reads::session_key(&record.session_id, record.seq),
-                    sled::IVec::default(),
-                )?;
+                decision = Some(JournalDecision {
+                    seq: record.seq,
+                    json: encode(&*record)?,
+                    session_id: record.session_id,
+                });
             }
             ExportLine::GrantSet(record) => {
                 self.grant_sets
@@ -171,10 +311,10 @@ impl Ledger {
         }
         // A line without a link (written before the chain, or forged) leaves its record
         // unlinked, and replay reports it.
-        match serde_json::from_slice::<LinkField>(line) {
-            Ok(LinkField { link }) => Ok(link),
-            Err(_) => Ok(None),
-        }
+        let link = serde_json::from_slice::<LinkField>(line)
+            .ok()
+            .and_then(|field| field.link);
+        Ok(Recovered { link, decision })
     }
 
     /// Where the next link attaches: after the chain file's last link.
