@@ -142,8 +142,8 @@ fn commands_read_nothing_of_the_daemons_nor_outside_the_fence() {
 }
 
 /// The forged-grant attack by command: with the state directory inside an explicit root (so
-/// Landlock must carve it out), a command appends a grant to the journal, truncates it, and
-/// removes the socket and the pid file. None of it lands; the daemon serves on and its ledger
+/// Landlock must carve it out), a command appends a grant to the journal, truncates it, writes
+/// into the decisions and chain files, and removes the socket and the pid file. None of it lands; the daemon serves on and its ledger
 /// verifies.
 #[test]
 fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_wide_root() {
@@ -169,6 +169,12 @@ fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_w
     let commands = vec![
         format!("echo '{forged}' >> '{}'", journal.display()),
         format!(": > '{}'", journal.display()),
+        // The decisions and the chain's links, in files of their own beside the journal.
+        format!(
+            "echo forged >> '{}'",
+            state.join("ledger.decisions").display()
+        ),
+        format!(": > '{}'", state.join("ledger.chain").display()),
         format!(
             "rm -f '{}' '{}'",
             state.join("codaris.sock").display(),

@@ -216,14 +216,17 @@ fn canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> 
     Ok(())
 }
 
+/// Lowercase hex. Written into bytes and checked as UTF-8 once (a fast pass over ASCII): an
+/// audit makes about seven of these a decision, and pushing each digit as a `char` was 5 % of
+/// its CPU.
 pub(crate) fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut text = String::with_capacity(bytes.len() * 2);
-    for byte in bytes {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0xf)]));
+    let mut text = vec![0u8; bytes.len() * 2];
+    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xf)];
     }
-    text
+    String::from_utf8(text).unwrap_or_default()
 }
 
 /// What verification found wrong with the chain.

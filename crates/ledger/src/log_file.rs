@@ -347,11 +347,13 @@ impl Iterator for Records<'_> {
         if len > MAX_PAYLOAD || self.at + frame_len(len as usize) > self.end {
             return self.broken("a record's length runs past the file");
         }
-        let mut payload = vec![0u8; len as usize];
+        // Not zeroed first: the read fills it (zeroing fresh memory was a tenth of an audit).
+        let mut payload = Vec::with_capacity(len as usize);
         let mut tail = [0u8; 4];
-        if self.reader.read_exact(&mut payload).is_err()
-            || self.reader.read_exact(&mut tail).is_err()
-        {
+        let read = (&mut self.reader)
+            .take(u64::from(len))
+            .read_to_end(&mut payload);
+        if !read.is_ok_and(|n| n == len as usize) || self.reader.read_exact(&mut tail).is_err() {
             return self.broken("a record cut short");
         }
         if tail != head {
