@@ -19,6 +19,9 @@ use std::path::Path;
 use crate::error::{Corrupt, LedgerError};
 use crate::log_file::{LogFile, LogReader, framed};
 
+/// A decision as the file holds it: its sequence number and its JSON.
+pub type StoredDecision = (u64, Vec<u8>);
+
 /// The first 16 bytes of a decisions file: its format, version 1.
 pub const MAGIC: &[u8; 16] = b"codaris-decide1\n";
 
@@ -86,7 +89,7 @@ pub(crate) fn split(at: u64, payload: &[u8]) -> Result<(&[u8; 8], &[u8]), Corrup
 /// without a ledger.
 pub fn read_decisions_file(
     path: &Path,
-) -> Result<Vec<Result<(u64, Vec<u8>), Corrupt>>, LedgerError> {
+) -> Result<Vec<Result<StoredDecision, Corrupt>>, LedgerError> {
     Ok(crate::log_file::read_file(path, MAGIC, "decisions")?
         .into_iter()
         .map(|record| {
@@ -100,7 +103,7 @@ pub fn read_decisions_file(
 /// Writes a whole decisions file at `path` holding `records` (`(seq, json)`), in order: for
 /// tests that stand in for someone rewriting the file behind the ledger's back (the ledger
 /// itself only appends). The session index's offsets then no longer hold, as they would not.
-pub fn write_decisions_file(path: &Path, records: &[(u64, Vec<u8>)]) -> Result<(), LedgerError> {
+pub fn write_decisions_file(path: &Path, records: &[StoredDecision]) -> Result<(), LedgerError> {
     let mut bytes = MAGIC.to_vec();
     for (seq, json) in records {
         framed(&mut bytes, |out| {

@@ -62,6 +62,7 @@ pub use chain_log::read_chain_file;
 pub use chain_log::write_chain_file;
 pub use conversations::Conversations;
 pub use decision_log::MAGIC as DECISIONS_MAGIC;
+pub use decision_log::StoredDecision;
 pub use decision_log::read_decisions_file;
 pub use decision_log::write_decisions_file;
 pub use error::Corrupt;

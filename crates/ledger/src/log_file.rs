@@ -19,7 +19,7 @@
 //! reported by the audit, as evidence.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Read};
+use std::io::{BufReader, Read as _};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +29,9 @@ use crate::error::{Corrupt, LedgerError};
 /// A payload longer than this is not a record of ours (a link is about 200 bytes, a decision
 /// a few kilobytes): the framing is broken.
 const MAX_PAYLOAD: u32 = 64 * 1024 * 1024;
+
+/// A record read from a log file: its offset and payload, or why none could be read there.
+pub(crate) type Read = Result<(u64, Vec<u8>), Corrupt>;
 
 /// The length of the magic that starts every file.
 pub(crate) const MAGIC_LEN: u64 = 16;
@@ -319,7 +322,7 @@ impl<'a> Records<'a> {
         }
     }
 
-    fn broken(&mut self, reason: &str) -> Option<Result<(u64, Vec<u8>), Corrupt>> {
+    fn broken(&mut self, reason: &str) -> Option<Read> {
         self.done = true;
         Some(Err(Corrupt {
             place: self.place.to_owned(),
@@ -330,7 +333,7 @@ impl<'a> Records<'a> {
 }
 
 impl Iterator for Records<'_> {
-    type Item = Result<(u64, Vec<u8>), Corrupt>;
+    type Item = Read;
 
     fn next(&mut self) -> Option<Self::Item> {
         if let Some(foreign) = self.foreign.take() {
@@ -372,7 +375,7 @@ struct ReadAt<'a> {
     end: u64,
 }
 
-impl Read for ReadAt<'_> {
+impl std::io::Read for ReadAt<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let left = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX);
         let want = buf.len().min(left);
@@ -391,7 +394,7 @@ pub(crate) fn read_file(
     path: &Path,
     magic: &'static [u8; 16],
     place: &'static str,
-) -> Result<Vec<Result<(u64, Vec<u8>), Corrupt>>, LedgerError> {
+) -> Result<Vec<Read>, LedgerError> {
     let file = File::open(path).map_err(|source| sync_error(path, source))?;
     let end = file
         .metadata()
