@@ -232,8 +232,8 @@ impl Ledger {
             reads: reads::ReadStats::default(),
             chain: Mutex::new(ChainLog::open(&sibling(path, ".chain"), durable_chain)?),
             unreadable: db.open_tree("unreadable")?,
+            disk: Arc::new(Disk::open(path, &db)?),
             db,
-            disk: Arc::new(Disk::open(path)?),
             conversations: Conversations::open(path)?,
             appender: Mutex::new(Appender {
                 journal: Journal::open(&journal_path(path))?,
@@ -268,10 +268,6 @@ impl Ledger {
         self.decisions
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn sync_data_file(&self) -> Result<(), LedgerError> {
-        self.disk.sync_data_file()
     }
 
     /// Records a grant and what backs it, and returns once it is on the device: only then may
@@ -665,6 +661,17 @@ impl Ledger {
             RecordKind::Card => Some(&self.cards),
             RecordKind::Decision => None,
             RecordKind::GrantSet => Some(&self.grant_sets),
+        }
+    }
+}
+
+impl Drop for Ledger {
+    fn drop(&mut self) {
+        // sled, dropped with its last handle, flushes: after a flush was given up on it would
+        // wait for ever (see `disk.rs`), so one handle is kept until the process ends. The
+        // journal holds whatever sled did not write, and the next open replays it.
+        if self.disk.is_stuck() {
+            std::mem::forget(self.db.clone());
         }
     }
 }

@@ -108,7 +108,11 @@ impl Sandbox {
         let mut daemon = Daemon { child: Some(child) };
         wait_for(Duration::from_secs(20), || {
             if let Some(status) = daemon.try_exit() {
-                panic!("codarisd exited while starting: {status}");
+                let mut said = String::new();
+                if let Some(stderr) = daemon.child.as_mut().and_then(|c| c.stderr.as_mut()) {
+                    let _ = std::io::Read::read_to_string(stderr, &mut said);
+                }
+                panic!("codarisd exited while starting: {status}; it said: {said}");
             }
             std::os::unix::net::UnixStream::connect(self.socket()).is_ok()
         });

@@ -248,8 +248,7 @@ impl Ledger {
             self.index_grant_bytes(&id, &bytes)?;
         }
         self.grants_by_session.insert(BUILT, &[] as &[u8])?;
-        self.db.flush()?;
-        self.sync_data_file()
+        self.disk.sync(&self.db)
     }
 
     /// A new grant record is durable: its session's view (if loaded) takes it.

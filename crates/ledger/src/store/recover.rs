@@ -105,8 +105,7 @@ impl Ledger {
             .insert(DECISIONS_DURABLE, &durable.to_be_bytes())?;
         let durable = self.chain().sync()?;
         self.meta.insert(CHAIN_DURABLE, &durable.to_be_bytes())?;
-        self.db.flush()?;
-        self.sync_data_file()?;
+        self.disk.sync(&self.db)?;
         appender.journal.truncate()
     }
 
