@@ -25,7 +25,7 @@ use std::path::Path;
 
 use crate::chain::{Link, RecordKind};
 use crate::error::{Corrupt, LedgerError};
-use crate::log_file::{LogFile, LogReader, framed};
+use crate::log_file::{LogFile, framed};
 
 /// The first 16 bytes of a chain file: its format, version 1.
 pub const MAGIC: &[u8; 16] = b"codaris-chain-1\n";
@@ -67,6 +67,21 @@ pub(crate) struct ChainLog {
     log: LogFile,
 }
 
+/// Syncing, cutting back and reading are the log file's own.
+impl std::ops::Deref for ChainLog {
+    type Target = LogFile;
+
+    fn deref(&self) -> &LogFile {
+        &self.log
+    }
+}
+
+impl std::ops::DerefMut for ChainLog {
+    fn deref_mut(&mut self) -> &mut LogFile {
+        &mut self.log
+    }
+}
+
 impl ChainLog {
     /// Opens (creating if needed) the chain file at `path`, last made durable at `durable`
     /// bytes (see [`LogFile::open`]).
@@ -92,21 +107,6 @@ impl ChainLog {
             frame(record, &mut buffer);
         }
         self.log.append(&buffer).map(drop)
-    }
-
-    /// Makes every link appended so far durable; returns the durable length.
-    pub(crate) fn sync(&mut self) -> Result<u64, LedgerError> {
-        self.log.sync()
-    }
-
-    /// Cuts the file back to its durable length (see [`LogFile::cut_back`]).
-    pub(crate) fn cut_back(&mut self) -> Result<(), LedgerError> {
-        self.log.cut_back()
-    }
-
-    /// A reader of the links written so far.
-    pub(crate) fn reader(&self) -> LogReader {
-        self.log.reader()
     }
 
     /// The last record, if the file has one whose framing holds.

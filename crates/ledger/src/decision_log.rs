@@ -17,7 +17,7 @@
 use std::path::Path;
 
 use crate::error::{Corrupt, LedgerError};
-use crate::log_file::{LogFile, LogReader, framed};
+use crate::log_file::{LogFile, framed};
 
 /// A decision as the file holds it: its sequence number and its JSON.
 pub type StoredDecision = (u64, Vec<u8>);
@@ -29,6 +29,21 @@ pub const MAGIC: &[u8; 16] = b"codaris-decide1\n";
 #[derive(Debug)]
 pub(crate) struct DecisionLog {
     log: LogFile,
+}
+
+/// Syncing, cutting back and reading are the log file's own.
+impl std::ops::Deref for DecisionLog {
+    type Target = LogFile;
+
+    fn deref(&self) -> &LogFile {
+        &self.log
+    }
+}
+
+impl std::ops::DerefMut for DecisionLog {
+    fn deref_mut(&mut self) -> &mut LogFile {
+        &mut self.log
+    }
 }
 
 impl DecisionLog {
@@ -57,21 +72,6 @@ impl DecisionLog {
         }
         let start = self.log.append(&buffer)?;
         Ok(offsets.into_iter().map(|at| start + at).collect())
-    }
-
-    /// Makes every decision appended so far durable; returns the durable length.
-    pub(crate) fn sync(&mut self) -> Result<u64, LedgerError> {
-        self.log.sync()
-    }
-
-    /// Cuts the file back to its durable length (see [`LogFile::cut_back`]).
-    pub(crate) fn cut_back(&mut self) -> Result<(), LedgerError> {
-        self.log.cut_back()
-    }
-
-    /// A reader of the decisions written so far.
-    pub(crate) fn reader(&self) -> LogReader {
-        self.log.reader()
     }
 }
 

@@ -15,9 +15,8 @@
 //! which [`Journal::lines`] cuts off before the first new append: otherwise the next line would
 //! be glued to it, and both would be unreadable for ever.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::LedgerError;
@@ -89,17 +88,10 @@ pub const AHEAD: usize = 512 * 1024;
 impl Journal<File> {
     pub fn open(path: &Path) -> Result<Self, LedgerError> {
         // Not `O_APPEND`: appends write at the end of the lines, into zeros written ahead.
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .map_err(|source| LedgerError::Sync {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let file = crate::log_file::open_private(path).map_err(|source| LedgerError::Sync {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Journal::with_sink(path, file)
     }
 }

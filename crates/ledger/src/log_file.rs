@@ -62,14 +62,7 @@ impl LogFile {
         place: &'static str,
         durable: Option<u64>,
     ) -> Result<Self, LedgerError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(path)
-            .map_err(|source| sync_error(path, source))?;
+        let file = open_private(path).map_err(|source| sync_error(path, source))?;
         let mut log = LogFile {
             path: path.to_path_buf(),
             file: Arc::new(file),
@@ -250,6 +243,18 @@ impl LogReader {
             reason: reason.to_owned(),
         }
     }
+}
+
+/// Opens (creating if needed, `0600`) a file of the ledger's for reading and writing, without
+/// truncating it or `O_APPEND`: appends write at an offset the ledger keeps.
+pub(crate) fn open_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)
 }
 
 fn sync_error(path: &Path, source: std::io::Error) -> LedgerError {
