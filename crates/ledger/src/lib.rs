@@ -1,5 +1,6 @@
-//! `codaris-ledger`: the durable record of every grant, card and dispatch decision, in sled,
-//! and the only owner of that store.
+//! `codaris-ledger`: the durable record of every grant, card and dispatch decision (grants and
+//! cards in sled, decisions and the hash chain in append-only files beside it, see
+//! `log_file.rs`), and the only owner of that store.
 //!
 //! The daemon owns the ledger while it runs; the CLI opens a stopped daemon's ledger offline to
 //! replay it. Nobody else holds the `sled::Db`: the daemon's own state goes through typed
