@@ -210,7 +210,11 @@ impl Ledger {
         }
     }
 
-    fn decode_decision(&self, key: &[u8], bytes: &[u8]) -> Result<DecisionRecord, Corrupt> {
+    pub(super) fn decode_decision(
+        &self,
+        key: &[u8],
+        bytes: &[u8],
+    ) -> Result<DecisionRecord, Corrupt> {
         self.reads.count(1);
         decode_stored("decisions", key, bytes)
     }

@@ -1,6 +1,7 @@
-//! Opening a ledger after a crash: the journal replayed into sled and the chain file, torn and
-//! glued lines dealt with, the chain's end found, an older ledger's chain tree moved into the
-//! chain file, and sled snapshots a crash left half-written removed.
+//! Opening a ledger after a crash: the journal replayed into sled and the decision and chain
+//! files, torn and glued lines dealt with, the chain's end found, and sled snapshots a crash
+//! left half-written removed. (An older ledger's trees are moved into the files by
+//! `migrate.rs` first.)
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -19,13 +20,6 @@ pub(super) const CHAIN_DURABLE: &[u8] = b"chain_durable_len";
 
 /// The same for the decisions file (and sled's `decisions` tree).
 pub(super) const DECISIONS_DURABLE: &[u8] = b"decisions_durable_len";
-
-/// The trees older ledgers kept the chain and the decisions in.
-const CHAIN_TREE: &str = "chain";
-const DECISIONS_TREE: &str = "decisions";
-
-/// Records moved from a tree into a file per write.
-const MOVE_BATCH: usize = 4096;
 
 /// A log file's durable length, as last recorded under `key`.
 pub(super) fn durable_len(meta: &sled::Tree, key: &[u8]) -> Result<Option<u64>, LedgerError> {
@@ -96,9 +90,9 @@ impl Ledger {
         self.fold(&mut self.appender())
     }
 
-    /// Makes what the journal holds durable elsewhere, then empties it: the chain file synced
-    /// and its length recorded in sled, sled flushed and its data file synced. Only after all
-    /// of the journal's records are in sled and their links in the chain file.
+    /// Makes what the journal holds durable elsewhere, then empties it: the decision and chain
+    /// files synced and their lengths recorded in sled, sled flushed and its data file synced.
+    /// Only after all of the journal's records are in sled and the files.
     pub(super) fn fold(&self, appender: &mut Appender) -> Result<(), LedgerError> {
         let durable = self.decision_log().sync()?;
         self.meta
@@ -174,110 +168,6 @@ impl Ledger {
             }
         }
         Ok(missing)
-    }
-
-    /// Moves an older ledger's `decisions` tree into the decisions file, once, and builds the
-    /// session index again with each record's offset (an older index has none, and ledgers
-    /// before it had no index at all); durable in the same order as
-    /// [`Ledger::move_chain_tree`]. Records that do not decode are moved as they were stored
-    /// (and reported as before), without an index entry.
-    pub(super) fn move_decisions_tree(&self, moved: bool) -> Result<(), LedgerError> {
-        let had_tree = self
-            .db
-            .tree_names()
-            .iter()
-            .any(|name| name.as_ref() == DECISIONS_TREE.as_bytes());
-        if !moved {
-            self.session_index.clear()?;
-            if had_tree {
-                let tree = self.db.open_tree(DECISIONS_TREE)?;
-                let mut batch = Vec::with_capacity(MOVE_BATCH);
-                for entry in tree.iter() {
-                    batch.push(entry?);
-                    if batch.len() == MOVE_BATCH {
-                        self.move_decisions(&batch)?;
-                        batch.clear();
-                    }
-                }
-                self.move_decisions(&batch)?;
-            }
-            let durable = self.decision_log().sync()?;
-            self.meta
-                .insert(DECISIONS_DURABLE, &durable.to_be_bytes())?;
-            self.disk.sync(&self.meta)?;
-        }
-        if had_tree {
-            self.db.drop_tree(DECISIONS_TREE)?;
-            self.disk.sync(&self.meta)?;
-        }
-        Ok(())
-    }
-
-    /// Appends a batch of an older tree's decisions, and indexes those that say their session.
-    fn move_decisions(&self, batch: &[(sled::IVec, sled::IVec)]) -> Result<(), LedgerError> {
-        #[derive(serde::Deserialize)]
-        struct SessionOf {
-            session_id: String,
-        }
-        let records: Vec<(u64, &[u8])> = batch
-            .iter()
-            .filter_map(|(key, bytes)| {
-                let seq = u64::from_be_bytes(<[u8; 8]>::try_from(key.as_ref()).ok()?);
-                Some((seq, bytes.as_ref()))
-            })
-            .collect();
-        let offsets = self.decision_log().append(records.iter().copied())?;
-        for ((seq, json), at) in records.iter().zip(offsets) {
-            if let Ok(of) = serde_json::from_slice::<SessionOf>(json) {
-                self.session_index.insert(
-                    super::reads::session_key(&of.session_id, *seq),
-                    &at.to_be_bytes(),
-                )?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Moves the links of an older ledger's `chain` tree into the chain file, once: the file
-    /// is written and synced, its length recorded (and sled synced), and only then is the tree
-    /// dropped. A crash before the length is recorded leaves the tree, and the next open
-    /// starts the move again on an emptied file. Entries that do not decode are kept as they
-    /// were stored, and reported as before.
-    pub(super) fn move_chain_tree(&self, moved: bool) -> Result<(), LedgerError> {
-        let had_tree = self
-            .db
-            .tree_names()
-            .iter()
-            .any(|name| name.as_ref() == CHAIN_TREE.as_bytes());
-        if !moved {
-            if had_tree {
-                let tree = self.db.open_tree(CHAIN_TREE)?;
-                let mut batch = Vec::with_capacity(MOVE_BATCH);
-                for entry in tree.iter() {
-                    let (key, bytes) = entry?;
-                    batch.push(match serde_json::from_slice::<Link>(&bytes) {
-                        Ok(link) => StoredLink::Link(link),
-                        Err(_) => StoredLink::Json {
-                            key: key.to_vec(),
-                            bytes: bytes.to_vec(),
-                        },
-                    });
-                    if batch.len() == MOVE_BATCH {
-                        self.chain().append(&batch)?;
-                        batch.clear();
-                    }
-                }
-                self.chain().append(&batch)?;
-            }
-            let durable = self.chain().sync()?;
-            self.meta.insert(CHAIN_DURABLE, &durable.to_be_bytes())?;
-            self.disk.sync(&self.meta)?;
-        }
-        if had_tree {
-            self.db.drop_tree(CHAIN_TREE)?;
-            self.disk.sync(&self.meta)?;
-        }
-        Ok(())
     }
 
     /// Writes one journal line's record into sled; returns its link, and a decision (which goes
