@@ -81,7 +81,8 @@ pub fn check(
     decisions: &[DecisionRecord],
     links: &[Link],
 ) -> Vec<GrantFinding> {
-    let check = BackingCheck::new(grants, cards, links);
+    let places = links.iter().map(|l| (l.kind, l.key.as_str(), l.seq));
+    let check = BackingCheck::new(grants, cards, places);
     let mut findings = check.records();
     for decision in decisions {
         check.decision(
@@ -103,10 +104,11 @@ pub(crate) struct BackingCheck<'a> {
 }
 
 impl<'a> BackingCheck<'a> {
+    /// `links`: each link's record kind, key and number, in any order.
     pub(crate) fn new(
         grants: &'a [GrantRecord],
         cards: &'a [CardRecord],
-        links: &'a [Link],
+        links: impl IntoIterator<Item = (RecordKind, &'a str, u64)>,
     ) -> BackingCheck<'a> {
         let by_id = grants.iter().map(|g| (g.id.as_str(), g)).collect();
         let cards = cards.iter().map(|c| (c.id.as_str(), c)).collect();
@@ -114,12 +116,14 @@ impl<'a> BackingCheck<'a> {
         let mut last: HashMap<(RecordKind, &str), u64> = HashMap::new();
         // Only grants' and cards' places are asked for: a decision's links are most of the
         // chain, and left out.
-        for link in links.iter().filter(|l| l.kind != RecordKind::Decision) {
-            let key = (link.kind, link.key.as_str());
-            let seen = first.entry(key).or_insert(link.seq);
-            *seen = (*seen).min(link.seq);
-            let seen = last.entry(key).or_insert(link.seq);
-            *seen = (*seen).max(link.seq);
+        for (kind, key, seq) in links {
+            if kind == RecordKind::Decision {
+                continue;
+            }
+            let seen = first.entry((kind, key)).or_insert(seq);
+            *seen = (*seen).min(seq);
+            let seen = last.entry((kind, key)).or_insert(seq);
+            *seen = (*seen).max(seq);
         }
         BackingCheck {
             grants,

@@ -16,7 +16,7 @@
 //! tail; that is why no tool or command may reach the state directory, and why a grant must
 //! also name what backs it.
 
-use std::collections::HashMap;
+mod check;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -137,6 +137,21 @@ pub fn link_hash(
     stored: Option<&str>,
     prev: &str,
 ) -> String {
+    hex(&link_hash_bytes(
+        seq, kind, key, session_id, digest, stored, prev,
+    ))
+}
+
+/// [`link_hash`] as its 32 bytes.
+pub(crate) fn link_hash_bytes(
+    seq: u64,
+    kind: RecordKind,
+    key: &str,
+    session_id: &str,
+    digest: &str,
+    stored: Option<&str>,
+    prev: &str,
+) -> [u8; 32] {
     let mut hasher = Sha256::new();
     let texts = [prev, kind.as_str(), key, session_id, digest];
     let (tag, stored): (&[u8], &[&str]) = match &stored {
@@ -149,7 +164,7 @@ pub fn link_hash(
         hasher.update(text.as_bytes());
     }
     hasher.update(seq.to_be_bytes());
-    hex(&hasher.finalize())
+    hasher.finalize().into()
 }
 
 /// SHA-256 (hex) of a record's bytes as stored: a link's `stored`.
@@ -220,13 +235,43 @@ fn canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), serde_json::Error> 
 /// audit makes about seven of these a decision, and pushing each digit as a `char` was 5 % of
 /// its CPU.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = vec![0u8; bytes.len() * 2];
-    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
+    write_hex(bytes, &mut text);
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// [`hex`] of a digest, into `out` rather than onto the heap.
+pub(crate) fn hex_into<'b>(bytes: &[u8; 32], out: &'b mut [u8; 64]) -> &'b str {
+    write_hex(bytes, out);
+    std::str::from_utf8(out).unwrap_or_default()
+}
+
+fn write_hex(bytes: &[u8], out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
         pair[0] = DIGITS[usize::from(byte >> 4)];
         pair[1] = DIGITS[usize::from(byte & 0xf)];
     }
-    String::from_utf8(text).unwrap_or_default()
+}
+
+/// The 32 bytes whose [`hex`] `text` is; `None` for any other text (upper case included).
+pub(crate) fn unhex(text: &str) -> Option<[u8; 32]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    let text = text.as_bytes();
+    if text.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (n, pair) in text.chunks_exact(2).enumerate() {
+        out[n] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
 }
 
 /// What verification found wrong with the chain.
@@ -278,6 +323,9 @@ impl std::fmt::Display for ChainFinding {
     }
 }
 
+pub use check::verify;
+pub(crate) use check::{ChainWalk, CompactLink, HexDigest};
+
 /// A record as verification sees it.
 #[derive(Debug, Clone)]
 pub struct Stored {
@@ -285,193 +333,6 @@ pub struct Stored {
     pub key: String,
     pub session_id: String,
     pub digest: String,
-}
-
-/// Walks the chain and compares every record with its latest link. `scope` is the session an
-/// export was limited to: links of other sessions then have no record, and that is expected.
-pub fn verify(links: &[Link], records: &[Stored], scope: Option<&str>) -> Vec<ChainFinding> {
-    let mut check = ChainCheck::walk(links, |n| link_hash_matches(&links[n]), scope);
-    for record in records {
-        check.record(record.kind, &record.key, &record.session_id, &record.digest);
-    }
-    check.finish()
-}
-
-/// Whether a link's hash is the hash of its own fields.
-pub(crate) fn link_hash_matches(link: &Link) -> bool {
-    link_hash(
-        link.seq,
-        link.kind,
-        &link.key,
-        &link.session_id,
-        &link.digest,
-        link.stored.as_deref(),
-        &link.prev,
-    ) == link.hash
-}
-
-/// [`verify`] a record at a time: the chain walked first, then each record compared with its
-/// latest link as it comes, then the links whose records never came. A caller that reads the
-/// records in batches (a ledger's whole audit) never holds them all.
-pub(crate) struct ChainCheck<'a> {
-    findings: Vec<ChainFinding>,
-    /// Each record's latest link, by its index in `links`.
-    latest: HashMap<(RecordKind, &'a str), usize>,
-    links: &'a [Link],
-    /// Whether a record came for the link at that index.
-    seen: Vec<bool>,
-    /// Whether the walk found nothing wrong with the link at that index.
-    sound: Vec<bool>,
-    scope: Option<&'a str>,
-}
-
-impl<'a> ChainCheck<'a> {
-    /// Walks `links` in sequence order; `hash_ok` says whether the hash of the link at an index
-    /// matches its fields (the caller may have hashed them ahead of time, in parallel).
-    pub(crate) fn walk(
-        links: &'a [Link],
-        hash_ok: impl Fn(usize) -> bool,
-        scope: Option<&'a str>,
-    ) -> ChainCheck<'a> {
-        let mut findings = Vec::new();
-        let mut sorted: Vec<usize> = (0..links.len()).collect();
-        sorted.sort_by_key(|&n| links[n].seq);
-        let mut expected = 1u64;
-        let mut prev = GENESIS;
-        let mut latest = HashMap::with_capacity(links.len());
-        // A link is sound when the walk finds nothing wrong with it and the next link names
-        // its hash: a link forged in the middle of the chain, even with a hash that matches
-        // its fields, breaks the link after it. The last link is never sound (nothing after it
-        // names it), so its record is always checked in full.
-        let mut sound = vec![false; links.len()];
-        let mut last_clean = None;
-        for n in sorted {
-            let link = &links[n];
-            let finding = |problem, detail: &str| ChainFinding {
-                problem,
-                seq: Some(link.seq),
-                kind: Some(link.kind),
-                key: link.key.clone(),
-                session_id: link.session_id.clone(),
-                detail: detail.to_owned(),
-            };
-            if link.seq < expected {
-                findings.push(finding(
-                    ChainProblem::DuplicateSeq,
-                    "a second link with this number (inserted)",
-                ));
-                continue;
-            }
-            let before = findings.len();
-            if link.seq > expected {
-                findings.push(ChainFinding {
-                    problem: ChainProblem::Gap,
-                    seq: Some(expected),
-                    kind: None,
-                    key: String::new(),
-                    session_id: String::new(),
-                    detail: format!(
-                        "links {expected} to {} are missing (their records were removed)",
-                        link.seq - 1
-                    ),
-                });
-            } else if link.prev != prev {
-                findings.push(finding(
-                    ChainProblem::BrokenLink,
-                    "its `prev` is not the hash of the link before it (inserted)",
-                ));
-            }
-            if !hash_ok(n) {
-                findings.push(finding(
-                    ChainProblem::LinkAltered,
-                    "the link's hash does not match its fields (altered)",
-                ));
-            }
-            let clean = findings.len() == before;
-            if let Some(previous) = last_clean.take() {
-                sound[previous] = clean;
-            }
-            last_clean = clean.then_some(n);
-            latest.insert((link.kind, link.key.as_str()), n);
-            prev = &link.hash;
-            expected = link.seq.saturating_add(1);
-        }
-        ChainCheck {
-            findings,
-            latest,
-            links,
-            seen: vec![false; links.len()],
-            sound,
-            scope,
-        }
-    }
-
-    /// Each decision's latest link (the one [`ChainCheck::record`] compares the decision
-    /// with), by the decision's `seq`, where the walk found nothing wrong with that link.
-    pub(crate) fn sound_decision_links(&self) -> HashMap<u64, &'a Link> {
-        self.latest
-            .iter()
-            .filter(|&(&(kind, _), &n)| kind == RecordKind::Decision && self.sound[n])
-            .filter_map(|(&(_, key), &n)| {
-                // Only a key as a record's `seq` names it ("7", never "07"): the link must be
-                // the one `record` looks up for that decision.
-                let seq: u64 = key.parse().ok()?;
-                (seq.to_string() == key).then_some((seq, &self.links[n]))
-            })
-            .collect()
-    }
-
-    /// Compares one record with its latest link.
-    pub(crate) fn record(&mut self, kind: RecordKind, key: &str, session_id: &str, digest: &str) {
-        let finding = |problem, seq, detail: &str| ChainFinding {
-            problem,
-            seq,
-            kind: Some(kind),
-            key: key.to_owned(),
-            session_id: session_id.to_owned(),
-            detail: detail.to_owned(),
-        };
-        let Some(&n) = self.latest.get(&(kind, key)) else {
-            self.findings.push(finding(
-                ChainProblem::Unlinked,
-                None,
-                "no link covers this record (inserted, or written before the ledger was chained)",
-            ));
-            return;
-        };
-        self.seen[n] = true;
-        let link = &self.links[n];
-        if link.digest != digest || link.session_id != session_id {
-            self.findings.push(finding(
-                ChainProblem::Altered,
-                Some(link.seq),
-                "the record differs from the version its latest link covers (altered)",
-            ));
-        }
-    }
-
-    /// The findings, ending with the links (of the scope) whose records never came.
-    pub(crate) fn finish(mut self) -> Vec<ChainFinding> {
-        let mut missing: Vec<&Link> = self
-            .latest
-            .values()
-            .filter(|&&n| !self.seen[n])
-            .map(|&n| &self.links[n])
-            .filter(|link| self.scope.is_none_or(|session| link.session_id == session))
-            .collect();
-        missing.sort_by_key(|l| l.seq);
-        for link in missing {
-            self.findings.push(ChainFinding {
-                problem: ChainProblem::Missing,
-                seq: Some(link.seq),
-                kind: Some(link.kind),
-                key: link.key.clone(),
-                session_id: link.session_id.clone(),
-                detail: "the link's record is missing (removed)".to_owned(),
-            });
-        }
-        self.findings
-    }
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@
 
 use std::path::Path;
 
-use crate::chain::{Link, RecordKind};
+use crate::chain::{CompactLink, HexDigest, Link, RecordKind, unhex};
 use crate::error::{Corrupt, LedgerError};
 use crate::log_file::{LogFile, framed};
 
@@ -205,25 +205,6 @@ fn laid_out(link: &Link) -> Option<Digests> {
     })
 }
 
-fn unhex(text: &str) -> Option<[u8; 32]> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
-    }
-    let text = text.as_bytes();
-    if text.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (n, pair) in text.chunks_exact(2).enumerate() {
-        out[n] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(out)
-}
-
 fn kind_byte(kind: RecordKind) -> u8 {
     match kind {
         RecordKind::Grant => 0,
@@ -245,6 +226,43 @@ fn kind_of(byte: u8) -> Option<RecordKind> {
 
 /// A payload read back, or why its bytes are not a record of this format.
 pub(crate) fn parse(payload: &[u8]) -> Result<StoredLink, &'static str> {
+    match laid_out_payload(payload)? {
+        Payload::Link(link) => Ok(StoredLink::Link(Link {
+            seq: link.seq,
+            kind: link.kind,
+            key: link.key.to_owned(),
+            session_id: link.session_id.to_owned(),
+            digest: crate::chain::hex(&link.digest),
+            stored: link.stored.map(|s| crate::chain::hex(&s)),
+            prev: crate::chain::hex(&link.prev),
+            hash: crate::chain::hex(&link.hash),
+        })),
+        Payload::Json { key, bytes } => Ok(StoredLink::Json {
+            key: key.to_vec(),
+            bytes: bytes.to_vec(),
+        }),
+    }
+}
+
+/// A payload as its parts, borrowed from it.
+enum Payload<'a> {
+    Link(LaidOut<'a>),
+    Json { key: &'a [u8], bytes: &'a [u8] },
+}
+
+/// A link laid out with its digests as bytes.
+struct LaidOut<'a> {
+    seq: u64,
+    kind: RecordKind,
+    digest: [u8; 32],
+    stored: Option<[u8; 32]>,
+    prev: [u8; 32],
+    hash: [u8; 32],
+    key: &'a str,
+    session_id: &'a str,
+}
+
+fn laid_out_payload(payload: &[u8]) -> Result<Payload<'_>, &'static str> {
     let mut cursor = Cursor(payload);
     match cursor.byte()? {
         LINK => {
@@ -264,27 +282,23 @@ pub(crate) fn parse(payload: &[u8]) -> Result<StoredLink, &'static str> {
             if !cursor.0.is_empty() {
                 return Err("bytes after the link");
             }
-            let text = |bytes: &[u8]| {
-                std::str::from_utf8(bytes)
-                    .map(str::to_owned)
-                    .map_err(|_| "text that is not UTF-8")
-            };
-            Ok(StoredLink::Link(Link {
+            let text = |bytes| std::str::from_utf8(bytes).map_err(|_| "text that is not UTF-8");
+            Ok(Payload::Link(LaidOut {
                 seq,
                 kind,
+                digest,
+                stored,
+                prev,
+                hash,
                 key: text(key)?,
                 session_id: text(session_id)?,
-                digest: crate::chain::hex(&digest),
-                stored: stored.map(|s| crate::chain::hex(&s)),
-                prev: crate::chain::hex(&prev),
-                hash: crate::chain::hex(&hash),
             }))
         }
         JSON => {
-            let key = cursor.text()?.to_vec();
-            Ok(StoredLink::Json {
+            let key = cursor.text()?;
+            Ok(Payload::Json {
                 key,
-                bytes: cursor.0.to_vec(),
+                bytes: cursor.0,
             })
         }
         _ => Err("an unknown record tag"),
@@ -317,6 +331,29 @@ pub(crate) fn decode_payload(at: u64, payload: &[u8]) -> Result<Link, Corrupt> {
     match parse(payload) {
         Ok(StoredLink::Link(link)) => Ok(link),
         Ok(stored) => stored.decode(),
+        Err(reason) => Err(Corrupt {
+            place: "chain".to_owned(),
+            key: format!("byte {at}"),
+            reason: reason.to_owned(),
+        }),
+    }
+}
+
+/// A payload read from the file, as a check holds its link (its digests never written out as
+/// hex), or the report of why it is not one.
+pub(crate) fn decode_compact(at: u64, payload: &[u8]) -> Result<CompactLink, Corrupt> {
+    match laid_out_payload(payload) {
+        Ok(Payload::Link(link)) => Ok(CompactLink {
+            seq: link.seq,
+            kind: link.kind,
+            key: link.key.into(),
+            session_id: link.session_id.into(),
+            digest: HexDigest::Bytes(link.digest),
+            stored: link.stored.map(HexDigest::Bytes),
+            prev: HexDigest::Bytes(link.prev),
+            hash: HexDigest::Bytes(link.hash),
+        }),
+        Ok(Payload::Json { .. }) => decode_payload(at, payload).map(|link| CompactLink::of(&link)),
         Err(reason) => Err(Corrupt {
             place: "chain".to_owned(),
             key: format!("byte {at}"),

@@ -17,7 +17,7 @@ use codaris_policy::{Grant, GrantSet};
 use super::reads::ReadStats;
 use super::{Ledger, decode_stored};
 use crate::backing::{BackingCheck, GrantFinding};
-use crate::chain::{self, ChainCheck, Link, RecordKind};
+use crate::chain::{self, ChainWalk, CompactLink, HexDigest, RecordKind};
 use crate::chain_log;
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets::{self, SetGrants};
@@ -65,9 +65,11 @@ impl Ledger {
             corrupt: bad_links,
         } = self.checked_links(workers)?;
 
-        let backing = BackingCheck::new(&grants, &cards, &links);
+        let places = links.iter().map(|l| (l.kind, &*l.key, l.seq));
+        let backing = BackingCheck::new(&grants, &cards, places);
         let mut unbacked = backing.records();
-        let mut chain = ChainCheck::walk(&links, |n| hash_ok[n], None);
+        let walk = ChainWalk::new(&links, |n| hash_ok[n]);
+        let mut chain = walk.check(None);
         for grant in &grants {
             chain.record(
                 RecordKind::Grant,
@@ -92,7 +94,7 @@ impl Ledger {
         let judge = Judge {
             sets: &sets_by_key,
             backing: &backing,
-            linked: chain.sound_decision_links(),
+            walk: &walk,
             reads: &self.reads,
             keep_records: each.is_some(),
         };
@@ -121,8 +123,7 @@ impl Ledger {
                     }
                     Judged::Stored(stored) => *stored,
                 };
-                let key = seq.to_string();
-                chain.record(RecordKind::Decision, &key, &session_id, &digest);
+                chain.record_decision(seq, &session_id, &digest);
                 match outcome {
                     Err(bad) => unfilled.push(bad),
                     Ok(checked) => {
@@ -171,8 +172,8 @@ impl Ledger {
         let mut corrupt = Vec::new();
         let decode = |record: &Result<(u64, Vec<u8>), Corrupt>, (): &mut ()| {
             let (at, payload) = record.as_ref().map_err(Clone::clone)?;
-            let link = chain_log::decode_payload(*at, payload)?;
-            Ok((chain::link_hash_matches(&link), link))
+            let link = chain_log::decode_compact(*at, payload)?;
+            Ok((link.hash_matches(), link))
         };
         let reader = self.chain().reader();
         pipelined(
@@ -199,7 +200,7 @@ impl Ledger {
 /// The chain's links as stored, whether each one's hash matches its fields, and the links that
 /// do not decode.
 struct CheckedLinks {
-    links: Vec<Link>,
+    links: Vec<CompactLink>,
     hash_ok: Vec<bool>,
     corrupt: Vec<Corrupt>,
 }
@@ -234,7 +235,7 @@ struct Stored {
     /// audit's time, measured on 100,000 decisions).
     record: Option<DecisionRecord>,
     /// Its chain digest, as stored.
-    digest: String,
+    digest: HexDigest,
     /// Replayed and checked, or (as a corrupt record) why its grants cannot be read back.
     outcome: Result<Checked, Corrupt>,
 }
@@ -263,9 +264,9 @@ struct Built {
 struct Judge<'a> {
     sets: &'a SetsByKey<'a>,
     backing: &'a BackingCheck<'a>,
-    /// Each decision's latest link, by the decision's `seq`, where the chain's walk found
-    /// nothing wrong with it ([`ChainCheck::sound_decision_links`]).
-    linked: HashMap<u64, &'a Link>,
+    /// The chain's walk: each decision's latest link, where it found nothing wrong with it
+    /// ([`ChainWalk::sound_decision_link`]).
+    walk: &'a ChainWalk<'a>,
     reads: &'a ReadStats,
     /// Whether each record goes to the merge (for the caller's `each`).
     keep_records: bool,
@@ -346,14 +347,14 @@ impl Judge<'_> {
     /// the audit of an export does. The link is the one the chain check compares the record
     /// with, and the walk found it sound: a link inserted, out of place or altered vouches for
     /// nothing.
-    fn digest(&self, record: &DecisionRecord, bytes: &[u8]) -> String {
-        match self.linked.get(&record.seq) {
+    fn digest(&self, record: &DecisionRecord, bytes: &[u8]) -> HexDigest {
+        match self.walk.sound_decision_link(record.seq) {
             Some(link)
-                if link.session_id == record.session_id
+                if *link.session_id == record.session_id
                     && link
                         .stored
-                        .as_deref()
-                        .is_some_and(|stored| stored == chain::bytes_digest(bytes)) =>
+                        .as_ref()
+                        .is_some_and(|stored| stored.is_digest_of(bytes)) =>
             {
                 link.digest.clone()
             }
@@ -469,6 +470,6 @@ fn pipelined<T: Send, S, R: Send>(
 }
 
 /// A record that cannot be encoded gets no digest, so it shows as altered (as in replay.rs).
-fn digest(record: &impl serde::Serialize) -> String {
-    chain::digest(record).unwrap_or_default()
+fn digest(record: &impl serde::Serialize) -> HexDigest {
+    HexDigest::from_text(&chain::digest(record).unwrap_or_default())
 }
