@@ -8,7 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use codaris_ledger::{ChainProblem, DecisionRecord, Ledger, Link, ReplayReport, StoredLink};
+use codaris_ledger::{
+    ChainProblem, DecisionRecord, Ledger, Link, RecordKind, ReplayReport, StoredLink,
+};
 use pretty_assertions::assert_eq;
 
 use crate::chain::{audit_dir, chain_file, decisions_file, raw_sled, recorded};
@@ -267,4 +269,75 @@ fn a_chain_file_whose_header_was_overwritten_is_reported_never_read_as_a_clean_c
         report.chain_findings
     );
     assert!(!report.is_clean());
+}
+
+/// The chain file rewritten with the last decision's link forged as `forge` made it, and the
+/// forged link's number and record key.
+fn with_last_decision_link_forged(path: &Path, forge: impl Fn(&mut Link)) -> (u64, String) {
+    let file = chain_file(path);
+    let mut stored: Vec<StoredLink> = codaris_ledger::read_chain_file(&file)
+        .unwrap()
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let at = stored
+        .iter()
+        .rposition(|s| matches!(s, StoredLink::Link(l) if l.kind == RecordKind::Decision))
+        .unwrap();
+    let StoredLink::Link(link) = &mut stored[at] else {
+        unreachable!("found as a link")
+    };
+    let key = link.key.clone();
+    forge(link);
+    let seq = link.seq;
+    codaris_ledger::write_chain_file(&file, &stored).unwrap();
+    (seq, key)
+}
+
+fn problems_of(report: &ReplayReport, seq: Option<u64>) -> Vec<ChainProblem> {
+    report
+        .chain_findings
+        .iter()
+        .filter(|f| f.seq == seq)
+        .map(|f| f.problem)
+        .collect()
+}
+
+#[test]
+fn a_link_whose_digest_is_not_lowercase_hex_vouches_for_nothing_and_its_record_is_altered() {
+    // The digest's own text in upper case: the same 32 bytes, but not what the ledger writes,
+    // so the link is kept as its JSON and compared as that text.
+    let (_temp, path, _, _) = folded();
+    let (seq, _) = with_last_decision_link_forged(&path, |link| {
+        link.digest = link.digest.to_uppercase();
+    });
+    let report = audit_dir(&path);
+    assert_eq!(
+        problems_of(&report, Some(seq)),
+        vec![ChainProblem::LinkAltered, ChainProblem::Altered],
+        "{:?}",
+        report.chain_findings
+    );
+}
+
+#[test]
+fn a_decision_link_keyed_by_its_number_written_otherwise_covers_no_record() {
+    let (_temp, path, _, _) = folded();
+    let (seq, key) = with_last_decision_link_forged(&path, |link| {
+        link.key = format!("0{}", link.key);
+    });
+    let report = audit_dir(&path);
+    let unlinked: Vec<&str> = report
+        .chain_findings
+        .iter()
+        .filter(|f| f.problem == ChainProblem::Unlinked)
+        .map(|f| f.key.as_str())
+        .collect();
+    assert_eq!(unlinked, vec![key.as_str()], "{:?}", report.chain_findings);
+    assert_eq!(
+        problems_of(&report, Some(seq)),
+        vec![ChainProblem::LinkAltered, ChainProblem::Missing],
+        "{:?}",
+        report.chain_findings
+    );
 }
