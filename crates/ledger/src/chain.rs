@@ -324,7 +324,7 @@ impl std::fmt::Display for ChainFinding {
 }
 
 pub use check::verify;
-pub(crate) use check::{ChainWalk, CompactLink, HexDigest};
+pub(crate) use check::{ChainWalk, CompactLink, DecisionLink, HexDigest};
 
 /// A record as verification sees it.
 #[derive(Debug, Clone)]

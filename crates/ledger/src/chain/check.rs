@@ -217,11 +217,14 @@ impl<'a> ChainWalk<'a> {
         .copied()
     }
 
-    /// Decision `seq`'s latest link (the one [`ChainCheck::record`] compares it with), where
-    /// the walk found nothing wrong with that link.
-    pub(crate) fn sound_decision_link(&self, seq: u64) -> Option<&'a CompactLink> {
+    /// Decision `seq`'s latest link, the one [`ChainCheck::record_decision`] compares it with.
+    pub(crate) fn decision_link(&self, seq: u64) -> Option<DecisionLink<'a>> {
         let &n = self.decisions.get(&seq)?;
-        self.sound[n].then(|| &self.links[n])
+        Some(DecisionLink {
+            at: n,
+            link: &self.links[n],
+            sound: self.sound[n],
+        })
     }
 
     /// A check of the records against this walk. `scope`: see [`verify`].
@@ -233,6 +236,16 @@ impl<'a> ChainWalk<'a> {
             scope,
         }
     }
+}
+
+/// A decision's latest link, as [`ChainWalk::decision_link`] finds it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DecisionLink<'a> {
+    /// Its index in the walk's links.
+    at: usize,
+    pub link: &'a CompactLink,
+    /// Whether the walk found nothing wrong with it.
+    pub sound: bool,
 }
 
 /// `key`'s number when `kind` is a decision and `key` is its number as a record names it
@@ -269,10 +282,17 @@ impl ChainCheck<'_> {
         self.compare(latest, kind, || key.to_owned(), session_id, digest);
     }
 
-    /// [`ChainCheck::record`] for decision `seq`, whose key is not written out unless it is
-    /// reported.
-    pub(crate) fn record_decision(&mut self, seq: u64, session_id: &str, digest: &HexDigest) {
-        let latest = self.walk.decisions.get(&seq).copied();
+    /// [`ChainCheck::record`] for decision `seq`, given its latest link as the walk found it
+    /// ([`ChainWalk::decision_link`], looked up by a thread that shared the walk), and whose
+    /// key is not written out unless it is reported.
+    pub(crate) fn record_decision(
+        &mut self,
+        seq: u64,
+        latest: Option<DecisionLink<'_>>,
+        session_id: &str,
+        digest: &HexDigest,
+    ) {
+        let latest = latest.map(|found| found.at);
         self.compare(
             latest,
             RecordKind::Decision,

@@ -17,7 +17,7 @@ use codaris_policy::{Grant, GrantSet};
 use super::reads::ReadStats;
 use super::{Ledger, decode_stored};
 use crate::backing::{BackingCheck, GrantFinding};
-use crate::chain::{self, ChainWalk, CompactLink, HexDigest, RecordKind};
+use crate::chain::{self, ChainWalk, CompactLink, DecisionLink, HexDigest, RecordKind};
 use crate::chain_log;
 use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets::{self, SetGrants};
@@ -114,6 +114,7 @@ impl Ledger {
                     seq,
                     session_id,
                     record,
+                    link,
                     digest,
                     outcome,
                 } = match judged {
@@ -123,7 +124,7 @@ impl Ledger {
                     }
                     Judged::Stored(stored) => *stored,
                 };
-                chain.record_decision(seq, &session_id, &digest);
+                chain.record_decision(seq, link, &session_id, &digest);
                 match outcome {
                     Err(bad) => unfilled.push(bad),
                     Ok(checked) => {
@@ -218,15 +219,15 @@ fn sets_by_key<'a>(sets: &'a [GrantSetRecord], grants: &'a [GrantRecord]) -> Set
 }
 
 /// What one stored decision came to.
-enum Judged {
+enum Judged<'a> {
     /// It does not decode.
     Unreadable(Corrupt),
     /// Boxed: most outcomes hold one, and a record is large.
-    Stored(Box<Stored>),
+    Stored(Box<Stored<'a>>),
 }
 
 /// A decision that decoded.
-struct Stored {
+struct Stored<'a> {
     seq: u64,
     session_id: String,
     /// As stored, when the caller is shown each record; otherwise freed by the worker that
@@ -234,6 +235,8 @@ struct Stored {
     /// lazily, and the workers kept taking fresh pages from the kernel (a tenth of the
     /// audit's time, measured on 100,000 decisions).
     record: Option<DecisionRecord>,
+    /// Its latest link, looked up here rather than by the one thread that merges.
+    link: Option<DecisionLink<'a>>,
     /// Its chain digest, as stored.
     digest: HexDigest,
     /// Replayed and checked, or (as a corrupt record) why its grants cannot be read back.
@@ -264,16 +267,20 @@ struct Built {
 struct Judge<'a> {
     sets: &'a SetsByKey<'a>,
     backing: &'a BackingCheck<'a>,
-    /// The chain's walk: each decision's latest link, where it found nothing wrong with it
-    /// ([`ChainWalk::sound_decision_link`]).
+    /// The chain's walk: each decision's latest link, and whether it found anything wrong
+    /// with it ([`ChainWalk::decision_link`]).
     walk: &'a ChainWalk<'a>,
     reads: &'a ReadStats,
     /// Whether each record goes to the merge (for the caller's `each`).
     keep_records: bool,
 }
 
-impl Judge<'_> {
-    fn decision(&self, stored: &Result<(u64, Vec<u8>), Corrupt>, built: &mut BuiltSets) -> Judged {
+impl<'a> Judge<'a> {
+    fn decision(
+        &self,
+        stored: &Result<(u64, Vec<u8>), Corrupt>,
+        built: &mut BuiltSets,
+    ) -> Judged<'a> {
         let split = stored
             .as_ref()
             .map_err(Clone::clone)
@@ -285,7 +292,8 @@ impl Judge<'_> {
             Ok(decoded) => decoded,
             Err(bad) => return Judged::Unreadable(bad),
         };
-        let digest = self.digest(&record, bytes);
+        let link = self.walk.decision_link(record.seq);
+        let digest = self.digest(&record, bytes, link);
         let outcome = self.check(&record, built);
         let seq = record.seq;
         let (session_id, record) = if self.keep_records {
@@ -297,6 +305,7 @@ impl Judge<'_> {
             seq,
             session_id,
             record,
+            link,
             digest,
             outcome,
         }))
@@ -347,8 +356,13 @@ impl Judge<'_> {
     /// the audit of an export does. The link is the one the chain check compares the record
     /// with, and the walk found it sound: a link inserted, out of place or altered vouches for
     /// nothing.
-    fn digest(&self, record: &DecisionRecord, bytes: &[u8]) -> HexDigest {
-        match self.walk.sound_decision_link(record.seq) {
+    fn digest(
+        &self,
+        record: &DecisionRecord,
+        bytes: &[u8],
+        link: Option<DecisionLink<'_>>,
+    ) -> HexDigest {
+        match link.filter(|found| found.sound).map(|found| found.link) {
             Some(link)
                 if *link.session_id == record.session_id
                     && link
