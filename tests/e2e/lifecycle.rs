@@ -1,5 +1,6 @@
 //! Starting, refusing, recovering and stopping the daemon through the real CLI.
 
+use std::io::Write as _;
 use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
@@ -170,6 +171,34 @@ fn sigterm_stops_gracefully() {
     let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap();
     assert!(log.contains("SIGTERM"), "{log}");
     assert!(log.contains("codarisd stopped"), "{log}");
+}
+
+/// A client that opened a connection and then reads nothing (a `codaris` suspended with Ctrl-Z,
+/// a frozen editor) never answers HTTP/2's goodbye; the stop still completes, after the drain.
+#[test]
+fn a_connection_nobody_reads_does_not_hold_the_stop() {
+    let sandbox = Sandbox::new();
+    let daemon = sandbox.start_daemon(&[]);
+    let mut stalled = std::os::unix::net::UnixStream::connect(sandbox.socket()).unwrap();
+    // HTTP/2's preface and an empty SETTINGS frame; the daemon's SETTINGS are never read.
+    stalled
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .unwrap();
+
+    let output = sandbox.cli(&["daemon", "stop", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        json(&output),
+        serde_json::json!({"stopped": true, "pid": daemon.pid()})
+    );
+    let exit = daemon.wait(Duration::from_secs(30));
+    assert!(exit.success(), "{exit}");
+    let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap();
+    assert!(
+        log.contains("connections still open after the drain") && log.contains("codarisd stopped"),
+        "{log}"
+    );
+    drop(stalled);
 }
 
 #[test]

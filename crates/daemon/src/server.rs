@@ -23,7 +23,7 @@ use crate::service::mcp::McpService;
 use crate::service::sessions::SessionsService;
 use crate::service::tools::ToolsService;
 use crate::sessions::{SessionStore, now_ms};
-use crate::shutdown::Shutdown;
+use crate::shutdown::{DRAIN, Shutdown};
 use crate::skills;
 use crate::state::StateClaim;
 
@@ -104,7 +104,10 @@ pub async fn serve(
                 .layer(TcpGuardLayer::new(token))
                 .add_routes(routes.clone())
                 .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown.wait());
-            Some(tokio::spawn(server))
+            let shutdown = shutdown.clone();
+            Some(tokio::spawn(async move {
+                crate::shutdown::drained(server, &shutdown, DRAIN, "tcp").await
+            }))
         }
         None => None,
     };
@@ -138,14 +141,15 @@ pub async fn serve(
     });
     // Now that the socket is bound, the MCP servers start, each in the background.
     mcp.launch();
-    let unix_result = Server::builder()
+    let unix_server = Server::builder()
         .add_routes(routes)
         .serve_with_incoming_shutdown(
             // The daemon's own commands and their children are refused before any RPC.
             crate::peer::guard(UnixListenerStream::new(unix)),
             shutdown.wait(),
-        )
-        .await;
+        );
+    // The calls in flight finish, but a connection nobody reads does not hold the stop.
+    let unix_result = crate::shutdown::drained(unix_server, &shutdown, DRAIN, "socket").await;
     // Whatever ended the socket server ends the TCP one too.
     shutdown.trigger("socket server stopped");
     // No MCP server outlives the daemon.
