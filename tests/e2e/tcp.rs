@@ -35,7 +35,9 @@ async fn status_over_tcp(
         .map_err(|status| status.code())
 }
 
-#[tokio::test]
+// Two workers: the channels' connection tasks close their connections on one while the test
+// stops the daemon on the other (on one blocked thread the daemon waits out its drain for them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tcp_requires_token_no_origin_and_a_loopback_host() {
     let sandbox = Sandbox::new();
     let port = free_port();

@@ -402,12 +402,31 @@ impl Daemon {
     }
 }
 
+/// Stops the daemon as a user would (SIGTERM), and kills it only if it is still running
+/// [`STOP_GRACE`] later. A killed daemon leaves its sessions' temp dirs (`codaris-shell-*`)
+/// for its next start on the same state directory to remove, and a test's state directory has
+/// no next start: every daemon a test dropped was leaving them in the temp dir for good. A
+/// test that means to crash the daemon says so with [`Daemon::kill_hard`].
 impl Drop for Daemon {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        if let Some(pid) = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0)) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         }
+        let deadline = Instant::now() + STOP_GRACE;
+        while matches!(child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if matches!(child.try_wait(), Ok(None)) {
+            eprintln!(
+                "codarisd {} did not stop within {STOP_GRACE:?} of SIGTERM; killed",
+                child.id()
+            );
+            let _ = child.kill();
+        }
+        let _ = child.wait();
     }
 }
 
