@@ -32,6 +32,7 @@ mod handles;
 mod migrate;
 mod reads;
 mod recover;
+mod session_index;
 
 use recover::discard_torn_snapshots;
 
@@ -92,8 +93,8 @@ pub struct Ledger {
     /// The grant sets decisions name, by key (see `grant_sets.rs`).
     grant_sets: sled::Tree,
     /// The decisions by session and sequence number, each to its offset in the decisions file
-    /// (see `store/reads.rs`).
-    session_index: sled::Tree,
+    /// (see `store/reads.rs`), in sled up to the last fold and in memory since.
+    session_index: session_index::SessionIndex,
     /// Marks of one-time upgrades of the stored layout.
     meta: sled::Tree,
     /// What the reads decoded ([`Ledger::records_decoded`]).
@@ -232,7 +233,7 @@ impl Ledger {
                 durable_decisions,
             )?),
             grant_sets: db.open_tree("grant_sets")?,
-            session_index: db.open_tree(reads::SESSION_INDEX)?,
+            session_index: session_index::SessionIndex::new(db.open_tree(reads::SESSION_INDEX)?),
             meta,
             reads: reads::ReadStats::default(),
             chain: Mutex::new(ChainLog::open(&sibling(path, ".chain"), durable_chain)?),

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, PoisonError};
 
-use super::{Appender, Ledger, Pending, encode, grants, reads};
+use super::{Appender, Ledger, Pending, encode, grants};
 use crate::chain::{Link, RecordKind};
 use crate::error::LedgerError;
 use crate::journal::COMPACT_AT;
@@ -209,7 +209,8 @@ impl Ledger {
     }
 
     /// Appends decisions (`(seq, session, json)`) to the decisions file with one `write`, and
-    /// indexes each under its session with its offset.
+    /// indexes each under its session with its offset (in memory until the next fold: see
+    /// `session_index.rs`).
     pub(super) fn store_decisions<'a>(
         &self,
         decisions: impl Iterator<Item = (u64, &'a str, &'a [u8])>,
@@ -221,10 +222,12 @@ impl Ledger {
         let offsets = self
             .decision_log()
             .append(decisions.iter().map(|(seq, _, json)| (*seq, *json)))?;
-        for ((seq, session_id, _), at) in decisions.iter().zip(offsets) {
-            self.session_index
-                .insert(reads::session_key(session_id, *seq), &at.to_be_bytes())?;
-        }
+        self.session_index.add(
+            decisions
+                .iter()
+                .zip(offsets)
+                .map(|((seq, session_id, _), at)| (*session_id, *seq, at)),
+        );
         Ok(())
     }
 }

@@ -6,10 +6,10 @@
 //! recorded, framed so that it reads from its end back. The `decision_sessions` tree indexes it
 //! by session: its key is the session id, a `0` byte, and the sequence number in big-endian
 //! bytes, and its value the record's offset in the file (8 bytes, big-endian), so one
-//! session's keys are one contiguous range, in number order. The index is written with each
-//! decision (in the same place of the commit, and again when a journal line is replayed at
-//! open); an older ledger's index, which had no offsets, is built again when its decisions are
-//! moved into the file.
+//! session's keys are one contiguous range, in number order. A commit's entries are held in
+//! memory until the journal is folded, and go into the tree then (see `session_index.rs`);
+//! a journal line replayed at open is indexed again; an older ledger's index, which had no
+//! offsets, is built again when its decisions are moved into the file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,7 +47,7 @@ pub(super) fn session_key(session_id: &str, seq: u64) -> Vec<u8> {
     key
 }
 
-fn session_prefix(session_id: &str) -> Vec<u8> {
+pub(super) fn session_prefix(session_id: &str) -> Vec<u8> {
     let mut key = Vec::with_capacity(session_id.len() + 9);
     key.extend_from_slice(session_id.as_bytes());
     key.push(0);
@@ -55,7 +55,7 @@ fn session_prefix(session_id: &str) -> Vec<u8> {
 }
 
 /// The sequence number at the end of an index key.
-fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
+pub(super) fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
     key.len()
         .checked_sub(8)
         .and_then(|at| <[u8; 8]>::try_from(&key[at..]).ok())
@@ -91,14 +91,10 @@ impl Ledger {
             }
             Some(session) => {
                 let reader = self.decision_log().reader();
-                for entry in self
-                    .session_index
-                    .scan_prefix(session_prefix(session))
-                    .rev()
-                {
-                    let (key, at) = entry?;
+                for entry in self.session_index.newest(session) {
+                    let (seq, at) = entry?;
                     let Some(record) =
-                        self.indexed_decision(&reader, &key, &at, session, &mut corrupt)
+                        self.indexed_decision(&reader, seq, at, session, &mut corrupt)
                     else {
                         continue;
                     };
@@ -160,10 +156,9 @@ impl Ledger {
         let mut records = Vec::new();
         let mut corrupt = Vec::new();
         let reader = self.decision_log().reader();
-        for entry in self.session_index.scan_prefix(session_prefix(session_id)) {
-            let (key, at) = entry?;
-            if let Some(record) =
-                self.indexed_decision(&reader, &key, &at, session_id, &mut corrupt)
+        for entry in self.session_index.oldest(session_id) {
+            let (seq, at) = entry?;
+            if let Some(record) = self.indexed_decision(&reader, seq, at, session_id, &mut corrupt)
             {
                 records.push(record);
             }
@@ -179,13 +174,12 @@ impl Ledger {
     fn indexed_decision(
         &self,
         reader: &LogReader,
-        key: &[u8],
-        at: &[u8],
+        seq: u64,
+        at: u64,
         session_id: &str,
         corrupt: &mut Vec<Corrupt>,
     ) -> Option<DecisionRecord> {
-        let seq = seq_of(key)?;
-        let at = u64::from_be_bytes(<[u8; 8]>::try_from(at).ok()?);
+        let seq = seq.to_be_bytes();
         let found = reader.read_at(at).and_then(|payload| {
             let (stored, json) = crate::decision_log::split(at, &payload)?;
             if *stored != seq {
@@ -276,7 +270,7 @@ mod tests {
                 )
                 .unwrap();
             }
-            ledger.session_index.clear().unwrap();
+            ledger.session_index.tree().clear().unwrap();
             ledger
                 .meta
                 .remove(super::super::recover::DECISIONS_DURABLE)

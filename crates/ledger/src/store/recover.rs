@@ -94,6 +94,7 @@ impl Ledger {
     /// files synced and their lengths recorded in sled, sled flushed and its data file synced.
     /// Only after all of the journal's records are in sled and the files.
     pub(super) fn fold(&self, appender: &mut Appender) -> Result<(), LedgerError> {
+        self.session_index.fold()?;
         let durable = self.decision_log().sync()?;
         self.meta
             .insert(DECISIONS_DURABLE, &durable.to_be_bytes())?;
@@ -159,7 +160,7 @@ impl Ledger {
             });
             match stored {
                 Some(at) => {
-                    self.session_index.insert(
+                    self.session_index.tree().insert(
                         super::reads::session_key(&decision.session_id, decision.seq),
                         &at.to_be_bytes(),
                     )?;
