@@ -245,6 +245,70 @@ mod tests {
         DecisionRecord::new(session, request, decision, 1)
     }
 
+    fn seqs(records: &[DecisionRecord]) -> Vec<u64> {
+        records.iter().map(|r| r.seq).collect()
+    }
+
+    /// What one session's reads return, newest first and oldest first.
+    fn reads(ledger: &Ledger, session: &str) -> (Vec<u64>, Vec<u64>) {
+        let (newest, corrupt) = ledger.newest_decisions(Some(session), 100).unwrap();
+        assert!(corrupt.is_empty(), "{corrupt:?}");
+        let (oldest, corrupt) = ledger.decisions(Some(session)).unwrap();
+        assert!(corrupt.is_empty(), "{corrupt:?}");
+        (seqs(&newest), seqs(&oldest))
+    }
+
+    #[test]
+    fn a_sessions_decisions_read_alike_before_the_fold_after_it_and_after_a_crash() {
+        let temp = tempfile::tempdir().unwrap();
+        let path = temp.path().join("ledger");
+        let ledger = Ledger::open(&path).unwrap();
+        let mut s1 = Vec::new();
+        for session in ["s1", "s2", "s1"] {
+            let seq = ledger.append_decision(decision(session)).unwrap().seq;
+            if session == "s1" {
+                s1.push(seq);
+            }
+        }
+        ledger.fold_journal().unwrap();
+        assert_eq!(
+            ledger.session_index.unfolded_len(),
+            0,
+            "the fold moved them"
+        );
+        for session in ["s1", "s2", "s1", "s1"] {
+            let seq = ledger.append_decision(decision(session)).unwrap().seq;
+            if session == "s1" {
+                s1.push(seq);
+            }
+        }
+        assert_eq!(
+            ledger.session_index.unfolded_len(),
+            4,
+            "held until the next fold"
+        );
+        let newest: Vec<u64> = s1.iter().rev().copied().collect();
+        assert_eq!(reads(&ledger, "s1"), (newest.clone(), s1.clone()));
+        let (first_two, _) = ledger.newest_decisions(Some("s1"), 2).unwrap();
+        assert_eq!(seqs(&first_two), newest[..2]);
+        let s2 = reads(&ledger, "s2");
+        assert_eq!(s2.0.len(), 2);
+
+        // A crash: nothing folded since, so the memory's entries are gone; the open replays
+        // the journal and indexes those decisions again.
+        drop(ledger);
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(reads(&ledger, "s1"), (newest.clone(), s1.clone()));
+        assert_eq!(reads(&ledger, "s2"), s2);
+
+        // And once folded at an orderly stop, from sled alone.
+        ledger.fold_journal().unwrap();
+        drop(ledger);
+        let ledger = Ledger::open(&path).unwrap();
+        assert_eq!(ledger.session_index.unfolded_len(), 0);
+        assert_eq!(reads(&ledger, "s1"), (newest, s1));
+    }
+
     /// A ledger written before the decisions file (its decisions in sled's `decisions` tree,
     /// its session index without offsets, or none at all) has its decisions moved into the
     /// file and indexed at its first open, once.
