@@ -331,11 +331,16 @@ pub(crate) fn decode_payload(at: u64, payload: &[u8]) -> Result<Link, Corrupt> {
     match parse(payload) {
         Ok(StoredLink::Link(link)) => Ok(link),
         Ok(stored) => stored.decode(),
-        Err(reason) => Err(Corrupt {
-            place: "chain".to_owned(),
-            key: format!("byte {at}"),
-            reason: reason.to_owned(),
-        }),
+        Err(reason) => Err(unreadable(at, reason)),
+    }
+}
+
+/// The report of a payload at byte `at` that is not a record of this format.
+fn unreadable(at: u64, reason: &str) -> Corrupt {
+    Corrupt {
+        place: "chain".to_owned(),
+        key: format!("byte {at}"),
+        reason: reason.to_owned(),
     }
 }
 
@@ -354,11 +359,7 @@ pub(crate) fn decode_compact(at: u64, payload: &[u8]) -> Result<CompactLink, Cor
             hash: HexDigest::Bytes(link.hash),
         }),
         Ok(Payload::Json { .. }) => decode_payload(at, payload).map(|link| CompactLink::of(&link)),
-        Err(reason) => Err(Corrupt {
-            place: "chain".to_owned(),
-            key: format!("byte {at}"),
-            reason: reason.to_owned(),
-        }),
+        Err(reason) => Err(unreadable(at, reason)),
     }
 }
 

@@ -233,7 +233,7 @@ impl Ledger {
                 durable_decisions,
             )?),
             grant_sets: db.open_tree("grant_sets")?,
-            session_index: session_index::SessionIndex::new(db.open_tree(reads::SESSION_INDEX)?),
+            session_index: session_index::SessionIndex::new(db.open_tree(session_index::TREE)?),
             meta,
             reads: reads::ReadStats::default(),
             chain: Mutex::new(ChainLog::open(&sibling(path, ".chain"), durable_chain)?),

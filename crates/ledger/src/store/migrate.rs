@@ -48,7 +48,7 @@ impl Ledger {
             session_id: String,
         }
         if !moved {
-            self.session_index.tree().clear()?;
+            self.session_index.clear()?;
         }
         self.move_tree("decisions", moved, DECISIONS_DURABLE, |entries| {
             let records: Vec<(u64, &[u8])> = entries
@@ -61,10 +61,7 @@ impl Ledger {
             let offsets = self.decision_log().append(records.iter().copied())?;
             for ((seq, json), at) in records.iter().zip(offsets) {
                 if let Ok(of) = serde_json::from_slice::<SessionOf>(json) {
-                    self.session_index.tree().insert(
-                        super::reads::session_key(&of.session_id, *seq),
-                        &at.to_be_bytes(),
-                    )?;
+                    self.session_index.put(&of.session_id, *seq, at)?;
                 }
             }
             self.decision_log().sync()

@@ -3,13 +3,9 @@
 //! stopped after the `n` asked for.
 //!
 //! The decisions file (see `decision_log.rs`) holds the records in the order they were
-//! recorded, framed so that it reads from its end back. The `decision_sessions` tree indexes it
-//! by session: its key is the session id, a `0` byte, and the sequence number in big-endian
-//! bytes, and its value the record's offset in the file (8 bytes, big-endian), so one
-//! session's keys are one contiguous range, in number order. A commit's entries are held in
-//! memory until the journal is folded, and go into the tree then (see `session_index.rs`);
-//! a journal line replayed at open is indexed again; an older ledger's index, which had no
-//! offsets, is built again when its decisions are moved into the file.
+//! recorded, framed so that it reads from its end back. The session index (see
+//! `session_index.rs`) gives each session's decisions in number order, each with its offset in
+//! the file.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,9 +16,6 @@ use crate::error::{Corrupt, LedgerError};
 use crate::grant_sets;
 use crate::log_file::LogReader;
 use crate::record::{DecisionRecord, GrantRecord, GrantSetRecord};
-
-/// The tree of the session index.
-pub(super) const SESSION_INDEX: &str = "decision_sessions";
 
 /// How many stored records the ledger's reads have decoded since it opened; tests read it to
 /// show a read touched only what it returned.
@@ -38,27 +31,6 @@ impl ReadStats {
     pub(super) fn count(&self, records: u64) {
         self.decoded.fetch_add(records, Ordering::Relaxed);
     }
-}
-
-/// The session index's key of a decision.
-pub(super) fn session_key(session_id: &str, seq: u64) -> Vec<u8> {
-    let mut key = session_prefix(session_id);
-    key.extend_from_slice(&seq.to_be_bytes());
-    key
-}
-
-pub(super) fn session_prefix(session_id: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(session_id.len() + 9);
-    key.extend_from_slice(session_id.as_bytes());
-    key.push(0);
-    key
-}
-
-/// The sequence number at the end of an index key.
-pub(super) fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
-    key.len()
-        .checked_sub(8)
-        .and_then(|at| <[u8; 8]>::try_from(&key[at..]).ok())
 }
 
 impl Ledger {
@@ -334,7 +306,7 @@ mod tests {
                 )
                 .unwrap();
             }
-            ledger.session_index.tree().clear().unwrap();
+            ledger.session_index.clear().unwrap();
             ledger
                 .meta
                 .remove(super::super::recover::DECISIONS_DURABLE)

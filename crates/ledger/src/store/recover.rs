@@ -160,10 +160,8 @@ impl Ledger {
             });
             match stored {
                 Some(at) => {
-                    self.session_index.tree().insert(
-                        super::reads::session_key(&decision.session_id, decision.seq),
-                        &at.to_be_bytes(),
-                    )?;
+                    self.session_index
+                        .put(&decision.session_id, decision.seq, at)?;
                 }
                 None => missing.push(decision),
             }

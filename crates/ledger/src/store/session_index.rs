@@ -1,5 +1,9 @@
 //! The session index: each decision's offset in the decisions file, by session and sequence
-//! number (the layout of its sled tree is in `reads.rs`).
+//! number. In sled's `decision_sessions` tree an entry's key is the session id, a `0` byte, and
+//! the sequence number in big-endian bytes, and its value the record's offset in the file
+//! (8 bytes, big-endian), so one session's keys are one contiguous range, in number order. A
+//! journal line replayed at open is indexed again; an older ledger's index, which had no
+//! offsets, is built again when its decisions are moved into the file (`migrate.rs`).
 //!
 //! A commit's entries are not inserted into sled as it is applied: they are held here, in
 //! memory, and go into sled's tree when the journal is folded (at an orderly stop, and whenever
@@ -16,6 +20,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::LedgerError;
+
+/// The tree of the session index.
+pub(super) const TREE: &str = "decision_sessions";
 
 /// Index entries as reads take them: `(seq, offset)`.
 pub(super) type Entry = Result<(u64, u64), LedgerError>;
@@ -36,10 +43,20 @@ impl SessionIndex {
         }
     }
 
-    /// The folded part, for what writes it directly: the moves of an older ledger's records
-    /// and the open's replay of the journal, both followed by a fold or a flush.
-    pub(super) fn tree(&self) -> &sled::Tree {
-        &self.tree
+    /// Writes one entry straight into sled's tree, for what indexes outside a commit: the move
+    /// of an older ledger's records and the open's replay of the journal, both followed by a
+    /// fold or a flush.
+    pub(super) fn put(&self, session_id: &str, seq: u64, at: u64) -> Result<(), LedgerError> {
+        self.tree
+            .insert(session_key(session_id, seq), &at.to_be_bytes())?;
+        Ok(())
+    }
+
+    /// Empties the index, sled's part and memory's.
+    pub(super) fn clear(&self) -> Result<(), LedgerError> {
+        self.unfolded().clear();
+        self.tree.clear()?;
+        Ok(())
     }
 
     fn unfolded(&self) -> MutexGuard<'_, HashMap<String, BTreeMap<u64, u64>>> {
@@ -68,10 +85,7 @@ impl SessionIndex {
         let mut unfolded = self.unfolded();
         for (session_id, entries) in unfolded.iter() {
             for (seq, at) in entries {
-                self.tree.insert(
-                    super::reads::session_key(session_id, *seq),
-                    &at.to_be_bytes(),
-                )?;
+                self.put(session_id, *seq, *at)?;
             }
         }
         unfolded.clear();
@@ -93,7 +107,7 @@ impl SessionIndex {
             .unwrap_or_default();
         let stored = self
             .tree
-            .scan_prefix(super::reads::session_prefix(session_id))
+            .scan_prefix(session_prefix(session_id))
             .rev()
             .filter_map(stored_entry);
         merge(held, stored, Order::NewestFirst)
@@ -108,10 +122,31 @@ impl SessionIndex {
             .unwrap_or_default();
         let stored = self
             .tree
-            .scan_prefix(super::reads::session_prefix(session_id))
+            .scan_prefix(session_prefix(session_id))
             .filter_map(stored_entry);
         merge(held, stored, Order::OldestFirst)
     }
+}
+
+/// The index's key of a decision.
+fn session_key(session_id: &str, seq: u64) -> Vec<u8> {
+    let mut key = session_prefix(session_id);
+    key.extend_from_slice(&seq.to_be_bytes());
+    key
+}
+
+fn session_prefix(session_id: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(session_id.len() + 9);
+    key.extend_from_slice(session_id.as_bytes());
+    key.push(0);
+    key
+}
+
+/// The sequence number at the end of an index key.
+fn seq_of(key: &[u8]) -> Option<[u8; 8]> {
+    key.len()
+        .checked_sub(8)
+        .and_then(|at| <[u8; 8]>::try_from(&key[at..]).ok())
 }
 
 /// A sled entry as `(seq, offset)`; an entry of another shape is no entry (as before the
@@ -120,7 +155,7 @@ fn stored_entry(entry: sled::Result<(sled::IVec, sled::IVec)>) -> Option<Entry> 
     match entry {
         Err(error) => Some(Err(error.into())),
         Ok((key, at)) => {
-            let seq = super::reads::seq_of(&key)?;
+            let seq = seq_of(&key)?;
             let at = <[u8; 8]>::try_from(at.as_ref()).ok()?;
             Some(Ok((u64::from_be_bytes(seq), u64::from_be_bytes(at))))
         }
