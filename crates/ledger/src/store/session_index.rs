@@ -17,6 +17,8 @@
 //! session and number, as a later insert into sled would have.
 
 use std::collections::{BTreeMap, HashMap};
+use std::iter::Peekable;
+use std::ops::Bound;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::error::LedgerError;
@@ -27,19 +29,38 @@ pub(super) const TREE: &str = "decision_sessions";
 /// Index entries as reads take them: `(seq, offset)`.
 pub(super) type Entry = Result<(u64, u64), LedgerError>;
 
+/// How many of a session's entries held in memory a read copies at a time. A read of a
+/// session's newest few copies a few however many the session holds: copying all of them
+/// made the newest 20 of a session of 60,000 unfolded decisions cost 191 µs instead of 51.
+const CHUNK: usize = 64;
+
 #[derive(Debug)]
 pub(super) struct SessionIndex {
     /// The entries folded so far.
     tree: sled::Tree,
-    /// The entries since the last fold, by session, each number to its offset.
-    unfolded: Mutex<HashMap<String, BTreeMap<u64, u64>>>,
+    unfolded: Mutex<Unfolded>,
+    /// Entries copied out of memory by reads (for tests).
+    #[cfg(test)]
+    copied: std::sync::atomic::AtomicUsize,
+}
+
+/// The entries since the last fold.
+#[derive(Debug, Default)]
+struct Unfolded {
+    /// By session, each number to its offset.
+    sessions: HashMap<String, BTreeMap<u64, u64>>,
+    /// Counts the folds (and clears): a read that finds it moved knows that the entries it had
+    /// not reached yet left memory for sled.
+    generation: u64,
 }
 
 impl SessionIndex {
     pub(super) fn new(tree: sled::Tree) -> Self {
         Self {
             tree,
-            unfolded: Mutex::new(HashMap::new()),
+            unfolded: Mutex::new(Unfolded::default()),
+            #[cfg(test)]
+            copied: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -54,12 +75,14 @@ impl SessionIndex {
 
     /// Empties the index, sled's part and memory's.
     pub(super) fn clear(&self) -> Result<(), LedgerError> {
-        self.unfolded().clear();
+        let mut unfolded = self.unfolded();
+        unfolded.sessions.clear();
+        unfolded.generation += 1;
         self.tree.clear()?;
         Ok(())
     }
 
-    fn unfolded(&self) -> MutexGuard<'_, HashMap<String, BTreeMap<u64, u64>>> {
+    fn unfolded(&self) -> MutexGuard<'_, Unfolded> {
         self.unfolded.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -67,12 +90,14 @@ impl SessionIndex {
     pub(super) fn add<'a>(&self, entries: impl Iterator<Item = (&'a str, u64, u64)>) {
         let mut unfolded = self.unfolded();
         for (session_id, seq, at) in entries {
-            match unfolded.get_mut(session_id) {
+            match unfolded.sessions.get_mut(session_id) {
                 Some(session) => {
                     session.insert(seq, at);
                 }
                 None => {
-                    unfolded.insert(session_id.to_owned(), BTreeMap::from([(seq, at)]));
+                    unfolded
+                        .sessions
+                        .insert(session_id.to_owned(), BTreeMap::from([(seq, at)]));
                 }
             }
         }
@@ -80,52 +105,217 @@ impl SessionIndex {
 
     /// Moves every entry held in memory into sled's tree; for the fold, before sled is made
     /// durable and the journal emptied. Entries stay held until all of them are in the tree
-    /// (inserting one twice changes nothing).
+    /// (inserting one twice changes nothing), and reads wait meanwhile.
     pub(super) fn fold(&self) -> Result<(), LedgerError> {
         let mut unfolded = self.unfolded();
-        for (session_id, entries) in unfolded.iter() {
+        for (session_id, entries) in &unfolded.sessions {
             for (seq, at) in entries {
                 self.put(session_id, *seq, *at)?;
             }
         }
-        unfolded.clear();
+        unfolded.sessions.clear();
+        unfolded.generation += 1;
         Ok(())
     }
 
     /// How many entries are held in memory (for tests).
     #[cfg(test)]
     pub(super) fn unfolded_len(&self) -> usize {
-        self.unfolded().values().map(BTreeMap::len).sum()
+        self.unfolded().sessions.values().map(BTreeMap::len).sum()
+    }
+
+    /// How many entries reads have copied out of memory so far (for tests).
+    #[cfg(test)]
+    pub(super) fn copied(&self) -> usize {
+        self.copied.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// One session's entries, newest first.
-    pub(super) fn newest(&self, session_id: &str) -> impl Iterator<Item = Entry> + use<> {
-        let held: Vec<(u64, u64)> = self
-            .unfolded()
-            .get(session_id)
-            .map(|entries| entries.iter().rev().map(|(s, a)| (*s, *a)).collect())
-            .unwrap_or_default();
-        let stored = self
-            .tree
-            .scan_prefix(session_prefix(session_id))
-            .rev()
-            .filter_map(stored_entry);
-        merge(held, stored, Order::NewestFirst)
+    pub(super) fn newest(&self, session_id: &str) -> Walk<'_> {
+        Walk::new(self, session_id, Order::NewestFirst)
     }
 
     /// One session's entries, oldest first.
-    pub(super) fn oldest(&self, session_id: &str) -> impl Iterator<Item = Entry> + use<> {
-        let held: Vec<(u64, u64)> = self
-            .unfolded()
-            .get(session_id)
-            .map(|entries| entries.iter().map(|(s, a)| (*s, *a)).collect())
-            .unwrap_or_default();
-        let stored = self
-            .tree
-            .scan_prefix(session_prefix(session_id))
-            .filter_map(stored_entry);
-        merge(held, stored, Order::OldestFirst)
+    pub(super) fn oldest(&self, session_id: &str) -> Walk<'_> {
+        Walk::new(self, session_id, Order::OldestFirst)
     }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    NewestFirst,
+    OldestFirst,
+}
+
+impl Order {
+    /// Whether number `a` comes before `b` in this order.
+    fn before(self, a: u64, b: u64) -> bool {
+        match self {
+            Order::NewestFirst => a > b,
+            Order::OldestFirst => a < b,
+        }
+    }
+}
+
+type Stored = Peekable<Box<dyn Iterator<Item = Entry>>>;
+
+/// One session's entries in number order: those held in memory, copied [`CHUNK`] at a time,
+/// merged with those in sled; for a number in both, the one held in memory (a later insert
+/// into sled would have replaced sled's). Both parts resume past the last number given, so a
+/// fold during the walk (entries it has not reached move from memory into sled) neither drops
+/// nor repeats one: the walk that finds the fold's mark moved reads sled's part again from
+/// there.
+pub(super) struct Walk<'a> {
+    index: &'a SessionIndex,
+    session_id: String,
+    order: Order,
+    /// The number given last.
+    past: Option<u64>,
+    /// The next entries held in memory, in order.
+    held: std::iter::Peekable<std::vec::IntoIter<(u64, u64)>>,
+    /// Memory held more of the session's entries past `held` when it was copied.
+    more_held: bool,
+    /// The fold's mark when `stored` was begun.
+    generation: u64,
+    stored: Stored,
+}
+
+impl<'a> Walk<'a> {
+    fn new(index: &'a SessionIndex, session_id: &str, order: Order) -> Self {
+        let mut walk = Self {
+            index,
+            session_id: session_id.to_owned(),
+            order,
+            past: None,
+            held: Vec::new().into_iter().peekable(),
+            more_held: false,
+            generation: 0,
+            stored: empty(),
+        };
+        let unfolded = index.unfolded();
+        walk.generation = unfolded.generation;
+        walk.stored = walk.stored_part();
+        walk.copy_held(&unfolded);
+        drop(unfolded);
+        walk
+    }
+
+    /// Sled's entries of the session past `past`, in order.
+    fn stored_part(&self) -> Stored {
+        let prefix = session_prefix(&self.session_id);
+        let mut end = prefix.clone();
+        // Every key of the session is the prefix, whose last byte is 0, and eight more bytes.
+        if let Some(last) = end.last_mut() {
+            *last = 1;
+        }
+        let past = self.past.map(|seq| session_key(&self.session_id, seq));
+        let stored: Box<dyn Iterator<Item = Entry>> = match (self.order, past) {
+            (Order::NewestFirst, None) => Box::new(
+                self.tree()
+                    .range(prefix..end)
+                    .rev()
+                    .filter_map(stored_entry),
+            ),
+            (Order::NewestFirst, Some(past)) => Box::new(
+                self.tree()
+                    .range(prefix..past)
+                    .rev()
+                    .filter_map(stored_entry),
+            ),
+            (Order::OldestFirst, None) => {
+                Box::new(self.tree().range(prefix..end).filter_map(stored_entry))
+            }
+            (Order::OldestFirst, Some(past)) => Box::new(
+                self.tree()
+                    .range::<&[u8], _>((
+                        Bound::Excluded(past.as_slice()),
+                        Bound::Excluded(end.as_slice()),
+                    ))
+                    .filter_map(stored_entry),
+            ),
+        };
+        stored.peekable()
+    }
+
+    fn tree(&self) -> &sled::Tree {
+        &self.index.tree
+    }
+
+    /// Copies the next [`CHUNK`] entries held in memory past `past`.
+    fn copy_held(&mut self, unfolded: &Unfolded) {
+        let mut chunk: Vec<(u64, u64)> = match unfolded.sessions.get(&self.session_id) {
+            None => Vec::new(),
+            Some(entries) => {
+                let copy = |it: &mut dyn Iterator<Item = (&u64, &u64)>| {
+                    it.take(CHUNK + 1).map(|(s, a)| (*s, *a)).collect()
+                };
+                match (self.order, self.past) {
+                    (Order::NewestFirst, None) => copy(&mut entries.iter().rev()),
+                    (Order::NewestFirst, Some(past)) => copy(&mut entries.range(..past).rev()),
+                    (Order::OldestFirst, None) => copy(&mut entries.iter()),
+                    (Order::OldestFirst, Some(past)) => {
+                        copy(&mut entries.range((Bound::Excluded(past), Bound::Unbounded)))
+                    }
+                }
+            }
+        };
+        self.more_held = chunk.len() > CHUNK;
+        chunk.truncate(CHUNK);
+        #[cfg(test)]
+        self.index
+            .copied
+            .fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+        self.held = chunk.into_iter().peekable();
+    }
+
+    /// Once the copied entries are all given and memory held more: the next ones, and sled's
+    /// part begun again if a fold moved entries into it meanwhile.
+    fn refill(&mut self) {
+        let unfolded = self.index.unfolded();
+        if unfolded.generation != self.generation {
+            self.generation = unfolded.generation;
+            self.stored = self.stored_part();
+        }
+        self.copy_held(&unfolded);
+    }
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        if self.held.peek().is_none() && self.more_held {
+            self.refill();
+        }
+        let next_stored = match self.stored.peek() {
+            // A read error from sled is given in its place.
+            Some(Err(_)) => return self.stored.next(),
+            Some(Ok((seq, _))) => Some(*seq),
+            None => None,
+        };
+        let entry = match (self.held.peek().map(|(seq, _)| *seq), next_stored) {
+            (None, None) => return None,
+            (None, Some(_)) => self.stored.next(),
+            (Some(_), None) => self.held.next().map(Ok),
+            (Some(mine), Some(theirs)) if mine == theirs => {
+                self.stored.next();
+                self.held.next().map(Ok)
+            }
+            (Some(mine), Some(theirs)) if self.order.before(mine, theirs) => {
+                self.held.next().map(Ok)
+            }
+            (Some(_), Some(_)) => self.stored.next(),
+        };
+        if let Some(Ok((seq, _))) = &entry {
+            self.past = Some(*seq);
+        }
+        entry
+    }
+}
+
+fn empty() -> Stored {
+    let none: Box<dyn Iterator<Item = Entry>> = Box::new(std::iter::empty());
+    none.peekable()
 }
 
 /// The index's key of a decision.
@@ -162,86 +352,110 @@ fn stored_entry(entry: sled::Result<(sled::IVec, sled::IVec)>) -> Option<Entry> 
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Order {
-    NewestFirst,
-    OldestFirst,
-}
-
-/// The entries held in memory and those in sled, each already in `order`, as one sequence in
-/// that order; for a number in both, the one held in memory.
-fn merge(
-    held: Vec<(u64, u64)>,
-    stored: impl Iterator<Item = Entry>,
-    order: Order,
-) -> impl Iterator<Item = Entry> {
-    let mut held = held.into_iter().peekable();
-    let mut stored = stored.peekable();
-    let before = move |a: u64, b: u64| match order {
-        Order::NewestFirst => a > b,
-        Order::OldestFirst => a < b,
-    };
-    std::iter::from_fn(move || {
-        let next_stored = match stored.peek() {
-            Some(Err(_)) => return stored.next(),
-            Some(Ok((seq, _))) => Some(*seq),
-            None => None,
-        };
-        match (held.peek().map(|(seq, _)| *seq), next_stored) {
-            (None, None) => None,
-            (None, Some(_)) => stored.next(),
-            (Some(_), None) => held.next().map(Ok),
-            (Some(mine), Some(theirs)) if mine == theirs => {
-                stored.next();
-                held.next().map(Ok)
-            }
-            (Some(mine), Some(theirs)) if before(mine, theirs) => held.next().map(Ok),
-            (Some(_), Some(_)) => stored.next(),
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{Order, merge};
+    use super::{CHUNK, Entry, Order, SessionIndex};
     use pretty_assertions::assert_eq;
 
-    fn merged(held: &[(u64, u64)], stored: &[(u64, u64)], order: Order) -> Vec<(u64, u64)> {
-        merge(held.to_vec(), stored.iter().copied().map(Ok), order)
-            .map(|entry| entry.unwrap())
-            .collect()
+    fn index() -> SessionIndex {
+        let db = sled::Config::new().temporary(true).open().unwrap();
+        SessionIndex::new(db.open_tree("index").unwrap())
+    }
+
+    /// An index with `stored` in sled and `held` in memory, all of session `s`.
+    fn filled(stored: &[(u64, u64)], held: &[(u64, u64)]) -> SessionIndex {
+        let index = index();
+        for (seq, at) in stored {
+            index.put("s", *seq, *at).unwrap();
+        }
+        index.add(held.iter().map(|(seq, at)| ("s", *seq, *at)));
+        index
+    }
+
+    fn all(entries: impl Iterator<Item = Entry>) -> Vec<(u64, u64)> {
+        entries.map(|entry| entry.unwrap()).collect()
     }
 
     #[test]
     fn the_two_parts_interleave_in_number_order_and_memory_wins_a_tie() {
         // Writers take their numbers in one order and commit in another, so a number held in
         // memory may be older than one already folded into sled.
-        let held = [(3, 30), (5, 50), (9, 90)];
-        let stored = [(1, 10), (4, 40), (5, 55), (7, 70)];
-        assert_eq!(
-            merged(&held, &stored, Order::OldestFirst),
-            vec![(1, 10), (3, 30), (4, 40), (5, 50), (7, 70), (9, 90)]
+        let index = filled(
+            &[(1, 10), (4, 40), (5, 55), (7, 70)],
+            &[(3, 30), (5, 50), (9, 90)],
         );
-        let newest = |v: &[(u64, u64)]| v.iter().rev().copied().collect::<Vec<_>>();
-        assert_eq!(
-            merged(&newest(&held), &newest(&stored), Order::NewestFirst),
-            vec![(9, 90), (7, 70), (5, 50), (4, 40), (3, 30), (1, 10)]
-        );
-        assert_eq!(merged(&[], &stored[..1], Order::OldestFirst), vec![(1, 10)]);
-        assert_eq!(merged(&held[..1], &[], Order::OldestFirst), vec![(3, 30)]);
+        // Another session's entries, before and after this one's in key order, stay out.
+        index.put("r", 6, 60).unwrap();
+        index.put("t", 2, 20).unwrap();
+        index.add([("sa", 8, 80)].into_iter());
+        let oldest = vec![(1, 10), (3, 30), (4, 40), (5, 50), (7, 70), (9, 90)];
+        assert_eq!(all(index.oldest("s")), oldest);
+        let newest: Vec<_> = oldest.into_iter().rev().collect();
+        assert_eq!(all(index.newest("s")), newest);
+        assert_eq!(all(index.newest("nobody")), Vec::new());
     }
 
     #[test]
     fn a_read_error_from_sled_is_passed_on_in_its_place() {
-        let stored = vec![
-            Ok((1, 10)),
-            Err(crate::LedgerError::Storage(sled::Error::Unsupported(
-                "injected".to_owned(),
-            ))),
-        ];
-        let got: Vec<bool> = merge(vec![(2, 20)], stored.into_iter(), Order::OldestFirst)
-            .map(|entry| entry.is_ok())
-            .collect();
+        let index = filled(&[], &[(2, 20)]);
+        let mut walk = index.oldest("s");
+        let injected: Box<dyn Iterator<Item = Entry>> = Box::new(
+            vec![
+                Ok((1, 10)),
+                Err(crate::LedgerError::Storage(sled::Error::Unsupported(
+                    "injected".to_owned(),
+                ))),
+            ]
+            .into_iter(),
+        );
+        walk.stored = injected.peekable();
+        let got: Vec<bool> = walk.map(|entry| entry.is_ok()).collect();
         assert_eq!(got, vec![true, false, true]);
+    }
+
+    #[test]
+    fn a_session_of_many_chunks_reads_whole_and_its_newest_few_copy_one_chunk() {
+        // Even numbers in memory, odd ones in sled: every chunk interleaves with sled's part.
+        let count = 3 * CHUNK as u64 + 5;
+        let held: Vec<_> = (1..=count).map(|n| (2 * n, n)).collect();
+        let stored: Vec<_> = (1..=count).map(|n| (2 * n - 1, n)).collect();
+        let index = filled(&stored, &held);
+        let seqs =
+            |entries: Vec<(u64, u64)>| entries.into_iter().map(|(s, _)| s).collect::<Vec<_>>();
+        let oldest = seqs(all(index.oldest("s")));
+        assert_eq!(oldest, (1..=2 * count).collect::<Vec<_>>());
+        let newest = seqs(all(index.newest("s")));
+        assert_eq!(newest, (1..=2 * count).rev().collect::<Vec<_>>());
+
+        let before = index.copied();
+        let newest_20 = seqs(all(index.newest("s").take(20)));
+        assert_eq!(
+            newest_20,
+            (2 * count - 19..=2 * count).rev().collect::<Vec<_>>()
+        );
+        assert_eq!(index.copied() - before, CHUNK, "one chunk, not the session");
+    }
+
+    #[test]
+    fn a_fold_during_a_walk_drops_no_entry_and_repeats_none() {
+        for order in [Order::NewestFirst, Order::OldestFirst] {
+            let count = 4 * CHUNK as u64;
+            let held: Vec<_> = (1..=count).map(|n| (n, n * 10)).collect();
+            let index = filled(&[], &held);
+            let mut walk = match order {
+                Order::NewestFirst => index.newest("s"),
+                Order::OldestFirst => index.oldest("s"),
+            };
+            let mut seen = all(walk.by_ref().take(CHUNK / 2));
+            // The entries the walk has not reached leave memory for sled.
+            index.fold().unwrap();
+            assert_eq!(index.unfolded_len(), 0);
+            seen.extend(all(walk));
+            let mut expected = held.clone();
+            if order == Order::NewestFirst {
+                expected.reverse();
+            }
+            assert_eq!(seen, expected, "{order:?}");
+        }
     }
 }
