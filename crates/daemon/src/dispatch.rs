@@ -306,9 +306,9 @@ impl Dispatcher {
                 retakes += 1;
                 continue;
             }
-            let record = self.ledger.append_decision_on(
+            let record = self.ledger.append_decision_in_view(
                 DecisionRecord::new(call.session_id.clone(), request, decision, now_ms()),
-                &view.grants,
+                &view,
             )?;
             // Names and codes only, never the arguments: this event is exported with the
             // call's span when telemetry is on.

@@ -87,20 +87,38 @@ pub(crate) fn split_ledger_grants(grants: &mut Vec<Grant>) -> Vec<Grant> {
     grants.split_off(grants.len() - own)
 }
 
-/// Names `set` (every grant [`nameable`]) as the grants that follow the record's own, and
-/// returns the set's key; `None` and no `grant_set` when `set` is empty.
-pub(crate) fn name_set(record: &mut DecisionRecord, set: &[Grant]) -> Option<String> {
-    if set.is_empty() {
-        record.grant_set = None;
-        return None;
+/// How a decision names the ledger's grants in force. Working it out reads every grant (the set's
+/// key digests all their ids), so the ledger keeps it with each session's view
+/// ([`crate::Ledger::append_decision_in_view`]) rather than working it out for every decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SetName {
+    /// No grants: the decision names no set.
+    Empty,
+    /// A grant without a ledger id, which a set cannot name: the grants go into the record.
+    Inline,
+    /// The key of the set that lists them.
+    Key(String),
+}
+
+impl SetName {
+    pub(crate) fn of(session_id: &str, set: &[Grant]) -> Self {
+        if set.is_empty() {
+            SetName::Empty
+        } else if !nameable(set) {
+            SetName::Inline
+        } else {
+            SetName::Key(set_key(session_id, ids(set)))
+        }
     }
-    let key = set_key(&record.session_id, ids(set));
+}
+
+/// Names the set under `key`, of `count` grants, as the grants that follow the record's own.
+pub(crate) fn name_set(record: &mut DecisionRecord, key: &str, count: usize) {
     record.grant_set = Some(GrantSetRef {
-        key: key.clone(),
+        key: key.to_owned(),
         inline: record.request.grants.len(),
-        count: set.len(),
+        count,
     });
-    Some(key)
 }
 
 /// Fills the grants of the record's set back in after its own. A record without a set is left
@@ -301,7 +319,13 @@ mod tests {
     /// What `Ledger::append_decision` does with a request holding all its grants.
     fn stored(mut record: DecisionRecord) -> (DecisionRecord, Vec<Grant>, Option<GrantSetRecord>) {
         let split = split_ledger_grants(&mut record.request.grants);
-        let set = name_set(&mut record, &split).map(|key| set_record("s1", &key, &split));
+        let set = match SetName::of("s1", &split) {
+            SetName::Key(key) => {
+                name_set(&mut record, &key, split.len());
+                Some(set_record("s1", &key, &split))
+            }
+            SetName::Empty | SetName::Inline => None,
+        };
         (record, split, set)
     }
 

@@ -31,6 +31,10 @@ enum Op {
     /// A decision taken on a session's view, with a standing grant before the view's, as the
     /// daemon builds its requests.
     Decide(usize),
+    /// A decision taken on the view a session's last `View` or `Decide` read, whatever changed
+    /// since (a call that read its view just before another call's grant was spent): it names
+    /// the grants of that view, not the session's grants now.
+    DecideOnEarlier(usize),
     Reopen,
 }
 
@@ -45,6 +49,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..SESSIONS.len()).prop_map(Op::View),
         1 => (0..SESSIONS.len()).prop_map(Op::Forget),
         3 => (0..SESSIONS.len()).prop_map(Op::Decide),
+        2 => (0..SESSIONS.len()).prop_map(Op::DecideOnEarlier),
         1 => Just(Op::Reopen),
     ]
 }
@@ -93,6 +98,8 @@ fn run(ops: Vec<Op>) {
     let mut cards: Vec<String> = Vec::new();
     let mut grant_ids: Vec<String> = Vec::new();
     let mut decided: Vec<DecisionRecord> = Vec::new();
+    let mut earlier: std::collections::HashMap<usize, std::sync::Arc<GrantView>> =
+        std::collections::HashMap::new();
     for op in ops {
         match op {
             Op::Ask(s) => {
@@ -160,34 +167,18 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::View(s) => {
-                ledger.grant_view(SESSIONS[s]).unwrap();
+                earlier.insert(s, ledger.grant_view_shared(SESSIONS[s]).unwrap());
             }
             Op::Forget(s) => ledger.forget_grant_view(SESSIONS[s]),
             Op::Decide(s) => {
-                // As the dispatcher does: the request holds the standing grant, the view's
-                // grants follow it, and the ledger is handed the view's instead of copies.
                 let view = ledger.grant_view_shared(SESSIONS[s]).unwrap();
-                let mut request = Request {
-                    tool: "run_command".to_owned(),
-                    args: serde_json::json!({"command": "p0 --all"}),
-                    task: Task::new("/w"),
-                    grants: vec![
-                        program("p9", Lifetime::Session)
-                            .with_id("config:tools.command_allowlist=p9"),
-                    ],
-                    spec: None,
-                };
-                let mut full = request.clone();
-                full.grants.extend(view.grants.iter().cloned());
-                let decision = full.evaluate();
-                let stored = ledger
-                    .append_decision_on(
-                        DecisionRecord::new(SESSIONS[s], request.clone(), decision, 6),
-                        &view.grants,
-                    )
-                    .unwrap();
-                request.grants = full.grants;
-                decided.push(DecisionRecord { request, ..stored });
+                decided.push(decide(&ledger, s, &view));
+                earlier.insert(s, view);
+            }
+            Op::DecideOnEarlier(s) => {
+                if let Some(view) = earlier.get(&s) {
+                    decided.push(decide(&ledger, s, view));
+                }
             }
             Op::Reopen => {
                 let before: Vec<_> = SESSIONS
@@ -206,6 +197,30 @@ fn run(ops: Vec<Op>) {
     }
     check_all(&ledger);
     check_decisions(&ledger, &decided);
+}
+
+/// A decision of session `SESSIONS[s]` taken on `view` as the dispatcher takes one: the request
+/// holds the standing grant, the view's grants follow it, and the ledger is handed the view
+/// instead of copies. Returned with all the grants it saw, as a read gives it back.
+fn decide(ledger: &Ledger, s: usize, view: &std::sync::Arc<GrantView>) -> DecisionRecord {
+    let mut request = Request {
+        tool: "run_command".to_owned(),
+        args: serde_json::json!({"command": "p0 --all"}),
+        task: Task::new("/w"),
+        grants: vec![program("p9", Lifetime::Session).with_id("config:tools.command_allowlist=p9")],
+        spec: None,
+    };
+    let mut full = request.clone();
+    full.grants.extend(view.grants.iter().cloned());
+    let decision = full.evaluate();
+    let stored = ledger
+        .append_decision_in_view(
+            DecisionRecord::new(SESSIONS[s], request.clone(), decision, 6),
+            view,
+        )
+        .unwrap();
+    request.grants = full.grants;
+    DecisionRecord { request, ..stored }
 }
 
 /// Every decision reads back as it was taken, with the grants it saw, and replays the same.
@@ -230,6 +245,27 @@ proptest! {
     fn cached_grant_views_equal_the_records(ops in proptest::collection::vec(op(), 1..28)) {
         run(ops);
     }
+}
+
+#[test]
+fn each_decision_names_the_grants_of_the_view_it_was_taken_on() {
+    // How a decision names its view's grants is kept with the session's view: a change must
+    // drop it, and a decision on a view read before the change names that view's grants.
+    run(vec![
+        Op::Ask(0),
+        Op::Answer(0, 2),
+        Op::Decide(0),
+        Op::Revoke(0),
+        Op::Decide(0),
+        Op::Revoke(1),
+        Op::DecideOnEarlier(0),
+        Op::Decide(0),
+        Op::DecideOnEarlier(0),
+        Op::Ask(0),
+        Op::Answer(1, 1),
+        Op::DecideOnEarlier(0),
+        Op::Decide(0),
+    ]);
 }
 
 #[test]

@@ -25,6 +25,7 @@ use codaris_policy::Grant;
 
 use super::{GrantView, Ledger, decode_value};
 use crate::error::{Corrupt, LedgerError};
+use crate::grant_sets::SetName;
 use crate::record::{Backing, CardRecord, GrantRecord};
 
 /// The key that marks the index as built for every grant record of the ledger. No entry's key
@@ -67,6 +68,8 @@ struct SessionGrants {
     corrupt: Vec<Corrupt>,
     /// The view built from `records`, until the next change.
     view: Option<Arc<GrantView>>,
+    /// How decisions name the grants of `view`, once a decision has; dropped with the view.
+    name: Option<SetName>,
 }
 
 impl SessionGrants {
@@ -88,6 +91,12 @@ impl SessionGrants {
         let view = Arc::new(view);
         self.view = Some(view.clone());
         view
+    }
+
+    /// The records changed: the view (and its name) is built again when next asked for.
+    fn changed(&mut self) {
+        self.view = None;
+        self.name = None;
     }
 }
 
@@ -135,6 +144,30 @@ impl Ledger {
         let view = entry.view();
         cache.insert(session_id.to_owned(), entry);
         Ok(view)
+    }
+
+    /// How a decision of `session_id` names the grants of `view`: kept with the session's view
+    /// when `view` is the one the ledger keeps (worked out by the first decision that asks),
+    /// worked out afresh for any other.
+    pub(super) fn set_name(&self, session_id: &str, view: &Arc<GrantView>) -> SetName {
+        let mut cache = self.grant_cache.lock();
+        match cache.get_mut(session_id) {
+            Some(entry)
+                if entry
+                    .view
+                    .as_ref()
+                    .is_some_and(|kept| Arc::ptr_eq(kept, view)) =>
+            {
+                entry
+                    .name
+                    .get_or_insert_with(|| SetName::of(session_id, &view.grants))
+                    .clone()
+            }
+            _ => {
+                drop(cache);
+                SetName::of(session_id, &view.grants)
+            }
+        }
     }
 
     /// Drops the session's kept view (its session ended), so a daemon that runs for months does
@@ -259,7 +292,7 @@ impl Ledger {
                 .records
                 .entry(record.id.clone())
                 .or_insert_with(|| status(record.clone(), stands));
-            entry.view = None;
+            entry.changed();
         }
     }
 
@@ -268,7 +301,7 @@ impl Ledger {
         let mut cache = self.grant_cache.lock();
         if let Some(entry) = cache.get_mut(session_id) {
             entry.records.insert(id.to_owned(), Status::Inactive);
-            entry.view = None;
+            entry.changed();
         }
     }
 
@@ -289,7 +322,7 @@ impl Ledger {
             }
         }
         if changed {
-            entry.view = None;
+            entry.changed();
         }
     }
 }
