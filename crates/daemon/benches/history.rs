@@ -5,7 +5,8 @@
 //!
 //! The decisions are written with the ledger's own API before `codarisd` starts, from many
 //! threads at once, so the group commit puts many appends in one `fdatasync`. Each is the
-//! decision of a `write` with 10 grants in force, spread over 100 sessions. Run
+//! decision of a `write` with its session's 10 grants in force (grant records, as card answers
+//! record them: the decision names them by their grant set), spread over 100 sessions. Run
 //! `cargo build --release --bins` first so the `codaris` binary sits beside `codarisd`.
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
@@ -16,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use codaris_ledger::{DecisionRecord, Ledger};
 use codaris_paths::StateLayout;
-use codaris_policy::{CapabilityName, Grant, Lifetime, PermissionMode, Request, Task};
+use codaris_policy::{Grant, PermissionMode, Request, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 mod binaries;
 use binaries::{bin, proc_kib, spawn, stop, wait_serving};
+mod grants;
 use serde_json::json;
 
 const DECISIONS: usize = 100_000;
@@ -34,20 +36,12 @@ fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
     (at(0.50), at(0.99))
 }
 
-/// One decision as the dispatcher records it, for session `session` and call `i`.
-fn record(root: &Path, session: usize, i: usize) -> DecisionRecord {
+/// One decision as the dispatcher records it, for session `session` and call `i`, with the
+/// session's `grants` in force.
+fn record(root: &Path, session: usize, i: usize, grants: &[Grant]) -> DecisionRecord {
     let mut task = Task::new(root.join("proj").display().to_string());
     task.permission_mode = PermissionMode::AcceptEdits;
-    let grants = (0..10)
-        .map(|g| {
-            Grant::new(
-                CapabilityName::RunProgram,
-                Some(&format!("tool{g}")),
-                Lifetime::Session,
-            )
-            .with_id(format!("g{g:012}"))
-        })
-        .collect();
+    let grants = grants.to_vec();
     let request = Request {
         tool: "write".to_owned(),
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
@@ -70,14 +64,23 @@ fn prepare(dir: &Path) -> Duration {
     std::fs::write(dir.join("absent-config.toml"), "").unwrap();
     let layout = StateLayout::new(dir);
     let ledger = Ledger::open(&layout.ledger()).unwrap();
+    let mut cards = 0;
+    let in_force: Vec<Vec<Grant>> = (0..SESSIONS)
+        .map(|s| {
+            let session = format!("s-{s:03}");
+            grants::give(&ledger, &session, 10, &mut cards);
+            ledger.grant_view(&session).unwrap().grants
+        })
+        .collect();
     let started = Instant::now();
     std::thread::scope(|scope| {
         for writer in 0..WRITERS {
-            let ledger = &ledger;
+            let (ledger, in_force) = (&ledger, &in_force);
             scope.spawn(move || {
                 for i in (writer..DECISIONS).step_by(WRITERS) {
+                    let session = i % SESSIONS;
                     ledger
-                        .append_decision(record(dir, i % SESSIONS, i))
+                        .append_decision(record(dir, session, i, &in_force[session]))
                         .unwrap();
                 }
             });
