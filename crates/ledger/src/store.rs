@@ -584,8 +584,8 @@ impl Ledger {
         name: &SetName,
     ) -> Result<DecisionRecord, LedgerError> {
         if *name == SetName::Inline {
+            // A set cannot name them: they are stored in the record itself.
             record.request.grants.extend_from_slice(set);
-            return self.append_named(record, &[], &SetName::Empty);
         }
         record.seq = self.next_id()?;
         record.schema = SCHEMA;

@@ -136,6 +136,38 @@ fn decisions_on_an_unchanged_view_share_one_grant_set() {
 }
 
 #[test]
+fn grants_a_set_cannot_name_are_stored_in_the_record_itself() {
+    let (_temp, ledger) = ledger();
+    let named = programs_granted(&ledger, "s1", 2);
+    // The grants in force, one of them without a ledger id (no grant record lists it).
+    let mut in_force: Vec<Grant> = named.iter().map(|r| r.grant.clone()).collect();
+    in_force.push(Grant::new(
+        CapabilityName::RunProgram,
+        Some("tool-extra"),
+        Lifetime::Session,
+    ));
+    let request = request(
+        "run_command",
+        json!({"command": "tool-00000 --version"}),
+        task(Activity::Agent),
+    );
+    let mut seen = request.clone();
+    seen.grants.extend(in_force.iter().cloned());
+    let decision = seen.evaluate();
+    let stored = ledger
+        .append_decision_on(DecisionRecord::new("s1", request, decision, 7), &in_force)
+        .unwrap();
+    assert_eq!(stored.grant_set, None, "no set names them");
+    assert_eq!(stored.request.grants, in_force, "copied into the record");
+    let line = stored_line(&ledger, stored.seq);
+    assert!(line.contains("tool-extra"), "{line}");
+    let (read, corrupt) = ledger.decisions(Some("s1")).unwrap();
+    assert!(corrupt.is_empty(), "{corrupt:?}");
+    assert_eq!(read, vec![stored]);
+    assert!(crate::support::audited(&ledger).is_clean());
+}
+
+#[test]
 fn a_ledger_written_in_the_schema_1_format_replays_clean() {
     let temp = tempfile::tempdir().unwrap();
     let path = temp.path().join("ledger");

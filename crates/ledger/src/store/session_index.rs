@@ -155,6 +155,27 @@ impl Order {
             Order::OldestFirst => a < b,
         }
     }
+
+    /// The numbers that come after `past` in this order (all of them without `past`), as the
+    /// bounds of a range.
+    fn after(self, past: Option<u64>) -> (Bound<u64>, Bound<u64>) {
+        match (self, past) {
+            (_, None) => (Bound::Unbounded, Bound::Unbounded),
+            (Order::NewestFirst, Some(past)) => (Bound::Unbounded, Bound::Excluded(past)),
+            (Order::OldestFirst, Some(past)) => (Bound::Excluded(past), Bound::Unbounded),
+        }
+    }
+
+    /// A range (which runs oldest first) in this order.
+    fn arrange<'i, I>(self, range: I) -> Box<dyn Iterator<Item = I::Item> + 'i>
+    where
+        I: DoubleEndedIterator + 'i,
+    {
+        match self {
+            Order::NewestFirst => Box::new(range.rev()),
+            Order::OldestFirst => Box::new(range),
+        }
+    }
 }
 
 type Stored = Peekable<Box<dyn Iterator<Item = Entry>>>;
@@ -182,90 +203,18 @@ pub(super) struct Walk<'a> {
 
 impl<'a> Walk<'a> {
     fn new(index: &'a SessionIndex, session_id: &str, order: Order) -> Self {
-        let mut walk = Self {
+        let unfolded = index.unfolded();
+        let (held, more_held) = index.held_chunk(&unfolded, session_id, order, None);
+        Self {
             index,
             session_id: session_id.to_owned(),
             order,
             past: None,
-            held: Vec::new().into_iter().peekable(),
-            more_held: false,
-            generation: 0,
-            stored: empty(),
-        };
-        let unfolded = index.unfolded();
-        walk.generation = unfolded.generation;
-        walk.stored = walk.stored_part();
-        walk.copy_held(&unfolded);
-        drop(unfolded);
-        walk
-    }
-
-    /// Sled's entries of the session past `past`, in order.
-    fn stored_part(&self) -> Stored {
-        let prefix = session_prefix(&self.session_id);
-        let mut end = prefix.clone();
-        // Every key of the session is the prefix, whose last byte is 0, and eight more bytes.
-        if let Some(last) = end.last_mut() {
-            *last = 1;
+            held,
+            more_held,
+            generation: unfolded.generation,
+            stored: index.stored_part(session_id, order, None),
         }
-        let past = self.past.map(|seq| session_key(&self.session_id, seq));
-        let stored: Box<dyn Iterator<Item = Entry>> = match (self.order, past) {
-            (Order::NewestFirst, None) => Box::new(
-                self.tree()
-                    .range(prefix..end)
-                    .rev()
-                    .filter_map(stored_entry),
-            ),
-            (Order::NewestFirst, Some(past)) => Box::new(
-                self.tree()
-                    .range(prefix..past)
-                    .rev()
-                    .filter_map(stored_entry),
-            ),
-            (Order::OldestFirst, None) => {
-                Box::new(self.tree().range(prefix..end).filter_map(stored_entry))
-            }
-            (Order::OldestFirst, Some(past)) => Box::new(
-                self.tree()
-                    .range::<&[u8], _>((
-                        Bound::Excluded(past.as_slice()),
-                        Bound::Excluded(end.as_slice()),
-                    ))
-                    .filter_map(stored_entry),
-            ),
-        };
-        stored.peekable()
-    }
-
-    fn tree(&self) -> &sled::Tree {
-        &self.index.tree
-    }
-
-    /// Copies the next [`CHUNK`] entries held in memory past `past`.
-    fn copy_held(&mut self, unfolded: &Unfolded) {
-        let mut chunk: Vec<(u64, u64)> = match unfolded.sessions.get(&self.session_id) {
-            None => Vec::new(),
-            Some(entries) => {
-                let copy = |it: &mut dyn Iterator<Item = (&u64, &u64)>| {
-                    it.take(CHUNK + 1).map(|(s, a)| (*s, *a)).collect()
-                };
-                match (self.order, self.past) {
-                    (Order::NewestFirst, None) => copy(&mut entries.iter().rev()),
-                    (Order::NewestFirst, Some(past)) => copy(&mut entries.range(..past).rev()),
-                    (Order::OldestFirst, None) => copy(&mut entries.iter()),
-                    (Order::OldestFirst, Some(past)) => {
-                        copy(&mut entries.range((Bound::Excluded(past), Bound::Unbounded)))
-                    }
-                }
-            }
-        };
-        self.more_held = chunk.len() > CHUNK;
-        chunk.truncate(CHUNK);
-        #[cfg(test)]
-        self.index
-            .copied
-            .fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
-        self.held = chunk.into_iter().peekable();
     }
 
     /// Once the copied entries are all given and memory held more: the next ones, and sled's
@@ -274,9 +223,64 @@ impl<'a> Walk<'a> {
         let unfolded = self.index.unfolded();
         if unfolded.generation != self.generation {
             self.generation = unfolded.generation;
-            self.stored = self.stored_part();
+            self.stored = self
+                .index
+                .stored_part(&self.session_id, self.order, self.past);
         }
-        self.copy_held(&unfolded);
+        (self.held, self.more_held) =
+            self.index
+                .held_chunk(&unfolded, &self.session_id, self.order, self.past);
+    }
+}
+
+impl SessionIndex {
+    /// The next [`CHUNK`] of the session's entries held in memory past `past`, and whether memory
+    /// holds more after them.
+    fn held_chunk(
+        &self,
+        unfolded: &Unfolded,
+        session_id: &str,
+        order: Order,
+        past: Option<u64>,
+    ) -> (std::iter::Peekable<std::vec::IntoIter<(u64, u64)>>, bool) {
+        let mut chunk: Vec<(u64, u64)> = unfolded
+            .sessions
+            .get(session_id)
+            .map(|entries| {
+                order
+                    .arrange(entries.range(order.after(past)))
+                    .take(CHUNK + 1)
+                    .map(|(seq, at)| (*seq, *at))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let more = chunk.len() > CHUNK;
+        chunk.truncate(CHUNK);
+        #[cfg(test)]
+        self.copied
+            .fetch_add(chunk.len(), std::sync::atomic::Ordering::Relaxed);
+        (chunk.into_iter().peekable(), more)
+    }
+
+    /// Sled's entries of the session past `past`, in `order`.
+    fn stored_part(&self, session_id: &str, order: Order, past: Option<u64>) -> Stored {
+        let prefix = session_prefix(session_id);
+        // Every key of the session is the prefix, whose last byte is 0, and eight more bytes.
+        let mut end = prefix.clone();
+        if let Some(last) = end.last_mut() {
+            *last = 1;
+        }
+        let key = |bound: Bound<u64>, open: Bound<Vec<u8>>| match bound {
+            Bound::Unbounded => open,
+            Bound::Included(seq) => Bound::Included(session_key(session_id, seq)),
+            Bound::Excluded(seq) => Bound::Excluded(session_key(session_id, seq)),
+        };
+        let (low, high) = order.after(past);
+        let range = self.tree.range::<Vec<u8>, _>((
+            key(low, Bound::Included(prefix)),
+            key(high, Bound::Excluded(end)),
+        ));
+        order.arrange(range.filter_map(stored_entry)).peekable()
     }
 }
 
@@ -311,11 +315,6 @@ impl Iterator for Walk<'_> {
         }
         entry
     }
-}
-
-fn empty() -> Stored {
-    let none: Box<dyn Iterator<Item = Entry>> = Box::new(std::iter::empty());
-    none.peekable()
 }
 
 /// The index's key of a decision.
