@@ -98,6 +98,12 @@ fn a_fork_bomb_ends_at_the_session_process_limit_and_the_next_command_runs() {
     );
     let status = json(&sandbox.cli(&["status", "--json"]));
     assert_eq!(status["running"], true, "the daemon is untouched: {status}");
+    assert_eq!(status["limits"]["pids_max"], 200, "{status}");
+    let shown = String::from_utf8_lossy(&sandbox.cli(&["status"]).stdout).into_owned();
+    assert!(
+        shown.contains("  limits     200 processes (cgroup v"),
+        "{shown}"
+    );
 }
 
 #[test]

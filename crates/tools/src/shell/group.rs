@@ -150,6 +150,51 @@ pub(crate) async fn terminate_group(pgid: i32, scope: &Scope, grace: Duration) -
 mod tests {
     use super::*;
 
+    /// A child leading its own group, not waited for yet.
+    fn leader(program: &str) -> std::io::Result<(std::process::Child, i32)> {
+        use std::os::unix::process::CommandExt;
+        let child = std::process::Command::new(program)
+            .arg("30")
+            .process_group(0)
+            .spawn()?;
+        let pgid = i32::try_from(child.id()).map_err(std::io::Error::other)?;
+        Ok((child, pgid))
+    }
+
+    #[test]
+    fn liveness_reads_only_the_scope_and_a_zombie_is_not_alive() -> std::io::Result<()> {
+        let temp = tempfile::tempdir()?;
+        let members = temp.path().join("cgroup.procs");
+        let scope = Scope {
+            members: Some(members.clone()),
+        };
+        let (mut live, pgid) = leader("sleep")?;
+        std::fs::write(&members, format!("{pgid}\n"))?;
+        assert!(group_alive(pgid, &scope), "a live member in the scope");
+        // A process outside the scope's list is not looked for: the check reads the
+        // session's processes, never the machine's.
+        std::fs::write(&members, "")?;
+        assert!(!group_alive(pgid, &scope), "read beyond the scope");
+        live.kill()?;
+        // Killed but not waited for: a zombie, which `kill(-pgid, 0)` still finds.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while super::ProcStat::read(pgid).is_ok_and(|stat| !stat.is_zombie())
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(super::ProcStat::read(pgid)?.is_zombie());
+        std::fs::write(&members, format!("{pgid}\n"))?;
+        assert!(!group_alive(pgid, &scope), "a zombie counted as alive");
+        assert!(
+            !group_alive(pgid, &Scope::default()),
+            "a zombie counted as alive"
+        );
+        live.wait()?;
+        assert!(!group_alive(pgid, &scope), "a gone group counted as alive");
+        Ok(())
+    }
+
     #[test]
     fn reads_the_group_past_an_awkward_name() {
         assert_eq!(live_member_of("12 (a b) c) S 1 4242 4242 0"), Some(4242));
