@@ -458,6 +458,76 @@ mod tests {
     use super::*;
 
     #[test]
+    #[expect(
+        unsafe_code,
+        reason = "the rlimits are set in the child between fork and exec, as spawn.rs does"
+    )]
+    fn where_no_cgroup_is_writable_a_command_carries_the_rlimits() -> io::Result<()> {
+        use std::os::unix::process::CommandExt;
+        let limits = ChildLimits {
+            procs: Vec::new(),
+            nproc: Some(lowered(Resource::Nproc, 300)),
+            data: Some(lowered(Resource::Data, 256 << 20)),
+        };
+        let mut command = std::process::Command::new("/bin/sh");
+        command.args([
+            "-c",
+            "grep -E '^Max (processes|data size)' /proc/self/limits",
+        ]);
+        // SAFETY: `apply_in_child` makes two `prlimit` system calls and allocates nothing.
+        unsafe {
+            command.pre_exec(move || apply_in_child(&limits));
+        }
+        let output = command.output()?;
+        let shown = String::from_utf8_lossy(&output.stdout);
+        let limit = |name: &str| {
+            shown
+                .lines()
+                .find(|line| line.starts_with(name))
+                .map(|line| {
+                    line.split_whitespace()
+                        .rev()
+                        .skip(1)
+                        .take(2)
+                        .collect::<Vec<_>>()
+                })
+        };
+        // `Max processes  300  300  processes`: soft and hard, then the unit.
+        assert_eq!(limit("Max processes"), Some(vec!["300", "300"]), "{shown}");
+        assert_eq!(
+            limit("Max data size"),
+            Some(vec!["268435456", "268435456"]),
+            "{shown}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn without_cgroups_every_session_falls_back_to_rlimits_and_says_why() {
+        let limits = SessionLimits {
+            pids_max: 300,
+            memory_max: Some(1 << 30),
+        };
+        let limiter = Limiter::new(limits, "t", false, None);
+        let status = limiter.status();
+        assert_eq!(
+            (status.pids, status.memory),
+            (LimitMechanism::Rlimit, LimitMechanism::Rlimit)
+        );
+        assert_eq!(status.reasons.len(), 2, "{status}");
+        let session = limiter.session(1, None);
+        let child = session.child();
+        assert!(child.procs.is_empty());
+        assert!(child.nproc.is_some_and(|limit| limit.current <= Some(300)));
+        assert!(
+            child
+                .data
+                .is_some_and(|limit| limit.current <= Some(1 << 30))
+        );
+        assert_eq!(session.members(), None);
+    }
+
+    #[test]
     fn sizes_read_as_a_person_writes_them() {
         assert_eq!(bytes(1 << 30), "1 GiB");
         assert_eq!(bytes(3 << 29), "1.5 GiB");
