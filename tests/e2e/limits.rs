@@ -152,3 +152,43 @@ fn a_4_gib_allocation_ends_at_the_session_memory_limit_and_the_next_command_runs
         "{status}"
     );
 }
+
+#[test]
+fn a_command_cannot_move_itself_out_of_its_sessions_limits() {
+    let test = "a_command_cannot_move_itself_out_of_its_sessions_limits";
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let _daemon = sandbox.start_daemon(&[]);
+    if !cgroup_limit_or_skip(&sandbox, "pids", test)
+        || !cgroup_limit_or_skip(&sandbox, "memory", test)
+    {
+        return;
+    }
+    let status = json(&sandbox.cli(&["status", "--json"]));
+    let confinement = status["sandbox"].as_str().unwrap_or_default().to_owned();
+    if !confinement.starts_with("landlock active") {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test}: Landlock is required under CI: {confinement}"
+        );
+        eprintln!("SKIPPED {test}: {confinement}");
+        return;
+    }
+    // As root a write to any `cgroup.procs` passes the file's mode; Landlock keeps `/sys`
+    // read-only to commands, so the command stays where its session put it.
+    let escape = "for f in /sys/fs/cgroup/*/cgroup.procs /sys/fs/cgroup/cgroup.procs; do \
+                  echo 0 > \"$f\"; done 2>/dev/null; cat /proc/self/cgroup";
+    let outputs = run(&sandbox, &proj, &[escape]);
+    let lines: Vec<&str> = outputs[0].lines().collect();
+    for controller in ["pids", "memory"] {
+        let line = lines
+            .iter()
+            .find(|line| line.split(':').nth(1) == Some(controller));
+        assert!(
+            line.is_some_and(|line| line.contains("/codaris-") && line.contains("/s-")),
+            "{controller}: {}",
+            outputs[0]
+        );
+    }
+}
