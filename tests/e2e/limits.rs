@@ -192,3 +192,65 @@ fn a_command_cannot_move_itself_out_of_its_sessions_limits() {
         );
     }
 }
+
+/// The daemon's `codaris-<owner>-<pid>` directories in the v1 `pids` and `memory`
+/// hierarchies (mounted at `/sys/fs/cgroup/<controller>`, as on this kind of machine).
+fn v1_roots(pid: u32) -> Vec<std::path::PathBuf> {
+    let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    let mut found = Vec::new();
+    for controller in ["pids", "memory"] {
+        let Some(path) = own.lines().find_map(|line| {
+            let mut parts = line.splitn(3, ':');
+            let _ = parts.next();
+            (parts.next()? == controller).then(|| parts.next().map(str::to_owned))?
+        }) else {
+            continue;
+        };
+        let dir = Path::new("/sys/fs/cgroup")
+            .join(controller)
+            .join(path.trim_start_matches('/'));
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        found.extend(
+            entries
+                .flatten()
+                .filter(|entry| {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    name.starts_with("codaris-") && name.ends_with(&format!("-{pid}"))
+                })
+                .map(|entry| entry.path()),
+        );
+    }
+    found
+}
+
+#[test]
+fn a_killed_daemon_leaves_no_v1_cgroup_behind() {
+    let test = "a_killed_daemon_leaves_no_v1_cgroup_behind";
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let daemon = sandbox.start_daemon(&[]);
+    let status = json(&sandbox.cli(&["status", "--json"]));
+    if status["limits"]["pids_mechanism"] != "cgroup_v1"
+        || status["limits"]["memory_mechanism"] != "cgroup_v1"
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{test}: this kind of machine keeps the limits in cgroup v1 under CI: {status}"
+        );
+        eprintln!("SKIPPED {test}: {}", status["limits"]);
+        return;
+    }
+    let pid = daemon.pid();
+    let outputs = run(&sandbox, &proj, &["echo ran"]);
+    assert!(outputs[0].starts_with("exit code: 0"), "{}", outputs[0]);
+    let roots = v1_roots(pid);
+    assert_eq!(roots.len(), 2, "{roots:?}");
+    // SIGKILL: nothing of the daemon's own runs; its watchdogs see their pipes close.
+    daemon.kill_hard();
+    codaris_test_support::sandbox::wait_for(std::time::Duration::from_secs(30), || {
+        roots.iter().all(|root| !root.exists())
+    });
+}

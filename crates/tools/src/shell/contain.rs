@@ -332,7 +332,7 @@ fn start_watchdog(root: &Path) -> Result<OwnedFd, String> {
 }
 
 /// `/bin/sh -c <script> <argument>` reading a pipe; the write end comes back.
-fn spawn_watchdog(script: &str, argument: &std::ffi::OsStr) -> Result<OwnedFd, String> {
+pub(crate) fn spawn_watchdog(script: &str, argument: &std::ffi::OsStr) -> Result<OwnedFd, String> {
     use std::os::unix::process::CommandExt;
     let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|error| format!("cannot create the watchdog's pipe: {error}"))?;

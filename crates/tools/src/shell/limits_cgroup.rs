@@ -65,7 +65,24 @@ pub(crate) fn enable_v2(root: &Path, controller: Controller) -> Result<(), Strin
 #[derive(Debug)]
 pub(crate) struct V1Root {
     path: PathBuf,
+    /// The write end of its watchdog's pipe (see [`V1_WATCHDOG`]).
+    _watchdog: OwnedFd,
 }
+
+/// What a v1 subtree's watchdog runs once the daemon exits in any way (its pipe closes):
+/// kill what is left in it (the cgroup v2 watchdog or the parent-death signal usually did)
+/// and remove it, so that a killed daemon whose state is never used again leaves no cgroup.
+const V1_WATCHDOG: &str = r#"read -r _
+for round in 1 2 3 4 5 6 7 8 9 10; do
+  for p in $(cat "$0"/*/cgroup.procs "$0"/cgroup.procs 2>/dev/null); do
+    kill -9 "$p" 2>/dev/null
+  done
+  for d in "$0"/*/; do rmdir "$d" 2>/dev/null; done
+  rmdir "$0" 2>/dev/null && exit 0
+  [ -d "$0" ] || exit 0
+  sleep 0.2
+done
+exit 0"#;
 
 impl V1Root {
     /// Creates the subtree, first killing and removing any `codaris-<owner>-*` a killed daemon
@@ -89,7 +106,16 @@ impl V1Root {
         let path = parent.join(format!("{prefix}{}", std::process::id()));
         std::fs::create_dir(&path)
             .map_err(|error| format!("cannot create {}: {error}", path.display()))?;
-        Ok(Self { path })
+        match super::contain::spawn_watchdog(V1_WATCHDOG, path.as_os_str()) {
+            Ok(watchdog) => Ok(Self {
+                path,
+                _watchdog: watchdog,
+            }),
+            Err(reason) => {
+                remove_v1_tree(&path);
+                Err(reason)
+            }
+        }
     }
 
     /// A session's cgroup `s-<number>` here, its limit written (`files`, in order: a file
