@@ -16,6 +16,7 @@ mod interrupt;
 mod ledger;
 mod leftovers;
 mod lifecycle;
+mod limits;
 mod mcp;
 mod nextflow;
 mod nextflow_runs;

@@ -75,6 +75,7 @@ impl Builtins {
         let (pools, notices) = ShellPools::new(PoolConfig {
             background: setup.background,
             preview_server: setup.preview_server,
+            limits: setup.session_limits,
             ..PoolConfig::default()
         });
         let pools = pools.with_sandbox(setup.sandbox_paths());
@@ -88,6 +89,7 @@ impl Builtins {
                     tracing::info!(removed, "removed temp dirs a previous daemon left");
                 }
                 tracing::info!(containment = %pools.containment(), "command processes");
+                tracing::info!(limits = %pools.limits(), "session limits");
                 pools
             }
             None => pools,
@@ -171,6 +173,12 @@ impl Builtins {
             Some(pools) => format!("{landlock}; processes: {}", pools.containment()),
             None => landlock.to_string(),
         }
+    }
+
+    /// What `codaris status` reports as `limits`: each session's process and memory limits
+    /// and what keeps them; `None` where commands do not run here.
+    pub fn limits_status(&self) -> Option<codaris_tools::shell::LimitStatus> {
+        self.pools.as_ref().map(|pools| pools.limits())
     }
 
     /// The shell tools' task pools, when commands run here.
@@ -325,6 +333,8 @@ pub struct Setup {
     pub background: bool,
     /// `preview_server`, when `background` is on too.
     pub preview_server: bool,
+    /// `tools.session_pids_max`, `tools.session_memory_max`.
+    pub session_limits: codaris_tools::shell::SessionLimits,
     /// More directories commands may write to under Landlock.
     pub sandbox_writable: Vec<PathBuf>,
     /// More locations commands may read under Landlock; `None`: the toolchains under `home`.
@@ -358,6 +368,7 @@ impl Default for Setup {
         Self {
             background: true,
             preview_server: true,
+            session_limits: codaris_tools::shell::SessionLimits::default(),
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
             state_dir: None,
@@ -378,6 +389,7 @@ impl Setup {
         Self {
             background: config.background,
             preview_server: config.preview_server,
+            session_limits: config.session_limits,
             sandbox_writable: config.sandbox_writable.clone(),
             sandbox_readable: config.sandbox_readable.clone(),
             state_dir: Some(config.state_dir.clone()),

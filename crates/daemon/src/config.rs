@@ -96,6 +96,11 @@ pub struct ToolsToml {
     pub background: Option<bool>,
     /// `preview_server` (default on; needs `background`).
     pub preview_server: Option<bool>,
+    /// The most processes one session's commands may have at once (default 4096).
+    pub session_pids_max: Option<u64>,
+    /// The most memory (swap included) one session's commands may use: bytes or `8G`
+    /// (default three quarters of physical memory).
+    pub session_memory_max: Option<crate::session_limits::SizeToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -207,6 +212,8 @@ pub struct Config {
     pub background: bool,
     /// `tools.preview_server`: the preview server is offered (with `background` only).
     pub preview_server: bool,
+    /// `tools.session_pids_max`, `tools.session_memory_max`.
+    pub session_limits: codaris_tools::shell::SessionLimits,
     pub lean_surface: bool,
     pub tool_search_api: bool,
     /// What answers a session that names none, its model, each API's key and base URL, as
@@ -485,6 +492,11 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         &origin,
     )?;
     let telemetry = crate::telemetry::resolve(toml.telemetry, &origin)?;
+    let session_limits = crate::session_limits::resolve(
+        tools.session_pids_max,
+        tools.session_memory_max.as_ref(),
+        &origin,
+    )?;
 
     let listen = match flags.listen {
         Some(addr) => Some(loopback("--listen", &addr)?),
@@ -532,6 +544,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         http_default_headers,
         background: tools.background.unwrap_or(true),
         preview_server: tools.preview_server.unwrap_or(true),
+        session_limits,
         lean_surface,
         tool_search_api,
         providers,

@@ -209,7 +209,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         json!(config.ledger_cache_bytes / (1024 * 1024)),
         from("daemon.ledger_cache_mb", None, None),
     );
-    let tools: [(&str, Value, Option<&str>); 12] = [
+    let tools: [(&str, Value, Option<&str>); 14] = [
         (
             "tools.lean_surface",
             json!(config.lean_surface),
@@ -257,6 +257,16 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         ("tools.http_default_headers", json!(headers), None),
         ("tools.background", json!(config.background), None),
         ("tools.preview_server", json!(config.preview_server), None),
+        (
+            "tools.session_pids_max",
+            json!(config.session_limits.pids_max),
+            None,
+        ),
+        (
+            "tools.session_memory_max",
+            json!(config.session_limits.memory_max),
+            None,
+        ),
     ];
     for (key, value, var) in tools {
         push(key, value, from(key, var, None));

@@ -57,6 +57,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             http_default_headers: http::HeaderMap::new(),
             background: true,
             preview_server: true,
+            session_limits: codaris_tools::shell::SessionLimits::default(),
             lean_surface: true,
             tool_search_api: false,
             providers: crate::providers::ProviderSettings::default(),

@@ -37,6 +37,7 @@ pub mod resolve;
 pub mod secret;
 pub mod server;
 pub mod service;
+pub mod session_limits;
 pub mod sessions;
 pub mod shutdown;
 pub mod skills;

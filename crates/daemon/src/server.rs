@@ -240,6 +240,16 @@ async fn routes(
         shutdown: shutdown.clone(),
         tools_indexed: tools.indexed(),
         sandbox: builtins.sandbox_status(),
+        limits: builtins
+            .limits_status()
+            .map(|limits| codaris_proto::v1::SessionLimits {
+                pids_max: limits.pids_max,
+                pids_mechanism: limits.pids.as_str().to_owned(),
+                memory_max_bytes: limits.memory_max,
+                memory_mechanism: limits.memory.as_str().to_owned(),
+                summary: limits.to_string(),
+                reasons: limits.reasons,
+            }),
         programs: Arc::new(crate::programs::ProgramProbe::new(
             config.nextflow.clone(),
             builtins.pools(),

@@ -37,6 +37,13 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "sessions": {"active": status.sessions_active, "total": status.sessions_total},
         "tools_indexed": status.tools_indexed,
         "sandbox": status.sandbox,
+        "limits": status.limits.as_ref().map(|limits| json!({
+            "pids_max": limits.pids_max,
+            "pids_mechanism": limits.pids_mechanism,
+            "memory_max_bytes": limits.memory_max_bytes,
+            "memory_mechanism": limits.memory_mechanism,
+            "reasons": limits.reasons,
+        })),
         "warnings": status.warnings,
         "allowed_dirs": status.allowed_dirs,
         "provider": non_empty(&status.provider),
@@ -120,6 +127,9 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
         ),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
     ];
+    if let Some(limits) = &status.limits {
+        lines.push(format!("  limits     {}", limits.summary));
+    }
     if status.programs.is_empty() {
         lines.push(
             "  program    (asking nf-core, nextflow and git for their versions; ask again)"

@@ -28,6 +28,8 @@ pub struct DaemonService {
     pub tools_indexed: Arc<AtomicU32>,
     /// Whether commands run under Landlock, probed once at start.
     pub sandbox: String,
+    /// Each session's process and memory limits and what keeps them, chosen at start.
+    pub limits: Option<v1::SessionLimits>,
     /// The domain tools' programs, probed in the background when first asked for.
     pub programs: Arc<crate::programs::ProgramProbe>,
 }
@@ -98,6 +100,7 @@ impl Daemon for DaemonService {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             sandbox: self.sandbox.clone(),
+            limits: self.limits.clone(),
             warnings: self.config.warnings.clone(),
             programs: self.programs.current(),
             allowed_dirs: self

@@ -114,6 +114,15 @@ impl Tracker {
             Self::ProcessGroups { .. } => None,
         }
     }
+
+    /// The daemon's cgroup v2 subtree, where the sessions' limits go when its controllers
+    /// can be enabled (see `limits.rs`).
+    pub(crate) fn v2_root(&self) -> Option<&Path> {
+        match self {
+            Self::Cgroup(root) => Some(&root.path),
+            Self::ProcessGroups { .. } => None,
+        }
+    }
 }
 
 /// `codaris-<owner>-<pid>/` and its watchdog.
@@ -190,6 +199,11 @@ impl SessionCgroup {
         self.procs.clone()
     }
 
+    /// Its directory, where `limits.rs` writes the session's limits.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Kills every process of the session (every descendant of every command).
     pub(crate) fn kill(&self) {
         kill_cgroup(&self.path);
@@ -254,7 +268,7 @@ fn cgroup2_mount(mountinfo: &str) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// `mountinfo` writes space, tab, newline and backslash as octal escapes.
-fn unescape(field: &str) -> String {
+pub(crate) fn unescape(field: &str) -> String {
     field
         .replace("\\040", " ")
         .replace("\\011", "\t")
@@ -318,7 +332,7 @@ fn start_watchdog(root: &Path) -> Result<OwnedFd, String> {
 }
 
 /// `/bin/sh -c <script> <argument>` reading a pipe; the write end comes back.
-fn spawn_watchdog(script: &str, argument: &std::ffi::OsStr) -> Result<OwnedFd, String> {
+pub(crate) fn spawn_watchdog(script: &str, argument: &std::ffi::OsStr) -> Result<OwnedFd, String> {
     use std::os::unix::process::CommandExt;
     let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|error| format!("cannot create the watchdog's pipe: {error}"))?;
@@ -359,7 +373,7 @@ fn start_mark_watchdog(owner: &str) -> Result<OwnedFd, String> {
 
 /// `cgroup.kill` (Linux 5.14), else SIGKILL to every listed process, a few rounds (a
 /// process may fork while being listed).
-fn kill_cgroup(path: &Path) {
+pub(crate) fn kill_cgroup(path: &Path) {
     if std::fs::write(path.join("cgroup.kill"), "1").is_ok() {
         return;
     }
@@ -408,7 +422,7 @@ fn remove_tree(path: &Path) {
 }
 
 /// `rmdir` once the cgroup has no process left, trying for at most `limit`.
-fn remove_when_empty(path: &Path, limit: Duration) -> bool {
+pub(crate) fn remove_when_empty(path: &Path, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         match std::fs::remove_dir(path) {

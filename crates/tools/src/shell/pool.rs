@@ -13,11 +13,12 @@ use tokio::sync::mpsc;
 use super::contain::{
     Containment, SessionCgroup, Tracker, kill_marked, remove_leftover_temp_dirs, temp_prefix,
 };
-use super::group::{group_alive, signal_group};
+use super::group::{Scope, group_alive, signal_group};
+use super::limits::{LimitStatus, Limiter, SessionLimit, SessionLimits};
 use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
-use super::task::{NoticeTarget, Task, TaskNotice, TaskStatus};
+use super::task::{Limited, NoticeTarget, Task, TaskNotice, TaskStatus};
 
 /// Failures of the pool, split by the tools into the model's and Codaris's.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,8 @@ pub struct PoolConfig {
     /// Keep each session's processes in a cgroup where the machine allows it (off: process
     /// groups and the environment mark only, as on a machine without cgroups).
     pub cgroups: bool,
+    /// `tools.session_pids_max` and `tools.session_memory_max` (see `limits.rs`).
+    pub limits: SessionLimits,
 }
 
 impl Default for PoolConfig {
@@ -77,6 +80,7 @@ impl Default for PoolConfig {
             background: true,
             preview_server: true,
             cgroups: true,
+            limits: SessionLimits::default(),
         }
     }
 }
@@ -92,6 +96,8 @@ pub struct ShellPools {
     owner: String,
     /// Made on first use: a pool that never runs a command needs no cgroup nor thread.
     tracker: OnceLock<Tracker>,
+    /// Where the sessions' limits are kept, chosen on first use after the tracker.
+    limiter: OnceLock<Limiter>,
     /// Numbers the sessions' marks.
     next_session: AtomicU64,
     spawner: Mutex<Option<Arc<Spawner>>>,
@@ -116,6 +122,7 @@ impl ShellPools {
             sandbox: Arc::new(SandboxPaths::default()),
             owner,
             tracker: OnceLock::new(),
+            limiter: OnceLock::new(),
             next_session: AtomicU64::new(1),
             spawner: Mutex::new(None),
         };
@@ -156,6 +163,23 @@ impl ShellPools {
         self.tracker().containment()
     }
 
+    /// The sessions' process and memory limits and what keeps them.
+    pub fn limits(&self) -> LimitStatus {
+        self.limiter().status()
+    }
+
+    fn limiter(&self) -> &Limiter {
+        self.limiter.get_or_init(|| {
+            let v2_root = self.tracker().v2_root();
+            Limiter::new(
+                self.config.limits,
+                &self.owner,
+                self.config.cgroups,
+                v2_root,
+            )
+        })
+    }
+
     fn tracker(&self) -> &Tracker {
         self.tracker.get_or_init(|| {
             if self.config.cgroups {
@@ -173,8 +197,9 @@ impl ShellPools {
     /// process still in it, every process still carrying its mark, and its private temp
     /// dirs. How many temp dirs went.
     pub fn clean_leftovers(&self) -> usize {
-        // Creating the subtree replaces (kills) a leftover one.
+        // Creating the subtrees replaces (kills) a leftover one.
         self.tracker();
+        self.limiter();
         let prefix = format!("{}/", self.owner);
         kill_marked(|mark| mark.starts_with(&prefix));
         remove_leftover_temp_dirs(&std::env::temp_dir(), &self.owner)
@@ -196,6 +221,9 @@ impl ShellPools {
         if let Some(pool) = pools.get(session_id) {
             return Ok(pool.clone());
         }
+        let number = self.next_session.fetch_add(1, Ordering::Relaxed);
+        let cgroup = self.tracker().session();
+        let limit = Arc::new(self.limiter().session(number, cgroup.as_ref()));
         let pool = TaskPool::create(
             session_id,
             self.config,
@@ -203,14 +231,11 @@ impl ShellPools {
             Shared {
                 sandbox: self.sandbox.clone(),
                 spawner: self.spawner()?,
-                cgroup: self.tracker().session(),
+                cgroup,
+                limit,
                 containment: self.tracker().containment(),
                 temp_prefix: temp_prefix(&self.owner),
-                mark: format!(
-                    "{}/{}",
-                    self.owner,
-                    self.next_session.fetch_add(1, Ordering::Relaxed)
-                ),
+                mark: format!("{}/{number}", self.owner),
             },
         )?;
         let pool = Arc::new(pool);
@@ -239,6 +264,7 @@ struct Shared {
     sandbox: Arc<SandboxPaths>,
     spawner: Arc<Spawner>,
     cgroup: Option<SessionCgroup>,
+    limit: Arc<SessionLimit>,
     containment: Containment,
     temp_prefix: String,
     mark: String,
@@ -273,6 +299,10 @@ pub struct TaskPool {
     spawner: Arc<Spawner>,
     /// The session's cgroup, when the machine allows one.
     cgroup: Option<SessionCgroup>,
+    /// Its process and memory limits.
+    limit: Arc<SessionLimit>,
+    /// Where its commands' processes can be, for the liveness checks.
+    scope: Scope,
     containment: Containment,
     /// `CODARIS_TASK` of this session's commands.
     mark: String,
@@ -338,6 +368,10 @@ impl TaskPool {
             sandbox: shared.sandbox,
             spawner: shared.spawner,
             cgroup: shared.cgroup,
+            scope: Scope {
+                members: shared.limit.members(),
+            },
+            limit: shared.limit,
             containment,
             mark: shared.mark,
         })
@@ -440,18 +474,24 @@ impl TaskPool {
             temp_dir: self.temp_dir(),
             confine_to,
             cgroup: self.cgroup.as_ref().map(SessionCgroup::procs),
+            limits: Some(self.limit.clone()),
             mark: &self.mark,
         };
+        let before = self.limit.hits();
         let spawned = spawn(&launch, &self.spawner).map_err(|source| ShellError::Spawn {
             command: command.to_owned(),
             cwd: cwd.to_path_buf(),
             source,
         })?;
-        let task = Task::watch(
+        let task = Task::watch_limited(
             spawned.child,
             command.to_owned(),
             estimate,
             self.config.buffer_bytes,
+            Some(Limited {
+                limit: self.limit.clone(),
+                before,
+            }),
         );
         let task_id = self.register(&task, listed, notify);
         Ok(Started {
@@ -472,6 +512,7 @@ impl TaskPool {
         super::spawn::spawn_program(
             command,
             self.cgroup.as_ref().map(SessionCgroup::procs),
+            Some(self.limit.clone()),
             &self.mark,
             &self.spawner,
         )
@@ -590,7 +631,7 @@ impl TaskPool {
             .tasks()
             .iter()
             .filter(|(_, entry)| !entry.task.status().is_running() && entry.task.pgid > 0)
-            .filter(|(_, entry)| group_alive(entry.task.pgid))
+            .filter(|(_, entry)| group_alive(entry.task.pgid, &self.scope))
             .map(|(number, entry)| Reaped {
                 task_id: task_id(*number),
                 command: entry.task.command.clone(),
@@ -619,7 +660,7 @@ impl TaskPool {
         let mut tasks = self.tasks();
         let spent = tasks
             .get(&number)
-            .is_some_and(|entry| !entry.listed && !group_alive(entry.task.pgid));
+            .is_some_and(|entry| !entry.listed && !group_alive(entry.task.pgid, &self.scope));
         if spent {
             tasks.remove(&number);
         }
@@ -637,10 +678,11 @@ impl TaskPool {
                 kill_marked(|mark| mark == self.mark);
             }
         }
+        self.limit.kill();
         for entry in self.tasks().values() {
             // A group gone since its task ended is not signalled: its number may be reused.
             if entry.task.status().is_running()
-                || (entry.task.pgid > 0 && group_alive(entry.task.pgid))
+                || (entry.task.pgid > 0 && group_alive(entry.task.pgid, &self.scope))
             {
                 entry.task.kill_now();
             }

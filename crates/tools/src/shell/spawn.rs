@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use tokio::process::{Child, Command};
 
+use super::limits::SessionLimit;
 use super::privileges::Privileges;
 use super::sandbox::Grant;
 use super::spawner::Spawner;
@@ -24,6 +25,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) confine_to: Option<Vec<Grant>>,
     /// The session cgroup's open `cgroup.procs`, to join before exec.
     pub(crate) cgroup: Option<Arc<OwnedFd>>,
+    /// The session's process and memory limits (`limits.rs`).
+    pub(crate) limits: Option<Arc<SessionLimit>>,
     /// The session's `CODARIS_TASK` value (see `contain.rs`).
     pub(crate) mark: &'a str,
 }
@@ -61,6 +64,7 @@ pub(crate) fn spawn(launch: &Launch<'_>, spawner: &Spawner) -> io::Result<Spawne
         &mut command,
         InChild {
             cgroup: launch.cgroup.clone(),
+            limits: launch.limits.clone(),
             privileges: Privileges::of_daemon(),
             ruleset,
         },
@@ -75,6 +79,7 @@ pub(crate) fn spawn(launch: &Launch<'_>, spawner: &Spawner) -> io::Result<Spawne
 pub(crate) fn spawn_program(
     mut command: Command,
     cgroup: Option<Arc<OwnedFd>>,
+    limits: Option<Arc<SessionLimit>>,
     mark: &str,
     spawner: &Spawner,
 ) -> io::Result<Child> {
@@ -83,6 +88,7 @@ pub(crate) fn spawn_program(
         &mut command,
         InChild {
             cgroup,
+            limits,
             privileges: Privileges::of_daemon(),
             ruleset: None,
         },
@@ -126,6 +132,7 @@ fn shell(launch: &Launch<'_>) -> Command {
 /// Everything the child applies to itself, built before the fork.
 struct InChild {
     cgroup: Option<Arc<OwnedFd>>,
+    limits: Option<Arc<SessionLimit>>,
     privileges: Privileges,
     #[cfg(target_os = "linux")]
     ruleset: Option<landlock::RulesetCreated>,
@@ -141,6 +148,7 @@ struct InChild {
 fn prepare_child(command: &mut Command, child: InChild) {
     let InChild {
         cgroup,
+        limits,
         privileges,
         ruleset,
     } = child;
@@ -156,6 +164,9 @@ fn prepare_child(command: &mut Command, child: InChild) {
         command.pre_exec(move || {
             if let Some(procs) = &cgroup {
                 super::contain::join_in_child(procs.as_ref())?;
+            }
+            if let Some(limits) = &limits {
+                super::limits::apply_in_child(limits.child())?;
             }
             // Dies with the daemon even where no cgroup reaches it. If the daemon died
             // before this line, the parent is already someone else: do not run at all.
@@ -189,6 +200,7 @@ mod tests {
             temp_dir: Path::new("/t"),
             confine_to: None,
             cgroup: None,
+            limits: None,
             mark: "o/1",
         };
         let command = shell(&launch);

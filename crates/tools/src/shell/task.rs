@@ -8,6 +8,8 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
 
+use super::group::Scope;
+use super::limits::{Hits, SessionLimit};
 use super::ring::Ring;
 
 /// How a task ended, or that it has not.
@@ -82,6 +84,15 @@ pub struct Task {
     done: watch::Receiver<bool>,
     /// For a task run inside the daemon (a preview server) rather than as a process.
     abort: Option<tokio::task::AbortHandle>,
+    /// Where its group's processes can be, for the liveness checks.
+    pub(crate) scope: Scope,
+}
+
+/// The session's limits a command ran under, and their counters when it started.
+#[derive(Debug, Clone)]
+pub(crate) struct Limited {
+    pub(crate) limit: Arc<SessionLimit>,
+    pub(crate) before: Hits,
 }
 
 /// Where an in-process task writes what it would have printed.
@@ -103,10 +114,22 @@ const DRAIN: Duration = Duration::from_millis(500);
 impl Task {
     /// Watches `child` (already leading its own process group) and captures its output.
     pub(crate) fn watch(
+        child: Child,
+        command: String,
+        estimate: Option<Duration>,
+        buffer_bytes: usize,
+    ) -> Arc<Self> {
+        Self::watch_limited(child, command, estimate, buffer_bytes, None)
+    }
+
+    /// [`Task::watch`] for a command of a session with limits: when it ends, whether it hit
+    /// one is told in its stderr, and a group that hit the process limit is killed.
+    pub(crate) fn watch_limited(
         mut child: Child,
         command: String,
         estimate: Option<Duration>,
         buffer_bytes: usize,
+        limited: Option<Limited>,
     ) -> Arc<Self> {
         let pgid = child
             .id()
@@ -132,6 +155,9 @@ impl Task {
             }),
             done,
             abort: None,
+            scope: Scope {
+                members: limited.as_ref().and_then(|l| l.limit.members()),
+            },
         });
         let readers = [
             child
@@ -152,6 +178,9 @@ impl Task {
                 // A reader still blocked after the drain period belongs to a lingering
                 // grandchild; it keeps capturing in the background.
                 let _ = tokio::time::timeout(DRAIN, reader).await;
+            }
+            if let Some(limited) = limited {
+                watched.judge_limits(&limited).await;
             }
             watched.finish(exit);
             let _ = done_tx.send(true);
@@ -189,6 +218,7 @@ impl Task {
             }),
             done,
             abort: Some(handle.abort_handle()),
+            scope: Scope::default(),
         });
         let watched = task.clone();
         tokio::spawn(async move {
@@ -198,6 +228,31 @@ impl Task {
             let _ = done_tx.send(true);
         });
         task
+    }
+
+    /// Once the command ended: if the session hit a limit meanwhile, says so at the end of its
+    /// stderr (where the model reads it, as `background_output` does) and, for the process
+    /// limit, kills what its group left running (a fork bomb keeps forking otherwise, and the
+    /// session's next command could not start).
+    async fn judge_limits(&self, limited: &Limited) {
+        let Some(verdict) = limited.limit.verdict(limited.before, limited.limit.hits()) else {
+            return;
+        };
+        if verdict.kill_group && self.pgid > 0 {
+            // A group signal reaches every member at once, and the kernel fails a fork racing
+            // it; a few rounds for one that slipped through.
+            for _ in 0..50 {
+                let _ = super::group::signal_group(self.pgid, rustix::process::Signal::KILL);
+                if !super::group::group_alive(self.pgid, &self.scope) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let mut stderr = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        stderr.push(b"\n");
+        stderr.push(verdict.note.as_bytes());
+        stderr.push(b"\n");
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -268,7 +323,7 @@ impl Task {
             }
         }
         if self.pgid > 0 {
-            super::group::terminate_group(self.pgid, grace).await?;
+            super::group::terminate_group(self.pgid, &self.scope, grace).await?;
         }
         if let Some(abort) = &self.abort {
             abort.abort();
