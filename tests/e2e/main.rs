@@ -17,6 +17,7 @@ mod ledger;
 mod leftovers;
 mod lifecycle;
 mod mcp;
+mod mcp_paths;
 mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;

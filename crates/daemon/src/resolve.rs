@@ -167,11 +167,11 @@ pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Im
     implied
 }
 
-/// [`resolve_path`], for a path of any length: one longer than `PATH_MAX` is first normalised
-/// lexically against `cwd`, and `None` when it is still too long.
+/// [`resolve_path`] through dangling links too, for a path of any length: one longer than
+/// `PATH_MAX` is first normalised lexically against `cwd`, and `None` when it is still too long.
 fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
     if path.len() <= MAX_PATH_BYTES {
-        return Some(resolve_path(cwd, path));
+        return Some(through_dangling_links(resolve_path(cwd, path)));
     }
     let joined = if path.starts_with('/') {
         path.to_owned()
@@ -189,7 +189,42 @@ fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
         }
     }
     let lexical = format!("/{}", parts.join("/"));
-    (lexical.len() <= MAX_PATH_BYTES).then(|| resolve_path(cwd, &lexical))
+    (lexical.len() <= MAX_PATH_BYTES).then(|| through_dangling_links(resolve_path(cwd, &lexical)))
+}
+
+/// How many dangling links one path may pass through, as the kernel's `ELOOP` limit.
+const MAX_LINKS: usize = 40;
+
+/// `resolved` (every existing link followed) with a dangling link in it followed as well: an
+/// MCP server that writes `proj/link` where `link -> /etc/cron.d/x` creates the target, so the
+/// target is what is judged. Only the first component that does not resolve can be one (nothing
+/// exists beneath it). A loop, or more than [`MAX_LINKS`] links, is judged where it stopped.
+fn through_dangling_links(resolved: String) -> String {
+    let mut path = std::path::PathBuf::from(&resolved);
+    for _ in 0..MAX_LINKS {
+        let mut prefix = std::path::PathBuf::new();
+        let mut components = path.components();
+        let mut next = None;
+        for component in components.by_ref() {
+            prefix.push(component);
+            match std::fs::symlink_metadata(&prefix) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    next = std::fs::read_link(&prefix).ok();
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let Some(target) = next else {
+            break;
+        };
+        let parent = prefix.parent().unwrap_or(Path::new("/"));
+        let rest = components.as_path();
+        let joined = parent.join(target).join(rest);
+        path = codaris_tools::resolve_existing(&joined);
+    }
+    path.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -306,6 +341,8 @@ mod tests {
         std::fs::create_dir_all(&proj)?;
         std::fs::create_dir_all(root.join("secret"))?;
         symlink(root.join("secret"), proj.join("link"))?;
+        symlink(root.join("gone/cron"), proj.join("dangling"))?;
+        symlink("loop", proj.join("loop"))?;
         let marks = ArgumentMarks::new(
             false,
             json!({"properties": {"repo_path": {"type": "string"}}}),
@@ -317,6 +354,7 @@ mod tests {
             "v": "$NOPE/x",
             "long": format!("/{}{}etc", "a/".repeat(2100), "../".repeat(2100)),
             "huge": format!("/{}", "a/".repeat(3000)),
+            "w": [format!("{}/dangling", proj.display()), format!("{}/loop/x", proj.display())],
         });
         let mut implied = argument_paths(&marks, &proj, &args);
         implied.sort_by(|a, b| a.arg.cmp(&b.arg).then(a.path.cmp(&b.path)));
@@ -352,6 +390,16 @@ mod tests {
                     "$NOPE/x".to_owned(),
                     ImpliedBy::Unjudged(codaris_policy::BadPath::UnknownVariable),
                     "/v".to_owned()
+                ),
+                (
+                    at(&root.join("gone/cron")),
+                    ImpliedBy::ArgumentPath,
+                    "/w/0".to_owned()
+                ),
+                (
+                    at(&proj.join("loop/x")),
+                    ImpliedBy::ArgumentPath,
+                    "/w/1".to_owned()
                 ),
             ]
         );
