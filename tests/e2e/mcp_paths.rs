@@ -2,7 +2,9 @@
 //! (installed by `.ci/mcp-peers.sh`) asked for the status of a repository outside the roots by
 //! `repo_path` (a name no fixed list holds), as `~/…`, `$HOME/…`, `${HOME}/…`, `file:/…`,
 //! `FILE://LOCALHOST/…` with `%2e%2e`, and nested in an object under an innocuous key. Each is
-//! carded or refused, none reads the repository, and every decision replays.
+//! carded or refused, none reads the repository, and every decision replays. The real
+//! `@modelcontextprotocol/server-filesystem`, allowed the whole sandbox, reads no file outside
+//! the roots by `~/…` (which it expands itself) or `$HOME/…`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,49 +53,49 @@ fn repository(dir: &Path, marker: &str) {
     std::fs::write(dir.join(marker), "x").unwrap();
 }
 
-/// A daemon with `mcp-server-git` as the untrusted server `git`, ready.
-fn with_git(sandbox: &Sandbox, peers: &Path) -> codaris_test_support::sandbox::Daemon {
-    let git = peers.join("venv/bin/mcp-server-git");
-    sandbox.write_config(&format!(
-        "[tools]\nlean_surface = false\n\n[mcp.servers.git]\ncommand = {:?}\n",
-        git.display().to_string()
-    ));
+/// A daemon with the untrusted servers `config` declares (TOML), waiting for `name` to be ready.
+fn with_server(
+    sandbox: &Sandbox,
+    config: &str,
+    name: &str,
+) -> codaris_test_support::sandbox::Daemon {
+    sandbox.write_config(&format!("[tools]\nlean_surface = false\n\n{config}"));
     let daemon = sandbox.start_daemon(&[]);
     wait_for(Duration::from_secs(60), || {
         let listed = json(&sandbox.cli(&["mcp", "list", "--json"]));
-        let git = listed
+        let server = listed
             .as_array()
-            .and_then(|all| all.iter().find(|s| s["name"] == "git"))
+            .and_then(|all| all.iter().find(|s| s["name"] == name))
             .cloned()
             .unwrap_or(Value::Null);
-        assert_ne!(git["state"], "failed", "{git}");
-        git["state"] == "ready"
+        assert_ne!(server["state"], "failed", "{server}");
+        server["state"] == "ready"
     });
     daemon
 }
 
-/// One scripted turn in `cwd` under `mode`, cards answered `approve`: a search that binds
-/// `git__git_status`, then one call of it per entry of `calls`. The tool results, in order.
-fn statuses(
+/// One scripted turn in `cwd` under `mode`, cards answered `approve`: a search for `query`
+/// that binds `tool`, then one call of it per entry of `calls`. The calls' results, in order.
+fn calls_of(
     sandbox: &Sandbox,
     cwd: &Path,
-    mode: &str,
-    approve: &str,
+    (mode, approve): (&str, &str),
+    (query, tool): (&str, &str),
     calls: &[Value],
 ) -> Vec<Value> {
     let mut rounds = vec![json!({"tool_calls": [{"name": "search_tools",
-        "args": {"query": "git status of a repository"}}]})];
+        "args": {"query": query}}]})];
     rounds.extend(
         calls
             .iter()
-            .map(|args| json!({"tool_calls": [{"name": "git__git_status", "args": args}]})),
+            .map(|args| json!({"tool_calls": [{"name": tool, "args": args}]})),
     );
     rounds.push(json!({"text": "done"}));
     let output = sandbox.run_script(
         cwd,
         &json!({"turns": [{"rounds": rounds}]}),
         &["--permission-mode", mode, "--approve", approve],
-        "status",
+        "go",
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let results: Vec<Value> = events(&output)
@@ -103,6 +105,35 @@ fn statuses(
     assert_eq!(results.len(), calls.len() + 1, "{results:?}");
     assert_eq!(results[0]["decision"]["code"], "allowed_by_default");
     results[1..].to_vec()
+}
+
+/// `git__git_status` once per entry of `calls`.
+fn statuses(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    mode: &str,
+    approve: &str,
+    calls: &[Value],
+) -> Vec<Value> {
+    calls_of(
+        sandbox,
+        cwd,
+        (mode, approve),
+        ("git status of a repository", "git__git_status"),
+        calls,
+    )
+}
+
+/// The daemon is stopped and every decision it recorded replays to the same answer.
+fn replays(sandbox: &Sandbox) {
+    sandbox.stop_daemon();
+    let replay = sandbox.cli(&["audit", "replay"]);
+    assert!(
+        replay.status.success() && stdout(&replay).contains(" 0 differ"),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
 }
 
 #[test]
@@ -117,7 +148,12 @@ fn mcp_server_git_reads_no_repository_outside_the_roots_whatever_the_argument_s_
     let home = sandbox.root.path().join("home");
     let outside = home.join("outside");
     repository(&outside, "MARKER-OUTSIDE.txt");
-    let _daemon = with_git(&sandbox, &peers);
+    let git = peers.join("venv/bin/mcp-server-git").display().to_string();
+    let _daemon = with_server(
+        &sandbox,
+        &format!("[mcp.servers.git]\ncommand = {git:?}\n"),
+        "git",
+    );
 
     let abs = outside.display().to_string();
     // From the project, `%2e%2e` climbs to the sandbox root, then down into the home.
@@ -180,12 +216,59 @@ fn mcp_server_git_reads_no_repository_outside_the_roots_whatever_the_argument_s_
     let output = results[0]["output"].as_str().unwrap_or("");
     assert!(output.contains("MARKER-INSIDE"), "{output}");
 
-    sandbox.stop_daemon();
-    let replay = sandbox.cli(&["audit", "replay"]);
-    assert!(
-        replay.status.success() && stdout(&replay).contains(" 0 differ"),
-        "{}{}",
-        stdout(&replay),
-        stderr(&replay)
+    replays(&sandbox);
+}
+
+#[test]
+fn server_filesystem_reads_no_file_outside_the_roots_by_tilde_or_variable() {
+    let Some(peers) = peers("npm/node_modules/.bin/mcp-server-filesystem") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("projects/p");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("a.txt"), "INSIDE-CONTENT").unwrap();
+    let home = sandbox.root.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("secret.txt"), "SECRET-CONTENT").unwrap();
+    // The server itself may read the whole sandbox: only the fence stands between.
+    let server = peers.join("npm/node_modules/.bin/mcp-server-filesystem");
+    let _daemon = with_server(
+        &sandbox,
+        &format!(
+            "[mcp.servers.fs]\ncommand = {:?}\nargs = [{:?}]\n",
+            server.display().to_string(),
+            sandbox.root.path().display().to_string()
+        ),
+        "fs",
     );
+    let tool = ("read a text file", "fs__read_text_file");
+    let attacks = [
+        json!({"path": "~/secret.txt"}),
+        json!({"path": "$HOME/secret.txt"}),
+        json!({"path": "file:~/secret.txt"}),
+        json!({"path": "a.txt", "x": {"y": ["~/secret.txt"]}}),
+    ];
+    let mut through = Vec::new();
+    for result in calls_of(&sandbox, &proj, ("bypass", "deny"), tool, &attacks) {
+        let code = result["decision"]["code"].as_str().unwrap_or("");
+        let output = result["output"].as_str().unwrap_or("");
+        if !matches!(code, "mutate_outside_fence" | "denied_by_user")
+            || output.contains("SECRET-CONTENT")
+        {
+            through.push(format!("{code}: {output}"));
+        }
+    }
+    assert!(through.is_empty(), "{}", through.join("\n"));
+    let inside = calls_of(
+        &sandbox,
+        &proj,
+        ("bypass", "deny"),
+        tool,
+        &[json!({"path": proj.join("a.txt").display().to_string()})],
+    );
+    assert_eq!(inside[0]["decision"]["code"], "allowed_by_default");
+    let output = inside[0]["output"].as_str().unwrap_or("");
+    assert!(output.contains("INSIDE-CONTENT"), "{output}");
+    replays(&sandbox);
 }
