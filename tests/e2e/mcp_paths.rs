@@ -202,6 +202,18 @@ fn mcp_server_git_reads_no_repository_outside_the_roots_whatever_the_argument_s_
             through.push(format!("{args} was {}", result["decision"]));
         }
     }
+    // The state directory is protected whatever form names it: no card can open it.
+    let state = sandbox.state_dir().display().to_string();
+    let protected = [
+        json!({"repo_path": ".", "cwd": format!("file://localhost{state}/")}),
+        json!({"repo_path": format!("{}/../../state", proj.display())}),
+    ];
+    let results = statuses(&sandbox, &proj, "bypass", "session", &protected);
+    for (args, result) in protected.iter().zip(&results) {
+        if result["decision"]["code"] != "protected_path" {
+            through.push(format!("{args} was {}", result["decision"]));
+        }
+    }
     assert!(through.is_empty(), "{}", through.join("\n"));
 
     // The same tool inside the roots runs: the server and the binding work.
