@@ -18,6 +18,7 @@ mod leftovers;
 mod lifecycle;
 mod limits;
 mod mcp;
+mod mcp_paths;
 mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;

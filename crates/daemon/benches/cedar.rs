@@ -188,6 +188,7 @@ fn daemon_in_memory(ledger: &Ledger, kept: &Kept, tool: &str, args: &Value, task
         task: task.clone(),
         grants: Vec::new(),
         spec: None,
+        marks: None,
     };
     let set = {
         let mut kept = kept.0.lock().unwrap();
@@ -225,6 +226,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
             args: args.clone(),
             task: task.clone(),
             spec: None,
+            marks: None,
         };
         let kept = ledger.grant_view_shared(SESSION).unwrap().grant_set();
         let kept_view = Kept::default();
@@ -244,6 +246,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
             tool: "write",
             args: &args,
             spec: None,
+            marks: None,
         };
         assert_eq!(evaluate(&call_ref, &kept, &task).code, Code::AllowedByGrant);
         let response = authorizer.is_authorized(&request, &policies, &entities);

@@ -35,6 +35,7 @@ fn call(root: &Path, i: usize) -> ToolCall {
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
         task,
         spec: None,
+        marks: None,
     }
 }
 

@@ -102,6 +102,7 @@ fn main() {
                 args: json!({"text": "hi"}),
                 task: task.clone(),
                 spec,
+                marks: hub.argument_marks("fx__echo"),
             };
             let dispatched = {
                 let dispatcher = dispatcher.clone();

@@ -52,6 +52,7 @@ fn call(root: &Path, session: &str, i: usize) -> ToolCall {
         args: json!(args),
         task,
         spec: None,
+        marks: None,
     }
 }
 

@@ -14,7 +14,8 @@ use codaris_policy::{
 use serde_json::Value;
 
 use crate::error::DaemonError;
-use crate::resolve::{implied_paths, resolve_args, resolve_task, uri_paths};
+use crate::mcp::paths::ArgumentMarks;
+use crate::resolve::{argument_paths, implied_paths, resolve_args, resolve_task};
 use crate::sessions::now_ms;
 
 /// A call as the agent hands it over.
@@ -29,6 +30,9 @@ pub struct ToolCall {
     pub task: Task,
     /// For a tool the policy does not know (an MCP tool).
     pub spec: Option<ExternalSpec>,
+    /// For an MCP tool: what its schema and server say of its arguments, so that every path
+    /// they name, whatever its name or form, is judged.
+    pub marks: Option<ArgumentMarks>,
 }
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
@@ -264,13 +268,13 @@ impl Dispatcher {
         // What the call changes beyond its arguments goes into the recorded task, so the policy
         // judges it and a replay sees it.
         task.implied = implied_paths(&call.tool, Path::new(&task.cwd), &call.args);
-        if let Some(spec) = call
-            .spec
+        if let Some(marks) = call
+            .marks
             .as_ref()
             .filter(|_| codaris_policy::builtin(&call.tool).is_none())
         {
             task.implied
-                .extend(uri_paths(spec, Path::new(&task.cwd), &call.args));
+                .extend(argument_paths(marks, Path::new(&task.cwd), &call.args));
         }
         let mut retakes = 0;
         loop {
@@ -385,6 +389,7 @@ mod tests {
             args,
             task,
             spec: None,
+            marks: None,
         }
     }
 

@@ -6,9 +6,11 @@
 
 use std::path::Path;
 
-use codaris_policy::{ExternalSpec, Implied, ImpliedBy, Task, builtin};
+use codaris_policy::{ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, builtin};
 use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
 use serde_json::Value;
+
+use crate::mcp::paths::{ArgumentMarks, Named, file_uri_path};
 
 /// Resolves `path` (absolute, or relative to `cwd`) through every symlink that exists.
 pub fn resolve_path(cwd: &Path, path: &str) -> String {
@@ -67,6 +69,7 @@ pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
                 .map(|name| Implied {
                     path: resolve_path(Path::new(&base), name),
                     by: ImpliedBy::PatchTarget,
+                    arg: None,
                 })
                 .collect()
         }
@@ -86,10 +89,12 @@ pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
                 GitScan::Found(git) => vec![Implied {
                     path: tree.join(git).to_string_lossy().into_owned(),
                     by: ImpliedBy::RemovedGit,
+                    arg: None,
                 }],
                 GitScan::TooLarge => vec![Implied {
                     path: tree.to_string_lossy().into_owned(),
                     by: ImpliedBy::RemovalUnchecked,
+                    arg: None,
                 }],
             }
         }
@@ -133,67 +138,93 @@ pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &
     Value::Object(resolved)
 }
 
-/// The files an MCP call names by `file://` URI outside its path arguments, at any depth of its
-/// arguments, resolved like paths: the policy holds them to the fence (`ImpliedBy::FileUri`).
-pub fn uri_paths(spec: &ExternalSpec, cwd: &Path, args: &Value) -> Vec<Implied> {
-    let path_args: Vec<&str> = spec.paths.iter().map(|p| p.name.as_ref()).collect();
-    let mut found = Vec::new();
-    let mut stack: Vec<&Value> = match args {
-        Value::Object(map) => map
-            .iter()
-            .filter(|(name, _)| !path_args.contains(&name.as_str()))
-            .map(|(_, value)| value)
-            .collect(),
-        _ => Vec::new(),
-    };
-    while let Some(value) = stack.pop() {
-        match value {
-            Value::String(text) => {
-                if let Some(path) = file_uri_path(text) {
-                    found.push(Implied {
-                        path: resolve_path(cwd, &path),
-                        by: ImpliedBy::FileUri,
-                    });
-                }
-            }
-            Value::Array(items) => stack.extend(items),
-            Value::Object(map) => stack.extend(map.values()),
-            _ => {}
+/// The paths an MCP call's arguments name by what they are (see [`crate::mcp::paths`]), each
+/// resolved like a path argument, for the policy to judge (`ImpliedBy::ArgumentPath`,
+/// `FileUri`), and the arguments it cannot judge (`ImpliedBy::Unjudged`, which refuses the
+/// call). A path longer than the kernel takes is judged by its lexical form when that is short
+/// enough (a server that normalises it first could open that), and left out when even that is
+/// too long: nothing could open it.
+pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Implied> {
+    let mut implied: Vec<Implied> = Vec::new();
+    for found in crate::mcp::paths::argument_paths(marks, args) {
+        let arg = Some(found.pointer);
+        let (path, by) = match found.named {
+            Named::Path(path) => match resolve_bounded(cwd, &path) {
+                Some(path) => (path, ImpliedBy::ArgumentPath),
+                None => continue,
+            },
+            Named::Uri(path) => match resolve_bounded(cwd, &path) {
+                Some(path) => (path, ImpliedBy::FileUri),
+                None => continue,
+            },
+            Named::Unjudged(why) => (found.raw, ImpliedBy::Unjudged(why)),
+        };
+        let one = Implied { path, by, arg };
+        if !implied.contains(&one) {
+            implied.push(one);
         }
     }
-    found
+    implied
 }
 
-/// The path a `file://` URI names (`file:///a%20b` is `/a b`; a host part, `localhost` or
-/// another, is dropped), or `None` for anything else.
-pub fn file_uri_path(text: &str) -> Option<String> {
-    let rest = text
-        .get(..7)
-        .filter(|scheme| scheme.eq_ignore_ascii_case("file://"))
-        .map(|_| &text[7..])?;
-    let path = match rest.find('/') {
-        Some(at) => &rest[at..],
-        None => "/",
+/// [`resolve_path`] through dangling links too, for a path of any length: one longer than
+/// `PATH_MAX` is first normalised lexically against `cwd`, and `None` when it is still too long.
+fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
+    if path.len() <= MAX_PATH_BYTES {
+        return Some(through_dangling_links(resolve_path(cwd, path)));
+    }
+    let joined = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("{}/{path}", cwd.display())
     };
-    let path = path.split(['?', '#']).next().unwrap_or(path);
-    let bytes = path.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |b: u8| char::from(b).to_digit(16);
-        match (bytes[at], bytes.get(at + 1), bytes.get(at + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                let value = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
-                decoded.push(u8::try_from(value).unwrap_or(b'?'));
-                at += 3;
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
             }
-            (byte, _, _) => {
-                decoded.push(byte);
-                at += 1;
-            }
+            part => parts.push(part),
         }
     }
-    Some(String::from_utf8_lossy(&decoded).into_owned())
+    let lexical = format!("/{}", parts.join("/"));
+    (lexical.len() <= MAX_PATH_BYTES).then(|| through_dangling_links(resolve_path(cwd, &lexical)))
+}
+
+/// How many dangling links one path may pass through, as the kernel's `ELOOP` limit.
+const MAX_LINKS: usize = 40;
+
+/// `resolved` (every existing link followed) with a dangling link in it followed as well: an
+/// MCP server that writes `proj/link` where `link -> /etc/cron.d/x` creates the target, so the
+/// target is what is judged. Only the first component that does not resolve can be one (nothing
+/// exists beneath it). A loop, or more than [`MAX_LINKS`] links, is judged where it stopped.
+fn through_dangling_links(resolved: String) -> String {
+    let mut path = std::path::PathBuf::from(&resolved);
+    for _ in 0..MAX_LINKS {
+        let mut prefix = std::path::PathBuf::new();
+        let mut components = path.components();
+        let mut next = None;
+        for component in components.by_ref() {
+            prefix.push(component);
+            match std::fs::symlink_metadata(&prefix) {
+                Ok(meta) if meta.file_type().is_symlink() => {
+                    next = std::fs::read_link(&prefix).ok();
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let Some(target) = next else {
+            break;
+        };
+        let parent = prefix.parent().unwrap_or(Path::new("/"));
+        let rest = components.as_path();
+        let joined = parent.join(target).join(rest);
+        path = codaris_tools::resolve_existing(&joined);
+    }
+    path.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -260,10 +291,24 @@ mod tests {
         });
         let resolved = resolve_args("fs__write", Some(&spec), &root, &args);
         assert_eq!(resolved["path"], json!("/etc/shadow"));
-        let implied = uri_paths(&spec, &root, &args);
-        assert_eq!(implied.len(), 1);
-        assert_eq!(implied[0].path, "/root/.ssh/id_rsa");
-        assert_eq!(implied[0].by, ImpliedBy::FileUri);
+        let marks = ArgumentMarks::default();
+        let implied = argument_paths(&marks, &root, &args);
+        let mut found: Vec<(&str, ImpliedBy, Option<&str>)> = implied
+            .iter()
+            .map(|i| (i.path.as_str(), i.by, i.arg.as_deref()))
+            .collect();
+        found.sort_by_key(|f| f.0);
+        assert_eq!(
+            found,
+            vec![
+                ("/etc/shadow", ImpliedBy::FileUri, Some("/path")),
+                (
+                    "/root/.ssh/id_rsa",
+                    ImpliedBy::FileUri,
+                    Some("/nested/list/1")
+                ),
+            ]
+        );
         // A built-in's path is never read as a URI.
         let builtin = resolve_args("write", None, &root, &json!({"path": "file:///etc/x"}));
         assert_eq!(
@@ -284,6 +329,80 @@ mod tests {
             json!({"path": root.join("a.txt").display().to_string(), "content": "link/../x"})
         );
         assert_eq!(resolve_args("write", None, &root, &json!("a")), json!("a"));
+        Ok(())
+    }
+
+    #[test]
+    fn argument_paths_are_resolved_through_symlinks_and_unjudged_ones_kept_raw()
+    -> std::io::Result<()> {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        let proj = root.join("proj");
+        std::fs::create_dir_all(&proj)?;
+        std::fs::create_dir_all(root.join("secret"))?;
+        symlink(root.join("secret"), proj.join("link"))?;
+        symlink(root.join("gone/cron"), proj.join("dangling"))?;
+        symlink("loop", proj.join("loop"))?;
+        let marks = ArgumentMarks::new(
+            false,
+            json!({"properties": {"repo_path": {"type": "string"}}}),
+            [("HOME", root.display().to_string())],
+        );
+        let args = json!({
+            "repo_path": "link/x",
+            "q": "~/.ssh",
+            "v": "$NOPE/x",
+            "long": format!("/{}{}etc", "a/".repeat(2100), "../".repeat(2100)),
+            "huge": format!("/{}", "a/".repeat(3000)),
+            "w": [format!("{}/dangling", proj.display()), format!("{}/loop/x", proj.display())],
+        });
+        let mut implied = argument_paths(&marks, &proj, &args);
+        implied.sort_by(|a, b| a.arg.cmp(&b.arg).then(a.path.cmp(&b.path)));
+        let shown: Vec<(String, ImpliedBy, String)> = implied
+            .into_iter()
+            .map(|i| (i.path, i.by, i.arg.unwrap_or_default()))
+            .collect();
+        let at = |p: &Path| p.display().to_string();
+        assert_eq!(
+            shown,
+            vec![
+                (
+                    "/etc".to_owned(),
+                    ImpliedBy::ArgumentPath,
+                    "/long".to_owned()
+                ),
+                (
+                    at(&root.join(".ssh")),
+                    ImpliedBy::ArgumentPath,
+                    "/q".to_owned()
+                ),
+                (
+                    at(&proj.join("~/.ssh")),
+                    ImpliedBy::ArgumentPath,
+                    "/q".to_owned()
+                ),
+                (
+                    at(&root.join("secret/x")),
+                    ImpliedBy::ArgumentPath,
+                    "/repo_path".to_owned()
+                ),
+                (
+                    "$NOPE/x".to_owned(),
+                    ImpliedBy::Unjudged(codaris_policy::BadPath::UnknownVariable),
+                    "/v".to_owned()
+                ),
+                (
+                    at(&root.join("gone/cron")),
+                    ImpliedBy::ArgumentPath,
+                    "/w/0".to_owned()
+                ),
+                (
+                    at(&proj.join("loop/x")),
+                    ImpliedBy::ArgumentPath,
+                    "/w/1".to_owned()
+                ),
+            ]
+        );
         Ok(())
     }
 }

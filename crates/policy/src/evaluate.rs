@@ -336,13 +336,17 @@ fn path_uses<'a>(
     }
     // The files a patch touches are changed paths like any argument, and so are the files an
     // MCP call names by URI (read only by a read-only tool): the daemon found them.
+    let reads = spec.effect == Effect::ReadOnly || report_only;
     for implied in &task.implied {
+        let named = implied.arg.as_deref();
         let (access, arg) = match implied.by {
             ImpliedBy::PatchTarget => (Access::Mutate, "patch"),
-            ImpliedBy::FileUri if spec.effect == Effect::ReadOnly || report_only => {
-                (Access::Read, "file URI")
-            }
-            ImpliedBy::FileUri => (Access::Mutate, "file URI"),
+            ImpliedBy::FileUri if reads => (Access::Read, named.unwrap_or("file URI")),
+            ImpliedBy::FileUri => (Access::Mutate, named.unwrap_or("file URI")),
+            ImpliedBy::ArgumentPath if reads => (Access::Read, named.unwrap_or("argument")),
+            ImpliedBy::ArgumentPath => (Access::Mutate, named.unwrap_or("argument")),
+            // The daemon could not read it as a path: refused before anything is judged.
+            ImpliedBy::Unjudged(why) => return Err((named.unwrap_or("argument"), why)),
             ImpliedBy::RemovedGit | ImpliedBy::RemovalUnchecked => continue,
         };
         let path = absolutize(&implied.path, &task.cwd).map_err(|why| (arg, why))?;
@@ -417,7 +421,10 @@ fn protected<'a>(
             .map_or_else(|_| implied.path.clone(), Cow::into_owned);
         let why = match implied.by {
             // Judged above as a path the call reads or changes.
-            ImpliedBy::PatchTarget | ImpliedBy::FileUri => continue,
+            ImpliedBy::PatchTarget
+            | ImpliedBy::FileUri
+            | ImpliedBy::ArgumentPath
+            | ImpliedBy::Unjudged(_) => continue,
             ImpliedBy::RemovedGit => Protection::NestedGit(found.clone()),
             ImpliedBy::RemovalUnchecked => Protection::UncheckedTree,
         };

@@ -28,6 +28,15 @@ pub enum BadPath {
     TooLong,
     /// The argument is relative and the task's working directory is not a usable absolute path.
     Relative,
+    /// An MCP argument names a path through an environment variable the daemon does not know
+    /// (unset, not one it expands, or a shell form such as `${X:-y}`): the fence cannot judge it.
+    UnknownVariable,
+    /// An MCP argument names another user's home (`~name`, `~+`): the fence cannot judge it.
+    OtherUsersHome,
+    /// An MCP argument is a `file:` URI naming another host: the fence cannot judge it.
+    ForeignHost,
+    /// An MCP call names more paths than the daemon judges in one call.
+    TooManyPaths,
 }
 
 /// Makes `raw` absolute against `cwd` and normalises it lexically: empty and `.` components

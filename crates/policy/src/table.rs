@@ -268,6 +268,18 @@ pub(crate) fn decide(
                 BadPath::Relative => format!(
                     "argument {a} of {t} is relative but the task has no absolute working directory; pass an absolute path"
                 ),
+                BadPath::UnknownVariable => format!(
+                    "argument {a} of {t} names a path through an environment variable the daemon does not know, so the fence cannot judge it; call it again with an absolute path"
+                ),
+                BadPath::OtherUsersHome => format!(
+                    "argument {a} of {t} names another user's home directory, which the fence cannot judge; call it again with an absolute path"
+                ),
+                BadPath::ForeignHost => format!(
+                    "argument {a} of {t} is a `file:` URI on another host, which the fence cannot judge; call it again with a local path"
+                ),
+                BadPath::TooManyPaths => format!(
+                    "the arguments of {t} name more paths than the fence judges in one call; split it into smaller calls"
+                ),
             };
             (Code::BadPath, sentence, None)
         }

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::guard::RepeatedSearch;
+use crate::path::BadPath;
 
 /// What the session is doing this turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -116,9 +117,16 @@ pub enum ImpliedBy {
     /// A tree the call removes recursively that holds more entries than the daemon checks for
     /// a `.git`: refused, since what it holds is unknown.
     RemovalUnchecked,
-    /// A `file://` URI in an argument of a tool the policy knows only by a carried spec (an MCP
+    /// A `file:` URI in an argument of a tool the policy knows only by a carried spec (an MCP
     /// tool): judged like a path argument, read by a read-only tool and changed by any other.
     FileUri,
+    /// A string in an argument of such a tool that names a path by what it is (absolute, `~`,
+    /// `$VAR`) or by what the tool's input schema says of it, expanded and resolved by the
+    /// daemon: judged like a `file_uri` path.
+    ArgumentPath,
+    /// An argument of such a tool (from a server that is not trusted) that names a path the
+    /// daemon cannot judge, and why: the call is refused (`bad_path`). `path` holds the value.
+    Unjudged(BadPath),
 }
 
 /// One path a call changes beyond its arguments.
@@ -129,6 +137,10 @@ pub struct Implied {
     pub path: String,
     /// Why the call changes it.
     pub by: ImpliedBy,
+    /// The argument it came from, as a JSON pointer (`/repo_path`, `/items/0/target`), when the
+    /// daemon found it in the call's arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arg: Option<String>,
 }
 
 /// The task state of one turn, as the daemon knows it when a call is dispatched.

@@ -6,6 +6,7 @@
 
 pub mod builtin;
 pub mod config;
+pub mod paths;
 mod pins;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -344,6 +345,22 @@ impl McpHub {
             definition: Some(tool.definition_digest()),
             held,
         })
+    }
+
+    /// What the daemon reads of an MCP tool's arguments: its input schema, whether its server is
+    /// trusted, and the variables its server's environment expands (`~` and `$HOME` are the
+    /// server's home, as its process would read them).
+    pub fn argument_marks(&self, called: &str) -> Option<paths::ArgumentMarks> {
+        let (view, tool, _) = self.lookup(called)?;
+        let named = match &view.spec.transport {
+            codaris_mcp::Transport::Stdio { env, .. } => env.clone(),
+            codaris_mcp::Transport::Http { .. } => BTreeMap::new(),
+        };
+        Some(paths::ArgumentMarks::new(
+            view.spec.trust,
+            tool.input_schema.clone(),
+            codaris_mcp::server_env(std::env::vars_os(), &named),
+        ))
     }
 
     /// The schema the model is shown for an MCP tool.

@@ -77,16 +77,17 @@ impl DaemonHost {
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
         // it) with the spec its server's registration and definition give it.
         let mut task = call.task.clone();
-        let (tool, spec) = match self.turns.mcp.canonical(&call.tool) {
+        let (tool, spec, marks) = match self.turns.mcp.canonical(&call.tool) {
             Some(name) => {
                 let spec = self.turns.mcp.external_spec(&name);
+                let marks = self.turns.mcp.argument_marks(&name);
                 // A switched-off server's tools are withheld like switched-off tools.
                 if self.turns.mcp.switched_off(&name) && !task.withheld.contains(&name) {
                     task.withheld.push(name.clone());
                 }
-                (name, spec)
+                (name, spec, marks)
             }
-            None => (call.tool.clone(), None),
+            None => (call.tool.clone(), None, None),
         };
         let tool_call = ToolCall {
             session_id: self.session_id().to_owned(),
@@ -95,6 +96,7 @@ impl DaemonHost {
             args: call.args.clone(),
             task,
             spec,
+            marks,
         };
         // The decision's event belongs to the call's span, which a blocking thread lacks.
         let span = tracing::Span::current();
