@@ -24,14 +24,14 @@ pub(crate) fn signal_group(pgid: i32, signal: Signal) -> io::Result<()> {
 /// holds no resources and cannot be killed any further.
 pub(crate) fn group_alive(pgid: i32) -> bool {
     #[cfg(target_os = "linux")]
-    if let Ok(entries) = std::fs::read_dir("/proc") {
+    if let Ok(entries) = crate::files::fence::system::list_kernel(std::path::Path::new("/proc")) {
         return entries.flatten().any(|entry| {
             let name = entry.file_name();
             let is_pid = name
                 .to_str()
                 .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()));
             is_pid
-                && std::fs::read_to_string(entry.path().join("stat"))
+                && crate::files::fence::system::read_kernel(&entry.path().join("stat"))
                     .ok()
                     .and_then(|stat| live_member_of(&stat))
                     == Some(pgid)
