@@ -14,6 +14,9 @@ use codaris_tools::shell::{PoolConfig, ShellPools};
 use codaris_tools::{Fence, Tool, ToolContext, ToolError};
 use serde_json::json;
 
+#[path = "nextflow/readers.rs"]
+mod readers;
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 struct Env {

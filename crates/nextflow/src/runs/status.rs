@@ -279,9 +279,16 @@ fn newest_trace(files: &dyn Files, launch: &Path) -> Option<PathBuf> {
     }
     candidates
         .into_iter()
-        .filter_map(|p| {
-            let stat = files.stat(&p).ok().filter(|s| s.kind == Kind::File)?;
-            Some((stat.modified.unwrap_or(SystemTime::UNIX_EPOCH), p))
+        .filter_map(|p| match files.stat(&p) {
+            Ok(stat) if stat.kind == Kind::File => {
+                Some((stat.modified.unwrap_or(SystemTime::UNIX_EPOCH), p))
+            }
+            // Refused (a link out of the roots): kept, oldest, so that reading it says why
+            // when it is the only trace rather than the run seeming to have none.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some((SystemTime::UNIX_EPOCH, p))
+            }
+            _ => None,
         })
         .max_by(|a, b| a.0.cmp(&b.0))
         .map(|(_, p)| p)
