@@ -15,11 +15,11 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 /// The kernel's interfaces; nothing else is opened by [`read_kernel`] and its kin.
-const KERNEL: [&str; 2] = ["/proc/", "/sys/"];
+const KERNEL: [&str; 2] = ["/proc", "/sys"];
 
+/// `path` when it lies in the kernel's interfaces (compared component by component, no `..`).
 fn kernel(path: &Path) -> io::Result<&Path> {
-    let text = path.as_os_str().as_encoded_bytes();
-    let inside = KERNEL.iter().any(|k| text.starts_with(k.as_bytes()))
+    let inside = KERNEL.iter().any(|k| path.starts_with(k))
         && !path
             .components()
             .any(|c| matches!(c, std::path::Component::ParentDir));
@@ -119,5 +119,31 @@ pub(crate) fn read_beneath(base: &Path, rel: &Path) -> io::Result<Option<String>
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_kernels_interfaces_are_kernel_paths() {
+        for ok in [
+            "/proc",
+            "/proc/1/stat",
+            "/sys/fs/cgroup/x/cgroup.procs",
+            "/sys",
+        ] {
+            assert!(kernel(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for refused in [
+            "/procfs/x",
+            "/home/u/.ssh/id_rsa",
+            "/proc/../etc/shadow",
+            "proc/1",
+            "/system",
+        ] {
+            assert!(kernel(Path::new(refused)).is_err(), "{refused}");
+        }
     }
 }
