@@ -135,3 +135,59 @@ fn a_symlinked_run_log_never_reads_a_secret_in_any_mode() {
     let status = sandbox.cli(&["status", "--json"]);
     assert!(status.status.success(), "{}", stderr(&status));
 }
+
+/// The other files the run readers derive from a launch directory, each a symlink to the SSH
+/// key, which holds the marker in the form that reader shows (a history row, a trace row, a
+/// task's standard error): `check_run_status` and `debug_last_run` never show it.
+#[test]
+fn history_trace_and_task_files_linked_to_a_secret_are_not_read() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root.path();
+    sandbox.write_config("[tools]\nlean_surface = false\n");
+    let ssh = root.join("home/.ssh/id_ed25519");
+    std::fs::create_dir_all(ssh.parent().unwrap()).unwrap();
+    let _daemon = sandbox.start_daemon(&[]);
+    let marker = "CODARIS-E2E-SSH-SECRET-77e1";
+    let task = "work/9b/02e776000000000000000000000000";
+    let proj = root.join("projects/pipe");
+    let trace = |process: &str| {
+        format!(
+            "task_id\thash\tnative_id\tprocess\ttag\tname\tstatus\texit\n1\t9b/02e776\t4242\t{process}\t-\t{process}\tFAILED\t127\n"
+        )
+    };
+    let history = format!(
+        "2026-12-01 10:00:00\t5s\t{marker}\tERR\t6b9515aba6\t{SESSION}\tnextflow run main.nf\n"
+    );
+    let cases = [
+        (".nextflow/history", history),
+        ("trace.txt", trace(marker)),
+        (&*format!("{task}/.command.err"), format!("{marker}\n")),
+    ];
+    for (file, secret) in &cases {
+        let _ = std::fs::remove_dir_all(&proj);
+        launch(&proj, "goofy_kilby");
+        std::fs::create_dir_all(proj.join(task)).unwrap();
+        std::fs::write(proj.join(task).join(".exitcode"), "127").unwrap();
+        std::fs::write(proj.join("trace.txt"), trace("FASTQC")).unwrap();
+        std::fs::write(proj.join("main.nf"), "workflow {}\n").unwrap();
+        std::fs::write(&ssh, secret).unwrap();
+        std::fs::write(proj.join(file), "").unwrap();
+        relink(&ssh, &proj.join(file));
+        let output = sandbox.run_script(
+            &proj,
+            &calls_script(&[
+                ("check_run_status", json!({"path": "."})),
+                ("debug_last_run", json!({"path": "."})),
+            ]),
+            &["--permission-mode", "bypass", "--approve", "session"],
+            "why did the run fail?",
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let seen = stdout(&output);
+        assert!(
+            !seen.contains(marker),
+            "`{file}` was followed to the key: {seen}"
+        );
+        assert_eq!(results(&events(&output)).len(), 2, "{seen}");
+    }
+}
