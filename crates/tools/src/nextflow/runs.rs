@@ -73,7 +73,8 @@ impl Tool for CheckRunStatus {
             // The log names the task submitted last, which has no trace row while it runs.
             match log_tail(&fence, &launch.join(".nextflow.log")) {
                 Ok(tail) => query = query.log_tail(&tail),
-                Err(OpenError::NotFound { .. }) => {}
+                // No log (or not a file): the status comes from the history and the trace.
+                Err(OpenError::NotFound { .. } | OpenError::NotAFile { .. }) => {}
                 Err(refused) => return Err(refused.to_string()),
             }
             query
