@@ -10,6 +10,7 @@ mod cli_contract;
 mod config;
 mod demo;
 mod fence;
+mod fence_readers;
 mod full_disk;
 mod hardening;
 mod interrupt;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::files::fence::system;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 const NAME: &str = codaris_catalogue::PLANNER.name;
@@ -121,10 +122,11 @@ impl Planner {
         ctx.workspace.join(FILE)
     }
 
-    fn load(path: &Path) -> Result<Vec<Item>, ToolError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => Ok(parse(&text)),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+    /// The checklist in `workspace`, read beneath it (a symlink a command planted there is
+    /// not followed out).
+    fn load(workspace: &Path) -> Result<Vec<Item>, ToolError> {
+        match system::read_beneath(workspace, Path::new(FILE)) {
+            Ok(text) => Ok(text.as_deref().map(parse).unwrap_or_default()),
             Err(source) => Err(ToolError::Fatal { tool: NAME, source }),
         }
     }
@@ -136,7 +138,7 @@ impl Planner {
 
     fn apply(ctx: &ToolContext, args: &Value) -> Result<String, ToolError> {
         let path = Self::path(ctx);
-        let mut items = Self::load(&path)?;
+        let mut items = Self::load(&ctx.workspace)?;
         let action = text(args, "action").ok_or_else(|| {
             ToolError::model(
                 "planner: `action` is one of read, replace, add, update, remove, move, archive",
@@ -242,6 +244,7 @@ impl Tool for Planner {
 }
 
 #[cfg(test)]
+#[expect(clippy::disallowed_methods, reason = "tests read what the tool wrote")]
 mod tests {
     use super::*;
     use crate::context::Fence;

@@ -1,6 +1,11 @@
 //! The Nextflow tools on their own (no daemon): the samplesheet gate kept and checked the way
 //! the run tools check it before a launch, and the fence on every path they take.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly, outside any fence"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -8,6 +13,9 @@ use codaris_tools::nextflow::{GateStore, MemoryGates, NextflowSetup, gate_holds,
 use codaris_tools::shell::{PoolConfig, ShellPools};
 use codaris_tools::{Fence, Tool, ToolContext, ToolError};
 use serde_json::json;
+
+#[path = "nextflow/readers.rs"]
+mod readers;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -2,6 +2,11 @@
 //! a call arrives): every path they take is held to the fence, the profile allowlist, the
 //! arguments' shapes, and the samplesheet gate, each refused before anything starts.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly, outside any fence"
+)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 

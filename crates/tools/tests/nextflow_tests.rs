@@ -2,6 +2,11 @@
 //! `nextflow` of tests/fixtures, each behind a small wrapper that names its scenario, run in a
 //! session's sandbox.
 
+#![allow(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly, outside any fence"
+)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

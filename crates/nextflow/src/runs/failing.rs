@@ -2,7 +2,6 @@
 //! retry did not fix), its work directory read, the resources it asked for and used, and the
 //! pipeline file its process is declared in.
 
-use std::fs::{self, File};
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +13,7 @@ use super::status::RunQuery;
 use super::taskdir::{TaskDir, TaskState};
 use super::trace::{TraceRow, TraceSummary};
 use super::units::{format_duration, format_memory};
+use crate::files::{Files, Kind};
 use crate::parse::Pipeline;
 
 /// Config settings listed for the process, at most.
@@ -101,7 +101,7 @@ impl RunQuery {
             run: run.clone(),
             dir: self.launch_dir.clone(),
         })?;
-        let file = File::open(&trace).map_err(|source| RunsError::Io {
+        let file = self.files.open(&trace).map_err(|source| RunsError::Io {
             path: trace.clone(),
             source,
         })?;
@@ -110,8 +110,9 @@ impl RunQuery {
             .first_failed
             .ok_or_else(|| RunsError::NoFailedTask { run: run.clone() })?;
         let mut notes = Vec::new();
-        let task_dir = match find_task_dir(&self.work_root(), &task) {
-            Some(path) => match TaskDir::read(&path) {
+        let files = self.files.as_ref();
+        let task_dir = match find_task_dir(files, &self.work_root(), &task) {
+            Some(path) => match TaskDir::read_with(files, &path) {
                 Ok(d) => Some(d),
                 Err(e) => {
                     notes.push(e.to_string());
@@ -178,11 +179,11 @@ impl RunQuery {
 
 /// The task's directory: the trace's `workdir` when it lies under the work root, else the
 /// one directory of `work/ab/` whose name starts with the hash's other six characters.
-fn find_task_dir(work_root: &Path, task: &TraceRow) -> Option<PathBuf> {
-    let root = fs::canonicalize(work_root).ok()?;
+fn find_task_dir(files: &dyn Files, work_root: &Path, task: &TraceRow) -> Option<PathBuf> {
+    let (_, root) = files.open_dir(work_root).ok()?;
     // A trace is file content: a `workdir` outside the work root is not followed.
     if let Some(w) = &task.workdir
-        && let Ok(dir) = fs::canonicalize(w)
+        && let Ok((_, dir)) = files.open_dir(Path::new(w))
         && dir.starts_with(&root)
         && dir != root
     {
@@ -193,12 +194,13 @@ fn find_task_dir(work_root: &Path, task: &TraceRow) -> Option<PathBuf> {
     if prefix.len() != 2 || !hex(prefix) || !hex(rest) {
         return None;
     }
-    let mut matches: Vec<PathBuf> = fs::read_dir(root.join(prefix))
+    let mut matches: Vec<PathBuf> = files
+        .list(&root.join(prefix))
         .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(rest)))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
+        .into_iter()
+        .filter(|e| e.name.to_str().is_some_and(|n| n.starts_with(rest)))
+        .filter(|e| e.stat.kind == Kind::Dir)
+        .map(|e| e.path)
         .collect();
     matches.sort();
     matches.into_iter().next()

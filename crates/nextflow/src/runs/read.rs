@@ -5,10 +5,12 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::fd::OwnedFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{Mode, OFlags};
 use serde::Serialize;
+
+use crate::files::Files;
 
 /// Part of a file, as text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -36,13 +38,11 @@ pub(crate) struct Dir {
 }
 
 impl Dir {
-    pub(crate) fn open(path: &Path) -> std::io::Result<Dir> {
-        let fd = rustix::fs::open(
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        Ok(Dir { fd })
+    /// The directory at `path`, opened by `files` (which decides where it may lead), with
+    /// where it really is.
+    pub(crate) fn open(files: &dyn Files, path: &Path) -> std::io::Result<(Dir, PathBuf)> {
+        let (fd, real) = files.open_dir(path)?;
+        Ok((Dir { fd }, real))
     }
 
     fn open_file(&self, name: &str) -> Result<(File, u64), Unread> {

@@ -3,9 +3,9 @@
 //! started and have no row yet) and, when given, the last lines of the log.
 
 use std::collections::HashSet;
-use std::fs::{self, File};
-use std::io::BufReader;
+use std::io::{BufReader, Read as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use serde::Serialize;
@@ -17,6 +17,7 @@ use super::render::{escape, fact};
 use super::trace::{Accumulator, Trace, TraceRow};
 use super::units::format_duration;
 use super::wrapper::parse_wrapper;
+use crate::files::{Ambient, Files, Kind};
 
 /// Tasks listed as running; a run with more says how many.
 const MAX_RUNNING_LISTED: usize = 20;
@@ -37,6 +38,8 @@ pub struct RunQuery {
     pub work_dir: Option<PathBuf>,
     /// The last lines of `.nextflow.log` or the console, as text.
     pub log_tail: Option<String>,
+    /// Opens every file read (history, trace, work directories): [`Ambient`] unless set.
+    pub files: Arc<dyn Files>,
 }
 
 impl RunQuery {
@@ -47,7 +50,14 @@ impl RunQuery {
             trace: None,
             work_dir: None,
             log_tail: None,
+            files: Ambient::shared(),
         }
+    }
+
+    /// Opens every file through `files` (the tools crate's fence).
+    pub fn files(mut self, files: Arc<dyn Files>) -> RunQuery {
+        self.files = files;
+        self
     }
 
     pub fn run(mut self, run: Option<&str>) -> RunQuery {
@@ -79,7 +89,7 @@ impl RunQuery {
     /// The history row of the run asked for.
     pub(crate) fn history_entry(&self) -> Result<HistoryEntry, RunsError> {
         let path = self.launch_dir.join(".nextflow").join("history");
-        let text = read_history(&path)?;
+        let text = read_history(self.files.as_ref(), &path)?;
         let history = History::read(&text);
         let entry = match &self.run {
             Some(run) => history.find(run).ok_or_else(|| RunsError::RunNotFound {
@@ -102,7 +112,7 @@ impl RunQuery {
                 self.launch_dir.join(t)
             });
         }
-        newest_trace(&self.launch_dir)
+        newest_trace(self.files.as_ref(), &self.launch_dir)
     }
 
     /// The run's status.
@@ -119,7 +129,7 @@ impl RunQuery {
         let mut trace_started = None;
         match &trace_path {
             Some(path) => {
-                let file = File::open(path).map_err(|source| RunsError::Io {
+                let file = self.files.open(path).map_err(|source| RunsError::Io {
                     path: path.clone(),
                     source,
                 })?;
@@ -139,7 +149,12 @@ impl RunQuery {
         }
         let summary = acc.finish();
         let running = entry.is_running();
-        let scan = scan_work(&self.work_root(), &hashes, trace_started);
+        let scan = scan_work(
+            self.files.as_ref(),
+            &self.work_root(),
+            &hashes,
+            trace_started,
+        );
         let mut running_tasks = scan.started;
         running_tasks.truncate(MAX_RUNNING_LISTED);
         let mut process_now = running_tasks.last().and_then(|t| t.name.clone());
@@ -214,9 +229,9 @@ pub fn run_status(launch_dir: &Path, run: Option<&str>) -> Result<RunStatus, Run
     RunQuery::new(launch_dir).run(run).status()
 }
 
-fn read_history(path: &Path) -> Result<String, RunsError> {
-    let meta = match fs::metadata(path) {
-        Ok(m) => m,
+fn read_history(files: &dyn Files, path: &Path) -> Result<String, RunsError> {
+    let file = match files.open(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(RunsError::NoHistory {
                 path: path.to_path_buf(),
@@ -229,48 +244,54 @@ fn read_history(path: &Path) -> Result<String, RunsError> {
             });
         }
     };
-    if meta.len() > MAX_HISTORY_BYTES {
+    let mut bytes = Vec::new();
+    file.take(MAX_HISTORY_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| RunsError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > MAX_HISTORY_BYTES {
         return Err(RunsError::Io {
             path: path.to_path_buf(),
             source: std::io::Error::other("larger than a history file can be"),
         });
     }
-    let bytes = fs::read(path).map_err(|source| RunsError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-fn newest_trace(launch: &Path) -> Option<PathBuf> {
+fn newest_trace(files: &dyn Files, launch: &Path) -> Option<PathBuf> {
     let mut candidates = Vec::new();
     let mut add_matching = |dir: &Path, prefix: &str| {
-        if let Ok(entries) = fs::read_dir(dir) {
-            for e in entries.filter_map(Result::ok) {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.starts_with(prefix) && name.ends_with(".txt") {
-                    candidates.push(e.path());
-                }
+        for e in files.list(dir).unwrap_or_default() {
+            let name = e.name.to_string_lossy();
+            if name.starts_with(prefix) && name.ends_with(".txt") {
+                candidates.push(e.path);
             }
         }
     };
     add_matching(launch, "trace");
-    if let Ok(entries) = fs::read_dir(launch) {
-        for e in entries.filter_map(Result::ok) {
-            let info = e.path().join("pipeline_info");
-            if info.is_dir() {
-                add_matching(&info, "execution_trace");
-            }
+    for e in files.list(launch).unwrap_or_default() {
+        let info = e.path.join("pipeline_info");
+        if files.stat(&info).is_ok_and(|s| s.kind == Kind::Dir) {
+            add_matching(&info, "execution_trace");
         }
     }
     candidates
         .into_iter()
-        .filter(|p| p.is_file())
-        .max_by_key(|p| {
-            fs::metadata(p)
-                .and_then(|m| m.modified())
-                .unwrap_or(SystemTime::UNIX_EPOCH)
+        .filter_map(|p| match files.stat(&p) {
+            Ok(stat) if stat.kind == Kind::File => {
+                Some((stat.modified.unwrap_or(SystemTime::UNIX_EPOCH), p))
+            }
+            // Refused (a link out of the roots): kept, oldest, so that reading it says why
+            // when it is the only trace rather than the run seeming to have none.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                Some((SystemTime::UNIX_EPOCH, p))
+            }
+            _ => None,
         })
+        .max_by(|a, b| a.0.cmp(&b.0))
+        .map(|(_, p)| p)
 }
 
 #[derive(Debug, Default)]
@@ -283,43 +304,45 @@ struct Scan {
 /// Task directories with no trace row: started (`.command.begin`, no `.exitcode`) or only
 /// submitted (`.command.run`, not begun). Directories older than the trace file were left by
 /// an earlier run and are passed over.
-fn scan_work(root: &Path, hashes: &HashSet<String>, since: Option<SystemTime>) -> Scan {
+fn scan_work(
+    files: &dyn Files,
+    root: &Path,
+    hashes: &HashSet<String>,
+    since: Option<SystemTime>,
+) -> Scan {
     let mut scan = Scan::default();
-    let Ok(prefixes) = fs::read_dir(root) else {
+    let Ok(prefixes) = files.list(root) else {
         return scan;
     };
     let mut prefixes: Vec<(String, PathBuf)> = prefixes
-        .filter_map(Result::ok)
+        .into_iter()
         .filter_map(|e| {
-            let n = e.file_name().to_str()?.to_string();
-            (n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit())).then(|| (n, e.path()))
+            let n = e.name.to_str()?.to_string();
+            (n.len() == 2 && n.bytes().all(|b| b.is_ascii_hexdigit())).then_some((n, e.path))
         })
         .collect();
     prefixes.sort();
     for (prefix, dir) in prefixes {
-        let Ok(tasks) = fs::read_dir(&dir) else {
+        let Ok(tasks) = files.list(&dir) else {
             continue;
         };
-        for task in tasks.filter_map(Result::ok) {
-            let Some(name) = task.file_name().to_str().map(str::to_string) else {
+        for task in tasks {
+            let Some(name) = task.name.to_str().map(str::to_string) else {
                 continue;
             };
             let short = format!("{prefix}/{}", name.get(..6).unwrap_or(&name));
             if hashes.contains(&short) {
                 continue;
             }
-            let Ok(meta) = fs::symlink_metadata(task.path()) else {
-                continue;
-            };
-            if !meta.is_dir() {
+            if task.stat.kind != Kind::Dir {
                 continue;
             }
-            if let (Some(since), Ok(modified)) = (since, meta.modified())
+            if let (Some(since), Some(modified)) = (since, task.stat.modified)
                 && modified < since
             {
                 continue;
             }
-            let Ok(d) = Dir::open(&task.path()) else {
+            let Ok((d, _)) = Dir::open(files, &task.path) else {
                 continue;
             };
             if d.has_file(".exitcode") {
@@ -335,7 +358,7 @@ fn scan_work(root: &Path, hashes: &HashSet<String>, since: Option<SystemTime>) -
                     scan.started.push(RunningTask {
                         hash: short,
                         name,
-                        work_dir: task.path(),
+                        work_dir: task.path.clone(),
                     });
                 }
             } else if d.has_file(".command.run") {

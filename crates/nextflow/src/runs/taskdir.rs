@@ -12,6 +12,7 @@ use super::RunsError;
 use super::read::{Dir, FileText, Unread};
 use super::units::parse_memory;
 use super::wrapper::{Wrapper, parse_wrapper};
+use crate::files::{Ambient, Files, Kind, Stat};
 
 /// How much of `.command.sh` is shown (a script is short; a generated one may not be).
 pub const SCRIPT_BYTES: u64 = 16 * 1024;
@@ -107,12 +108,13 @@ impl TaskDir {
     /// Reads the task directory at `path`. Only a directory that cannot be opened is an
     /// error; every missing or refused file is part of the answer.
     pub fn read(path: &Path) -> Result<TaskDir, RunsError> {
-        let canonical = fs::canonicalize(path).map_err(|source| RunsError::Io {
+        TaskDir::read_with(&Ambient, path)
+    }
+
+    /// [`TaskDir::read`] with every file opened by `files`.
+    pub fn read_with(files: &dyn Files, path: &Path) -> Result<TaskDir, RunsError> {
+        let (dir, canonical) = Dir::open(files, path).map_err(|source| RunsError::Io {
             path: path.to_path_buf(),
-            source,
-        })?;
-        let dir = Dir::open(&canonical).map_err(|source| RunsError::Io {
-            path: canonical.clone(),
             source,
         })?;
         let mut refused = Vec::new();
@@ -152,7 +154,7 @@ impl TaskDir {
             None if began => TaskState::NoExitCode,
             None => TaskState::NotStarted,
         };
-        let (inputs, outputs, more_entries) = list_entries(&canonical, &mut refused);
+        let (inputs, outputs, more_entries) = list_entries(files, &canonical, &mut refused);
         Ok(TaskDir {
             path: canonical,
             state,
@@ -183,26 +185,24 @@ impl TaskDir {
 }
 
 fn list_entries(
+    files: &dyn Files,
     dir: &Path,
     refused: &mut Vec<(String, String)>,
 ) -> (Vec<StagedInput>, Vec<TaskEntry>, usize) {
     let mut inputs = Vec::new();
     let mut outputs = Vec::new();
     let mut more = 0;
-    let Ok(read) = fs::read_dir(dir) else {
+    let Ok(read) = files.list(dir) else {
         return (inputs, outputs, more);
     };
-    let mut names: Vec<(String, PathBuf)> = read
-        .filter_map(Result::ok)
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+    let mut names: Vec<(String, PathBuf, Stat)> = read
+        .into_iter()
+        .map(|e| (e.name.to_string_lossy().into_owned(), e.path, e.stat))
         .collect();
-    names.sort();
-    for (name, path) in names {
-        let Ok(meta) = fs::symlink_metadata(&path) else {
-            continue;
-        };
+    names.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, path, meta) in names {
         let is_nextflow_file = NEXTFLOW_FILES.contains(&name.as_str());
-        if meta.file_type().is_symlink() {
+        if meta.kind == Kind::Symlink {
             if is_nextflow_file {
                 // Already named in `refused` when it was opened; not an input.
                 continue;
@@ -222,7 +222,7 @@ fn list_entries(
                 dangling,
             });
         } else if is_nextflow_file {
-            if !meta.is_file() && !refused.iter().any(|(n, _)| *n == name) {
+            if meta.kind != Kind::File && !refused.iter().any(|(n, _)| *n == name) {
                 refused.push((name, "not a regular file".to_string()));
             }
         } else if inputs.len() + outputs.len() >= MAX_ENTRIES {
@@ -230,8 +230,8 @@ fn list_entries(
         } else {
             outputs.push(TaskEntry {
                 name,
-                is_dir: meta.is_dir(),
-                size: meta.len(),
+                is_dir: meta.kind == Kind::Dir,
+                size: meta.len,
             });
         }
     }

@@ -162,6 +162,29 @@ pub fn prepare_samplesheet_gate(request: &GateRequest) -> Result<GateReport, Gat
     )
 }
 
+/// [`prepare_samplesheet_gate`] over the sheet's and the schema's bytes, read by the caller
+/// (the tools crate reads them through its fence) from [`GateRequest::sheet_path`] and
+/// [`GateRequest::schema_path`].
+///
+/// # Errors
+///
+/// As [`prepare_samplesheet_gate`], less the reading.
+pub fn gate_over(
+    request: &GateRequest,
+    sheet_bytes: &[u8],
+    schema_bytes: &[u8],
+) -> Result<GateReport, GateError> {
+    validate_within(
+        &request.sheet_path(),
+        sheet_bytes,
+        &request.schema_path(),
+        schema_bytes,
+        request.effective_launch_dir(),
+        request.lenient_types,
+        &request.confine,
+    )
+}
+
 /// The gate over bytes already read (the daemon may hold them, to hash exactly what it
 /// validated). `sheet_path` names the sheet in messages and picks its format by extension;
 /// `launch_dir` is where relative paths in the sheet resolve.

@@ -26,7 +26,7 @@ pub enum GitScan {
 /// recursive removal does not follow either). A path that is not a directory is `Clean`: it
 /// holds nothing. An entry that cannot be read is skipped: the removal cannot take it either.
 pub fn scan_for_git(dir: &Path) -> GitScan {
-    match Dir::open_ambient_dir(dir, cap_std::ambient_authority()) {
+    match crate::files::fence::system::own_dir(dir) {
         Ok(opened) => scan_dir(&opened, MAX_SCANNED),
         Err(_) => GitScan::Clean,
     }
@@ -64,6 +64,10 @@ pub(crate) fn scan_dir(dir: &Dir, limit: usize) -> GitScan {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -474,6 +474,10 @@ struct Landed<'a> {
 }
 
 #[cfg(test)]
+#[expect(
+    clippy::disallowed_methods,
+    reason = "tests set up and inspect files directly"
+)]
 mod tests {
     use super::*;
 

@@ -12,11 +12,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use codaris_nextflow::runlog;
-use codaris_nextflow::runs::{Trace, failing_task, format_duration, run_status};
+use codaris_nextflow::runs::{RunQuery, Trace, format_duration};
 use serde_json::Value;
 
 use super::launch::{LaunchShared, gate_lines, pool_of, prepare, start, where_lines};
-use crate::context::ToolContext;
+use crate::context::{Fence, ToolContext};
+use crate::files::fence::open::{self, Fenced};
 use crate::progress::Progress;
 use crate::shell::TaskStatus;
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -132,7 +133,7 @@ impl Tool for AutopilotPipeline {
         let mut cursor = TraceCursor::default();
         let status = loop {
             let status = run.started.task.wait(POLL).await;
-            cursor = report_rows(&plan.trace, cursor, &progress).await;
+            cursor = report_rows(&ctx.fence, &plan.trace, cursor, &progress).await;
             if !status.is_running() {
                 break status;
             }
@@ -159,15 +160,19 @@ impl Tool for AutopilotPipeline {
         let elapsed = format_duration(
             u64::try_from(run.started.task.elapsed().as_millis()).unwrap_or(u64::MAX),
         );
-        let (launch, name, pipeline_dir) = (
+        let (launch, name, pipeline_dir, fence) = (
             plan.launch_dir.clone(),
             plan.run_name.clone(),
             plan.pipeline.clone(),
+            ctx.fence.clone(),
         );
         if status == TaskStatus::Exited(0) {
             self.attempts().remove(&key);
             let summary = blocking(tool, move || {
-                run_status(&launch, Some(&name))
+                RunQuery::new(&launch)
+                    .run(Some(&name))
+                    .files(Fenced::shared(&fence))
+                    .status()
                     .map(|status| status.render())
                     .map_err(|err| err.to_string())
             })
@@ -184,9 +189,11 @@ impl Tool for AutopilotPipeline {
             .launches
             .console(&plan.launch_dir, Some(&plan.run_name))
             .map(|(_, text)| text);
-        let diagnosis = blocking(tool, move || Ok(diagnose(&launch, &pipeline_dir, console)))
-            .await
-            .map_or_else(|why| (why.clone(), why), split_cause);
+        let diagnosis = blocking(tool, move || {
+            Ok(diagnose(&fence, &launch, &pipeline_dir, console))
+        })
+        .await
+        .map_or_else(|why| (why.clone(), why), split_cause);
         let (cause, diagnosis) = diagnosis;
         let outcome = format!("failed ({status}) after {elapsed}: {cause}");
         self.record(&key, number, &plan.run_name, outcome.clone());
@@ -241,8 +248,9 @@ fn split_cause(text: String) -> (String, String) {
 
 /// A one-line cause, a newline, then the failing task's work directory (as `debug_last_run`
 /// opens it), else what the log says (a configuration or script error before any task ran).
-fn diagnose(launch: &Path, pipeline: &Path, console: Option<String>) -> String {
-    match failing_task(launch, pipeline) {
+fn diagnose(fence: &Fence, launch: &Path, pipeline: &Path, console: Option<String>) -> String {
+    let query = RunQuery::new(launch).files(Fenced::shared(fence));
+    match query.failing_task(pipeline) {
         Ok(task) => {
             let name = task.task.name.as_deref().unwrap_or("a task");
             let exit = task
@@ -258,7 +266,7 @@ fn diagnose(launch: &Path, pipeline: &Path, console: Option<String>) -> String {
         }
         Err(task_err) => {
             let console = console.map(|text| runlog::read_console(&text));
-            let analysis = match super::runs::read_log(&launch.join(".nextflow.log")) {
+            let analysis = match super::runs::read_log(fence, &launch.join(".nextflow.log")) {
                 Ok(log) => runlog::render_analysis(Some(&log), console.as_ref()),
                 Err(_) if console.is_some() => runlog::render_analysis(None, console.as_ref()),
                 Err(why) => return format!("no failing task and no log\n{task_err}; {why}"),
@@ -277,17 +285,27 @@ struct TraceCursor {
 
 /// Reports the rows the trace gained since `cursor` (each a task that finished or was
 /// cached), reading only the new bytes, so a long run's trace is not read again every poll.
-async fn report_rows(trace: &Path, cursor: TraceCursor, progress: &Progress) -> TraceCursor {
-    let (trace, progress) = (trace.to_path_buf(), progress.clone());
+async fn report_rows(
+    fence: &Fence,
+    trace: &Path,
+    cursor: TraceCursor,
+    progress: &Progress,
+) -> TraceCursor {
+    let (fence, trace, progress) = (fence.clone(), trace.to_path_buf(), progress.clone());
     let kept = cursor.clone();
-    tokio::task::spawn_blocking(move || read_new_rows(&trace, cursor, &progress))
+    tokio::task::spawn_blocking(move || read_new_rows(&fence, &trace, cursor, &progress))
         .await
         .unwrap_or(kept)
 }
 
-fn read_new_rows(trace: &Path, mut cursor: TraceCursor, progress: &Progress) -> TraceCursor {
+fn read_new_rows(
+    fence: &Fence,
+    trace: &Path,
+    mut cursor: TraceCursor,
+    progress: &Progress,
+) -> TraceCursor {
     use std::io::{Read as _, Seek as _, SeekFrom};
-    let Ok(mut file) = std::fs::File::open(trace) else {
+    let Ok(mut file) = open::open(fence, trace) else {
         return cursor;
     };
     let mut fresh = Vec::new();

@@ -11,8 +11,12 @@ use serde_json::Value;
 
 use super::args::{input_file, pipeline_dir, string_list};
 use crate::context::ToolContext;
+use crate::files::fence::open::{self, OpenError};
 use crate::files::patch::{Replacement, land_replacements};
 use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// A remediation plan is a few KiB of JSON; past this it is not one.
+const MAX_PLAN_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Where `run_compliance_autofix` writes the remediation plan, inside the pipeline: beside
 /// the code it is about, where `apply_remediation_plan` finds it in any later session.
@@ -85,10 +89,10 @@ fn land(
         .collect();
     if let Some(plan) = plan {
         let path = dir.join(PLAN_FILE);
-        let expected = match std::fs::read(&path) {
+        let expected = match open::read(&ctx.fence, &path, MAX_PLAN_BYTES) {
             Ok(bytes) => Some(bytes),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(source) => return Err(ToolError::Fatal { tool, source }),
+            Err(OpenError::NotFound { .. }) => None,
+            Err(refused) => return Err(ToolError::model(format!("{tool}: {refused}"))),
         };
         let mut json = serde_json::to_vec_pretty(plan).map_err(|error| ToolError::Fatal {
             tool,
@@ -216,11 +220,14 @@ impl Tool for ApplyRemediationPlan {
             Some(path) => path,
             None => dir.join(PLAN_FILE),
         };
-        let text = std::fs::read_to_string(&plan_path).map_err(|error| {
-            ToolError::model(format!(
-                "{tool}: no remediation plan at `{}` ({error}); run run_compliance_autofix with report_only false first",
-                plan_path.display()
-            ))
+        let text = open::read_text(&ctx.fence, &plan_path, MAX_PLAN_BYTES).map_err(|error| {
+            ToolError::model(match error {
+                OpenError::NotFound { .. } => format!(
+                    "{tool}: no remediation plan at `{}`; run run_compliance_autofix with report_only false first",
+                    plan_path.display()
+                ),
+                refused => format!("{tool}: {refused}"),
+            })
         })?;
         let plan: RemediationPlan = serde_json::from_str(&text).map_err(|error| {
             ToolError::model(format!(

@@ -7,6 +7,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::files::fence::system;
+
 /// What a copy leaves out: what Nextflow and nf-test leave behind, which no check reads.
 const LEFT_OUT: [&str; 5] = ["work", ".nextflow", "results", ".nf-test", "null"];
 /// The most a copy may hold; a pipeline with more (data kept beside the code) is refused.
@@ -22,9 +24,11 @@ pub(crate) struct PipelineCopy {
 impl PipelineCopy {
     pub(crate) fn new(pipeline: &Path, scratch: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(scratch)?;
+        // Real, so the no-follow opens below see no symlink in the directories above.
+        let scratch = std::fs::canonicalize(scratch)?;
         let dir = tempfile::Builder::new()
             .prefix("pipeline-")
-            .tempdir_in(scratch)?;
+            .tempdir_in(&scratch)?;
         let name = pipeline
             .file_name()
             .unwrap_or(std::ffi::OsStr::new("pipeline"));
@@ -40,9 +44,11 @@ impl PipelineCopy {
     }
 }
 
+/// Copies `from` (a pipeline's real path) into `to`, file by file, each opened through the
+/// fence's no-follow open: a symlink anywhere is copied as a link, never read through.
 fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> io::Result<()> {
     std::fs::create_dir(to)?;
-    for entry in std::fs::read_dir(from)? {
+    for entry in system::list_own(from)? {
         let entry = entry?;
         let name = entry.file_name();
         if LEFT_OUT.iter().any(|left| name == *left) {
@@ -63,13 +69,20 @@ fn copy_tree(from: &Path, to: &Path, budget: &mut u64) -> io::Result<()> {
                     MAX_COPY_BYTES / (1024 * 1024)
                 ))
             })?;
-            std::fs::copy(&source, &target)?;
+            let mut reader = system::open_own(&source, std::fs::OpenOptions::new().read(true))?;
+            let mut writer = system::open_own(
+                &target,
+                std::fs::OpenOptions::new().write(true).create_new(true),
+            )?;
+            io::copy(&mut reader, &mut writer)?;
+            writer.set_permissions(reader.metadata()?.permissions())?;
         }
     }
     Ok(())
 }
 
 #[cfg(test)]
+#[expect(clippy::disallowed_methods, reason = "tests read what the copy made")]
 mod tests {
     use super::*;
 

@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_nextflow::parse::load_config;
-use codaris_nextflow::samplesheet::{GateRequest, prepare_samplesheet_gate, sha256_hex};
+use codaris_nextflow::samplesheet::{
+    GateRequest, MAX_SCHEMA_BYTES, MAX_SHEET_BYTES, gate_over, sha256_hex,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::args::{input_file, pipeline_dir};
 use crate::context::ToolContext;
+use crate::files::fence::{open, system};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// A passing check of one pipeline's samplesheet.
@@ -87,7 +90,16 @@ pub fn gate_holds(
         ("samplesheet", &gate.samplesheet, &gate.sheet_sha256),
         ("input schema", &gate.schema, &gate.schema_sha256),
     ] {
-        let now = std::fs::read(path).map(|bytes| sha256_hex(&bytes));
+        // Opened with no symlink followed: a sheet swapped for a link since is not the sheet
+        // that passed.
+        let now = system::open_own(path, std::fs::OpenOptions::new().read(true)).and_then(|file| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, MAX_SHEET_BYTES + 1),
+                &mut bytes,
+            )
+            .map(|_| sha256_hex(&bytes))
+        });
         if now.as_ref().ok() != Some(sha256) {
             return Err(format!(
                 "the {what} `{}` changed since its gate passed; check the samplesheet again with prepare_samplesheet_gate",
@@ -154,13 +166,22 @@ impl Tool for PrepareSamplesheetGate {
         if let Some(schema) = schema {
             request = request.schema(schema);
         }
-        let report = tokio::task::spawn_blocking(move || prepare_samplesheet_gate(&request))
-            .await
-            .map_err(|join| ToolError::Fatal {
-                tool,
-                source: std::io::Error::other(join.to_string()),
-            })?
-            .map_err(|error| ToolError::model(format!("{tool}: {error}")))?;
+        // Both read through the fence: the schema's path comes from `nextflow_schema.json`,
+        // file content, and may name anything.
+        let fence = ctx.fence.clone();
+        let report = tokio::task::spawn_blocking(move || {
+            let sheet = open::read(&fence, &request.sheet_path(), MAX_SHEET_BYTES)
+                .map_err(|e| format!("samplesheet: {e}"))?;
+            let schema = open::read(&fence, &request.schema_path(), MAX_SCHEMA_BYTES)
+                .map_err(|e| format!("input schema: {e}"))?;
+            gate_over(&request, &sheet, &schema).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|join| ToolError::Fatal {
+            tool,
+            source: std::io::Error::other(join.to_string()),
+        })?
+        .map_err(|error| ToolError::model(format!("{tool}: {error}")))?;
         let key = gate_key(&pipeline, &report.sheet_path);
         let kept = if report.passed() {
             let gate = GateRecord {

@@ -16,9 +16,13 @@ use serde_json::Value;
 use super::args::{optional_string, pipeline_dir};
 use super::compliance::{Rules, audit_text, read_tree};
 use super::runner::PoolRunner;
-use crate::context::ToolContext;
+use crate::context::{Fence, ToolContext};
+use crate::files::fence::open;
 use crate::shell::ShellPools;
 use crate::tool::{Tool, ToolError, ToolOutput};
+
+/// A schema is tens of KiB; past this it is not one.
+const MAX_SCHEMA_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The rules a `security` review keeps: what leaks, reaches outside, or runs unpinned code.
 const SECURITY_RULES: &[&str] = &[
@@ -74,7 +78,7 @@ impl Tool for ReviewPipeline {
         let dir = pipeline_dir(ctx, tool, args)?;
         let mut pack = format!("review of `{}`\n", dir.display());
         if focus == Focus::All {
-            pack.push_str(&structure(tool, &dir)?);
+            pack.push_str(&structure(&ctx.fence, tool, &dir)?);
         }
         let rules = self.rules.load(tool)?;
         let only: Option<Vec<String>> = (focus == Focus::Security)
@@ -130,7 +134,7 @@ impl ReviewPipeline {
 }
 
 /// The structure and the params against the schema.
-fn structure(tool: &'static str, dir: &Path) -> Result<String, ToolError> {
+fn structure(fence: &Fence, tool: &'static str, dir: &Path) -> Result<String, ToolError> {
     let pipeline =
         Pipeline::load(dir).map_err(|error| ToolError::model(format!("{tool}: {error}")))?;
     let mut text = String::from("== structure\n");
@@ -138,7 +142,7 @@ fn structure(tool: &'static str, dir: &Path) -> Result<String, ToolError> {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    let documented = schema_params(dir);
+    let documented = schema_params(fence, dir);
     text.push_str("== params\n");
     for param in pipeline.params() {
         let name = param.key.trim_start_matches("params.");
@@ -156,9 +160,10 @@ fn structure(tool: &'static str, dir: &Path) -> Result<String, ToolError> {
 }
 
 /// The parameter names `nextflow_schema.json` documents (its `properties` and those of each
-/// `$defs` group), or `None` without a readable schema.
-fn schema_params(dir: &Path) -> Option<BTreeSet<String>> {
-    let text = std::fs::read_to_string(dir.join("nextflow_schema.json")).ok()?;
+/// `$defs` group), or `None` without a readable schema (one leading out of the roots or into
+/// Codaris's state is not read).
+fn schema_params(fence: &Fence, dir: &Path) -> Option<BTreeSet<String>> {
+    let text = open::read_text(fence, &dir.join("nextflow_schema.json"), MAX_SCHEMA_BYTES).ok()?;
     let schema: Value = serde_json::from_str(&text).ok()?;
     let mut names = BTreeSet::new();
     let groups = ["$defs", "definitions"]

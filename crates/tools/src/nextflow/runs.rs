@@ -12,7 +12,8 @@ use serde_json::Value;
 
 use super::args::{optional_string, pipeline_dir};
 use super::launch::LaunchShared;
-use crate::context::ToolContext;
+use crate::context::{Fence, ToolContext};
+use crate::files::fence::open::{self, Fenced, OpenError};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// Log files Nextflow keeps: the last run's, and up to nine older ones it rotated.
@@ -64,11 +65,17 @@ impl Tool for CheckRunStatus {
         let tool = self.name();
         let launch = pipeline_dir(ctx, tool, args)?;
         let run = optional_string(tool, args, "run")?.map(str::to_owned);
+        let fence = ctx.fence.clone();
         reading(tool, move || {
-            let mut query = runs::RunQuery::new(&launch).run(run.as_deref());
+            let mut query = runs::RunQuery::new(&launch)
+                .run(run.as_deref())
+                .files(Fenced::shared(&fence));
             // The log names the task submitted last, which has no trace row while it runs.
-            if let Some(tail) = log_tail(&launch.join(".nextflow.log")) {
-                query = query.log_tail(&tail);
+            match log_tail(&fence, &launch.join(".nextflow.log")) {
+                Ok(tail) => query = query.log_tail(&tail),
+                // No log (or not a file): the status comes from the history and the trace.
+                Err(OpenError::NotFound { .. } | OpenError::NotAFile { .. }) => {}
+                Err(refused) => return Err(refused.to_string()),
             }
             query
                 .status()
@@ -103,14 +110,15 @@ impl Tool for AnalyzeRunLog {
         let launch = pipeline_dir(ctx, tool, args)?;
         let run = optional_string(tool, args, "run")?.map(str::to_owned);
         let console = self.0.launches.console(&launch, run.as_deref());
+        let fence = ctx.fence.clone();
         reading(tool, move || {
             let (path, log) = match run.as_deref() {
                 None => {
                     let path = launch.join(".nextflow.log");
-                    let log = read_log(&path)?;
+                    let log = read_log(&fence, &path)?;
                     (path, log)
                 }
-                Some(run) => log_of_run(&launch, run)?,
+                Some(run) => log_of_run(&fence, &launch, run)?,
             };
             let console = console.map(|(name, text)| (name, runlog::read_console(&text)));
             let console_line = console.as_ref().map_or(String::new(), |(name, report)| {
@@ -129,38 +137,52 @@ impl Tool for AnalyzeRunLog {
     }
 }
 
-/// The end of the log at `path` (its last [`LOG_TAIL_BYTES`]), when there is one.
-fn log_tail(path: &Path) -> Option<String> {
+/// The end of the log at `path` (its last [`LOG_TAIL_BYTES`]), opened beneath the fence.
+fn log_tail(fence: &Fence, path: &Path) -> Result<String, OpenError> {
     use std::io::{Read as _, Seek as _, SeekFrom};
-    let mut file = std::fs::File::open(path).ok()?;
-    let len = file.metadata().ok()?.len();
+    let mut file = open::open(fence, path)?;
+    let io = |source| OpenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let len = file.metadata().map_err(io)?.len();
     file.seek(SeekFrom::Start(len.saturating_sub(LOG_TAIL_BYTES)))
-        .ok()?;
+        .map_err(io)?;
     let mut bytes = Vec::new();
-    file.take(LOG_TAIL_BYTES).read_to_end(&mut bytes).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
+    file.take(LOG_TAIL_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// The log at `path`, streamed (bounded memory however long it is).
-pub(super) fn read_log(path: &Path) -> Result<LogReport, String> {
-    let file = std::fs::File::open(path).map_err(|err| {
-        format!(
-            "no Nextflow log at `{}` ({err}); give the directory the run was launched from",
+/// The log at `path`, opened beneath the fence and streamed (bounded memory however long it
+/// is).
+pub(super) fn read_log(fence: &Fence, path: &Path) -> Result<LogReport, String> {
+    let file = open::open(fence, path).map_err(|err| match err {
+        OpenError::NotFound { .. } => format!(
+            "no Nextflow log at `{}`; give the directory the run was launched from",
             path.display()
-        )
+        ),
+        refused => refused.to_string(),
     })?;
     runlog::read_log(BufReader::new(file)).map_err(|err| err.to_string())
 }
 
 /// The log (the last or a rotated one) of the run named `run`: the one whose launch line
-/// names it (`Launching `main.nf` [run] …`).
-fn log_of_run(launch: &Path, run: &str) -> Result<(PathBuf, LogReport), String> {
+/// names it (`Launching `main.nf` [run] …`). A rotated log that leads out of the root or into
+/// Codaris's state is refused, not passed over.
+fn log_of_run(fence: &Fence, launch: &Path, run: &str) -> Result<(PathBuf, LogReport), String> {
     let named = format!("[{run}]");
     let candidates = std::iter::once(launch.join(".nextflow.log"))
         .chain((1..=ROTATED_LOGS).map(|n| launch.join(format!(".nextflow.log.{n}"))));
-    for path in candidates.filter(|p| p.is_file()) {
-        if mentions(&path, &named) {
-            let log = read_log(&path)?;
+    for path in candidates {
+        let file = match open::open(fence, &path) {
+            Ok(file) => file,
+            Err(OpenError::NotFound { .. } | OpenError::NotAFile { .. }) => continue,
+            Err(refused) => return Err(refused.to_string()),
+        };
+        if mentions(file, &named) {
+            let log = read_log(fence, &path)?;
             return Ok((path, log));
         }
     }
@@ -170,13 +192,10 @@ fn log_of_run(launch: &Path, run: &str) -> Result<(PathBuf, LogReport), String> 
     ))
 }
 
-/// Whether the first lines of the log at `path` (where Nextflow writes the launch line)
-/// contain `needle`.
-fn mentions(path: &Path, needle: &str) -> bool {
+/// Whether the first lines of the log `file` (where Nextflow writes the launch line) contain
+/// `needle`.
+fn mentions(file: std::fs::File, needle: &str) -> bool {
     use std::io::BufRead as _;
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
     BufReader::new(file)
         .split(b'\n')
         .take(200)
@@ -204,8 +223,11 @@ impl Tool for DebugLastRun {
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let tool = self.name();
         let launch = pipeline_dir(ctx, tool, args)?;
+        let files = Fenced::shared(&ctx.fence);
         reading(tool, move || {
-            runs::failing_task(&launch, &launch)
+            runs::RunQuery::new(&launch)
+                .files(files)
+                .failing_task(&launch)
                 .map(|task| task.render())
                 .map_err(|err| err.to_string())
         })

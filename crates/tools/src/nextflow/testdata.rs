@@ -20,8 +20,9 @@ use serde_json::Value;
 use tokio::io::AsyncWriteExt as _;
 
 use super::args::{optional_string, pipeline_dir};
-use crate::context::ToolContext;
-use crate::files::fence::Beneath;
+use crate::context::{Fence, ToolContext};
+use crate::files::fence::open::{self, OpenError};
+use crate::files::fence::{Beneath, system};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// The largest file fetched: nf-core's test data is kept small (a few MB a file).
@@ -62,11 +63,15 @@ impl Tool for FetchTestData {
         let pipeline = pipeline_dir(ctx, tool, args)?;
         let dataset = optional_string(tool, args, "dataset")?.map(str::to_owned);
         let places = Places::checked(ctx, tool, &pipeline)?;
-        let test_config = read_text(tool, &places.config)?;
-        let nextflow_config = match std::fs::read_to_string(pipeline.join("nextflow.config")) {
+        let test_config = read_text(&ctx.fence, tool, &places.config)?;
+        let nextflow_config = match open::read_text(
+            &ctx.fence,
+            &pipeline.join("nextflow.config"),
+            MAX_CONFIG_BYTES,
+        ) {
             Ok(text) => Some(text),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-            Err(err) => return Err(model(tool, format!("cannot read `nextflow.config`: {err}"))),
+            Err(OpenError::NotFound { .. }) => None,
+            Err(err) => return Err(model(tool, err)),
         };
         let plan = testdata::plan_config(&ConfigRequest {
             test_config: &test_config,
@@ -118,15 +123,19 @@ fn model(tool: &str, why: impl std::fmt::Display) -> ToolError {
     ToolError::model(format!("{tool}: {why}"))
 }
 
-fn read_text(tool: &str, path: &Path) -> Result<String, ToolError> {
-    std::fs::read_to_string(path).map_err(|err| {
-        model(
+/// A pipeline's configuration file is a few KiB; past this it is not one.
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+fn read_text(fence: &Fence, tool: &str, path: &Path) -> Result<String, ToolError> {
+    open::read_text(fence, path, MAX_CONFIG_BYTES).map_err(|err| match err {
+        OpenError::NotFound { .. } => model(
             tool,
             format!(
-                "cannot read `{}` ({err}); the pipeline's test profile lives there",
+                "cannot read `{}` (it does not exist); the pipeline's test profile lives there",
                 path.display()
             ),
-        )
+        ),
+        refused => model(tool, refused),
     })
 }
 
@@ -253,7 +262,7 @@ async fn fetch_all(
             cells: 0,
         };
         if let Some(delimiter) = testdata::sheet_delimiter(&wanted.rel)
-            && let Ok(text) = tokio::fs::read_to_string(&path).await
+            && let Ok(Some(text)) = staged_text(&path).await
         {
             let sheet = testdata::plan_sheet(&text, delimiter, &wanted.rel, base, &places.data);
             for file in sheet.files {
@@ -276,6 +285,32 @@ async fn fetch_all(
         fetched.files.push(staged);
     }
     Ok(fetched)
+}
+
+/// A file just downloaded into the staging directory, read back (a samplesheet), no symlink
+/// followed.
+async fn staged_text(path: &Path) -> std::io::Result<Option<String>> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || system::read_own(&path))
+        .await
+        .map_err(std::io::Error::other)?
+}
+
+/// A new file in the staging directory (which the tool made), no symlink followed.
+async fn create_staged(path: &Path) -> std::io::Result<tokio::fs::File> {
+    let path = path.to_path_buf();
+    let file = tokio::task::spawn_blocking(move || {
+        system::open_own(
+            &path,
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true),
+        )
+    })
+    .await
+    .map_err(std::io::Error::other)??;
+    Ok(tokio::fs::File::from_std(file))
 }
 
 /// `url` into `path`, whole or not at all: its size and SHA-256.
@@ -311,7 +346,7 @@ async fn download(
                 .await
                 .map_err(|err| format!("cannot make `{}`: {err}", dir.display()))?;
         }
-        let mut file = tokio::fs::File::create(path)
+        let mut file = create_staged(path)
             .await
             .map_err(|err| format!("cannot write `{}`: {err}", path.display()))?;
         let mut hash = ring::digest::Context::new(&ring::digest::SHA256);

@@ -141,7 +141,7 @@ impl CgroupRoot {
         // what a killed one left and its watchdog did not finish. Each run has its own name,
         // so a late watchdog of the last run cannot remove this run's subtree.
         let prefix = format!("codaris-{owner}-");
-        if let Ok(entries) = std::fs::read_dir(&parent) {
+        if let Ok(entries) = crate::files::fence::system::list_kernel(&parent) {
             for entry in entries.flatten() {
                 if entry.file_name().to_string_lossy().starts_with(&prefix) {
                     kill_tree(&entry.path());
@@ -168,9 +168,10 @@ impl CgroupRoot {
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let path = self.path.join(format!("s-{number}"));
         std::fs::create_dir(&path)?;
-        let procs = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path.join("cgroup.procs"))?;
+        let procs = crate::files::fence::system::open_kernel(
+            &path.join("cgroup.procs"),
+            std::fs::OpenOptions::new().write(true),
+        )?;
         Ok(SessionCgroup {
             path,
             procs: Arc::new(procs.into()),
@@ -233,11 +234,11 @@ pub(crate) fn join_in_child(procs: impl AsFd) -> io::Result<()> {
 /// The daemon's own cgroup v2 directory: the `0::` line of `/proc/self/cgroup` beneath the
 /// cgroup2 mount of `/proc/self/mountinfo` (also on a hybrid v1/v2 machine).
 fn own_cgroup_dir() -> Result<PathBuf, String> {
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+    let mounts = crate::files::fence::system::read_kernel(Path::new("/proc/self/mountinfo"))
         .map_err(|error| format!("cannot read /proc/self/mountinfo: {error}"))?;
     let (mount_root, mount_point) =
         cgroup2_mount(&mounts).ok_or_else(|| "no cgroup2 file system is mounted".to_owned())?;
-    let own = std::fs::read_to_string("/proc/self/cgroup")
+    let own = crate::files::fence::system::read_kernel(Path::new("/proc/self/cgroup"))
         .map_err(|error| format!("cannot read /proc/self/cgroup: {error}"))?;
     let own = own
         .lines()
@@ -287,28 +288,29 @@ fn probe_join(root: &Path) -> Result<(), String> {
     let probe = root.join("probe");
     std::fs::create_dir(&probe)
         .map_err(|error| format!("cannot create {}: {error}", probe.display()))?;
-    let joined = std::fs::OpenOptions::new()
-        .write(true)
-        .open(probe.join("cgroup.procs"))
-        .map_err(|error| format!("cannot open {}/cgroup.procs: {error}", probe.display()))
-        .and_then(|procs| {
-            let procs = OwnedFd::from(procs);
-            let mut command = Command::new("/bin/true");
-            command
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null());
-            // SAFETY: the closure runs in the forked child and makes one `write` system call
-            // on a descriptor opened before the fork; it allocates nothing.
-            unsafe {
-                command.pre_exec(move || join_in_child(&procs));
-            }
-            match command.status() {
-                Ok(status) if status.success() => Ok(()),
-                Ok(status) => Err(format!("a probe in {} ended {status}", probe.display())),
-                Err(error) => Err(format!("cannot join {}: {error}", probe.display())),
-            }
-        });
+    let joined = crate::files::fence::system::open_kernel(
+        &probe.join("cgroup.procs"),
+        std::fs::OpenOptions::new().write(true),
+    )
+    .map_err(|error| format!("cannot open {}/cgroup.procs: {error}", probe.display()))
+    .and_then(|procs| {
+        let procs = OwnedFd::from(procs);
+        let mut command = Command::new("/bin/true");
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: the closure runs in the forked child and makes one `write` system call
+        // on a descriptor opened before the fork; it allocates nothing.
+        unsafe {
+            command.pre_exec(move || join_in_child(&procs));
+        }
+        match command.status() {
+            Ok(status) if status.success() => Ok(()),
+            Ok(status) => Err(format!("a probe in {} ended {status}", probe.display())),
+            Err(error) => Err(format!("cannot join {}: {error}", probe.display())),
+        }
+    });
     remove_when_empty(&probe, Duration::from_secs(2));
     joined
 }
@@ -378,7 +380,7 @@ pub(crate) fn kill_cgroup(path: &Path) {
         return;
     }
     for _ in 0..10 {
-        let Ok(procs) = std::fs::read_to_string(path.join("cgroup.procs")) else {
+        let Ok(procs) = crate::files::fence::system::read_kernel(&path.join("cgroup.procs")) else {
             return;
         };
         let pids: Vec<_> = procs
@@ -399,7 +401,7 @@ pub(crate) fn kill_cgroup(path: &Path) {
 /// removes it.
 fn kill_tree(path: &Path) {
     kill_cgroup(path);
-    if let Ok(entries) = std::fs::read_dir(path) {
+    if let Ok(entries) = crate::files::fence::system::list_kernel(path) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 kill_cgroup(&entry.path());
@@ -411,7 +413,7 @@ fn kill_tree(path: &Path) {
 
 /// Removes `path` and the cgroups beneath it, waiting a little for each to empty.
 fn remove_tree(path: &Path) {
-    if let Ok(entries) = std::fs::read_dir(path) {
+    if let Ok(entries) = crate::files::fence::system::list_kernel(path) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 remove_tree(&entry.path());
@@ -445,14 +447,16 @@ pub(crate) fn kill_marked(matches: impl Fn(&str) -> bool) -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let mut killed = 0;
     for _ in 0..5 {
-        let Ok(entries) = std::fs::read_dir("/proc") else {
+        let Ok(entries) = crate::files::fence::system::list_kernel(Path::new("/proc")) else {
             return killed;
         };
         let marked: Vec<rustix::process::Pid> = entries
             .flatten()
             .filter_map(|entry| {
                 let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
-                let environ = std::fs::read(entry.path().join("environ")).ok()?;
+                let environ =
+                    crate::files::fence::system::read_kernel_bytes(&entry.path().join("environ"))
+                        .ok()?;
                 (pid != me && mark_in(&environ).is_some_and(&matches))
                     .then(|| rustix::process::Pid::from_raw(pid))
                     .flatten()
@@ -489,7 +493,7 @@ pub(crate) fn remove_leftover_temp_dirs(temp: &Path, owner: &str) -> usize {
     use std::os::unix::fs::MetadataExt;
     let prefix = temp_prefix(owner);
     let me = rustix::process::geteuid().as_raw();
-    let Ok(entries) = std::fs::read_dir(temp) else {
+    let Ok(entries) = crate::files::fence::system::list_own(temp) else {
         return 0;
     };
     entries

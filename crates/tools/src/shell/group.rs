@@ -51,7 +51,7 @@ pub(crate) fn group_alive(pgid: i32, scope: &Scope) -> bool {
     #[cfg(target_os = "linux")]
     {
         if let Some(members) = &scope.members
-            && let Ok(list) = std::fs::read_to_string(members)
+            && let Ok(list) = crate::files::fence::system::read_kernel(members)
         {
             return list
                 .lines()
@@ -61,7 +61,7 @@ pub(crate) fn group_alive(pgid: i32, scope: &Scope) -> bool {
         if is_subreaper() {
             return live_descendant(pgid);
         }
-        if let Ok(entries) = std::fs::read_dir("/proc") {
+        if let Ok(entries) = crate::files::fence::system::list_kernel(std::path::Path::new("/proc")) {
             return entries.flatten().any(|entry| {
                 entry
                     .file_name()
@@ -76,7 +76,7 @@ pub(crate) fn group_alive(pgid: i32, scope: &Scope) -> bool {
 
 /// Whether `pid` is a live (not zombie) member of group `pgid`.
 fn is_live_member(pid: i32, pgid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+    crate::files::fence::system::read_kernel(std::path::Path::new(&format!("/proc/{pid}/stat")))
         .ok()
         .and_then(|stat| live_member_of(&stat))
         == Some(pgid)
@@ -98,11 +98,11 @@ fn live_descendant(pgid: i32) -> bool {
             return true;
         }
         first = false;
-        let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        let Ok(threads) = crate::files::fence::system::list_kernel(std::path::Path::new(&format!("/proc/{pid}/task"))) else {
             continue;
         };
         for thread in threads.flatten() {
-            if let Ok(children) = std::fs::read_to_string(thread.path().join("children")) {
+            if let Ok(children) = crate::files::fence::system::read_kernel(&thread.path().join("children")) {
                 pending.extend(
                     children
                         .split_ascii_whitespace()

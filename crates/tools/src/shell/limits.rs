@@ -418,7 +418,7 @@ fn lowered(resource: Resource, value: u64) -> Rlimit {
 
 /// The number after `key` in a flat-keyed cgroup file (`max 3`), 0 when absent.
 fn counter(file: &Path, key: &str) -> u64 {
-    std::fs::read_to_string(file)
+    crate::files::fence::system::read_kernel(file)
         .ok()
         .and_then(|text| {
             text.lines().find_map(|line| {

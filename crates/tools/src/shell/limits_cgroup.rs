@@ -32,7 +32,7 @@ impl Controller {
 pub(crate) fn enable_v2(root: &Path, controller: Controller) -> Result<(), String> {
     let name = controller.name();
     let listed = |dir: &Path| {
-        std::fs::read_to_string(dir.join("cgroup.controllers"))
+        crate::files::fence::system::read_kernel(&dir.join("cgroup.controllers"))
             .is_ok_and(|list| list.split_whitespace().any(|c| c == name))
     };
     if !listed(root)
@@ -89,14 +89,14 @@ impl V1Root {
     /// of the same owner left there.
     pub(crate) fn create(controller: Controller, owner: &str) -> Result<Self, String> {
         let name = controller.name();
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo")
+        let mounts = crate::files::fence::system::read_kernel(Path::new("/proc/self/mountinfo"))
             .map_err(|error| format!("cannot read /proc/self/mountinfo: {error}"))?;
-        let own = std::fs::read_to_string("/proc/self/cgroup")
+        let own = crate::files::fence::system::read_kernel(Path::new("/proc/self/cgroup"))
             .map_err(|error| format!("cannot read /proc/self/cgroup: {error}"))?;
         let parent = v1_dir(&mounts, &own, name)
             .ok_or_else(|| format!("no cgroup v1 {name} hierarchy is mounted"))?;
         let prefix = format!("codaris-{owner}-");
-        if let Ok(entries) = std::fs::read_dir(&parent) {
+        if let Ok(entries) = crate::files::fence::system::list_kernel(&parent) {
             for entry in entries.flatten() {
                 if entry.file_name().to_string_lossy().starts_with(&prefix) {
                     remove_v1_tree(&entry.path());
@@ -135,9 +135,10 @@ impl V1Root {
                 Err(error) => return Err(error),
             }
         }
-        let procs = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path.join("cgroup.procs"))?;
+        let procs = crate::files::fence::system::open_kernel(
+            &path.join("cgroup.procs"),
+            std::fs::OpenOptions::new().write(true),
+        )?;
         made.procs = Some(procs.into());
         Ok(made)
     }
@@ -178,7 +179,7 @@ impl Drop for V1Session {
 /// Kills what is left in a v1 subtree (v1 has no `cgroup.kill`: each listed process) and
 /// removes its session cgroups and itself.
 fn remove_v1_tree(path: &Path) {
-    if let Ok(entries) = std::fs::read_dir(path) {
+    if let Ok(entries) = crate::files::fence::system::list_kernel(path) {
         for entry in entries.flatten() {
             if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 kill_cgroup(&entry.path());

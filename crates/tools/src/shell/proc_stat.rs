@@ -31,7 +31,9 @@ impl ProcStat {
 
     /// Reads and parses `/proc/<pid>/stat`.
     pub fn read(pid: i32) -> io::Result<Self> {
-        let line = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+        let line = crate::files::fence::system::read_kernel(std::path::Path::new(&format!(
+            "/proc/{pid}/stat"
+        )))?;
         Self::parse(&line).ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidData,

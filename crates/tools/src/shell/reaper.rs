@@ -71,7 +71,8 @@ pub async fn reap_orphans() {
 fn sweep() -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get();
     let own_group = rustix::process::getpgrp().as_raw_nonzero().get();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
+    let Ok(entries) = crate::files::fence::system::list_kernel(std::path::Path::new("/proc"))
+    else {
         return 0;
     };
     // Held across the pass: a child spawned meanwhile is registered before it can be seen.
@@ -85,7 +86,7 @@ fn sweep() -> usize {
         else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+        let Ok(stat) = crate::files::fence::system::read_kernel(&entry.path().join("stat")) else {
             continue;
         };
         let Some(zombie) = ProcStat::parse(&stat).filter(ProcStat::is_zombie) else {

@@ -225,7 +225,7 @@ fn carve(path: &Path, access: Access, cut: &[PathBuf], grants: &mut Vec<Grant>) 
         return;
     }
     // Unreadable: grant nothing of it rather than guess.
-    let Ok(entries) = std::fs::read_dir(path) else {
+    let Ok(entries) = crate::files::fence::system::list_own(path) else {
         return;
     };
     for entry in entries.flatten() {

@@ -11,13 +11,12 @@
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use cap_std::ambient_authority;
 use cap_std::fs::{Dir, MetadataExt, OpenOptions, Permissions};
 use serde_json::Value;
 
 use super::args::required_string;
 use crate::context::ToolContext;
-use crate::files::fence::Beneath;
+use crate::files::fence::{Beneath, system};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 const NAME: &str = codaris_catalogue::SHARE_FILE.name;
@@ -44,10 +43,8 @@ pub struct SharedFile {
 /// content (the latest name wins); empty when nothing was shared. Lines that do not read are
 /// skipped: the index is the daemon's own file, and one bad line must not hide the rest.
 pub fn shared_files(workspace: &Path) -> io::Result<Vec<SharedFile>> {
-    let text = match std::fs::read_to_string(workspace.join(SHARED).join(INDEX)) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
+    let Some(text) = system::read_beneath(workspace, &Path::new(SHARED).join(INDEX))? else {
+        return Ok(Vec::new());
     };
     let mut files: Vec<SharedFile> = Vec::new();
     for entry in text
@@ -163,8 +160,7 @@ impl ShareFile {
             .map(|byte| format!("{byte:02x}"))
             .collect();
         let size = bytes.len() as u64;
-        let workspace =
-            Dir::open_ambient_dir(&ctx.workspace, ambient_authority()).map_err(fatal)?;
+        let workspace = system::own_dir(&ctx.workspace).map_err(fatal)?;
         workspace.create_dir_all(SHARED).map_err(fatal)?;
         let shared = workspace.open_dir(SHARED).map_err(fatal)?;
         let already = shared

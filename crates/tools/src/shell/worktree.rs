@@ -159,9 +159,15 @@ async fn default_guess(top: &Path) -> Result<String, ToolError> {
 async fn exclude_dir(top: &Path) -> Result<(), ToolError> {
     let exclude = git(top, &["rev-parse", "--git-path", "info/exclude"]).await?;
     let exclude = top.join(exclude);
-    let current = tokio::fs::read_to_string(&exclude)
-        .await
-        .unwrap_or_default();
+    // Read with no symlink followed; one that cannot be is left as it is.
+    let read = exclude.clone();
+    let current =
+        match tokio::task::spawn_blocking(move || crate::files::fence::system::read_own(&read))
+            .await
+        {
+            Ok(Ok(text)) => text.unwrap_or_default(),
+            _ => return Ok(()),
+        };
     let line = format!("/{DIR}/");
     if current.lines().any(|existing| existing == line) {
         return Ok(());

@@ -6,6 +6,11 @@
 //! every operation is relative to it. cap-std refuses `..` above the root and symlinks leading
 //! out of it at every step, which closes the time-of-check to time-of-use gap.
 
+pub(crate) mod open;
+pub(crate) mod system;
+#[cfg(test)]
+mod tests;
+
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -54,6 +59,10 @@ impl Beneath {
             )));
         };
         let root = root.to_path_buf();
+        #[expect(
+            clippy::disallowed_methods,
+            reason = "the fence opens the allowed root itself; every other open is relative to it"
+        )]
         let dir = Dir::open_ambient_dir(&root, cap_std::ambient_authority())
             .map_err(|source| ToolError::Fatal { tool, source })?;
         let abs = root.join(&rel);

@@ -1,0 +1,149 @@
+//! The files the daemon opens for itself, never by a path a model named: the kernel's
+//! interfaces (`/proc`, `/sys/fs/cgroup`), and its own bookkeeping at a path it made (a
+//! session's checklist and shared-file index in its workspace, `.git/info/exclude` of a
+//! repository it adds a worktree to, the temp directory it cleans).
+//!
+//! Kept beside [`super::open`] so the crate has one place that opens files: a kernel read is
+//! refused outside `/proc` and `/sys`, and a bookkeeping file is opened without following a
+//! symlink anywhere in its path (the file as well as each directory above it), so a link a
+//! command planted in a workspace or a repository cannot turn it into a read or a write of
+//! something else.
+
+use std::fs::{File, OpenOptions, ReadDir};
+use std::io::{self, Read as _};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::Path;
+
+/// The kernel's interfaces; nothing else is opened by [`read_kernel`] and its kin.
+const KERNEL: [&str; 2] = ["/proc", "/sys"];
+
+/// `path` when it lies in the kernel's interfaces (compared component by component, no `..`).
+fn kernel(path: &Path) -> io::Result<&Path> {
+    let inside = KERNEL.iter().any(|k| path.starts_with(k))
+        && !path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir));
+    if inside {
+        Ok(path)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{}` is not a kernel interface", path.display()),
+        ))
+    }
+}
+
+/// A file under `/proc` or `/sys`, as text.
+#[expect(clippy::disallowed_methods, reason = "the fence's kernel reads")]
+pub(crate) fn read_kernel(path: &Path) -> io::Result<String> {
+    std::fs::read_to_string(kernel(path)?)
+}
+
+/// A file under `/proc` or `/sys`, as bytes.
+#[expect(clippy::disallowed_methods, reason = "the fence's kernel reads")]
+pub(crate) fn read_kernel_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    std::fs::read(kernel(path)?)
+}
+
+/// A directory under `/proc` or `/sys`.
+#[expect(clippy::disallowed_methods, reason = "the fence's kernel reads")]
+pub(crate) fn list_kernel(path: &Path) -> io::Result<ReadDir> {
+    std::fs::read_dir(kernel(path)?)
+}
+
+/// A file under `/proc` or `/sys` opened with `options` (a cgroup's `cgroup.procs`).
+#[expect(clippy::disallowed_methods, reason = "the fence's kernel opens")]
+pub(crate) fn open_kernel(path: &Path, options: &OpenOptions) -> io::Result<File> {
+    options.open(kernel(path)?)
+}
+
+/// The names in a directory the daemon walks itself (the sandbox's readable set, the temp
+/// directory it cleans): a listing, no file's content.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the fence's listing of the daemon's own walks"
+)]
+pub(crate) fn list_own(path: &Path) -> io::Result<ReadDir> {
+    std::fs::read_dir(path)
+}
+
+/// Opens a bookkeeping file at `path` (absolute, as the daemon made it) with `options`,
+/// refusing it when the file or any directory above it is a symlink.
+#[expect(clippy::disallowed_methods, reason = "the fence's no-follow open")]
+pub(crate) fn open_own(path: &Path, options: &mut OpenOptions) -> io::Result<File> {
+    let file = options
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits().cast_signed())
+        .open(path)?;
+    // The last component was not followed; the kernel's name for what was opened says
+    // whether a directory above it was a symlink.
+    let real = super::open::real_path(&file)?;
+    if crate::context::normalize(path).as_deref() != Some(real.as_path()) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "`{}` leads to `{}` through a symlink, which is not followed",
+                path.display(),
+                real.display()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// A bookkeeping file's text (see [`open_own`]); `Ok(None)` when it does not exist.
+pub(crate) fn read_own(path: &Path) -> io::Result<Option<String>> {
+    let mut file = match open_own(path, OpenOptions::new().read(true)) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(Some(text))
+}
+
+/// A directory the daemon made for a session (its workspace), opened as a capability: what is
+/// opened through it stays beneath it, a symlink leading out refused.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the fence opens the daemon's own directories"
+)]
+pub(crate) fn own_dir(path: &Path) -> io::Result<cap_std::fs::Dir> {
+    cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority())
+}
+
+/// The text of `rel` beneath the daemon's own directory `base` (see [`own_dir`]); `Ok(None)`
+/// when it does not exist.
+pub(crate) fn read_beneath(base: &Path, rel: &Path) -> io::Result<Option<String>> {
+    match own_dir(base)?.read_to_string(rel) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_kernels_interfaces_are_kernel_paths() {
+        for ok in [
+            "/proc",
+            "/proc/1/stat",
+            "/sys/fs/cgroup/x/cgroup.procs",
+            "/sys",
+        ] {
+            assert!(kernel(Path::new(ok)).is_ok(), "{ok}");
+        }
+        for refused in [
+            "/procfs/x",
+            "/home/u/.ssh/id_rsa",
+            "/proc/../etc/shadow",
+            "proc/1",
+            "/system",
+        ] {
+            assert!(kernel(Path::new(refused)).is_err(), "{refused}");
+        }
+    }
+}
