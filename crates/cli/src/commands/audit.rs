@@ -140,15 +140,7 @@ fn print_report(report: &ReplayReport, source: &str, show: usize) -> Result<(), 
 /// A finding quotes what a ledger holds, which a forger chose: control characters (terminal
 /// escapes, newlines) are shown as `\u{..}`, so each finding stays one harmless line.
 fn plain(text: &str) -> String {
-    let mut shown = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            shown.push(c);
-        }
-    }
-    shown
+    output::one_line(text).into_owned()
 }
 
 #[cfg(test)]
