@@ -44,6 +44,7 @@ pub async fn serve(
             cache_bytes: config.ledger_cache_bytes,
         },
     )?);
+    crate::chain_head::start_publishing(&ledger, &config);
     let sessions = SessionStore::open(ledger.clone(), &layout.sessions()).map_err(|err| {
         StartError::StateDir {
             path: layout.sessions(),
@@ -170,7 +171,7 @@ pub async fn serve(
         })
     };
     match tokio::task::spawn_blocking(folded).await {
-        Ok(Ok(())) => {}
+        Ok(Ok(())) => crate::chain_head::publish_at_stop(&ledger),
         Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
         Err(err) => tracing::error!(%err, "flushing the ledger failed"),
     }

@@ -30,6 +30,7 @@ mod commit_path;
 mod grants;
 mod handles;
 mod migrate;
+mod published;
 mod reads;
 mod recover;
 mod session_index;
@@ -115,6 +116,9 @@ pub struct Ledger {
     /// Set when sled refused a batch whose lines were already durable (see `commit_path.rs`):
     /// every later commit is refused until the ledger is reopened and replays the journal.
     halted: OnceLock<Arc<LedgerError>>,
+    /// Where the chain's head is published at each fold, once the daemon names it (see
+    /// `head.rs`).
+    head: OnceLock<crate::head::HeadPublisher>,
     /// The unit tests' failure point: sled refusing a durable batch.
     #[cfg(test)]
     fail_apply: std::sync::atomic::AtomicBool,
@@ -247,6 +251,7 @@ impl Ledger {
             }),
             commit: GroupCommit::default(),
             halted: OnceLock::new(),
+            head: OnceLock::new(),
             #[cfg(test)]
             fail_apply: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(()),
