@@ -69,6 +69,7 @@ pub use decision_log::read_decisions_file;
 pub use decision_log::write_decisions_file;
 pub use error::Corrupt;
 pub use error::LedgerError;
+pub use error::Wedged;
 pub use export::ExportLine;
 pub use export::read_export;
 pub use gates::Gates;

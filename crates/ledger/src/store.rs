@@ -701,6 +701,25 @@ impl Ledger {
     }
 }
 
+impl Ledger {
+    /// Why this ledger records nothing more until it is opened again, if it does not: sled
+    /// refused a durable batch, a flush of sled never finished, or one failed. sled keeps its
+    /// first I/O error for the life of the handle, so freeing space does not help; the journal
+    /// holds every acknowledged record, and the next open replays it.
+    pub fn wedged(&self) -> Option<crate::error::Wedged> {
+        use crate::error::Wedged;
+        if self.halted.get().is_some() {
+            Some(Wedged::Halted)
+        } else if self.disk.is_stuck() {
+            Some(Wedged::FlushStuck)
+        } else if self.disk.has_failed() {
+            Some(Wedged::StorageFailed)
+        } else {
+            None
+        }
+    }
+}
+
 impl Drop for Ledger {
     fn drop(&mut self) {
         // sled, dropped with its last handle, flushes: after a flush was given up on it would
