@@ -546,6 +546,9 @@ mod tests {
         for hidden in [
             ".local/state/codaris",
             ".config/codaris/config.toml",
+            // The ledger's chain key and published head (`chain_head.rs`).
+            ".config/codaris/ledger.key",
+            ".config/codaris/ledger.head",
             ".ssh",
             ".aws",
             ".gnupg",
