@@ -387,23 +387,32 @@ fn a_chain_rewritten_without_the_key_is_caught_and_so_is_a_head_forged_for_it() 
 
 #[test]
 fn no_tool_or_command_reads_or_rewrites_the_chain_key_or_head() {
-    let sandbox = stopped_after_five_reads();
-    let key_path = sandbox.root.path().join(codaris_ledger::KEY_FILE);
-    let head_path = sandbox.root.path().join(codaris_ledger::HEAD_FILE);
-    let key = std::fs::read_to_string(&key_path).unwrap();
+    // The configuration kept inside the project, so the key lies under the session's root.
+    let sandbox = Sandbox::new();
     let proj = sandbox.root.path().join("proj");
-    let _daemon = sandbox.start_daemon(&[]);
+    let config_dir = proj.join("cfg");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let daemon = sandbox.start_daemon_in(
+        sandbox.root.path(),
+        &[("CODARIS_CONFIG", config.to_str().unwrap())],
+        &[],
+    );
+    let key_path = config_dir.join(codaris_ledger::KEY_FILE);
+    let head_path = config_dir.join(codaris_ledger::HEAD_FILE);
+    let key = std::fs::read_to_string(&key_path).unwrap();
+    let head = std::fs::read_to_string(&head_path).unwrap();
     let script = codaris_test_support::sandbox::calls_script(&[
-        ("read_file", j!({"path": key_path.to_str().unwrap()})),
+        ("read_file", j!({"path": "cfg/ledger.key"})),
         (
             "run_command",
-            j!({"command": format!("cat {}; echo x > {}", key_path.display(), head_path.display())}),
+            j!({"command": "cat cfg/ledger.key; echo forged > cfg/ledger.head"}),
         ),
     ]);
     let run = sandbox.run_script(&proj, &script, &["--approve", "session"], "steal the key");
     assert!(!stdout(&run).contains(key.trim()), "{}", stdout(&run));
     assert_eq!(std::fs::read_to_string(&key_path).unwrap(), key);
-    let head: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&head_path).unwrap()).unwrap();
-    assert_eq!(head["format"], "codaris-chain-head-1");
+    assert_eq!(std::fs::read_to_string(&head_path).unwrap(), head);
+    drop(daemon);
 }
