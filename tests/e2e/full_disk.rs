@@ -1,12 +1,17 @@
-//! A disk that fills up under a running daemon (issue 11, item 8, through the real binaries):
-//! the state directory is a small tmpfs, filled while a session asks for a grant. Whatever the
-//! daemon acknowledged is in the ledger afterwards, nothing else is, and once space is back the
-//! stopped ledger exports, replays and verifies.
+//! A disk that fills up under a running daemon (issue 11, item 8, and issue 38, item 7, through
+//! the real binaries): the state directory is a small tmpfs, filled while a session asks for a
+//! grant. Calls fail with the ledger's error; the daemon, whose store keeps that error for the
+//! life of its handle, stops by itself (a log line, `STOPPING=1`, exit status 74, which the
+//! systemd unit restarts for) instead of answering every call with an error until someone
+//! restarts it. Whatever it acknowledged is in the ledger afterwards, nothing else is, and once
+//! space is back the next daemon serves a session and the ledger replays and verifies.
 //!
 //! Mounting a tmpfs needs root: without it the test fails under CI (`CI=true`) and is skipped,
 //! saying why, elsewhere.
 
 use std::io::{Read, Write};
+use std::os::unix::net::UnixDatagram;
+use std::time::Duration;
 
 use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
 use codaris_test_support::tmpfs::{Tmpfs, fill};
@@ -36,7 +41,16 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
     };
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
-    let _first_daemon = sandbox.start_daemon(&[]);
+    let notify = sandbox.root.path().join("notify.sock");
+    let listener = UnixDatagram::bind(&notify).unwrap();
+    listener
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let first_daemon = sandbox.start_daemon_in(
+        sandbox.root.path(),
+        &[("NOTIFY_SOCKET", notify.to_str().unwrap())],
+        &[],
+    );
 
     // With room: the grant is recorded and acknowledged.
     let first = sandbox.run_script(&proj, &ask("/etc/hosts"), &["--approve", "session"], "a");
@@ -62,9 +76,12 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
     let _ = chat.wait();
     assert!(!rest.contains("granted `"), "{rest}");
 
-    // The disk is still full; the next session asks again. It may fail anywhere (the session's
-    // workspace, a decision, the grant): what matters is what it claims.
-    let second = sandbox.run_script(&proj, &ask("/etc/passwd"), &["--approve", "session"], "b");
+    // The disk is still full; the next session asks again (of this daemon: none is started
+    // for it). It may fail anywhere (the session's workspace, a decision, the grant): what
+    // matters is what it claims, and that a failure says why.
+    let mut args = vec!["--no-autostart".to_owned()];
+    args.extend(sandbox.run_args(&proj, &ask("/etc/passwd"), &["--approve", "session"], "b"));
+    let second = sandbox.command("codaris").args(&args).output().unwrap();
     let claimed: Vec<String> = stdout(&second)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -72,14 +89,45 @@ fn a_disk_filled_mid_session_loses_nothing_acknowledged_and_the_ledger_verifies(
         .filter_map(|e| e["grant_id"].as_str().map(str::to_owned))
         .filter(|id| !id.is_empty())
         .collect();
+    if !second.status.success() {
+        let said = stderr(&second);
+        assert!(
+            said.contains("ledger") || said.contains("No space") || said.contains("not running"),
+            "a failure that does not say why: {said}"
+        );
+    }
 
-    // Room again. sled keeps an I/O error for the life of the database handle, so the daemon
-    // needs a restart to write again (see the closing note of issue 11); it stops cleanly.
+    // The ledger's store keeps the full disk's error: the daemon stops by itself, in order,
+    // saying why, for the service manager to start it again.
+    let (status, said) = first_daemon.wait_said(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(74), "{said}");
+    assert!(
+        said.contains("the ledger records nothing more until codarisd starts again"),
+        "{said}"
+    );
+    let mut stopping = false;
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = listener.recv(&mut buf) {
+        if String::from_utf8_lossy(&buf[..n])
+            .lines()
+            .any(|l| l == "STOPPING=1")
+        {
+            stopping = true;
+            break;
+        }
+    }
+    assert!(stopping, "no STOPPING=1 on NOTIFY_SOCKET");
+
+    // Room again: the service manager's restart serves a new session.
     std::fs::remove_file(&filler).unwrap();
-    sandbox.stop_daemon();
     let _restarted = sandbox.start_daemon(&[]);
     let third = sandbox.run_script(&proj, &ask("/etc/group"), &["--approve", "session"], "c");
-    assert!(third.status.success(), "{}", stderr(&third));
+    assert!(
+        third.status.success(),
+        "{}{}",
+        stdout(&third),
+        stderr(&third)
+    );
     sandbox.stop_daemon();
 
     // Everything acknowledged is there; the ledger reads whole, replays and verifies.

@@ -248,3 +248,171 @@ fn assert_flagged(output: &std::process::Output, forged: &str) {
         "{text}"
     );
 }
+
+/// Cuts the last `n` records off a ledger's decisions or chain file (each framed by its length,
+/// `u32` little-endian, before and after it), as someone with the state directory could.
+fn cut_last(path: &std::path::Path, n: usize) {
+    let bytes = std::fs::read(path).unwrap();
+    let mut end = bytes.len();
+    for _ in 0..n {
+        let len = u32::from_le_bytes(bytes[end - 4..end].try_into().unwrap()) as usize;
+        end -= len + 8;
+    }
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_len(end as u64).unwrap();
+}
+
+/// A daemon that recorded a few decisions and stopped, publishing the chain's head in the
+/// configuration directory (the sandbox's root, beside `config.toml`).
+fn stopped_after_five_reads() -> Sandbox {
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::write(proj.join("a.txt"), "a").unwrap();
+    let _daemon = sandbox.start_daemon(&[]);
+    let reads: Vec<(&str, serde_json::Value)> = (0..5)
+        .map(|_| ("read_file", j!({"path": "a.txt"})))
+        .collect();
+    let run = sandbox.run_script(
+        &proj,
+        &codaris_test_support::sandbox::calls_script(&reads),
+        &[],
+        "read",
+    );
+    assert!(run.status.success(), "{}", stderr(&run));
+    sandbox.stop_daemon();
+    let key = sandbox.root.path().join(codaris_ledger::KEY_FILE);
+    assert_eq!(Sandbox::mode(&key) & 0o777, 0o600);
+    assert!(sandbox.root.path().join(codaris_ledger::HEAD_FILE).exists());
+    let verified = sandbox.cli(&["audit", "verify"]);
+    assert!(
+        verified.status.success(),
+        "{}{}",
+        stdout(&verified),
+        stderr(&verified)
+    );
+    sandbox
+}
+
+fn beside_ledger(sandbox: &Sandbox, suffix: &str) -> std::path::PathBuf {
+    sandbox.state_dir().join(format!("ledger{suffix}"))
+}
+
+#[test]
+fn a_tail_cut_off_the_chain_and_decisions_is_named_by_audit_verify() {
+    let sandbox = stopped_after_five_reads();
+    let head: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(sandbox.root.path().join(codaris_ledger::HEAD_FILE)).unwrap(),
+    )
+    .unwrap();
+    let last = head["seq"].as_u64().unwrap();
+    cut_last(&beside_ledger(&sandbox, ".decisions"), 2);
+    cut_last(&beside_ledger(&sandbox, ".chain"), 2);
+
+    let verified = sandbox.cli(&["audit", "verify"]);
+    assert_eq!(verified.status.code(), Some(1), "{}", stderr(&verified));
+    let expected = format!(
+        "links {} to {last} are missing from the chain's end",
+        last - 1
+    );
+    assert!(
+        stdout(&verified).contains(&expected),
+        "{}",
+        stdout(&verified)
+    );
+    // `audit replay` of the directory says the same.
+    let replayed = sandbox.cli(&["audit", "replay", "--json"]);
+    assert_eq!(replayed.status.code(), Some(1));
+    let report = json(&replayed);
+    assert!(
+        report["chain_findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["problem"] == "truncated"),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_chain_rewritten_without_the_key_is_caught_and_so_is_a_head_forged_for_it() {
+    let sandbox = stopped_after_five_reads();
+    // The forger replaces the last two decisions with others, and has a copy of codaris
+    // extend the chain for them: every link well-formed, the chain whole, no key involved.
+    cut_last(&beside_ledger(&sandbox, ".decisions"), 2);
+    cut_last(&beside_ledger(&sandbox, ".chain"), 2);
+    {
+        let ledger = Ledger::open(&sandbox.state_dir().join("ledger")).unwrap();
+        for n in 0..2 {
+            let request = Request {
+                tool: "read_file".to_owned(),
+                args: j!({"path": format!("other{n}.txt")}),
+                task: Task::new(sandbox.root.path().join("proj").to_str().unwrap()),
+                grants: Vec::new(),
+                spec: None,
+            };
+            let decision = request.evaluate();
+            ledger
+                .append_decision(DecisionRecord::new("s000001", request, decision, 1))
+                .unwrap();
+        }
+        ledger.fold_journal().unwrap();
+    }
+    // Without the published head the chain verifies: that is the hole.
+    let verified = sandbox.cli(&["audit", "verify", "--json"]);
+    let report = json(&verified);
+    assert_eq!(verified.status.code(), Some(1), "{report}");
+    let findings = report["chain_findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{report}");
+    assert_eq!(findings[0]["problem"], "head_mismatch", "{report}");
+
+    // A head written to match the forged chain, without the key, does not verify either.
+    let chain = codaris_ledger::read_chain_file(&beside_ledger(&sandbox, ".chain")).unwrap();
+    let last = chain.last().unwrap().as_ref().unwrap().decode().unwrap();
+    std::fs::write(
+        sandbox.root.path().join(codaris_ledger::HEAD_FILE),
+        j!({"format": "codaris-chain-head-1", "seq": last.seq, "hash": last.hash,
+            "mac": "00".repeat(32)})
+        .to_string(),
+    )
+    .unwrap();
+    let verified = sandbox.cli(&["audit", "verify"]);
+    assert_eq!(verified.status.code(), Some(1));
+    assert!(
+        stdout(&verified).contains("does not verify with the ledger's key"),
+        "{}",
+        stdout(&verified)
+    );
+}
+
+#[test]
+fn no_tool_or_command_reads_or_rewrites_the_chain_key_or_head() {
+    // The configuration kept inside the project, so the key lies under the session's root.
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("proj");
+    let config_dir = proj.join("cfg");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    let config = config_dir.join("config.toml");
+    std::fs::write(&config, "").unwrap();
+    let daemon = sandbox.start_daemon_in(
+        sandbox.root.path(),
+        &[("CODARIS_CONFIG", config.to_str().unwrap())],
+        &[],
+    );
+    let key_path = config_dir.join(codaris_ledger::KEY_FILE);
+    let head_path = config_dir.join(codaris_ledger::HEAD_FILE);
+    let key = std::fs::read_to_string(&key_path).unwrap();
+    let head = std::fs::read_to_string(&head_path).unwrap();
+    let script = codaris_test_support::sandbox::calls_script(&[
+        ("read_file", j!({"path": "cfg/ledger.key"})),
+        (
+            "run_command",
+            j!({"command": "cat cfg/ledger.key; echo forged > cfg/ledger.head"}),
+        ),
+    ]);
+    let run = sandbox.run_script(&proj, &script, &["--approve", "session"], "steal the key");
+    assert!(!stdout(&run).contains(key.trim()), "{}", stdout(&run));
+    assert_eq!(std::fs::read_to_string(&key_path).unwrap(), key);
+    assert_eq!(std::fs::read_to_string(&head_path).unwrap(), head);
+    drop(daemon);
+}

@@ -9,6 +9,7 @@ mod chat;
 mod cli_contract;
 mod config;
 mod demo;
+mod escapes;
 mod fence;
 mod fence_readers;
 mod full_disk;

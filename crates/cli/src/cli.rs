@@ -411,6 +411,14 @@ pub enum AuditCommand {
         #[arg(long, default_value_t = 5, value_name = "N")]
         show: usize,
     },
+    /// Check a stopped daemon's ledger is whole: every grant backed, the chain unbroken, and
+    /// nothing cut off after the chain's head the daemon published in the configuration
+    /// directory; exits 1 on any finding
+    Verify {
+        /// Show at most this many differences in full
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        show: usize,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,7 +8,6 @@ mod output;
 mod service;
 mod stop;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -39,7 +38,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Terminated) => ExitCode::from(143),
         Err(CliError::BrokenPipe) => ExitCode::SUCCESS,
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "codaris: {err}");
+            output::error_line(&format!("codaris: {err}"));
             ExitCode::from(err.exit_code())
         }
     }

@@ -1,20 +1,92 @@
-//! Writing to stdout so that a closed pipe ends the program quietly instead of panicking.
+//! Writing to stdout so that a closed pipe ends the program quietly instead of panicking, and
+//! so that no control character the CLI did not produce reaches the terminal.
+//!
+//! Much of what the CLI prints came from outside: file names, server and tool names, error
+//! texts, an MCP server's stderr, a model's text, sentences read back from a ledger a forger may
+//! have written. A terminal obeys escape sequences in any of them (retitle the window, rewrite
+//! the screen, hide a line). So [`line`] and [`error_line`] write every control character but
+//! newline and tab as visible text ([`shown`]); only [`styled`] writes a line as it is, for the
+//! few the CLI colours itself, whose values are passed through [`shown`] first.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use crate::error::CliError;
 
-/// Writes `text` and a newline to stdout.
+/// Writes `text` and a newline to stdout, its control characters shown as text ([`shown`]).
 pub fn line(text: &str) -> Result<(), CliError> {
+    styled(&shown(text))
+}
+
+/// Writes `text` and a newline to stdout as it is: for lines whose escape sequences (colours)
+/// the CLI produced itself; every value inside must already be [`shown`].
+pub fn styled(text: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}")?;
     out.flush()?;
     Ok(())
 }
 
-/// Writes one JSON value as a line.
+/// Writes `text` and a newline to stderr, its control characters shown as text; a closed
+/// stderr is not worth an error of its own.
+pub fn error_line(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{}", shown(text));
+}
+
+/// `text` with every control character a terminal could obey written out as text in Rust's
+/// `\u{1b}` form: the C0 controls but newline and tab, DEL, and the C1 controls (U+0080 to
+/// U+009F, which some terminals obey like `ESC`). The daemon's log file does the same
+/// (docs/operations.md). Borrowed when there is nothing to show.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| obeyed(c) && c != '\n' && c != '\t') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(escape(text, |c| c == '\n' || c == '\t'))
+}
+
+/// [`shown`], with newline and tab shown as text too: a value that must stay on one line (a
+/// finding a script counts line by line).
+pub fn one_line(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(obeyed) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(escape(text, |_| false))
+}
+
+/// A character a terminal may act on rather than print.
+fn obeyed(c: char) -> bool {
+    c.is_control()
+}
+
+fn escape(text: &str, kept: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if obeyed(c) && !kept(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Writes one JSON value as a line. serde_json escapes the C0 controls but writes DEL and the
+/// C1 controls as they are; outside strings JSON has none, so each is written as a `\u00XX`
+/// escape, which reads back as the same character.
 pub fn json(value: &serde_json::Value) -> Result<(), CliError> {
-    line(&value.to_string())
+    let text = value.to_string();
+    if !text.chars().any(obeyed) {
+        return styled(&text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if obeyed(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    styled(&out)
 }
 
 /// `3h 02m`, `4m 05s`, `12s`: uptime for people.
@@ -49,6 +121,16 @@ pub fn size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_shown_as_text_but_newline_and_tab() {
+        assert_eq!(
+            shown("a\u{1b}]0;owned\u{7}b\u{9b}2J\u{7f}\n\tc"),
+            "a\\u{1b}]0;owned\\u{7}b\\u{9b}2J\\u{7f}\n\tc"
+        );
+        assert!(matches!(shown("plain `text` é"), Cow::Borrowed(_)));
+        assert_eq!(one_line("g\u{1b}[31m\nx"), "g\\u{1b}[31m\\u{a}x");
+    }
 
     #[test]
     fn sizes_read_naturally() {

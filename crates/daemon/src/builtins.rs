@@ -417,6 +417,15 @@ impl Setup {
     fn sandbox_paths(&self) -> SandboxPaths {
         let mut hidden: Vec<PathBuf> = self.state_dir.iter().cloned().collect();
         hidden.extend(self.config_file.iter().cloned());
+        // The ledger's chain key and published head, beside the file (`chain_head.rs`).
+        hidden.extend(
+            self.config_file
+                .iter()
+                .filter_map(|file| file.parent())
+                .flat_map(|dir| {
+                    [codaris_ledger::KEY_FILE, codaris_ledger::HEAD_FILE].map(|name| dir.join(name))
+                }),
+        );
         hidden.extend(
             self.home
                 .iter()
@@ -549,6 +558,9 @@ mod tests {
         for hidden in [
             ".local/state/codaris",
             ".config/codaris/config.toml",
+            // The ledger's chain key and published head (`chain_head.rs`).
+            ".config/codaris/ledger.key",
+            ".config/codaris/ledger.head",
             ".ssh",
             ".aws",
             ".gnupg",

@@ -67,6 +67,12 @@ pub enum StartError {
     ToolIndex(#[source] DaemonError),
     #[error("server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
+    /// The ledger records nothing more until it is opened again (a full disk: sled keeps the
+    /// error): the daemon stopped in order, to be started again ([`crate::state::EXIT_LEDGER_WEDGED`]).
+    #[error(
+        "stopped because the ledger records nothing more until codarisd starts again ({reason}); nothing acknowledged is lost: the next start replays the journal"
+    )]
+    LedgerWedged { reason: codaris_ledger::Wedged },
 }
 
 /// An error while serving a call; converted to a gRPC status in one place.

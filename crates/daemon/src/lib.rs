@@ -16,6 +16,7 @@
 
 pub mod auth;
 pub mod builtins;
+pub mod chain_head;
 pub mod config;
 pub mod config_sources;
 pub mod convert;

@@ -89,6 +89,9 @@ fn main() -> ExitCode {
                 StartError::AlreadyRunning { .. } => {
                     ExitCode::from(codaris_daemon::state::EXIT_ALREADY_RUNNING)
                 }
+                StartError::LedgerWedged { .. } => {
+                    ExitCode::from(codaris_daemon::state::EXIT_LEDGER_WEDGED)
+                }
                 _ => ExitCode::FAILURE,
             }
         }

@@ -44,6 +44,8 @@ pub async fn serve(
             cache_bytes: config.ledger_cache_bytes,
         },
     )?);
+    crate::chain_head::start_publishing(&ledger, &config);
+    let wedged = watch_ledger(&ledger, &shutdown);
     let sessions = SessionStore::open(ledger.clone(), &layout.sessions()).map_err(|err| {
         StartError::StateDir {
             path: layout.sessions(),
@@ -170,7 +172,7 @@ pub async fn serve(
         })
     };
     match tokio::task::spawn_blocking(folded).await {
-        Ok(Ok(())) => {}
+        Ok(Ok(())) => crate::chain_head::publish_at_stop(&ledger),
         Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
         Err(err) => tracing::error!(%err, "flushing the ledger failed"),
     }
@@ -179,7 +181,48 @@ pub async fn serve(
     tracing::info!("codarisd stopped");
     unix_result?;
     tcp_result?;
-    Ok(())
+    match wedged.get() {
+        Some(reason) => Err(StartError::LedgerWedged { reason: *reason }),
+        None => Ok(()),
+    }
+}
+
+/// How often the ledger is asked whether it can still record: three atomic loads.
+const LEDGER_WATCH: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Stops the daemon in order once its ledger records nothing more (sled keeps the first I/O
+/// error of a full disk for the life of its handle, so freeing space does not bring it back):
+/// a log line, `STOPPING=1` from the orderly stop, and an exit status the service manager
+/// restarts for. Every call until then fails with the ledger's error; the next start replays
+/// the journal, which holds everything acknowledged.
+fn watch_ledger(
+    ledger: &Arc<Ledger>,
+    shutdown: &Shutdown,
+) -> Arc<std::sync::OnceLock<codaris_ledger::Wedged>> {
+    let wedged = Arc::new(std::sync::OnceLock::new());
+    let (ledger, shutdown, found) = (Arc::downgrade(ledger), shutdown.clone(), wedged.clone());
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(LEDGER_WATCH);
+        loop {
+            every.tick().await;
+            let Some(ledger) = ledger.upgrade() else {
+                return;
+            };
+            if let Some(reason) = ledger.wedged() {
+                tracing::error!(
+                    %reason,
+                    status = crate::state::EXIT_LEDGER_WEDGED,
+                    "the ledger records nothing more until codarisd starts again; stopping for \
+                     the service manager to start it (the next start replays the journal, \
+                     nothing acknowledged is lost)"
+                );
+                let _ = found.set(reason);
+                shutdown.trigger("the ledger records nothing more");
+                return;
+            }
+        }
+    });
+    wedged
 }
 
 #[expect(

@@ -14,6 +14,10 @@ use crate::error::StartError;
 /// (`EX_TEMPFAIL`): not a failure a service manager should restart for.
 pub const EXIT_ALREADY_RUNNING: u8 = 75;
 
+/// The exit status when the ledger cannot record any more until the daemon starts again (74,
+/// `EX_IOERR`): a failure the systemd unit restarts for (`Restart=on-failure`), unlike 1 and 75.
+pub const EXIT_LEDGER_WEDGED: u8 = 74;
+
 /// Proof that this process is the one daemon of a state directory.
 ///
 /// Holds an exclusive `flock` on the pid file for as long as it lives; the kernel drops the lock

@@ -292,6 +292,13 @@ pub enum ChainProblem {
     Missing,
     /// Sequence numbers missing from the chain: links (and their records) removed.
     Gap,
+    /// The chain ends before the head the daemon published: links cut off its end.
+    Truncated,
+    /// The link at the published head's number is not the one published: the chain was
+    /// recomputed (without the key) after a change.
+    HeadMismatch,
+    /// The published head's HMAC does not verify with the key: someone else wrote it.
+    HeadForged,
 }
 
 /// One finding of [`verify`].

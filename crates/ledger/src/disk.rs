@@ -32,6 +32,8 @@ pub(crate) struct Disk {
     probe: sled::Tree,
     /// A flush outlived [`FLUSH_DEADLINE`]: sled is stuck, and no flush is waited for again.
     stuck: AtomicBool,
+    /// A flush returned an error: sled keeps it, and refuses every write after it.
+    failed: AtomicBool,
 }
 
 /// How long a flush of sled with no error is waited for. A healthy flush writes a few
@@ -59,6 +61,7 @@ impl Disk {
             data_file,
             probe: db.open_tree(PROBE_TREE)?,
             stuck: AtomicBool::new(false),
+            failed: AtomicBool::new(false),
         })
     }
 
@@ -97,17 +100,21 @@ impl Disk {
                 source,
             })?;
         let started = Instant::now();
+        let failed = |error: sled::Error| {
+            self.failed.store(true, Ordering::SeqCst);
+            LedgerError::from(error)
+        };
         loop {
             match flushed.recv_timeout(PROBE_EVERY) {
-                Ok(result) => return result.map_err(LedgerError::from),
+                Ok(result) => return result.map_err(failed),
                 Err(RecvTimeoutError::Disconnected) => break,
                 Err(RecvTimeoutError::Timeout) => {}
             }
             // Refused, the probe has woken the flush, which now returns sled's error.
             if let Err(error) = self.probe.insert(PROBE_KEY, &[] as &[u8]) {
                 return match flushed.recv_timeout(PROBE_EVERY) {
-                    Ok(result) => result.map_err(LedgerError::from),
-                    Err(_) => Err(LedgerError::from(error)),
+                    Ok(result) => result.map_err(failed),
+                    Err(_) => Err(failed(error)),
                 };
             }
             if started.elapsed() >= deadline {
@@ -121,6 +128,11 @@ impl Disk {
     /// A flush was given up on: sled would also wait for ever to flush when dropped.
     pub(crate) fn is_stuck(&self) -> bool {
         self.stuck.load(Ordering::SeqCst)
+    }
+
+    /// A flush failed: sled keeps the error, and refuses every write of this handle after it.
+    pub(crate) fn has_failed(&self) -> bool {
+        self.failed.load(Ordering::SeqCst)
     }
 
     fn stuck_error(&self) -> LedgerError {
@@ -176,6 +188,7 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert!(message.contains("restarted"), "{message}");
+        assert!(disk.is_stuck());
 
         let started = std::time::Instant::now();
         assert!(disk.sync(&db).is_err(), "refused at once, sled is stuck");

@@ -88,3 +88,20 @@ pub enum LedgerError {
         source: std::sync::Arc<LedgerError>,
     },
 }
+
+/// Why a ledger records nothing more until it is opened again ([`crate::Ledger::wedged`]). sled
+/// 0.34 keeps the first I/O error it meets for the life of its handle, so once space is back
+/// only a new open (which replays the journal) writes again: the daemon then stops with
+/// a status the service manager restarts it for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Wedged {
+    /// A batch durable in the journal could not be applied to sled ([`LedgerError::Halted`]).
+    #[error("a batch durable in the journal could not be applied to its store")]
+    Halted,
+    /// A flush of sled never finished (see `disk.rs`).
+    #[error("sled did not finish writing its log")]
+    FlushStuck,
+    /// A flush of sled failed: sled refuses every write after it.
+    #[error("sled's storage failed, and sled keeps that error for the life of its handle")]
+    StorageFailed,
+}

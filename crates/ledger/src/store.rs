@@ -30,6 +30,7 @@ mod commit_path;
 mod grants;
 mod handles;
 mod migrate;
+mod published;
 mod reads;
 mod recover;
 mod session_index;
@@ -115,6 +116,9 @@ pub struct Ledger {
     /// Set when sled refused a batch whose lines were already durable (see `commit_path.rs`):
     /// every later commit is refused until the ledger is reopened and replays the journal.
     halted: OnceLock<Arc<LedgerError>>,
+    /// Where the chain's head is published at each fold, once the daemon names it (see
+    /// `head.rs`).
+    head: OnceLock<crate::head::HeadPublisher>,
     /// The unit tests' failure point: sled refusing a durable batch.
     #[cfg(test)]
     fail_apply: std::sync::atomic::AtomicBool,
@@ -247,6 +251,7 @@ impl Ledger {
             }),
             commit: GroupCommit::default(),
             halted: OnceLock::new(),
+            head: OnceLock::new(),
             #[cfg(test)]
             fail_apply: std::sync::atomic::AtomicBool::new(false),
             order: Mutex::new(()),
@@ -692,6 +697,25 @@ impl Ledger {
             RecordKind::Card => Some(&self.cards),
             RecordKind::Decision => None,
             RecordKind::GrantSet => Some(&self.grant_sets),
+        }
+    }
+}
+
+impl Ledger {
+    /// Why this ledger records nothing more until it is opened again, if it does not: sled
+    /// refused a durable batch, a flush of sled never finished, or one failed. sled keeps its
+    /// first I/O error for the life of the handle, so freeing space does not help; the journal
+    /// holds every acknowledged record, and the next open replays it.
+    pub fn wedged(&self) -> Option<crate::error::Wedged> {
+        use crate::error::Wedged;
+        if self.halted.get().is_some() {
+            Some(Wedged::Halted)
+        } else if self.disk.is_stuck() {
+            Some(Wedged::FlushStuck)
+        } else if self.disk.has_failed() {
+            Some(Wedged::StorageFailed)
+        } else {
+            None
         }
     }
 }

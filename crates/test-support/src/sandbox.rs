@@ -388,6 +388,21 @@ impl Daemon {
         status.expect("exit status")
     }
 
+    /// Waits for the daemon to exit by itself, and returns what it wrote on stderr.
+    pub fn wait_said(mut self, timeout: Duration) -> (std::process::ExitStatus, String) {
+        let mut status = None;
+        wait_for(timeout, || {
+            status = self.try_exit();
+            status.is_some()
+        });
+        let mut said = String::new();
+        if let Some(stderr) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
+            let _ = std::io::Read::read_to_string(stderr, &mut said);
+        }
+        self.child = None;
+        (status.expect("exit status"), said)
+    }
+
     pub fn kill_hard(mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();

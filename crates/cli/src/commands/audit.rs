@@ -1,9 +1,12 @@
-//! `codaris audit replay`: offline, with the policy linked into this binary.
+//! `codaris audit replay` and `codaris audit verify`: offline, with the policy linked into this
+//! binary. A ledger directory is also checked against the chain's head the daemon published
+//! in the configuration directory (docs/ledger.md, "The published head").
 
 use std::path::Path;
 
 use codaris_ledger::{
-    DecisionRecord, Evidence, Ledger, LedgerOptions, ReplayReport, audit, read_export,
+    ChainHead, ChainKey, DecisionRecord, Evidence, Ledger, LedgerOptions, ReplayReport, audit,
+    read_export,
 };
 
 use super::Outcome;
@@ -31,6 +34,7 @@ pub fn replay(
             printed = explain_line(record);
         }
     };
+    let mut head = Head::NotChecked;
     let (report, source) = match from {
         Some(file) => {
             let text = std::fs::read_to_string(file).map_err(|source| CliError::Read {
@@ -54,25 +58,87 @@ pub fn replay(
                     cache_bytes: AUDIT_CACHE_BYTES,
                 },
             )?;
-            let report = if explain {
+            let mut report = if explain {
                 ledger.audit_each(&mut print)?
             } else {
                 ledger.audit()?
             };
+            head = check_head(&ledger, &mut report)?;
             (report, path.display().to_string())
         }
     };
     printed?;
     if json {
-        output::json(&serde_json::to_value(&report)?)?;
+        let mut value = serde_json::to_value(&report)?;
+        if let (Some(fields), Head::Published { head, .. }) = (value.as_object_mut(), &head) {
+            fields.insert("chain_head".to_owned(), serde_json::to_value(head)?);
+        }
+        output::json(&value)?;
     } else {
         print_report(&report, &source, show)?;
+        print_head(&head)?;
     }
     Ok(if report.is_clean() {
         Outcome::Success
     } else {
         Outcome::Failed
     })
+}
+
+/// What an audit of a ledger directory knew of the chain's published head.
+enum Head {
+    /// An export (`--from`): its chain is checked as it is.
+    NotChecked,
+    /// No head in the configuration directory: a ledger from before heads, or one whose
+    /// daemon used another configuration directory.
+    None { dir: std::path::PathBuf },
+    Published {
+        head: ChainHead,
+        /// Whether the key was there to check the head's HMAC.
+        keyed: bool,
+    },
+}
+
+/// Adds what the published head finds (a cut tail, a rewritten chain, a forged head) to the
+/// report's chain findings.
+fn check_head(ledger: &Ledger, report: &mut ReplayReport) -> Result<Head, CliError> {
+    let lookup = |name: &str| std::env::var_os(name);
+    let Some(dir) = codaris_paths::resolve_config_file(&lookup)
+        .ok()
+        .and_then(|(file, _)| file.parent().map(std::path::Path::to_path_buf))
+    else {
+        return Ok(Head::NotChecked);
+    };
+    let Some(head) = ChainHead::load(&dir)? else {
+        return Ok(Head::None { dir });
+    };
+    let key = ChainKey::load(&dir)?;
+    report
+        .chain_findings
+        .extend(ledger.check_head(&head, key.as_ref())?);
+    Ok(Head::Published {
+        head,
+        keyed: key.is_some(),
+    })
+}
+
+fn print_head(head: &Head) -> Result<(), CliError> {
+    match head {
+        Head::NotChecked => Ok(()),
+        Head::None { dir } => output::line(&format!(
+            "no chain head published in {}: records cut off the chain's end cannot be seen",
+            dir.display()
+        )),
+        Head::Published { head, keyed } => output::line(&format!(
+            "the chain's published head is link {}{}",
+            head.seq,
+            if *keyed {
+                ""
+            } else {
+                " (its key is missing, so the head itself is not verified)"
+            }
+        )),
+    }
 }
 
 fn explain_line(record: &DecisionRecord) -> Result<(), CliError> {
@@ -140,15 +206,7 @@ fn print_report(report: &ReplayReport, source: &str, show: usize) -> Result<(), 
 /// A finding quotes what a ledger holds, which a forger chose: control characters (terminal
 /// escapes, newlines) are shown as `\u{..}`, so each finding stays one harmless line.
 fn plain(text: &str) -> String {
-    let mut shown = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() {
-            shown.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            shown.push(c);
-        }
-    }
-    shown
+    output::one_line(text).into_owned()
 }
 
 #[cfg(test)]

@@ -27,9 +27,11 @@ pub fn preview_lines(card: &v1::Card, colour: bool) -> String {
     }
     let mut out = String::new();
     for line in preview.text.lines() {
+        // The preview quotes what the model wrote: its escapes are shown, only ours act.
+        let line = crate::output::shown(line);
         let painted = match preview.kind.as_str() {
-            "diff" if colour => paint_diff_line(line),
-            _ => line.to_owned(),
+            "diff" if colour => paint_diff_line(&line),
+            _ => line.into_owned(),
         };
         out.push_str("    ");
         out.push_str(&painted);

@@ -127,7 +127,7 @@ async fn converse(
                 // A command the daemon refused (a model it cannot use, a turn still running)
                 // is said, and the chat goes on.
                 Err(err @ CliError::Rpc(_)) => {
-                    let _ = writeln!(std::io::stderr(), "codaris: {err}");
+                    output::error_line(&format!("codaris: {err}"));
                 }
                 Err(err) => return Err(err),
             },
@@ -185,7 +185,8 @@ async fn turn(
                 // The status line redraws at the start of its line: it would erase the text.
                 printer.clear_status();
                 let mut out = std::io::stdout().lock();
-                write!(out, "{}", text.text)?;
+                // The model's text, which a prompt injection may fill with escapes.
+                write!(out, "{}", output::shown(&text.text))?;
                 out.flush()?;
                 mid_line = !text.text.ends_with('\n');
                 continue;
@@ -227,7 +228,7 @@ fn ask(
     card: &v1::Card,
 ) -> Result<(v1::CardAnswer, &'static str), CliError> {
     let preview = card_view::preview_lines(card, card_view::colour_wanted());
-    output::line(&format!("\n{preview}? {}", card.sentence))?;
+    output::styled(&format!("\n{preview}? {}", output::shown(&card.sentence)))?;
     let programs = card
         .programs
         .iter()

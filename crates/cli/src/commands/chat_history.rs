@@ -8,7 +8,6 @@
 //! A history that cannot be read or written costs only the history: chat says so once and
 //! goes on without it, and never rewrites a file it could not read.
 
-use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -99,11 +98,10 @@ fn prepare(file: &Path) -> Result<(), String> {
 }
 
 fn warn(file: &Path, reason: &str) {
-    let _ = writeln!(
-        std::io::stderr(),
+    crate::output::error_line(&format!(
         "codaris: chat history {}: {reason}; this chat's lines are not kept",
         file.display()
-    );
+    ));
 }
 
 fn terminal(err: rustyline::error::ReadlineError) -> CliError {

@@ -102,7 +102,7 @@ fn check(file: Option<PathBuf>, json_out: bool) -> Result<Outcome, CliError> {
     } else if ok {
         output::line(&line)?;
     } else {
-        eprintln!("{line}");
+        output::error_line(&line);
     }
     Ok(if ok {
         Outcome::Success

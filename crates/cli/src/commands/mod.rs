@@ -161,6 +161,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let target = Target::resolve(cli.global.state_dir)?;
             audit::replay(&target, from.as_deref(), explain, show, json)
         }
+        Command::Audit(AuditCommand::Verify { show }) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            audit::replay(&target, None, false, show, json)
+        }
         Command::Policy(PolicyCommand::Eval) => policy::eval(),
         Command::Daemon(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

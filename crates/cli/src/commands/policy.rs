@@ -70,8 +70,7 @@ fn split_requests(input: &str) -> Vec<(usize, &str)> {
 }
 
 fn eprintln_line(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
+    crate::output::error_line(text);
 }
 
 #[cfg(test)]

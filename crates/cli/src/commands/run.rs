@@ -86,7 +86,7 @@ pub async fn open_session(
         let name = std::path::Path::new(&file.path)
             .file_name()
             .map_or_else(|| file.path.clone(), |n| n.to_string_lossy().into_owned());
-        eprintln!("read {name} ({})", output::size(file.bytes));
+        output::error_line(&format!("read {name} ({})", output::size(file.bytes)));
     }
     Ok(session)
 }
@@ -311,7 +311,7 @@ impl Printer {
                 status.clear();
                 let preview = card_view::preview_lines(card, card_view::colour_wanted());
                 if !preview.is_empty() {
-                    status.print(preview.trim_end_matches('\n'))?;
+                    status.print_styled(preview.trim_end_matches('\n'))?;
                 }
                 status.print(text)?;
                 // `run` answered the card before printing it: the call goes on.

@@ -128,6 +128,14 @@ impl StatusLine {
             None => output::line(text),
         }
     }
+
+    /// [`StatusLine::print`] for a line the CLI coloured itself ([`output::styled`]).
+    pub fn print_styled(&self, text: &str) -> Result<(), CliError> {
+        match &self.bar {
+            Some(bar) => bar.suspend(|| output::styled(text)),
+            None => output::styled(text),
+        }
+    }
 }
 
 impl Drop for StatusLine {

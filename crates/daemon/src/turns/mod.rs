@@ -388,6 +388,8 @@ impl Turns {
             display(&self.providers.file().to_path_buf()),
         ];
         secret.extend(self.config.config_file.as_ref().map(display));
+        // The chain's key and published head: a tool that could rewrite them could hide a cut.
+        secret.extend(crate::chain_head::files(&self.config).iter().map(display));
         Task {
             activity: record.activity,
             permission_mode: record.permission_mode,

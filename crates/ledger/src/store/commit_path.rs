@@ -302,6 +302,7 @@ mod tests {
         let path = temp.path().join("ledger");
         let ledger = Ledger::open(&path).unwrap();
         let kept = ledger.append_grant("s1", grant(1), card(), 1).unwrap();
+        assert_eq!(ledger.wedged(), None);
 
         ledger.fail_apply.store(true, Ordering::SeqCst);
         let unapplied = ledger.append_grant("s1", grant(2), card(), 2);
@@ -309,6 +310,8 @@ mod tests {
             matches!(unapplied, Err(LedgerError::Unapplied { .. })),
             "the writer is told its record is durable but not applied: {unapplied:?}"
         );
+        // What the daemon watches for, to stop and be started again.
+        assert_eq!(ledger.wedged(), Some(crate::Wedged::Halted));
         assert_eq!(
             paths(&ledger),
             vec!["/data/1"],

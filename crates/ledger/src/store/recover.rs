@@ -101,7 +101,9 @@ impl Ledger {
         let durable = self.chain().sync()?;
         self.meta.insert(CHAIN_DURABLE, &durable.to_be_bytes())?;
         self.disk.sync(&self.db)?;
-        appender.journal.truncate()
+        appender.journal.truncate()?;
+        self.publish_head_at(&appender.tail);
+        Ok(())
     }
 
     /// The journal's links less those the chain file already ends with. The file is cut back
