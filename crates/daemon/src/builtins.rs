@@ -161,14 +161,19 @@ impl Builtins {
         }
     }
 
-    /// What `codaris status` reports as `sandbox`: Landlock's state, then which mechanism
-    /// keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and writes
-    /// confined, …; processes: cgroup v2 per session (…)`. It starts with Landlock's own
-    /// sentence, as the field always did.
+    /// What `codaris status` reports as `sandbox`: Landlock's state, the commands' mount
+    /// namespace (`.git` read-only; refused by the kernel, commands are refused), then which
+    /// mechanism keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and
+    /// writes confined, …; mount namespace: `.git` read-only, …; processes: cgroup v2 per
+    /// session (…)`. It starts with Landlock's own sentence, as the field always did.
     pub fn sandbox_status(&self) -> String {
         let landlock = codaris_tools::shell::landlock_status();
         match &self.pools {
-            Some(pools) => format!("{landlock}; processes: {}", pools.containment()),
+            Some(pools) => format!(
+                "{landlock}; {}; processes: {}",
+                codaris_tools::shell::mount_status(),
+                pools.containment()
+            ),
             None => landlock.to_string(),
         }
     }
@@ -329,6 +334,8 @@ pub struct Setup {
     pub sandbox_writable: Vec<PathBuf>,
     /// More locations commands may read under Landlock; `None`: the toolchains under `home`.
     pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// Variables commands get beyond the allowlist (`tools.env_passthrough`).
+    pub env_passthrough: Vec<String>,
     /// The daemon's state directory: hidden from commands but for the session workspaces,
     /// and the name of its commands' cgroup and temp dirs.
     pub state_dir: Option<PathBuf>,
@@ -360,6 +367,7 @@ impl Default for Setup {
             preview_server: true,
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
+            env_passthrough: Vec::new(),
             state_dir: None,
             config_file: None,
             home: None,
@@ -380,6 +388,7 @@ impl Setup {
             preview_server: config.preview_server,
             sandbox_writable: config.sandbox_writable.clone(),
             sandbox_readable: config.sandbox_readable.clone(),
+            env_passthrough: config.env_passthrough.clone(),
             state_dir: Some(config.state_dir.clone()),
             // Where the file would be read from when there is none: it may appear later.
             config_file: config.config_file.clone().or_else(|| {
@@ -433,6 +442,7 @@ impl Setup {
             carved,
             readable,
             writable: self.sandbox_writable.clone(),
+            env_passthrough: self.env_passthrough.clone(),
         }
     }
 }

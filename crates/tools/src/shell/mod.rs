@@ -3,8 +3,9 @@
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR`,
-//! `no_new_privs`, no capabilities, and, where the kernel supports Landlock, reads and writes
-//! confined (`sandbox.rs`: the roots, the session workspace, that temp dir, system and
+//! `no_new_privs`, no capabilities, an environment from an allowlist (`env.rs`), a mount
+//! namespace of its own where `.git` is read-only (`mounts.rs`), and, where the kernel
+//! supports Landlock, reads and writes confined (`sandbox.rs`: the roots, the session workspace, that temp dir, system and
 //! configured locations; never the daemon's state or configuration). Everything it starts
 //! dies with its session and with the daemon (`contain.rs`). The pools live in a
 //! `ShellPools` the daemon owns, one per session, and report finished tasks on a channel the
@@ -15,8 +16,11 @@
 mod args;
 mod background;
 mod contain;
+mod denied;
+mod env;
 mod group;
 mod landlock;
+mod mounts;
 mod pool;
 mod preview;
 mod privileges;
@@ -43,8 +47,11 @@ pub use background::WAIT_DEFAULT_SECONDS;
 pub use background::WAIT_MAX_SECONDS;
 pub use contain::Containment;
 pub use contain::owner_of;
+pub use env::is_variable_name;
 pub use landlock::LandlockStatus;
 pub use landlock::landlock_status;
+pub use mounts::MountStatus;
+pub use mounts::mount_status;
 pub use pool::PoolConfig;
 pub use pool::Reaped;
 pub use pool::ShellError;
@@ -60,6 +67,7 @@ pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
 pub use run::RunCommand;
 pub use sandbox::DEVICES_READABLE;
+pub use sandbox::ETC_SECRETS;
 pub use sandbox::HOME_CARVED;
 pub use sandbox::HOME_SECRETS;
 pub use sandbox::HOME_TOOLCHAINS;
