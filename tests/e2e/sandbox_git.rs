@@ -297,3 +297,39 @@ fn a_denied_read_names_the_path_and_the_key_that_allows_it() {
         );
     }
 }
+
+#[test]
+fn the_java_the_daemon_finds_is_readable_to_commands_and_named_by_doctor() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    // A stand-in JDK outside the roots and the system set, as SDKMAN installs one.
+    let jdk = sandbox.root.path().join("sdk/java/17.0.9-tem");
+    std::fs::create_dir_all(jdk.join("bin")).unwrap();
+    let java = jdk.join("bin/java");
+    std::fs::write(&java, "#!/bin/sh\necho stand-in-java-runs\n").unwrap();
+    std::fs::set_permissions(&java, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let java_home = jdk.display().to_string();
+    let _daemon = sandbox.start_daemon_in(sandbox.root.path(), &[("JAVA_HOME", &java_home)], &[]);
+    let doctor = json(&sandbox.cli(&["doctor", "--json"]));
+    let runtimes = doctor["runtimes"].as_array().cloned().unwrap_or_default();
+    let named = runtimes
+        .iter()
+        .find(|check| check["program"] == "java")
+        .unwrap_or_else(|| panic!("doctor names no java: {doctor}"));
+    assert_eq!(named["path"], json!(java.display().to_string()), "{doctor}");
+    assert_eq!(named["ok"], json!(true), "{doctor}");
+    if !landlock_or_skip(
+        &sandbox,
+        "the_java_the_daemon_finds_is_readable_to_commands_and_named_by_doctor",
+    ) {
+        return;
+    }
+    let outputs = run(&sandbox, &proj, &[plain("\"$JAVA_HOME/bin/java\"")]);
+    assert!(
+        outputs[0].starts_with("exit code: 0") && outputs[0].contains("stand-in-java-runs"),
+        "{}",
+        outputs[0]
+    );
+}

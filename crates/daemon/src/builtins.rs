@@ -411,7 +411,7 @@ impl Setup {
 
 impl Setup {
     /// What commands may never touch and what they may read and write beyond the fence.
-    fn sandbox_paths(&self) -> SandboxPaths {
+    pub fn sandbox_paths(&self) -> SandboxPaths {
         let mut hidden: Vec<PathBuf> = self.state_dir.iter().cloned().collect();
         hidden.extend(self.config_file.iter().cloned());
         hidden.extend(
@@ -437,6 +437,13 @@ impl Setup {
         // The programs the Nextflow tools run (nf-core's virtual environment, the configured
         // `nextflow`) must be readable where they run, in the sessions' sandbox.
         readable.extend(self.nextflow.install_dirs());
+        // The runtimes commands start through (the launcher's Java, `python3`), wherever the
+        // daemon's `JAVA_HOME` and `PATH` find them.
+        readable.extend(
+            codaris_tools::shell::daemon_runtimes()
+                .into_iter()
+                .map(|runtime| runtime.home),
+        );
         SandboxPaths {
             hidden,
             carved,

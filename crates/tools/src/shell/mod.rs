@@ -34,6 +34,7 @@ mod spawn;
 mod spawner;
 mod ssh;
 mod task;
+mod toolchains;
 mod worktree;
 
 use std::sync::Arc;
@@ -87,6 +88,9 @@ pub use task::Captured;
 pub use task::Task;
 pub use task::TaskNotice;
 pub use task::TaskStatus;
+pub use toolchains::Runtime;
+pub use toolchains::daemon_runtimes;
+pub use toolchains::readable_by_commands;
 pub use worktree::Worktree;
 pub use worktree::WorktreeCreate;
 pub use worktree::create_worktree;

@@ -108,10 +108,13 @@ pub const HOME_CARVED: [&str; 1] = [".config"];
 
 /// Beneath `$HOME`, toolchains commands commonly need to read, the default of
 /// `tools.sandbox_readable` (those that exist).
-pub const HOME_TOOLCHAINS: [&str; 14] = [
+pub const HOME_TOOLCHAINS: [&str; 16] = [
     ".cargo",
     ".rustup",
     ".nextflow",
+    // pyenv's shims and Pythons, SDKMAN's Javas (`toolchains.rs` finds the ones in use).
+    ".pyenv",
+    ".sdkman",
     ".conda",
     ".condarc",
     "miniconda3",
