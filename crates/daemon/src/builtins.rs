@@ -336,6 +336,9 @@ pub struct Setup {
     pub sandbox_readable: Option<Vec<PathBuf>>,
     /// Variables commands get beyond the allowlist (`tools.env_passthrough`).
     pub env_passthrough: Vec<String>,
+    /// The installations of the runtimes commands start through (the launcher's Java,
+    /// `python3`) wherever the daemon's `JAVA_HOME` and `PATH` find them: readable.
+    pub runtimes: Vec<PathBuf>,
     /// The daemon's state directory: hidden from commands but for the session workspaces,
     /// and the name of its commands' cgroup and temp dirs.
     pub state_dir: Option<PathBuf>,
@@ -368,6 +371,7 @@ impl Default for Setup {
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
             env_passthrough: Vec::new(),
+            runtimes: Vec::new(),
             state_dir: None,
             config_file: None,
             home: None,
@@ -389,6 +393,10 @@ impl Setup {
             sandbox_writable: config.sandbox_writable.clone(),
             sandbox_readable: config.sandbox_readable.clone(),
             env_passthrough: config.env_passthrough.clone(),
+            runtimes: codaris_tools::shell::daemon_runtimes()
+                .into_iter()
+                .map(|runtime| runtime.home)
+                .collect(),
             state_dir: Some(config.state_dir.clone()),
             // Where the file would be read from when there is none: it may appear later.
             config_file: config.config_file.clone().or_else(|| {
@@ -437,13 +445,7 @@ impl Setup {
         // The programs the Nextflow tools run (nf-core's virtual environment, the configured
         // `nextflow`) must be readable where they run, in the sessions' sandbox.
         readable.extend(self.nextflow.install_dirs());
-        // The runtimes commands start through (the launcher's Java, `python3`), wherever the
-        // daemon's `JAVA_HOME` and `PATH` find them.
-        readable.extend(
-            codaris_tools::shell::daemon_runtimes()
-                .into_iter()
-                .map(|runtime| runtime.home),
-        );
+        readable.extend(self.runtimes.iter().cloned());
         SandboxPaths {
             hidden,
             carved,

@@ -151,6 +151,10 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
             "tools.sandbox_readable",
         ),
         (
+            "[tools]\nenv_passthrough = [\"MY-TOKEN\"]\n",
+            "tools.env_passthrough",
+        ),
+        (
             "[tools]\nwebsearch_engines = [\"google\"]\n",
             "tools.websearch_engines",
         ),

@@ -1,7 +1,7 @@
 //! `codaris doctor`: asks the daemon to check each configured model provider with one cheap
 //! request, and prints what is missing or wrong; exit 1 when any check fails (or none is
-//! configured). Then the runtimes commands start through (java, python3) and, for one the
-//! sandbox keeps commands from, the key to set: a warning, not a failure.
+//! configured). Then, for each runtime commands start through (java, python3) that the sandbox
+//! keeps them from, the key to set: a warning, not a failure.
 
 use codaris_proto::v1;
 use serde_json::json;
@@ -62,14 +62,10 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
             output::line(&line)?;
         }
     }
+    // Only what needs doing is printed; `--json` lists every runtime.
     if !json_out {
-        for check in &runtimes {
-            let line = if check.ok {
-                format!("ok    {} at {}", check.program, check.path)
-            } else {
-                format!("warn  {}: {}", check.program, check.problem)
-            };
-            output::line(&line)?;
+        for check in runtimes.iter().filter(|check| !check.ok) {
+            output::line(&format!("warn  {}: {}", check.program, check.problem))?;
         }
     }
     Ok(if ok {
