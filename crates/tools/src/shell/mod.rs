@@ -5,8 +5,9 @@
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR`,
 //! `no_new_privs`, no capabilities, an environment from an allowlist (`env.rs`), a mount
 //! namespace of its own where `.git` is read-only (`mounts.rs`), and, where the kernel
-//! supports Landlock, reads and writes confined (`sandbox.rs`: the roots, the session workspace, that temp dir, system and
-//! configured locations; never the daemon's state or configuration). Everything it starts
+//! supports Landlock, reads and writes confined (`sandbox.rs`: the roots, the session
+//! workspace, that temp dir, system and configured locations; never the daemon's state or
+//! configuration); a path it was refused is named in its result (`denied.rs`). Everything it starts
 //! dies with its session and with the daemon (`contain.rs`). The pools live in a
 //! `ShellPools` the daemon owns, one per session, and report finished tasks on a channel the
 //! daemon forwards into the session.
