@@ -30,6 +30,7 @@ mod python;
 mod research;
 mod run;
 mod sandbox;
+mod sandbox_git;
 mod seqera;
 mod services;
 mod sessions;

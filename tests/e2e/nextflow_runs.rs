@@ -34,8 +34,10 @@ fn setup(scenario_file: &str, agent: bool) -> (Sandbox, PathBuf, Daemon) {
 /// [`setup`] with the stand-in `nf-test` configured too and more environment for the daemon.
 fn setup_with(scenario_file: &str, env: &[(&str, &str)]) -> (Sandbox, PathBuf, Daemon) {
     let sandbox = Sandbox::new();
+    // The stand-ins read their scenario from the environment, which commands get only
+    // through the allowlist.
     sandbox.write_config(&format!(
-        "[nextflow]\nbin = \"{}\"\nnf_test = \"{}\"\n",
+        "[nextflow]\nbin = \"{}\"\nnf_test = \"{}\"\n[tools]\nenv_passthrough = [\"FAKE_NXF_SCENARIO\", \"FAKE_NFTEST_SCENARIO\"]\n",
         stand_in_nextflow().display(),
         stand_in_nftest().display()
     ));

@@ -163,14 +163,19 @@ impl Builtins {
         }
     }
 
-    /// What `codaris status` reports as `sandbox`: Landlock's state, then which mechanism
-    /// keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and writes
-    /// confined, …; processes: cgroup v2 per session (…)`. It starts with Landlock's own
-    /// sentence, as the field always did.
+    /// What `codaris status` reports as `sandbox`: Landlock's state, the commands' mount
+    /// namespace (`.git` read-only; refused by the kernel, commands are refused), then which
+    /// mechanism keeps the sessions' processes, e.g. `landlock active (ABI v6): reads and
+    /// writes confined, …; mount namespace: `.git` read-only, …; processes: cgroup v2 per
+    /// session (…)`. It starts with Landlock's own sentence, as the field always did.
     pub fn sandbox_status(&self) -> String {
         let landlock = codaris_tools::shell::landlock_status();
         match &self.pools {
-            Some(pools) => format!("{landlock}; processes: {}", pools.containment()),
+            Some(pools) => format!(
+                "{landlock}; {}; processes: {}",
+                codaris_tools::shell::mount_status(),
+                pools.containment()
+            ),
             None => landlock.to_string(),
         }
     }
@@ -339,6 +344,11 @@ pub struct Setup {
     pub sandbox_writable: Vec<PathBuf>,
     /// More locations commands may read under Landlock; `None`: the toolchains under `home`.
     pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// Variables commands get beyond the allowlist (`tools.env_passthrough`).
+    pub env_passthrough: Vec<String>,
+    /// The installations of the runtimes commands start through (the launcher's Java,
+    /// `python3`) wherever the daemon's `JAVA_HOME` and `PATH` find them: readable.
+    pub runtimes: Vec<PathBuf>,
     /// The daemon's state directory: hidden from commands but for the session workspaces,
     /// and the name of its commands' cgroup and temp dirs.
     pub state_dir: Option<PathBuf>,
@@ -371,6 +381,8 @@ impl Default for Setup {
             session_limits: codaris_tools::shell::SessionLimits::default(),
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
+            env_passthrough: Vec::new(),
+            runtimes: Vec::new(),
             state_dir: None,
             config_file: None,
             home: None,
@@ -392,6 +404,11 @@ impl Setup {
             session_limits: config.session_limits,
             sandbox_writable: config.sandbox_writable.clone(),
             sandbox_readable: config.sandbox_readable.clone(),
+            env_passthrough: config.env_passthrough.clone(),
+            runtimes: codaris_tools::shell::daemon_runtimes()
+                .into_iter()
+                .map(|runtime| runtime.home)
+                .collect(),
             state_dir: Some(config.state_dir.clone()),
             // Where the file would be read from when there is none: it may appear later.
             config_file: config.config_file.clone().or_else(|| {
@@ -414,7 +431,7 @@ impl Setup {
 
 impl Setup {
     /// What commands may never touch and what they may read and write beyond the fence.
-    fn sandbox_paths(&self) -> SandboxPaths {
+    pub fn sandbox_paths(&self) -> SandboxPaths {
         let mut hidden: Vec<PathBuf> = self.state_dir.iter().cloned().collect();
         hidden.extend(self.config_file.iter().cloned());
         // The ledger's chain key and published head, beside the file (`chain_head.rs`).
@@ -449,11 +466,13 @@ impl Setup {
         // The programs the Nextflow tools run (nf-core's virtual environment, the configured
         // `nextflow`) must be readable where they run, in the sessions' sandbox.
         readable.extend(self.nextflow.install_dirs());
+        readable.extend(self.runtimes.iter().cloned());
         SandboxPaths {
             hidden,
             carved,
             readable,
             writable: self.sandbox_writable.clone(),
+            env_passthrough: self.env_passthrough.clone(),
         }
     }
 }

@@ -86,6 +86,9 @@ pub struct ToolsToml {
     /// under Landlock, as absolute paths; unset, the toolchains under `$HOME` that exist
     /// (`codaris_tools::shell::HOME_TOOLCHAINS`).
     pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// Variables of the daemon's environment that commands get beyond the allowlist
+    /// (`PATH`, `HOME`, the locale, the toolchains': `codaris_tools::shell::env`), by name.
+    pub env_passthrough: Option<Vec<String>>,
     /// The engines `websearch` asks, in order: `brave`, `bing`, `duckduckgo`,
     /// `searxng:<base URL>`.
     pub websearch_engines: Option<Vec<String>>,
@@ -204,6 +207,8 @@ pub struct Config {
     /// `tools.sandbox_readable`: more locations commands may read under Landlock; `None`
     /// when unset, for the default the daemon finds at start (`shell::default_readable`).
     pub sandbox_readable: Option<Vec<PathBuf>>,
+    /// `tools.env_passthrough`: variable names commands get beyond the allowlist.
+    pub env_passthrough: Vec<String>,
     /// `tools.websearch_engines`: the engines `websearch` asks, in order.
     pub websearch_engines: Vec<Engine>,
     /// `tools.http_default_headers`: checked header names and values, in name order.
@@ -407,6 +412,16 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         )?),
         None => None,
     };
+    let env_passthrough = tools.env_passthrough.clone().unwrap_or_default();
+    if let Some(bad) = env_passthrough
+        .iter()
+        .find(|name| !codaris_tools::shell::is_variable_name(name))
+    {
+        return Err(ConfigError::Invalid {
+            key: origin("tools.env_passthrough"),
+            reason: format!("`{bad}` is not a variable name"),
+        });
+    }
     let websearch_engines = match tools.websearch_engines.clone() {
         Some(names) if names.is_empty() => {
             return Err(ConfigError::Invalid {
@@ -540,6 +555,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         command_allowlist,
         sandbox_writable,
         sandbox_readable,
+        env_passthrough,
         websearch_engines,
         http_default_headers,
         background: tools.background.unwrap_or(true),

@@ -209,7 +209,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         json!(config.ledger_cache_bytes / (1024 * 1024)),
         from("daemon.ledger_cache_mb", None, None),
     );
-    let tools: [(&str, Value, Option<&str>); 14] = [
+    let tools: [(&str, Value, Option<&str>); 15] = [
         (
             "tools.lean_surface",
             json!(config.lean_surface),
@@ -249,6 +249,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
                 .map_or(Value::Null, paths),
             None,
         ),
+        ("tools.env_passthrough", json!(config.env_passthrough), None),
         (
             "tools.websearch_engines",
             engines(&config.websearch_engines),

@@ -53,6 +53,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             command_allowlist: Vec::new(),
             sandbox_writable: Vec::new(),
             sandbox_readable: None,
+            env_passthrough: Vec::new(),
             websearch_engines: vec![Engine::brave(), Engine::bing()],
             http_default_headers: http::HeaderMap::new(),
             background: true,
@@ -149,6 +150,10 @@ fn bad_values_name_their_key() -> Result<(), ConfigError> {
         (
             "[tools]\nsandbox_readable = [\"~/.cargo\"]\n",
             "tools.sandbox_readable",
+        ),
+        (
+            "[tools]\nenv_passthrough = [\"MY-TOKEN\"]\n",
+            "tools.env_passthrough",
         ),
         (
             "[tools]\nwebsearch_engines = [\"google\"]\n",

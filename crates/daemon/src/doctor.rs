@@ -1,5 +1,7 @@
 //! `codaris doctor`'s checks: for each configured provider, one cheap request
-//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing.
+//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing; and for
+//! each runtime commands start through (the `nextflow` launcher's Java, `python3`), whether
+//! the sandbox lets them read it, or the key that would.
 
 use std::time::Duration;
 
@@ -18,6 +20,36 @@ pub struct Check {
     pub base_url: String,
     /// `None` when it can be used.
     pub problem: Option<String>,
+}
+
+/// One runtime as commands would meet it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeCheck {
+    pub program: &'static str,
+    pub path: std::path::PathBuf,
+    /// `None` when commands can read it.
+    pub problem: Option<String>,
+}
+
+/// Each runtime the daemon's environment finds, against what commands may read (`paths`).
+pub fn check_runtimes(paths: &codaris_tools::shell::SandboxPaths) -> Vec<RuntimeCheck> {
+    codaris_tools::shell::daemon_runtimes()
+        .into_iter()
+        .map(|runtime| {
+            let readable = codaris_tools::shell::readable_by_commands(paths, &runtime.resolved);
+            RuntimeCheck {
+                program: runtime.program,
+                problem: (!readable).then(|| {
+                    format!(
+                        "commands cannot read `{}`: add `{}` to `tools.sandbox_readable`",
+                        runtime.resolved.display(),
+                        runtime.home.display()
+                    )
+                }),
+                path: runtime.resolved,
+            }
+        })
+        .collect()
 }
 
 /// The providers worth checking: the default one first, then any other with a key or a base

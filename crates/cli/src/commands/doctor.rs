@@ -1,6 +1,7 @@
 //! `codaris doctor`: asks the daemon to check each configured model provider with one cheap
 //! request, and prints what is missing or wrong; exit 1 when any check fails (or none is
-//! configured).
+//! configured). Then, for each runtime commands start through (java, python3) that the sandbox
+//! keeps them from, the key to set: a warning, not a failure.
 
 use codaris_proto::v1;
 use serde_json::json;
@@ -16,11 +17,11 @@ const NONE_SET_UP: &str = "no model provider is set up: run `codaris login` (or 
 pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<Outcome, CliError> {
     let channel = client::open(target, autostart).await?;
     let mut daemon = v1::daemon_client::DaemonClient::new(channel);
-    let checks = daemon
+    let answer = daemon
         .check_providers(v1::CheckProvidersRequest {})
         .await?
-        .into_inner()
-        .checks;
+        .into_inner();
+    let (checks, runtimes) = (answer.checks, answer.runtimes);
     let ok = !checks.is_empty() && checks.iter().all(|check| check.ok);
     if json_out {
         let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
@@ -31,6 +32,12 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
                 "provider": check.provider,
                 "model": non_empty(&check.model),
                 "base_url": check.base_url,
+                "ok": check.ok,
+                "problem": non_empty(&check.problem),
+            })).collect::<Vec<_>>(),
+            "runtimes": runtimes.iter().map(|check| json!({
+                "program": check.program,
+                "path": check.path,
                 "ok": check.ok,
                 "problem": non_empty(&check.problem),
             })).collect::<Vec<_>>(),
@@ -53,6 +60,12 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
                 )
             };
             output::line(&line)?;
+        }
+    }
+    // Only what needs doing is printed; `--json` lists every runtime.
+    if !json_out {
+        for check in runtimes.iter().filter(|check| !check.ok) {
+            output::line(&format!("warn  {}: {}", check.program, check.problem))?;
         }
     }
     Ok(if ok {

@@ -190,7 +190,18 @@ impl Daemon for DaemonService {
     ) -> Result<Response<v1::CheckProvidersResponse>, Status> {
         let settings = self.providers.current();
         let checks = crate::doctor::check_all(&settings, crate::doctor::CHECK_TIMEOUT).await;
+        let sandbox = crate::builtins::Setup::from_config(&self.config).sandbox_paths();
+        let runtimes = crate::doctor::check_runtimes(&sandbox)
+            .into_iter()
+            .map(|check| v1::RuntimeCheck {
+                program: check.program.to_owned(),
+                path: check.path.display().to_string(),
+                ok: check.problem.is_none(),
+                problem: check.problem.unwrap_or_default(),
+            })
+            .collect();
         Ok(Response::new(v1::CheckProvidersResponse {
+            runtimes,
             checks: checks
                 .into_iter()
                 .map(|check| v1::ProviderCheck {

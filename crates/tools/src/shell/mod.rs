@@ -3,9 +3,11 @@
 //!
 //! Every command runs through `/bin/sh -c` in a directory inside the fence, leading its own
 //! process group (so stopping it reaches all it spawned), with a private `TMPDIR`,
-//! `no_new_privs`, no capabilities, and, where the kernel supports Landlock, reads and writes
-//! confined (`sandbox.rs`: the roots, the session workspace, that temp dir, system and
-//! configured locations; never the daemon's state or configuration). Everything it starts
+//! `no_new_privs`, no capabilities, an environment from an allowlist (`env.rs`), a mount
+//! namespace of its own where `.git` is read-only (`mounts.rs`), and, where the kernel
+//! supports Landlock, reads and writes confined (`sandbox.rs`: the roots, the session
+//! workspace, that temp dir, system and configured locations; never the daemon's state or
+//! configuration); a path it was refused is named in its result (`denied.rs`). Everything it starts
 //! dies with its session and with the daemon (`contain.rs`). The pools live in a
 //! `ShellPools` the daemon owns, one per session, and report finished tasks on a channel the
 //! daemon forwards into the session.
@@ -15,10 +17,13 @@
 mod args;
 mod background;
 mod contain;
+mod denied;
+mod env;
 mod group;
 mod landlock;
 mod limits;
 mod limits_cgroup;
+mod mounts;
 mod pool;
 mod preview;
 mod privileges;
@@ -32,6 +37,7 @@ mod spawn;
 mod spawner;
 mod ssh;
 mod task;
+mod toolchains;
 mod worktree;
 
 use std::sync::Arc;
@@ -45,6 +51,7 @@ pub use background::WAIT_DEFAULT_SECONDS;
 pub use background::WAIT_MAX_SECONDS;
 pub use contain::Containment;
 pub use contain::owner_of;
+pub use env::is_variable_name;
 pub use landlock::LandlockStatus;
 pub use landlock::landlock_status;
 pub use limits::DEFAULT_PIDS_MAX;
@@ -53,6 +60,8 @@ pub use limits::LimitStatus;
 pub use limits::SessionLimits;
 pub use limits::bytes;
 pub use limits::default_memory_max;
+pub use mounts::MountStatus;
+pub use mounts::mount_status;
 pub use pool::PoolConfig;
 pub use pool::Reaped;
 pub use pool::ShellError;
@@ -68,6 +77,7 @@ pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;
 pub use run::RunCommand;
 pub use sandbox::DEVICES_READABLE;
+pub use sandbox::ETC_SECRETS;
 pub use sandbox::HOME_CARVED;
 pub use sandbox::HOME_SECRETS;
 pub use sandbox::HOME_TOOLCHAINS;
@@ -87,6 +97,9 @@ pub use task::Captured;
 pub use task::Task;
 pub use task::TaskNotice;
 pub use task::TaskStatus;
+pub use toolchains::Runtime;
+pub use toolchains::daemon_runtimes;
+pub use toolchains::readable_by_commands;
 pub use worktree::Worktree;
 pub use worktree::WorktreeCreate;
 pub use worktree::create_worktree;

@@ -13,8 +13,10 @@ use tokio::sync::mpsc;
 use super::contain::{
     Containment, SessionCgroup, Tracker, kill_marked, remove_leftover_temp_dirs, temp_prefix,
 };
+use super::denied::SandboxView;
 use super::group::{Scope, group_alive, signal_group};
 use super::limits::{LimitStatus, Limiter, SessionLimit, SessionLimits};
+use super::mounts::{GitDirs, MountPlan, mount_status};
 use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
@@ -43,6 +45,8 @@ pub enum ShellError {
         #[source]
         source: io::Error,
     },
+    #[error("commands are refused here: {reason}")]
+    Refused { reason: String },
     #[error("could not start the thread that forks commands: {source}")]
     Spawner {
         #[source]
@@ -306,6 +310,8 @@ pub struct TaskPool {
     containment: Containment,
     /// `CODARIS_TASK` of this session's commands.
     mark: String,
+    /// The `.git` paths under the session's roots, made read-only in its commands.
+    git_dirs: Arc<GitDirs>,
 }
 
 /// A line of `background_list`.
@@ -327,6 +333,8 @@ pub struct Started {
     pub confined: bool,
     /// What kills whatever it leaves behind with the session and the daemon.
     pub containment: Containment,
+    /// What the sandbox gave it, to explain a refusal; `None` when not confined.
+    pub(crate) sandbox: Option<SandboxView>,
 }
 
 /// A process group that outlived its task and was killed by `reap`.
@@ -374,6 +382,7 @@ impl TaskPool {
             limit: shared.limit,
             containment,
             mark: shared.mark,
+            git_dirs: Arc::default(),
         })
     }
 
@@ -458,7 +467,21 @@ impl TaskPool {
             roots_access,
             workspace,
         } = request;
-        let confine_to = self.config.landlock.then(|| {
+        let refused = |reason: String| ShellError::Refused { reason };
+        let mounts = match (self.config.landlock, mount_status()) {
+            (false, _) => None,
+            (true, status) if status.refuses() => return Err(refused(status.to_string())),
+            (true, super::mounts::MountStatus::Active { .. }) => Some(
+                MountPlan::new(cwd, roots, self.git_dirs.current(roots)).ok_or_else(|| {
+                    refused(format!(
+                        "`{}` cannot be passed to the kernel",
+                        cwd.display()
+                    ))
+                })?,
+            ),
+            (true, _) => None,
+        };
+        let confine_to: Option<Arc<[super::sandbox::Grant]>> = self.config.landlock.then(|| {
             let mut own = vec![self.temp_dir().to_path_buf()];
             own.extend(workspace.map(Path::to_path_buf));
             plan(Request {
@@ -467,15 +490,18 @@ impl TaskPool {
                 own: &own,
                 paths: &self.sandbox,
             })
+            .into()
         });
         let launch = Launch {
             command,
             cwd,
             temp_dir: self.temp_dir(),
-            confine_to,
+            confine_to: confine_to.clone(),
             cgroup: self.cgroup.as_ref().map(SessionCgroup::procs),
             limits: Some(self.limit.clone()),
             mark: &self.mark,
+            mounts,
+            passthrough: &self.sandbox.env_passthrough,
         };
         let before = self.limit.hits();
         let spawned = spawn(&launch, &self.spawner).map_err(|source| ShellError::Spawn {
@@ -494,12 +520,32 @@ impl TaskPool {
             }),
         );
         let task_id = self.register(&task, listed, notify);
+        self.walk_git_when_done(&task, roots);
         Ok(Started {
             task_id,
             task,
             confined: spawned.confined,
             containment: self.containment.clone(),
+            sandbox: confine_to
+                .filter(|_| spawned.confined)
+                .map(|grants| SandboxView {
+                    grants,
+                    paths: self.sandbox.clone(),
+                    cwd: cwd.to_path_buf(),
+                }),
         })
+    }
+
+    /// Once `task` ended, walks the roots for `.git` again (it may have made one).
+    fn walk_git_when_done(&self, task: &Arc<Task>, roots: &[PathBuf]) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (task, dirs, roots) = (task.clone(), self.git_dirs.clone(), roots.to_vec());
+        runtime.spawn(async move {
+            while task.wait(Duration::from_secs(3600)).await.is_running() {}
+            dirs.command_ended(roots);
+        });
     }
 
     /// Starts another program on the session's behalf (the OpenSSH client): contained like
@@ -535,6 +581,7 @@ impl TaskPool {
             task,
             confined: false,
             containment: self.containment.clone(),
+            sandbox: None,
         }
     }
 
@@ -700,7 +747,7 @@ impl ShellError {
     /// What the model can act on goes back to it; the rest is Codaris's own failure.
     pub(crate) fn into_tool_error(self, tool: &'static str) -> crate::tool::ToolError {
         match self {
-            Self::UnknownTask { .. } | Self::Spawn { .. } => {
+            Self::UnknownTask { .. } | Self::Spawn { .. } | Self::Refused { .. } => {
                 crate::tool::ToolError::model(self.to_string())
             }
             Self::TempDir { source } | Self::Signal { source, .. } | Self::Spawner { source } => {

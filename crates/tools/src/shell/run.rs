@@ -216,11 +216,18 @@ impl Tool for RunCommand {
         }
         // Ended, possibly in the instant between the timeout and the hand-over.
         let status = started.task.wait(Duration::from_secs(5)).await;
-        let captured = started.task.output(RESULT_STREAM_BYTES, None).render();
+        let captured = started.task.output(RESULT_STREAM_BYTES, None);
+        // Which path the sandbox refused and the key that would open it, after the output.
+        let refused = started
+            .sandbox
+            .as_ref()
+            .map(|view| super::denied::explain(&captured.stderr, view))
+            .unwrap_or_default();
         pool.retire(&started);
         Ok(ToolOutput::text(format!(
-            "{}\n{note}{captured}",
-            status_line(status)
+            "{}\n{note}{}{refused}",
+            status_line(status),
+            captured.render()
         )))
     }
 }

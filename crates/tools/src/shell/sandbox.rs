@@ -55,6 +55,47 @@ pub(crate) const DEVICES: [&str; 5] = [
     "/dev/pts",
 ];
 
+/// Beneath `/etc`, never readable by a command, even where configured or as root: password
+/// hashes, sudo rules, private keys of the machine. `/etc` is carved around them (as around
+/// the state directory), and so are the SSH host keys ([`etc_secrets`]).
+pub const ETC_SECRETS: [&str; 11] = [
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "security/opasswd",
+    "ssl/private",
+    "krb5.keytab",
+    "NetworkManager/system-connections",
+    "wireguard",
+];
+
+/// The secrets of `etc` (the system's `/etc`) that exist: [`ETC_SECRETS`] and the SSH host
+/// keys (`ssh/ssh_host_*_key`; their `.pub` halves stay readable).
+pub fn etc_secrets(etc: &Path) -> Vec<PathBuf> {
+    let mut secrets: Vec<PathBuf> = ETC_SECRETS
+        .iter()
+        .map(|name| etc.join(name))
+        .filter(|path| path.symlink_metadata().is_ok())
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(etc.join("ssh")) {
+        secrets.extend(
+            entries
+                .flatten()
+                .filter(|entry| {
+                    entry
+                        .file_name()
+                        .to_str()
+                        .is_some_and(|name| name.starts_with("ssh_host_") && name.ends_with("_key"))
+                })
+                .map(|entry| entry.path()),
+        );
+    }
+    secrets
+}
+
 /// Beneath `$HOME`, never readable by a command, even where configured: keys and the usual
 /// credential stores.
 pub const HOME_SECRETS: [&str; 5] = [".ssh", ".aws", ".gnupg", ".git-credentials", ".netrc"];
@@ -67,10 +108,13 @@ pub const HOME_CARVED: [&str; 1] = [".config"];
 
 /// Beneath `$HOME`, toolchains commands commonly need to read, the default of
 /// `tools.sandbox_readable` (those that exist).
-pub const HOME_TOOLCHAINS: [&str; 14] = [
+pub const HOME_TOOLCHAINS: [&str; 16] = [
     ".cargo",
     ".rustup",
     ".nextflow",
+    // pyenv's shims and Pythons, SDKMAN's Javas (`toolchains.rs` finds the ones in use).
+    ".pyenv",
+    ".sdkman",
     ".conda",
     ".condarc",
     "miniconda3",
@@ -120,6 +164,9 @@ pub struct SandboxPaths {
     pub readable: Vec<PathBuf>,
     /// Writable (and readable) beyond the roots (`tools.sandbox_writable`).
     pub writable: Vec<PathBuf>,
+    /// Variables of the daemon's environment commands get beyond the allowlist
+    /// (`tools.env_passthrough`; see `env.rs`).
+    pub env_passthrough: Vec<String>,
 }
 
 /// How much of a hierarchy a grant opens.
@@ -158,6 +205,7 @@ pub(crate) fn plan(request: Request<'_>) -> Vec<Grant> {
         .hidden
         .iter()
         .map(|p| crate::context::resolve_existing(p))
+        .chain(etc_secrets(Path::new("/etc")))
         .collect();
     let mut cut = hidden.clone();
     cut.extend(
@@ -395,6 +443,57 @@ mod tests {
             crate::context::resolve_existing(&real.join("alias/not/yet")),
             real.join("not/yet")
         );
+        Ok(())
+    }
+
+    #[test]
+    fn etc_is_carved_around_its_secrets() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let etc = temp.path().canonicalize()?;
+        std::fs::create_dir_all(etc.join("ssh"))?;
+        std::fs::create_dir_all(etc.join("sudoers.d"))?;
+        for file in [
+            "shadow",
+            "passwd",
+            "ssh/ssh_host_ed25519_key",
+            "ssh/ssh_host_ed25519_key.pub",
+            "ssh/ssh_config",
+        ] {
+            std::fs::write(etc.join(file), "x")?;
+        }
+        let mut secrets = etc_secrets(&etc);
+        secrets.sort();
+        assert_eq!(
+            secrets,
+            vec![
+                etc.join("shadow"),
+                etc.join("ssh/ssh_host_ed25519_key"),
+                etc.join("sudoers.d"),
+            ]
+        );
+        // The system's own `/etc`, as every plan carves it.
+        let grants = plan(Request {
+            roots: &[],
+            own: &[],
+            roots_access: Access::Write,
+            paths: &SandboxPaths {
+                readable: vec![PathBuf::from("/etc/shadow")],
+                ..SandboxPaths::default()
+            },
+        });
+        for secret in [
+            "/etc/shadow",
+            "/etc/gshadow",
+            "/etc/sudoers",
+            "/etc/sudoers.d/x",
+        ] {
+            assert_eq!(granted(&grants, Path::new(secret)), None, "{secret}");
+        }
+        for public in ["/etc/passwd", "/etc/hosts", "/usr/bin/env"] {
+            if Path::new(public).exists() {
+                assert_eq!(granted(&grants, Path::new(public)), Some(Access::Read));
+            }
+        }
         Ok(())
     }
 

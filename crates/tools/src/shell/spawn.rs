@@ -1,6 +1,7 @@
 //! Starting a command: the host shell, its own process group, a private TMPDIR, and between
-//! fork and exec, in this order: the session's cgroup, the parent-death signal, no
-//! capabilities and `no_new_privs`, Landlock.
+//! fork and exec, in this order: the session's cgroup, the parent-death signal, the
+//! command's own mount namespace (`mounts.rs`), no capabilities and `no_new_privs`, Landlock.
+//! Its environment is built from an allowlist (`env.rs`), not inherited.
 
 use std::io;
 use std::os::fd::OwnedFd;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use tokio::process::{Child, Command};
 
 use super::limits::SessionLimit;
+use super::mounts::MountPlan;
 use super::privileges::Privileges;
 use super::sandbox::Grant;
 use super::spawner::Spawner;
@@ -22,26 +24,22 @@ pub(crate) struct Launch<'a> {
     pub(crate) cwd: &'a Path,
     pub(crate) temp_dir: &'a Path,
     /// What Landlock lets it read and write; `None` runs unconfined.
-    pub(crate) confine_to: Option<Vec<Grant>>,
+    pub(crate) confine_to: Option<Arc<[Grant]>>,
     /// The session cgroup's open `cgroup.procs`, to join before exec.
     pub(crate) cgroup: Option<Arc<OwnedFd>>,
     /// The session's process and memory limits (`limits.rs`).
     pub(crate) limits: Option<Arc<SessionLimit>>,
     /// The session's `CODARIS_TASK` value (see `contain.rs`).
     pub(crate) mark: &'a str,
+    /// Its mount namespace (`.git` read-only, the session's services hidden); `None` runs in
+    /// the daemon's.
+    pub(crate) mounts: Option<MountPlan>,
+    /// The names `tools.env_passthrough` adds to the allowlist.
+    pub(crate) passthrough: &'a [String],
 }
 
-/// Codaris's own secrets, in the daemon's environment for the model providers: a command the
-/// model wrote has no business reading them (it could print them into the transcript).
-/// `CODARIS_KEYS_FD` only names the pipe the keys crossed `codarisd`'s re-exec on (closed
-/// since); a command has no use for it.
-/// `NOTIFY_SOCKET` too: a command must not speak for the daemon to its service manager.
-pub(crate) const WITHHELD_ENV: [&str; 4] = [
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "CODARIS_KEYS_FD",
-    "NOTIFY_SOCKET",
-];
+/// Never in a program's environment (`env.rs`); the OpenSSH client's removes them by name.
+pub(crate) use super::env::WITHHELD as WITHHELD_ENV;
 
 /// A started command and what holds it.
 #[derive(Debug)]
@@ -65,6 +63,7 @@ pub(crate) fn spawn(launch: &Launch<'_>, spawner: &Spawner) -> io::Result<Spawne
         InChild {
             cgroup: launch.cgroup.clone(),
             limits: launch.limits.clone(),
+            mounts: launch.mounts.clone(),
             privileges: Privileges::of_daemon(),
             ruleset,
         },
@@ -89,6 +88,7 @@ pub(crate) fn spawn_program(
         InChild {
             cgroup,
             limits,
+            mounts: None,
             privileges: Privileges::of_daemon(),
             ruleset: None,
         },
@@ -114,6 +114,8 @@ fn shell(launch: &Launch<'_>) -> Command {
         .arg("-c")
         .arg(launch.command)
         .current_dir(launch.cwd)
+        .env_clear()
+        .envs(super::env::allowed(std::env::vars_os(), launch.passthrough))
         .env("TMPDIR", launch.temp_dir)
         .env(super::contain::MARK, launch.mark)
         .stdin(Stdio::null())
@@ -123,9 +125,6 @@ fn shell(launch: &Launch<'_>) -> Command {
         // handle drops, because a timed-out command lives on in the pool.
         .process_group(0)
         .kill_on_drop(false);
-    for name in WITHHELD_ENV {
-        command.env_remove(name);
-    }
     command
 }
 
@@ -133,6 +132,7 @@ fn shell(launch: &Launch<'_>) -> Command {
 struct InChild {
     cgroup: Option<Arc<OwnedFd>>,
     limits: Option<Arc<SessionLimit>>,
+    mounts: Option<MountPlan>,
     privileges: Privileges,
     #[cfg(target_os = "linux")]
     ruleset: Option<landlock::RulesetCreated>,
@@ -149,6 +149,7 @@ fn prepare_child(command: &mut Command, child: InChild) {
     let InChild {
         cgroup,
         limits,
+        mounts,
         privileges,
         ruleset,
     } = child;
@@ -156,8 +157,9 @@ fn prepare_child(command: &mut Command, child: InChild) {
     let mut ruleset = ruleset;
     // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
     // sound. Everything it uses was built before the fork (the cgroup descriptor, the
-    // privileges to drop, the Landlock ruleset with all its rules); each step is one or two
-    // system calls (write, prctl, getppid, capset, landlock_restrict_self, close), and
+    // privileges to drop, the mount plan's paths, the Landlock ruleset with all its rules);
+    // each step is a few system calls (write, prctl, getppid, unshare, mount, chdir, capset,
+    // landlock_restrict_self, close), and
     // `Option::take` moves a value already built. Errors are `io::Error`s from an errno (no
     // allocation) and make the spawn fail rather than run the command less confined.
     unsafe {
@@ -173,6 +175,10 @@ fn prepare_child(command: &mut Command, child: InChild) {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
             if rustix::process::getppid() != Some(daemon) {
                 return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            // Mounting needs the capabilities the next step drops.
+            if let Some(mounts) = &mounts {
+                mounts.apply()?;
             }
             privileges.apply()?;
             if let Some(ruleset) = ruleset.take() {
@@ -193,7 +199,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_providers_keys_are_withheld_and_tmpdir_is_private() {
+    fn the_environment_is_cleared_and_tmpdir_is_private() {
         let launch = Launch {
             command: "true",
             cwd: Path::new("/w"),
@@ -202,12 +208,14 @@ mod tests {
             cgroup: None,
             limits: None,
             mark: "o/1",
+            mounts: None,
+            passthrough: &[],
         };
         let command = shell(&launch);
         let envs: Vec<_> = command.as_std().get_envs().collect();
-        for name in WITHHELD_ENV {
+        for name in super::super::env::WITHHELD {
             assert!(
-                envs.contains(&(name.as_ref(), None)),
+                !envs.iter().any(|(key, _)| *key == name),
                 "{name} reaches the command"
             );
         }

@@ -71,6 +71,7 @@ fn home_as_root(config: PoolConfig) -> Home {
         carved,
         readable: default_readable(&home),
         writable: Vec::new(),
+        env_passthrough: Vec::new(),
     }));
     let ctx = ToolContext {
         session_id: "s1".to_owned(),

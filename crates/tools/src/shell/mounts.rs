@@ -1,0 +1,597 @@
+//! A command's own mount namespace: `.git` read-only, the session's services out of reach.
+//!
+//! Landlock grants whole hierarchies and cannot take `.git` out of a writable root, and
+//! `connect()` to a named unix socket is not a Landlock right at all: with a writable root a
+//! command could plant a hook that runs at the person's next `git commit`, and through the
+//! session bus (`systemd-run --user`) start a program outside the sandbox. So, between fork
+//! and exec, the child enters a mount namespace of its own (directly as root; otherwise inside
+//! a user namespace that maps only its own uid and gid, `setgroups` denied), makes every mount
+//! in it private (nothing it does propagates out), and then
+//!
+//! - binds each `.git` (directory or file, any case) found under the roots onto itself
+//!   read-only, keeping the flags the kernel locks in a user namespace (`nosuid`, `nodev`,
+//!   `noexec`, atime) as `statvfs` saw them before the fork;
+//! - mounts an empty read-only tmpfs over the runtime directories (`/run/user/<uid>`,
+//!   `$XDG_RUNTIME_DIR`) and the system bus directory (`/run/dbus`), and binds `/dev/null`
+//!   over the buses' sockets elsewhere and systemd's private socket;
+//! - changes into the command's directory again, so a command started inside `.git` works
+//!   through the read-only mount rather than the one beneath it.
+//!
+//! Every path and flag is built in the parent ([`MountPlan`]); the child only makes system
+//! calls. Where the kernel refuses the mechanism (user namespaces disabled, a security module
+//! denying mounts in them), [`mount_status`] says why and commands are refused, not run open.
+//!
+//! Finding `.git` at any depth costs a walk of the roots, too much for every command: each
+//! session keeps the list ([`GitDirs`]), walked when the roots change and again after each
+//! command ends (off the command's path; a command that starts before that walk finished waits
+//! for it). A `.git` a command creates is read-only from the next command on, not in the
+//! command that created it nor in one already running beside it. The walk does not descend into
+//! `.git` or through symlinks and stops after [`WALK_LIMIT`] entries; what an earlier walk found
+//! stays listed while it exists, so a tree grown past the limit cannot push a known `.git` out.
+
+use std::collections::VecDeque;
+use std::ffi::CString;
+use std::fmt;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+/// Entries a walk of the roots looks at before it stops.
+pub const WALK_LIMIT: usize = 200_000;
+
+/// Whether commands run in a mount namespace of their own, for `codaris status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountStatus {
+    /// Commands get their namespace; `user_namespace` when the daemon needs one to mount.
+    Active { user_namespace: bool },
+    /// The kernel refuses it: commands are refused with this reason.
+    Refused(String),
+    /// Not a Linux kernel: commands run without it.
+    Unsupported(String),
+}
+
+impl MountStatus {
+    /// Whether commands must be refused.
+    pub fn refuses(&self) -> bool {
+        matches!(self, Self::Refused(_))
+    }
+}
+
+impl fmt::Display for MountStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Active { user_namespace } => write!(
+                f,
+                "mount namespace{}: `.git` read-only, runtime dir and session buses hidden",
+                if *user_namespace {
+                    " (in a user namespace)"
+                } else {
+                    ""
+                }
+            ),
+            Self::Refused(reason) => write!(
+                f,
+                "mount namespace refused by the kernel ({reason}): commands are refused"
+            ),
+            Self::Unsupported(reason) => write!(f, "mount namespace unavailable: {reason}"),
+        }
+    }
+}
+
+/// What one mount in the child does to its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    /// Bind onto itself, read-only, with these flags of the mount it lies in kept.
+    ReadOnly(u64),
+    /// An empty read-only tmpfs over a directory.
+    HideDir,
+    /// `/dev/null` bound over a file (a socket).
+    HideFile,
+}
+
+/// One path the child mounts over, as the system call takes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Target {
+    path: CString,
+    action: Action,
+}
+
+impl Target {
+    fn new(path: &Path, action: Action) -> Option<Self> {
+        let path = CString::new(path.as_os_str().as_bytes()).ok()?;
+        Some(Self { path, action })
+    }
+
+    fn path(&self) -> &Path {
+        Path::new(std::ffi::OsStr::from_bytes(self.path.as_bytes()))
+    }
+}
+
+/// The uid and gid maps a child in a user namespace writes for itself: itself only.
+#[derive(Debug, Clone)]
+struct IdMaps {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+/// Everything the child does, built before the fork.
+#[derive(Debug, Clone)]
+pub(crate) struct MountPlan {
+    user: Option<Arc<IdMaps>>,
+    git: Arc<[Target]>,
+    hidden: Arc<[Target]>,
+    cwd: CString,
+}
+
+impl MountPlan {
+    /// The plan for a command in `cwd` under `roots`, with the session's `.git` list.
+    /// A hidden location that holds a root (a root beneath `/run/user/<uid>`) stays.
+    pub(crate) fn new(cwd: &Path, roots: &[PathBuf], git: Arc<[Target]>) -> Option<Self> {
+        let hidden: Vec<Target> = session_services()
+            .iter()
+            .filter(|target| !roots.iter().any(|root| root.starts_with(target.path())))
+            .cloned()
+            .collect();
+        Some(Self {
+            user: needs_user_namespace().then(id_maps),
+            git,
+            hidden: hidden.into(),
+            cwd: CString::new(cwd.as_os_str().as_bytes()).ok()?,
+        })
+    }
+}
+
+/// Mounting needs `CAP_SYS_ADMIN`; without it, a user namespace gives it.
+fn needs_user_namespace() -> bool {
+    !rustix::thread::capabilities(None).is_ok_and(|sets| {
+        sets.effective
+            .contains(rustix::thread::CapabilitySet::SYS_ADMIN)
+    })
+}
+
+fn id_maps() -> Arc<IdMaps> {
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    Arc::new(IdMaps {
+        uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+        gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+    })
+}
+
+/// The runtime directories and buses of the person's session and the machine's, as the
+/// daemon found them at its start: hidden from every command.
+fn session_services() -> &'static [Target] {
+    static SERVICES: OnceLock<Vec<Target>> = OnceLock::new();
+    SERVICES.get_or_init(|| {
+        let uid = rustix::process::getuid().as_raw();
+        let env = |name: &str| std::env::var_os(name).map(PathBuf::from);
+        let mut dirs: Vec<PathBuf> = vec![
+            PathBuf::from(format!("/run/user/{uid}")),
+            PathBuf::from("/run/dbus"),
+        ];
+        dirs.extend(env("XDG_RUNTIME_DIR").filter(|dir| dir.is_absolute()));
+        let mut files = vec![PathBuf::from("/run/systemd/private")];
+        for name in ["DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS"] {
+            if let Ok(address) = std::env::var(name) {
+                files.extend(bus_paths(&address));
+            }
+        }
+        let dirs: Vec<PathBuf> = dirs
+            .iter()
+            .filter_map(|dir| std::fs::canonicalize(dir).ok())
+            .filter(|dir| dir.is_dir() && dir != Path::new("/"))
+            .collect();
+        let files: Vec<PathBuf> = files
+            .iter()
+            .filter_map(|file| std::fs::canonicalize(file).ok())
+            .filter(|file| !file.is_dir() && !dirs.iter().any(|dir| file.starts_with(dir)))
+            .collect();
+        let mut targets: Vec<Target> = Vec::new();
+        for (path, action) in dirs
+            .into_iter()
+            .map(|dir| (dir, Action::HideDir))
+            .chain(files.into_iter().map(|file| (file, Action::HideFile)))
+        {
+            if !targets.iter().any(|target| target.path() == path) {
+                targets.extend(Target::new(&path, action));
+            }
+        }
+        targets
+    })
+}
+
+/// The socket paths of a D-Bus address (`unix:path=/run/user/1000/bus;unix:abstract=…`).
+/// Abstract sockets have no path: Landlock's scoping (ABI 6) keeps commands from them.
+fn bus_paths(address: &str) -> Vec<PathBuf> {
+    address
+        .split(';')
+        .filter_map(|one| one.strip_prefix("unix:"))
+        .flat_map(|keys| keys.split(','))
+        .filter_map(|pair| pair.strip_prefix("path="))
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// A session's `.git` list, walked again when its roots change or a command ended.
+#[derive(Debug, Default)]
+pub(crate) struct GitDirs {
+    walked: Mutex<Walked>,
+    /// Commands ended so far; a list walked before the last of them is stale.
+    ended: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Walked {
+    roots: Vec<PathBuf>,
+    /// `ended` when the walk began.
+    generation: u64,
+    found: Option<Arc<[Target]>>,
+}
+
+impl GitDirs {
+    /// The `.git` paths under `roots`, walked now if the list is stale.
+    pub(crate) fn current(&self, roots: &[PathBuf]) -> Arc<[Target]> {
+        let generation = self.ended.load(Ordering::Acquire);
+        let mut walked = self.walked.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = &walked.found
+            && walked.roots == roots
+            && walked.generation >= generation
+        {
+            return found.clone();
+        }
+        let earlier: &[Target] = match &walked.found {
+            Some(found) if walked.roots == roots => found,
+            _ => &[],
+        };
+        let found: Arc<[Target]> = find_git(roots, earlier).into();
+        *walked = Walked {
+            roots: roots.to_vec(),
+            generation,
+            found: Some(found.clone()),
+        };
+        found
+    }
+
+    /// A command ended: the list is stale, and is walked again on a blocking thread.
+    pub(crate) fn command_ended(self: &Arc<Self>, roots: Vec<PathBuf>) {
+        self.ended.fetch_add(1, Ordering::AcqRel);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let dirs = self.clone();
+            drop(runtime.spawn_blocking(move || dirs.current(&roots)));
+        }
+    }
+}
+
+/// Every `.git` (any case, directory, file or link) beneath `roots`, breadth first, and
+/// those of `earlier` that still exist; each with the flags of the mount it lies in.
+fn find_git(roots: &[PathBuf], earlier: &[Target]) -> Vec<Target> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let mut queue: VecDeque<PathBuf> = roots.iter().cloned().collect();
+    let mut seen = 0usize;
+    'walk: while let Some(dir) = queue.pop_front() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > WALK_LIMIT {
+                break 'walk;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if entry.file_name().eq_ignore_ascii_case(".git") {
+                paths.push(entry.path());
+            } else if kind.is_dir() && !is_kernel(&entry.path()) {
+                queue.push_back(entry.path());
+            }
+        }
+    }
+    for target in earlier {
+        let path = target.path();
+        if !paths.iter().any(|known| known == path) && path.symlink_metadata().is_ok() {
+            paths.push(path.to_path_buf());
+        }
+    }
+    paths
+        .iter()
+        .filter_map(|path| {
+            // The mount a `.git` link leads to is the one bound (mount(2) follows it).
+            let flags = rustix::fs::statvfs(path).ok()?.f_flag.bits();
+            Target::new(path, Action::ReadOnly(flags))
+        })
+        .collect()
+}
+
+/// The kernel's views under a root of `/`: no `.git` there, and walking them is costly.
+fn is_kernel(path: &Path) -> bool {
+    ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|kernel| path == Path::new(kernel))
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use std::ffi::CStr;
+    use std::io;
+
+    use rustix::fs::{Mode, OFlags, StatVfsMountFlags};
+    use rustix::mount::{MountFlags, MountPropagationFlags};
+    use rustix::thread::UnshareFlags;
+
+    use super::{Action, MountPlan, MountStatus, Target};
+
+    /// Asks the kernel once, by a child that builds an empty namespace the way a command's is
+    /// built; the answer holds for the daemon's life.
+    pub fn mount_status() -> MountStatus {
+        static STATUS: std::sync::OnceLock<MountStatus> = std::sync::OnceLock::new();
+        STATUS.get_or_init(probe).clone()
+    }
+
+    #[expect(
+        unsafe_code,
+        reason = "the probe must unshare in a child, between fork and exec"
+    )]
+    fn probe() -> MountStatus {
+        use std::os::unix::process::CommandExt;
+        let Some(plan) = MountPlan::new(std::path::Path::new("/"), &[], Vec::new().into()) else {
+            return MountStatus::Refused("no plan for `/`".to_owned());
+        };
+        let user_namespace = plan.user.is_some();
+        let mut command = std::process::Command::new("/bin/true");
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // SAFETY: as in `spawn.rs`: only system calls on values built before the fork.
+        unsafe {
+            command.pre_exec(move || plan.apply());
+        }
+        match command.status() {
+            Ok(status) if status.success() => MountStatus::Active { user_namespace },
+            Ok(status) => MountStatus::Refused(format!("the probe ended with {status}")),
+            Err(error) => MountStatus::Refused(error.to_string()),
+        }
+    }
+
+    impl MountPlan {
+        /// In the child, between fork and exec: system calls only, nothing allocated.
+        #[expect(
+            unsafe_code,
+            reason = "unshare is unsafe only with CLONE_FILES, which is not asked for"
+        )]
+        pub(crate) fn apply(&self) -> io::Result<()> {
+            let mut flags = UnshareFlags::NEWNS;
+            if self.user.is_some() {
+                flags |= UnshareFlags::NEWUSER;
+            }
+            // SAFETY: no `CLONE_FILES`: the descriptor table stays as it is.
+            unsafe { rustix::thread::unshare_unsafe(flags) }?;
+            if let Some(maps) = &self.user {
+                write_to(c"/proc/self/setgroups", b"deny")?;
+                write_to(c"/proc/self/uid_map", &maps.uid_map)?;
+                write_to(c"/proc/self/gid_map", &maps.gid_map)?;
+            }
+            rustix::mount::mount_change(
+                c"/",
+                MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+            )?;
+            for target in self.git.iter().chain(self.hidden.iter()) {
+                match mount_one(target) {
+                    // Gone since it was found: nothing to protect there.
+                    Ok(()) | Err(rustix::io::Errno::NOENT) => {}
+                    Err(errno) => return Err(errno.into()),
+                }
+            }
+            rustix::process::chdir(self.cwd.as_c_str())?;
+            Ok(())
+        }
+    }
+
+    fn write_to(path: &CStr, bytes: &[u8]) -> io::Result<()> {
+        let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+        rustix::io::write(&fd, bytes)?;
+        Ok(())
+    }
+
+    fn mount_one(target: &Target) -> rustix::io::Result<()> {
+        let path = target.path.as_c_str();
+        match target.action {
+            Action::ReadOnly(found) => {
+                rustix::mount::mount_bind(path, path)?;
+                rustix::mount::mount_remount(
+                    path,
+                    MountFlags::BIND | MountFlags::RDONLY | kept(found),
+                    c"",
+                )
+            }
+            Action::HideDir => rustix::mount::mount(
+                c"tmpfs",
+                path,
+                c"tmpfs",
+                MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                c"mode=0555,size=4k",
+            ),
+            Action::HideFile => rustix::mount::mount_bind(c"/dev/null", path),
+        }
+    }
+
+    /// The flags of the mount a bind came from that a remount must repeat: in a user
+    /// namespace the kernel refuses to clear them, and as root clearing them would loosen it.
+    pub(super) fn kept(found: u64) -> MountFlags {
+        let found = StatVfsMountFlags::from_bits_retain(found);
+        [
+            (StatVfsMountFlags::NOSUID, MountFlags::NOSUID),
+            (StatVfsMountFlags::NODEV, MountFlags::NODEV),
+            (StatVfsMountFlags::NOEXEC, MountFlags::NOEXEC),
+            (StatVfsMountFlags::NOATIME, MountFlags::NOATIME),
+            (StatVfsMountFlags::NODIRATIME, MountFlags::NODIRATIME),
+            (StatVfsMountFlags::RELATIME, MountFlags::RELATIME),
+        ]
+        .into_iter()
+        .filter(|(seen, _)| found.contains(*seen))
+        .fold(MountFlags::empty(), |flags, (_, flag)| flags | flag)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::{MountPlan, MountStatus};
+
+    pub fn mount_status() -> MountStatus {
+        MountStatus::Unsupported("mount namespaces are a Linux feature".to_owned())
+    }
+
+    impl MountPlan {
+        pub(crate) fn apply(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}
+
+pub use imp::mount_status;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    #[test]
+    fn git_is_found_at_any_depth_in_any_case_without_descending_into_it() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        for dir in [".git/modules/x/.git", "sub/lib/.git", "a/.GIT", "b/c/d"] {
+            std::fs::create_dir_all(root.join(dir))?;
+        }
+        std::fs::write(root.join("b/.Git"), "gitdir: ../.git/modules/b\n")?;
+        let found = find_git(std::slice::from_ref(&root), &[]);
+        let mut paths: Vec<PathBuf> = found
+            .iter()
+            .map(|target| target.path().strip_prefix(&root).map(Path::to_path_buf))
+            .collect::<Result<_, _>>()?;
+        paths.sort();
+        let expected: Vec<PathBuf> = [".git", "a/.GIT", "b/.Git", "sub/lib/.git"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(paths, expected);
+        Ok(())
+    }
+
+    #[test]
+    fn what_an_earlier_walk_found_stays_while_it_exists() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        std::fs::create_dir_all(root.join("deep/.git"))?;
+        let earlier = vec![
+            Target::new(&root.join("deep/.git"), Action::ReadOnly(0)).ok_or("path")?,
+            Target::new(&root.join("gone/.git"), Action::ReadOnly(0)).ok_or("path")?,
+        ];
+        // A walk that saw nothing (as one stopped at its limit would).
+        let found = find_git(&[root.join("missing")], &earlier);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].path(), root.join("deep/.git"));
+        Ok(())
+    }
+
+    #[test]
+    fn the_list_is_walked_again_once_a_command_ended() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        let roots = vec![root.clone()];
+        let dirs = Arc::new(GitDirs::default());
+        assert!(dirs.current(&roots).is_empty());
+        std::fs::create_dir(root.join(".git"))?;
+        assert!(
+            dirs.current(&roots).is_empty(),
+            "cached until a command ends"
+        );
+        // No runtime here: the walk happens at the next command.
+        dirs.command_ended(roots.clone());
+        assert_eq!(dirs.current(&roots).len(), 1);
+        Ok(())
+    }
+
+    #[test]
+    fn bus_addresses_name_their_socket_paths() {
+        assert_eq!(
+            bus_paths("unix:path=/run/user/1000/bus,guid=1;unix:abstract=/tmp/x;tcp:host=h"),
+            vec![PathBuf::from("/run/user/1000/bus")]
+        );
+    }
+
+    /// Runs `script` in `root` in a child that applied `plan` (as a command's does).
+    #[cfg(target_os = "linux")]
+    #[expect(unsafe_code, reason = "the plan is applied between fork and exec")]
+    fn run_with(plan: MountPlan, root: &Path, script: &str) -> std::io::Result<bool> {
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new("/bin/sh");
+        command
+            .args(["-c", script])
+            .current_dir(root)
+            .stderr(std::process::Stdio::null());
+        // SAFETY: `apply` makes system calls on values built before the fork.
+        unsafe {
+            command.pre_exec(move || plan.apply());
+        }
+        Ok(command.status()?.success())
+    }
+
+    /// Both ways in: directly (root) and through a user namespace of one's own.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn in_the_childs_namespace_git_is_read_only_and_the_rest_writable() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let root = temp.path().canonicalize()?;
+        std::fs::create_dir_all(root.join("sub/.GIT/hooks"))?;
+        std::fs::create_dir_all(root.join(".git/hooks"))?;
+        let git: Arc<[Target]> = find_git(std::slice::from_ref(&root), &[]).into();
+        let direct = !needs_user_namespace();
+        for user in [false, true] {
+            if !user && !direct {
+                continue;
+            }
+            let plan = MountPlan {
+                user: user.then(id_maps),
+                git: git.clone(),
+                hidden: Vec::new().into(),
+                cwd: CString::new(root.as_os_str().as_bytes())?,
+            };
+            if !run_with(plan.clone(), &root, "true")? {
+                assert!(
+                    std::env::var("CI").as_deref() != Ok("true"),
+                    "the kernel refuses a mount namespace (user namespace: {user})"
+                );
+                eprintln!("SKIPPED: the kernel refuses a mount namespace (user: {user})");
+                continue;
+            }
+            for write in [
+                "touch .git/x",
+                "echo x > .git/hooks/pre-commit",
+                "cd sub/.GIT && touch y",
+                "rm -r .git",
+                "mv sub/.GIT sub/moved",
+            ] {
+                assert!(
+                    !run_with(plan.clone(), &root, write)?,
+                    "{write} (user: {user})"
+                );
+            }
+            assert!(run_with(plan, &root, "touch z && rm z")?, "user: {user}");
+            assert!(!root.join(".git/x").exists() && !root.join("sub/.GIT/y").exists());
+            assert!(root.join(".git/hooks").is_dir() && root.join("sub/.GIT").is_dir());
+        }
+        Ok(())
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_remount_keeps_the_locked_flags() {
+        use rustix::fs::StatVfsMountFlags as S;
+        use rustix::mount::MountFlags as M;
+        let found = (S::RDONLY | S::NOSUID | S::NODEV | S::RELATIME).bits();
+        assert_eq!(imp::kept(found), M::NOSUID | M::NODEV | M::RELATIME);
+    }
+}
