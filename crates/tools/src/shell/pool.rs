@@ -477,6 +477,35 @@ impl TaskPool {
         )
     }
 
+    /// Starts another program on the session's behalf that must write the roots (git adding
+    /// a worktree): contained like its commands and, where Landlock is on, confined as they
+    /// are, the roots writable, and `readable` (the program's own configuration) readable.
+    /// The caller watches the child.
+    pub(crate) fn spawn_confined_program(
+        &self,
+        command: tokio::process::Command,
+        roots: &[PathBuf],
+        readable: &[PathBuf],
+    ) -> io::Result<super::spawn::Spawned> {
+        let confine_to = self.config.landlock.then(|| {
+            let mut paths = SandboxPaths::clone(&self.sandbox);
+            paths.readable.extend_from_slice(readable);
+            plan(Request {
+                roots,
+                roots_access: Access::Write,
+                own: &[self.temp_dir().to_path_buf()],
+                paths: &paths,
+            })
+        });
+        super::spawn::spawn_program_confined(
+            command,
+            confine_to.as_deref(),
+            self.cgroup.as_ref().map(SessionCgroup::procs),
+            &self.mark,
+            &self.spawner,
+        )
+    }
+
     /// Runs `work` inside the daemon as a listed task (a preview server), known by `label`.
     pub(crate) fn start_in_process<F>(
         &self,

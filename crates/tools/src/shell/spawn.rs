@@ -90,6 +90,31 @@ pub(crate) fn spawn_program(
     fork_on(spawner, command)
 }
 
+/// Starts another program (git for `worktree_create`) as [`spawn_program`] does, and where
+/// `confine_to` is given and the kernel has Landlock, confined to it as a command is: a
+/// repository hook or filter that slips past git's own switches still runs in the sandbox.
+pub(crate) fn spawn_program_confined(
+    mut command: Command,
+    confine_to: Option<&[Grant]>,
+    cgroup: Option<Arc<OwnedFd>>,
+    mark: &str,
+    spawner: &Spawner,
+) -> io::Result<Spawned> {
+    command.env(super::contain::MARK, mark);
+    let ruleset = confine_to.and_then(super::landlock::prepare);
+    let confined = ruleset.is_some();
+    prepare_child(
+        &mut command,
+        InChild {
+            cgroup,
+            privileges: Privileges::of_daemon(),
+            ruleset,
+        },
+    );
+    let child = fork_on(spawner, command)?;
+    Ok(Spawned { child, confined })
+}
+
 /// Forks `command` on the spawner thread, for the caller's runtime to watch.
 fn fork_on(spawner: &Spawner, mut command: Command) -> io::Result<Child> {
     let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
