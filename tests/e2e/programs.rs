@@ -365,3 +365,33 @@ fn lint_nextflow_runs_nextflow_in_a_sandbox() {
     assert!(lint.contains("PRY write refused"), "{lint}");
     assert!(!outside.path().join("linted").exists());
 }
+
+#[test]
+fn worktree_create_appends_to_no_file_a_planted_exclude_link_names() {
+    let (sandbox, proj, outside, _daemon) = start("");
+    let repo = repo_in(&proj.join("linked"));
+    let target = outside.path().join("profile");
+    std::fs::write(&target, "export SAFE=1\n").unwrap();
+    let exclude = repo.join(".git/info/exclude");
+    let _ = std::fs::remove_file(&exclude);
+    std::os::unix::fs::symlink(&target, &exclude).unwrap();
+    let out = turn(
+        &sandbox,
+        &repo,
+        &[
+            ("search_tools", json!({"query": "create a git worktree"})),
+            ("worktree_create", json!({"branch": "feat/x"})),
+        ],
+        "make a worktree",
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        "export SAFE=1\n",
+        "the daemon wrote through the link: {out:#?}"
+    );
+    assert!(
+        out.get(1)
+            .is_some_and(|result| result.contains("is a link or lies outside the allowed roots")),
+        "{out:#?}"
+    );
+}
