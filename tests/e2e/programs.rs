@@ -90,6 +90,7 @@ enum Planted {
     Fsmonitor,
     Filter,
     SshCommand,
+    UploadPack,
     Nested,
 }
 
@@ -148,6 +149,8 @@ fn attack(
                 ],
             );
         }
+        // Run by the fetch, locally for a remote on this machine.
+        Planted::UploadPack => git(&repo, &["config", "remote.origin.uploadpack", &evil_path]),
         Planted::Hooks | Planted::Nested => {}
     }
     // What the setup's own commits and pushes ran is not the point.
@@ -177,6 +180,7 @@ fn worktree_create_runs_nothing_the_repository_planted() {
         Planted::Fsmonitor,
         Planted::Filter,
         Planted::SshCommand,
+        Planted::UploadPack,
         Planted::Nested,
     ] {
         let (result, repo, ran) = attack(&sandbox, &proj, outside.path(), case);

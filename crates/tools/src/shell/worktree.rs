@@ -127,8 +127,7 @@ pub async fn create_worktree(
             base: None,
         });
     }
-    git.run(&top, &["fetch", "--quiet", "origin"], Reach::Remote)
-        .await?;
+    git.fetch(&top, "origin").await?;
     let base = match git
         .run(
             &top,

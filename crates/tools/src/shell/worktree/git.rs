@@ -5,6 +5,7 @@
 //! ship `.gitattributes`), and git runs what they name: hooks (`post-checkout`,
 //! `reference-transaction`, …), `core.fsmonitor`, `core.sshCommand`, filter drivers, a
 //! remote's `uploadpack`, transport helpers, askpass and credential helpers. So every call:
+//! - for the fetch, names `git-upload-pack` itself (`--upload-pack`), whatever the remote says;
 //! - runs with [`SWITCHED_OFF`] as command-line configuration (which wins over every file),
 //!   and with every filter driver and protocol the configuration names at that moment switched
 //!   off too ([`named_in_config`]): drivers cannot be listed ahead, so the configuration is
@@ -116,6 +117,33 @@ impl Git {
         args: &[&str],
         reach: Reach,
     ) -> Result<String, ToolError> {
+        self.run_shown(dir, args, args, reach).await
+    }
+
+    /// `git fetch --quiet <remote>`, outside Landlock (see the module's notes). The
+    /// repository's `remote.<name>.uploadpack` is a command the fetch runs (locally, for a
+    /// remote on this machine), and the first value configured wins over `-c`; the option
+    /// wins over all of them.
+    pub(super) async fn fetch(&self, dir: &Path, remote: &str) -> Result<String, ToolError> {
+        let args = [
+            "fetch",
+            "--quiet",
+            "--no-recurse-submodules",
+            "--upload-pack=git-upload-pack",
+            remote,
+        ];
+        self.run_shown(dir, &args, &["fetch", "--quiet", remote], Reach::Remote)
+            .await
+    }
+
+    /// Runs `args`, naming the call `shown` in an error.
+    async fn run_shown(
+        &self,
+        dir: &Path,
+        args: &[&str],
+        shown: &[&str],
+        reach: Reach,
+    ) -> Result<String, ToolError> {
         let listing = self
             .output(
                 dir,
@@ -140,7 +168,7 @@ impl Git {
         if ran.code == Some(0) {
             return Ok(ran.stdout.trim().to_owned());
         }
-        Err(failed(args, &ran))
+        Err(failed(shown, &ran))
     }
 
     async fn output(
