@@ -25,6 +25,7 @@ mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;
 mod permission_mode;
+mod programs;
 mod progress;
 mod python;
 mod research;

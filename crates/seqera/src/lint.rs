@@ -1,6 +1,8 @@
 //! `lint_nextflow`: runs `nextflow lint -o json <path>` (Nextflow 25.04 and later) and turns
 //! its JSON into `file:line:column: message` lines. The program runs directly (no shell), with
-//! a time limit, and is killed if the call is dropped. An older Nextflow has no `lint`: that is
+//! a time limit, in a sandbox of its own (`lint/confine.rs`: it reads the path and its own
+//! installation, writes a private directory, gets none of the daemon's environment), and is
+//! killed if the call is dropped. An older Nextflow has no `lint`: that is
 //! said in words, with its version, rather than as a failure of the pipeline.
 
 use std::path::Path;
@@ -11,6 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::args::{Args, cut};
+
+mod confine;
 use crate::{SeqeraSetup, SeqeraTool, ToolFailure};
 
 pub const NAME: &str = "lint_nextflow";
@@ -122,14 +126,14 @@ impl SeqeraTool for LintNextflow {
             "json".as_ref(),
             path.as_os_str(),
         ];
-        let ran = self.run(&lint_args, LINT_TIMEOUT).await?;
+        let ran = self.run(&lint_args, path, LINT_TIMEOUT).await?;
         if let Some(report) = parse_report(&ran.stdout) {
             return Ok(describe(&report));
         }
         let said = format!("{}\n{}", ran.stdout, ran.stderr);
         let version = match version_in(&said) {
             Some(version) => Some(version),
-            None => self.version().await,
+            None => self.version(path).await,
         };
         let too_old = version.as_deref().is_some_and(|v| !has_lint(v));
         if too_old || (ran.code != Some(0) && looks_unknown(&said)) {
@@ -150,9 +154,23 @@ impl SeqeraTool for LintNextflow {
 }
 
 impl LintNextflow {
-    async fn run(&self, args: &[&std::ffi::OsStr], limit: Duration) -> Result<Ran, ToolFailure> {
+    /// Runs nextflow with `args`, confined to reading `target` (and what it needs to run) and
+    /// writing a directory of its own (see `lint/confine.rs`).
+    async fn run(
+        &self,
+        args: &[&std::ffi::OsStr],
+        target: &Path,
+        limit: Duration,
+    ) -> Result<Ran, ToolFailure> {
         let program = self.nextflow.display();
-        let child = tokio::process::Command::new(&self.nextflow)
+        let resolved = find_on_path(&self.nextflow);
+        let mut command = tokio::process::Command::new(&resolved);
+        let _workdir = confine::confine(&mut command, &resolved, target).map_err(|err| {
+            ToolFailure::new(format!(
+                "{NAME}: cannot prepare the sandbox for `{program}`: {err}"
+            ))
+        })?;
+        let child = command
             .args(args)
             // Plain text: no ANSI colours or progress lines in what is parsed.
             .env("NXF_ANSI_LOG", "false")
@@ -187,14 +205,29 @@ impl LintNextflow {
         }
     }
 
-    /// The version `nextflow -version` reports, if it reports one.
-    async fn version(&self) -> Option<String> {
+    /// The version `nextflow -version` reports, if it reports one (run as the lint of
+    /// `target` was).
+    async fn version(&self, target: &Path) -> Option<String> {
         let ran = self
-            .run(&["-version".as_ref()], VERSION_TIMEOUT)
+            .run(&["-version".as_ref()], target, VERSION_TIMEOUT)
             .await
             .ok()?;
         version_in(&format!("{}\n{}", ran.stdout, ran.stderr))
     }
+}
+
+/// `program` as found on `PATH` when it is a bare name: the working directory is the lint's
+/// own, and the daemon's `PATH` is the one searched (the sandbox needs the real location).
+fn find_on_path(program: &Path) -> std::path::PathBuf {
+    if program.components().count() != 1 {
+        return program.to_path_buf();
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| program.to_path_buf())
 }
 
 /// The JSON report on stdout: the whole of it, or from its first line opening an object (in

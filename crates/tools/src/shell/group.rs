@@ -62,7 +62,8 @@ pub(crate) fn group_alive(pgid: i32, scope: &Scope) -> bool {
         if is_subreaper() {
             return live_descendant(pgid);
         }
-        if let Ok(entries) = crate::files::fence::system::list_kernel(std::path::Path::new("/proc")) {
+        if let Ok(entries) = crate::files::fence::system::list_kernel(std::path::Path::new("/proc"))
+        {
             return entries.flatten().any(|entry| {
                 entry
                     .file_name()
@@ -99,11 +100,15 @@ fn live_descendant(pgid: i32) -> bool {
             return true;
         }
         first = false;
-        let Ok(threads) = crate::files::fence::system::list_kernel(std::path::Path::new(&format!("/proc/{pid}/task"))) else {
+        let Ok(threads) = crate::files::fence::system::list_kernel(std::path::Path::new(&format!(
+            "/proc/{pid}/task"
+        ))) else {
             continue;
         };
         for thread in threads.flatten() {
-            if let Ok(children) = crate::files::fence::system::read_kernel(&thread.path().join("children")) {
+            if let Ok(children) =
+                crate::files::fence::system::read_kernel(&thread.path().join("children"))
+            {
                 pending.extend(
                     children
                         .split_ascii_whitespace()

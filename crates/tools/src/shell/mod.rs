@@ -123,7 +123,7 @@ pub fn tools(pools: &Arc<ShellPools>) -> Vec<Arc<dyn crate::Tool>> {
     tools.extend([
         Arc::new(ShareFile::new()) as Arc<dyn crate::Tool>,
         Arc::new(SshRunCommand::default().with_pools(pools.clone())),
-        Arc::new(WorktreeCreate),
+        Arc::new(WorktreeCreate::default().with_pools(pools.clone())),
     ]);
     tools
 }

@@ -564,6 +564,55 @@ impl TaskPool {
         )
     }
 
+    /// Starts another program on the session's behalf that must write the roots (git adding
+    /// a worktree): contained like its commands and, where Landlock is on, confined as they
+    /// are, the roots writable, and `readable` (the program's own configuration) readable.
+    /// The caller watches the child.
+    pub(crate) fn spawn_confined_program(
+        &self,
+        command: tokio::process::Command,
+        roots: &[PathBuf],
+        readable: &[PathBuf],
+    ) -> io::Result<super::spawn::Spawned> {
+        let confine_to = self.config.landlock.then(|| {
+            let mut paths = SandboxPaths::clone(&self.sandbox);
+            paths.readable.extend_from_slice(readable);
+            plan(Request {
+                roots,
+                roots_access: Access::Write,
+                own: &[self.temp_dir().to_path_buf()],
+                paths: &paths,
+            })
+        });
+        // Its own mount namespace where commands get one, without the `.git` binds (git
+        // writes there; what could run from it is switched off), so a program that slips
+        // past git's switches reaches neither the session's buses nor the machine's secrets.
+        let mounts = match (self.config.landlock, mount_status()) {
+            (true, status) if status.refuses() => {
+                return Err(io::Error::other(status.to_string()));
+            }
+            (true, super::mounts::MountStatus::Active { .. }) => {
+                let cwd = command
+                    .as_std()
+                    .get_current_dir()
+                    .map_or_else(|| self.temp_dir().to_path_buf(), Path::to_path_buf);
+                MountPlan::new(&cwd, roots, Vec::new().into())
+            }
+            _ => None,
+        };
+        super::spawn::spawn_program_confined(
+            command,
+            confine_to.as_deref(),
+            super::spawn::Contained {
+                cgroup: self.cgroup.as_ref().map(SessionCgroup::procs),
+                limits: Some(self.limit.clone()),
+                mounts,
+            },
+            &self.mark,
+            &self.spawner,
+        )
+    }
+
     /// Runs `work` inside the daemon as a listed task (a preview server), known by `label`.
     pub(crate) fn start_in_process<F>(
         &self,

@@ -81,7 +81,7 @@ pub fn etc_secrets(etc: &Path) -> Vec<PathBuf> {
         .map(|name| etc.join(name))
         .filter(|path| path.symlink_metadata().is_ok())
         .collect();
-    if let Ok(entries) = std::fs::read_dir(etc.join("ssh")) {
+    if let Ok(entries) = crate::files::fence::system::list_own(&etc.join("ssh")) {
         secrets.extend(
             entries
                 .flatten()

@@ -38,9 +38,6 @@ pub(crate) struct Launch<'a> {
     pub(crate) passthrough: &'a [String],
 }
 
-/// Never in a program's environment (`env.rs`); the OpenSSH client's removes them by name.
-pub(crate) use super::env::WITHHELD as WITHHELD_ENV;
-
 /// A started command and what holds it.
 #[derive(Debug)]
 pub(crate) struct Spawned {
@@ -94,6 +91,48 @@ pub(crate) fn spawn_program(
         },
     );
     fork_on(spawner, command)
+}
+
+/// What holds a program beside Landlock: the session's cgroup, its limits, and a mount
+/// namespace (for git: the session's services and the machine's secrets hidden, but not
+/// `.git` made read-only, which git must write).
+#[derive(Debug, Default)]
+pub(crate) struct Contained {
+    pub(crate) cgroup: Option<Arc<OwnedFd>>,
+    pub(crate) limits: Option<Arc<SessionLimit>>,
+    pub(crate) mounts: Option<MountPlan>,
+}
+
+/// Starts another program (git for `worktree_create`) as [`spawn_program`] does, and where
+/// `confine_to` is given and the kernel has Landlock, confined to it as a command is: a
+/// repository hook or filter that slips past git's own switches still runs in the sandbox.
+pub(crate) fn spawn_program_confined(
+    mut command: Command,
+    confine_to: Option<&[Grant]>,
+    contained: Contained,
+    mark: &str,
+    spawner: &Spawner,
+) -> io::Result<Spawned> {
+    let Contained {
+        cgroup,
+        limits,
+        mounts,
+    } = contained;
+    command.env(super::contain::MARK, mark);
+    let ruleset = confine_to.and_then(super::landlock::prepare);
+    let confined = ruleset.is_some();
+    prepare_child(
+        &mut command,
+        InChild {
+            cgroup,
+            limits,
+            mounts,
+            privileges: Privileges::of_daemon(),
+            ruleset,
+        },
+    );
+    let child = fork_on(spawner, command)?;
+    Ok(Spawned { child, confined })
 }
 
 /// Forks `command` on the spawner thread, for the caller's runtime to watch.

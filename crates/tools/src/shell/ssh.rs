@@ -5,7 +5,7 @@
 //! prompt: stdin is closed), a bounded run and bounded output. The host is checked so it can
 //! never be read as an option.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,6 @@ use tokio::process::Command;
 use super::args::{count, required_string};
 use super::pool::ShellPools;
 use super::run::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RESULT_STREAM_BYTES, status_line};
-use super::spawn::WITHHELD_ENV;
 use super::task::Task;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -89,6 +88,44 @@ fn check_host(host: &str) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The daemon's variables the client keeps: what it needs to find itself, its agent and its
+/// terminal settings. Everything else (the providers' keys, `NOTIFY_SOCKET`, whatever secret
+/// the service manager put in the daemon's environment) is dropped.
+const PASSED_ENV: [&str; 7] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "TERM",
+    "SSH_AUTH_SOCK",
+];
+
+/// `ssh` with batch mode, `port`, then `--`, `host` and `command`, a clean environment
+/// ([`PASSED_ENV`] and `LC_*`), stdin closed, output piped, leading its own group.
+fn client(program: &Path, host: &str, command: &str, port: Option<u16>) -> Command {
+    let mut ssh = Command::new(program);
+    ssh.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
+    if let Some(port) = port {
+        ssh.arg("-p").arg(port.to_string());
+    }
+    // `--` ends the options: neither the host nor the command can add one.
+    ssh.arg("--").arg(host).arg(command);
+    ssh.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(false)
+        .env_clear();
+    for (key, value) in std::env::vars_os() {
+        let name = key.to_string_lossy();
+        if PASSED_ENV.contains(&name.as_ref()) || name.starts_with("LC_") {
+            ssh.env(&key, &value);
+        }
+    }
+    ssh
+}
+
 #[async_trait::async_trait]
 impl Tool for SshRunCommand {
     fn name(&self) -> &'static str {
@@ -119,21 +156,7 @@ impl Tool for SshRunCommand {
         let timeout = count(args, "timeout_seconds")?
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS)
             .clamp(1, MAX_TIMEOUT_SECONDS);
-        let mut ssh = Command::new(&self.program);
-        ssh.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
-        if let Some(port) = port {
-            ssh.arg("-p").arg(port.to_string());
-        }
-        // `--` ends the options: neither the host nor the command can add one.
-        ssh.arg("--").arg(host).arg(command);
-        ssh.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(false);
-        for name in WITHHELD_ENV {
-            ssh.env_remove(name);
-        }
+        let mut ssh = client(&self.program, host, command, port);
         let started = match &self.pools {
             Some(pools) => pools
                 .pool(&ctx.session_id)
@@ -180,5 +203,49 @@ mod tests {
         assert!(check_host("-oProxyCommand=touch x").is_err());
         assert!(check_host("a b").is_err());
         assert!(check_host("a\nb").is_err());
+    }
+
+    #[tokio::test]
+    async fn the_client_gets_an_allowlisted_environment() -> Result<(), Box<dyn std::error::Error>>
+    {
+        // A stand-in client printing its environment (the test runner's own has `CARGO*`).
+        let temp = tempfile::tempdir()?;
+        let fake = temp.path().join("ssh");
+        std::fs::write(&fake, "#!/bin/sh\nenv\n")?;
+        let mut perms = std::fs::metadata(&fake)?.permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&fake, perms)?;
+        let output = client(&fake, "h", "true", Some(2222)).output().await?;
+        let printed = String::from_utf8_lossy(&output.stdout);
+        assert!(std::env::vars().any(|(key, _)| key.starts_with("CARGO")));
+        for line in printed.lines() {
+            let key = line.split('=').next().unwrap_or_default();
+            // What the shell sets itself.
+            let shell = ["PWD", "SHLVL", "_", "OLDPWD"].contains(&key);
+            assert!(
+                shell || PASSED_ENV.contains(&key) || key.starts_with("LC_"),
+                "`{key}` reaches ssh"
+            );
+        }
+        let args: Vec<_> = client(Path::new("ssh"), "h", "true", Some(2222))
+            .as_std()
+            .get_args()
+            .map(|arg| arg.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=20",
+                "-p",
+                "2222",
+                "--",
+                "h",
+                "true"
+            ]
+        );
+        Ok(())
     }
 }

@@ -8,20 +8,21 @@
 //! carries it out.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+use std::sync::Arc;
 
 use serde_json::Value;
-use tokio::process::Command;
 
 use super::args::required_string;
+use super::pool::ShellPools;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
+mod git;
+
+use git::{Git, Reach};
+
 const NAME: &str = codaris_catalogue::WORKTREE_CREATE.name;
 const DIR: &str = ".worktrees";
-/// Fetching from a slow remote may take a while; nothing else here should.
-const GIT_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What `create_worktree` made or found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,59 +35,84 @@ pub struct Worktree {
 }
 
 /// `worktree_create`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct WorktreeCreate;
+#[derive(Debug, Clone, Default)]
+pub struct WorktreeCreate {
+    /// Where git starts as one of the session's processes, in its sandbox (see `git.rs`);
+    /// without, git is a plain child of the daemon, its repository's hooks and drivers
+    /// switched off all the same.
+    pools: Option<Arc<ShellPools>>,
+}
 
-/// Runs git in `dir` without ever prompting; stdout on success, else a model error quoting
-/// git's own complaint.
-async fn git(dir: &Path, args: &[&str]) -> Result<String, ToolError> {
-    let mut command = Command::new("git");
-    command
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(GIT_TIMEOUT, command.output())
-        .await
-        .map_err(|_| {
-            ToolError::model(format!(
-                "`git {}` took longer than {}s",
-                args.join(" "),
-                GIT_TIMEOUT.as_secs()
-            ))
-        })?
-        .map_err(|source| ToolError::Fatal { tool: NAME, source })?;
-    if output.status.success() {
-        return Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned());
+impl WorktreeCreate {
+    /// Git started in the sessions' sandboxes of `pools`.
+    #[must_use]
+    pub fn with_pools(mut self, pools: Arc<ShellPools>) -> Self {
+        self.pools = Some(pools);
+        self
     }
-    Err(ToolError::model(format!(
-        "`git {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&output.stderr).trim()
-    )))
 }
 
 /// Creates (or finds) the worktree of `branch` for the repository around `ctx.cwd`.
-pub async fn create_worktree(ctx: &ToolContext, branch: &str) -> Result<Worktree, ToolError> {
+/// Git runs as one of the session's processes of `pools` when given (see `git.rs`).
+pub async fn create_worktree(
+    ctx: &ToolContext,
+    branch: &str,
+    pools: Option<&ShellPools>,
+) -> Result<Worktree, ToolError> {
+    let pool = pools
+        .map(|pools| pools.pool(&ctx.session_id))
+        .transpose()
+        .map_err(|error| error.into_tool_error(NAME))?;
+    let git = Git {
+        pool,
+        roots: ctx.fence.roots().to_vec(),
+    };
     if branch.starts_with('-') || branch.trim().is_empty() {
         return Err(ToolError::model(format!(
             "`branch` `{branch}` is not a branch name"
         )));
     }
-    git(&ctx.cwd, &["check-ref-format", "--branch", branch])
-        .await
-        .map_err(|_| ToolError::model(format!("`branch` `{branch}` is not a branch name")))?;
-    let top = PathBuf::from(git(&ctx.cwd, &["rev-parse", "--show-toplevel"]).await?);
-    if ctx.fence.locate(&top).is_none() {
-        return Err(ToolError::model(format!(
-            "the repository `{}` is outside the allowed roots",
-            top.display()
-        )));
+    git.run(
+        &ctx.cwd,
+        &["check-ref-format", "--branch", branch],
+        Reach::Repository,
+    )
+    .await
+    .map_err(|_| ToolError::model(format!("`branch` `{branch}` is not a branch name")))?;
+    let top = PathBuf::from(
+        git.run(
+            &ctx.cwd,
+            &["rev-parse", "--show-toplevel"],
+            Reach::Repository,
+        )
+        .await?,
+    );
+    // The worktree is written into the common git dir too (`.git/worktrees/`): both must lie
+    // in the fence, where a confined git may write.
+    let common = git
+        .run(
+            &top,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+            Reach::Repository,
+        )
+        .await?;
+    for place in [top.clone(), PathBuf::from(common)] {
+        let real = std::fs::canonicalize(&place).unwrap_or(place);
+        if ctx.fence.locate(&real).is_none() {
+            return Err(ToolError::model(format!(
+                "the repository `{}` is outside the allowed roots",
+                real.display()
+            )));
+        }
     }
     let wanted = format!("branch refs/heads/{branch}");
-    let listing = git(&top, &["worktree", "list", "--porcelain"]).await?;
+    let listing = git
+        .run(
+            &top,
+            &["worktree", "list", "--porcelain"],
+            Reach::Repository,
+        )
+        .await?;
     let existing = listing.split("\n\n").find_map(|block| {
         let mut lines = block.lines();
         let path = lines.next()?.strip_prefix("worktree ")?;
@@ -101,39 +127,60 @@ pub async fn create_worktree(ctx: &ToolContext, branch: &str) -> Result<Worktree
             base: None,
         });
     }
-    git(&top, &["fetch", "--quiet", "origin"]).await?;
-    let base = match git(
-        &top,
-        &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
-    )
-    .await
+    git.fetch(&top, "origin").await?;
+    let base = match git
+        .run(
+            &top,
+            &["symbolic-ref", "--short", "refs/remotes/origin/HEAD"],
+            Reach::Repository,
+        )
+        .await
     {
         Ok(base) => base,
         // A clone made before origin/HEAD was recorded: the usual names.
-        Err(_) => default_guess(&top).await?,
+        Err(_) => default_guess(&git, &top).await?,
     };
     let path = top.join(DIR).join(branch.replace('/', "-"));
     let path_arg = path.to_string_lossy().into_owned();
-    exclude_dir(&top).await?;
-    let local = git(
-        &top,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )
-    .await;
-    if local.is_ok() {
-        git(&top, &["worktree", "add", "--quiet", &path_arg, branch]).await?;
-    } else {
-        git(
+    exclude_dir(ctx, &git, &top).await?;
+    let local = git
+        .run(
             &top,
-            &["worktree", "add", "--quiet", "-b", branch, &path_arg, &base],
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("refs/heads/{branch}"),
+            ],
+            Reach::Repository,
         )
+        .await;
+    // Added without a checkout, then filled from inside it: the checkout reads the new
+    // worktree's own configuration, which is read and neutralised first (see `git.rs`).
+    let add: Vec<&str> = if local.is_ok() {
+        vec![
+            "worktree",
+            "add",
+            "--quiet",
+            "--no-checkout",
+            &path_arg,
+            branch,
+        ]
+    } else {
+        vec![
+            "worktree",
+            "add",
+            "--quiet",
+            "--no-checkout",
+            "-b",
+            branch,
+            &path_arg,
+            &base,
+        ]
+    };
+    git.run(&top, &add, Reach::Repository).await?;
+    git.run(&path, &["reset", "--quiet", "--hard"], Reach::Repository)
         .await?;
-    }
     Ok(Worktree {
         path,
         branch: branch.to_owned(),
@@ -141,9 +188,14 @@ pub async fn create_worktree(ctx: &ToolContext, branch: &str) -> Result<Worktree
     })
 }
 
-async fn default_guess(top: &Path) -> Result<String, ToolError> {
+async fn default_guess(git: &Git, top: &Path) -> Result<String, ToolError> {
     for candidate in ["origin/main", "origin/master"] {
-        if git(top, &["rev-parse", "--verify", "--quiet", candidate])
+        if git
+            .run(
+                top,
+                &["rev-parse", "--verify", "--quiet", candidate],
+                Reach::Repository,
+            )
             .await
             .is_ok()
         {
@@ -155,18 +207,40 @@ async fn default_guess(top: &Path) -> Result<String, ToolError> {
     ))
 }
 
-/// Keeps `.worktrees/` out of the main checkout's untracked files.
-async fn exclude_dir(top: &Path) -> Result<(), ToolError> {
-    let exclude = git(top, &["rev-parse", "--git-path", "info/exclude"]).await?;
+/// Keeps `.worktrees/` out of the main checkout's untracked files. The daemon writes the
+/// file itself, so only where it really lies in the fence: not through a link (a command
+/// could plant one to have the daemon append to any file).
+async fn exclude_dir(ctx: &ToolContext, git: &Git, top: &Path) -> Result<(), ToolError> {
+    let exclude = git
+        .run(
+            top,
+            &["rev-parse", "--git-path", "info/exclude"],
+            Reach::Repository,
+        )
+        .await?;
     let exclude = top.join(exclude);
-    // Read with no symlink followed; one that cannot be is left as it is.
+    let outside = || {
+        ToolError::model(format!(
+            "the repository's `{}` is a link or lies outside the allowed roots",
+            exclude.display()
+        ))
+    };
+    if std::fs::symlink_metadata(&exclude).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return Err(outside());
+    }
+    let parent = exclude.parent().map(crate::context::resolve_existing);
+    if parent.is_none_or(|parent| ctx.fence.locate(&parent).is_none()) {
+        return Err(outside());
+    }
+    // Read with no symlink followed anywhere along it (one swapped in since the check is
+    // refused too).
     let read = exclude.clone();
     let current =
         match tokio::task::spawn_blocking(move || crate::files::fence::system::read_own(&read))
             .await
         {
             Ok(Ok(text)) => text.unwrap_or_default(),
-            _ => return Ok(()),
+            _ => return Err(outside()),
         };
     let line = format!("/{DIR}/");
     if current.lines().any(|existing| existing == line) {
@@ -181,9 +255,19 @@ async fn exclude_dir(top: &Path) -> Result<(), ToolError> {
     } else {
         "\n"
     };
-    tokio::fs::write(&exclude, format!("{current}{separator}{line}\n"))
-        .await
-        .map_err(fatal)
+    let added = format!("{separator}{line}\n");
+    // Appended through a descriptor opened with no link followed, so a link swapped in since
+    // the read cannot send the line elsewhere.
+    let written = tokio::task::spawn_blocking(move || {
+        use std::io::Write as _;
+        let mut options = std::fs::OpenOptions::new();
+        options.append(true).create(true);
+        crate::files::fence::system::open_own(&exclude, &mut options)?.write_all(added.as_bytes())
+    })
+    .await
+    .map_err(std::io::Error::other)
+    .and_then(|result| result);
+    written.map_err(fatal)
 }
 
 #[async_trait::async_trait]
@@ -202,7 +286,7 @@ impl Tool for WorktreeCreate {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let branch = required_string(args, "branch")?;
-        let worktree = create_worktree(ctx, branch).await?;
+        let worktree = create_worktree(ctx, branch, self.pools.as_deref()).await?;
         // A reused worktree may be a link planted anywhere; move only into the fence.
         let real = std::fs::canonicalize(&worktree.path).unwrap_or_else(|_| worktree.path.clone());
         if ctx.fence.locate(&real).is_none() {
