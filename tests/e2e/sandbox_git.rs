@@ -227,6 +227,43 @@ fn the_daemons_environment_reaches_commands_only_through_the_allowlist() {
     }
 }
 
+/// The daemon's own mount namespace is one `/proc/<pid>/root` away: through it `.git` would be
+/// writable and `/etc/shadow` the real file. Landlock refuses a sandboxed process access to a
+/// process outside its domain (the ptrace check `/proc/<pid>/root` makes), so neither the
+/// daemon's view nor init's opens.
+#[test]
+fn the_daemons_mount_namespace_is_not_reached_through_proc() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(proj.join(".git/hooks")).unwrap();
+    std::fs::write(proj.join("secret.txt"), "marker-in-the-daemons-view").unwrap();
+    let daemon = sandbox.start_daemon(&[]);
+    if !mount_namespace_or_skip(&sandbox, "the_daemons_mount_namespace_is_not_reached_through_proc")
+        || !landlock_or_skip(&sandbox, "the_daemons_mount_namespace_is_not_reached_through_proc")
+    {
+        return;
+    }
+    let pid = daemon.pid();
+    let hook = proj.join(".git/hooks/pre-commit");
+    let outputs = run(
+        &sandbox,
+        &proj,
+        &[
+            format!("echo planted > /proc/{pid}/root{}", hook.display()),
+            format!("echo planted > /proc/1/root{}", hook.display()),
+            format!("cat /proc/{pid}/root/etc/shadow /proc/1/root/etc/shadow"),
+            format!("cat /proc/{pid}/root{}", proj.join("secret.txt").display()),
+        ],
+    );
+    assert!(!hook.exists(), "a hook was planted: {outputs:#?}");
+    for output in &outputs {
+        assert!(!output.starts_with("exit code: 0"), "{output}");
+        assert!(!output.contains("root:"), "{output}");
+    }
+    assert!(!outputs[3].contains("marker-in-the-daemons-view"), "{}", outputs[3]);
+}
+
 #[test]
 fn etc_shadow_is_unreadable_even_as_root() {
     if !rustix::process::geteuid().is_root() {
