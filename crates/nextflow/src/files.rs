@@ -227,6 +227,25 @@ pub fn read_beneath(base: &Path, rel: &Path, limit: u64) -> io::Result<Option<Ve
     Ok(Some(bytes))
 }
 
+/// Replaces the contents of the existing regular file `rel` beneath `base`, following no
+/// symlink out of `base` on the way and none at all in the last component.
+pub fn write_beneath(base: &Path, rel: &Path, bytes: &[u8]) -> io::Result<()> {
+    use rustix::fs::OFlags;
+    use std::io::Write;
+    // NONBLOCK: a FIFO in its place fails (ENXIO) rather than waiting for a reader.
+    let flags =
+        OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::NOFOLLOW;
+    let mut file = File::from(openat_beneath(base, rel, flags)?);
+    if !file.metadata()?.is_file() {
+        return Err(BeneathError::NotAFile {
+            rel: rel.to_path_buf(),
+        }
+        .into());
+    }
+    file.set_len(0)?;
+    file.write_all(bytes)
+}
+
 /// The entries of the directory `rel` beneath `base` (empty `rel`: `base` itself), sorted by
 /// name, with no symlink followed out of `base` to reach it; each entry's [`Stat`] is its own
 /// (a symlink is reported as one). `path` is `base/rel/name`.
