@@ -274,18 +274,18 @@ pub fn list_beneath(base: &Path, rel: &Path) -> io::Result<Vec<Entry>> {
             rustix::fs::FileType::RegularFile => Kind::File,
             _ => Kind::Other,
         };
-        let time = |secs: i64, nanos: i64| {
-            let secs = u64::try_from(secs).ok()?;
-            let nanos = u32::try_from(nanos).ok()?;
+        // Before 1970 or out of range: no time rather than a wrong one.
+        let modified = u64::try_from(st.st_mtime).ok().and_then(|secs| {
+            let nanos = u32::try_from(st.st_mtime_nsec).ok()?;
             SystemTime::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos))
-        };
+        });
         out.push(Entry {
             path: dir_path.join(&name),
             name,
             stat: Stat {
                 kind,
                 len: u64::try_from(st.st_size).unwrap_or(0),
-                modified: time(st.st_mtime as i64, st.st_mtime_nsec as i64),
+                modified,
                 created: None,
             },
         });
