@@ -174,3 +174,53 @@ fn a_rule_file_linked_to_a_secret_is_refused_and_not_echoed() -> TestResult {
     RuleSet::load(&p.base)?;
     Ok(())
 }
+
+/// A stand-in `nf-core` that leaves its `--json` report as a symlink to `$SECRET`, as a
+/// pipeline could make the real one do.
+fn linking_nf_core(dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("nf-core");
+    std::fs::write(
+        &program,
+        "#!/bin/sh\nwhile [ $# -gt 0 ]; do\n  if [ \"$1\" = --json ]; then ln -s \"$SECRET\" \"$2\"; fi\n  shift\ndone\n",
+    )?;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755))?;
+    Ok(program)
+}
+
+#[test]
+fn a_lint_report_left_as_a_symlink_is_refused_and_not_echoed() -> TestResult {
+    use codaris_nextflow::nfcore::lint::{LintRequest, run_lint};
+    use codaris_nextflow::nfcore::{NfCoreEnv, NfCoreError};
+    use codaris_nextflow::runner::ProcessRunner;
+
+    let p = planted(&format!(
+        r#"{{"nf_core_tools_version": "3.3.2", "tests_failed": [["{MARKER}", "{MARKER}"]]}}"#
+    ))?;
+    for (name, text) in [
+        ("main.nf", "workflow {}\n"),
+        ("nextflow.config", ""),
+        (".nf-core.yml", "repository_type: pipeline\n"),
+    ] {
+        std::fs::write(p.base.join(name), text)?;
+    }
+    let program = linking_nf_core(p.secret.parent().ok_or("no parent")?)?;
+    let env = NfCoreEnv {
+        program: program.to_string_lossy().into_owned(),
+        env: vec![("SECRET".into(), p.secret.to_string_lossy().into_owned())],
+        timeout: std::time::Duration::from_secs(30),
+    };
+    let request = LintRequest {
+        pipeline: p.base.clone(),
+        release: false,
+        tests: Vec::new(),
+    };
+    let result = run_lint(&ProcessRunner::default(), &env, &request);
+    let shown = format!("{result:?}");
+    assert!(!shown.contains(MARKER), "{shown}");
+    match result {
+        Err(NfCoreError::Io { source, .. }) => assert!(refused(&source), "{source}"),
+        other => return Err(format!("not refused: {other:?}").into()),
+    }
+    Ok(())
+}
