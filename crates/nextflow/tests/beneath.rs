@@ -64,6 +64,13 @@ fn the_helpers_refuse_a_link_out_and_follow_one_that_stays_inside() -> TestResul
     let inside = files::read_beneath(&p.base, Path::new("in.json"), 1 << 20)?;
     assert_eq!(inside.as_deref(), Some(b"inside".as_slice()));
 
+    // Nor written through: the secret keeps its bytes.
+    let err = files::write_beneath(&p.base, Path::new("out.json"), b"overwritten")
+        .err()
+        .ok_or("a link out of the base was written through")?;
+    assert!(refused(&err), "{err}");
+    assert_eq!(std::fs::read_to_string(&p.secret)?, MARKER);
+
     // A directory symlinked out is not listed either.
     let outside_dir = p.secret.with_file_name("outside");
     std::fs::create_dir(&outside_dir)?;
@@ -220,6 +227,47 @@ fn a_lint_report_left_as_a_symlink_is_refused_and_not_echoed() -> TestResult {
     assert!(!shown.contains(MARKER), "{shown}");
     match result {
         Err(NfCoreError::Io { source, .. }) => assert!(refused(&source), "{source}"),
+        other => return Err(format!("not refused: {other:?}").into()),
+    }
+    Ok(())
+}
+
+#[test]
+fn the_schema_check_refuses_a_params_file_that_is_a_symlink() -> TestResult {
+    use codaris_nextflow::nfcore::schema::{ValidateRequest, validate};
+    use codaris_nextflow::nfcore::{NfCoreEnv, NfCoreError};
+    use codaris_nextflow::runner::ProcessRunner;
+
+    let p = planted(&format!(r#"{{"input": "{MARKER}"}}"#))?;
+    for (name, text) in [
+        ("main.nf", "workflow {}\n"),
+        ("nextflow.config", ""),
+        ("nextflow_schema.json", "{}"),
+    ] {
+        std::fs::write(p.base.join(name), text)?;
+    }
+    let link = p.base.join("params.json");
+    symlink(&p.secret, &link)?;
+    let env = NfCoreEnv {
+        program: "true".to_owned(),
+        env: Vec::new(),
+        timeout: std::time::Duration::from_secs(30),
+    };
+    let request = ValidateRequest {
+        pipeline: p.base.clone(),
+        params_file: Some(link),
+    };
+    let result = validate(&ProcessRunner::default(), &env, &request);
+    let shown = format!("{result:?}");
+    assert!(!shown.contains(MARKER), "{shown}");
+    match result {
+        Err(NfCoreError::Io { source, .. }) => {
+            let symlink = source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<files::BeneathError>())
+                .is_some_and(|e| matches!(e, files::BeneathError::Symlink { .. }));
+            assert!(symlink, "{source}");
+        }
         other => return Err(format!("not refused: {other:?}").into()),
     }
     Ok(())
