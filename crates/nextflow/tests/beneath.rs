@@ -272,3 +272,16 @@ fn the_schema_check_refuses_a_params_file_that_is_a_symlink() -> TestResult {
     }
     Ok(())
 }
+
+#[test]
+fn an_nf_test_report_that_is_a_symlink_is_refused() -> TestResult {
+    let p = planted(&format!("1..1\nnot ok 1 {MARKER}\n"))?;
+    let link = p.base.join("nf-test.tap");
+    symlink(&p.secret, &link)?;
+    let result = codaris_nextflow::nftest::read_report(&link);
+    let shown = format!("{result:?}");
+    assert!(!shown.contains(MARKER), "{shown}");
+    let err = result.err().ok_or("the symlinked report was read")?;
+    assert!(err.to_string().contains("symbolic link"), "{err}");
+    Ok(())
+}
