@@ -174,7 +174,12 @@ pub fn param_pairs(params: &Map<String, Value>) -> Result<Vec<(String, String)>,
 /// against it), at the top level or in a `$defs`/`definitions` group.
 pub fn samplesheet_params(pipeline_dir: &Path) -> Vec<String> {
     let mut names = vec!["input".to_owned()];
-    let Ok(text) = std::fs::read(pipeline_dir.join("nextflow_schema.json")) else {
+    // Beneath the pipeline: a cloned pipeline may ship the schema as a symlink to a secret.
+    let Ok(Some(text)) = crate::files::read_beneath(
+        pipeline_dir,
+        Path::new("nextflow_schema.json"),
+        crate::samplesheet::MAX_SCHEMA_BYTES,
+    ) else {
         return names;
     };
     let Ok(schema) = serde_json::from_slice::<Value>(&text) else {
@@ -210,14 +215,16 @@ pub fn params_file_values(
         path: path.to_path_buf(),
         reason,
     };
-    let meta = std::fs::metadata(path).map_err(|err| fail(err.to_string()))?;
-    if meta.len() > MAX_PARAMS_FILE_BYTES {
+    // The caller named this file; a symlink in its place is not followed to what it names.
+    let mut file = crate::files::open_nofollow(path).map_err(|err| fail(err.to_string()))?;
+    let len = file.metadata().map_err(|err| fail(err.to_string()))?.len();
+    if len > MAX_PARAMS_FILE_BYTES {
         return Err(fail(format!(
-            "{} bytes, larger than a params file can be",
-            meta.len()
+            "{len} bytes, larger than a params file can be"
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|err| fail(err.to_string()))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut file, &mut text).map_err(|err| fail(err.to_string()))?;
     let yaml = path
         .extension()
         .and_then(|e| e.to_str())

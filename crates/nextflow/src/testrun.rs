@@ -255,27 +255,32 @@ pub enum TestRunError {
     BadRecord { path: PathBuf, reason: String },
 }
 
+/// Whether `open_nofollow` refused the path for being a symlink.
+fn is_symlink_refusal(err: &std::io::Error) -> bool {
+    err.get_ref()
+        .and_then(|e| e.downcast_ref::<crate::files::BeneathError>())
+        .is_some_and(|e| matches!(e, crate::files::BeneathError::Symlink { .. }))
+}
+
 /// The record in `tests_dir`.
 pub fn read_record(tests_dir: &Path) -> Result<TestRecord, TestRunError> {
     let path = tests_dir.join(RECORD_FILE);
-    let meta = match std::fs::symlink_metadata(&path) {
+    // Not followed if a symlink, in the same step as the open: a link swapped in after a
+    // look would otherwise be read.
+    let file = match crate::files::open_nofollow(&path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(TestRunError::NoRecord { path });
         }
+        Err(e) if is_symlink_refusal(&e) => return Err(TestRunError::Symlink { path }),
         Err(source) => return Err(TestRunError::Io { path, source }),
-        Ok(meta) => meta,
+        Ok(file) => file,
     };
-    if meta.file_type().is_symlink() {
-        return Err(TestRunError::Symlink { path });
-    }
     let io = |source| TestRunError::Io {
         path: path.clone(),
         source,
     };
     let mut text = String::new();
-    std::fs::File::open(&path)
-        .map_err(io)?
-        .take(MAX_RECORD_BYTES)
+    file.take(MAX_RECORD_BYTES)
         .read_to_string(&mut text)
         .map_err(io)?;
     serde_json::from_str(&text).map_err(|e| TestRunError::BadRecord {
@@ -438,13 +443,8 @@ fn trace_results(record: &TestRecord, pipeline: &Path, out: &mut String) -> (usi
 /// The run's own error from `.nextflow.log`, for a run that failed before any task did.
 fn log_diagnosis(pipeline: &Path, out: &mut String) {
     let path = pipeline.join(".nextflow.log");
-    let Ok(meta) = std::fs::symlink_metadata(&path) else {
-        return;
-    };
-    if !meta.is_file() {
-        return;
-    }
-    let Ok(file) = std::fs::File::open(&path) else {
+    // A symlink (or anything but a regular file) is not read.
+    let Ok(file) = crate::files::open_nofollow(&path) else {
         return;
     };
     if let Ok(log) = crate::runlog::read_log(BufReader::new(file)) {
@@ -454,19 +454,22 @@ fn log_diagnosis(pipeline: &Path, out: &mut String) {
 }
 
 fn read_trace(path: &Path) -> Result<Vec<TraceRow>, String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| {
-        format!(
-            "the run left no trace at `{}` ({e}): it stopped before its first task",
-            path.display()
-        )
-    })?;
-    if meta.file_type().is_symlink() {
-        return Err(TestRunError::Symlink {
-            path: path.to_path_buf(),
+    let file = match crate::files::open_nofollow(path) {
+        Ok(file) => file,
+        Err(e) if is_symlink_refusal(&e) => {
+            return Err(TestRunError::Symlink {
+                path: path.to_path_buf(),
+            }
+            .to_string());
         }
-        .to_string());
-    }
-    let file = std::fs::File::open(path).map_err(|e| format!("`{}`: {e}", path.display()))?;
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(format!(
+                "the run left no trace at `{}` ({e}): it stopped before its first task",
+                path.display()
+            ));
+        }
+        Err(e) => return Err(format!("`{}`: {e}", path.display())),
+    };
     let rows: Result<Vec<TraceRow>, runs::RunsError> =
         Trace::read(BufReader::new(file)).and_then(|rows| rows.collect());
     rows.map_err(|e| e.to_string())

@@ -185,7 +185,20 @@ pub fn run_lint(
     edit.restore()?;
     let outcome = outcome?;
 
-    let text = match std::fs::read_to_string(&json_path) {
+    // Beneath the scratch directory: nf-core (or what the pipeline makes it run) could leave a
+    // symlink there in place of its report, and a report's text is echoed in parse errors.
+    let read = crate::files::read_beneath(scratch.path(), Path::new("lint.json"), MAX_REPORT_BYTES)
+        .and_then(|bytes| {
+            let bytes = bytes.ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::FileTooLarge,
+                    "larger than a lint report can be",
+                )
+            })?;
+            String::from_utf8(bytes)
+                .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidData, err))
+        });
+    let text = match read {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             // No JSON means the run stopped before its report: a fatal error, never a pass.
@@ -208,6 +221,9 @@ pub fn run_lint(
     report.elapsed = Some(outcome.elapsed);
     Ok(report)
 }
+
+/// A lint report larger than this is not nf-core's (a large pipeline's is well under 1 MiB).
+const MAX_REPORT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads nf-core's `--json` lint report. `pipeline` lets file names in messages be made
 /// relative to it. The report's `num_tests_*` must agree with its lists.

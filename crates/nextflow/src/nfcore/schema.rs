@@ -176,27 +176,26 @@ pub fn validate(
     }
     // Resolved here: nf-core runs inside the pipeline, where a relative path would mean
     // something else than it does to the caller.
-    let params_file = match &request.params_file {
-        Some(path) => Some(
-            std::fs::canonicalize(path).map_err(|source| NfCoreError::Io {
-                action: "reading",
-                path: path.clone(),
-                source,
-            })?,
-        ),
-        None => None,
-    };
-    let params_value = match &params_file {
+    // The caller named the params file: it is read as named, a symlink in its place not
+    // followed, and only then resolved for nf-core, which runs inside the pipeline where a
+    // relative path would mean something else than it does to the caller.
+    let (params_file, params_value) = match &request.params_file {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| NfCoreError::Io {
+            let read_error = |source| NfCoreError::Io {
                 action: "reading",
                 path: path.clone(),
                 source,
-            })?;
+            };
+            let mut text = String::new();
+            crate::files::open_nofollow(path)
+                .and_then(|mut file| std::io::Read::read_to_string(&mut file, &mut text))
+                .map_err(read_error)?;
+            let resolved = std::fs::canonicalize(path).map_err(read_error)?;
             // Not JSON: nf-core says so itself, and no parameter is matched by value.
-            Some(serde_json::from_str::<Value>(&text).unwrap_or(Value::Null))
+            let value = serde_json::from_str::<Value>(&text).unwrap_or(Value::Null);
+            (Some(resolved), Some(value))
         }
-        None => None,
+        None => (None, None),
     };
     let lint = env.run(
         runner,

@@ -18,6 +18,7 @@ pub(crate) const CONFIG_NAMES: [&str; 2] = [".nf-core.yml", ".nf-core.yaml"];
 /// A `.nf-core.yml` edited for one run.
 #[derive(Debug)]
 pub(crate) struct ToolsConfigEdit {
+    pipeline: PathBuf,
     path: PathBuf,
     original: Vec<u8>,
     written: Option<Vec<u8>>,
@@ -42,7 +43,9 @@ impl ToolsConfigEdit {
         if meta.file_type().is_symlink() {
             return Err(NfCoreError::ToolsConfigSymlink { path });
         }
-        let original = std::fs::read(&path).map_err(|source| io("reading", &path, source))?;
+        // Read and written beneath the pipeline: the file may be swapped for a symlink after
+        // the look above, and would then be followed to a secret or out of the roots.
+        let original = read(pipeline, &path)?;
         let text = String::from_utf8(original.clone())
             .map_err(|_| NfCoreError::ToolsConfigForm { path: path.clone() })?;
         let written = match with_components_off(&text) {
@@ -51,9 +54,11 @@ impl ToolsConfigEdit {
             Edit::Unsupported => return Err(NfCoreError::ToolsConfigForm { path }),
         };
         if let Some(bytes) = &written {
-            std::fs::write(&path, bytes).map_err(|source| io("writing", &path, source))?;
+            crate::files::write_beneath(pipeline, Path::new(file_name(&path)), bytes)
+                .map_err(|source| io("writing", &path, source))?;
         }
         Ok(Self {
+            pipeline: pipeline.to_path_buf(),
             path,
             original,
             written,
@@ -69,14 +74,18 @@ impl ToolsConfigEdit {
         let Some(written) = self.written.take() else {
             return Ok(());
         };
-        let now = std::fs::read(&self.path).map_err(|source| io("reading", &self.path, source))?;
+        let now = read(&self.pipeline, &self.path)?;
         if now != written {
             return Err(NfCoreError::ToolsConfigChanged {
                 path: self.path.clone(),
             });
         }
-        std::fs::write(&self.path, &self.original)
-            .map_err(|source| io("restoring", &self.path, source))
+        crate::files::write_beneath(
+            &self.pipeline,
+            Path::new(file_name(&self.path)),
+            &self.original,
+        )
+        .map_err(|source| io("restoring", &self.path, source))
     }
 }
 
@@ -85,6 +94,18 @@ impl Drop for ToolsConfigEdit {
         // Best effort on an early return; `restore` is the path that reports.
         let _ = self.undo();
     }
+}
+
+/// The file's name within the pipeline (one of [`CONFIG_NAMES`]).
+fn file_name(path: &Path) -> &std::ffi::OsStr {
+    path.file_name().unwrap_or_default()
+}
+
+/// The whole tools config, read beneath the pipeline (no limit: nf-core reads it whole too).
+fn read(pipeline: &Path, path: &Path) -> Result<Vec<u8>, NfCoreError> {
+    crate::files::read_beneath(pipeline, Path::new(file_name(path)), u64::MAX)
+        .map(Option::unwrap_or_default)
+        .map_err(|source| io("reading", path, source))
 }
 
 fn io(action: &'static str, path: &Path, source: std::io::Error) -> NfCoreError {

@@ -162,14 +162,16 @@ pub fn parse_junit(text: &str) -> Result<TestResults, NfTestError> {
     junit::parse(text)
 }
 
-/// Reads a report file, TAP or JUnit by its content (XML starts with `<`), refusing files over
+/// Reads a report file (a symlink refused), TAP or JUnit by its content (XML starts with `<`), refusing files over
 /// [`MAX_REPORT_BYTES`] and text that is not UTF-8 (replaced, not refused: names stay readable).
 pub fn read_report(path: &Path) -> Result<TestResults, NfTestError> {
     let io = |source| NfTestError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    // A symlink in the report's place is not followed (nf-test runs the pipeline's code, which
+    // can leave one there pointing at a secret).
+    let file = crate::files::open_nofollow(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > MAX_REPORT_BYTES {
         return Err(NfTestError::TooLarge {

@@ -1,7 +1,6 @@
 //! A whole pipeline read into one model: `main.nf`, every `.nf` under `workflows/`,
 //! `subworkflows/` and `modules/`, and `nextflow.config` with the configs it includes.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -144,15 +143,15 @@ fn walk(root: &Path, rel: &str, depth: usize, out: &mut Vec<String>) {
     if depth > MAX_DEPTH {
         return;
     }
-    let Ok(entries) = fs::read_dir(root.join(rel)) else {
+    // Listed beneath the root: a symlinked `modules/` must not list a directory outside it.
+    let Ok(entries) = crate::files::list_beneath(root, Path::new(rel)) else {
         return;
     };
     let mut names: Vec<(String, bool)> = entries
-        .filter_map(Result::ok)
+        .into_iter()
         .filter_map(|e| {
-            let name = e.file_name().to_str()?.to_string();
-            let is_dir = e.file_type().ok()?.is_dir();
-            Some((name, is_dir))
+            let name = e.name.to_str()?.to_string();
+            Some((name, e.stat.kind == crate::files::Kind::Dir))
         })
         .collect();
     names.sort();

@@ -43,19 +43,26 @@ impl SourceRoot {
             path: rel.to_string(),
         };
         let joined = normalise_relative(Path::new(rel)).ok_or_else(outside)?;
-        let real = fs::canonicalize(self.root.join(&joined)).map_err(|source| ParseError::Io {
-            path: rel.to_string(),
-            source,
-        })?;
-        if !real.starts_with(&self.root) {
-            return Err(outside());
-        }
-        let size = fs::metadata(&real)
-            .map_err(|source| ParseError::Io {
-                path: rel.to_string(),
-                source,
-            })?
-            .len();
+        // One step in the kernel, not a check and then an open: a symlink swapped in between
+        // the two would otherwise be followed out of the pipeline.
+        let io = |source: std::io::Error| {
+            let outside = source
+                .get_ref()
+                .and_then(|e| e.downcast_ref::<crate::files::BeneathError>())
+                .is_some_and(|e| matches!(e, crate::files::BeneathError::Outside { .. }));
+            if outside {
+                ParseError::OutsideRoot {
+                    path: rel.to_string(),
+                }
+            } else {
+                ParseError::Io {
+                    path: rel.to_string(),
+                    source,
+                }
+            }
+        };
+        let file = crate::files::open_beneath(&self.root, Path::new(&joined)).map_err(io)?;
+        let size = file.metadata().map_err(io)?.len();
         if size > MAX_FILE_BYTES {
             return Err(ParseError::TooLarge {
                 path: rel.to_string(),
@@ -63,10 +70,19 @@ impl SourceRoot {
                 limit: MAX_FILE_BYTES,
             });
         }
-        let bytes = fs::read(&real).map_err(|source| ParseError::Io {
-            path: rel.to_string(),
-            source,
-        })?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
+            &mut bytes,
+        )
+        .map_err(io)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(ParseError::TooLarge {
+                path: rel.to_string(),
+                size: bytes.len() as u64,
+                limit: MAX_FILE_BYTES,
+            });
+        }
         decode(rel, bytes)
     }
 }

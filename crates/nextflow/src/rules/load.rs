@@ -32,33 +32,45 @@ pub(crate) fn read_rule_dir(dir: &Path) -> Result<Vec<(String, String)>, RuleErr
         path: path.display().to_string(),
         source,
     };
-    let entries = match std::fs::read_dir(dir) {
+    // Listed and read beneath `dir`: a rule file symlinked to a secret would otherwise have
+    // its text echoed in a syntax error.
+    let entries = match crate::files::list_beneath(dir, Path::new("")) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(dir, e)),
     };
-    let mut paths = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| io(dir, e))?.path();
-        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
-            paths.push(path);
-        }
-    }
-    paths.sort();
     let mut out = Vec::new();
-    for path in paths {
-        let name = path.display().to_string();
-        let len = std::fs::metadata(&path).map_err(|e| io(&path, e))?.len();
-        if len > MAX_RULE_FILE {
-            return Err(RuleError::Syntax {
-                file: name,
-                line: 1,
-                message: format!(
-                    "file is {len} bytes, more than the {MAX_RULE_FILE} a rules file may have"
-                ),
-            });
+    for entry in entries {
+        let is_toml = Path::new(&entry.name)
+            .extension()
+            .is_some_and(|e| e == "toml");
+        if !is_toml || entry.stat.kind == crate::files::Kind::Dir {
+            continue;
         }
-        let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
+        let path = entry.path;
+        let name = path.display().to_string();
+        let bytes = match crate::files::read_beneath(dir, Path::new(&entry.name), MAX_RULE_FILE) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                return Err(RuleError::Syntax {
+                    file: name,
+                    line: 1,
+                    message: format!(
+                        "file is more than the {MAX_RULE_FILE} bytes a rules file may have"
+                    ),
+                });
+            }
+            // A name that is not a regular file (a FIFO, a dangling link) is not a rule file.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::InvalidInput | std::io::ErrorKind::NotFound
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(io(&path, e)),
+        };
         let text = String::from_utf8(bytes).map_err(|_| RuleError::Syntax {
             file: name.clone(),
             line: 1,

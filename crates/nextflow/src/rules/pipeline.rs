@@ -81,58 +81,58 @@ impl SourceTree {
             path: path.to_path_buf(),
             source,
         };
-        let mut entries = Vec::new();
-        for entry in std::fs::read_dir(dir).map_err(|e| io(dir, e))? {
-            let entry = entry.map_err(|e| io(dir, e))?;
-            entries.push(entry);
-        }
-        entries.sort_by_key(|e| e.file_name());
+        // Listed and read beneath the root in one kernel step each: a directory or file swapped
+        // for a symlink after it was looked at still cannot lead out of the pipeline.
+        let entries = crate::files::list_beneath(root, Path::new(rel.trim_end_matches('/')))
+            .map_err(|e| io(dir, e))?;
         for entry in entries {
-            let path = entry.path();
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
+            let path = entry.path;
+            let Some(name) = entry.name.to_str() else {
                 self.skipped.push(format!(
                     "{rel}{}: name is not UTF-8",
-                    name.to_string_lossy()
+                    entry.name.to_string_lossy()
                 ));
                 continue;
             };
             let rel_path = format!("{rel}{name}");
-            // file_type() does not follow links, so a link is seen as a link.
-            let kind = entry.file_type().map_err(|e| io(&path, e))?;
-            if kind.is_symlink() {
-                self.skipped
-                    .push(format!("{rel_path}: symbolic link, not followed"));
-            } else if kind.is_dir() {
-                if SKIPPED_DIRS.contains(&name) {
-                    continue;
-                }
-                if depth >= MAX_DEPTH {
-                    self.skipped
-                        .push(format!("{rel_path}: nested deeper than {MAX_DEPTH}"));
-                    continue;
-                }
-                self.walk(root, &path, &format!("{rel_path}/"), depth + 1)?;
-            } else if kind.is_file() {
-                if self.files.len() >= MAX_FILES {
-                    return Err(TreeError::TooManyFiles {
-                        path: root.to_path_buf(),
-                        limit: MAX_FILES,
-                    });
-                }
-                let len = entry.metadata().map_err(|e| io(&path, e))?.len();
-                if len > MAX_FILE {
-                    self.skipped
-                        .push(format!("{rel_path}: {len} bytes, not read"));
-                    continue;
-                }
-                let bytes = std::fs::read(&path).map_err(|e| io(&path, e))?;
-                match String::from_utf8(bytes) {
-                    Ok(text) => {
-                        self.files.insert(rel_path, text);
+            match entry.stat.kind {
+                crate::files::Kind::Symlink => self
+                    .skipped
+                    .push(format!("{rel_path}: symbolic link, not followed")),
+                crate::files::Kind::Dir => {
+                    if SKIPPED_DIRS.contains(&name) {
+                        continue;
                     }
-                    Err(_) => self.skipped.push(format!("{rel_path}: not UTF-8 text")),
+                    if depth >= MAX_DEPTH {
+                        self.skipped
+                            .push(format!("{rel_path}: nested deeper than {MAX_DEPTH}"));
+                        continue;
+                    }
+                    self.walk(root, &path, &format!("{rel_path}/"), depth + 1)?;
                 }
+                crate::files::Kind::File => {
+                    if self.files.len() >= MAX_FILES {
+                        return Err(TreeError::TooManyFiles {
+                            path: root.to_path_buf(),
+                            limit: MAX_FILES,
+                        });
+                    }
+                    let Some(bytes) =
+                        crate::files::read_beneath(root, Path::new(&rel_path), MAX_FILE)
+                            .map_err(|e| io(&path, e))?
+                    else {
+                        self.skipped
+                            .push(format!("{rel_path}: more than {MAX_FILE} bytes, not read"));
+                        continue;
+                    };
+                    match String::from_utf8(bytes) {
+                        Ok(text) => {
+                            self.files.insert(rel_path, text);
+                        }
+                        Err(_) => self.skipped.push(format!("{rel_path}: not UTF-8 text")),
+                    }
+                }
+                crate::files::Kind::Other => {}
             }
         }
         Ok(())

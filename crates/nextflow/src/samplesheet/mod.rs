@@ -124,11 +124,26 @@ impl GateRequest {
     /// The schema's path: the one given (from the pipeline directory), else the one the
     /// pipeline's `nextflow_schema.json` names for `input`, else [`DEFAULT_SCHEMA`].
     pub fn schema_path(&self) -> PathBuf {
+        self.pipeline_dir.join(self.schema_rel())
+    }
+
+    /// The schema as given or derived, relative to the pipeline directory unless absolute.
+    fn schema_rel(&self) -> PathBuf {
         match &self.schema {
-            Some(schema) => self.pipeline_dir.join(schema),
-            None => self
-                .pipeline_dir
-                .join(input_schema_of(&self.pipeline_dir).unwrap_or_else(|| DEFAULT_SCHEMA.into())),
+            Some(schema) => schema.clone(),
+            None => input_schema_of(&self.pipeline_dir).unwrap_or_else(|| DEFAULT_SCHEMA.into()),
+        }
+    }
+
+    /// How the schema is opened: an absolute one the caller gave as named; any other (the
+    /// default, or the one `nextflow_schema.json` names) beneath the pipeline directory.
+    fn schema_source(&self) -> From<'_> {
+        match &self.schema {
+            Some(schema) if schema.is_absolute() => From::Caller(schema),
+            _ => From::Pipeline {
+                dir: &self.pipeline_dir,
+                rel: self.schema_rel(),
+            },
         }
     }
 }
@@ -149,8 +164,8 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 pub fn prepare_samplesheet_gate(request: &GateRequest) -> Result<GateReport, GateError> {
     let sheet_path = request.sheet_path();
     let schema_path = request.schema_path();
-    let sheet = read_capped(&sheet_path, MAX_SHEET_BYTES)?;
-    let schema = read_capped(&schema_path, MAX_SCHEMA_BYTES)?;
+    let sheet = read_capped(From::Caller(&sheet_path), MAX_SHEET_BYTES)?;
+    let schema = read_capped(request.schema_source(), MAX_SCHEMA_BYTES)?;
     validate_within(
         &sheet_path,
         &sheet,
@@ -438,27 +453,45 @@ fn warnings(
     out
 }
 
+/// Where a file the gate reads comes from, which decides how it is opened.
+enum From<'a> {
+    /// Named by the caller (judged as a path argument): a symlink in its place is not followed.
+    Caller(&'a Path),
+    /// Derived from the pipeline (`nextflow_schema.json`, the schema it names): opened beneath
+    /// the pipeline directory, so a cloned pipeline's symlink to a secret leads nowhere.
+    Pipeline { dir: &'a Path, rel: PathBuf },
+}
+
 /// The file's bytes, refusing a directory or anything over `limit` before reading it all.
-fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, GateError> {
+fn read_capped(from: From<'_>, limit: u64) -> Result<Vec<u8>, GateError> {
+    let path = match &from {
+        From::Caller(path) => path.to_path_buf(),
+        From::Pipeline { dir, rel } => dir.join(rel),
+    };
     let io = |source| GateError::Io {
-        path: path.to_path_buf(),
+        path: path.clone(),
         source,
     };
-    let meta = std::fs::metadata(path).map_err(io)?;
-    if !meta.is_file() {
-        return Err(GateError::NotAFile {
-            path: path.to_path_buf(),
-        });
-    }
+    let opened = match &from {
+        From::Caller(path) => crate::files::open_nofollow(path),
+        From::Pipeline { dir, rel } => crate::files::open_beneath(dir, rel),
+    };
+    let file = match opened {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(GateError::NotAFile { path });
+        }
+        Err(err) => return Err(io(err)),
+    };
+    let meta = file.metadata().map_err(io)?;
     let too_large = |size| GateError::TooLarge {
-        path: path.to_path_buf(),
+        path: path.clone(),
         size,
         limit,
     };
     if meta.len() > limit {
         return Err(too_large(meta.len()));
     }
-    let file = std::fs::File::open(path).map_err(io)?;
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     // The file may grow between the look and the read: never read past the limit.
     file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
@@ -471,7 +504,11 @@ fn read_capped(path: &Path, limit: u64) -> Result<Vec<u8>, GateError> {
 /// The samplesheet schema `nextflow_schema.json` names for the `input` parameter, as nf-schema
 /// finds it (`"schema": "assets/schema_input.json"`).
 fn input_schema_of(pipeline_dir: &Path) -> Option<PathBuf> {
-    let bytes = read_capped(&pipeline_dir.join("nextflow_schema.json"), MAX_SCHEMA_BYTES).ok()?;
+    let from = From::Pipeline {
+        dir: pipeline_dir,
+        rel: PathBuf::from("nextflow_schema.json"),
+    };
+    let bytes = read_capped(from, MAX_SCHEMA_BYTES).ok()?;
     let schema: Value = serde_json::from_slice(&bytes).ok()?;
     let from = |props: &Value| props.pointer("/input/schema")?.as_str().map(PathBuf::from);
     if let Some(found) = schema.get("properties").and_then(from) {
