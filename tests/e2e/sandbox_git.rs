@@ -239,9 +239,13 @@ fn the_daemons_mount_namespace_is_not_reached_through_proc() {
     std::fs::create_dir_all(proj.join(".git/hooks")).unwrap();
     std::fs::write(proj.join("secret.txt"), "marker-in-the-daemons-view").unwrap();
     let daemon = sandbox.start_daemon(&[]);
-    if !mount_namespace_or_skip(&sandbox, "the_daemons_mount_namespace_is_not_reached_through_proc")
-        || !landlock_or_skip(&sandbox, "the_daemons_mount_namespace_is_not_reached_through_proc")
-    {
+    if !mount_namespace_or_skip(
+        &sandbox,
+        "the_daemons_mount_namespace_is_not_reached_through_proc",
+    ) || !landlock_or_skip(
+        &sandbox,
+        "the_daemons_mount_namespace_is_not_reached_through_proc",
+    ) {
         return;
     }
     let pid = daemon.pid();
@@ -261,7 +265,11 @@ fn the_daemons_mount_namespace_is_not_reached_through_proc() {
         assert!(!output.starts_with("exit code: 0"), "{output}");
         assert!(!output.contains("root:"), "{output}");
     }
-    assert!(!outputs[3].contains("marker-in-the-daemons-view"), "{}", outputs[3]);
+    assert!(
+        !outputs[3].contains("marker-in-the-daemons-view"),
+        "{}",
+        outputs[3]
+    );
 }
 
 #[test]
