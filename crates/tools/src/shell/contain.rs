@@ -213,15 +213,20 @@ impl SessionCgroup {
 
 impl Drop for SessionCgroup {
     fn drop(&mut self) {
-        self.kill();
-        // The processes die asynchronously; a cgroup can only be removed once empty.
-        let path = self.path.clone();
-        let _ = std::thread::Builder::new()
-            .name("codaris-cgroup-rm".to_owned())
-            .spawn(move || {
-                remove_when_empty(&path, Duration::from_secs(10));
-            });
+        end_cgroup(&self.path);
     }
+}
+
+/// Kills a session's cgroup (v2, or one v1 hierarchy's) and removes it once it is empty, on a
+/// thread of its own: the processes die asynchronously, and a cgroup can only be removed empty.
+pub(crate) fn end_cgroup(path: &Path) {
+    kill_cgroup(path);
+    let path = path.to_path_buf();
+    let _ = std::thread::Builder::new()
+        .name("codaris-cgroup-rm".to_owned())
+        .spawn(move || {
+            remove_when_empty(&path, Duration::from_secs(10));
+        });
 }
 
 /// In the child, between fork and exec: moves the calling process into the cgroup whose

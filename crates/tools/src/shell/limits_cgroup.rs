@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use super::contain::{kill_cgroup, remove_when_empty};
+use super::contain::{end_cgroup, kill_cgroup, remove_when_empty};
 
 /// A resource controller a limit needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -165,14 +165,7 @@ impl V1Session {
 
 impl Drop for V1Session {
     fn drop(&mut self) {
-        self.kill();
-        let path = self.path.clone();
-        // The processes die asynchronously; a cgroup can only be removed once empty.
-        let _ = std::thread::Builder::new()
-            .name("codaris-cgroup-rm".to_owned())
-            .spawn(move || {
-                remove_when_empty(&path, std::time::Duration::from_secs(10));
-            });
+        end_cgroup(&self.path);
     }
 }
 
