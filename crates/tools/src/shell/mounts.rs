@@ -441,6 +441,7 @@ mod imp {
 
     use rustix::fs::{Mode, OFlags, StatVfsMountFlags};
     use rustix::mount::{MountFlags, MountPropagationFlags};
+    use rustix::process::{DumpableBehavior, set_dumpable_behavior};
     use rustix::thread::UnshareFlags;
 
     use super::{Action, MountPlan, MountStatus, Secrets, Target};
@@ -492,9 +493,16 @@ mod imp {
             // SAFETY: no `CLONE_FILES`: the descriptor table stays as it is.
             unsafe { rustix::thread::unshare_unsafe(flags) }?;
             if let Some(maps) = &self.user {
+                // The daemon makes itself non-dumpable (`keys.rs`), and a non-dumpable process's
+                // `/proc/self` files belong to root: without this its own uid could not write its
+                // maps (EACCES), and every command of a daemon not run as root would be refused.
+                // Dumpable again only for these three writes (exec would make it dumpable anyway);
+                // a command, Landlocked, cannot trace a process outside its domain meanwhile.
+                set_dumpable_behavior(DumpableBehavior::Dumpable)?;
                 write_to(c"/proc/self/setgroups", b"deny")?;
                 write_to(c"/proc/self/uid_map", &maps.uid_map)?;
                 write_to(c"/proc/self/gid_map", &maps.gid_map)?;
+                set_dumpable_behavior(DumpableBehavior::NotDumpable)?;
             }
             rustix::mount::mount_change(
                 c"/",
@@ -912,6 +920,55 @@ mod tests {
                 target.path() == Path::new("/etc/shadow") && target.action == Action::DenyFile
             }));
         }
+    }
+
+    /// A daemon not run as root is non-dumpable (`keys.rs`), so its `/proc/self` files belong
+    /// to root; its commands must still get their user namespace (they were all refused).
+    /// Run as root here, the child turns itself into such a daemon first: non-dumpable, uid and
+    /// gid `nobody`.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[expect(unsafe_code, reason = "the plan is applied between fork and exec")]
+    fn a_non_dumpable_unprivileged_daemon_still_builds_the_namespace() -> TestResult {
+        use rustix::process::{DumpableBehavior, Gid, Uid, set_dumpable_behavior};
+        use std::os::unix::process::CommandExt;
+        if !rustix::process::geteuid().is_root() {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "CI runs as root"
+            );
+            eprintln!("SKIPPED: becoming `nobody` needs root");
+            return Ok(());
+        }
+        let nobody = 65534;
+        let plan = MountPlan {
+            user: Some(Arc::new(IdMaps {
+                uid_map: format!("{nobody} {nobody} 1\n").into_bytes(),
+                gid_map: format!("{nobody} {nobody} 1\n").into_bytes(),
+            })),
+            git: Vec::new().into(),
+            startup: Vec::new().into(),
+            hidden: Vec::new().into(),
+            secrets: machine_secrets(),
+            cwd: CString::new("/")?,
+        };
+        let mut command = std::process::Command::new("/bin/true");
+        command
+            .current_dir("/")
+            .stderr(std::process::Stdio::piped());
+        // SAFETY: system calls only, on values built before the fork.
+        unsafe {
+            command.pre_exec(move || {
+                set_dumpable_behavior(DumpableBehavior::NotDumpable)?;
+                rustix::thread::set_thread_groups(&[])?;
+                rustix::thread::set_thread_gid(Gid::from_raw(nobody))?;
+                rustix::thread::set_thread_uid(Uid::from_raw(nobody))?;
+                plan.apply()
+            });
+        }
+        let out = command.output()?;
+        assert!(out.status.success(), "{out:?}");
+        Ok(())
     }
 
     #[cfg(target_os = "linux")]
