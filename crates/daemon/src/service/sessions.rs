@@ -275,7 +275,7 @@ impl Sessions for SessionsService {
         if request.text.trim().is_empty() {
             return Err(invalid("text", "a turn needs a message").into());
         }
-        let events = self.turns.start(&request.session_id, request.text)?;
+        let events = self.turns.start(&request.session_id, request.text).await?;
         let stream = tokio_stream::wrappers::ReceiverStream::new(events).map(Ok);
         Ok(Response::new(Box::pin(stream)))
     }

@@ -52,6 +52,9 @@ pub struct Answered {
 /// The rounds a turn may take before it ends with `max_rounds`.
 const MAX_ROUNDS: u32 = 24;
 
+/// How long a new turn waits for the session's last turn to finish keeping its conversation.
+const ENDING_TURN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running bioinformatics pipelines and code. \
 Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
 A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
@@ -105,7 +108,7 @@ impl Turns {
     /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
     /// every stream following it went away, it is cancelled after `detach_grace` unless a
     /// client attaches again (`attach`).
-    pub fn start(
+    pub async fn start(
         self: &Arc<Self>,
         session_id: &str,
         text: String,
@@ -117,7 +120,14 @@ impl Turns {
             });
         }
         let session = self.session(&record)?;
-        let Ok(mut conversation) = session.conversation.clone().try_lock_owned() else {
+        // A turn's `turn_ended` reaches the client before its conversation is kept (`keep`,
+        // below): a client that sends the next message at once (a script, the demo) would find
+        // the last turn still holding the conversation for those few milliseconds. So wait a
+        // moment for it; a turn that really still runs is refused after that moment.
+        let conversation = session.conversation.clone();
+        let Ok(mut conversation) =
+            tokio::time::timeout(ENDING_TURN_GRACE, conversation.lock_owned()).await
+        else {
             return Err(DaemonError::TurnRunning {
                 id: session_id.to_owned(),
             });
