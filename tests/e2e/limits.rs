@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use codaris_test_support::sandbox::{Sandbox, json, stderr};
+use codaris_test_support::sandbox::{Sandbox, json, required_or_skip, stderr};
 use serde_json::{Value, json};
 
 /// Whether `codaris status` says a cgroup (v1 or v2) keeps `what`'s limit (`pids`,
@@ -19,15 +19,12 @@ fn cgroup_limit_or_skip(sandbox: &Sandbox, what: &str, test: &str) -> bool {
     let mechanism = limits[format!("{what}_mechanism")]
         .as_str()
         .unwrap_or_default();
-    if mechanism.starts_with("cgroup_") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: a cgroup {what} limit is required under CI: {limits}"
-    );
-    eprintln!("SKIPPED {test}: {limits}");
-    false
+    required_or_skip(
+        test,
+        mechanism.starts_with("cgroup_"),
+        &format!("a cgroup {what} limit"),
+        &limits.to_string(),
+    )
 }
 
 fn script(commands: &[&str]) -> Value {

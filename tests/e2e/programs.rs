@@ -213,22 +213,6 @@ fn worktree_create_runs_nothing_the_repository_planted() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Whether `codaris status` says commands run under Landlock; under CI its absence fails
-/// the test, elsewhere the test is skipped with the reason.
-fn landlock_or_skip(sandbox: &Sandbox, test: &str) -> bool {
-    let status = codaris_test_support::sandbox::json(&sandbox.cli(&["status", "--json"]));
-    let confinement = status["sandbox"].as_str().unwrap_or_default().to_owned();
-    if confinement.starts_with("landlock active") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: Landlock is required under CI, the daemon says `{confinement}`"
-    );
-    eprintln!("SKIPPED {test}: {confinement}");
-    false
-}
-
 /// A copy of the stand-in `nextflow`'s directory under `dir` with a script in front of the
 /// stand-in that, whatever it is asked, first tries to read the key and to write outside the
 /// roots, printing what happened; the script's path.
@@ -272,10 +256,7 @@ fn the_domain_tools_nextflow_runs_in_the_sessions_sandbox() {
         &[("FAKE_NXF_SCENARIO", scenario.to_str().unwrap_or_default())],
         &[],
     );
-    if !landlock_or_skip(
-        &probe,
-        "the_domain_tools_nextflow_runs_in_the_sessions_sandbox",
-    ) {
+    if !probe.landlock_or_skip("the_domain_tools_nextflow_runs_in_the_sessions_sandbox") {
         return;
     }
     let out = turn(
@@ -343,7 +324,7 @@ fn lint_nextflow_runs_nextflow_in_a_sandbox() {
     std::fs::create_dir_all(proj.join("pipe")).unwrap();
     std::fs::write(proj.join("pipe/main.nf"), "workflow { foo }\n").unwrap();
     let _daemon = sandbox.start_daemon_in(sandbox.root.path(), &[], &[]);
-    if !landlock_or_skip(&sandbox, "lint_nextflow_runs_nextflow_in_a_sandbox") {
+    if !sandbox.landlock_or_skip("lint_nextflow_runs_nextflow_in_a_sandbox") {
         return;
     }
     codaris_test_support::sandbox::wait_for(std::time::Duration::from_secs(40), || {

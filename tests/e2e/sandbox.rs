@@ -7,25 +7,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use codaris_test_support::sandbox::{
-    Sandbox, alive, free_port, json, pid_in, stderr, stdout, wait_for,
+    Sandbox, alive, free_port, pid_in, required_or_skip, stderr, stdout, wait_for,
 };
 use serde_json::{Value, json};
-
-/// Whether `codaris status` says commands run under Landlock; under CI its absence fails
-/// the test, elsewhere the test is skipped with the reason.
-fn landlock_or_skip(sandbox: &Sandbox, test: &str) -> bool {
-    let status = json(&sandbox.cli(&["status", "--json"]));
-    let confinement = status["sandbox"].as_str().unwrap_or_default().to_owned();
-    if confinement.starts_with("landlock active") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: Landlock is required under CI, the daemon says `{confinement}`"
-    );
-    eprintln!("SKIPPED {test}: {confinement}");
-    false
-}
 
 /// Whether the daemon keeps its sessions' processes in cgroups (it logs the mechanism at
 /// start); under CI (root, cgroup v2) anything less fails the test.
@@ -37,15 +21,12 @@ fn cgroup_or_skip(sandbox: &Sandbox, test: &str) -> bool {
         "{test}: the daemon did not log its containment: {log}"
     );
     let line = line.unwrap_or_default();
-    if line.contains("containment=cgroup v2") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: a cgroup is required under CI: {line}"
-    );
-    eprintln!("SKIPPED {test}: {line}");
-    false
+    required_or_skip(
+        test,
+        line.contains("containment=cgroup v2"),
+        "a cgroup",
+        line,
+    )
 }
 
 fn script(commands: &[String]) -> Value {
@@ -86,10 +67,7 @@ fn commands_read_nothing_of_the_daemons_nor_outside_the_fence() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("f"), "outside-e2e-secret\n").unwrap();
     let _daemon = sandbox.start_daemon(&["--listen", &format!("127.0.0.1:{}", free_port())]);
-    if !landlock_or_skip(
-        &sandbox,
-        "commands_read_nothing_of_the_daemons_nor_outside_the_fence",
-    ) {
+    if !sandbox.landlock_or_skip("commands_read_nothing_of_the_daemons_nor_outside_the_fence") {
         return;
     }
     let state = sandbox.state_dir();
@@ -156,8 +134,7 @@ fn a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_w
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     let _daemon = sandbox.start_daemon(&[]);
-    if !landlock_or_skip(
-        &sandbox,
+    if !sandbox.landlock_or_skip(
         "a_command_cannot_forge_the_journal_or_remove_the_daemons_files_even_under_a_wide_root",
     ) {
         return;

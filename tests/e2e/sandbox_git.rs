@@ -11,37 +11,6 @@ use std::path::Path;
 use codaris_test_support::sandbox::{Sandbox, json, stderr};
 use serde_json::{Value, json};
 
-/// Whether `codaris status` says commands get their own mount namespace; under CI its
-/// absence fails the test, elsewhere the test is skipped with the reason.
-fn mount_namespace_or_skip(sandbox: &Sandbox, test: &str) -> bool {
-    let status = json(&sandbox.cli(&["status", "--json"]));
-    let sandboxed = status["sandbox"].as_str().unwrap_or_default().to_owned();
-    if sandboxed.contains("; mount namespace") && !sandboxed.contains("refused") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: a mount namespace is required under CI, the daemon says `{sandboxed}`"
-    );
-    eprintln!("SKIPPED {test}: {sandboxed}");
-    false
-}
-
-/// Whether commands run under Landlock (as `sandbox.rs`'s `landlock_or_skip`).
-fn landlock_or_skip(sandbox: &Sandbox, test: &str) -> bool {
-    let status = json(&sandbox.cli(&["status", "--json"]));
-    let sandboxed = status["sandbox"].as_str().unwrap_or_default().to_owned();
-    if sandboxed.starts_with("landlock active") {
-        return true;
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "{test}: Landlock is required under CI, the daemon says `{sandboxed}`"
-    );
-    eprintln!("SKIPPED {test}: {sandboxed}");
-    false
-}
-
 /// One `run_command` per command, then a closing text.
 fn script(commands: &[String]) -> Value {
     let mut rounds: Vec<Value> = commands
@@ -88,7 +57,7 @@ fn git_is_read_only_to_commands_at_any_depth_and_in_any_case() {
     std::fs::write(proj.join(".git/config"), "[core]\n").unwrap();
     let _daemon = sandbox.start_daemon(&[]);
     let test = "git_is_read_only_to_commands_at_any_depth_and_in_any_case";
-    if !mount_namespace_or_skip(&sandbox, test) {
+    if !sandbox.mount_namespace_or_skip(test) {
         return;
     }
     let hook = "printf '#!/bin/sh\\necho planted\\n' >";
@@ -138,7 +107,7 @@ fn a_git_dir_a_command_creates_is_read_only_from_the_next_command_on() {
     std::fs::create_dir_all(&proj).unwrap();
     let _daemon = sandbox.start_daemon(&[]);
     let test = "a_git_dir_a_command_creates_is_read_only_from_the_next_command_on";
-    if !mount_namespace_or_skip(&sandbox, test) {
+    if !sandbox.mount_namespace_or_skip(test) {
         return;
     }
     let outputs = run(
@@ -177,7 +146,7 @@ fn the_session_runtime_sockets_are_out_of_reach() {
         &[],
     );
     let test = "the_session_runtime_sockets_are_out_of_reach";
-    if !mount_namespace_or_skip(&sandbox, test) {
+    if !sandbox.mount_namespace_or_skip(test) {
         return;
     }
     let connect = format!(
@@ -239,13 +208,9 @@ fn the_daemons_mount_namespace_is_not_reached_through_proc() {
     std::fs::create_dir_all(proj.join(".git/hooks")).unwrap();
     std::fs::write(proj.join("secret.txt"), "marker-in-the-daemons-view").unwrap();
     let daemon = sandbox.start_daemon(&[]);
-    if !mount_namespace_or_skip(
-        &sandbox,
-        "the_daemons_mount_namespace_is_not_reached_through_proc",
-    ) || !landlock_or_skip(
-        &sandbox,
-        "the_daemons_mount_namespace_is_not_reached_through_proc",
-    ) {
+    if !sandbox.mount_namespace_or_skip("the_daemons_mount_namespace_is_not_reached_through_proc")
+        || !sandbox.landlock_or_skip("the_daemons_mount_namespace_is_not_reached_through_proc")
+    {
         return;
     }
     let pid = daemon.pid();
@@ -284,10 +249,7 @@ fn startup_files_in_a_home_root_are_read_only_to_commands() {
     std::fs::write(home.join(".gitconfig"), "[user]\n\tname = me\n").unwrap();
     sandbox.write_config(&format!("allowed_dirs = [\"{}\"]\n", home.display()));
     let _daemon = sandbox.start_daemon(&[]);
-    if !mount_namespace_or_skip(
-        &sandbox,
-        "startup_files_in_a_home_root_are_read_only_to_commands",
-    ) {
+    if !sandbox.mount_namespace_or_skip("startup_files_in_a_home_root_are_read_only_to_commands") {
         return;
     }
     let proj = home.join("proj");
@@ -333,7 +295,7 @@ fn etc_shadow_is_unreadable_even_as_root() {
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
     let _daemon = sandbox.start_daemon(&[]);
-    if !landlock_or_skip(&sandbox, "etc_shadow_is_unreadable_even_as_root") {
+    if !sandbox.landlock_or_skip("etc_shadow_is_unreadable_even_as_root") {
         return;
     }
     let outputs = run(
@@ -362,10 +324,7 @@ fn a_denied_read_names_the_path_and_the_key_that_allows_it() {
     let data = elsewhere.join("reference.fa");
     std::fs::write(&data, ">chr1\nACGT\n").unwrap();
     let _daemon = sandbox.start_daemon(&[]);
-    if !landlock_or_skip(
-        &sandbox,
-        "a_denied_read_names_the_path_and_the_key_that_allows_it",
-    ) {
+    if !sandbox.landlock_or_skip("a_denied_read_names_the_path_and_the_key_that_allows_it") {
         return;
     }
     let outputs = run(
@@ -411,10 +370,9 @@ fn the_java_the_daemon_finds_is_readable_to_commands_and_named_by_doctor() {
         .unwrap_or_else(|| panic!("doctor names no java: {doctor}"));
     assert_eq!(named["path"], json!(java.display().to_string()), "{doctor}");
     assert_eq!(named["ok"], json!(true), "{doctor}");
-    if !landlock_or_skip(
-        &sandbox,
-        "the_java_the_daemon_finds_is_readable_to_commands_and_named_by_doctor",
-    ) {
+    if !sandbox
+        .landlock_or_skip("the_java_the_daemon_finds_is_readable_to_commands_and_named_by_doctor")
+    {
         return;
     }
     let outputs = run(&sandbox, &proj, &[plain("\"$JAVA_HOME/bin/java\"")]);

@@ -535,3 +535,40 @@ pub fn json(output: &Output) -> serde_json::Value {
     serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|err| panic!("stdout is not JSON ({err}): {}", stdout(output)))
 }
+
+/// Whether a test's kernel mechanism is there (`found`); under CI (`CI=true`) its absence fails
+/// the test, elsewhere the test is skipped, printing `SKIPPED`, the test and what was `seen`.
+pub fn required_or_skip(test: &str, found: bool, what: &str, seen: &str) -> bool {
+    if found {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{test}: {what} is required under CI, the daemon says `{seen}`"
+    );
+    eprintln!("SKIPPED {test}: {seen}");
+    false
+}
+
+impl Sandbox {
+    /// `codaris status --json`'s `sandbox` sentence.
+    fn confinement(&self) -> String {
+        json(&self.cli(&["status", "--json"]))["sandbox"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Whether commands run under Landlock ([`required_or_skip`]).
+    pub fn landlock_or_skip(&self, test: &str) -> bool {
+        let seen = self.confinement();
+        required_or_skip(test, seen.starts_with("landlock active"), "Landlock", &seen)
+    }
+
+    /// Whether commands get a mount namespace of their own ([`required_or_skip`]).
+    pub fn mount_namespace_or_skip(&self, test: &str) -> bool {
+        let seen = self.confinement();
+        let found = seen.contains("; mount namespace") && !seen.contains("refused");
+        required_or_skip(test, found, "a mount namespace", &seen)
+    }
+}
