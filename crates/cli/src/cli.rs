@@ -45,7 +45,8 @@ pub enum Command {
     #[command(subcommand)]
     Daemon(DaemonCommand),
     /// Run one session: each PROMPT is one turn, in order; permission cards are answered by
-    /// --approve. Ctrl-C, SIGTERM or a closed output cancel the turn and end the session
+    /// --approve. The model's text goes to standard output, every other line to standard
+    /// error. Ctrl-C, SIGTERM or a closed output cancel the turn and end the session
     Run(RunArgs),
     /// An interactive session: streaming text, each tool call and its result, cards answered at
     /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session. `/help` lists chat's own
@@ -202,7 +203,14 @@ pub struct RunArgs {
     /// How every permission card is answered
     #[arg(long, value_enum, default_value_t = Approve::Deny)]
     pub approve: Approve,
-    /// The turns' messages
+    /// A file the model reads before the first prompt, named (text, at most 256 KiB);
+    /// repeatable. Standard input piped beside a prompt is read the same way
+    #[arg(long = "context", value_name = "FILE")]
+    pub context: Vec<PathBuf>,
+    /// Show each allowed call's decision code (`allowed_by_grant`) on its line
+    #[arg(long)]
+    pub verbose: bool,
+    /// The turns' messages; `-` reads one from standard input
     #[arg(value_name = "PROMPT", required = true)]
     pub prompts: Vec<String>,
 }
@@ -214,6 +222,9 @@ pub struct ChatArgs {
     /// Continue the stored session ID (active or ended) with its history, in its own cwd
     #[arg(long, value_name = "ID", conflicts_with_all = RESUME_CONFLICTS)]
     pub resume: Option<String>,
+    /// Show each allowed call's decision code (`allowed_by_grant`) on its line
+    #[arg(long)]
+    pub verbose: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -47,6 +47,10 @@ pub enum CliError {
     Terminal { message: String },
     #[error("no input: expected {what} on standard input")]
     NoInput { what: &'static str },
+    /// A `--context` file or piped standard input that cannot be a prompt's context (binary,
+    /// or too large for one).
+    #[error("cannot use `{name}` as context: {reason}")]
+    BadContext { name: String, reason: String },
     #[error("no ledger at {}: no daemon has run with this state directory (pass --state-dir, or --from FILE)", path.display())]
     NoLedger { path: PathBuf },
     #[error(transparent)]

@@ -18,6 +18,50 @@ pub fn line(text: &str) -> Result<(), CliError> {
     styled(&shown(text))
 }
 
+/// Where a line for people goes: `codaris run` keeps standard output for the model's answer
+/// (`codaris run "…" > answer.md`) and writes everything else to standard error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    /// Whether the stream is a terminal (colours, the status line).
+    pub fn is_terminal(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            Self::Stdout => std::io::stdout().is_terminal(),
+            Self::Stderr => std::io::stderr().is_terminal(),
+        }
+    }
+}
+
+/// [`line`] to `stream`.
+pub fn line_to(stream: Stream, text: &str) -> Result<(), CliError> {
+    styled_to(stream, &shown(text))
+}
+
+/// [`styled`] to `stream`. A closed standard error is not worth stopping for (as
+/// [`error_line`]); a closed standard output is [`CliError::BrokenPipe`].
+pub fn styled_to(stream: Stream, text: &str) -> Result<(), CliError> {
+    match stream {
+        Stream::Stdout => styled(text),
+        Stream::Stderr => {
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(err, "{text}").and_then(|()| err.flush());
+            Ok(())
+        }
+    }
+}
+
+/// A turn's number as people read it, from 1; the wire and `--json` count from 0. Every line
+/// for people shows this, and a turn number a person types (`--turn N`) is this one: the
+/// wire's is `N - 1`, and `0` names no turn.
+pub fn turn_for_people(turn: u32) -> u32 {
+    turn.saturating_add(1)
+}
+
 /// Writes `text` and a newline to stdout as it is: for lines whose escape sequences (colours)
 /// the CLI produced itself; every value inside must already be [`shown`].
 pub fn styled(text: &str) -> Result<(), CliError> {
@@ -130,6 +174,12 @@ mod tests {
         );
         assert!(matches!(shown("plain `text` é"), Cow::Borrowed(_)));
         assert_eq!(one_line("g\u{1b}[31m\nx"), "g\\u{1b}[31m\\u{a}x");
+    }
+
+    #[test]
+    fn turns_are_counted_from_one_for_people() {
+        assert_eq!(turn_for_people(0), 1);
+        assert_eq!(turn_for_people(u32::MAX), u32::MAX);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! diff in green and red on a terminal, a command line and its directory, an HTTP request)
 //! above the question, and the question's choices.
 
-use std::io::IsTerminal;
-
 use codaris_proto::v1;
+
+use crate::output::Stream;
 
 const GREEN: &str = "\x1b[32m";
 const RED: &str = "\x1b[31m";
@@ -14,7 +14,12 @@ const RESET: &str = "\x1b[0m";
 
 /// Whether standard output takes colours: a terminal, and `NO_COLOR` unset.
 pub fn colour_wanted() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    colour_wanted_on(Stream::Stdout)
+}
+
+/// Whether `stream` takes colours: a terminal, and `NO_COLOR` unset.
+pub fn colour_wanted_on(stream: Stream) -> bool {
+    stream.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// The card's preview as lines to print above its question, indented; empty when it has none.

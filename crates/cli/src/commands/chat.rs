@@ -1,14 +1,13 @@
 //! `codaris chat`: an interactive session.
 //!
-//! Text streams as it arrives; each tool call and its decision is one line, and a status line
+//! Text streams as it arrives; each tool call and its result is one line (a command's last
+//! lines of output folded under it; `--verbose` adds an allowed call's code), and a status line
 //! shows the tool running (a command's latest output) or a model API being retried; a
 //! permission card shows what the call would do and asks at a prompt (once / session / deny
 //! for the session; Ctrl-C refuses just that call). Ctrl-C during a turn cancels the turn, not
 //! the program; Ctrl-D at the prompt (or `/exit`) ends the session. Arrow keys walk the history,
 //! which is kept across chats (`chat_history`). Lines like `/help` are chat's own commands
 //! (`chat_commands`), never sent to the model. `--resume ID` continues a stored session.
-
-use std::io::Write;
 
 use codaris_proto::v1;
 use rustyline::DefaultEditor;
@@ -18,7 +17,7 @@ use super::Outcome;
 use super::card_view;
 use super::chat_commands::{self, ChatState, Flow, Line};
 use super::chat_history::{self, LineEditor};
-use super::run::{Printer, approve_name, card_answer, describe, open_session};
+use super::run::{Layout, Printer, approve_name, card_answer, describe, open_session};
 use super::sessions;
 use crate::cli::{Approve, ChatArgs};
 use crate::client::{self, Target};
@@ -79,7 +78,7 @@ pub async fn chat(target: &Target, autostart: bool, args: ChatArgs) -> Result<Ou
         "codaris chat — session {} in {} (/help lists chat's commands, Ctrl-C cancels a turn, Ctrl-D quits)",
         state.session.id, state.session.cwd
     ))?;
-    let state = converse(&mut sessions, state, &mut lines).await?;
+    let state = converse(&mut sessions, state, &mut lines, args.verbose).await?;
     if state.ends_session {
         sessions
             .end_session(v1::EndSessionRequest {
@@ -96,6 +95,7 @@ async fn converse(
     sessions: &mut Sessions,
     mut state: ChatState,
     lines: &mut LineEditor,
+    verbose: bool,
 ) -> Result<ChatState, CliError> {
     loop {
         let line = match lines.editor.readline("you> ") {
@@ -115,7 +115,7 @@ async fn converse(
         match chat_commands::classify(&line) {
             Line::Message => {
                 let id = state.session.id.clone();
-                turn(sessions, &id, line, &mut lines.editor).await?;
+                turn(sessions, &id, line, &mut lines.editor, verbose).await?;
             }
             Line::Unknown(name) => {
                 output::line(&format!("unknown command /{name}; /help lists them"))?;
@@ -154,6 +154,7 @@ async fn turn(
     session_id: &str,
     text: String,
     editor: &mut DefaultEditor,
+    verbose: bool,
 ) -> Result<(), CliError> {
     let mut stream = sessions
         .turn(v1::TurnRequest {
@@ -162,11 +163,10 @@ async fn turn(
         })
         .await?
         .into_inner();
-    // Lines for people, and the status line while a tool runs or the model API is retried.
-    let printer = Printer::new(false);
+    // Lines for people, and the status line while a tool runs or the model API is retried;
+    // the model's text streams as it arrives.
+    let printer = Printer::new(false, Layout::all_on_stdout(verbose));
     let mut cancelling = false;
-    // Streamed text has no newline of its own; the next line-shaped event starts one.
-    let mut mid_line = false;
     loop {
         let event = tokio::select! {
             message = stream.message() => message?,
@@ -177,26 +177,19 @@ async fn turn(
             }
         };
         let Some(event) = event.and_then(|e| e.event) else {
+            printer.end_text()?;
             printer.clear_status();
             return Ok(());
         };
         match &event {
             v1::turn_event::Event::Text(text) => {
-                // The status line redraws at the start of its line: it would erase the text.
-                printer.clear_status();
-                let mut out = std::io::stdout().lock();
-                // The model's text, which a prompt injection may fill with escapes.
-                write!(out, "{}", output::shown(&text.text))?;
-                out.flush()?;
-                mid_line = !text.text.ends_with('\n');
+                printer.text(&text.text)?;
                 continue;
             }
             v1::turn_event::Event::TurnStarted(_) | v1::turn_event::Event::Binding(_) => continue,
             _ => {}
         }
-        if std::mem::take(&mut mid_line) {
-            output::line("")?;
-        }
+        printer.end_text()?;
         match &event {
             v1::turn_event::Event::Card(card) => {
                 printer.clear_status();
@@ -213,7 +206,7 @@ async fn turn(
                 printer.resume_status();
             }
             other => {
-                let (value, line) = describe(other, Approve::Deny);
+                let (value, line) = describe(other, Approve::Deny, verbose);
                 printer.event(other, value, &line)?;
             }
         }

@@ -9,7 +9,7 @@ use codaris_proto::v1;
 use serde_json::json;
 
 use super::Outcome;
-use super::run::{Printer, play_turn};
+use super::run::{Layout, Printer, play_turn};
 use crate::cli::Approve;
 use crate::client;
 use crate::error::CliError;
@@ -170,7 +170,8 @@ async fn walk(root: &Path) -> Result<Outcome, CliError> {
         session.id,
         project.display()
     ))?;
-    let printer = Printer::new(false);
+    // One walkthrough on standard output; the decision codes are what the demo teaches.
+    let printer = Printer::new(false, Layout::all_on_stdout(true));
     for step in STEPS {
         say(step.explain)?;
         output::line(&format!("  you: {}", step.prompt))?;

@@ -2,9 +2,13 @@
 //!
 //! With `--json` it prints the event stream, one JSON object per line — a contract other tools
 //! read: `session`, `turn_started`, `binding`, `text`, `tool_call`, `progress` (of `kind`
-//! `tool` or `provider_retry`), `tool_result`, `card`, `usage`, `turn_ended`. In text mode, on a terminal,
-//! a status line shows the tool running, a command's latest output and a model API's retries
-//! (`status_line.rs`); a card shows what the call would do above its question (`card_view.rs`).
+//! `tool` or `provider_retry`), `tool_result`, `card`, `usage`, `turn_ended`. In text mode
+//! standard output carries the model's text alone, as it streams (`codaris run "…" > answer.md`
+//! keeps the answer), and every other line goes to standard error: the session, the turns
+//! (numbered from 1), tool calls and their results (`result_view.rs`), cards, usage. On a
+//! terminal a status line shows the tool running, a command's latest output and a model API's
+//! retries (`status_line.rs`); a card shows what the call would do above its question
+//! (`card_view.rs`).
 //!
 //! Once the session exists, SIGINT, SIGTERM or a closed standard output stop the program the
 //! same way: the running turn is cancelled (which stops its commands) and the session ended,
@@ -14,6 +18,7 @@
 //! its own cwd, and leaves it as it found it: an ended one is reopened for the run and ended
 //! again after it (its old grants stay lapsed); an active one stays active.
 
+use std::io::Write;
 use std::time::Duration;
 
 use codaris_proto::v1;
@@ -21,6 +26,7 @@ use serde_json::{Value, json};
 
 use super::Outcome;
 use super::card_view;
+use super::result_view;
 use super::status_line::{StatusLine, retry_line};
 use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
 use crate::client::{self, Target};
@@ -97,6 +103,8 @@ pub async fn run(
     json_out: bool,
     args: RunArgs,
 ) -> Result<Outcome, CliError> {
+    // Read before any session is opened: a context refused opens none.
+    let prompts = super::run_input::prompts(args.prompts, &args.context)?;
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
     // `--session ID` leaves the session as it found it: one that had ended is reopened for
@@ -108,10 +116,10 @@ pub async fn run(
     // From here the session is open in the daemon: whatever stops this program cancels its
     // turn, and ends it when this run opened (or reopened) it.
     let mut stops = Stops::watch();
-    let printer = Printer::new(json_out);
+    let printer = Printer::new(json_out, Layout::answer_on_stdout(args.verbose));
     let played = tokio::select! {
         stop = stops.next() => Err(stop),
-        played = play_all(&mut sessions, &session.id, args.prompts, args.approve, &printer) => {
+        played = play_all(&mut sessions, &session.id, prompts, args.approve, &printer) => {
             match played {
                 Ok(failed) => Ok(failed),
                 Err(CliError::BrokenPipe) => Err(Stop::ClosedOutput),
@@ -223,7 +231,7 @@ pub async fn play_turn(
         if let v1::turn_event::Event::TurnEnded(ended) = &event {
             reason = ended.reason.clone();
         }
-        let (mut value, text) = describe(&event, given);
+        let (mut value, text) = describe(&event, given, printer.layout.verbose);
         if let (Some(grant_id), Some(fields)) = (recorded, value.as_object_mut()) {
             fields.insert(
                 "grant_id".to_owned(),
@@ -238,26 +246,78 @@ pub async fn play_turn(
 
 /// The tool whose progress lines are its running output: shown on the status line only (its
 /// result carries the output), never as lines of their own.
-const STREAMING_TOOL: &str = "run_command";
+const STREAMING_TOOL: &str = result_view::COMMAND_TOOL;
+
+/// How text mode lays out what it prints.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// Where every line but the model's text goes (the text always goes to standard output).
+    pub lines: output::Stream,
+    /// Whether an allowed call's line shows its decision code.
+    pub verbose: bool,
+}
+
+impl Layout {
+    /// `codaris run`: standard output is the model's answer alone; text blocks of different
+    /// rounds are kept apart by an empty line, as the tool lines between them are elsewhere.
+    pub fn answer_on_stdout(verbose: bool) -> Self {
+        Self {
+            lines: output::Stream::Stderr,
+            verbose,
+        }
+    }
+
+    /// `codaris chat` and `codaris demo`: one conversation on standard output.
+    pub fn all_on_stdout(verbose: bool) -> Self {
+        Self {
+            lines: output::Stream::Stdout,
+            verbose,
+        }
+    }
+}
+
+/// Where the model's streamed text stands on standard output.
+#[derive(Debug, Default)]
+struct TextState {
+    /// A text block is being written (no other line since its first piece).
+    open: bool,
+    /// The block's last piece did not end its line.
+    mid_line: bool,
+    /// The last two characters written, to keep blocks apart by exactly one empty line.
+    tail: String,
+    /// A block was written before.
+    written: bool,
+}
 
 /// Prints events as JSON lines or as lines for people, with the status line between them.
 #[derive(Debug)]
 pub struct Printer {
     pub json: bool,
+    pub layout: Layout,
     status: std::sync::Mutex<StatusLine>,
+    text: std::sync::Mutex<TextState>,
 }
 
 impl Printer {
-    /// JSON lines with `json`; else lines for people and, on a terminal, the status line.
-    pub fn new(json: bool) -> Self {
+    /// JSON lines with `json`; else text laid out as `layout` says and, on a terminal, the
+    /// status line.
+    pub fn new(json: bool, layout: Layout) -> Self {
         Self {
             json,
-            status: std::sync::Mutex::new(StatusLine::new(!json)),
+            layout,
+            status: std::sync::Mutex::new(StatusLine::new(!json, layout.lines)),
+            text: std::sync::Mutex::new(TextState::default()),
         }
     }
 
     fn status(&self) -> std::sync::MutexGuard<'_, StatusLine> {
         self.status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn text_state(&self) -> std::sync::MutexGuard<'_, TextState> {
+        self.text
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -269,8 +329,54 @@ impl Printer {
         } else if text.is_empty() {
             Ok(())
         } else {
+            self.end_text()?;
             self.status().print(text)
         }
+    }
+
+    /// Writes a piece of the model's text to standard output as it came, its control
+    /// characters but newline and tab shown as text (a prompt injection may fill it with
+    /// escapes). The status line goes first: it redraws at the start of its line and would
+    /// erase a paragraph still being written; it comes back with the next tool.
+    pub fn text(&self, piece: &str) -> Result<(), CliError> {
+        if piece.is_empty() {
+            return Ok(());
+        }
+        self.status().clear();
+        let mut state = self.text_state();
+        let mut out = std::io::stdout().lock();
+        if !state.open && state.written && self.layout.lines != output::Stream::Stdout {
+            // Nothing else separates two rounds' text in `> answer.md`: a paragraph break.
+            if !state.tail.ends_with("\n\n") {
+                out.write_all(b"\n")?;
+            }
+        }
+        out.write_all(output::shown(piece).as_bytes())?;
+        out.flush()?;
+        state.open = true;
+        state.written = true;
+        state.mid_line = !piece.ends_with('\n');
+        let mut tail: Vec<char> = state.tail.chars().chain(piece.chars()).collect();
+        tail.drain(..tail.len().saturating_sub(2));
+        state.tail = tail.into_iter().collect();
+        Ok(())
+    }
+
+    /// Ends the text block being written, if any, with a newline when its last piece did not
+    /// end its line: another line follows (on either stream, which share a terminal).
+    pub fn end_text(&self) -> Result<(), CliError> {
+        let mut state = self.text_state();
+        if !state.open {
+            return Ok(());
+        }
+        state.open = false;
+        if std::mem::take(&mut state.mid_line) {
+            let mut out = std::io::stdout().lock();
+            out.write_all(b"\n")?;
+            out.flush()?;
+            state.tail.push('\n');
+        }
+        Ok(())
     }
 
     /// Shows one turn event: as its JSON line, or as its line for people and what it changes
@@ -285,6 +391,10 @@ impl Printer {
         if self.json {
             return output::json(&value);
         }
+        if let Event::Text(piece) = event {
+            return self.text(&piece.text);
+        }
+        self.end_text()?;
         let mut status = self.status();
         match event {
             Event::ToolCall(call) => {
@@ -309,7 +419,8 @@ impl Printer {
             }
             Event::Card(card) => {
                 status.clear();
-                let preview = card_view::preview_lines(card, card_view::colour_wanted());
+                let colour = card_view::colour_wanted_on(self.layout.lines);
+                let preview = card_view::preview_lines(card, colour);
                 if !preview.is_empty() {
                     status.print_styled(preview.trim_end_matches('\n'))?;
                 }
@@ -376,13 +487,14 @@ pub fn verdict_name(verdict: i32) -> &'static str {
     }
 }
 
-/// The event as a JSON line and as a line for people.
-pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, String) {
+/// The event as a JSON line and as lines for people (`verbose`: with an allowed call's
+/// decision code). JSON counts turns from 0, people from 1 ([`output::turn_for_people`]).
+pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) -> (Value, String) {
     use v1::turn_event::Event;
     match event {
         Event::TurnStarted(e) => (
             json!({"type": "turn_started", "turn": e.turn}),
-            format!("── turn {}", e.turn),
+            format!("── turn {}", output::turn_for_people(e.turn)),
         ),
         Event::Binding(b) => (
             json!({"type": "binding", "turn": b.turn, "round": b.round, "tools": b.tools,
@@ -407,21 +519,7 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
         Event::ToolResult(r) => {
             let decision = r.decision.clone().unwrap_or_default();
             let verdict = verdict_name(decision.verdict);
-            let first = r.output.lines().next().unwrap_or("");
-            // Tools start their errors with their own name, which the line already shows.
-            let said = first
-                .strip_prefix(r.tool.as_str())
-                .and_then(|rest| rest.strip_prefix(": "))
-                .unwrap_or(first);
-            // A refusal or an error is shown as what it is, not as the decision that let
-            // the call run.
-            let line = if r.failed && verdict == "deny" {
-                format!("  ✗ {} refused ({}): {first}", r.tool, decision.code)
-            } else if r.failed {
-                format!("  ✗ {}: {said}", r.tool)
-            } else {
-                format!("  {verdict} {}: {first}", decision.code)
-            };
+            let line = result_view::result_text(r, verdict, &decision.code, verbose);
             (
                 json!({"type": "tool_result", "id": r.id, "tool": r.tool,
                        "decision": {"verdict": verdict, "code": decision.code, "sentence": decision.sentence},
@@ -463,9 +561,18 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve) -> (Value, Stri
             json!({"type": "turn_ended", "turn": e.turn, "reason": e.reason,
                    "error": (!e.error.is_empty()).then_some(&e.error)}),
             if e.error.is_empty() {
-                format!("── turn {} ended: {}", e.turn, e.reason)
+                format!(
+                    "── turn {} ended: {}",
+                    output::turn_for_people(e.turn),
+                    e.reason
+                )
             } else {
-                format!("── turn {} ended: {} ({})", e.turn, e.reason, e.error)
+                format!(
+                    "── turn {} ended: {} ({})",
+                    output::turn_for_people(e.turn),
+                    e.reason,
+                    e.error
+                )
             },
         ),
     }
@@ -531,6 +638,7 @@ mod tests {
                 "edit: `oldString` is required\nmore",
             ),
             Approve::Deny,
+            false,
         );
         assert_eq!(line, "  ✗ edit: `oldString` is required");
         assert_eq!(value["failed"], json!(true));
@@ -542,6 +650,7 @@ mod tests {
                 "the user refused this call",
             ),
             Approve::Deny,
+            false,
         );
         assert_eq!(
             line,
@@ -550,9 +659,26 @@ mod tests {
         let (value, line) = describe(
             &result(false, v1::Verdict::Allow, "allowed_by_grant", "edited `a`"),
             Approve::Deny,
+            false,
         );
-        assert_eq!(line, "  allow allowed_by_grant: edited `a`");
+        assert_eq!(line, "  ✓ edit: edited `a`");
         assert_eq!(value["failed"], json!(false));
+    }
+
+    #[test]
+    fn turns_are_counted_from_one_for_people_and_from_zero_in_json() {
+        let started = v1::turn_event::Event::TurnStarted(v1::TurnStarted { turn: 0 });
+        let (value, line) = describe(&started, Approve::Deny, false);
+        assert_eq!(value["turn"], json!(0));
+        assert_eq!(line, "── turn 1");
+        let ended = v1::turn_event::Event::TurnEnded(v1::TurnEnded {
+            turn: 2,
+            reason: "end_turn".to_owned(),
+            ..v1::TurnEnded::default()
+        });
+        let (value, line) = describe(&ended, Approve::Deny, false);
+        assert_eq!(value["turn"], json!(2));
+        assert_eq!(line, "── turn 3 ended: end_turn");
     }
 
     #[test]
@@ -563,7 +689,7 @@ mod tests {
             delay_ms: 2000,
             reason: "busy (429)".to_owned(),
         });
-        let (value, line) = describe(&event, Approve::Deny);
+        let (value, line) = describe(&event, Approve::Deny, false);
         assert_eq!(
             value,
             json!({"type": "progress", "kind": "provider_retry", "attempt": 1, "max_attempts": 4,
@@ -584,7 +710,7 @@ mod tests {
             }),
             ..v1::Card::default()
         };
-        let (value, line) = describe(&v1::turn_event::Event::Card(card), Approve::Once);
+        let (value, line) = describe(&v1::turn_event::Event::Card(card), Approve::Once, false);
         assert_eq!(
             value["preview"],
             json!({"kind": "diff", "text": "-a\n+b\n", "path": "a"})
@@ -593,6 +719,7 @@ mod tests {
         let (value, _) = describe(
             &v1::turn_event::Event::Card(v1::Card::default()),
             Approve::Once,
+            false,
         );
         assert_eq!(value["preview"], Value::Null);
     }

@@ -3,9 +3,10 @@
 //! the wait before the retry.
 //!
 //! It is drawn (by `indicatif`) only when standard error or standard output is a terminal, on
-//! the first of the two that is; every ordinary line is printed through [`StatusLine::print`],
-//! which clears it first and draws it again after, so it never mixes with what stays on the
-//! screen. Under `--json`, or with neither stream a terminal, it draws nothing at all.
+//! the first of the two that is; every ordinary line is printed through [`StatusLine::print`]
+//! (to the stream the caller chose for its lines), which clears it first and draws it again
+//! after, so it never mixes with what stays on the screen. Under `--json`, or with neither
+//! stream a terminal, it draws nothing at all.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -28,6 +29,8 @@ pub struct StatusLine {
     bar: Option<ProgressBar>,
     /// The tool running, kept while the line is off the screen for a card.
     tool: Option<String>,
+    /// Where [`StatusLine::print`] writes the ordinary lines.
+    lines: output::Stream,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -37,8 +40,9 @@ enum Target {
 }
 
 impl StatusLine {
-    /// On when `wanted` (text mode) and standard error or standard output is a terminal.
-    pub fn new(wanted: bool) -> Self {
+    /// On when `wanted` (text mode) and standard error or standard output is a terminal;
+    /// ordinary lines go to `lines`.
+    pub fn new(wanted: bool, lines: output::Stream) -> Self {
         let target = if !wanted {
             None
         } else if std::io::stderr().is_terminal() {
@@ -52,6 +56,7 @@ impl StatusLine {
             target,
             bar: None,
             tool: None,
+            lines,
         }
     }
 
@@ -124,16 +129,16 @@ impl StatusLine {
     /// Prints an ordinary line with the status line out of the way.
     pub fn print(&self, text: &str) -> Result<(), CliError> {
         match &self.bar {
-            Some(bar) => bar.suspend(|| output::line(text)),
-            None => output::line(text),
+            Some(bar) => bar.suspend(|| output::line_to(self.lines, text)),
+            None => output::line_to(self.lines, text),
         }
     }
 
     /// [`StatusLine::print`] for a line the CLI coloured itself ([`output::styled`]).
     pub fn print_styled(&self, text: &str) -> Result<(), CliError> {
         match &self.bar {
-            Some(bar) => bar.suspend(|| output::styled(text)),
-            None => output::styled(text),
+            Some(bar) => bar.suspend(|| output::styled_to(self.lines, text)),
+            None => output::styled_to(self.lines, text),
         }
     }
 }
@@ -170,7 +175,7 @@ mod tests {
 
     #[test]
     fn off_it_draws_nothing_and_prints_plain_lines() {
-        let mut status = StatusLine::new(false);
+        let mut status = StatusLine::new(false, output::Stream::Stdout);
         assert!(!status.is_on());
         status.tool_started("run_command");
         status.tool_output("run_command", "compiling");
