@@ -42,7 +42,7 @@ fn a_chat_answers_a_card_at_the_prompt_and_ends_at_end_of_input() {
         "answered: session",
         "granted `mutate_outside_fence` on `/tmp/out` for this session",
         "Saved.\n",
-        "── turn 0 ended: end_turn",
+        "── turn 1 ended: end_turn",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
     }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use codaris_test_support::fake_http::{FakeHttp, Reply};
 use codaris_test_support::pty::{Pty, screen_of};
-use codaris_test_support::sandbox::{Sandbox, calls_script, events, ok, stdout};
+use codaris_test_support::sandbox::{Sandbox, calls_script, events, ok, stderr, stdout};
 use serde_json::{Value, json};
 
 fn text(screen: &Mutex<Vec<u8>>) -> String {
@@ -72,7 +72,7 @@ fn a_running_command_shows_a_status_line_with_its_tool_time_and_latest_output() 
     );
     // What stays on the screen is the ordinary lines.
     assert!(shown.contains("→ run_command"), "{shown:?}");
-    assert!(shown.contains("── turn 0 ended: end_turn"), "{shown:?}");
+    assert!(shown.contains("── turn 1 ended: end_turn"), "{shown:?}");
 }
 
 /// Whether `screen` holds `run_command · <digits>s`.
@@ -99,13 +99,16 @@ fn piped_output_shows_no_status_line_and_no_streamed_lines() {
     );
     args.retain(|arg| arg != "--json");
     let output = sandbox.command("codaris").args(&args).output().unwrap();
-    let shown = ok(&output);
+    let answer = ok(&output);
+    assert_eq!(
+        answer, "done\n",
+        "standard output is the model's text alone"
+    );
+    // The lines for people are on standard error, with nothing drawn on it.
+    let shown = stderr(&output);
+    assert!(shown.contains("→ "), "{shown:?}");
     assert!(!shown.contains('\x1b'), "{shown:?}");
     assert!(!shown.contains("run_command · "), "{shown:?}");
-    assert!(
-        !String::from_utf8_lossy(&output.stderr).contains("run_command · "),
-        "nothing drawn on a piped standard error either"
-    );
 }
 
 #[test]
@@ -153,7 +156,9 @@ fn a_failed_call_reads_as_an_error_not_as_allowed() {
     let script = calls_script(&[("edit", json!({"path": "a.txt", "newString": "x"}))]);
     let mut args = sandbox.run_args(&proj, &script, &["--approve", "once"], "go");
     args.retain(|arg| arg != "--json");
-    let shown = ok(&sandbox.command("codaris").args(&args).output().unwrap());
+    let output = sandbox.command("codaris").args(&args).output().unwrap();
+    ok(&output);
+    let shown = stderr(&output);
     // The card above it says so too ("the call would fail: …"); the result line is the one
     // after the card's answer.
     let line = shown
@@ -178,7 +183,10 @@ fn a_card_for_an_edit_shows_its_diff_above_the_question() {
     )]);
     let mut args = sandbox.run_args(&proj, &script, &["--approve", "deny"], "go");
     args.retain(|arg| arg != "--json");
-    let shown = ok(&sandbox.command("codaris").args(&args).output().unwrap());
+    let output = sandbox.command("codaris").args(&args).output().unwrap();
+    ok(&output);
+    // The card is for people: on standard error, uncoloured off a terminal.
+    let shown = stderr(&output);
     let diff = "    --- a/a.txt\n    +++ b/a.txt\n    @@ -1,2 +1,2 @@\n     keep\n    -old line\n    +new line\n? Codaris wants to edit `a.txt` (1 line changed) → deny";
     assert!(shown.contains(diff), "{shown}");
     assert!(

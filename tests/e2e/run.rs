@@ -160,7 +160,8 @@ fn a_denied_card_is_recorded_as_a_refusal() {
     let (sandbox, script) = setup();
     let output = sandbox.cli(&["run", "--script", script.to_str().unwrap(), "help me debug"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
+    // The card and the refusal are lines for people: standard error.
+    let text = stderr(&output);
     assert!(text.contains("? the model asks for `read_outside_fence` on `/etc/hosts`: to check the host names → deny"), "{text}");
     assert!(
         text.contains("the person refused `read_outside_fence` on `/etc/hosts`; do not ask again"),

@@ -202,7 +202,7 @@ fn chat_commands_run_in_the_chat_and_never_reach_the_model() {
         "unknown command /frobnicate; /help lists them\n",
         "model: (the provider's own) (provider scripted)",
         "Only turn.",
-        "── turn 0 ended: end_turn",
+        "── turn 1 ended: end_turn",
         "LAST ACTIVITY",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in\n{text}");
