@@ -95,7 +95,8 @@ pub fn with_context(mut prompts: Vec<String>, contexts: &[Context]) -> Vec<Strin
 /// A `--context` file, read as text no longer than [`CONTEXT_MAX_BYTES`]. It is the person's
 /// own choice of file (a FIFO from `<(…)` works too); a directory fails to read.
 fn read_file(path: &Path) -> Result<Context, CliError> {
-    let source = path.display().to_string();
+    // On one line, whatever the name holds: the `<context source="…">` line must stay one.
+    let source = crate::output::one_line(&path.display().to_string()).replace('"', "\\\"");
     let file = std::fs::File::open(path).map_err(|source| CliError::Read {
         path: path.to_owned(),
         source,
@@ -163,6 +164,20 @@ mod tests {
             ]
         );
         assert_eq!(with_context(vec!["why".to_owned()], &[]), ["why"]);
+    }
+
+    #[test]
+    fn a_file_name_cannot_break_its_context_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a\"b\nc.log");
+        std::fs::write(&path, "text").unwrap();
+        let context = read_file(&path).unwrap();
+        assert!(
+            context.source.ends_with("a\\\"b\\u{a}c.log"),
+            "{}",
+            context.source
+        );
+        assert!(!context.source.contains('\n'));
     }
 
     #[test]
