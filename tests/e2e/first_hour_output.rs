@@ -305,3 +305,61 @@ fn context_files_and_piped_stdin_reach_the_model_named_before_the_prompt() {
         "no request for a refused context"
     );
 }
+
+/// `codaris chat ARGS` playing `script` in `proj`, sent `input`: its output.
+fn chat(
+    sandbox: &Sandbox,
+    proj: &std::path::Path,
+    script: &Value,
+    args: &[&str],
+    input: &str,
+) -> Output {
+    let path = sandbox.root.path().join("chat.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let mut child = sandbox
+        .command("codaris")
+        .arg("chat")
+        .arg("--script")
+        .arg(&path)
+        .arg("--cwd")
+        .arg(proj)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn chat_shows_a_commands_output_and_the_codes_only_with_verbose() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let script = calls_script(&[("run_command", json!({"command": "echo built-it"}))]);
+    let output = chat(&sandbox, &proj, &script, &[], "build\no\n");
+    succeeded(&output);
+    let text = stdout(&output);
+    assert!(
+        text.contains("  ✓ run_command: exit code 0\n    built-it\n"),
+        "no command output in\n{text}"
+    );
+    assert!(text.contains("── turn 1 ended: end_turn"), "{text}");
+    assert!(!text.contains("allowed_by_"), "{text}");
+
+    let output = chat(&sandbox, &proj, &script, &["--verbose"], "build\no\n");
+    succeeded(&output);
+    let text = stdout(&output);
+    assert!(
+        text.contains("  allow allowed_by_grant: exit code: 0\n    built-it\n"),
+        "no decision code with --verbose in\n{text}"
+    );
+}
