@@ -261,6 +261,35 @@ fn run_dash_reads_the_prompt_from_stdin() {
     assert_eq!(prompts_seen(&server).len(), 1);
 }
 
+/// A program that starts `codaris run "…"` with a pipe it never writes to or closes (a CI
+/// runner, `subprocess.Popen(stdin=PIPE)`) must not hang the run: after a short wait the
+/// prompt goes alone, and standard error says why the pipe was not read.
+#[test]
+fn a_pipe_left_open_beside_a_prompt_does_not_hang_the_run() {
+    let sandbox = Sandbox::new();
+    let server = fake_openai();
+    let _daemon = daemon_for(&sandbox, &server);
+    let mut child = sandbox
+        .command("codaris")
+        .args(["run", "--provider", "openai", "--model", MODEL, "hi"])
+        .current_dir(sandbox.root.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start codaris");
+    // Held open, never written: `wait_with_output` would close it otherwise.
+    let _open = child.stdin.take().expect("stdin");
+    let output = child.wait_with_output().expect("run codaris");
+    succeeded(&output);
+    assert_eq!(prompts_seen(&server), ["hi"]);
+    assert!(
+        stderr(&output).contains("nothing arrived on standard input in 3 s; going on without it"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 #[test]
 fn context_files_and_piped_stdin_reach_the_model_named_before_the_prompt() {
     let sandbox = Sandbox::new();

@@ -21,6 +21,12 @@ pub const CONTEXT_MAX_BYTES: u64 = 256 * 1024;
 /// The name standard input is given as a context's source.
 const STDIN_NAME: &str = "standard input";
 
+/// How long a prompt given on the command line waits for piped standard input to start. A
+/// program that starts `codaris run "…"` with a pipe it never writes to or closes (a CI
+/// runner, a Python `subprocess` with `stdin=PIPE`) would otherwise hang the run for good;
+/// Claude Code's `-p` waits the same 3 s before going on without it.
+const STDIN_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// One piece of context and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Context {
@@ -55,7 +61,7 @@ pub fn prompts(prompts: Vec<String>, files: &[PathBuf]) -> Result<Vec<String>, C
             .map(|p| if p == "-" { text.clone() } else { p })
             .collect()
     } else {
-        if !stdin.is_terminal() {
+        if !stdin.is_terminal() && input_arrives(&stdin, STDIN_WAIT) {
             let text = read_limited(stdin.lock(), STDIN_NAME)?;
             // An empty or closed standard input (`</dev/null`, a cron job) adds nothing.
             if !text.trim().is_empty() {
@@ -68,6 +74,33 @@ pub fn prompts(prompts: Vec<String>, files: &[PathBuf]) -> Result<Vec<String>, C
         prompts
     };
     Ok(with_context(prompts, &contexts))
+}
+
+/// Whether `stdin` has something to read (data, or its end) within `wait`. A file or
+/// `/dev/null` has at once; a pipe once its writer writes or closes it. When nothing comes,
+/// the person is told on standard error why their piped text (if any) was not used.
+fn input_arrives(stdin: &std::io::Stdin, wait: std::time::Duration) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let mut fds = [PollFd::new(stdin, PollFlags::IN)];
+    let timeout = Timespec {
+        tv_sec: i64::try_from(wait.as_secs()).unwrap_or(i64::MAX),
+        tv_nsec: i64::from(wait.subsec_nanos()),
+    };
+    let ready = loop {
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Err(rustix::io::Errno::INTR) => continue,
+            // A descriptor poll cannot wait on is read as before: the read says what it is.
+            Err(_) => break true,
+            Ok(n) => break n > 0,
+        }
+    };
+    if !ready {
+        crate::output::error_line(&format!(
+            "nothing arrived on standard input in {} s; going on without it (give `</dev/null` to skip the wait, or `-` as the prompt to wait for it)",
+            wait.as_secs()
+        ));
+    }
+    ready
 }
 
 /// `prompts` with `contexts` put before the first one.
