@@ -80,6 +80,7 @@ pub use plan::TurnPlan;
 pub use provider::AnthropicProvider;
 pub use provider::CacheHints;
 pub use provider::CheckProblem;
+pub use provider::DEFAULT_MAX_OUTPUT_TOKENS;
 pub use provider::EventStream;
 pub use provider::InvalidToolCall;
 pub use provider::MULTIMODAL_PREFIXES;
