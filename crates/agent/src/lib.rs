@@ -107,6 +107,7 @@ pub use provider::ToolTier;
 pub use provider::build_provider;
 pub use provider::check_provider;
 pub use provider::is_loopback_url;
+pub use provider::list_models;
 pub use provider::models_url;
 pub use provider::multimodal_by_name;
 pub use reason::EndReason;

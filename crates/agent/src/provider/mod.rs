@@ -28,7 +28,7 @@ use std::pin::Pin;
 use futures_util::Stream;
 
 pub use anthropic::AnthropicProvider;
-pub use check::{CheckProblem, check_provider, models_url};
+pub use check::{CheckProblem, check_provider, list_models, models_url};
 pub use config::{
     DEFAULT_MAX_OUTPUT_TOKENS, MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind,
     RetryPolicy, Secret, Timeouts, multimodal_by_name,
