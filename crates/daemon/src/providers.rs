@@ -242,6 +242,14 @@ pub fn resolve(
             key
         });
         let cap_key = format!("{section}.max_output_tokens");
+        // A login stores what reaches a provider, not how it is used: a cap written into the
+        // credentials file by hand would be ignored, so it is refused instead.
+        if stored.is_some_and(|t| t.max_output_tokens.is_some()) {
+            return Err(ConfigError::Invalid {
+                key: origin(Source::Login, &cap_key, ""),
+                reason: "belongs in the configuration file, not the credentials file".to_owned(),
+            });
+        }
         let max_output_tokens = match table.max_output_tokens {
             Some(tokens) => {
                 sources.insert(cap_key.clone(), Source::File);
@@ -661,6 +669,20 @@ mod tests {
         );
         let stored = read_credentials(&file)?.unwrap_or_default();
         assert_eq!(stored.openai.and_then(|api| api.api_key), None);
+
+        let mut by_hand = login();
+        by_hand
+            .openai
+            .get_or_insert_with(ApiToml::default)
+            .max_output_tokens = Some(10);
+        let refused = resolve(&inputs(&[]), Some((&file, &by_hand)))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains("`openai.max_output_tokens` in"),
+            "{refused}"
+        );
         Ok(())
     }
 }
