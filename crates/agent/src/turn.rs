@@ -196,9 +196,12 @@ async fn rounds<H: TurnHost>(
             });
         }
         if answer.capped {
-            // The partial text stays; calls cut off by the cap are dropped, unanswered calls
+            // The partial text stays; calls cut off by the cap are dropped: unanswered calls
             // would make the next request invalid, and a cut call's arguments are incomplete.
-            conversation.messages.push(Message::assistant(answer.text));
+            // No text, no message: an empty assistant message is refused by the Anthropic API.
+            if !answer.text.is_empty() {
+                conversation.messages.push(Message::assistant(answer.text));
+            }
             return (EndReason::MaxTokens, Some(capped_sentence(provider)));
         }
         conversation.messages.push(Message::Assistant {
