@@ -13,6 +13,7 @@ mod escapes;
 mod fence;
 mod fence_readers;
 mod first_hour_output;
+mod first_hour_provider;
 mod full_disk;
 mod hardening;
 mod interrupt;

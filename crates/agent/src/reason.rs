@@ -18,17 +18,21 @@ pub enum EndReason {
     Error,
     /// The scripted provider had no round left for the turn.
     ScriptExhausted,
+    /// The model's answer reached its output cap (`max_output_tokens`); its partial text is
+    /// kept in the conversation.
+    MaxTokens,
 }
 
 impl EndReason {
     /// Every reason, in the order the contract lists them.
-    pub const ALL: [EndReason; 6] = [
+    pub const ALL: [EndReason; 7] = [
         EndReason::EndTurn,
         EndReason::LoopGuard,
         EndReason::MaxRounds,
         EndReason::Cancelled,
         EndReason::Error,
         EndReason::ScriptExhausted,
+        EndReason::MaxTokens,
     ];
 
     /// The snake-case name used on the wire.
@@ -40,6 +44,7 @@ impl EndReason {
             EndReason::Cancelled => "cancelled",
             EndReason::Error => "error",
             EndReason::ScriptExhausted => "script_exhausted",
+            EndReason::MaxTokens => "max_tokens",
         }
     }
 }

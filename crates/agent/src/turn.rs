@@ -17,8 +17,8 @@ use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
-    CacheHints, Message, ModelProvider, ModelRequest, Picture, Retrying, StreamEvent, ToolCall,
-    ToolResult, ToolSpec, ToolTier,
+    CacheHints, Message, ModelProvider, ModelRequest, Picture, Retrying, StopReason, StreamEvent,
+    ToolCall, ToolResult, ToolSpec, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -195,6 +195,15 @@ async fn rounds<H: TurnHost>(
                 text: answer.text.clone(),
             });
         }
+        if answer.capped {
+            // The partial text stays; calls cut off by the cap are dropped: unanswered calls
+            // would make the next request invalid, and a cut call's arguments are incomplete.
+            // No text, no message: an empty assistant message is refused by the Anthropic API.
+            if !answer.text.is_empty() {
+                conversation.messages.push(Message::assistant(answer.text));
+            }
+            return (EndReason::MaxTokens, Some(capped_sentence(provider)));
+        }
         conversation.messages.push(Message::Assistant {
             text: answer.text,
             tool_calls: answer.calls.clone(),
@@ -256,6 +265,20 @@ struct Answer {
     calls: Vec<ToolCall>,
     usage: Option<Usage>,
     exhausted: bool,
+    /// The answer stopped at its output cap.
+    capped: bool,
+}
+
+/// What the person is told when an answer stopped at its output cap: the cap, and the key
+/// that raises it (the provider's section of the configuration file is named after it).
+fn capped_sentence(provider: &dyn ModelProvider) -> String {
+    match provider.max_output_tokens() {
+        Some(cap) => format!(
+            "the model hit the output cap of {cap} tokens; its partial answer is kept; raise `{}.max_output_tokens` for longer answers",
+            provider.name()
+        ),
+        None => "the model hit its output limit; its partial answer is kept".to_owned(),
+    }
 }
 
 // A span per model request (retries and streaming included), exported when telemetry is on.
@@ -289,7 +312,10 @@ async fn collect<H: TurnHost>(
             StreamEvent::Usage(round) => {
                 answer.usage.get_or_insert_with(Usage::default).add(&round)
             }
-            StreamEvent::Stop { reason } => answer.exhausted = is_script_exhausted(&reason),
+            StreamEvent::Stop { reason } => {
+                answer.exhausted = is_script_exhausted(&reason);
+                answer.capped = reason == StopReason::MaxTokens;
+            }
             StreamEvent::Retrying(retry) => host.emit(TurnEvent::ProviderRetry(retry)),
         }
     }

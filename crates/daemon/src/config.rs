@@ -127,6 +127,10 @@ pub struct ApiToml {
     pub api_key: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
+    /// The most tokens one answer may have (`[openai] max_output_tokens`); read signed so that
+    /// a negative value is named as such rather than as a type error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<i64>,
 }
 
 impl std::fmt::Debug for ApiToml {
@@ -134,6 +138,7 @@ impl std::fmt::Debug for ApiToml {
         f.debug_struct("ApiToml")
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("base_url", &self.base_url)
+            .field("max_output_tokens", &self.max_output_tokens)
             .finish()
     }
 }
@@ -156,11 +161,25 @@ pub struct ModelConfig {
     pub multimodal: bool,
 }
 
-/// Credentials and endpoint of one HTTP model API. The key is never printed by `Debug`.
-#[derive(Clone, PartialEq, Eq, Default)]
+/// Credentials, endpoint and output cap of one HTTP model API. The key is never printed by
+/// `Debug`.
+#[derive(Clone, PartialEq, Eq)]
 pub struct ApiConfig {
     pub api_key: Option<String>,
     pub base_url: Option<String>,
+    /// The output cap of every answer ([`codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS`] unless
+    /// `max_output_tokens` is set), at least 1.
+    pub max_output_tokens: u32,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            api_key: None,
+            base_url: None,
+            max_output_tokens: codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS,
+        }
+    }
 }
 
 impl std::fmt::Debug for ApiConfig {
@@ -168,6 +187,7 @@ impl std::fmt::Debug for ApiConfig {
         f.debug_struct("ApiConfig")
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("base_url", &self.base_url)
+            .field("max_output_tokens", &self.max_output_tokens)
             .finish()
     }
 }

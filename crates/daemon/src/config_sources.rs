@@ -290,6 +290,8 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         push(&key, secret(&api.api_key), provider(&key));
         let key = format!("{section}.base_url");
         push(&key, json!(api.base_url), provider(&key));
+        let key = format!("{section}.max_output_tokens");
+        push(&key, json!(api.max_output_tokens), provider(&key));
     }
     push(
         "ncbi.api_key",

@@ -284,7 +284,7 @@ fn skills_dirs_in_the_file_replace_the_default() -> Result<(), ConfigError> {
 fn api_keys_are_redacted_in_debug() {
     let api = ApiConfig {
         api_key: Some("sk-secret".to_owned()),
-        base_url: None,
+        ..ApiConfig::default()
     };
     assert!(!format!("{api:?}").contains("sk-secret"));
 }
@@ -444,5 +444,42 @@ fn an_allowed_dir_opening_the_disk_or_the_home_directory_is_warned_about() -> Re
     let file = resolve(with_file("allowed_dirs = [\"/home/me/..\"]\n")?)?;
     assert_eq!(file.warnings.len(), 1, "{:?}", file.warnings);
     assert!(file.warnings[0].contains("`allowed_dirs` in /etc/codaris/config.toml"));
+    Ok(())
+}
+
+#[test]
+fn each_provider_s_output_cap_is_read_and_a_bad_one_named_in_one_line() -> Result<(), ConfigError> {
+    let config = resolve(sources())?;
+    for kind in ProviderKind::ALL {
+        assert_eq!(
+            config.api(kind).max_output_tokens,
+            codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS
+        );
+    }
+    let config = resolve(with_file(
+        "[openai]\nmax_output_tokens = 512\n[anthropic]\nmax_output_tokens = 32000\n",
+    )?)?;
+    assert_eq!(config.api(ProviderKind::OpenAi).max_output_tokens, 512);
+    assert_eq!(config.api(ProviderKind::Anthropic).max_output_tokens, 32000);
+    for bad in ["0", "-5", "4294967296"] {
+        let err = resolve(with_file(&format!(
+            "[openai]\nmax_output_tokens = {bad}\n"
+        ))?)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+        assert_eq!(
+            err,
+            format!(
+                "invalid configuration: `openai.max_output_tokens` in /etc/codaris/config.toml must be a positive number of tokens such as 8192, not `{bad}`"
+            )
+        );
+    }
+    let text = with_file("[openai]\nmax_output_tokens = \"lots\"\n")
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(text.contains("max_output_tokens"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
     Ok(())
 }

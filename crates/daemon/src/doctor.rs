@@ -123,7 +123,7 @@ mod tests {
         assert_eq!(configured(&settings), vec![ProviderKind::OpenAi]);
         settings.anthropic = ApiConfig {
             api_key: Some("sk-ant".to_owned()),
-            base_url: None,
+            ..ApiConfig::default()
         };
         assert_eq!(
             configured(&settings),

@@ -241,7 +241,27 @@ pub fn resolve(
             sources.insert(format!("{section}.api_key"), source);
             key
         });
-        Ok(ApiConfig { api_key, base_url })
+        let cap_key = format!("{section}.max_output_tokens");
+        // A login stores what reaches a provider, not how it is used: a cap written into the
+        // credentials file by hand would be ignored, so it is refused instead.
+        if stored.is_some_and(|t| t.max_output_tokens.is_some()) {
+            return Err(ConfigError::Invalid {
+                key: origin(Source::Login, &cap_key, ""),
+                reason: "belongs in the configuration file, not the credentials file".to_owned(),
+            });
+        }
+        let max_output_tokens = match table.max_output_tokens {
+            Some(tokens) => {
+                sources.insert(cap_key.clone(), Source::File);
+                output_cap(&origin(Source::File, &cap_key, ""), tokens)?
+            }
+            None => codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS,
+        };
+        Ok(ApiConfig {
+            api_key,
+            base_url,
+            max_output_tokens,
+        })
     };
     let anthropic = api(ProviderKind::Anthropic)?;
     let openai = api(ProviderKind::OpenAi)?;
@@ -252,6 +272,20 @@ pub fn resolve(
         openai,
         sources,
     })
+}
+
+/// `tokens` as an output cap: a whole number from 1 to `u32::MAX`, else why not, under `key`.
+fn output_cap(key: &str, tokens: i64) -> Result<u32, ConfigError> {
+    u32::try_from(tokens)
+        .ok()
+        .filter(|tokens| *tokens > 0)
+        .ok_or_else(|| ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: format!(
+                "must be a positive number of tokens such as {}, not `{tokens}`",
+                codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS
+            ),
+        })
 }
 
 /// Reads `path`: `None` when it does not exist. A file others may read is refused (as ssh
@@ -331,24 +365,34 @@ fn write_credentials(path: &Path, creds: &CredentialsToml) -> Result<(), DaemonE
     written.map_err(io)
 }
 
-/// What `codaris login` asks to store; empty fields keep what is stored.
+/// What a login does with the stored key.
 #[derive(Clone, PartialEq, Eq)]
+pub enum KeyChange {
+    /// Keep the stored one (or none).
+    Keep,
+    /// Store this one.
+    Set(String),
+    /// Store none: the server is on this machine and needs none. Refused for any other.
+    Remove,
+}
+
+impl std::fmt::Debug for KeyChange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Keep => "Keep",
+            Self::Set(_) => "Set(<redacted>)",
+            Self::Remove => "Remove",
+        })
+    }
+}
+
+/// What `codaris login` asks to store; empty fields keep what is stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Login {
     pub provider: ProviderKind,
     pub model: Option<String>,
     pub base_url: Option<String>,
-    pub api_key: Option<String>,
-}
-
-impl std::fmt::Debug for Login {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Login")
-            .field("provider", &self.provider)
-            .field("model", &self.model)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .finish()
-    }
+    pub api_key: KeyChange,
 }
 
 /// The daemon's provider settings, swapped whole by a login.
@@ -405,11 +449,31 @@ impl LiveProviders {
                     .map_err(|err| invalid("base_url", err))?,
             );
         }
-        if let Some(key) = login.api_key {
-            api.api_key = Some(key);
+        match &login.api_key {
+            KeyChange::Keep => {}
+            KeyChange::Set(key) => api.api_key = Some(key.clone()),
+            KeyChange::Remove => api.api_key = None,
         }
         let settings = resolve(&self.inputs, Some((&self.file, &creds)))
             .map_err(|err| invalid("login", err))?;
+        if login.api_key == KeyChange::Remove {
+            // A key is what keeps a remote server's door shut: only this machine's may go
+            // without one, judged on the base URL in force after the login (the environment's
+            // included), parsed, so `http://localhost@evil.example` is not this machine.
+            let base_url = settings
+                .api(login.provider)
+                .base_url
+                .clone()
+                .unwrap_or_else(|| login.provider.default_base_url().to_owned());
+            if !codaris_agent::is_loopback_url(&base_url) {
+                return Err(DaemonError::InvalidArgument {
+                    field: "api_key",
+                    reason: format!(
+                        "none was given, and `{base_url}` is not on this machine; only a server on 127.0.0.1, ::1 or localhost may go without a key"
+                    ),
+                });
+            }
+        }
         write_credentials(&self.file, &creds)?;
         let settings = Arc::new(settings);
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = settings.clone();
@@ -437,6 +501,7 @@ mod tests {
             openai: ApiToml {
                 api_key: Some("sk-file".to_owned()),
                 base_url: Some("http://file.example/v1".to_owned()),
+                max_output_tokens: None,
             },
             env: env
                 .iter()
@@ -453,6 +518,7 @@ mod tests {
             openai: Some(ApiToml {
                 api_key: Some("sk-login".to_owned()),
                 base_url: None,
+                max_output_tokens: None,
             }),
             anthropic: None,
         }
@@ -520,13 +586,13 @@ mod tests {
             provider: ProviderKind::Anthropic,
             model: Some("claude-x".to_owned()),
             base_url: None,
-            api_key: Some("sk-ant-1".to_owned()),
+            api_key: KeyChange::Set("sk-ant-1".to_owned()),
         })?;
         let settings = live.login(Login {
             provider: ProviderKind::OpenAi,
             model: Some("gpt-x".to_owned()),
             base_url: Some("http://127.0.0.1:9/v1".to_owned()),
-            api_key: Some("sk-oa-1".to_owned()),
+            api_key: KeyChange::Set("sk-oa-1".to_owned()),
         })?;
         assert_eq!(
             std::fs::metadata(&file)?.permissions().mode() & 0o777,
@@ -547,7 +613,7 @@ mod tests {
             provider: ProviderKind::OpenAi,
             model: None,
             base_url: Some("not a url".to_owned()),
-            api_key: Some("sk-oa-2".to_owned()),
+            api_key: KeyChange::Set("sk-oa-2".to_owned()),
         });
         assert!(refused.is_err());
         assert_eq!(live.current().openai.api_key.as_deref(), Some("sk-oa-1"));
@@ -555,6 +621,68 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644))?;
         let open = read_credentials(&file).err().map(|e| e.to_string());
         assert!(open.unwrap_or_default().contains("chmod 600"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_login_without_a_key_is_kept_for_a_server_on_this_machine_only()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let file = temp.path().join(CREDENTIALS_FILE);
+        let live = LiveProviders::new(
+            ProviderInputs::default(),
+            ProviderSettings::default(),
+            file.clone(),
+        );
+        live.login(Login {
+            provider: ProviderKind::OpenAi,
+            model: Some("gpt-x".to_owned()),
+            base_url: None,
+            api_key: KeyChange::Set("sk-oa-1".to_owned()),
+        })?;
+        let remote = |base_url: Option<&str>| Login {
+            provider: ProviderKind::OpenAi,
+            model: None,
+            base_url: base_url.map(str::to_owned),
+            api_key: KeyChange::Remove,
+        };
+        // The public endpoint, and look-alikes of this machine: refused, nothing changed.
+        for base_url in [
+            None,
+            Some("http://127.0.0.1.evil.example/v1"),
+            Some("http://localhost@evil.example/v1"),
+        ] {
+            let refused = live.login(remote(base_url)).err().map(|e| e.to_string());
+            assert!(
+                refused
+                    .as_deref()
+                    .is_some_and(|e| e.contains("not on this machine")),
+                "{base_url:?}: {refused:?}"
+            );
+            assert_eq!(live.current().openai.api_key.as_deref(), Some("sk-oa-1"));
+        }
+        let settings = live.login(remote(Some("http://127.0.0.1:8080/v1")))?;
+        assert_eq!(settings.openai.api_key, None);
+        assert_eq!(
+            settings.openai.base_url.as_deref(),
+            Some("http://127.0.0.1:8080/v1")
+        );
+        let stored = read_credentials(&file)?.unwrap_or_default();
+        assert_eq!(stored.openai.and_then(|api| api.api_key), None);
+
+        let mut by_hand = login();
+        by_hand
+            .openai
+            .get_or_insert_with(ApiToml::default)
+            .max_output_tokens = Some(10);
+        let refused = resolve(&inputs(&[]), Some((&file, &by_hand)))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            refused.contains("`openai.max_output_tokens` in"),
+            "{refused}"
+        );
         Ok(())
     }
 }

@@ -31,6 +31,8 @@ pub enum CheckProblem {
     Unreachable { url: String, reason: String },
     #[error("{url} answered HTTP {status}")]
     Status { url: String, status: u16 },
+    #[error("{url} did not answer a model list (`data` of `id`s)")]
+    NotAList { url: String },
 }
 
 /// The model-list URL of `kind` at `base_url` (the public endpoint when `None`).
@@ -52,6 +54,42 @@ pub async fn check_provider(
     api_key: Option<&Secret>,
     timeout: Duration,
 ) -> Result<(), CheckProblem> {
+    ask_models(kind, base_url, api_key, timeout).await.map(drop)
+}
+
+/// The ids of the models `kind`'s API lists (`GET …/models`, `data[].id`), in its order, for a
+/// person choosing one; the same request and problems as [`check_provider`].
+pub async fn list_models(
+    kind: ProviderKind,
+    base_url: Option<&str>,
+    api_key: Option<&Secret>,
+    timeout: Duration,
+) -> Result<Vec<String>, CheckProblem> {
+    let response = ask_models(kind, base_url, api_key, timeout).await?;
+    let url = response.url().to_string();
+    let list: serde_json::Value = response
+        .json()
+        .await
+        .map_err(|_| CheckProblem::NotAList { url: url.clone() })?;
+    let ids = list
+        .get("data")
+        .and_then(serde_json::Value::as_array)
+        .ok_or(CheckProblem::NotAList { url })?
+        .iter()
+        .filter_map(|model| model.get("id").and_then(serde_json::Value::as_str))
+        .filter(|id| !id.is_empty() && !id.chars().any(char::is_control))
+        .map(str::to_owned)
+        .collect();
+    Ok(ids)
+}
+
+/// The model list's successful response, or why there is none.
+async fn ask_models(
+    kind: ProviderKind,
+    base_url: Option<&str>,
+    api_key: Option<&Secret>,
+    timeout: Duration,
+) -> Result<reqwest::Response, CheckProblem> {
     let url = models_url(kind, base_url);
     let missing = CheckProblem::MissingKey {
         provider: kind.as_str(),
@@ -95,7 +133,7 @@ pub async fn check_provider(
         .await
         .map_err(|err| unreachable(reason(&err)))?;
     match response.status() {
-        status if status.is_success() => Ok(()),
+        status if status.is_success() => Ok(response),
         StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN if key.is_none() => Err(missing),
         status @ (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) => {
             Err(CheckProblem::KeyRefused {

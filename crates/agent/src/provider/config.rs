@@ -194,6 +194,16 @@ impl Default for RetryPolicy {
     }
 }
 
+/// The most tokens one model answer may have when the configuration says nothing
+/// (`[openai] max_output_tokens`, `[anthropic] max_output_tokens`), for every provider.
+///
+/// Why a cap at all: without one, an OpenAI-compatible server generates until its context is
+/// full (a small local model answering "say hello in five words" ran five minutes and 7,978
+/// tokens). Why 8192: it was already the Anthropic route's value (its API requires one), it
+/// holds a whole-file `write` of several hundred lines in one tool call, and it is within the
+/// output limit of every current hosted model, so no request is refused for asking too much.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8192;
+
 /// Everything a provider needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderConfig {
@@ -209,6 +219,9 @@ pub struct ProviderConfig {
     pub timeouts: Timeouts,
     /// Retries.
     pub retry: RetryPolicy,
+    /// The output cap of every answer whose request sets none ([`DEFAULT_MAX_OUTPUT_TOKENS`]
+    /// unless configured); at least 1.
+    pub max_output_tokens: u32,
 }
 
 impl ProviderConfig {
@@ -221,7 +234,15 @@ impl ProviderConfig {
             base_url: kind.default_base_url().to_owned(),
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
+            max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
         }
+    }
+
+    /// The same config with another output cap (0 is taken as 1: a cap of nothing is no answer).
+    #[must_use]
+    pub fn with_max_output_tokens(mut self, max_output_tokens: u32) -> Self {
+        self.max_output_tokens = max_output_tokens.max(1);
+        self
     }
 
     /// The same config pointed at another base URL.

@@ -28,10 +28,10 @@ use std::pin::Pin;
 use futures_util::Stream;
 
 pub use anthropic::AnthropicProvider;
-pub use check::{CheckProblem, check_provider, models_url};
+pub use check::{CheckProblem, check_provider, list_models, models_url};
 pub use config::{
-    MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind, RetryPolicy, Secret,
-    Timeouts, multimodal_by_name,
+    DEFAULT_MAX_OUTPUT_TOKENS, MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind,
+    RetryPolicy, Secret, Timeouts, multimodal_by_name,
 };
 pub use error::{ProviderError, TimeoutPhase};
 pub use openai::OpenAiProvider;
@@ -54,6 +54,12 @@ pub trait ModelProvider: fmt::Debug + Send + Sync {
 
     /// The model the requests name.
     fn model(&self) -> &str;
+
+    /// The output cap a request that sets none is sent with; `None` when there is none to
+    /// raise (the scripted provider). Named to the person when an answer ends at it.
+    fn max_output_tokens(&self) -> Option<u32> {
+        None
+    }
 
     /// Sends one round and streams the answer.
     fn stream(&self, request: &ModelRequest) -> EventStream;

@@ -328,18 +328,22 @@ fn api_message(body: &str) -> Option<String> {
     })
 }
 
-/// Whether a base URL names this machine.
+/// Whether a base URL names this machine: an http(s) URL whose host, as the URL parser reads
+/// it, is in 127.0.0.0/8, is `::1`, or is `localhost`. Parsed, never matched as text, so
+/// `http://127.0.0.1.evil.example` (a name) and `http://localhost@evil.example` (a user name
+/// before the host) are not this machine.
 pub fn is_loopback_url(base_url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(base_url) else {
+    let Ok(url) = url::Url::parse(base_url.trim()) else {
         return false;
     };
-    let Some(host) = url.host_str() else {
+    if !matches!(url.scheme(), "http" | "https") {
         return false;
-    };
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    match bare.parse::<std::net::IpAddr>() {
-        Ok(ip) => ip.is_loopback(),
-        Err(_) => host.eq_ignore_ascii_case("localhost"),
+    }
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
     }
 }
 
@@ -498,5 +502,23 @@ mod tests {
         assert!(is_loopback_url("http://[::1]:8000"));
         assert!(!is_loopback_url("https://api.anthropic.com"));
         assert!(!is_loopback_url("not a url"));
+        assert!(is_loopback_url("http://127.8.9.10:1/v1"));
+        assert!(is_loopback_url("http://LOCALHOST:8080/v1"));
+        // The URL parser, not a prefix match, decides: a name that starts like an address, a
+        // user name before the real host, a look-alike domain, another scheme.
+        for remote in [
+            "http://127.0.0.1.evil.example/v1",
+            "http://localhost@evil.example/v1",
+            "http://127.0.0.1@evil.example/v1",
+            "http://localhost.evil.example/v1",
+            "http://evil.example/127.0.0.1",
+            "http://evil.example/?host=localhost",
+            "http://[::ffff:8.8.8.8]/v1",
+            "http://10.0.0.1:8080/v1",
+            "file://localhost/etc/passwd",
+            "",
+        ] {
+            assert!(!is_loopback_url(remote), "{remote}");
+        }
     }
 }

@@ -170,8 +170,9 @@ pub struct ModelRequest {
     /// Prompt-cache breakpoints.
     #[serde(default)]
     pub cache: CacheHints,
-    /// The output limit. Anthropic requires one (a default is used when absent); OpenAI-compatible
-    /// servers get `max_tokens` only when it is set.
+    /// The output cap of this request; absent, the provider's own (`max_output_tokens`,
+    /// [`crate::provider::DEFAULT_MAX_OUTPUT_TOKENS`] unless configured). Every request carries
+    /// one: without it an OpenAI-compatible server generates until its context is full.
     #[serde(default)]
     pub max_tokens: Option<u32>,
 }

@@ -607,3 +607,79 @@ async fn a_tool_that_moves_the_session_moves_the_rest_of_the_turn() {
     assert_eq!(decided[0].task.cwd, "/w/proj");
     assert_eq!(decided[1].task.cwd, "/w/tree");
 }
+
+/// A model whose every answer is cut at a cap of 64 tokens: some text, then the start of a
+/// tool call the cap cut off.
+#[derive(Debug)]
+struct CappedModel;
+
+impl codaris_agent::ModelProvider for CappedModel {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn model(&self) -> &str {
+        "small-local"
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(64)
+    }
+
+    fn stream(&self, _request: &codaris_agent::ModelRequest) -> codaris_agent::EventStream {
+        use codaris_agent::{StopReason, StreamEvent, ToolCall};
+        let events = vec![
+            StreamEvent::TextDelta {
+                text: "Hello there, here is a long ".to_owned(),
+            },
+            StreamEvent::TextDelta {
+                text: "answer that".to_owned(),
+            },
+            StreamEvent::ToolCall(ToolCall {
+                id: "call_cut".to_owned(),
+                name: "read_file".to_owned(),
+                arguments: json!({"path": "a"}),
+            }),
+            StreamEvent::Stop {
+                reason: StopReason::MaxTokens,
+            },
+        ];
+        Box::pin(futures_util::stream::iter(events.into_iter().map(Ok)))
+    }
+}
+
+#[tokio::test]
+async fn an_answer_cut_at_its_cap_ends_the_turn_with_max_tokens_keeping_its_text() {
+    let host = Host::default();
+    let mut conversation = Conversation::default();
+    let reason = run_turn(
+        &mut conversation,
+        "say hello in five words",
+        &task(),
+        &CappedModel,
+        &host,
+        &config(),
+    )
+    .await;
+    assert_eq!(reason, EndReason::MaxTokens);
+    // The partial text is kept; the cut call is neither run nor left unanswered.
+    assert_eq!(
+        conversation.messages.last(),
+        Some(&Message::assistant(
+            "Hello there, here is a long answer that"
+        ))
+    );
+    assert!(host.decided.lock().unwrap().is_empty());
+    let events = host.events.lock().unwrap();
+    assert_eq!(
+        events.last(),
+        Some(&TurnEvent::TurnEnded {
+            turn: 0,
+            reason: EndReason::MaxTokens,
+            error: Some(
+                "the model hit the output cap of 64 tokens; its partial answer is kept; raise `openai.max_output_tokens` for longer answers"
+                    .to_owned()
+            ),
+        })
+    );
+}

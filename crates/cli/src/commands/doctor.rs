@@ -46,20 +46,7 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
         output::line(&format!("fail  {NONE_SET_UP}"))?;
     } else {
         for check in &checks {
-            let model = if check.model.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", check.model)
-            };
-            let line = if check.ok {
-                format!("ok    {}{model} at {}", check.provider, check.base_url)
-            } else {
-                format!(
-                    "fail  {}{model} at {}: {}",
-                    check.provider, check.base_url, check.problem
-                )
-            };
-            output::line(&line)?;
+            output::line(&check_line(check))?;
         }
     }
     // Only what needs doing is printed; `--json` lists every runtime.
@@ -73,4 +60,21 @@ pub async fn doctor(target: &Target, autostart: bool, json_out: bool) -> Result<
     } else {
         Outcome::Failed
     })
+}
+
+/// One provider's check as a line: `ok    openai (M) at URL`, or `fail  …: the problem`.
+pub fn check_line(check: &v1::ProviderCheck) -> String {
+    let model = if check.model.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", check.model)
+    };
+    if check.ok {
+        format!("ok    {}{model} at {}", check.provider, check.base_url)
+    } else {
+        format!(
+            "fail  {}{model} at {}: {}",
+            check.provider, check.base_url, check.problem
+        )
+    }
 }

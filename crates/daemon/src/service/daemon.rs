@@ -9,7 +9,7 @@ use tonic::{Request, Response, Status};
 use crate::config::Config;
 use crate::convert::timestamp_ms;
 use crate::error::DaemonError;
-use crate::providers::Login;
+use crate::providers::{KeyChange, Login};
 use crate::sessions::SessionStore;
 use crate::shutdown::Shutdown;
 
@@ -151,11 +151,23 @@ impl Daemon for DaemonService {
             }
             .into());
         }
+        let api_key = match (non_empty(request.api_key), request.no_key) {
+            (Some(_), true) => {
+                return Err(DaemonError::InvalidArgument {
+                    field: "api_key",
+                    reason: "is given together with no_key; send one or the other".to_owned(),
+                }
+                .into());
+            }
+            (Some(key), false) => KeyChange::Set(key),
+            (None, true) => KeyChange::Remove,
+            (None, false) => KeyChange::Keep,
+        };
         let login = Login {
             provider,
             model: non_empty(request.model),
             base_url: non_empty(request.base_url),
-            api_key: non_empty(request.api_key),
+            api_key,
         };
         let providers = self.providers.clone();
         let settings = tokio::task::spawn_blocking(move || providers.login(login))

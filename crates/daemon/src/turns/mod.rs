@@ -490,7 +490,8 @@ fn api_provider(
             var: kind.api_key_env(),
         });
     }
-    let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new));
+    let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new))
+        .with_max_output_tokens(api.max_output_tokens);
     if let Some(base_url) = base_url {
         provider = provider.with_base_url(base_url.clone());
     }

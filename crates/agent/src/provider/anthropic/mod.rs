@@ -22,6 +22,7 @@ pub(crate) const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
 pub struct AnthropicProvider {
     transport: Transport,
     endpoint: String,
+    max_output_tokens: u32,
 }
 
 impl AnthropicProvider {
@@ -31,11 +32,16 @@ impl AnthropicProvider {
         Ok(Self {
             transport,
             endpoint,
+            max_output_tokens: config.max_output_tokens,
         })
     }
 
     fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
-        let body = request::body(&self.transport.origin.model, request);
+        let body = request::body(
+            &self.transport.origin.model,
+            request,
+            self.max_output_tokens,
+        );
         let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
         let headers = &mut prepared.headers;
         insert(headers, "anthropic-version", API_VERSION);
@@ -56,6 +62,10 @@ impl ModelProvider for AnthropicProvider {
 
     fn model(&self) -> &str {
         &self.transport.origin.model
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(self.max_output_tokens)
     }
 
     fn stream(&self, request: &ModelRequest) -> EventStream {

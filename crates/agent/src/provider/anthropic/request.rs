@@ -12,9 +12,6 @@ use serde_json::Value;
 
 use crate::provider::types::{Message, ModelRequest, ToolTier};
 
-/// The output limit when the request sets none (the API requires one).
-pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
-
 #[derive(Debug, Serialize)]
 pub(crate) struct Body<'a> {
     model: &'a str,
@@ -134,8 +131,9 @@ pub(crate) fn uses_tool_search(request: &ModelRequest) -> bool {
         .any(|tool| tool.tier == ToolTier::Deferred)
 }
 
-/// Maps a request to the wire body.
-pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
+/// Maps a request to the wire body; the request's own `max_tokens`, else `cap`, is the output
+/// cap (the API requires one).
+pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest, cap: u32) -> Body<'a> {
     let system = if request.system.is_empty() {
         Vec::new()
     } else {
@@ -146,7 +144,7 @@ pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
     };
     Body {
         model,
-        max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        max_tokens: request.max_tokens.unwrap_or(cap),
         system,
         messages: messages(request),
         tools: tools(request),
@@ -271,10 +269,11 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::provider::DEFAULT_MAX_OUTPUT_TOKENS;
     use crate::provider::types::{CacheHints, Picture, ToolCall, ToolResult};
 
     fn wire(request: &ModelRequest) -> Value {
-        serde_json::to_value(body("m", request)).unwrap()
+        serde_json::to_value(body("m", request, DEFAULT_MAX_OUTPUT_TOKENS)).unwrap()
     }
 
     #[test]
@@ -315,7 +314,7 @@ mod tests {
             wire(&request),
             json!({
                 "model": "m",
-                "max_tokens": DEFAULT_MAX_TOKENS,
+                "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS,
                 "system": [{"type": "text", "text": "sys", "cache_control": ephemeral}],
                 "messages": [
                     {"role": "user", "content": [
@@ -416,7 +415,7 @@ mod tests {
 
     #[test]
     fn a_result_without_pictures_keeps_its_plain_string_bytes() {
-        let body = serde_json::to_string(&body("m", &picture_request(Vec::new()))).unwrap();
+        let body = serde_json::to_string(&body("m", &picture_request(Vec::new()), 8)).unwrap();
         assert!(
             body.contains(
                 r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"`plot.png`: image/png, 1x1"}]}"#

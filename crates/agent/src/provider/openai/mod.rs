@@ -11,12 +11,15 @@ use super::error::ProviderError;
 use super::transport::{Prepared, Transport, sensitive};
 use super::types::ModelRequest;
 use super::{EventStream, ModelProvider, failed};
+use request::CapField;
 
 /// A provider speaking OpenAI Chat Completions (OpenAI, Perplexity, llama.cpp, Ollama, vLLM).
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     transport: Transport,
     endpoint: String,
+    max_output_tokens: u32,
+    cap_field: CapField,
 }
 
 impl OpenAiProvider {
@@ -26,11 +29,18 @@ impl OpenAiProvider {
         Ok(Self {
             transport,
             endpoint,
+            max_output_tokens: config.max_output_tokens,
+            cap_field: CapField::for_base_url(&config.base_url),
         })
     }
 
     fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
-        let body = request::body(&self.transport.origin.model, request);
+        let body = request::body(
+            &self.transport.origin.model,
+            request,
+            self.max_output_tokens,
+            self.cap_field,
+        );
         let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
         let headers = &mut prepared.headers;
         if let Some(key) = self
@@ -52,6 +62,10 @@ impl ModelProvider for OpenAiProvider {
 
     fn model(&self) -> &str {
         &self.transport.origin.model
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        Some(self.max_output_tokens)
     }
 
     fn stream(&self, request: &ModelRequest) -> EventStream {

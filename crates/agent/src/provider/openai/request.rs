@@ -20,8 +20,13 @@ pub(crate) struct Body<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    /// The output cap, as compatible servers (llama.cpp, Ollama, vLLM) read it.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    /// The output cap, as OpenAI's own API reads it: it refuses `max_tokens` for its reasoning
+    /// models (o-series, GPT-5) and deprecated it for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -102,8 +107,39 @@ struct CallFunction<'a> {
     arguments: String,
 }
 
-/// Maps a request to the wire body.
-pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
+/// Which field carries the output cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CapField {
+    /// `max_tokens`: what every compatible server reads.
+    MaxTokens,
+    /// `max_completion_tokens`: OpenAI's own endpoint.
+    MaxCompletionTokens,
+}
+
+impl CapField {
+    /// `max_completion_tokens` for OpenAI's own host, `max_tokens` for any other server.
+    pub(crate) fn for_base_url(base_url: &str) -> Self {
+        let openai = url::Url::parse(base_url)
+            .ok()
+            .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+            .is_some_and(|host| host == "api.openai.com");
+        if openai {
+            Self::MaxCompletionTokens
+        } else {
+            Self::MaxTokens
+        }
+    }
+}
+
+/// Maps a request to the wire body; the request's own `max_tokens`, else `cap`, is the output
+/// cap, sent in `field`.
+pub(crate) fn body<'a>(
+    model: &'a str,
+    request: &'a ModelRequest,
+    cap: u32,
+    field: CapField,
+) -> Body<'a> {
+    let cap = request.max_tokens.unwrap_or(cap);
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     if !request.system.is_empty() {
         messages.push(WireMessage::System {
@@ -128,7 +164,8 @@ pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest) -> Body<'a> {
         model,
         messages,
         tools,
-        max_tokens: request.max_tokens,
+        max_tokens: (field == CapField::MaxTokens).then_some(cap),
+        max_completion_tokens: (field == CapField::MaxCompletionTokens).then_some(cap),
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,
@@ -271,7 +308,8 @@ mod tests {
             cache: CacheHints::default(),
             max_tokens: None,
         };
-        serde_json::to_value(body("m", &request)).unwrap()["messages"].clone()
+        serde_json::to_value(body("m", &request, 8, CapField::MaxTokens)).unwrap()["messages"]
+            .clone()
     }
 
     fn prefix() -> Vec<serde_json::Value> {
@@ -322,7 +360,7 @@ mod tests {
             cache: CacheHints::default(),
             max_tokens: None,
         };
-        let wire = serde_json::to_value(body("m", &request)).unwrap();
+        let wire = serde_json::to_value(body("m", &request, 8, CapField::MaxTokens)).unwrap();
         let roles: Vec<&str> = wire["messages"]
             .as_array()
             .unwrap()
@@ -345,5 +383,42 @@ mod tests {
         let mut expected = prefix();
         expected.push(json!({"role": "user", "content": "and?"}));
         assert_eq!(messages(Vec::new()), json!(expected));
+    }
+
+    #[test]
+    fn every_request_carries_the_cap_in_the_field_its_server_reads() {
+        let mut request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::user("say hello in five words")],
+            tools: Vec::new(),
+            cache: CacheHints::default(),
+            max_tokens: None,
+        };
+        let local = CapField::for_base_url("http://127.0.0.1:8080/v1");
+        let wire = serde_json::to_value(body("m", &request, 4096, local)).unwrap();
+        assert_eq!(wire["max_tokens"], json!(4096));
+        assert_eq!(wire.get("max_completion_tokens"), None);
+
+        let openai = CapField::for_base_url("https://API.openai.com/v1/");
+        let wire = serde_json::to_value(body("m", &request, 4096, openai)).unwrap();
+        assert_eq!(wire["max_completion_tokens"], json!(4096));
+        assert_eq!(wire.get("max_tokens"), None);
+
+        // A look-alike host is any other server.
+        for other in [
+            "https://api.openai.com.evil.example/v1",
+            "https://api.openai.com@evil.example/v1",
+            "not a url",
+        ] {
+            assert_eq!(
+                CapField::for_base_url(other),
+                CapField::MaxTokens,
+                "{other}"
+            );
+        }
+
+        request.max_tokens = Some(7);
+        let wire = serde_json::to_value(body("m", &request, 4096, local)).unwrap();
+        assert_eq!(wire["max_tokens"], json!(7));
     }
 }

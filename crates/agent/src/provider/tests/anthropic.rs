@@ -435,3 +435,29 @@ async fn an_error_event_in_the_stream_ends_it_with_the_apis_words() {
         "anthropic model `test-model`: the API reported overloaded_error: Overloaded"
     );
 }
+
+#[tokio::test]
+async fn a_request_without_its_own_cap_carries_the_configured_one() {
+    let server = FakeServer::start(vec![sse(vec![
+        vec![message_start(5, 0, 0)],
+        text_block(0, &["cut"]),
+        message_end("max_tokens", 3),
+    ])])
+    .await;
+    let config = server
+        .config(ProviderKind::Anthropic)
+        .with_max_output_tokens(3);
+    let provider = AnthropicProvider::new(&config).unwrap();
+    assert_eq!(provider.max_output_tokens(), Some(3));
+    let mut uncapped = request(Vec::new(), "hi");
+    uncapped.max_tokens = None;
+    let (events, error) = drain(provider.stream(&uncapped)).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Stop {
+            reason: StopReason::MaxTokens
+        })
+    );
+    assert_eq!(server.requests()[0].json()["max_tokens"], json!(3));
+}

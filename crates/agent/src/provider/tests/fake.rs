@@ -132,6 +132,7 @@ impl FakeServer {
                 max_backoff: Duration::from_millis(10),
                 max_retry_after: Duration::from_secs(5),
             },
+            max_output_tokens: crate::provider::DEFAULT_MAX_OUTPUT_TOKENS,
         }
     }
 }

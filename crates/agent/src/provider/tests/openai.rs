@@ -252,3 +252,33 @@ async fn an_error_chunk_ends_the_stream() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_request_without_its_own_cap_carries_the_configured_one_and_length_reads_as_max_tokens() {
+    let server = FakeServer::start(vec![sse(vec![
+        delta(
+            &json!({"role": "assistant", "content": "Hello, hello, hello"}),
+            None,
+        ),
+        delta(&json!({}), Some("length")),
+        DONE.to_owned(),
+    ])])
+    .await;
+    let config = server
+        .config(ProviderKind::OpenAi)
+        .with_max_output_tokens(300);
+    let provider = OpenAiProvider::new(&config).unwrap();
+    assert_eq!(provider.max_output_tokens(), Some(300));
+    let mut uncapped = request(Vec::new(), "say hello in five words");
+    uncapped.max_tokens = None;
+    let (events, error) = drain(provider.stream(&uncapped)).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(text_of(&events), "Hello, hello, hello");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Stop {
+            reason: StopReason::MaxTokens
+        })
+    );
+    assert_eq!(server.requests()[0].json()["max_tokens"], json!(300));
+}
