@@ -115,10 +115,12 @@ fn every_request_carries_the_configured_cap_and_an_answer_cut_there_says_so() {
         "the model hit the output cap of 300 tokens; its partial answer is kept; raise `openai.max_output_tokens` for longer answers"
     );
 
-    // For people: the end and its reason on one line.
+    // For people: the partial text on standard output, the end and its reason on one line
+    // of standard error.
     let output = run_against(&sandbox, &server, &["run", "Say hello in five words."]);
     assert!(output.status.success(), "{}", stderr(&output));
-    let shown = stdout(&output);
+    assert_eq!(stdout(&output).trim_end(), PARTIAL.concat());
+    let shown = stderr(&output);
     assert!(
         shown.contains("ended: max_tokens (the model hit the output cap of 300 tokens;"),
         "{shown}"
