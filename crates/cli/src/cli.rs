@@ -92,6 +92,8 @@ pub enum Command {
         /// The shell to complete for
         shell: Shell,
     },
+    /// Print the man page (roff), e.g. `codaris man > ~/.local/share/man/man1/codaris.1`
+    Man,
 }
 
 #[derive(Debug, Args)]
