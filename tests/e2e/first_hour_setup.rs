@@ -220,7 +220,22 @@ fn config_show_lists_the_keys_left_at_their_defaults() {
         entry("telemetry.otlp_endpoint"),
         Some((Value::Null, json!("default")))
     );
+    let line_of = |key: &str| {
+        shown["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == key)
+            .map(|e| e["line"].clone())
+    };
+    assert_eq!(line_of("tools.background"), Some(json!(2)));
+    assert_eq!(line_of("nextflow.bin"), Some(Value::Null));
     let text = ok(&sandbox.cli(&["config", "show"]));
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("tools.background ") && l.contains(" file:2 ")),
+        "{text}"
+    );
     assert!(
         text.lines().any(|l| l.starts_with("nextflow.nf_core ")),
         "{text}"

@@ -1,5 +1,6 @@
 //! [`check`]: a file's text against [`KEYS`], every problem with its line.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
@@ -36,6 +37,36 @@ pub fn check(text: &str) -> Vec<Problem> {
     problems.extend(found);
     problems.sort_by_key(|p| p.line);
     problems
+}
+
+/// The line each key of `text` is written on, by its dotted name as written (`daemon.listen`,
+/// `mcp.servers.docs.url`; a table by its own name, an array of tables by its first entry's),
+/// for `codaris config show` to say where a value came from. Empty when `text` does not parse.
+pub fn key_lines(text: &str) -> BTreeMap<String, usize> {
+    let mut lines = BTreeMap::new();
+    if let Ok(document) = DeTable::parse(text) {
+        record_lines(text, "", document.get_ref(), &mut lines);
+    }
+    lines
+}
+
+fn record_lines(text: &str, prefix: &str, table: &DeTable<'_>, out: &mut BTreeMap<String, usize>) {
+    for (name, value) in table {
+        let key = shown(prefix, name.get_ref());
+        out.entry(key.clone())
+            .or_insert_with(|| line_of(text, name.span().start));
+        match value.get_ref() {
+            DeValue::Table(inner) => record_lines(text, &key, inner, out),
+            DeValue::Array(items) => {
+                for item in items {
+                    if let DeValue::Table(inner) = item.get_ref() {
+                        record_lines(text, &key, inner, out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

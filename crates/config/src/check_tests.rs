@@ -38,6 +38,18 @@ lean_surface = \"yes\"
 }
 
 #[test]
+fn each_key_is_found_on_its_line() {
+    let lines = key_lines(
+        "# top\n[daemon]\nlisten = \"127.0.0.1:1\"\n\n[mcp.servers.docs]\nurl = \"http://x\"\n[[models]]\nname = \"m\"\n",
+    );
+    assert_eq!(lines.get("daemon.listen"), Some(&3));
+    assert_eq!(lines.get("mcp.servers.docs.url"), Some(&6));
+    assert_eq!(lines.get("models"), Some(&7));
+    assert_eq!(lines.get("models.name"), Some(&8));
+    assert!(key_lines("[daemon\n").is_empty());
+}
+
+#[test]
 fn a_good_file_has_no_problem() {
     let text = "\
 allowed_dirs = [\"/data\"]

@@ -16,6 +16,7 @@ mod keys;
 
 pub use check::Problem;
 pub use check::check;
+pub use check::key_lines;
 pub use keys::KEYS;
 pub use keys::Key;
 pub use keys::Kind;

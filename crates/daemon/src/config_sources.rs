@@ -44,6 +44,28 @@ pub struct Recorded {
     env: BTreeSet<String>,
     /// The flags given.
     flags: BTreeSet<&'static str>,
+    /// The line each key of the file is on, when the file was read ([`Recorded::set_lines`]).
+    lines: BTreeMap<String, usize>,
+}
+
+impl Recorded {
+    /// The line of each key as the file has it ([`codaris_config::key_lines`]), so
+    /// `codaris config show` can say `file:LINE`.
+    pub fn set_lines(&mut self, lines: BTreeMap<String, usize>) {
+        self.lines = lines;
+    }
+
+    /// The line that sets `key` (or, for a table shown whole, its first line), when known.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        self.lines.get(key).copied().or_else(|| {
+            let inner = format!("{key}.");
+            self.lines
+                .iter()
+                .filter(|(k, _)| k.starts_with(&inner))
+                .map(|(_, line)| *line)
+                .min()
+        })
+    }
 }
 
 impl std::fmt::Debug for Recorded {
@@ -112,6 +134,7 @@ pub fn record(toml: &ConfigToml, env: &BTreeMap<String, OsString>, flags: &Flags
         file,
         env,
         flags: given,
+        lines: BTreeMap::new(),
     }
 }
 
@@ -121,6 +144,8 @@ pub struct Entry {
     pub key: String,
     pub value: Value,
     pub source: Source,
+    /// The line of the file that sets it, when `source` is the file and the line is known.
+    pub line: Option<usize>,
 }
 
 /// Every value in force, in key order: the keys Codaris resolves itself with their effective
@@ -177,6 +202,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
             key: key.to_owned(),
             value,
             source,
+            line: None,
         });
     };
     push(
@@ -388,7 +414,13 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
                 key: key.clone(),
                 value: value.clone(),
                 source: Source::File,
+                line: None,
             });
+        }
+    }
+    for entry in &mut list {
+        if entry.source == Source::File {
+            entry.line = recorded.line_of(&entry.key);
         }
     }
     list.sort_by(|a, b| a.key.cmp(&b.key));

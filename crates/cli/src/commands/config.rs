@@ -41,6 +41,7 @@ async fn show(target: &Target, autostart: bool, json_out: bool) -> Result<Outcom
                 "key": entry.key,
                 "value": serde_json::from_str::<Value>(&entry.value).unwrap_or(Value::Null),
                 "source": entry.source,
+                "line": (entry.line > 0).then_some(entry.line),
             })).collect::<Vec<_>>(),
         }))?;
         return Ok(Outcome::Success);
@@ -52,11 +53,13 @@ async fn show(target: &Target, autostart: bool, json_out: bool) -> Result<Outcom
         .max()
         .unwrap_or(0);
     let mut lines = vec![format!("# {}", config.file)];
+    // A value from the file says its line: `file:12`.
     lines.extend(config.entries.iter().map(|entry| {
-        format!(
-            "{:width$}  {:<11}  {}",
-            entry.key, entry.source, entry.value
-        )
+        let source = match entry.line {
+            0 => entry.source.clone(),
+            line => format!("{}:{line}", entry.source),
+        };
+        format!("{:width$}  {:<11}  {}", entry.key, source, entry.value)
     }));
     output::line(&lines.join("\n"))?;
     Ok(Outcome::Success)
