@@ -678,8 +678,11 @@ mod tests {
             "{read:?}"
         );
         assert!(store.end("s777").is_err(), "nothing is computed from it");
-        assert_eq!(store.list(true)?, vec![good]);
+        assert_eq!(store.list(true)?, vec![good.clone()]);
         assert_eq!(store.counts()?, (1, 1));
+        // Its id stays taken: a reopened store goes on after it.
+        let reopened = SessionStore::open(ledger, &temp.path().join("sessions"))?;
+        assert_eq!(reopened.create(new_session())?.id, "s000778");
         Ok(())
     }
 
