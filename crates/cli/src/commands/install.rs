@@ -57,8 +57,9 @@ impl Manager {
 pub struct UnitEnvironment {
     /// `NAME=value` pairs for `Environment=`, each value absolute.
     pub variables: Vec<(&'static str, PathBuf)>,
-    /// The `env` file beside the configuration file (provider keys), for `EnvironmentFile=`.
-    pub env_file: PathBuf,
+    /// The `env` file beside the configuration file (provider keys), for `EnvironmentFile=`;
+    /// `None` for the default file, whose `%h/.config/codaris/env` the unit names already.
+    pub env_file: Option<PathBuf>,
 }
 
 impl UnitEnvironment {
@@ -87,9 +88,13 @@ impl UnitEnvironment {
                 variables.push((name, value));
             }
         }
-        let env_file = config
-            .parent()
-            .map_or_else(|| PathBuf::from("env"), |dir| dir.join("env"));
+        // Moved only when the configuration file was.
+        let env_file = match variables.first() {
+            Some((name, _)) if ["CODARIS_CONFIG", "XDG_CONFIG_HOME"].contains(name) => {
+                config.parent().map(|dir| dir.join("env"))
+            }
+            _ => None,
+        };
         Ok(Self {
             variables,
             env_file,
@@ -168,9 +173,12 @@ pub fn run(manager: Manager, json: bool) -> Result<Outcome, CliError> {
             output::line(&format!("  {step}"))?;
         }
         if manager == Manager::Systemd {
+            let env_file = unit_env.env_file.as_ref().map_or_else(
+                || "~/.config/codaris/env".to_owned(),
+                |f| f.display().to_string(),
+            );
             output::line(&format!(
-                "provider keys for the unit go in {} (KEY=value lines, chmod 600)",
-                unit_env.env_file.display()
+                "provider keys for the unit go in {env_file} (KEY=value lines, chmod 600)"
             ))?;
         }
     }
@@ -216,10 +224,13 @@ pub fn systemd_unit(program: &Path, doc: Option<&Path>, env: &UnitEnvironment) -
             if line.starts_with("ExecStart=") {
                 format!("ExecStart={quoted}")
             } else if line.starts_with("EnvironmentFile=") {
-                let mut lines = vec![format!(
-                    "EnvironmentFile=-{}",
-                    systemd_value(&env.env_file.display().to_string(), false)
-                )];
+                let mut lines = vec![match &env.env_file {
+                    Some(file) => format!(
+                        "EnvironmentFile=-{}",
+                        systemd_value(&file.display().to_string(), false)
+                    ),
+                    None => line.to_owned(),
+                }];
                 lines.extend(env.variables.iter().map(|(name, value)| {
                     format!(
                         "Environment={}",
@@ -336,7 +347,7 @@ mod tests {
             Some(Path::new("/home/me/.local/share/doc/codaris/operations.md")),
             &UnitEnvironment::resolve(&lookup).unwrap(),
         );
-        assert!(unit.contains("EnvironmentFile=-/home/me/.config/codaris/env\n"));
+        assert!(unit.contains("EnvironmentFile=-%h/.config/codaris/env\n"));
         assert!(!unit.contains("Environment=\""), "{unit}");
         assert!(unit.contains("ExecStart=\"/opt/my tools/100%%/codarisd\"\n"));
         assert!(
@@ -347,9 +358,7 @@ mod tests {
         let others = |text: &str| -> Vec<String> {
             text.lines()
                 .filter(|line| {
-                    !line.starts_with("ExecStart=")
-                        && !line.starts_with("Documentation=file:")
-                        && !line.starts_with("EnvironmentFile=")
+                    !line.starts_with("ExecStart=") && !line.starts_with("Documentation=file:")
                 })
                 .map(str::to_owned)
                 .collect()
@@ -447,6 +456,22 @@ mod tests {
             "{unit}"
         );
         assert!(!unit.contains("/ignored"), "{unit}");
+
+        // Only the state directory moved: the default file's env file stays `%h`'s.
+        let state = env(&[("HOME", "/home/me"), ("XDG_STATE_HOME", "/srv/state")]);
+        let unit = systemd_unit(
+            Path::new("/bin/codarisd"),
+            None,
+            &UnitEnvironment::resolve(&state).unwrap(),
+        );
+        assert!(
+            unit.contains("EnvironmentFile=-%h/.config/codaris/env\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"XDG_STATE_HOME=/srv/state\"\n"),
+            "{unit}"
+        );
 
         let relative = env(&[("HOME", "/home/me"), ("XDG_CONFIG_HOME", "cfg")]);
         assert!(UnitEnvironment::resolve(&relative).is_err());
