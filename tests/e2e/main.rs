@@ -14,6 +14,7 @@ mod fence;
 mod fence_readers;
 mod first_hour_output;
 mod first_hour_provider;
+mod first_hour_setup;
 mod full_disk;
 mod hardening;
 mod interrupt;

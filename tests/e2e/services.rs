@@ -42,9 +42,18 @@ fn the_installed_unit_names_the_real_daemon_and_systemd_accepts_it() {
         text.contains(&format!("ExecStart=\"{}\"", program.display())),
         "{text}"
     );
+    // The sandbox's `CODARIS_CONFIG` is carried, so the unit's daemon reads the file `codaris
+    // config path` shows, and its env file is the one beside it.
+    let config = sandbox.root.path().join("config.toml");
+    let env_file = format!(
+        "EnvironmentFile=-{}",
+        sandbox.root.path().join("env").display()
+    );
+    let carried = format!("Environment=\"CODARIS_CONFIG={}\"", config.display());
     for line in [
         "Type=notify",
-        "EnvironmentFile=-%h/.config/codaris/env",
+        env_file.as_str(),
+        carried.as_str(),
         "WorkingDirectory=%h",
         "RestartPreventExitStatus=1 75",
         "NoNewPrivileges=yes",

@@ -93,6 +93,8 @@ pub enum Command {
         /// The shell to complete for
         shell: Shell,
     },
+    /// Print the man page (roff), e.g. `codaris man > ~/.local/share/man/man1/codaris.1`
+    Man,
 }
 
 #[derive(Debug, Args)]
@@ -119,8 +121,8 @@ pub enum ConfigCommand {
     /// Every value in force and where it came from: default, file, environment, flag, login
     /// (secrets redacted)
     Show,
-    /// Parse and resolve a configuration file offline (no daemon needed): prints `ok` or the
-    /// error with file and line; exit 1 on error
+    /// Check a configuration file offline (no daemon or codarisd binary needed): prints `ok` or
+    /// every error, one line each with file and line; exit 1 on error
     Check {
         /// The file [default: the one the daemon reads: $CODARIS_CONFIG, else
         /// $XDG_CONFIG_HOME/codaris/config.toml]

@@ -100,3 +100,21 @@ fn missing_logs_name_the_file() {
     assert_eq!(output.status.code(), Some(1));
     assert!(text(&output.stderr).contains("codarisd.log"));
 }
+
+#[test]
+fn man_prints_a_roff_page_naming_every_command() {
+    let temp = tempfile::tempdir().unwrap();
+    let output = codaris(temp.path(), &["man"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let page = text(&output.stdout);
+    assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{page}");
+    assert!(page.contains(".TH codaris 1"), "{page}");
+    for command in ["status", "run", "chat", "config", "man"] {
+        assert!(
+            page.contains(&format!("codaris\\-{command}(1)")),
+            "{command} missing from\n{page}"
+        );
+    }
+    // Nothing started: the page needs no daemon.
+    assert!(!temp.path().join("codaris.sock").exists());
+}

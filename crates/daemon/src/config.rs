@@ -657,9 +657,14 @@ pub fn load(
         Some(file) => (file, true),
         None => codaris_paths::resolve_config_file(&lookup)?,
     };
-    let file = match std::fs::read_to_string(&path) {
-        Ok(text) => Some((path.clone(), parse_file(&path, &text)?)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => None,
+    let (file, lines) = match std::fs::read_to_string(&path) {
+        Ok(text) => (
+            Some((path.clone(), parse_file(&path, &text)?)),
+            codaris_config::key_lines(&text),
+        ),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            (None, BTreeMap::new())
+        }
         Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
     };
     let env = env_vars()
@@ -685,6 +690,7 @@ pub fn load(
         flags,
     })?;
     config.config_path = Some(cwd.join(&path));
+    config.recorded.set_lines(lines);
     // What `codaris login` stored: above the file, below the environment.
     if let Some(stored) = crate::providers::read_credentials(&credentials)? {
         config.providers =

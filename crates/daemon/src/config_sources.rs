@@ -44,6 +44,28 @@ pub struct Recorded {
     env: BTreeSet<String>,
     /// The flags given.
     flags: BTreeSet<&'static str>,
+    /// The line each key of the file is on, when the file was read ([`Recorded::set_lines`]).
+    lines: BTreeMap<String, usize>,
+}
+
+impl Recorded {
+    /// The line of each key as the file has it ([`codaris_config::key_lines`]), so
+    /// `codaris config show` can say `file:LINE`.
+    pub fn set_lines(&mut self, lines: BTreeMap<String, usize>) {
+        self.lines = lines;
+    }
+
+    /// The line that sets `key` (or, for a table shown whole, its first line), when known.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        self.lines.get(key).copied().or_else(|| {
+            let inner = format!("{key}.");
+            self.lines
+                .iter()
+                .filter(|(k, _)| k.starts_with(&inner))
+                .map(|(_, line)| *line)
+                .min()
+        })
+    }
 }
 
 impl std::fmt::Debug for Recorded {
@@ -112,6 +134,7 @@ pub fn record(toml: &ConfigToml, env: &BTreeMap<String, OsString>, flags: &Flags
         file,
         env,
         flags: given,
+        lines: BTreeMap::new(),
     }
 }
 
@@ -121,6 +144,8 @@ pub struct Entry {
     pub key: String,
     pub value: Value,
     pub source: Source,
+    /// The line of the file that sets it, when `source` is the file and the line is known.
+    pub line: Option<usize>,
 }
 
 /// Every value in force, in key order: the keys Codaris resolves itself with their effective
@@ -177,6 +202,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
             key: key.to_owned(),
             value,
             source,
+            line: None,
         });
     };
     push(
@@ -313,6 +339,68 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         },
         from("seqera.token", Some(crate::research::TOWER_TOKEN_VAR), None),
     );
+    push(
+        "daemon.log_format",
+        json!(match config.logging.format {
+            crate::logging::LogFormat::Text => "text",
+            crate::logging::LogFormat::Json => "json",
+        }),
+        from("daemon.log_format", None, None),
+    );
+    push(
+        "daemon.log_max_files",
+        json!(config.logging.max_files),
+        from("daemon.log_max_files", None, None),
+    );
+    let nextflow = &config.nextflow;
+    let seqera = &config.seqera;
+    let rest: [(&str, Value, Option<&str>); 13] = [
+        ("nextflow.bin", json!(nextflow.nextflow), None),
+        ("nextflow.nf_core", json!(nextflow.nf_core), None),
+        ("nextflow.nf_test", json!(nextflow.nf_test), None),
+        (
+            "nextflow.rules_dir",
+            json!(nextflow.rules_dir.as_ref().map(|d| d.display().to_string())),
+            None,
+        ),
+        ("nextflow.profiles", json!(nextflow.profiles), None),
+        (
+            "nextflow.test_datasets",
+            json!(nextflow.test_datasets),
+            None,
+        ),
+        ("ncbi.base_url", json!(config.ncbi.base_url), None),
+        ("ncbi.email", json!(config.ncbi.email), None),
+        ("research.engines", engines(&config.research_engines), None),
+        ("seqera.wave_url", json!(seqera.wave_url), None),
+        ("seqera.platform_url", json!(seqera.platform_url), None),
+        ("seqera.registries", json!(seqera.registries), None),
+        (
+            "telemetry.service_name",
+            json!(
+                config
+                    .telemetry
+                    .as_ref()
+                    .map_or(crate::telemetry::DEFAULT_SERVICE_NAME, |t| t
+                        .service_name
+                        .as_str())
+            ),
+            None,
+        ),
+    ];
+    for (key, value, var) in rest {
+        push(key, value, from(key, var, None));
+    }
+    // Unset (no export) unless the file names a collector; then the file's entries below say it.
+    for key in ["telemetry.otlp_endpoint", "telemetry.headers"] {
+        if !recorded
+            .file
+            .keys()
+            .any(|k| k == key || k.starts_with(&format!("{key}.")))
+        {
+            push(key, Value::Null, Source::Default);
+        }
+    }
     let shown: BTreeSet<String> = list.iter().map(|e| e.key.clone()).collect();
     // The rest of the file as written: what it sets beyond the keys above.
     for (key, value) in &recorded.file {
@@ -328,7 +416,13 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
                 key: key.clone(),
                 value: value.clone(),
                 source: Source::File,
+                line: None,
             });
+        }
+    }
+    for entry in &mut list {
+        if entry.source == Source::File {
+            entry.line = recorded.line_of(&entry.key);
         }
     }
     list.sort_by(|a, b| a.key.cmp(&b.key));
@@ -336,8 +430,9 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
 }
 
 /// `codarisd check-config [FILE]`: parses and resolves `file` (default: the one the daemon
-/// would read) on its own, with no environment, so the file alone is judged. The error is one
-/// line, `file:line: message` when the line is known.
+/// would read) on its own, with no environment, so the file alone is judged. First every
+/// problem [`codaris_config::check`] finds, one line each, `file:line: message` (as `codaris
+/// config check` prints them); with none, the daemon's own resolution, whose error is one line.
 pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
     let lookup = |name: &str| std::env::var_os(name);
     let path = match file {
@@ -355,6 +450,14 @@ pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
             crate::error::io_reason(&err)
         )
     })?;
+    let problems = codaris_config::check(&text);
+    if !problems.is_empty() {
+        return Err(problems
+            .iter()
+            .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
+            .collect::<Vec<_>>()
+            .join("\n"));
+    }
     let parsed = crate::config::parse_file(&path, &text).map_err(|err| match err {
         crate::ConfigError::Parse {
             file,
@@ -542,6 +645,8 @@ mod tests {
     #[test]
     fn the_example_file_resolves_and_shows_every_key() -> Result<(), Box<dyn std::error::Error>> {
         for text in [EXAMPLE.to_owned(), switched_on(EXAMPLE)] {
+            // The offline check is never stricter than the daemon on the documented file.
+            assert_eq!(codaris_config::check(&text), Vec::new());
             let path = PathBuf::from("/etc/codaris/config.toml");
             let toml = parse_file(&path, &text)?;
             resolve(Sources {
@@ -582,6 +687,58 @@ mod tests {
             missing.is_empty(),
             "docs/config.example.toml lacks {missing:?}"
         );
+        Ok(())
+    }
+
+    /// `codaris config check` judges a file by `codaris_config::KEYS`, with no daemon at hand:
+    /// the list names exactly the keys `ConfigToml` takes. A key added to one and not the other
+    /// fails here, naming it.
+    #[test]
+    fn the_offline_key_list_is_the_keys_the_daemon_takes() {
+        let mut taken = Vec::new();
+        walk(&[], &mut taken);
+        taken.sort();
+        let mut listed: Vec<String> = codaris_config::KEYS
+            .iter()
+            .map(|key| key.name.to_owned())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, taken);
+    }
+
+    /// Every key `codaris config show` lists, a default included: nothing the file may set is
+    /// left out because it was left at its default.
+    #[test]
+    fn show_lists_every_key_with_no_file() -> Result<(), crate::ConfigError> {
+        let config = resolve(Sources {
+            state_dir: PathBuf::from("/state"),
+            home: None,
+            file: None,
+            config_dir: None,
+            env: BTreeMap::new(),
+            flags: Flags::default(),
+        })?;
+        let entries = entries(&config, &config.providers);
+        let shown: Vec<&str> = entries.iter().map(|e| e.key.as_str()).collect();
+        let missing: Vec<&str> = codaris_config::KEYS
+            .iter()
+            .map(|key| key.name)
+            .filter(|name| !name.starts_with("mcp.servers.*.") && !name.starts_with("models."))
+            .filter(|name| !shown.contains(name))
+            .collect();
+        assert_eq!(missing, Vec::<&str>::new());
+        for (key, value) in [
+            ("daemon.log_format", json!("text")),
+            ("daemon.log_max_files", json!(7)),
+            ("nextflow.bin", json!("nextflow")),
+            ("telemetry.otlp_endpoint", Value::Null),
+        ] {
+            assert_eq!(
+                source_of(&entries, key),
+                Some((value, Source::Default)),
+                "{key}"
+            );
+        }
         Ok(())
     }
 }

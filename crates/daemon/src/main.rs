@@ -37,7 +37,7 @@ enum Command {
         name: String,
     },
     /// Parse and resolve a configuration file offline (default: the one the daemon reads);
-    /// prints `ok` or the one-line error, exit 1 on error
+    /// prints `ok` or each error on a line of its own, exit 1 on error
     CheckConfig {
         /// The file to check
         file: Option<PathBuf>,

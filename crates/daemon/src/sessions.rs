@@ -6,11 +6,12 @@
 //! is being ended cannot write it back as active, and two changes never lose one another.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use codaris_agent::ProviderChoice;
-use codaris_ledger::{Conversations, Ledger, Sessions, Updated};
+use codaris_ledger::{Conversations, Ledger, LedgerError, Sessions, Updated};
 use codaris_policy::{Activity, PermissionMode};
 use serde::{Deserialize, Serialize};
 
@@ -119,8 +120,12 @@ pub struct NewSession {
 /// The session records and conversations, through the ledger's handles.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
-    /// The id source: ids are unique and increasing across restarts.
-    ledger: Arc<Ledger>,
+    /// The number the next session's id takes (`s000001`, `s000002`, …): one more than the
+    /// highest found at open among the records and the workspaces, so ids are dense and go on
+    /// across restarts, after an older ledger's `s2000001` too. Ids were once drawn from the
+    /// ledger's id counter, shared with grants and cards and jumping a stride of a million at
+    /// each restart; those ids stay valid as they are. Shared by every clone.
+    next_number: Arc<AtomicU64>,
     records: Sessions<SessionRecord>,
     conversations: Conversations,
     sessions_dir: PathBuf,
@@ -157,10 +162,17 @@ impl SessionStore {
                 .count(),
             total: listed.len(),
         };
+        let highest = records
+            .ids()?
+            .iter()
+            .chain(&workspace_names(sessions_dir))
+            .filter_map(|id| session_number(id))
+            .max()
+            .unwrap_or(0);
         Ok(Self {
+            next_number: Arc::new(AtomicU64::new(highest.saturating_add(1))),
             records,
             conversations: ledger.conversations(),
-            ledger,
             sessions_dir: sessions_dir.to_path_buf(),
             counts: Arc::new(Mutex::new(counts)),
         })
@@ -170,14 +182,35 @@ impl SessionStore {
         change(&mut self.counts.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
-    /// Creates the record and the workspace `sessions/<id>/` (0700).
+    /// Creates the record and the workspace `sessions/<id>/` (0700), under the next dense id.
     pub fn create(&self, new: NewSession) -> Result<SessionRecord, DaemonError> {
-        let id = format!("s{:06}", self.ledger.next_id()?);
-        let workspace = self.sessions_dir.join(&id);
+        loop {
+            let number = self.next_number.fetch_add(1, Ordering::Relaxed);
+            let id = format!("s{number:06}");
+            let workspace = self.sessions_dir.join(&id);
+            // One daemon owns the state directory and every id comes from the counter, so a
+            // taken id means a record written behind its back: skip it, never overwrite.
+            if workspace.exists() {
+                continue;
+            }
+            match self.insert(&new, id, workspace) {
+                Err(DaemonError::Ledger(LedgerError::KeyExists { .. })) => {}
+                done => return done,
+            }
+        }
+    }
+
+    fn insert(
+        &self,
+        new: &NewSession,
+        id: String,
+        workspace: PathBuf,
+    ) -> Result<SessionRecord, DaemonError> {
         create_private_dir(&workspace).map_err(|source| DaemonError::Io {
             path: workspace.clone(),
             source,
         })?;
+        let new = new.clone();
         let record = SessionRecord {
             schema: SESSION_SCHEMA,
             id: id.clone(),
@@ -221,8 +254,9 @@ impl SessionStore {
         }
         sessions.retain(|s| include_ended || s.state == SessionState::Active);
         // The ledger lists in key order, but ids are `s` and a number padded to six digits
-        // that grows wider (each restart starts a new stride of a million ids): shorter first
-        // is number order, which is creation order.
+        // that grows wider (past a million sessions, or an older ledger's ids, which jumped a
+        // stride of a million at each restart): shorter first is number order, which is
+        // creation order.
         sessions.sort_by(|a, b| (a.id.len(), &a.id).cmp(&(b.id.len(), &b.id)));
         Ok(sessions)
     }
@@ -399,6 +433,28 @@ pub fn check_id(id: &str) -> Result<(), DaemonError> {
         });
     }
     Ok(())
+}
+
+/// The number of a session id (`s000042` → 42, an older ledger's `s2000001` → 2000001).
+fn session_number(id: &str) -> Option<u64> {
+    let digits = id.strip_prefix('s')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// The names in the sessions directory: a workspace left by a create that stopped before its
+/// record was written still holds its id.
+fn workspace_names(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -622,8 +678,11 @@ mod tests {
             "{read:?}"
         );
         assert!(store.end("s777").is_err(), "nothing is computed from it");
-        assert_eq!(store.list(true)?, vec![good]);
+        assert_eq!(store.list(true)?, vec![good.clone()]);
         assert_eq!(store.counts()?, (1, 1));
+        // Its id stays taken: a reopened store goes on after it.
+        let reopened = SessionStore::open(ledger, &temp.path().join("sessions"))?;
+        assert_eq!(reopened.create(new_session())?.id, "s000778");
         Ok(())
     }
 
@@ -705,6 +764,61 @@ mod tests {
             store.change_active(&id, |r| r.clone()),
             Err(DaemonError::SessionEnded { .. })
         ));
+        Ok(())
+    }
+
+    /// Ids are `s000001`, `s000002`, … with no gap for the grants and cards written between
+    /// them, and go on after a restart; a ledger whose ids came from its id counter keeps them
+    /// readable and goes on after the highest.
+    #[test]
+    fn ids_are_dense_and_go_on_across_restarts() -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let path = temp.path().join("ledger");
+        let dir = temp.path().join("sessions");
+        {
+            let ledger = Arc::new(Ledger::open(&path)?);
+            let store = SessionStore::open(ledger.clone(), &dir)?;
+            assert_eq!(store.create(new_session())?.id, "s000001");
+            // Other records take ids from the ledger's counter in between.
+            ledger.next_id()?;
+            ledger.next_id()?;
+            assert_eq!(store.create(new_session())?.id, "s000002");
+            ledger.flush()?;
+        }
+        let ledger = Arc::new(Ledger::open(&path)?);
+        let store = SessionStore::open(ledger.clone(), &dir)?;
+        assert_eq!(store.create(new_session())?.id, "s000003");
+        // An older daemon's id from the counter, a million on after a restart.
+        let mut old = store.get("s000001")?;
+        old.id = "s2000001".to_owned();
+        ledger
+            .sessions::<SessionRecord>()?
+            .insert_new("s2000001", &old)?;
+        drop(store);
+        let store = SessionStore::open(ledger, &dir)?;
+        assert_eq!(store.get("s2000001")?.id, "s2000001");
+        assert_eq!(store.create(new_session())?.id, "s2000002");
+        let ids: Vec<String> = store.list(true)?.into_iter().map(|s| s.id).collect();
+        assert_eq!(
+            ids,
+            ["s000001", "s000002", "s000003", "s2000001", "s2000002"]
+        );
+        Ok(())
+    }
+
+    /// A workspace left by a create that stopped before its record was durable keeps its id
+    /// from being handed out again.
+    #[test]
+    fn a_leftover_workspace_holds_its_id() -> Result<(), Box<dyn std::error::Error>> {
+        let temp = tempfile::tempdir()?;
+        let dir = temp.path().join("sessions");
+        std::fs::create_dir_all(dir.join("s000004"))?;
+        let store = SessionStore::open(Arc::new(Ledger::open(&temp.path().join("l"))?), &dir)?;
+        assert_eq!(store.create(new_session())?.id, "s000005");
+        assert_eq!(session_number("s000042"), Some(42));
+        assert_eq!(session_number("s"), None);
+        assert_eq!(session_number("s-1"), None);
+        assert_eq!(session_number("g000000000001"), None);
         Ok(())
     }
 }

@@ -82,6 +82,16 @@ impl<T: Serialize + DeserializeOwned> Sessions<T> {
         Ok((records, corrupt))
     }
 
+    /// Every record's id, in key order, whether or not its record decodes: a caller picking
+    /// a new id must see the ids of damaged records too.
+    pub fn ids(&self) -> Result<Vec<String>, LedgerError> {
+        self.tree
+            .iter()
+            .keys()
+            .map(|key| Ok(String::from_utf8_lossy(&key?).into_owned()))
+            .collect()
+    }
+
     /// Stores a record under an id no record has; [`LedgerError::KeyExists`] when one does.
     /// Durable when it returns.
     pub fn insert_new(&self, id: &str, record: &T) -> Result<(), LedgerError> {

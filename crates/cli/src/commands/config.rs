@@ -1,6 +1,7 @@
 //! `codaris config`: the daemon's configuration as it is in force (`show`, each value with
-//! where it came from, secrets redacted), a file checked offline (`check`, by `codarisd
-//! check-config`, so the daemon's own parser judges it and no daemon needs to run), and the
+//! where it came from, secrets redacted), a file checked offline (`check`: every problem with
+//! its line by `codaris-config`, the key list the daemon's tests hold to its own types, then
+//! `codarisd check-config` when that binary is at hand; no daemon needs to run), and the
 //! file's path (`path`).
 
 use std::path::PathBuf;
@@ -40,6 +41,7 @@ async fn show(target: &Target, autostart: bool, json_out: bool) -> Result<Outcom
                 "key": entry.key,
                 "value": serde_json::from_str::<Value>(&entry.value).unwrap_or(Value::Null),
                 "source": entry.source,
+                "line": (entry.line > 0).then_some(entry.line),
             })).collect::<Vec<_>>(),
         }))?;
         return Ok(Outcome::Success);
@@ -51,54 +53,117 @@ async fn show(target: &Target, autostart: bool, json_out: bool) -> Result<Outcom
         .max()
         .unwrap_or(0);
     let mut lines = vec![format!("# {}", config.file)];
+    // A value from the file says its line: `file:12`.
     lines.extend(config.entries.iter().map(|entry| {
-        format!(
-            "{:width$}  {:<11}  {}",
-            entry.key, entry.source, entry.value
-        )
+        let source = match entry.line {
+            0 => entry.source.clone(),
+            line => format!("{}:{line}", entry.source),
+        };
+        format!("{:width$}  {:<11}  {}", entry.key, source, entry.value)
     }));
     output::line(&lines.join("\n"))?;
     Ok(Outcome::Success)
 }
 
-/// Runs `codarisd check-config FILE` and relays its one line.
+/// Judges the file offline: every problem [`codaris_config::check`] finds, one line each with
+/// its line number; with none, `codarisd check-config` when the binary is at hand, for what
+/// only the daemon's libraries judge (what an MCP server's settings add up to). Without it the
+/// keys and values are still checked, and the answer says what was not.
 fn check(file: Option<PathBuf>, json_out: bool) -> Result<Outcome, CliError> {
-    let program = client::daemon_binary()?;
-    let mut command = std::process::Command::new(&program);
-    command.arg("check-config");
-    if let Some(file) = &file {
-        let absolute = if file.is_absolute() {
-            file.clone()
-        } else {
-            std::env::current_dir()
-                .map_err(|source| CliError::Read {
-                    path: file.clone(),
-                    source,
-                })?
-                .join(file)
-        };
-        command.arg(absolute);
-    }
-    let ran = command.output().map_err(|source| CliError::Spawn {
-        binary: program.clone(),
-        source,
-    })?;
-    let text = |bytes: &[u8]| {
-        String::from_utf8_lossy(bytes)
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .trim()
-            .to_owned()
+    let path = match file {
+        Some(file) if file.is_absolute() => file,
+        Some(file) => std::env::current_dir()
+            .map_err(|source| CliError::Read {
+                path: file.clone(),
+                source,
+            })?
+            .join(file),
+        None => {
+            let lookup = |name: &str| std::env::var_os(name);
+            codaris_paths::resolve_config_file(&lookup)?.0
+        }
     };
-    let ok = ran.status.success();
-    let line = if ok {
-        text(&ran.stdout)
-    } else {
-        text(&ran.stderr)
+    let problems = match std::fs::read_to_string(&path) {
+        Ok(text) => codaris_config::check(&text),
+        Err(err) => vec![codaris_config::Problem {
+            line: 0,
+            key: None,
+            message: format!("cannot read: {}", io_reason(&err)),
+        }],
+    };
+    let at = |line: usize| match line {
+        0 => path.display().to_string(),
+        line => format!("{}:{line}", path.display()),
+    };
+    let lines: Vec<String> = problems
+        .iter()
+        .map(|p| format!("{}: {}", at(p.line), p.message))
+        .collect();
+    if !problems.is_empty() {
+        if json_out {
+            output::json(&json!({
+                "ok": false,
+                "file": path,
+                "message": lines.first(),
+                "problems": problems.iter().map(|p| json!({
+                    "line": (p.line > 0).then_some(p.line),
+                    "key": p.key,
+                    "message": p.message,
+                })).collect::<Vec<_>>(),
+                "checked_by": "codaris",
+            }))?;
+        } else {
+            for line in &lines {
+                output::error_line(line);
+            }
+        }
+        return Ok(Outcome::Failed);
+    }
+    let (ok, line, checked_by) = match client::daemon_binary() {
+        Ok(program) => {
+            let ran = std::process::Command::new(&program)
+                .arg("check-config")
+                .arg(&path)
+                .output()
+                .map_err(|source| CliError::Spawn {
+                    binary: program.clone(),
+                    source,
+                })?;
+            let last = |bytes: &[u8]| {
+                String::from_utf8_lossy(bytes)
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_owned()
+            };
+            let ok = ran.status.success();
+            let line = if ok {
+                last(&ran.stdout)
+            } else {
+                last(&ran.stderr)
+            };
+            (ok, line, "codarisd")
+        }
+        // The file's keys and values are right; what they add up to needs the daemon.
+        Err(CliError::DaemonBinaryMissing { .. }) => (
+            true,
+            format!(
+                "ok: {} (keys and values; codarisd is not at hand to judge what they add up to)",
+                path.display()
+            ),
+            "codaris",
+        ),
+        Err(err) => return Err(err),
     };
     if json_out {
-        output::json(&json!({"ok": ok, "message": line}))?;
+        output::json(&json!({
+            "ok": ok,
+            "file": path,
+            "message": line,
+            "problems": [],
+            "checked_by": checked_by,
+        }))?;
     } else if ok {
         output::line(&line)?;
     } else {
@@ -109,6 +174,16 @@ fn check(file: Option<PathBuf>, json_out: bool) -> Result<Outcome, CliError> {
     } else {
         Outcome::Failed
     })
+}
+
+/// An I/O error's reason without Rust's `(os error N)`.
+fn io_reason(err: &std::io::Error) -> String {
+    match err.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        std::io::ErrorKind::IsADirectory => "it is a directory".to_owned(),
+        _ => err.to_string(),
+    }
 }
 
 /// The file a running daemon reads; with none running, the file one started now would read.

@@ -3,8 +3,10 @@
 //!
 //! The systemd unit is the repository's `deploy/systemd/codarisd.service` with its `ExecStart=`
 //! pointed at the `codarisd` beside this `codaris`; the launchd agent is [`launchd_plist`], the
-//! same text as `deploy/launchd/dev.codaris.codarisd.plist` but for this user's paths. Neither
-//! holds a secret: keys go in `~/.config/codaris/env` (the unit reads it) or the config file.
+//! same text as `deploy/launchd/dev.codaris.codarisd.plist` but for this user's paths. The unit
+//! also carries the configuration and state locations this `codaris` resolves
+//! ([`UnitEnvironment`]). Neither holds a secret: keys go in the `env` file beside the
+//! configuration file (`~/.config/codaris/env` by default; the unit reads it) or the config file.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -44,8 +46,66 @@ impl Manager {
     }
 }
 
+/// What the unit sets so its daemon reads the configuration file and serves the state directory
+/// this `codaris` resolves (`codaris config path`; the unit's state directory as
+/// `crate::service` expects it): a systemd user manager does not have the shell's environment,
+/// so a `$XDG_CONFIG_HOME` or `$XDG_STATE_HOME` set there would otherwise leave the daemon on
+/// `~/.config/codaris` and `~/.local/state/codaris`. `CODARIS_STATE_DIR` is not carried: a CLI
+/// aimed there spawns its own daemon rather than start the unit (`crate::service`), and the
+/// two would then fight over one directory's lock.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UnitEnvironment {
+    /// `NAME=value` pairs for `Environment=`, each value absolute.
+    pub variables: Vec<(&'static str, PathBuf)>,
+    /// The `env` file beside the configuration file (provider keys), for `EnvironmentFile=`;
+    /// `None` for the default file, whose `%h/.config/codaris/env` the unit names already.
+    pub env_file: Option<PathBuf>,
+}
+
+impl UnitEnvironment {
+    /// From this environment, as the CLI resolves it: `CODARIS_CONFIG` (a file that must
+    /// exist, for the daemon as for `config path`) else `XDG_CONFIG_HOME`, and
+    /// `XDG_STATE_HOME`; each only when set, so a plain setup keeps the unit's defaults.
+    pub fn resolve(env: &impl codaris_paths::Env) -> Result<Self, CliError> {
+        let (config, _) = codaris_paths::resolve_config_file(env)?;
+        let mut variables = Vec::new();
+        for group in [
+            &["CODARIS_CONFIG", "XDG_CONFIG_HOME"][..],
+            &["XDG_STATE_HOME"],
+        ] {
+            if let Some((name, value)) = group
+                .iter()
+                .find_map(|name| env.var(name).map(|value| (*name, PathBuf::from(value))))
+            {
+                // A relative value means nothing to a daemon started in another directory.
+                if !value.is_absolute() {
+                    return Err(codaris_paths::PathsError::NotAbsolute {
+                        variable: name,
+                        value,
+                    }
+                    .into());
+                }
+                variables.push((name, value));
+            }
+        }
+        // Moved only when the configuration file was.
+        let env_file = match variables.first() {
+            Some((name, _)) if ["CODARIS_CONFIG", "XDG_CONFIG_HOME"].contains(name) => {
+                config.parent().map(|dir| dir.join("env"))
+            }
+            _ => None,
+        };
+        Ok(Self {
+            variables,
+            env_file,
+        })
+    }
+}
+
 pub fn run(manager: Manager, json: bool) -> Result<Outcome, CliError> {
     let program = crate::client::daemon_binary()?;
+    let lookup = |name: &str| std::env::var_os(name);
+    let unit_env = UnitEnvironment::resolve(&lookup)?;
     let program = std::fs::canonicalize(&program).unwrap_or(program);
     let home = std::env::var_os("HOME")
         .map(PathBuf::from)
@@ -75,7 +135,7 @@ pub fn run(manager: Manager, json: bool) -> Result<Outcome, CliError> {
             ];
             (
                 dir.join(crate::service::UNIT),
-                systemd_unit(&program, Some(&doc)),
+                systemd_unit(&program, Some(&doc), &unit_env),
                 next,
             )
         }
@@ -113,18 +173,34 @@ pub fn run(manager: Manager, json: bool) -> Result<Outcome, CliError> {
             output::line(&format!("  {step}"))?;
         }
         if manager == Manager::Systemd {
-            output::line(
-                "provider keys for the unit go in ~/.config/codaris/env (KEY=value lines, chmod 600)",
-            )?;
+            let env_file = unit_env.env_file.as_ref().map_or_else(
+                || "~/.config/codaris/env".to_owned(),
+                |f| f.display().to_string(),
+            );
+            output::line(&format!(
+                "provider keys for the unit go in {env_file} (KEY=value lines, chmod 600)"
+            ))?;
         }
     }
     Ok(Outcome::Success)
 }
 
+/// `text` as a systemd value: `%` doubled (a specifier otherwise), and, `quote`d, in double
+/// quotes with `\` and `"` escaped.
+fn systemd_value(text: &str, quote: bool) -> String {
+    let text = text.replace('%', "%%");
+    if quote {
+        format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    } else {
+        text
+    }
+}
+
 /// The repository's unit with `ExecStart=` naming `program` (quoted, `%` doubled, as systemd
-/// reads a command line) and, given `doc`, `Documentation=` naming that copy of the guide (a
-/// path a `file:` URI cannot carry plainly keeps the packaged one).
-pub fn systemd_unit(program: &Path, doc: Option<&Path>) -> String {
+/// reads a command line), given `doc`, `Documentation=` naming that copy of the guide (a
+/// path a `file:` URI cannot carry plainly keeps the packaged one), and `env`'s variables and
+/// env file.
+pub fn systemd_unit(program: &Path, doc: Option<&Path>, env: &UnitEnvironment) -> String {
     let doc_uri = doc
         .map(|path| path.display().to_string())
         .filter(|path| {
@@ -147,6 +223,21 @@ pub fn systemd_unit(program: &Path, doc: Option<&Path>) -> String {
         .map(|line| {
             if line.starts_with("ExecStart=") {
                 format!("ExecStart={quoted}")
+            } else if line.starts_with("EnvironmentFile=") {
+                let mut lines = vec![match &env.env_file {
+                    Some(file) => format!(
+                        "EnvironmentFile=-{}",
+                        systemd_value(&file.display().to_string(), false)
+                    ),
+                    None => line.to_owned(),
+                }];
+                lines.extend(env.variables.iter().map(|(name, value)| {
+                    format!(
+                        "Environment={}",
+                        systemd_value(&format!("{name}={}", value.display()), true)
+                    )
+                }));
+                lines.join("\n")
             } else if let Some(uri) = doc_uri
                 .as_ref()
                 .filter(|_| line == format!("Documentation={PACKAGED_DOC}"))
@@ -250,10 +341,14 @@ mod tests {
 
     #[test]
     fn the_installed_unit_names_the_real_program_and_nothing_else_changes() {
+        let lookup = |name: &str| (name == "HOME").then(|| "/home/me".into());
         let unit = systemd_unit(
             Path::new("/opt/my tools/100%/codarisd"),
             Some(Path::new("/home/me/.local/share/doc/codaris/operations.md")),
+            &UnitEnvironment::resolve(&lookup).unwrap(),
         );
+        assert!(unit.contains("EnvironmentFile=-%h/.config/codaris/env\n"));
+        assert!(!unit.contains("Environment=\""), "{unit}");
         assert!(unit.contains("ExecStart=\"/opt/my tools/100%%/codarisd\"\n"));
         assert!(
             unit.contains("Documentation=file:///home/me/.local/share/doc/codaris/operations.md\n")
@@ -297,5 +392,88 @@ mod tests {
             Manager::Systemd
         };
         assert_eq!(Manager::chosen(false, false), native);
+    }
+
+    /// `codaris config path` follows `$XDG_CONFIG_HOME` (and `CODARIS_CONFIG`), `codaris status`
+    /// the state directory's variables: the unit carries them, so its daemon reads the same
+    /// file and listens where this `codaris` looks.
+    #[test]
+    fn the_unit_carries_the_config_and_state_the_cli_resolves() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        let xdg = env(&[
+            ("HOME", "/home/me"),
+            ("XDG_CONFIG_HOME", "/home/me/cfg 100%"),
+            ("XDG_STATE_HOME", "/srv/state"),
+        ]);
+        let unit_env = UnitEnvironment::resolve(&xdg).unwrap();
+        let (config, _) = codaris_paths::resolve_config_file(&xdg).unwrap();
+        assert_eq!(config, Path::new("/home/me/cfg 100%/codaris/config.toml"));
+        let unit = systemd_unit(Path::new("/bin/codarisd"), None, &unit_env);
+        assert!(
+            unit.contains("EnvironmentFile=-/home/me/cfg 100%%/codaris/env\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"XDG_CONFIG_HOME=/home/me/cfg 100%%\"\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"XDG_STATE_HOME=/srv/state\"\n"),
+            "{unit}"
+        );
+
+        let explicit = env(&[
+            ("HOME", "/home/me"),
+            ("XDG_CONFIG_HOME", "/ignored"),
+            ("CODARIS_CONFIG", "/etc/codaris/main.toml"),
+            ("CODARIS_STATE_DIR", "/var/lib/codaris"),
+            ("XDG_STATE_HOME", "/srv/state"),
+        ]);
+        let unit = systemd_unit(
+            Path::new("/bin/codarisd"),
+            None,
+            &UnitEnvironment::resolve(&explicit).unwrap(),
+        );
+        assert!(
+            unit.contains("EnvironmentFile=-/etc/codaris/env\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"CODARIS_CONFIG=/etc/codaris/main.toml\"\n"),
+            "{unit}"
+        );
+        // The unit serves the default state directory, never `CODARIS_STATE_DIR`'s.
+        assert!(!unit.contains("CODARIS_STATE_DIR"), "{unit}");
+        assert!(
+            unit.contains("Environment=\"XDG_STATE_HOME=/srv/state\"\n"),
+            "{unit}"
+        );
+        assert!(!unit.contains("/ignored"), "{unit}");
+
+        // Only the state directory moved: the default file's env file stays `%h`'s.
+        let state = env(&[("HOME", "/home/me"), ("XDG_STATE_HOME", "/srv/state")]);
+        let unit = systemd_unit(
+            Path::new("/bin/codarisd"),
+            None,
+            &UnitEnvironment::resolve(&state).unwrap(),
+        );
+        assert!(
+            unit.contains("EnvironmentFile=-%h/.config/codaris/env\n"),
+            "{unit}"
+        );
+        assert!(
+            unit.contains("Environment=\"XDG_STATE_HOME=/srv/state\"\n"),
+            "{unit}"
+        );
+
+        let relative = env(&[("HOME", "/home/me"), ("XDG_CONFIG_HOME", "cfg")]);
+        assert!(UnitEnvironment::resolve(&relative).is_err());
     }
 }

@@ -54,6 +54,7 @@ fn without_json(command: &Command) -> Option<(&'static str, &'static str)> {
             "it is interactive; `codaris run --json` streams events",
         )),
         Command::Completions { .. } => Some(("completions", "it prints a shell script")),
+        Command::Man => Some(("man", "it prints a man page")),
         Command::Demo { .. } => Some(("demo", "it is a walk-through for people")),
         Command::Daemon(DaemonCommand::Logs { .. }) => Some((
             "daemon logs",
@@ -95,6 +96,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
     }
     match command {
         Command::Completions { shell } => completions::print(shell).map(|()| Outcome::Success),
+        Command::Man => completions::man().map(|()| Outcome::Success),
         Command::Demo { keep } => demo::demo(keep).await,
         Command::Status => {
             let target = Target::resolve(cli.global.state_dir)?;

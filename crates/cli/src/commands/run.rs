@@ -88,10 +88,13 @@ pub async fn open_session(
         .await?
         .into_inner();
     // On standard error, so `--json` output stays the event stream alone.
+    // A file of the session's directory by its name; one further up the repository whole.
     for file in &session.instructions {
-        let name = std::path::Path::new(&file.path)
-            .file_name()
-            .map_or_else(|| file.path.clone(), |n| n.to_string_lossy().into_owned());
+        let path = std::path::Path::new(&file.path);
+        let name = match path.strip_prefix(&session.cwd) {
+            Ok(name) => name.display().to_string(),
+            Err(_) => file.path.clone(),
+        };
         output::error_line(&format!("read {name} ({})", output::size(file.bytes)));
     }
     Ok(session)

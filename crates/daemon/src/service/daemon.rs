@@ -240,6 +240,9 @@ impl Daemon for DaemonService {
                     key: entry.key,
                     value: entry.value.to_string(),
                     source: entry.source.as_str().to_owned(),
+                    line: entry
+                        .line
+                        .map_or(0, |line| u32::try_from(line).unwrap_or(u32::MAX)),
                 })
                 .collect(),
             file: self

@@ -1,0 +1,25 @@
+//! `codaris-config`: the keys of Codaris's configuration file as data ([`KEYS`]), and
+//! [`check`], which judges a file's text against them and reports every problem with its line.
+//!
+//! Both binaries link it: `codaris config check` judges a file offline with no `codarisd` at
+//! hand, and `codarisd check-config` reports the same problems before it resolves the file
+//! itself. The daemon's own types (`ConfigToml` and the tables under it) stay the authority on
+//! what a key means; its tests hold [`KEYS`] to the keys those types take, so the two cannot
+//! drift apart.
+//!
+//! Pure: it takes text and returns values. Non-goals: reading files, the environment, and the
+//! checks that need the daemon's libraries (what an MCP server's settings add up to, whether a
+//! provider answers); those are `codarisd check-config`'s and the daemon's at start.
+
+mod check;
+mod keys;
+
+pub use check::Problem;
+pub use check::check;
+pub use check::key_lines;
+pub use keys::KEYS;
+pub use keys::Key;
+pub use keys::Kind;
+pub use keys::MAPS;
+pub use keys::TABLE_ARRAYS;
+pub use keys::key_named;
