@@ -109,8 +109,22 @@ pub const KEYS: &[Key] = &[
     key("provider.model", Kind::Text),
     key("anthropic.api_key", Kind::Text),
     key("anthropic.base_url", Kind::Url),
+    key(
+        "anthropic.max_output_tokens",
+        Kind::Integer {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+    ),
     key("openai.api_key", Kind::Text),
     key("openai.base_url", Kind::Url),
+    key(
+        "openai.max_output_tokens",
+        Kind::Integer {
+            min: 1,
+            max: u32::MAX as u64,
+        },
+    ),
     key("models.name", Kind::Text),
     key("models.multimodal", Kind::Bool),
     key("mcp.servers.*.command", Kind::Text),
