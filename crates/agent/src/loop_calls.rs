@@ -1,14 +1,19 @@
 //! The loop's own tools, run where they are declared: `search_tools` against the host's index,
 //! `request_capability` read here and asked through the host's card call.
 
-use codaris_index::{DEFAULT_LIMIT, KindFilter, render};
-use codaris_policy::{Capability, CapabilityName, Scope, normalize_absolute};
+use codaris_index::{DEFAULT_LIMIT, KindFilter, SearchOutcome, render};
+use codaris_policy::{
+    Capability, CapabilityName, HeldBack, OperatingMode, Scope, Task, normalize_absolute,
+};
 use serde_json::Value;
 
 use crate::host::{CapabilityAnswer, CapabilityRequest, ToolIndex, ToolRun};
+use crate::registry::Registry;
+use crate::surface::withholding;
 
 /// Runs a `search_tools` call: the answer text, and the names it binds.
-pub(crate) fn search(index: &dyn ToolIndex, args: &Value) -> (ToolRun, Vec<String>) {
+/// Hits the operating mode of `task` forbids are left out and named.
+pub(crate) fn search(index: &dyn ToolIndex, task: &Task, args: &Value) -> (ToolRun, Vec<String>) {
     let Some(query) = args.get("query").and_then(Value::as_str) else {
         return (
             ToolRun::error(
@@ -31,9 +36,51 @@ pub(crate) fn search(index: &dyn ToolIndex, args: &Value) -> (ToolRun, Vec<Strin
             );
         }
     };
-    let outcome = index.search(query, kind, DEFAULT_LIMIT);
+    let mut outcome = index.search(query, kind, DEFAULT_LIMIT);
+    let left_out = leave_out_mode_forbidden(&mut outcome, task, &index.registry());
     let bound = outcome.bindable().into_iter().map(str::to_owned).collect();
-    (ToolRun::ok(render(&outcome)), bound)
+    let text = match left_out {
+        None => render(&outcome),
+        // Every hit was a tool the mode forbids: a "Matches" list binding nothing would read
+        // like slash-gated hits, so say plainly why nothing was bound.
+        Some((mode, names)) if outcome.hits().is_empty() => format!(
+            "No tool matching \"{query}\" is available in `{mode}` mode: {} belong to agent mode and a search does not bind them; only the user can switch to agent mode (`/mode agent` in chat).",
+            names.join(", "),
+            mode = mode.as_str(),
+        ),
+        Some((mode, names)) => format!(
+            "{}\nNot available in `{mode}` mode, so not bound: {} (only the user can switch to agent mode, `/mode agent` in chat).",
+            render(&outcome),
+            names.join(", "),
+            mode = mode.as_str(),
+        ),
+    };
+    (ToolRun::ok(text), bound)
+}
+
+/// Removes the hits `task`'s operating mode forbids and returns the mode and their names, if
+/// any: the surface would never bind them and dispatch refuses them, so offering them would
+/// send the model to call a tool it cannot have (the plan-mode loop of issue 46).
+fn leave_out_mode_forbidden(
+    outcome: &mut SearchOutcome,
+    task: &Task,
+    registry: &Registry,
+) -> Option<(OperatingMode, Vec<String>)> {
+    let SearchOutcome::Hits { hits, .. } = outcome else {
+        return None;
+    };
+    let mut forbidden: Option<(OperatingMode, Vec<String>)> = None;
+    hits.retain(|hit| match withholding(&hit.name, task, registry) {
+        Some(HeldBack::Mode(mode)) => {
+            forbidden
+                .get_or_insert_with(|| (mode, Vec::new()))
+                .1
+                .push(hit.name.clone());
+            false
+        }
+        _ => true,
+    });
+    forbidden
 }
 
 /// Reads a `request_capability` call; a malformed one is answered at once, with no card.
