@@ -12,6 +12,7 @@ mod demo;
 mod escapes;
 mod fence;
 mod fence_readers;
+mod first_hour_gates;
 mod full_disk;
 mod hardening;
 mod interrupt;
