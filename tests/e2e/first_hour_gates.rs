@@ -152,11 +152,15 @@ fn grants(sandbox: &Sandbox) -> Vec<Value> {
 fn a_pipeline_run_card_comes_only_for_valid_arguments_and_shows_the_command_line() {
     let (sandbox, proj, _daemon) = pipeline_sandbox();
     let pipe = std::fs::canonicalize(proj.join("pipe")).unwrap();
-    // `outdir` inside `params`: refused by the launch's own checks, before any card.
-    let script = calls_script(&[(
-        "run_built_pipeline",
-        json!({"path": "pipe", "params": {"input": "sheet.csv", "outdir": "results"}}),
-    )]);
+    // `outdir` inside `params`, a profile the operator did not list: refused by the
+    // launches' own checks, before any card.
+    let script = calls_script(&[
+        (
+            "run_built_pipeline",
+            json!({"path": "pipe", "params": {"input": "sheet.csv", "outdir": "results"}}),
+        ),
+        ("test_pipeline", json!({"path": "pipe", "profile": "wave"})),
+    ]);
     let output = sandbox.run_script(
         &proj,
         &script,
@@ -173,6 +177,8 @@ fn a_pipeline_run_card_comes_only_for_valid_arguments_and_shows_the_command_line
         said.contains("parameter `outdir` is set by its own argument"),
         "{said}"
     );
+    let tested = results(&refused)[1]["output"].as_str().unwrap();
+    assert!(tested.contains("profile `wave`"), "{tested}");
     assert!(grants(&sandbox).is_empty(), "{:?}", grants(&sandbox));
     assert!(!pipe.join(".nextflow").exists(), "nothing ran");
 

@@ -57,7 +57,7 @@ impl ReservedNames {
     }
 
     /// The name a card for this call shows: the one reserved already, else a fresh one.
-    fn reserve(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
+    pub(super) fn reserve(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
         let key = Self::key(ctx, tool, args);
         let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, name)) = names.iter().find(|(k, _)| *k == key) {
@@ -72,7 +72,7 @@ impl ReservedNames {
     }
 
     /// The name a card showed for this call, taken; else a fresh one.
-    fn take(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
+    pub(super) fn take(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
         let key = Self::key(ctx, tool, args);
         let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         match names.iter().position(|(k, _)| *k == key) {
@@ -247,6 +247,14 @@ pub(super) fn card_preview(
     let name = shared.names.reserve(ctx, tool, args);
     let prepared = check(shared, ctx, tool, args, resume, name)?;
     let plan = &prepared.plan;
+    // The start checks again under its lock; this spares a card for a run that must wait.
+    if let Some(refusal) =
+        shared
+            .launches
+            .busy(tool, &plan.pipeline, &plan.launch_dir, &ctx.session_id)
+    {
+        return Err(refusal);
+    }
     let mut text = format!("$ {}\nin {}", plan.display(), plan.launch_dir.display());
     text.push_str(&gate_lines(&prepared.gates));
     text.push('\n');
@@ -395,7 +403,7 @@ fn find_nextflow(setup: &NextflowSetup, tool: &'static str) -> Result<PathBuf, T
 }
 
 /// A name no earlier run of this daemon had, from the process's random hasher seed.
-pub(super) fn fresh_run_name() -> String {
+fn fresh_run_name() -> String {
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u128(
         std::time::SystemTime::now()
