@@ -44,7 +44,7 @@ pub(crate) fn search(index: &dyn ToolIndex, task: &Task, args: &Value) -> (ToolR
         // Every hit was a tool the mode forbids: a "Matches" list binding nothing would read
         // like slash-gated hits, so say plainly why nothing was bound.
         Some((mode, names)) if outcome.hits().is_empty() => format!(
-            "No tool matching \"{query}\" is available in `{mode}` mode: {} belong to agent mode and a search does not bind them; only the user can switch to agent mode (`/mode agent` in chat).",
+            "No tool matching \"{query}\" is available in `{mode}` mode ({} are not, and a search does not bind them); only the user can switch to agent mode (`/mode agent` in chat).",
             names.join(", "),
             mode = mode.as_str(),
         ),
@@ -180,5 +180,71 @@ mod tests {
             unscoped.map(|r| (r.capability.path, r.reason)),
             Ok((None, "edit".to_owned()))
         );
+    }
+}
+
+#[cfg(test)]
+mod search_tests {
+    use std::sync::Arc;
+
+    use codaris_index::{Hit, Kind};
+    use codaris_policy::Activity;
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::RegistryTool;
+
+    /// An index answering every search with `edit` then `read_file`.
+    struct TwoHits(Arc<Registry>);
+
+    impl ToolIndex for TwoHits {
+        fn registry(&self) -> Arc<Registry> {
+            self.0.clone()
+        }
+
+        fn search(&self, query: &str, _: KindFilter, _: usize) -> SearchOutcome {
+            let hit = |name: &str| Hit {
+                name: name.to_owned(),
+                kind: Kind::Core,
+                score: 1.0,
+                description: format!("the {name} tool"),
+                slash: Vec::new(),
+                path: None,
+                bindable: true,
+            };
+            SearchOutcome::Hits {
+                query: query.to_owned(),
+                hits: vec![hit("edit"), hit("read_file")],
+            }
+        }
+    }
+
+    fn index() -> TwoHits {
+        let tools = ["edit", "read_file"].map(RegistryTool::builtin);
+        TwoHits(Arc::new(Registry::new(tools, &[])))
+    }
+
+    #[test]
+    fn a_search_in_plan_mode_binds_only_what_the_mode_allows_and_names_the_rest() {
+        let mut task = Task::new("/w");
+        task.activity = Activity::Plan;
+        let (run, bound) = search(&index(), &task, &json!({"query": "change a file"}));
+        assert_eq!(bound, ["read_file"]);
+        assert!(!run.output.contains("- edit"), "{}", run.output);
+        assert!(
+            run.output.ends_with(
+                "Not available in `plan` mode, so not bound: edit (only the user can switch to agent mode, `/mode agent` in chat)."
+            ),
+            "{}",
+            run.output
+        );
+        // In agent mode both are bound and nothing is added.
+        let (run, bound) = search(
+            &index(),
+            &Task::new("/w"),
+            &json!({"query": "change a file"}),
+        );
+        assert_eq!(bound, ["edit", "read_file"]);
+        assert!(!run.output.contains("Not available"), "{}", run.output);
     }
 }
