@@ -15,6 +15,7 @@ mod fence_readers;
 mod first_hour_output;
 mod first_hour_provider;
 mod first_hour_setup;
+mod first_hour_gates;
 mod full_disk;
 mod hardening;
 mod interrupt;

@@ -45,6 +45,9 @@ pub enum Decided<P> {
     Run(P),
     /// Refused (or asked and not granted): the decision's sentence goes back to the model.
     Refused(Decision),
+    /// Asked, but the call fails its tool's own checks (a pipeline launch's arguments), so no
+    /// card was shown: `run`, the tool's error, goes back to the model with the decision.
+    Failed { decision: Decision, run: ToolRun },
 }
 
 /// Why the host could not decide a call. The turn ends with an error: nothing unrecorded runs.

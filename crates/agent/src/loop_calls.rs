@@ -1,14 +1,19 @@
 //! The loop's own tools, run where they are declared: `search_tools` against the host's index,
 //! `request_capability` read here and asked through the host's card call.
 
-use codaris_index::{DEFAULT_LIMIT, KindFilter, render};
-use codaris_policy::{Capability, CapabilityName, Scope, normalize_absolute};
+use codaris_index::{DEFAULT_LIMIT, KindFilter, SearchOutcome, render};
+use codaris_policy::{
+    Capability, CapabilityName, HeldBack, OperatingMode, Scope, Task, normalize_absolute,
+};
 use serde_json::Value;
 
 use crate::host::{CapabilityAnswer, CapabilityRequest, ToolIndex, ToolRun};
+use crate::registry::Registry;
+use crate::surface::withholding;
 
 /// Runs a `search_tools` call: the answer text, and the names it binds.
-pub(crate) fn search(index: &dyn ToolIndex, args: &Value) -> (ToolRun, Vec<String>) {
+/// Hits the operating mode of `task` forbids are left out and named.
+pub(crate) fn search(index: &dyn ToolIndex, task: &Task, args: &Value) -> (ToolRun, Vec<String>) {
     let Some(query) = args.get("query").and_then(Value::as_str) else {
         return (
             ToolRun::error(
@@ -31,9 +36,51 @@ pub(crate) fn search(index: &dyn ToolIndex, args: &Value) -> (ToolRun, Vec<Strin
             );
         }
     };
-    let outcome = index.search(query, kind, DEFAULT_LIMIT);
+    let mut outcome = index.search(query, kind, DEFAULT_LIMIT);
+    let left_out = leave_out_mode_forbidden(&mut outcome, task, &index.registry());
     let bound = outcome.bindable().into_iter().map(str::to_owned).collect();
-    (ToolRun::ok(render(&outcome)), bound)
+    let text = match left_out {
+        None => render(&outcome),
+        // Every hit was a tool the mode forbids: a "Matches" list binding nothing would read
+        // like slash-gated hits, so say plainly why nothing was bound.
+        Some((mode, names)) if outcome.hits().is_empty() => format!(
+            "No tool matching \"{query}\" is available in `{mode}` mode ({} are not, and a search does not bind them); only the user can switch to agent mode (`/mode agent` in chat).",
+            names.join(", "),
+            mode = mode.as_str(),
+        ),
+        Some((mode, names)) => format!(
+            "{}\nNot available in `{mode}` mode, so not bound: {} (only the user can switch to agent mode, `/mode agent` in chat).",
+            render(&outcome),
+            names.join(", "),
+            mode = mode.as_str(),
+        ),
+    };
+    (ToolRun::ok(text), bound)
+}
+
+/// Removes the hits `task`'s operating mode forbids and returns the mode and their names, if
+/// any: the surface would never bind them and dispatch refuses them, so offering them would
+/// send the model to call a tool it cannot have (the plan-mode loop of issue 46).
+fn leave_out_mode_forbidden(
+    outcome: &mut SearchOutcome,
+    task: &Task,
+    registry: &Registry,
+) -> Option<(OperatingMode, Vec<String>)> {
+    let SearchOutcome::Hits { hits, .. } = outcome else {
+        return None;
+    };
+    let mut forbidden: Option<(OperatingMode, Vec<String>)> = None;
+    hits.retain(|hit| match withholding(&hit.name, task, registry) {
+        Some(HeldBack::Mode(mode)) => {
+            forbidden
+                .get_or_insert_with(|| (mode, Vec::new()))
+                .1
+                .push(hit.name.clone());
+            false
+        }
+        _ => true,
+    });
+    forbidden
 }
 
 /// Reads a `request_capability` call; a malformed one is answered at once, with no card.
@@ -133,5 +180,71 @@ mod tests {
             unscoped.map(|r| (r.capability.path, r.reason)),
             Ok((None, "edit".to_owned()))
         );
+    }
+}
+
+#[cfg(test)]
+mod search_tests {
+    use std::sync::Arc;
+
+    use codaris_index::{Hit, Kind};
+    use codaris_policy::Activity;
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::RegistryTool;
+
+    /// An index answering every search with `edit` then `read_file`.
+    struct TwoHits(Arc<Registry>);
+
+    impl ToolIndex for TwoHits {
+        fn registry(&self) -> Arc<Registry> {
+            self.0.clone()
+        }
+
+        fn search(&self, query: &str, _: KindFilter, _: usize) -> SearchOutcome {
+            let hit = |name: &str| Hit {
+                name: name.to_owned(),
+                kind: Kind::Core,
+                score: 1.0,
+                description: format!("the {name} tool"),
+                slash: Vec::new(),
+                path: None,
+                bindable: true,
+            };
+            SearchOutcome::Hits {
+                query: query.to_owned(),
+                hits: vec![hit("edit"), hit("read_file")],
+            }
+        }
+    }
+
+    fn index() -> TwoHits {
+        let tools = ["edit", "read_file"].map(RegistryTool::builtin);
+        TwoHits(Arc::new(Registry::new(tools, &[])))
+    }
+
+    #[test]
+    fn a_search_in_plan_mode_binds_only_what_the_mode_allows_and_names_the_rest() {
+        let mut task = Task::new("/w");
+        task.activity = Activity::Plan;
+        let (run, bound) = search(&index(), &task, &json!({"query": "change a file"}));
+        assert_eq!(bound, ["read_file"]);
+        assert!(!run.output.contains("- edit"), "{}", run.output);
+        assert!(
+            run.output.ends_with(
+                "Not available in `plan` mode, so not bound: edit (only the user can switch to agent mode, `/mode agent` in chat)."
+            ),
+            "{}",
+            run.output
+        );
+        // In agent mode both are bound and nothing is added.
+        let (run, bound) = search(
+            &index(),
+            &Task::new("/w"),
+            &json!({"query": "change a file"}),
+        );
+        assert_eq!(bound, ["edit", "read_file"]);
+        assert!(!run.output.contains("Not available"), "{}", run.output);
     }
 }

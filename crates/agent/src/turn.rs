@@ -395,10 +395,17 @@ async fn dispatch<H: TurnHost>(
                 .filter(|ends| *ends)
                 .map(|_| EndReason::LoopGuard));
         }
+        Decided::Failed { decision, run } => {
+            let failed = Reply::error(run.output);
+            answer(conversation, host, &call, Some(decision), failed);
+            return Ok(guard_ends
+                .filter(|ends| *ends)
+                .map(|_| EndReason::LoopGuard));
+        }
     };
     let decision = permit.decision().clone();
     let (run, bound) = match call.name.as_str() {
-        SEARCH_TOOLS => loop_calls::search(host.index(), &request.args),
+        SEARCH_TOOLS => loop_calls::search(host.index(), state.task(), &request.args),
         REQUEST_CAPABILITY => (request_capability(host, &request).await, Vec::new()),
         _ => (host.run(permit).await, Vec::new()),
     };

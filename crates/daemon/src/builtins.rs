@@ -272,18 +272,29 @@ impl Builtins {
     /// What a call of a built-in tool waiting on a card would do (a diff, a command line, a
     /// request), worked out in the fence the call would run in once `opened` paths are granted.
     /// Reads files: call it off the async runtime. `None` for a tool with no preview or not
-    /// run here.
+    /// run here. `Some(Err)` is the error the call would fail with for a tool that checks its
+    /// arguments before a card (a pipeline launch): no card is shown for it.
     pub fn preview(
         &self,
         session_id: &str,
-        tool: &str,
+        name: &str,
         args: &Value,
         task: &Task,
         opened: &[String],
-    ) -> Option<codaris_tools::preview::CallPreview> {
-        self.by_name.get(tool)?;
+    ) -> Option<Result<codaris_tools::preview::CallPreview, ToolRun>> {
+        let tool = self.by_name.get(name)?;
         let ctx = context(session_id, task, opened);
-        codaris_tools::preview::preview(&ctx, tool, args)
+        match tool.card_check(&ctx, args) {
+            Some(Ok(preview)) => Some(Ok(preview)),
+            Some(Err(ToolError::Model { message })) => Some(Err(ToolRun::error(message))),
+            Some(Err(err @ ToolError::Fatal { .. })) => {
+                tracing::error!(tool = name, %err, "a tool's check failed");
+                Some(Err(ToolRun::error(format!(
+                    "{name} failed inside Codaris: {err}"
+                ))))
+            }
+            None => codaris_tools::preview::preview(&ctx, name, args).map(Ok),
+        }
     }
 }
 

@@ -137,10 +137,11 @@ async fn an_ask_session_is_offered_exactly_the_ask_allowlist() {
     for tools in bindings(&events) {
         assert_eq!(tools, allowlist);
     }
-    // A write sent anyway is refused by the mode, as before.
+    // A write sent anyway is refused by the read-only mode, not as unbound (a search could
+    // never bind it).
     assert_eq!(
         results(&events),
-        [("write".to_owned(), "not_bound".to_owned())]
+        [("write".to_owned(), "read_only_activity".to_owned())]
     );
     daemon.stop().await;
 }

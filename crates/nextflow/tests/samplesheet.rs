@@ -57,7 +57,15 @@ fn lines(report: &GateReport) -> Vec<String> {
     report.render().lines().map(str::to_owned).collect()
 }
 
-fn bad_sheet_lines() -> Vec<String> {
+/// What a failure about a missing relative path adds: where it was looked for.
+fn base(launch: &Path) -> String {
+    format!(
+        " (relative paths are resolved against the launch directory `{}`)",
+        launch.display()
+    )
+}
+
+fn bad_sheet_lines(launch: &Path) -> Vec<String> {
     vec![
         "failed".to_owned(),
         format!(
@@ -67,7 +75,8 @@ fn bad_sheet_lines() -> Vec<String> {
             "-> Entry 2: Error for field 'fastq_1' (reads/S2_R1.fq): \"reads/S2_R1.fq\" does not match regular expression ^([\\S\\s]*\\/)?[^\\s\\/]+\\.f(ast)?q\\.gz$ ({FASTQ1_MESSAGE})"
         ),
         format!(
-            "-> Entry 3: Error for field 'fastq_1' (reads/S3_R1.fastq.gz): the file or directory 'reads/S3_R1.fastq.gz' does not exist ({FASTQ1_MESSAGE})"
+            "-> Entry 3: Error for field 'fastq_1' (reads/S3_R1.fastq.gz): the file or directory 'reads/S3_R1.fastq.gz' does not exist{} ({FASTQ1_MESSAGE})",
+            base(launch)
         ),
     ]
 }
@@ -103,7 +112,7 @@ fn a_good_sheet_passes_and_is_bound_to_both_digests() -> TestResult {
 fn a_bad_sheet_fails_in_nf_schema_words() -> TestResult {
     let launch = launch_dir()?;
     let report = gate_fixture(launch.path(), "bad.csv")?;
-    assert_eq!(lines(&report), bad_sheet_lines());
+    assert_eq!(lines(&report), bad_sheet_lines(launch.path()));
     assert_eq!(report.rows, 3);
     Ok(())
 }
@@ -122,7 +131,7 @@ fn tsv_json_and_yaml_sheets_read_like_csv() -> TestResult {
     }
     assert_eq!(
         lines(&gate_fixture(launch.path(), "bad.yaml")?),
-        bad_sheet_lines()
+        bad_sheet_lines(launch.path())
     );
     Ok(())
 }
@@ -277,7 +286,8 @@ fn dot_dot_and_file_uris_resolve_like_nextflow_paths() -> TestResult {
         [
             "failed".to_owned(),
             format!(
-                "-> Entry 3: Error for field 'fastq_1' (../../nowhere/S3_R1.fastq.gz): the file or directory '../../nowhere/S3_R1.fastq.gz' does not exist ({FASTQ1_MESSAGE})"
+                "-> Entry 3: Error for field 'fastq_1' (../../nowhere/S3_R1.fastq.gz): the file or directory '../../nowhere/S3_R1.fastq.gz' does not exist{} ({FASTQ1_MESSAGE})",
+                base(&launch.path().join("run"))
             )
         ]
     );
@@ -305,7 +315,8 @@ fn a_symlink_to_a_file_is_a_file_and_a_dangling_one_is_missing() -> TestResult {
         [
             "failed".to_owned(),
             format!(
-                "-> Entry 2: Error for field 'fastq_1' (reads/dangling_R1.fastq.gz): the file or directory 'reads/dangling_R1.fastq.gz' does not exist ({FASTQ1_MESSAGE})"
+                "-> Entry 2: Error for field 'fastq_1' (reads/dangling_R1.fastq.gz): the file or directory 'reads/dangling_R1.fastq.gz' does not exist{} ({FASTQ1_MESSAGE})",
+                base(launch.path())
             )
         ]
     );
@@ -380,7 +391,7 @@ fn crlf_line_ends_read_like_lf() -> TestResult {
     let bad = fs::read_to_string(fixture("bad.csv"))?.replace('\n', "\r\n");
     assert_eq!(
         lines(&gate_text(launch.path(), "crlf_bad.csv", bad.as_bytes())?),
-        bad_sheet_lines()
+        bad_sheet_lines(launch.path())
     );
     Ok(())
 }
@@ -513,17 +524,24 @@ fn path_formats_globs_exists_false_and_dependent_required() -> TestResult {
                a,reads/*.fq,missing_dir,,x,other,\n\
                c,reads/*.fq,out,reads/*,,,\n";
     let report = features(launch.path(), bad)?;
+    let base = base(launch.path());
     assert_eq!(
         lines(&report),
         [
             "failed",
-            "-> Entry 1: Error for field 'reads' (reads/none_*.fastq.gz): No files were found using the glob pattern 'reads/none_*.fastq.gz' (reads must match at least one file)",
-            "-> Entry 1: Error for field 'reads' (reads/none_*.fastq.gz): the file or directory 'reads/none_*.fastq.gz' does not exist (reads must match at least one file)",
+            &format!(
+                "-> Entry 1: Error for field 'reads' (reads/none_*.fastq.gz): No files were found using the glob pattern 'reads/none_*.fastq.gz'{base} (reads must match at least one file)"
+            ),
+            &format!(
+                "-> Entry 1: Error for field 'reads' (reads/none_*.fastq.gz): the file or directory 'reads/none_*.fastq.gz' does not exist{base} (reads must match at least one file)"
+            ),
             "-> Entry 1: Error for field 'outdir' (genome.fa): 'genome.fa' is not a directory, but a file",
             "-> Entry 1: Error for field 'scratch' (out): the file or directory 'out' should not exist",
             "-> Entry 1: Error for field 'ref' (reads): 'reads' is not a file, but a directory",
             "-> Entry 1: Object does not have some of the required properties [group]",
-            "-> Entry 2: Error for field 'outdir' (missing_dir): the file or directory 'missing_dir' does not exist",
+            &format!(
+                "-> Entry 2: Error for field 'outdir' (missing_dir): the file or directory 'missing_dir' does not exist{base}"
+            ),
             "-> Entry 2: Error for field 'batch' (x): Value is [string] but should be [integer]",
             "-> Entry 2: Error for field 'group' (other): Expected any of [control, treated]",
             "-> Entry 2: Detected duplicate entries: [id:a]",

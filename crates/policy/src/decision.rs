@@ -19,10 +19,10 @@ pub enum Rule {
     Withheld,
     /// A slash-gated tool had one of its commands typed.
     SlashGate,
-    /// The tool is on this turn's surface.
-    Binding,
     /// The operating mode's allowlist contains the tool.
     ModeAllowlist,
+    /// The tool is on this turn's surface.
+    Binding,
     /// The arguments are a JSON object.
     ArgsShape,
     /// Every path argument is usable.
@@ -48,8 +48,8 @@ impl Rule {
         Rule::KnownTool,
         Rule::Withheld,
         Rule::SlashGate,
-        Rule::Binding,
         Rule::ModeAllowlist,
+        Rule::Binding,
         Rule::ArgsShape,
         Rule::PathShape,
         Rule::ProtectedPath,

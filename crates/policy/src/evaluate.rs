@@ -1,7 +1,7 @@
 //! `evaluate`: the rules, in order, applied to one call.
 //!
-//! Rule order (the documentation lists the same): loop guard, known tool, withheld, slash gate, binding,
-//! mode allowlist, argument shape, path shape, protected paths, read-only activity, fence,
+//! Rule order (the documentation lists the same): loop guard, known tool, withheld, slash gate,
+//! mode allowlist, binding, argument shape, path shape, protected paths, read-only activity, fence,
 //! permission class. Verdicts combine with `max`; among equally severe outcomes the earlier rule
 //! speaks. A refusal is final the moment it is found, so evaluation stops there; a prompt is
 //! remembered while later capabilities are still checked for a recorded refusal.
@@ -82,16 +82,18 @@ fn judge<'a>(
         rules.insert(Rule::SlashGate);
         return Finding::SlashRequired(spec.slash);
     }
+    // Before the binding: the surface never binds a tool the mode forbids, so `not_bound` would
+    // send the model to `search_tools`, which cannot help; only a mode switch can.
+    let mode = task.activity.operating_mode();
+    if !spec.modes.allows(mode) {
+        rules.insert(Rule::ModeAllowlist);
+        return mode_refusal(spec, tool, object, task, mode, report_only, rules);
+    }
     if let Some(bound) = &task.bound
         && !bound.iter().any(|b| b == tool)
     {
         rules.insert(Rule::Binding);
         return Finding::NotBound;
-    }
-    let mode = task.activity.operating_mode();
-    if !spec.modes.allows(mode) {
-        rules.insert(Rule::ModeAllowlist);
-        return Finding::ModeForbids(mode);
     }
     let Some(object) = object else {
         rules.insert(Rule::ArgsShape);
@@ -208,6 +210,38 @@ fn judge<'a>(
         Finding::AllowedByMode(pmode)
     } else {
         Finding::AllowedByDefault
+    }
+}
+
+/// The refusal of a call outside the `plan` or `ask` allowlist. Both modes are read-only, so a
+/// call that would change something is refused as such (`read_only_activity`, naming what the
+/// change needs) and any other as `mode_forbids`. No grant lifts either: the allowlist is fixed
+/// and only the person leaves the mode. A call whose arguments cannot be read for what it
+/// would change is refused by the mode alone.
+fn mode_refusal<'a>(
+    spec: &'a ToolSpec,
+    tool: &'a str,
+    object: Option<&'a Map<String, Value>>,
+    task: &'a Task,
+    mode: OperatingMode,
+    report_only: bool,
+    rules: &mut RuleSet,
+) -> Finding<'a> {
+    let effect = if report_only {
+        Effect::ReadOnly
+    } else {
+        spec.effect
+    };
+    let uses = object.and_then(|o| path_uses(spec, o, task, report_only).ok());
+    let need = uses
+        .filter(|uses| mutating(effect, uses))
+        .and_then(|uses| mutation_needs(effect, tool, &uses, task).into_iter().next());
+    match need {
+        Some(need) => {
+            rules.insert(Rule::ReadOnlyActivity);
+            Finding::ModeReadOnly { mode, need }
+        }
+        None => Finding::ModeForbids(mode),
     }
 }
 

@@ -46,7 +46,10 @@ mod verdict;
 /// class) instead of `use_tool` for the tool; `fetch_test_data` changes the pipeline's `path`.
 /// "4": the `push` class (`push_image` for a registry the task lists; `registry_not_listed`
 /// for one it does not).
-pub const POLICY_VERSION: &str = "4";
+/// "5": the `plan` and `ask` allowlists are checked before the binding, and a call outside them
+/// that would change something is refused `read_only_activity` (else `mode_forbids`) instead of
+/// `not_bound`, which sent the model searching for a tool no search could bind.
+pub const POLICY_VERSION: &str = "5";
 
 pub use capability::Capability;
 pub use capability::CapabilityName;

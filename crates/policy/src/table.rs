@@ -116,6 +116,11 @@ pub(crate) enum Finding<'a> {
     SlashRequired(&'static [&'static str]),
     NotBound,
     ModeForbids(OperatingMode),
+    /// A call outside the mode's allowlist that would change something.
+    ModeReadOnly {
+        mode: OperatingMode,
+        need: Need<'a>,
+    },
     ArgsNotObject(JsonKind),
     BadPath {
         arg: &'a str,
@@ -220,12 +225,25 @@ pub(crate) fn decide(
             (
                 Code::ModeForbids,
                 format!(
-                    "tool {t} is not available in {} mode, which allows {allows}; ask the user to switch to agent mode",
+                    "tool {t} is not available in {} mode, which allows {allows}; searching does not bind it: only the user can switch to agent mode (`/mode agent` in chat)",
                     Quoted(mode.as_str())
                 ),
                 None,
             )
         }
+        // The mode is read-only and its allowlist fixed: no grant or search helps, so the
+        // sentence says what the call would change and that only leaving the mode allows it.
+        Finding::ModeReadOnly { mode, need } => (
+            Code::ReadOnlyActivity,
+            format!(
+                "{} mode is read-only and {t} would {}, which needs {}; no search or grant allows it there: the user must leave {} mode (`/mode agent` in chat), so describe what you would do instead",
+                Quoted(mode.as_str()),
+                Action(&need),
+                Quoted(need.name.as_str()),
+                Quoted(mode.as_str()),
+            ),
+            Some(need.capability()),
+        ),
         // Tell the model exactly how to call again; a string is usually a double-encoded object.
         Finding::ArgsNotObject(kind) => {
             let (got, hint) = match kind {
@@ -465,6 +483,13 @@ mod tests {
             (Finding::NotBound, Code::NotBound),
             (Finding::ModeForbids(OperatingMode::Ask), Code::ModeForbids),
             (
+                Finding::ModeReadOnly {
+                    mode: OperatingMode::Plan,
+                    need: write(),
+                },
+                Code::ReadOnlyActivity,
+            ),
+            (
                 Finding::ArgsNotObject(JsonKind::String),
                 Code::ArgsNotObject,
             ),
@@ -533,8 +558,12 @@ mod tests {
     #[test]
     fn every_arm_gives_its_code_a_one_line_sentence_and_the_right_capability() {
         let arms = every_arm();
-        assert_eq!(arms.len(), Code::ALL.len(), "one arm per code");
+        for code in Code::ALL {
+            assert!(arms.iter().any(|(_, c)| *c == code), "no arm for {code}");
+        }
         for (finding, code) in arms {
+            // A mode's refusal names the change, yet no grant lifts it.
+            let by_mode = matches!(finding, Finding::ModeReadOnly { .. });
             let d = decide("to`ol", finding, RuleSet::default(), &GrantSet::new());
             assert_eq!(d.code, code);
             assert_eq!(d.verdict, code.verdict());
@@ -547,10 +576,11 @@ mod tests {
             assert!(!s.ends_with('.') && !s.contains('\n'), "{s}");
             // A refusal a grant could lift says how to ask for it; a prompt and a recorded
             // refusal do not (the card is already coming, or the answer was already no).
-            let liftable = matches!(
-                code,
-                Code::ReadOnlyActivity | Code::ReadOutsideFence | Code::MutateOutsideFence
-            );
+            let liftable = !by_mode
+                && matches!(
+                    code,
+                    Code::ReadOnlyActivity | Code::ReadOutsideFence | Code::MutateOutsideFence
+                );
             assert_eq!(s.contains("request_capability"), liftable, "{s}");
         }
     }

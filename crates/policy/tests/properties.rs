@@ -3,7 +3,7 @@
 //! way, and no input makes `evaluate` panic.
 
 use codaris_policy::{
-    Access, BUILTIN, Effect, ExternalSpec, PathArg, PathDefault, Request, ToolSpec, Verdict,
+    Access, BUILTIN, Code, Effect, ExternalSpec, PathArg, PathDefault, Request, ToolSpec, Verdict,
     builtin,
 };
 use proptest::prelude::*;
@@ -270,6 +270,30 @@ proptest! {
         more.grants.push(deny);
         let after = more.evaluate();
         prop_assert!(after.verdict >= before.verdict, "{:?} -> {:?}", before, after);
+    }
+
+    #[test]
+    fn a_call_outside_the_mode_allowlist_is_refused_by_the_mode_whatever_is_bound_or_granted(
+        req in request(true),
+        nothing_bound in any::<bool>(),
+    ) {
+        let Some(spec) = spec_of(&req) else { return Ok(()) };
+        let mode = req.task.activity.operating_mode();
+        let mut req = req;
+        // The binding must not speak first: a search cannot bind what the mode forbids.
+        req.task.bound = Some(if nothing_bound { Vec::new() } else { vec![req.tool.clone()] });
+        let decision = req.evaluate();
+        let earlier = [Code::RepeatedSearch, Code::ToolWithheld, Code::DefinitionChanged, Code::SlashRequired];
+        if spec.modes.allows(mode) || earlier.contains(&decision.code) {
+            return Ok(());
+        }
+        prop_assert!(
+            matches!(decision.code, Code::ModeForbids | Code::ReadOnlyActivity),
+            "{:?}", decision
+        );
+        prop_assert!(decision.used_grants.is_empty(), "{:?}", decision);
+        // Something the call would change is named; otherwise nothing is.
+        prop_assert_eq!(decision.capability.is_some(), decision.code == Code::ReadOnlyActivity);
     }
 
     #[test]

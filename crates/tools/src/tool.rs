@@ -77,4 +77,15 @@ pub trait Tool: Send + Sync {
     /// The JSON schema of the arguments.
     fn schema(&self) -> Value;
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError>;
+    /// For a tool whose permission card should only be shown for a call that can run (a
+    /// pipeline launch): every check `call` makes, with no side effect, and the card's preview;
+    /// the error the call would fail with, so the daemon answers it and shows no card. `None`
+    /// for a tool with no such check. Reads files: call it off the async runtime.
+    fn card_check(
+        &self,
+        _ctx: &ToolContext,
+        _args: &Value,
+    ) -> Option<Result<crate::preview::CallPreview, ToolError>> {
+        None
+    }
 }

@@ -285,8 +285,13 @@ impl DaemonHost {
 impl DaemonHost {
     /// The card for a call the policy asks about: the policy's sentence for the ledger, and
     /// for the person what the call would do, with its preview worked out in the fence the
-    /// call would run in once the card's capability is granted.
-    async fn card_text(&self, call: &CallRequest, record: &DecisionRecord) -> CardText {
+    /// call would run in once the card's capability is granted. The error the call would fail
+    /// with, for a tool that checks its arguments before a card.
+    async fn card_text(
+        &self,
+        call: &CallRequest,
+        record: &DecisionRecord,
+    ) -> Result<CardText, ToolRun> {
         let decision = &record.decision;
         let task = record.request.task.clone();
         // A grant on a path outside the roots opens it for the call; the preview reads there too.
@@ -316,8 +321,9 @@ impl DaemonHost {
         .unwrap_or_else(|err| {
             tracing::warn!(%err, "working out a card's preview failed; the card shows none");
             None
-        });
-        CardText {
+        })
+        .transpose()?;
+        Ok(CardText {
             recorded: decision.sentence.clone(),
             shown: card_text::person_sentence(
                 &call.tool,
@@ -327,7 +333,7 @@ impl DaemonHost {
                 &cwd,
             ),
             preview: preview.as_ref().map(card_text::preview_wire),
-        }
+        })
     }
 }
 
@@ -365,7 +371,17 @@ impl TurnHost for DaemonHost {
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
                 Dispatched::Ask(record) => record,
             };
-            let text = self.card_text(call, &record).await;
+            // A call that would fail its tool's own checks is answered with that failure: a
+            // card (and a grant) for a run that cannot start would only mislead.
+            let text = match self.card_text(call, &record).await {
+                Ok(text) => text,
+                Err(failed) => {
+                    return Ok(Decided::Failed {
+                        decision: record.decision,
+                        run: failed,
+                    });
+                }
+            };
             let asked = record.decision;
             let answered = self
                 .ask(

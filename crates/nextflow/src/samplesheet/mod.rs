@@ -259,7 +259,9 @@ fn validate_within(
     let sheet = read::read_sheet(sheet_path, text, format, bom)?;
 
     let mut errors = sheet_level_errors(&sheet);
-    let checker = Arc::new(PathChecker::new(launch_dir.to_path_buf(), confine.to_vec()));
+    let checker = Arc::new(
+        PathChecker::new(launch_dir.to_path_buf(), confine.to_vec()).beside(sheet_path.parent()),
+    );
     let mut options = jsonschema::options()
         .with_keyword("type", keywords::type_factory(lenient_types))
         .with_keyword(

@@ -58,6 +58,9 @@ struct Cache {
 #[derive(Debug)]
 pub(crate) struct PathChecker {
     launch_dir: PathBuf,
+    /// The samplesheet's own directory, when known: a missing relative path that exists
+    /// there is a launch from the wrong directory, and the failure says so.
+    sheet_dir: Option<PathBuf>,
     /// The folders the checks may look in; empty: anywhere. A path that leads out of them
     /// is reported as such and never looked at, so the answer cannot tell whether it exists.
     confine: Vec<PathBuf>,
@@ -203,9 +206,47 @@ impl PathChecker {
     pub(crate) fn new(launch_dir: PathBuf, confine: Vec<PathBuf>) -> Self {
         PathChecker {
             launch_dir,
+            sheet_dir: None,
             confine,
             cache: Mutex::new(Cache::default()),
         }
+    }
+
+    /// The checker for a sheet in `sheet_dir`, whose failures point at it when a missing
+    /// relative path is found there instead.
+    pub(crate) fn beside(mut self, sheet_dir: Option<&Path>) -> Self {
+        // A sheet named relatively says nothing sure about where it lies.
+        self.sheet_dir = sheet_dir.filter(|d| d.is_absolute()).map(Path::to_path_buf);
+        self
+    }
+
+    /// Where a failure about a missing relative `value` says it was looked for (Nextflow's
+    /// `file()` resolves it against the launch directory, the run's working directory, never
+    /// the sheet's), and where it is when it sits beside the sheet instead. Empty for an
+    /// absolute value. The sheet's side is looked at only inside the confining folders, so
+    /// the hint tells nothing about a path Codaris may not read.
+    fn base_note(&self, value: &str, glob: bool) -> String {
+        if Path::new(value.strip_prefix("file://").unwrap_or(value)).is_absolute() {
+            return String::new();
+        }
+        let mut note = format!(
+            " (relative paths are resolved against the launch directory `{}`)",
+            self.launch_dir.display()
+        );
+        let beside = self
+            .sheet_dir
+            .as_ref()
+            .filter(|dir| !glob && **dir != self.launch_dir)
+            .map(|dir| (dir, dir.join(value)))
+            .filter(|(_, at)| !self.outside(at, false) && self.kind(at) != Kind::Missing);
+        if let Some((dir, at)) = beside {
+            note.push_str(&format!(
+                "; it exists beside the samplesheet, at `{}`: write that path in the sheet, or launch from `{}` (`launch_dir`)",
+                at.display(),
+                dir.display()
+            ));
+        }
+        note
     }
 
     /// Whether `resolved` (a glob: its literal prefix) leads out of the confining folders.
@@ -296,7 +337,8 @@ impl PathChecker {
                         "could not validate file format of '{value}': {reason}"
                     )),
                     Ok(paths) if paths.is_empty() => failures.push(format!(
-                        "No files were found using the glob pattern '{value}'"
+                        "No files were found using the glob pattern '{value}'{}",
+                        self.base_note(value, glob)
                     )),
                     Ok(paths) => {
                         for p in paths {
@@ -333,7 +375,10 @@ impl PathChecker {
                 },
             };
             if should_exist && !present {
-                failures.push(format!("the file or directory '{value}' does not exist"));
+                failures.push(format!(
+                    "the file or directory '{value}' does not exist{}",
+                    self.base_note(value, glob)
+                ));
             } else if !should_exist && present {
                 failures.push(format!("the file or directory '{value}' should not exist"));
             }
@@ -468,6 +513,52 @@ mod tests {
             .map(|c| matches!(c.dirs.get(d), Some(DirState::Listed(_))))
             .unwrap_or(false);
         assert!(listed);
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_relative_path_names_its_base_and_the_copy_beside_the_sheet()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let launch = dir.path().join("launch");
+        let sheets = dir.path().join("sheets");
+        std::fs::create_dir_all(&launch)?;
+        std::fs::create_dir_all(sheets.join("reads"))?;
+        std::fs::write(sheets.join("reads/S1_R1.fastq.gz"), b"")?;
+        let checker =
+            PathChecker::new(launch.clone(), vec![dir.path().to_path_buf()]).beside(Some(&sheets));
+        let failures = checker.check("reads/S1_R1.fastq.gz", Some("file-path"), Some(true));
+        assert_eq!(
+            failures,
+            [format!(
+                "the file or directory 'reads/S1_R1.fastq.gz' does not exist (relative paths are resolved against the launch directory `{}`); it exists beside the samplesheet, at `{}`: write that path in the sheet, or launch from `{}` (`launch_dir`)",
+                launch.display(),
+                sheets.join("reads/S1_R1.fastq.gz").display(),
+                sheets.display()
+            )]
+        );
+        // Missing everywhere: the base alone. Absolute: nothing added.
+        let failures = checker.check("reads/S2.fastq.gz", Some("file-path"), Some(true));
+        assert_eq!(
+            failures,
+            [format!(
+                "the file or directory 'reads/S2.fastq.gz' does not exist (relative paths are resolved against the launch directory `{}`)",
+                launch.display()
+            )]
+        );
+        let absolute = dir.path().join("nowhere.fq");
+        let failures = checker.check(&absolute.to_string_lossy(), Some("file-path"), Some(true));
+        assert_eq!(
+            failures,
+            [format!(
+                "the file or directory '{}' does not exist",
+                absolute.display()
+            )]
+        );
+        // Beside a sheet outside the confining folders, nothing is looked at or told.
+        let confined = PathChecker::new(launch.clone(), vec![launch.clone()]).beside(Some(&sheets));
+        let failures = confined.check("reads/S1_R1.fastq.gz", Some("file-path"), Some(true));
+        assert!(!failures[0].contains("beside"), "{failures:?}");
         Ok(())
     }
 

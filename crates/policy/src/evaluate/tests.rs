@@ -131,3 +131,64 @@ fn each_effect_asks_a_read_only_activity_for_its_own_capability() {
         [(CapabilityName::UseTool, Some("demo__x".to_owned()))]
     );
 }
+
+/// A `plan` task whose surface lacks `edit`, as the surface builds it in plan mode.
+fn plan_task(activity: Activity) -> Task {
+    let mut task = Task::new("/w/proj");
+    task.activity = activity;
+    task.bound = Some(vec!["read_file".to_owned(), "search_tools".to_owned()]);
+    task
+}
+
+#[test]
+fn a_plan_mode_edit_is_refused_as_read_only_naming_the_change_and_the_way_out() {
+    let args = serde_json::json!({"path": "src/a.rs", "oldString": "a", "newString": "b"});
+    let call = Call {
+        tool: "edit",
+        args: &args,
+        spec: None,
+    };
+    let decision = evaluate(&call, &GrantSet::default(), &plan_task(Activity::Plan));
+    assert_eq!(decision.code, crate::Code::ReadOnlyActivity, "{decision:?}");
+    assert_eq!(
+        decision.sentence,
+        "`plan` mode is read-only and `edit` would change `/w/proj/src/a.rs`, which needs `write`; no search or grant allows it there: the user must leave `plan` mode (`/mode agent` in chat), so describe what you would do instead"
+    );
+    let capability = decision
+        .capability
+        .as_ref()
+        .map(|c| (c.name, c.path.clone()));
+    assert_eq!(
+        capability,
+        Some((CapabilityName::Write, Some("/w/proj/src/a.rs".to_owned())))
+    );
+    // A grant for the very change does not lift the mode.
+    let granted = GrantSet::from_grants([Grant::new(
+        CapabilityName::Write,
+        Some("/w/proj"),
+        Lifetime::Session,
+    )]);
+    let again = evaluate(&call, &granted, &plan_task(Activity::Plan));
+    assert_eq!(again.code, crate::Code::ReadOnlyActivity);
+    assert!(again.used_grants.is_empty());
+}
+
+#[test]
+fn an_ask_mode_tool_outside_the_list_is_refused_by_the_mode_not_the_binding() {
+    let args = serde_json::json!({"title": "x"});
+    let call = Call {
+        tool: "plan_write",
+        args: &args,
+        spec: None,
+    };
+    let decision = evaluate(&call, &GrantSet::default(), &plan_task(Activity::Ask));
+    assert_eq!(decision.code, crate::Code::ModeForbids, "{decision:?}");
+    assert!(
+        decision.sentence.contains("`/mode agent`"),
+        "{}",
+        decision.sentence
+    );
+    // In plan mode the same tool is allowed, so the binding speaks again.
+    let decision = evaluate(&call, &GrantSet::default(), &plan_task(Activity::Plan));
+    assert_eq!(decision.code, crate::Code::NotBound);
+}

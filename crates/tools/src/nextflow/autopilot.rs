@@ -15,9 +15,10 @@ use codaris_nextflow::runlog;
 use codaris_nextflow::runs::{RunQuery, Trace, format_duration};
 use serde_json::Value;
 
-use super::launch::{LaunchShared, gate_lines, pool_of, prepare, start, where_lines};
+use super::launch::{LaunchShared, card_preview, gate_lines, pool_of, prepare, start, where_lines};
 use crate::context::{Fence, ToolContext};
 use crate::files::fence::open::{self, Fenced};
+use crate::preview::CallPreview;
 use crate::progress::Progress;
 use crate::shell::TaskStatus;
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -74,21 +75,15 @@ fn max_attempts(tool: &'static str, args: &Value) -> Result<u64, ToolError> {
     }
 }
 
-#[async_trait::async_trait]
-impl Tool for AutopilotPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::AUTOPILOT_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::AUTOPILOT_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::AUTOPILOT_PIPELINE.schema()
-    }
-
-    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+impl AutopilotPipeline {
+    /// Whether another attempt may be made: the arguments are this tool's and the session has
+    /// attempts left on the pipeline. The pipeline's real path, the attempts so far, and the
+    /// maximum.
+    fn allowed_attempt(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Result<(PathBuf, Vec<Attempt>, u64), ToolError> {
         let tool = self.name();
         // An attempt runs in the pipeline's directory with its defaults: the launch tool's
         // other arguments are not this one's (nor checked by the policy as its paths).
@@ -113,6 +108,39 @@ impl Tool for AutopilotPipeline {
                 report(&before)
             )));
         }
+        Ok((pipeline, before, max))
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for AutopilotPipeline {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::AUTOPILOT_PIPELINE.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::AUTOPILOT_PIPELINE.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::AUTOPILOT_PIPELINE.schema()
+    }
+
+    fn card_check(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Option<Result<CallPreview, ToolError>> {
+        let tool = self.name();
+        Some(self.allowed_attempt(ctx, args).and_then(|(_, before, _)| {
+            card_preview(&self.shared, ctx, tool, args, !before.is_empty())
+        }))
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let (pipeline, before, max) = self.allowed_attempt(ctx, args)?;
+        let key = (ctx.session_id.clone(), pipeline.clone());
         let number = before.len() + 1;
         let prepared = prepare(&self.shared, ctx, tool, args, !before.is_empty())?;
         let plan = prepared.plan.clone();

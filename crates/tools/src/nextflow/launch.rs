@@ -28,6 +28,7 @@ use super::args::{flag, input_file, located_file, new_dir, optional_string, pipe
 use super::gate::{GateRecord, GateStore, gate_holds};
 use super::runner::command_line;
 use crate::context::ToolContext;
+use crate::preview::{CallPreview, PreviewKind};
 use crate::shell::{ShellPools, Started, TaskPool};
 use crate::tool::ToolError;
 
@@ -38,6 +39,47 @@ pub(super) struct LaunchShared {
     pub setup: NextflowSetup,
     pub gates: Arc<dyn GateStore>,
     pub launches: Launches,
+    pub names: ReservedNames,
+}
+
+/// Run names a permission card showed, kept so the run the card allowed is the one it showed
+/// (`-name` is part of the command line). Keyed by session, tool and the call's arguments;
+/// a run takes its name once, and a run no card showed gets a fresh one.
+#[derive(Debug, Default)]
+pub(super) struct ReservedNames(Mutex<Vec<(String, String)>>);
+
+/// Names kept for cards not answered yet; an unanswered card's name is dropped past this.
+const RESERVED_NAMES: usize = 64;
+
+impl ReservedNames {
+    fn key(ctx: &ToolContext, tool: &str, args: &Value) -> String {
+        format!("{}\0{tool}\0{args}", ctx.session_id)
+    }
+
+    /// The name a card for this call shows: the one reserved already, else a fresh one.
+    pub(super) fn reserve(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
+        let key = Self::key(ctx, tool, args);
+        let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, name)) = names.iter().find(|(k, _)| *k == key) {
+            return name.clone();
+        }
+        let name = fresh_run_name();
+        names.push((key, name.clone()));
+        if names.len() > RESERVED_NAMES {
+            names.remove(0);
+        }
+        name
+    }
+
+    /// The name a card showed for this call, taken; else a fresh one.
+    pub(super) fn take(&self, ctx: &ToolContext, tool: &str, args: &Value) -> String {
+        let key = Self::key(ctx, tool, args);
+        let mut names = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match names.iter().position(|(k, _)| *k == key) {
+            Some(at) => names.remove(at).1,
+            None => fresh_run_name(),
+        }
+    }
 }
 
 /// A run Codaris started that may still be going.
@@ -171,13 +213,74 @@ pub(super) struct Prepared {
     pub gates: Vec<(String, GateRecord)>,
 }
 
-/// Checks a launch asked for by `args`; `resume` adds `-resume` whatever the arguments say.
+/// Checks a launch asked for by `args` and creates its launch directory; `resume` adds
+/// `-resume` whatever the arguments say. The run takes the name a card showed for the call.
 pub(super) fn prepare(
     shared: &LaunchShared,
     ctx: &ToolContext,
     tool: &'static str,
     args: &Value,
     resume: bool,
+) -> Result<Prepared, ToolError> {
+    let name = shared.names.take(ctx, tool, args);
+    let prepared = check(shared, ctx, tool, args, resume, name)?;
+    let dir = &prepared.plan.launch_dir;
+    std::fs::create_dir_all(dir).map_err(|err| {
+        ToolError::model(format!(
+            "{tool}: cannot create the launch directory `{}`: {err}",
+            dir.display()
+        ))
+    })?;
+    Ok(prepared)
+}
+
+/// The card's preview of a launch, once every check [`prepare`] makes has passed: the exact
+/// `nextflow run …` line (with the run name the run will take) and its launch directory. An
+/// error is the one the call would fail with, so no card is shown for it.
+pub(super) fn card_preview(
+    shared: &LaunchShared,
+    ctx: &ToolContext,
+    tool: &'static str,
+    args: &Value,
+    resume: bool,
+) -> Result<CallPreview, ToolError> {
+    let name = shared.names.reserve(ctx, tool, args);
+    let prepared = check(shared, ctx, tool, args, resume, name)?;
+    let plan = &prepared.plan;
+    // The start checks again under its lock; this spares a card for a run that must wait.
+    if let Some(refusal) =
+        shared
+            .launches
+            .busy(tool, &plan.pipeline, &plan.launch_dir, &ctx.session_id)
+    {
+        return Err(refusal);
+    }
+    let mut text = format!("$ {}\nin {}", plan.display(), plan.launch_dir.display());
+    text.push_str(&gate_lines(&prepared.gates));
+    text.push('\n');
+    Ok(CallPreview {
+        kind: PreviewKind::Command,
+        text,
+        path: None,
+        action: format!(
+            "run the pipeline `{}` (run `{}`) in `{}`",
+            plan.pipeline.display(),
+            plan.run_name,
+            plan.launch_dir.display()
+        ),
+    })
+}
+
+/// Every check of a launch, with no side effect: the pipeline, the launch directory (not
+/// created), profiles, parameters, the params file, `outdir`, each samplesheet's gate and the
+/// `nextflow` program.
+fn check(
+    shared: &LaunchShared,
+    ctx: &ToolContext,
+    tool: &'static str,
+    args: &Value,
+    resume: bool,
+    run_name: String,
 ) -> Result<Prepared, ToolError> {
     let pipeline = pipeline_dir(ctx, tool, args)?;
     if !pipeline.join("main.nf").is_file() {
@@ -188,18 +291,9 @@ pub(super) fn prepare(
     }
     let launch_dir = match optional_string(tool, args, "launch_dir")? {
         None => pipeline.clone(),
-        Some(dir) => {
-            let dir = new_dir(ctx, tool, dir)?;
-            std::fs::create_dir_all(&dir).map_err(|err| {
-                ToolError::model(format!(
-                    "{tool}: cannot create the launch directory `{}`: {err}",
-                    dir.display()
-                ))
-            })?;
-            dir
-        }
+        Some(dir) => new_dir(ctx, tool, dir)?,
     };
-    let mut plan = LaunchPlan::new(&pipeline, &launch_dir, &fresh_run_name());
+    let mut plan = LaunchPlan::new(&pipeline, &launch_dir, &run_name);
     if let Some(profile) = optional_string(tool, args, "profile")? {
         plan.profiles = shared
             .setup
@@ -216,7 +310,13 @@ pub(super) fn prepare(
         }
     };
     plan.params = param_pairs(&params).map_err(|err| ToolError::model(format!("{tool}: {err}")))?;
-    plan.params_file = input_file(ctx, tool, args, "params_file")?;
+    plan.params_file = input_file(ctx, tool, args, "params_file").map_err(|err| {
+        let given = args
+            .get("params_file")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        resolved_against(err, given, "the working directory", &ctx.cwd)
+    })?;
     plan.resume = resume || flag(tool, args, "resume")?;
     if let Some(outdir) = optional_string(tool, args, "outdir")? {
         plan.outdir = Some(new_dir(ctx, tool, outdir)?);
@@ -264,12 +364,27 @@ fn check_samplesheets(
             tool,
             &format!("samplesheet `{name}`"),
             &at.to_string_lossy(),
-        )?;
+        )
+        .map_err(|err| resolved_against(err, &value, "the launch directory", &plan.launch_dir))?;
         let gate = gate_holds(shared.gates.as_ref(), &plan.pipeline, &sheet)
             .map_err(|why| ToolError::model(format!("{tool}: refused: {why}")))?;
         passed.push((name, gate));
     }
     Ok(passed)
+}
+
+/// `err` about the path `value`, saying which directory a relative `value` was looked for in
+/// (`base`, called `what`): a bare "is not a file" leaves the reader guessing.
+fn resolved_against(err: ToolError, value: &str, what: &str, base: &Path) -> ToolError {
+    match err {
+        ToolError::Model { message } if !value.is_empty() && !Path::new(value).is_absolute() => {
+            ToolError::model(format!(
+                "{message} (relative paths are resolved against {what} `{}`)",
+                base.display()
+            ))
+        }
+        other => other,
+    }
 }
 
 /// The configured `nextflow`, on the PATH the tools use.
@@ -288,7 +403,7 @@ fn find_nextflow(setup: &NextflowSetup, tool: &'static str) -> Result<PathBuf, T
 }
 
 /// A name no earlier run of this daemon had, from the process's random hasher seed.
-pub(super) fn fresh_run_name() -> String {
+fn fresh_run_name() -> String {
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u128(
         std::time::SystemTime::now()

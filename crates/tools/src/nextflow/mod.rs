@@ -215,6 +215,7 @@ pub fn nextflow_tools(
         setup: setup.clone(),
         gates,
         launches: launch::Launches::default(),
+        names: launch::ReservedNames::default(),
     });
     tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::launch::{LaunchShared, gate_lines, pool_of, prepare, start, where_lines};
+use super::launch::{LaunchShared, card_preview, gate_lines, pool_of, prepare, start, where_lines};
 use crate::context::ToolContext;
+use crate::preview::CallPreview;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 #[derive(Debug)]
@@ -24,6 +25,14 @@ impl Tool for RunBuiltPipeline {
 
     fn schema(&self) -> Value {
         codaris_catalogue::RUN_BUILT_PIPELINE.schema()
+    }
+
+    fn card_check(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Option<Result<CallPreview, ToolError>> {
+        Some(card_preview(&self.0, ctx, self.name(), args, false))
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -16,6 +16,7 @@ use super::args::{optional_string, pipeline_dir};
 use super::launch::LaunchShared;
 use super::runner::PoolRunner;
 use crate::context::ToolContext;
+use crate::preview::{CallPreview, PreviewKind};
 use crate::tool::{Tool, ToolError, ToolOutput};
 
 /// How long the tests may run: nf-test suites and test profiles download data and run many
@@ -64,21 +65,16 @@ fn tests_dir(tool: &'static str, pipeline: &Path, create: bool) -> Result<PathBu
 /// started in the same directory (Nextflow locks the launch directory's cache).
 struct TestPipeline(Arc<LaunchShared>);
 
-#[async_trait::async_trait]
-impl Tool for TestPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::TEST_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::TEST_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::TEST_PIPELINE.schema()
-    }
-
-    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+impl TestPipeline {
+    /// Every check of a test run and its command: the pipeline as named and found, and the
+    /// command. `create` makes the reports' directory; a card's check does not.
+    fn planned(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+        create: bool,
+        run_name: String,
+    ) -> Result<(String, PathBuf, TestCommand), ToolError> {
         let tool = self.name();
         let shown = optional_string(tool, args, "path")?
             .unwrap_or(".")
@@ -99,7 +95,7 @@ impl Tool for TestPipeline {
         {
             return Err(refusal);
         }
-        let dir = tests_dir(tool, &pipeline, true)?;
+        let dir = tests_dir(tool, &pipeline, create)?;
         let command = match TestKind::of(&pipeline) {
             TestKind::NfTest => TestCommand::nf_test(&self.0.setup.nf_test, &dir, &extra),
             TestKind::TestProfile => {
@@ -113,10 +109,50 @@ impl Tool for TestPipeline {
                     &pipeline,
                     &dir,
                     &profiles,
-                    &super::launch::fresh_run_name(),
+                    &run_name,
                 )
             }
         };
+        Ok((shown, pipeline, command))
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for TestPipeline {
+    fn name(&self) -> &'static str {
+        codaris_catalogue::TEST_PIPELINE.name
+    }
+
+    fn description(&self) -> &'static str {
+        codaris_catalogue::TEST_PIPELINE.description
+    }
+
+    fn schema(&self) -> Value {
+        codaris_catalogue::TEST_PIPELINE.schema()
+    }
+
+    fn card_check(
+        &self,
+        ctx: &ToolContext,
+        args: &Value,
+    ) -> Option<Result<CallPreview, ToolError>> {
+        let tool = self.name();
+        let name = self.0.names.reserve(ctx, tool, args);
+        Some(
+            self.planned(ctx, args, false, name)
+                .map(|(_, pipeline, command)| CallPreview {
+                    kind: PreviewKind::Command,
+                    text: format!("$ {}\nin {}\n", command.line(), pipeline.display()),
+                    path: None,
+                    action: format!("run the tests of the pipeline `{}`", pipeline.display()),
+                }),
+        )
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
+        let tool = self.name();
+        let name = self.0.names.take(ctx, tool, args);
+        let (shown, pipeline, command) = self.planned(ctx, args, true, name)?;
         for stale in command.outputs() {
             let _ = std::fs::remove_file(stale);
         }
