@@ -246,7 +246,7 @@ fn a_login_counts_from_the_next_session_and_the_key_stays_in_its_0600_file() {
     };
     assert_eq!(
         entry("openai.api_key"),
-        json!({"key": "openai.api_key", "value": "<redacted>", "source": "login"})
+        json!({"key": "openai.api_key", "value": "<redacted>", "source": "login", "line": null})
     );
     assert_eq!(entry("openai.base_url")["value"], base);
     assert_eq!(entry("provider.name")["source"], "login");
