@@ -320,6 +320,7 @@ fn context(session_id: &str, task: &Task, opened: &[String]) -> ToolContext {
             &workspace,
         ),
         workspace,
+        checkpoint: None,
     }
 }
 
