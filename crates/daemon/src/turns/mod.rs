@@ -8,6 +8,7 @@ mod host;
 mod log;
 mod resume;
 mod session;
+mod undo;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use host::DaemonHost;
 use log::TurnLog;
 pub use resume::{HistoryEntry, SessionChange};
 pub use session::Session;
+pub use undo::{Undone, checkpoints_dir};
 
 use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
@@ -152,9 +154,14 @@ impl Turns {
             provider = model.provider.name(),
             model = model.provider.model(),
         );
+        let checkpoint = codaris_tools::files::Checkpoint::new(
+            undo::turn_store(&self.config.state_dir, &record.id, conversation.turns),
+            record.id.clone(),
+            conversation.turns,
+        );
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
-            let host = DaemonHost::new(turns.clone(), session.clone(), log);
+            let host = DaemonHost::new(turns.clone(), session.clone(), log, checkpoint.clone());
             let config = TurnConfig {
                 // Read at each turn: an edit of AGENTS.md counts from the next turn.
                 system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
@@ -178,6 +185,8 @@ impl Turns {
                     tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
                 }
             }
+            // Before the conversation is let go: the next turn, and an undo, wait for it.
+            undo::seal(&record.id, turn, checkpoint).await;
             turns.keep(&record.id, &conversation);
         }.instrument(span));
         Ok(events)
