@@ -23,6 +23,7 @@ pub mod status;
 pub mod status_line;
 pub mod surface;
 pub mod tools;
+pub mod undo;
 
 use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
 use crate::client::Target;
@@ -128,6 +129,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let target = Target::resolve(cli.global.state_dir)?;
             name_daemon_provider(&target, autostart, &mut args.session).await?;
             run::run(&target, autostart, json, args).await
+        }
+        Command::Undo(args) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            undo::undo(&target, autostart, json, args).await
         }
         Command::Login(args) => {
             let target = Target::resolve(cli.global.state_dir)?;
