@@ -39,3 +39,4 @@ mod setup;
 mod tcp;
 mod telemetry;
 mod tools;
+mod undo;

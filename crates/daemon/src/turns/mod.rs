@@ -78,6 +78,9 @@ pub struct Turns {
     live: Mutex<HashMap<String, Arc<Session>>>,
     /// One for the daemon: what it keeps between calls serves every turn.
     dispatcher: Dispatcher,
+    /// Per session, held by a turn from its start until its checkpoint is sealed, which is
+    /// after the client saw `turn_ended` and perhaps ended the session: an undo waits on it.
+    sealing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Turns {
@@ -104,6 +107,7 @@ impl Turns {
             providers,
             live: Mutex::new(HashMap::new()),
             dispatcher,
+            sealing: Mutex::new(HashMap::new()),
         }
     }
 
@@ -154,6 +158,8 @@ impl Turns {
             provider = model.provider.name(),
             model = model.provider.model(),
         );
+        // Taken before any event reaches the client, so an undo that follows always waits.
+        let sealing = self.sealing_of(&record.id).lock_owned().await;
         let checkpoint = codaris_tools::files::Checkpoint::new(
             undo::turn_store(&self.config.state_dir, &record.id, conversation.turns),
             record.id.clone(),
@@ -187,6 +193,7 @@ impl Turns {
             }
             // Before the conversation is let go: the next turn, and an undo, wait for it.
             undo::seal(&record.id, turn, checkpoint).await;
+            drop(sealing);
             turns.keep(&record.id, &conversation);
         }.instrument(span));
         Ok(events)
@@ -356,6 +363,16 @@ impl Turns {
         for session in live {
             session.close();
         }
+    }
+
+    /// The lock a session's turn holds until its checkpoint is sealed.
+    fn sealing_of(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.sealing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone()
     }
 
     fn live_of(&self, session_id: &str) -> Option<Arc<Session>> {

@@ -34,6 +34,10 @@ const KEPT: [&str; 10] = [
     "apply_remediation_plan",
 ];
 
+/// How long an undo waits for a finished turn to seal its checkpoint (it reads back every
+/// file the turn changed).
+const SEAL_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Where a session's checkpoints are kept.
 pub fn checkpoints_dir(state_dir: &Path, session_id: &str) -> PathBuf {
     state_dir.join("checkpoints").join(session_id)
@@ -129,6 +133,12 @@ impl Turns {
             ),
             None => None,
         };
+        // An ended session's last turn may still be sealing its checkpoint.
+        let _sealed = tokio::time::timeout(SEAL_WAIT, self.sealing_of(&record.id).lock_owned())
+            .await
+            .map_err(|_| DaemonError::TurnRunning {
+                id: record.id.clone(),
+            })?;
         let state_dir = self.config.state_dir.clone();
         let workspace = record.workspace.clone();
         let id = record.id.clone();
