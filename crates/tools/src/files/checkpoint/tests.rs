@@ -1,4 +1,8 @@
 #![cfg(test)]
+#![expect(
+    clippy::disallowed_methods,
+    reason = "the tests read the tree as a person would, to compare it byte for byte"
+)]
 //! A turn's checkpoint kept by the real tools and put back: the tree afterwards is the tree
 //! before, byte for byte and mode for mode.
 
