@@ -130,6 +130,10 @@ async fn change_everything(t: &Turn) {
     )
     .await;
     call(&t.ctx, "touch", json!({"path": "touched"})).await;
+    // A patch that changes one file, adds one and deletes one (autofix and remediation plans
+    // land the same way).
+    let patch = "*** Begin Patch\n*** Update File: moved/old/a.txt\n-a\n+patched\n*** Add File: added.txt\n+added\n*** Delete File: notes2.md\n*** End Patch";
+    call(&t.ctx, "apply_patch", json!({"patch": patch})).await;
     // A second change of the same file keeps the first copy.
     call(
         &t.ctx,
@@ -254,4 +258,25 @@ async fn copies_live_in_the_store_under_counter_names() {
     );
     assert_eq!(manifest.entries[0].rel, PathBuf::from("run.sh"));
     assert!(!t.store.starts_with(&t.root));
+}
+
+#[tokio::test]
+async fn a_path_inside_git_or_the_state_directory_is_never_put_back() {
+    let t = turn();
+    seed(&t.root);
+    call(&t.ctx, "write", json!({"path": "x.txt", "content": "x"})).await;
+    let mut manifest = t.checkpoint.seal().unwrap().unwrap();
+    // A manifest that names a path no tool may change (as a forged or stale one might).
+    for (n, rel) in [".git/hooks/pre-commit", "../state/codaris.sock"].iter().enumerate() {
+        let mut entry = manifest.entries[0].clone();
+        entry.rel = PathBuf::from(rel);
+        manifest.entries.insert(n, entry);
+    }
+    let found: Vec<String> = survey(&manifest, &t.ctx.fence)
+        .files
+        .into_iter()
+        .map(|f| f.found)
+        .collect();
+    assert!(found[0].starts_with("protected:"), "{found:?}");
+    assert!(found[1].starts_with("protected:"), "{found:?}");
 }
