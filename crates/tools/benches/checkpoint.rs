@@ -119,7 +119,11 @@ fn bench_writes(c: &mut Criterion) {
             }
             _ => {
                 // The edit swaps the marker back and forth, so every call changes the file.
-                let (old, new) = if flip.get() { ("MARKER", "REKRAM") } else { ("REKRAM", "MARKER") };
+                let (old, new) = if flip.get() {
+                    ("MARKER", "REKRAM")
+                } else {
+                    ("REKRAM", "MARKER")
+                };
                 flip.set(!flip.get());
                 let args = json!({"path": "big.txt", "oldString": old, "newString": new});
                 runtime.block_on(Edit.call(&ctx, &args)).unwrap();
@@ -168,11 +172,15 @@ fn clean(state: &Path) {
 }
 
 /// A turn that rewrote `UNDO_FILES` files of 4 KiB, sealed: its manifest and store.
-fn turn_of_a_thousand(s: &Setup, runtime: &tokio::runtime::Runtime) -> (checkpoint::Manifest, PathBuf) {
+fn turn_of_a_thousand(
+    s: &Setup,
+    runtime: &tokio::runtime::Runtime,
+) -> (checkpoint::Manifest, PathBuf) {
     clean(&s.state);
     let ctx = s.ctx(true);
     for i in 0..UNDO_FILES {
-        let args = json!({"path": format!("many/{}/f{i}.txt", i % 20), "content": "y".repeat(4096)});
+        let args =
+            json!({"path": format!("many/{}/f{i}.txt", i % 20), "content": "y".repeat(4096)});
         runtime.block_on(WriteFile.call(&ctx, &args)).unwrap();
     }
     let manifest = ctx.checkpoint.as_ref().unwrap().seal().unwrap().unwrap();
@@ -206,7 +214,11 @@ fn bench_undo(c: &mut Criterion) {
     let mut group = c.benchmark_group("undo");
     group.sample_size(10);
     group.bench_function("undo 1,000 files", |b| {
-        b.iter_batched(|| turn_of_a_thousand(&s, &runtime), undo, BatchSize::PerIteration)
+        b.iter_batched(
+            || turn_of_a_thousand(&s, &runtime),
+            undo,
+            BatchSize::PerIteration,
+        )
     });
     group.finish();
     clean(&s.state);

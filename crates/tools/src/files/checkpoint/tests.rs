@@ -267,7 +267,10 @@ async fn a_path_inside_git_or_the_state_directory_is_never_put_back() {
     call(&t.ctx, "write", json!({"path": "x.txt", "content": "x"})).await;
     let mut manifest = t.checkpoint.seal().unwrap().unwrap();
     // A manifest that names a path no tool may change (as a forged or stale one might).
-    for (n, rel) in [".git/hooks/pre-commit", "../state/codaris.sock"].iter().enumerate() {
+    for (n, rel) in [".git/hooks/pre-commit", "../state/codaris.sock"]
+        .iter()
+        .enumerate()
+    {
         let mut entry = manifest.entries[0].clone();
         entry.rel = PathBuf::from(rel);
         manifest.entries.insert(n, entry);
