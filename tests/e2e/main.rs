@@ -43,3 +43,4 @@ mod setup;
 mod tcp;
 mod telemetry;
 mod tools;
+mod undo;

@@ -88,6 +88,11 @@ pub enum Command {
     /// checked offline, the file's path
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Put back the files one turn changed through its tools (edits, writes, patches, moves,
+    /// removals; not what its commands changed), refused when a file changed since; recorded
+    /// in the ledger. Default: the last turn that changed files, of the latest session in this
+    /// directory
+    Undo(UndoArgs),
     /// Print a shell completion script
     Completions {
         /// The shell to complete for
@@ -95,6 +100,20 @@ pub enum Command {
     },
     /// Print the man page (roff), e.g. `codaris man > ~/.local/share/man/man1/codaris.1`
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// The turn, counted from 1 as chat shows it [default: the session's last turn that changed
+    /// files and is not undone yet]
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
+    /// The session [default: the most recently used one whose directory is this one]
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Print the diff of what would be put back, and change nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

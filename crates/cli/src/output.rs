@@ -13,6 +13,17 @@ use std::io::Write;
 
 use crate::error::CliError;
 
+/// A turn as people count it: the JSON's and the ledger's turn 0 is "turn 1".
+pub fn turn_for_people(turn: u32) -> u32 {
+    turn.saturating_add(1)
+}
+
+/// The turn a person named (from 1) as the JSON and the daemon count it (from 0); `None` for
+/// 0, which names no turn.
+pub fn turn_from_people(turn: u32) -> Option<u32> {
+    turn.checked_sub(1)
+}
+
 /// Writes `text` and a newline to stdout, its control characters shown as text ([`shown`]).
 pub fn line(text: &str) -> Result<(), CliError> {
     styled(&shown(text))

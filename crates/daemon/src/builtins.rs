@@ -232,18 +232,21 @@ impl Builtins {
 
     /// Runs the call a permit allows, inside the fence of the task it was decided in (its
     /// paths already resolved by the dispatcher) widened by exactly the paths a grant opened
-    /// for it; a picture in the result goes as `pictures` says.
+    /// for it; a picture in the result goes as `pictures` says. A write tool keeps what it
+    /// changes in the turn's `checkpoint` first.
     pub async fn run(
         &self,
         session_id: &str,
         permit: &Permit,
         pictures: &Pictures,
         progress: codaris_tools::progress::ProgressSink,
+        checkpoint: Option<&codaris_tools::files::Checkpoint>,
     ) -> Option<BuiltinRun> {
         let name = permit.tool();
         let args = permit.args();
         let tool = self.by_name.get(name)?;
-        let ctx = context(session_id, permit.task(), permit.opened());
+        let mut ctx = context(session_id, permit.task(), permit.opened());
+        ctx.checkpoint = checkpoint.cloned();
         let mut session_cwd = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
@@ -331,6 +334,7 @@ fn context(session_id: &str, task: &Task, opened: &[String]) -> ToolContext {
             &workspace,
         ),
         workspace,
+        checkpoint: None,
     }
 }
 

@@ -135,6 +135,21 @@ pub enum DaemonError {
         provider: &'static str,
         var: &'static str,
     },
+    /// The decision on an undo refused it (its sentence names the file); recorded unless it
+    /// was a dry run.
+    #[error("{sentence}")]
+    UndoRefused {
+        sentence: String,
+        code: codaris_ledger::UndoCode,
+        record_id: Option<String>,
+    },
+    #[error("{}", match turn {
+        Some(turn) => format!("turn {} of session `{id}` kept no checkpoint: it changed no file through its tools (or ran before undo existed)", u64::from(*turn) + 1),
+        None => format!("session `{id}` has no turn left to undo: none changed files through its tools, or each was undone"),
+    })]
+    NoCheckpoint { id: String, turn: Option<u32> },
+    #[error(transparent)]
+    Checkpoint(#[from] codaris_tools::files::checkpoint::CheckpointError),
     #[error("file system error at {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -188,6 +203,8 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::NoPrograms { .. }
             | DaemonError::McpServer { .. }
             | DaemonError::NoProvider
+            | DaemonError::UndoRefused { .. }
+            | DaemonError::NoCheckpoint { .. }
             | DaemonError::MissingKey { .. } => tonic::Status::failed_precondition(message),
             DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
@@ -200,6 +217,7 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::Corrupt(_)
             | DaemonError::AnswerNotRecorded { .. }
             | DaemonError::AnswerNotYetApplied { .. }
+            | DaemonError::Checkpoint(_)
             | DaemonError::Io { .. } => tonic::Status::internal(message),
         }
     }

@@ -31,6 +31,8 @@ pub enum RecordKind {
     Decision,
     /// The grants a decision saw, by id (schema 2; see `grant_sets.rs`).
     GrantSet,
+    /// An undo of a turn (see `undo.rs`).
+    Undo,
 }
 
 impl RecordKind {
@@ -40,6 +42,7 @@ impl RecordKind {
             RecordKind::Card => "card",
             RecordKind::Decision => "decision",
             RecordKind::GrantSet => "grant_set",
+            RecordKind::Undo => "undo",
         }
     }
 }

@@ -211,6 +211,7 @@ fn kind_byte(kind: RecordKind) -> u8 {
         RecordKind::Card => 1,
         RecordKind::Decision => 2,
         RecordKind::GrantSet => 3,
+        RecordKind::Undo => 4,
     }
 }
 
@@ -220,6 +221,7 @@ fn kind_of(byte: u8) -> Option<RecordKind> {
         1 => Some(RecordKind::Card),
         2 => Some(RecordKind::Decision),
         3 => Some(RecordKind::GrantSet),
+        4 => Some(RecordKind::Undo),
         _ => None,
     }
 }

@@ -27,6 +27,8 @@ pub enum ExportLine {
     Decision(Box<DecisionRecord>),
     /// The grants decisions saw, by id (schema 2).
     GrantSet(GrantSetRecord),
+    /// An undo of a turn, with its decision.
+    Undo(crate::undo::UndoRecord),
     /// One link of the chain (every link, whatever session the export is limited to).
     Link(Link),
     /// A stored record that does not decode, carried so that an export never silently lacks
@@ -51,6 +53,7 @@ impl crate::record::Versioned for ExportLine {
             ExportLine::Card(record) => Some(record.schema),
             ExportLine::Decision(record) => Some(record.schema),
             ExportLine::GrantSet(record) => Some(record.schema),
+            ExportLine::Undo(record) => Some(record.schema),
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => None,
         }
     }
@@ -81,6 +84,9 @@ impl Ledger {
         let (sets, bad_sets) = self.grant_sets(session_id)?;
         corrupt.extend(bad_sets);
         lines.extend(sets.into_iter().map(ExportLine::GrantSet));
+        let (undos, bad_undos) = self.undos(session_id)?;
+        corrupt.extend(bad_undos);
+        lines.extend(undos.into_iter().map(ExportLine::Undo));
         let (decisions, bad_decisions) = self.stored_decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(

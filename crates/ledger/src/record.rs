@@ -247,7 +247,13 @@ macro_rules! versioned {
     )*};
 }
 
-versioned!(GrantRecord, CardRecord, DecisionRecord, GrantSetRecord);
+versioned!(
+    GrantRecord,
+    CardRecord,
+    DecisionRecord,
+    GrantSetRecord,
+    crate::undo::UndoRecord
+);
 
 /// A record that belongs to one session.
 pub trait SessionScoped {
@@ -267,6 +273,12 @@ impl SessionScoped for CardRecord {
 }
 
 impl SessionScoped for GrantSetRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for crate::undo::UndoRecord {
     fn session_id(&self) -> &str {
         &self.session_id
     }

@@ -54,6 +54,10 @@ pub struct ReplayReport {
     /// Grants that nothing backs: records without a card answered with them, and grants
     /// decisions relied on without such a record or an allowlist entry.
     pub unbacked_grants: Vec<GrantFinding>,
+    /// Undo records decided again.
+    pub undos: usize,
+    /// Undos whose decision does not replay, and turns undone twice.
+    pub undo_findings: Vec<crate::undo::UndoFinding>,
     /// Links of the chain walked.
     pub chain_links: usize,
     /// Records inserted, altered or removed, as the chain shows them.
@@ -66,6 +70,7 @@ impl ReplayReport {
             && self.corrupt.is_empty()
             && self.unbacked_grants.is_empty()
             && self.chain_findings.is_empty()
+            && self.undo_findings.is_empty()
     }
 }
 
@@ -100,6 +105,8 @@ pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
         corrupt: corrupt.iter().map(ToString::to_string).collect(),
         grants: 0,
         unbacked_grants: Vec::new(),
+        undos: 0,
+        undo_findings: Vec::new(),
         chain_links: 0,
         chain_findings: Vec::new(),
     }
@@ -114,6 +121,8 @@ pub struct Evidence {
     pub cards: Vec<CardRecord>,
     /// The grant sets the decisions name.
     pub grant_sets: Vec<GrantSetRecord>,
+    /// Undos of turns, oldest first.
+    pub undos: Vec<crate::undo::UndoRecord>,
     /// Each with the grants its set names filled in: the request `evaluate` saw.
     pub decisions: Vec<DecisionRecord>,
     pub links: Vec<Link>,
@@ -137,6 +146,7 @@ impl Evidence {
                 ExportLine::Grant(record) => evidence.grants.push(record),
                 ExportLine::Card(record) => evidence.cards.push(record),
                 ExportLine::GrantSet(record) => evidence.grant_sets.push(record),
+                ExportLine::Undo(record) => evidence.undos.push(record),
                 ExportLine::Decision(record) => evidence.decisions.push(*record),
                 ExportLine::Link(link) => evidence.links.push(link),
                 ExportLine::Unreadable {
@@ -173,6 +183,8 @@ pub fn audit(evidence: &Evidence) -> ReplayReport {
         &evidence.decisions,
         &evidence.links,
     );
+    report.undos = evidence.undos.len();
+    report.undo_findings = crate::undo::verify_undos(&evidence.undos);
     report.chain_links = evidence.links.len();
     report.chain_findings = chain::verify(
         &evidence.links,
@@ -207,6 +219,14 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             key: set.key.clone(),
             session_id: set.session_id.clone(),
             digest: digest(set),
+        });
+    }
+    for undo in &evidence.undos {
+        records.push(Stored {
+            kind: RecordKind::Undo,
+            key: undo.id.clone(),
+            session_id: undo.session_id.clone(),
+            digest: digest(undo),
         });
     }
     for (seq, session_id, digest) in &evidence.stored_decisions {

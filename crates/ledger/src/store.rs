@@ -89,6 +89,8 @@ pub struct Ledger {
     /// Each session's grants in force, read from disk once and then kept (see `grants.rs`).
     grant_cache: grants::GrantCache,
     cards: sled::Tree,
+    /// Undos of turns, by id (see `undo.rs`).
+    undos: sled::Tree,
     /// The decisions, in a file of their own (see `decision_log.rs`); only ever added to.
     decisions: Mutex<DecisionLog>,
     /// The grant sets decisions name, by key (see `grant_sets.rs`).
@@ -232,6 +234,7 @@ impl Ledger {
             grants_by_session: db.open_tree("grants_by_session")?,
             grant_cache: grants::GrantCache::default(),
             cards: db.open_tree("cards")?,
+            undos: db.open_tree("undos")?,
             decisions: Mutex::new(DecisionLog::open(
                 &sibling(path, ".decisions"),
                 durable_decisions,
@@ -531,6 +534,31 @@ impl Ledger {
         Ok(corrupt)
     }
 
+    /// Records an undo of a turn, durably, under a new id (`u…`), which it returns: the undo
+    /// is acted on only once its record is on the device.
+    pub fn append_undo(&self, record: &crate::undo::UndoRecord) -> Result<String, LedgerError> {
+        let id = format!("u{:012}", self.next_id()?);
+        let record = crate::undo::UndoRecord {
+            id: id.clone(),
+            ..record.clone()
+        };
+        self.commit(Pending::new(
+            RecordKind::Undo,
+            id.as_bytes(),
+            id.clone(),
+            &record,
+        )?)?;
+        Ok(id)
+    }
+
+    /// Undos oldest first (ids grow), of one session when given.
+    pub fn undos(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<crate::undo::UndoRecord>, Vec<Corrupt>), LedgerError> {
+        self.scan_session(&self.undos, "undos", session_id)
+    }
+
     /// Cards oldest first (of one session when given).
     pub fn cards(
         &self,
@@ -697,6 +725,7 @@ impl Ledger {
             RecordKind::Card => Some(&self.cards),
             RecordKind::Decision => None,
             RecordKind::GrantSet => Some(&self.grant_sets),
+            RecordKind::Undo => Some(&self.undos),
         }
     }
 }

@@ -59,6 +59,7 @@ fn setup() -> Setup {
     println!("containment: {}", pools.containment());
     println!("limits: {}", pools.limits());
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "bench".to_owned(),
         cwd: root.clone(),
         fence: Fence::new([root]),

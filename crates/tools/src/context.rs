@@ -180,6 +180,9 @@ pub struct ToolContext {
     pub fence: Fence,
     /// The session's own workspace (also inside the fence).
     pub workspace: PathBuf,
+    /// The running turn's checkpoint: each write tool keeps what it changes here first, so
+    /// the turn can be undone. `None` where nothing is kept (a card's preview, tests).
+    pub checkpoint: Option<crate::files::Checkpoint>,
 }
 
 impl ToolContext {

@@ -252,6 +252,7 @@ mod tests {
 
     fn ctx(dir: &Path) -> ToolContext {
         ToolContext {
+            checkpoint: None,
             session_id: "s1".to_owned(),
             cwd: dir.to_path_buf(),
             fence: Fence::new([dir.to_path_buf()]),

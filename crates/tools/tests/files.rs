@@ -46,6 +46,7 @@ fn env() -> Env {
     fs::write(outside.join("secret.txt"), "secret x\n").unwrap();
     fs::write(base.join("root-evil/evil.txt"), "evil x\n").unwrap();
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),

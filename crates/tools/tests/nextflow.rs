@@ -48,6 +48,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
         "sample,fastq_1\nA,a_1.fastq.gz\n",
     )?;
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),

@@ -39,6 +39,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
     )?;
     std::fs::write(outside.join("params.json"), r#"{"input": "sheet.csv"}"#)?;
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),

@@ -141,6 +141,7 @@ fn env(server: &FakeDatasets) -> Env {
     copy_tree(&nfcore_template(), &pipe);
     std::fs::create_dir_all(base.join("outside")).unwrap();
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),

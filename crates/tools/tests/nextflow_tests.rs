@@ -90,6 +90,7 @@ fn env(nftest: bool, scenario: &str) -> Result<Env, Box<dyn std::error::Error>> 
         ..NextflowSetup::default()
     };
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),

@@ -24,6 +24,7 @@ const KEY: &str = "k3y-0f-the-lab-SECRET";
 
 fn ctx() -> ToolContext {
     ToolContext {
+        checkpoint: None,
         session_id: "s1".into(),
         cwd: "/".into(),
         fence: Fence::new(["/".into()]),

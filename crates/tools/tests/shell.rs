@@ -44,6 +44,7 @@ fn setup_with(config: PoolConfig) -> Setup {
     std::fs::create_dir(base.join("sub")).unwrap();
     std::fs::create_dir(base.join("workspace")).unwrap();
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s1".to_owned(),
         cwd: base.clone(),
         fence: Fence::new([base.clone()]),

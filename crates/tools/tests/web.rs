@@ -29,6 +29,7 @@ use codaris_tools::{Content, Fence, ToolContext, ToolError, ToolOutput};
 
 pub fn ctx(root: &Path) -> ToolContext {
     ToolContext {
+        checkpoint: None,
         session_id: "s1".into(),
         cwd: root.to_path_buf(),
         fence: Fence::new([root.to_path_buf()]),

@@ -173,6 +173,37 @@ fn print_report(report: &ReplayReport, source: &str, show: usize) -> Result<(), 
         report.unbacked_grants.len(),
         report.chain_findings.len()
     ))?;
+    // Undos are decisions of their own: each decided again from what it found.
+    if report.undos > 0 || !report.undo_findings.is_empty() {
+        output::line(&format!(
+            "replayed {} undos: {} matched, {} findings",
+            report.undos,
+            report.undos.saturating_sub(
+                report
+                    .undo_findings
+                    .iter()
+                    .filter(|f| f.problem == codaris_ledger::UndoProblem::DecisionDiffers)
+                    .count()
+            ),
+            report.undo_findings.len()
+        ))?;
+    }
+    for finding in &report.undo_findings {
+        output::line(&plain(&format!(
+            "undo: record `{}` (turn {} of session `{}`): {}",
+            finding.id,
+            crate::output::turn_for_people(finding.turn),
+            finding.session_id,
+            match finding.problem {
+                codaris_ledger::UndoProblem::DecisionDiffers => format!(
+                    "recorded {:?}, replayed {:?}",
+                    finding.recorded, finding.replayed
+                ),
+                codaris_ledger::UndoProblem::UndoneTwice =>
+                    "the turn was already undone by an earlier record".to_owned(),
+            }
+        )))?;
+    }
     for corrupt in &report.corrupt {
         output::line(&plain(&format!("unreadable: {corrupt}")))?;
     }

@@ -47,7 +47,7 @@ pub fn preview_lines(card: &v1::Card, colour: bool) -> String {
 
 /// One line of a unified diff in colour: additions green, removals red, hunk headers cyan,
 /// file headers bold.
-fn paint_diff_line(line: &str) -> String {
+pub(crate) fn paint_diff_line(line: &str) -> String {
     let colour = if line.starts_with("+++") || line.starts_with("---") {
         BOLD
     } else if line.starts_with('+') {

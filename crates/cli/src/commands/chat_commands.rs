@@ -1,5 +1,5 @@
 //! Chat's own commands, run by the CLI and never sent to the model: `/help`, `/exit`,
-//! `/model`, `/mode`, `/sessions`, `/clear`, `/status`.
+//! `/model`, `/mode`, `/sessions`, `/clear`, `/status`, `/undo`.
 //!
 //! Which lines are commands: a line whose first word is `/` and a name of letters, digits,
 //! `_` or `-` (nothing else, so `/tmp/x is big` and `//x` are messages). One of the names
@@ -37,6 +37,8 @@ pub enum ChatCommand<'a> {
     Sessions,
     Clear,
     Status,
+    /// Undo a turn's file changes: the words after `/undo` (a turn from 1, `--dry-run`).
+    Undo(Vec<&'a str>),
 }
 
 /// Reads a line as the module header says.
@@ -64,6 +66,7 @@ pub fn classify(line: &str) -> Line<'_> {
         "sessions" => ChatCommand::Sessions,
         "clear" => ChatCommand::Clear,
         "status" => ChatCommand::Status,
+        "undo" => ChatCommand::Undo(args),
         _ => return Line::Unknown(name),
     };
     Line::Command(command)
@@ -98,6 +101,8 @@ chat's own commands (never sent to the model):
   /sessions             the stored sessions, most recently used first (* is this one)
   /clear                end this session (it stays resumable) and start a fresh one here
   /status               this session: id, cwd, provider, model, modes, turns
+  /undo [N] [--dry-run] put back the files turn N (default: the last that changed files)
+                          changed through its tools; --dry-run shows the diff only
 Any other line is a message. The agent's slash commands (/review, /research, /searchData,
 /run, …) go to the model as typed; a line starting with // or a path (/tmp/x) is a message.";
 
@@ -143,6 +148,13 @@ pub async fn run(
             }
         }
         ChatCommand::Clear => clear(sessions, state).await?,
+        ChatCommand::Undo(words) => match undo_args(&words) {
+            Some((turn, dry_run)) => {
+                // A refusal is printed by `undo_in` itself; the chat goes on either way.
+                super::undo::undo_in(sessions, &state.session.id, turn, dry_run, false).await?;
+            }
+            None => output::line("usage: /undo [N] [--dry-run] (N counts turns from 1)")?,
+        },
         ChatCommand::Status => {
             let session = refresh(sessions, state).await?;
             for line in status_lines(session) {
@@ -151,6 +163,24 @@ pub async fn run(
         }
     }
     Ok(Flow::Continue)
+}
+
+/// The turn (from 0) and dry-run flag of `/undo WORDS`; `None` when they do not parse.
+fn undo_args(words: &[&str]) -> Option<(Option<u32>, bool)> {
+    let mut turn = None;
+    let mut dry_run = false;
+    for word in words {
+        match *word {
+            "--dry-run" | "dry-run" => dry_run = true,
+            n => {
+                let people: u32 = n.parse().ok()?;
+                if turn.replace(output::turn_from_people(people)?).is_some() {
+                    return None;
+                }
+            }
+        }
+    }
+    Some((turn, dry_run))
 }
 
 /// What `/mode WORDS` asks for: an operating mode or a permission mode.
@@ -338,6 +368,11 @@ mod tests {
             ("/sessions", Line::Command(Sessions)),
             ("/clear", Line::Command(Clear)),
             ("/status", Line::Command(Status)),
+            ("/undo", Line::Command(Undo(vec![]))),
+            (
+                "/undo 2 --dry-run",
+                Line::Command(Undo(vec!["2", "--dry-run"])),
+            ),
             ("/frobnicate now", Line::Unknown("frobnicate")),
             ("/x", Line::Unknown("x")),
             // The agent's slash commands are messages, in any case.
@@ -356,6 +391,16 @@ mod tests {
         ] {
             assert_eq!(classify(line), expected, "{line:?}");
         }
+    }
+
+    #[test]
+    fn undo_counts_turns_from_one() {
+        assert_eq!(undo_args(&[]), Some((None, false)));
+        assert_eq!(undo_args(&["3"]), Some((Some(2), false)));
+        assert_eq!(undo_args(&["--dry-run", "1"]), Some((Some(0), true)));
+        assert_eq!(undo_args(&["0"]), None);
+        assert_eq!(undo_args(&["two"]), None);
+        assert_eq!(undo_args(&["1", "2"]), None);
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub mod status;
 pub mod status_line;
 pub mod surface;
 pub mod tools;
+pub mod undo;
 
 use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
 use crate::client::Target;
@@ -132,6 +133,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let target = Target::resolve(cli.global.state_dir)?;
             name_daemon_provider(&target, autostart, &mut args.session).await?;
             run::run(&target, autostart, json, args).await
+        }
+        Command::Undo(args) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            undo::undo(&target, autostart, json, args).await
         }
         Command::Login(args) => {
             let target = Target::resolve(cli.global.state_dir)?;

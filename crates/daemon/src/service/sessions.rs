@@ -333,6 +333,18 @@ impl Sessions for SessionsService {
         Ok(Response::new(v1::CancelTurnResponse { cancelled }))
     }
 
+    async fn undo_turn(
+        &self,
+        request: Request<v1::UndoTurnRequest>,
+    ) -> Result<Response<v1::UndoTurnResponse>, Status> {
+        let request = request.into_inner();
+        let undone = self
+            .turns
+            .undo(&request.session_id, request.turn, request.dry_run)
+            .await?;
+        Ok(Response::new(crate::convert::undone_wire(undone)))
+    }
+
     async fn list_shared_files(
         &self,
         request: Request<v1::ListSharedFilesRequest>,

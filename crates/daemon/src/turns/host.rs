@@ -29,10 +29,17 @@ pub struct DaemonHost {
     session: Arc<Session>,
     log: Arc<TurnLog>,
     index: DaemonIndex,
+    /// What the turn's write tools change, kept so the turn can be undone.
+    checkpoint: codaris_tools::files::Checkpoint,
 }
 
 impl DaemonHost {
-    pub fn new(turns: Arc<Turns>, session: Arc<Session>, log: Arc<TurnLog>) -> Self {
+    pub fn new(
+        turns: Arc<Turns>,
+        session: Arc<Session>,
+        log: Arc<TurnLog>,
+        checkpoint: codaris_tools::files::Checkpoint,
+    ) -> Self {
         let index = DaemonIndex {
             tools: turns.tools.clone(),
             builtins: turns.builtins.clone(),
@@ -43,6 +50,7 @@ impl DaemonHost {
             session,
             log,
             index,
+            checkpoint,
         }
     }
 
@@ -412,6 +420,13 @@ impl TurnHost for DaemonHost {
     fn run(&self, permit: Permit) -> HostFuture<'_, ToolRun> {
         Box::pin(async move {
             let builtins = &self.turns.builtins;
+            if let Some(what) = super::undo::not_undone(
+                permit.tool(),
+                permit.args(),
+                permit.record().request.spec.as_ref(),
+            ) {
+                self.checkpoint.note_command(what);
+            }
             let log = self.log.clone();
             let (id, tool) = (permit.call_id().to_owned(), permit.tool().to_owned());
             let progress: codaris_tools::progress::ProgressSink = Arc::new(move |line: &str| {
@@ -427,6 +442,7 @@ impl TurnHost for DaemonHost {
                     &permit,
                     &self.session.pictures(),
                     progress,
+                    Some(&self.checkpoint),
                 )
                 .await
             {

@@ -8,6 +8,7 @@ mod host;
 mod log;
 mod resume;
 mod session;
+mod undo;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use host::DaemonHost;
 use log::TurnLog;
 pub use resume::{HistoryEntry, SessionChange};
 pub use session::Session;
+pub use undo::{Undone, checkpoints_dir};
 
 use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
@@ -76,6 +78,9 @@ pub struct Turns {
     live: Mutex<HashMap<String, Arc<Session>>>,
     /// One for the daemon: what it keeps between calls serves every turn.
     dispatcher: Dispatcher,
+    /// Per session, held by a turn from its start until its checkpoint is sealed, which is
+    /// after the client saw `turn_ended` and perhaps ended the session: an undo waits on it.
+    sealing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl Turns {
@@ -102,6 +107,7 @@ impl Turns {
             providers,
             live: Mutex::new(HashMap::new()),
             dispatcher,
+            sealing: Mutex::new(HashMap::new()),
         }
     }
 
@@ -152,9 +158,16 @@ impl Turns {
             provider = model.provider.name(),
             model = model.provider.model(),
         );
+        // Taken before any event reaches the client, so an undo that follows always waits.
+        let sealing = self.sealing_of(&record.id).lock_owned().await;
+        let checkpoint = codaris_tools::files::Checkpoint::new(
+            undo::turn_store(&self.config.state_dir, &record.id, conversation.turns),
+            record.id.clone(),
+            conversation.turns,
+        );
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
-            let host = DaemonHost::new(turns.clone(), session.clone(), log);
+            let host = DaemonHost::new(turns.clone(), session.clone(), log, checkpoint.clone());
             let config = TurnConfig {
                 // Read at each turn: an edit of AGENTS.md counts from the next turn.
                 system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
@@ -178,6 +191,9 @@ impl Turns {
                     tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
                 }
             }
+            // Before the conversation is let go: the next turn, and an undo, wait for it.
+            undo::seal(&record.id, turn, checkpoint).await;
+            drop(sealing);
             turns.keep(&record.id, &conversation);
         }.instrument(span));
         Ok(events)
@@ -347,6 +363,16 @@ impl Turns {
         for session in live {
             session.close();
         }
+    }
+
+    /// The lock a session's turn holds until its checkpoint is sealed.
+    fn sealing_of(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.sealing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone()
     }
 
     fn live_of(&self, session_id: &str) -> Option<Arc<Session>> {

@@ -59,6 +59,8 @@ impl Ledger {
         corrupt.extend(bad_cards);
         let (sets, bad_sets) = self.grant_sets(None)?;
         corrupt.extend(bad_sets);
+        let (undos, bad_undos) = self.undos(None)?;
+        corrupt.extend(bad_undos);
         let CheckedLinks {
             links,
             hash_ok,
@@ -80,6 +82,9 @@ impl Ledger {
         }
         for card in &cards {
             chain.record(RecordKind::Card, &card.id, &card.session_id, &digest(card));
+        }
+        for undo in &undos {
+            chain.record(RecordKind::Undo, &undo.id, &undo.session_id, &digest(undo));
         }
         for set in &sets {
             chain.record(
@@ -156,6 +161,8 @@ impl Ledger {
             corrupt: corrupt.iter().map(ToString::to_string).collect(),
             grants: grants.len(),
             unbacked_grants: unbacked,
+            undos: undos.len(),
+            undo_findings: crate::undo::verify_undos(&undos),
             chain_links: links.len(),
             chain_findings: chain.finish(),
         })

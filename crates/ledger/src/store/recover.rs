@@ -197,6 +197,9 @@ impl Ledger {
                 self.grant_sets
                     .insert(record.key.as_bytes(), encode(&record)?)?;
             }
+            ExportLine::Undo(record) => {
+                self.undos.insert(record.id.as_bytes(), encode(&record)?)?;
+            }
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => {}
         }
         // A line without a link (written before the chain, or forged) leaves its record

@@ -7,6 +7,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use cap_std::fs::{File, OpenOptions};
 use serde_json::Value;
 
+use super::checkpoint::{self, Target};
 use super::fence::{Beneath, ensure_dir, opt_bool, refuse_hard_links, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{ToolError, ToolOutput};
@@ -71,6 +72,7 @@ impl crate::tool::Tool for WriteFile {
 
 fn write(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let (at, content) = locate_write(ctx, args)?;
+    checkpoint::before(ctx, &at, Target::Content)?;
     if let Some(parent) = at.parent_rel() {
         ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
     }
@@ -123,6 +125,7 @@ impl crate::tool::Tool for Edit {
 
 fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let mut planned = plan_edit(ctx, args)?;
+    checkpoint::before(ctx, &planned.at, Target::Content)?;
     rewrite(
         ctx,
         &planned.at,

@@ -4,6 +4,7 @@
 //! Every one opens its paths beneath the allowed root they lie in (`fence`), so what runs is
 //! what the policy checked even if the file system changed in between.
 
+pub mod checkpoint;
 mod decode;
 mod edit;
 pub(crate) mod fence;
@@ -13,7 +14,7 @@ mod nested_git;
 mod ops;
 pub(crate) mod patch;
 mod patch_parse;
-mod preview;
+pub(crate) mod preview;
 mod read;
 mod search;
 
@@ -24,6 +25,7 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
+pub use checkpoint::Checkpoint;
 pub use decode::human_size;
 pub use edit::{Edit, WriteFile};
 pub use keep::KeepResult;

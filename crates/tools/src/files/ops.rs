@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use cap_std::fs::OpenOptions;
 use serde_json::Value;
 
+use super::checkpoint::{self, Target};
 use super::fence::{Beneath, ensure_dir, opt_bool, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{ToolError, ToolOutput};
@@ -52,6 +53,7 @@ file_tool!(Mkdir, codaris_catalogue::MKDIR, mkdir);
 
 fn mkdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "mkdir", str_arg("mkdir", args, "path")?)?;
+    checkpoint::before(ctx, &at, Target::Name)?;
     if opt_bool("mkdir", args, "parents")? {
         ensure_dir(&at.dir, &at.rel).map_err(|e| at.err(ctx, e))?;
     } else {
@@ -69,6 +71,7 @@ file_tool!(Rmdir, codaris_catalogue::RMDIR, rmdir);
 fn rmdir(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "rmdir", str_arg("rmdir", args, "path")?)?;
     not_root(ctx, &at)?;
+    checkpoint::before(ctx, &at, Target::Name)?;
     at.dir.remove_dir(&at.rel).map_err(|e| at.err(ctx, e))?;
     Ok(ToolOutput::text(format!(
         "removed directory `{}`",
@@ -80,6 +83,11 @@ file_tool!(Touch, codaris_catalogue::TOUCH, touch);
 
 fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "touch", str_arg("touch", args, "path")?)?;
+    // A file that exists keeps its content: only one `touch` creates is kept for undo (times
+    // are not restored).
+    if at.dir.metadata(&at.rel).is_err() {
+        checkpoint::before(ctx, &at, Target::Content)?;
+    }
     if opt_bool("touch", args, "create_parents")?
         && let Some(parent) = at.parent_rel()
     {
@@ -144,8 +152,10 @@ fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
                 )));
             }
         }
+        checkpoint::before_tree(ctx, &at)?;
         at.dir.remove_dir_all(&at.rel).map_err(|e| at.err(ctx, e))?;
     } else {
+        checkpoint::before(ctx, &at, Target::Name)?;
         at.dir.remove_file(&at.rel).map_err(|e| at.err(ctx, e))?;
     }
     Ok(ToolOutput::text(format!("removed `{}`", at.shown(ctx))))
@@ -169,6 +179,7 @@ fn mv(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     }
     not_root(ctx, &dst)?;
     dst.refuse_protected(ctx)?;
+    checkpoint::before_move(ctx, &src, &dst)?;
     if let Some(parent) = dst.parent_rel() {
         ensure_dir(&dst.dir, parent).map_err(|e| dst.err(ctx, e))?;
     }

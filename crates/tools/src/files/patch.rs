@@ -343,6 +343,11 @@ fn find_block(
 /// moved aside), so a failure part-way through the renames puts back every file already
 /// changed: the patch lands whole or not at all.
 fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
+    // `apply_patch`, the compliance autofix and remediation plans all land here: each file is
+    // kept for undo before the first temporary is written (a rename replaces the name).
+    for change in changes {
+        super::checkpoint::before(ctx, &change.at, super::checkpoint::Target::Name)?;
+    }
     let mut temps: Vec<(PathBuf, &Change)> = Vec::new();
     let cleanup = |temps: &[(PathBuf, &Change)]| {
         for (temp, change) in temps {
@@ -491,6 +496,7 @@ mod tests {
         std::fs::write(root.join("a.txt"), "old a\n").unwrap_or_else(|e| unreachable!("{e}"));
         std::fs::create_dir_all(root.join("d/inside")).unwrap_or_else(|e| unreachable!("{e}"));
         let ctx = ToolContext {
+            checkpoint: None,
             session_id: "s".into(),
             cwd: root.clone(),
             fence: crate::Fence::new([root.clone()]),

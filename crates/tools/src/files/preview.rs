@@ -81,6 +81,14 @@ pub fn diff_of(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Result<Fil
     })
 }
 
+/// The unified diff of one file from `before` to `after` (`None`: it does not exist), cut
+/// as a card's is: what `codaris undo --dry-run` shows.
+pub(crate) fn unified(shown: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> String {
+    let mut diff = Diffed::default();
+    diff.bytes(shown, before, after);
+    cut(&diff.text)
+}
+
 /// A diff being put together, file by file.
 #[derive(Debug, Default)]
 struct Diffed {

@@ -192,6 +192,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
     std::fs::create_dir_all(base.join("outside"))?;
     launch(&pipe)?;
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s".into(),
         cwd: root.clone(),
         fence: Fence::new([root.clone()]).with_state_dir(&state, &workspace),

@@ -74,6 +74,7 @@ fn home_as_root(config: PoolConfig) -> Home {
         env_passthrough: Vec::new(),
     }));
     let ctx = ToolContext {
+        checkpoint: None,
         session_id: "s1".to_owned(),
         cwd: home.join("proj"),
         fence: Fence::new([home.clone(), workspace.clone()]),

@@ -112,6 +112,36 @@ pub(crate) fn own_dir(path: &Path) -> io::Result<cap_std::fs::Dir> {
     cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority())
 }
 
+/// A directory opened as a capability only when its path, as given, is where it really is:
+/// an allowed root a checkpoint is restored beneath, or a turn's checkpoint store. A symlink
+/// swapped in anywhere along the path since is refused rather than followed.
+pub(crate) fn exact_dir(path: &Path) -> io::Result<cap_std::fs::Dir> {
+    let dir = own_dir(path)?;
+    let real = super::open::real_path(&dir)?;
+    if crate::context::normalize(path).as_deref() != Some(real.as_path()) {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "`{}` leads to `{}` through a symlink, which is not followed",
+                path.display(),
+                real.display()
+            ),
+        ));
+    }
+    Ok(dir)
+}
+
+/// Creates (mode 0700, parents included) and opens a directory the daemon keeps its own files
+/// in: a turn's checkpoint store under the state directory (see [`exact_dir`]).
+pub(crate) fn private_dir(path: &Path) -> io::Result<cap_std::fs::Dir> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
+    exact_dir(path)
+}
+
 /// The text of `rel` beneath the daemon's own directory `base` (see [`own_dir`]); `Ok(None)`
 /// when it does not exist.
 pub(crate) fn read_beneath(base: &Path, rel: &Path) -> io::Result<Option<String>> {
