@@ -13,7 +13,9 @@ use std::io::Write;
 
 use crate::error::CliError;
 
-/// A turn as people count it: the JSON's and the ledger's turn 0 is "turn 1".
+/// A turn's number as people read it, from 1; the wire, the ledger and `--json` count from 0.
+/// Every line for people shows this, and a turn number a person types (`--turn N`) is this
+/// one (see [`turn_from_people`]).
 pub fn turn_for_people(turn: u32) -> u32 {
     turn.saturating_add(1)
 }
@@ -64,13 +66,6 @@ pub fn styled_to(stream: Stream, text: &str) -> Result<(), CliError> {
             Ok(())
         }
     }
-}
-
-/// A turn's number as people read it, from 1; the wire and `--json` count from 0. Every line
-/// for people shows this, and a turn number a person types (`--turn N`) is this one: the
-/// wire's is `N - 1`, and `0` names no turn.
-pub fn turn_for_people(turn: u32) -> u32 {
-    turn.saturating_add(1)
 }
 
 /// Writes `text` and a newline to stdout as it is: for lines whose escape sequences (colours)
