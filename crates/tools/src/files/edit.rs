@@ -1,13 +1,16 @@
-//! `edit` and `write`. An existing file is opened once, beneath its root, read and rewritten
-//! through that same handle: a name swapped for a symlink or a hard link after the open does
-//! not redirect the write.
+//! `edit` and `write`. An existing file is opened once, beneath its root, and read through
+//! that handle. It is rewritten through the same handle — a name swapped for a symlink or a
+//! hard link after the open does not redirect the write — unless the turn's checkpoint kept
+//! the file by linking it (its first change in a turn, see `checkpoint::before_rewrite`): then
+//! a new file takes its name by a rename beneath the root, which replaces whatever the name
+//! is then and follows no symlink.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use cap_std::fs::{File, OpenOptions};
 use serde_json::Value;
 
-use super::checkpoint::{self, Target};
+use super::checkpoint::{self, Kept, Target};
 use super::fence::{Beneath, ensure_dir, opt_bool, refuse_hard_links, str_arg};
 use crate::context::ToolContext;
 use crate::tool::{ToolError, ToolOutput};
@@ -34,18 +37,57 @@ pub(crate) fn open_existing(ctx: &ToolContext, at: &Beneath) -> Result<Option<Fi
     Ok(Some(file))
 }
 
-/// Replaces the whole content of an open file.
+/// Replaces the whole content of an open file, kept for undo as `kept` says: a file the
+/// checkpoint linked (its inode is the turn's copy now) is replaced by a new file of the same
+/// name and mode, which costs no copy of the old content; any other is written in place.
 pub(crate) fn rewrite(
     ctx: &ToolContext,
     at: &Beneath,
     file: &mut File,
     bytes: &[u8],
+    kept: Kept,
 ) -> Result<(), ToolError> {
+    if let Kept::Linked { rel, mode } = kept {
+        if replace(at, &rel, mode, bytes).is_ok() {
+            return Ok(());
+        }
+        // The directory refused a new file (not writable, full): the old file must be
+        // written into after all, so the turn's copy gets data of its own first.
+        checkpoint::detach(ctx, at, &rel)?;
+    }
     file.seek(SeekFrom::Start(0))
         .and_then(|_| file.set_len(0))
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.flush())
         .map_err(|e| at.err(ctx, e))
+}
+
+/// Puts `bytes` at `rel` beneath `at`'s root as a new file of mode `mode`: written beside it
+/// under a temporary name, then renamed over it (`rename` replaces the name itself, so a
+/// symlink planted there meanwhile is not followed). Nothing changes at `rel` on an error.
+fn replace(at: &Beneath, rel: &std::path::Path, mode: u32, bytes: &[u8]) -> std::io::Result<()> {
+    use cap_std::fs::{OpenOptionsExt as _, Permissions};
+    use std::os::unix::fs::PermissionsExt as _;
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = rel.with_file_name(format!(".{name}.codaris-{}-{n}", std::process::id()));
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true).mode(0o600);
+    let written = (|| {
+        let mut file = at.dir.open_with(&temp, &options)?;
+        file.write_all(bytes)?;
+        // Set after the write, whatever the umask: the file's own mode, setgid and all.
+        file.set_permissions(Permissions::from_std(std::fs::Permissions::from_mode(mode)))?;
+        at.dir.rename(&temp, &at.dir, rel)
+    })();
+    if written.is_err() {
+        let _ = at.dir.remove_file(&temp);
+    }
+    written
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -72,16 +114,18 @@ impl crate::tool::Tool for WriteFile {
 
 fn write(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let (at, content) = locate_write(ctx, args)?;
-    checkpoint::before(ctx, &at, Target::Content)?;
-    if let Some(parent) = at.parent_rel() {
-        ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
-    }
     let verb = match open_existing(ctx, &at)? {
         Some(mut file) => {
-            rewrite(ctx, &at, &mut file, content.as_bytes())?;
+            let kept = checkpoint::before_rewrite(ctx, &at, &file)?;
+            rewrite(ctx, &at, &mut file, content.as_bytes(), kept)?;
             "overwrote"
         }
         None => {
+            // Kept as absent, with each directory above it the write will make.
+            checkpoint::before(ctx, &at, Target::Content)?;
+            if let Some(parent) = at.parent_rel() {
+                ensure_dir(&at.dir, parent).map_err(|e| at.err(ctx, e))?;
+            }
             let mut options = OpenOptions::new();
             options.write(true).create_new(true);
             let mut file = at
@@ -125,12 +169,13 @@ impl crate::tool::Tool for Edit {
 
 fn edit(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let mut planned = plan_edit(ctx, args)?;
-    checkpoint::before(ctx, &planned.at, Target::Content)?;
+    let kept = checkpoint::before_rewrite(ctx, &planned.at, &planned.file)?;
     rewrite(
         ctx,
         &planned.at,
         &mut planned.file,
         planned.after.as_bytes(),
+        kept,
     )?;
     Ok(ToolOutput::text(format!(
         "edited `{}`: {} replacement{}",

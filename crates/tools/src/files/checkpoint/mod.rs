@@ -22,7 +22,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use cap_std::fs::Dir;
+use cap_std::fs::{Dir, MetadataExt as _};
 
 pub use restore::{Change, ChangeKind, Survey, SurveyedFile, load, mark_undone, restore, survey};
 pub use state::{Entry, MANIFEST_SCHEMA, Manifest, State};
@@ -190,6 +190,22 @@ impl Checkpoint {
         tree: bool,
         also_absent: &[PathBuf],
     ) -> Result<(), CheckpointError> {
+        self.record_linking(dir, root, rel, tree, also_absent, None)
+            .map(|_| ())
+    }
+
+    /// [`Checkpoint::record`]; with `link` (the open file the caller will replace whole),
+    /// `rel` may be kept by hard-linking that very file into the store instead of copying it,
+    /// which the answer says.
+    fn record_linking(
+        &self,
+        dir: &Dir,
+        root: &Path,
+        rel: &Path,
+        tree: bool,
+        also_absent: &[PathBuf],
+        link: Option<&cap_std::fs::File>,
+    ) -> Result<Kept, CheckpointError> {
         let mut recorder = self.recorder();
         if !recorder.roots.contains_key(root) {
             let opened = dir
@@ -209,7 +225,7 @@ impl Checkpoint {
         for ancestor in ancestors.into_iter().rev() {
             recorder.absent_if_missing(dir, root, ancestor)?;
         }
-        recorder.one(dir, root, rel)?;
+        let kept = recorder.one(dir, root, rel, link)?;
         if tree {
             let mut walked = Vec::new();
             walk(dir, rel, &mut walked).map_err(|source| CheckpointError::Snapshot {
@@ -217,14 +233,52 @@ impl Checkpoint {
                 source,
             })?;
             for below in walked {
-                recorder.one(dir, root, &below)?;
+                recorder.one(dir, root, &below, None)?;
             }
         }
         for path in also_absent {
             recorder.absent_if_missing(dir, root, path)?;
         }
-        Ok(())
+        Ok(kept)
     }
+
+    /// Makes the store's copy of `rel` its own file again (a copy of the linked one), for a
+    /// caller that was told [`Kept::Linked`] but must write into the file after all.
+    fn detach(&self, root: &Path, rel: &Path) -> Result<(), CheckpointError> {
+        let mut recorder = self.recorder();
+        let Some(blob) = recorder
+            .entries
+            .iter()
+            .find(|e| e.root == root && e.rel == rel)
+            .and_then(|e| e.blob.clone())
+        else {
+            return Ok(());
+        };
+        let failed = |source| CheckpointError::Store {
+            path: root.join(rel),
+            source,
+        };
+        let store = recorder.store()?;
+        let temp = format!("{blob}.detached");
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        let mut copy = store.open_with(&temp, &options).map_err(failed)?.into_std();
+        let mut linked = store.open(&blob).map_err(failed)?.into_std();
+        io::copy(&mut linked, &mut copy).map_err(failed)?;
+        store.rename(&temp, store, &blob).map_err(failed)
+    }
+}
+
+/// How [`before_rewrite`] kept a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Kept {
+    /// As any change is kept (copied, or already kept this turn, or no checkpoint): write
+    /// into the file as usual.
+    AsIs,
+    /// The file itself was hard-linked into the turn's store: no byte was copied, so it must
+    /// not be written into. The caller puts a new file in its place (`rel` beneath the root,
+    /// mode `mode`); the old one lives on as the turn's copy.
+    Linked { rel: PathBuf, mode: u32 },
 }
 
 impl Recorder {
@@ -245,6 +299,39 @@ impl Recorder {
                 source: io::Error::from(io::ErrorKind::NotFound),
             }),
         }
+    }
+
+    /// Hard-links the file at `rel` (which `meta` describes) into the store: its name there,
+    /// or `None` when it cannot be linked (another file system than the store's, a kernel
+    /// that refuses) and must be copied instead.
+    fn link(
+        &mut self,
+        dir: &Dir,
+        rel: &Path,
+        meta: &cap_std::fs::Metadata,
+    ) -> Result<Option<String>, CheckpointError> {
+        let name = format!("b{:06}", self.blobs);
+        let store_path = self.store_path.join(&name);
+        let store = self.store()?;
+        if dir.hard_link(rel, store, &name).is_err() {
+            return Ok(None);
+        }
+        let failed = |source| CheckpointError::Snapshot {
+            path: store_path.clone(),
+            source,
+        };
+        // What was linked must be the file looked at and the caller holds, not a name
+        // swapped in meanwhile.
+        let linked = store.symlink_metadata(&name).map_err(failed)?;
+        if !(linked.is_file() && linked.ino() == meta.ino() && linked.dev() == meta.dev()) {
+            let _ = store.remove_file(&name);
+            return Err(failed(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the file was replaced while it was kept",
+            )));
+        }
+        self.blobs += 1;
+        Ok(Some(name))
     }
 
     /// Records `rel` as absent when nothing is there yet (and it is not recorded already).
@@ -274,11 +361,19 @@ impl Recorder {
         }
     }
 
-    /// Records the state of `rel` now, copying a regular file's content into the store.
-    fn one(&mut self, dir: &Dir, root: &Path, rel: &Path) -> Result<(), CheckpointError> {
+    /// Records the state of `rel` now, copying a regular file's content into the store, or,
+    /// with `link` (the caller's open handle of that file, which it will replace whole),
+    /// hard-linking the file itself there when it can.
+    fn one(
+        &mut self,
+        dir: &Dir,
+        root: &Path,
+        rel: &Path,
+        link: Option<&cap_std::fs::File>,
+    ) -> Result<Kept, CheckpointError> {
         let key = (root.to_path_buf(), rel.to_path_buf());
         if self.seen.contains(&key) {
-            return Ok(());
+            return Ok(Kept::AsIs);
         }
         let failed = |source| CheckpointError::Snapshot {
             path: root.join(rel),
@@ -289,8 +384,30 @@ impl Recorder {
             Err(e) if state::is_absent(&e) => None,
             Err(e) => return Err(failed(e)),
         };
+        let linked = match (&meta, link) {
+            (Some(meta), Some(file)) if meta.is_file() && may_link(file, meta) => {
+                self.link(dir, rel, meta)?
+            }
+            _ => None,
+        };
+        let mut kept = Kept::AsIs;
         let (before, blob) = match meta {
             None => (State::Absent, None),
+            Some(meta) if linked.is_some() => {
+                let mode = cap_std::fs::MetadataExt::mode(&meta) & 0o7777;
+                kept = Kept::Linked {
+                    rel: rel.to_path_buf(),
+                    mode,
+                };
+                (
+                    State::File {
+                        mode,
+                        sha256: String::new(),
+                        size: 0,
+                    },
+                    linked,
+                )
+            }
             Some(meta) if meta.is_file() => {
                 let mut source = state::open_same(dir, rel, &meta).map_err(failed)?;
                 let name = format!("b{:06}", self.blobs);
@@ -322,8 +439,25 @@ impl Recorder {
             blob,
             after: State::Absent,
         });
-        Ok(())
+        Ok(kept)
     }
+}
+
+/// Whether the file `file` (at `meta`) may be kept by a hard link and then replaced by a new
+/// file of the same name, with nothing a person would notice changing: it is the file the
+/// caller holds, has no other name, and a new file made by this process gets its owner and
+/// group; and it has no extended attributes (ACLs, capabilities, labels), which a new file
+/// would not carry. Anything else is copied.
+fn may_link(file: &cap_std::fs::File, meta: &cap_std::fs::Metadata) -> bool {
+    let Ok(held) = file.metadata() else {
+        return false;
+    };
+    held.ino() == meta.ino()
+        && held.dev() == meta.dev()
+        && held.nlink() == 1
+        && held.uid() == rustix::process::geteuid().as_raw()
+        && held.gid() == rustix::process::getegid().as_raw()
+        && matches!(rustix::fs::flistxattr(file, &mut [0u8; 0][..]), Ok(0))
 }
 
 /// Every path beneath the directory `rel` (not following symlinks), parents before children,
@@ -397,6 +531,35 @@ pub(crate) fn before(ctx: &ToolContext, at: &Beneath, target: Target) -> Result<
     let rel = real_rel(ctx, at, target)?;
     checkpoint
         .record(&at.dir, &at.root, &rel, false, &[])
+        .map_err(|e| to_tool_error(at.tool, e))
+}
+
+/// [`before`] for a file the caller (`write`, `edit`) will rewrite whole, holding it open as
+/// `file`. On its first change in the turn the file itself may become the turn's copy (a
+/// hard link, no byte copied: [`Kept::Linked`]); the caller must then replace it by a new
+/// file rather than write into it, or call [`detach`] first.
+pub(crate) fn before_rewrite(
+    ctx: &ToolContext,
+    at: &Beneath,
+    file: &cap_std::fs::File,
+) -> Result<Kept, ToolError> {
+    let Some(checkpoint) = &ctx.checkpoint else {
+        return Ok(Kept::AsIs);
+    };
+    let rel = real_rel(ctx, at, Target::Content)?;
+    checkpoint
+        .record_linking(&at.dir, &at.root, &rel, false, &[], Some(file))
+        .map_err(|e| to_tool_error(at.tool, e))
+}
+
+/// After [`Kept::Linked`], gives the turn's copy of `rel` data of its own, so the caller may
+/// write into the file after all (its directory refused a new file).
+pub(crate) fn detach(ctx: &ToolContext, at: &Beneath, rel: &Path) -> Result<(), ToolError> {
+    let Some(checkpoint) = &ctx.checkpoint else {
+        return Ok(());
+    };
+    checkpoint
+        .detach(&at.root, rel)
         .map_err(|e| to_tool_error(at.tool, e))
 }
 

@@ -283,3 +283,134 @@ async fn a_path_inside_git_or_the_state_directory_is_never_put_back() {
     assert!(found[0].starts_with("protected:"), "{found:?}");
     assert!(found[1].starts_with("protected:"), "{found:?}");
 }
+
+/// The inode number of `path` (not following a symlink).
+fn ino(path: &Path) -> u64 {
+    std::os::unix::fs::MetadataExt::ino(&fs::symlink_metadata(path).unwrap())
+}
+
+/// The inode numbers of the turn's copies in its store.
+fn blobs(store: &Path) -> Vec<u64> {
+    fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with('b'))
+        .map(|p| ino(&p))
+        .collect()
+}
+
+/// A file `write` or `edit` rewrites whole is kept without copying a byte: the file itself
+/// becomes the turn's copy (a hard link in the store) and a new file takes its name, with its
+/// mode; a symlink written through stays a symlink. Undo still puts back every byte.
+#[tokio::test]
+async fn a_rewritten_file_is_kept_by_its_own_inode_and_replaced_by_a_new_one() {
+    let t = turn();
+    seed(&t.root);
+    let before = tree(&t.root);
+    let script = ino(&t.root.join("run.sh"));
+    let notes = ino(&t.root.join("notes.md"));
+    call(
+        &t.ctx,
+        "write",
+        json!({"path": "run.sh", "content": "#!/bin/sh\necho bye\n"}),
+    )
+    .await;
+    // Through the symlink `link` → notes.md: the file it leads to is the one kept.
+    call(
+        &t.ctx,
+        "edit",
+        json!({"path": "link", "oldString": "notes", "newString": "changed"}),
+    )
+    .await;
+    let kept = blobs(&t.store);
+    assert!(kept.contains(&script), "run.sh was copied, not linked");
+    assert!(kept.contains(&notes), "notes.md was copied, not linked");
+    assert_ne!(ino(&t.root.join("run.sh")), script);
+    let meta = fs::metadata(t.root.join("run.sh")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o7777, 0o750, "mode kept");
+    assert_eq!(std::os::unix::fs::MetadataExt::nlink(&meta), 1);
+    assert!(
+        fs::symlink_metadata(t.root.join("link"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(
+        fs::read_to_string(t.root.join("notes.md")).unwrap(),
+        "changed\n"
+    );
+    // No temporary file is left beside them.
+    let names: Vec<String> = fs::read_dir(&t.root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains(".codaris-")), "{names:?}");
+
+    let manifest = t.checkpoint.seal().unwrap().unwrap();
+    assert!(survey(&manifest, &t.ctx.fence).first_changed().is_none());
+    restore(&manifest, &t.store, false).unwrap();
+    assert_eq!(tree(&t.root), before);
+}
+
+/// A file a new file could not stand in for unnoticed — another group's, or one with
+/// extended attributes — is copied and written in place, as before.
+#[tokio::test]
+async fn a_file_a_new_one_would_not_match_is_copied_and_written_in_place() {
+    let t = turn();
+    seed(&t.root);
+    let path = t.root.join("notes.md");
+    let other_group = rustix::process::geteuid().is_root()
+        && std::os::unix::fs::chown(&path, None, Some(1)).is_ok();
+    let attribute = rustix::fs::setxattr(
+        &path,
+        "user.codaris-test",
+        b"1",
+        rustix::fs::XattrFlags::empty(),
+    )
+    .is_ok();
+    assert!(
+        other_group || attribute,
+        "this test needs root (to chown) or a file system with user attributes"
+    );
+    let was = ino(&path);
+    call(
+        &t.ctx,
+        "write",
+        json!({"path": "notes.md", "content": "rewritten\n"}),
+    )
+    .await;
+    assert_eq!(ino(&path), was, "written in place");
+    assert!(!blobs(&t.store).contains(&was), "copied, not linked");
+    let manifest = t.checkpoint.seal().unwrap().unwrap();
+    restore(&manifest, &t.store, false).unwrap();
+    assert_eq!(fs::read_to_string(&path).unwrap(), "notes\n");
+}
+
+/// When the new file cannot be made after the link (`detach`), the copy gets data of its
+/// own before the file is written into: the turn's copy still holds the old bytes.
+#[test]
+fn a_detached_copy_survives_a_write_into_the_file() {
+    let t = turn();
+    seed(&t.root);
+    let dir = cap_std::fs::Dir::open_ambient_dir(&t.root, cap_std::ambient_authority()).unwrap();
+    let file = dir.open("notes.md").unwrap();
+    let kept = t
+        .checkpoint
+        .record_linking(
+            &dir,
+            &t.root,
+            Path::new("notes.md"),
+            false,
+            &[],
+            Some(&file),
+        )
+        .unwrap();
+    assert!(matches!(kept, super::Kept::Linked { .. }), "{kept:?}");
+    t.checkpoint.detach(&t.root, Path::new("notes.md")).unwrap();
+    fs::write(t.root.join("notes.md"), "overwritten in place\n").unwrap();
+    let manifest = t.checkpoint.seal().unwrap().unwrap();
+    restore(&manifest, &t.store, false).unwrap();
+    assert_eq!(
+        fs::read_to_string(t.root.join("notes.md")).unwrap(),
+        "notes\n"
+    );
+}
