@@ -225,7 +225,9 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::EndSessionRequest>,
     ) -> Result<Response<v1::Session>, Status> {
-        let record = self.sessions.end(&request.into_inner().id)?;
+        let id = request.into_inner().id;
+        self.turns.settle(&id).await;
+        let record = self.sessions.end(&id)?;
         self.turns.end(&record.id);
         tracing::info!(session = %record.id, "session ended");
         Ok(Response::new(record.into()))
@@ -245,7 +247,7 @@ impl Sessions for SessionsService {
     ) -> Result<Response<v1::Session>, Status> {
         let request = request.into_inner();
         let change = session_change(&request)?;
-        let record = self.turns.update(&request.id, change)?;
+        let record = self.turns.update(&request.id, change).await?;
         tracing::info!(session = %record.id, "session updated");
         Ok(Response::new(record.into()))
     }

@@ -330,6 +330,22 @@ impl Turns {
         self.live_of(session_id).is_some_and(|s| s.cancel())
     }
 
+    /// Waits, at most the moment a new turn waits, for a turn whose `turn_ended` was sent to
+    /// finish sealing its checkpoint and keeping its conversation, so that what the caller does
+    /// next (ending the session) comes after it: a client that ends the session as soon as it
+    /// reads `turn_ended` would otherwise stamp the session ended before the turn's last
+    /// activity. A turn still running is not waited for.
+    pub async fn settle(&self, session_id: &str) {
+        let Some(session) = self.live_of(session_id) else {
+            return;
+        };
+        if !session.turn_log().is_some_and(|log| log.finished()) {
+            return;
+        }
+        let conversation = session.conversation.clone();
+        let _ = tokio::time::timeout(ENDING_TURN_GRACE, conversation.lock_owned()).await;
+    }
+
     /// Ends the session's live state: the running turn is cancelled, open cards grant nothing,
     /// its background commands stop.
     pub fn end(&self, session_id: &str) {

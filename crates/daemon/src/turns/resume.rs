@@ -78,7 +78,7 @@ impl Turns {
     /// Switches the session's model, activity or permission mode from its next turn on.
     /// Refused for an ended session and while a turn runs; a model the daemon cannot build a
     /// provider for is refused and changes nothing.
-    pub fn update(
+    pub async fn update(
         &self,
         session_id: &str,
         change: SessionChange,
@@ -93,11 +93,22 @@ impl Turns {
             });
         }
         let live = self.live_of(&record.id);
-        if live.as_ref().is_some_and(|s| s.running()) {
-            return Err(DaemonError::TurnRunning {
-                id: record.id.clone(),
-            });
-        }
+        // A turn whose `turn_ended` the client has seen may still be sealing its checkpoint
+        // and keeping its conversation: wait the moment a new turn waits (`start`), and hold
+        // the conversation so no turn starts while the session changes.
+        let _held = match &live {
+            Some(session) => Some(
+                tokio::time::timeout(
+                    super::ENDING_TURN_GRACE,
+                    session.conversation.clone().lock_owned(),
+                )
+                .await
+                .map_err(|_| DaemonError::TurnRunning {
+                    id: record.id.clone(),
+                })?,
+            ),
+            None => None,
+        };
         let apply = |record: &SessionRecord| SessionRecord {
             model: change.model.clone().or_else(|| record.model.clone()),
             activity: change.activity.unwrap_or(record.activity),
