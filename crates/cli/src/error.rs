@@ -63,6 +63,11 @@ pub enum CliError {
     Runtime(std::io::Error),
     #[error("invalid {flag}: {reason}")]
     InvalidFlag { flag: &'static str, reason: String },
+    #[error("`{variable}` holds a control character (`{}`), which a service unit cannot carry", crate::output::one_line(&value.display().to_string()))]
+    UnitValue {
+        variable: &'static str,
+        value: PathBuf,
+    },
     #[error("invalid {what} {}{}: {reason}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
     BadLine {
         what: &'static str,

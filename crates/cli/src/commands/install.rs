@@ -85,6 +85,14 @@ impl UnitEnvironment {
                     }
                     .into());
                 }
+                // A newline would end the `Environment=` line and start a directive of the
+                // value's choosing; no real directory name holds a control character.
+                if value.to_string_lossy().chars().any(char::is_control) {
+                    return Err(CliError::UnitValue {
+                        variable: name,
+                        value,
+                    });
+                }
                 variables.push((name, value));
             }
         }
@@ -397,6 +405,26 @@ mod tests {
     /// `codaris config path` follows `$XDG_CONFIG_HOME` (and `CODARIS_CONFIG`), `codaris status`
     /// the state directory's variables: the unit carries them, so its daemon reads the same
     /// file and listens where this `codaris` looks.
+    #[test]
+    fn a_variable_with_a_newline_cannot_add_a_directive_to_the_unit() {
+        let env = |name: &str| match name {
+            "HOME" => Some(std::ffi::OsString::from("/home/me")),
+            "XDG_STATE_HOME" => Some(std::ffi::OsString::from(
+                "/srv/state\"\nExecStartPre=/bin/sh -c evil\n#",
+            )),
+            _ => None,
+        };
+        let err = UnitEnvironment::resolve(&env).unwrap_err();
+        assert!(matches!(
+            err,
+            CliError::UnitValue {
+                variable: "XDG_STATE_HOME",
+                ..
+            }
+        ));
+        assert!(!err.to_string().contains('\n'), "{err}");
+    }
+
     #[test]
     fn the_unit_carries_the_config_and_state_the_cli_resolves() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
