@@ -68,13 +68,10 @@ pub(crate) fn rewrite(
 fn replace(at: &Beneath, rel: &std::path::Path, mode: u32, bytes: &[u8]) -> std::io::Result<()> {
     use cap_std::fs::{OpenOptionsExt as _, Permissions};
     use std::os::unix::fs::PermissionsExt as _;
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // Two calls in flight on one file get two names.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = rel
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = rel.with_file_name(format!(".{name}.codaris-{}-{n}", std::process::id()));
+    let temp = super::side_name(rel, "write", n);
     let mut options = OpenOptions::new();
     options.write(true).create_new(true).mode(0o600);
     let written = (|| {

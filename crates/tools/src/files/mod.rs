@@ -39,6 +39,17 @@ pub use read::ReadFile;
 pub use search::{Glob, Grep};
 
 /// Every file tool, in the catalogue's order.
+/// `.NAME.codaris-KIND-PID-N` beside `rel` (a file `NAME`): where a temporary file or a
+/// backup of a write is made before it is renamed into place, in the same directory so the
+/// rename is atomic.
+pub(crate) fn side_name(rel: &std::path::Path, kind: &str, n: usize) -> std::path::PathBuf {
+    let name = rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    rel.with_file_name(format!(".{name}.codaris-{kind}-{}-{n}", std::process::id()))
+}
+
 pub fn file_tools() -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(ReadFile),

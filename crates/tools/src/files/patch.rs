@@ -359,7 +359,7 @@ fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
             continue;
         };
         let at = &change.at;
-        let temp = side_name(at, "patch", n);
+        let temp = super::side_name(&at.rel, "patch", n);
         let written = (|| {
             if let Some(parent) = at.parent_rel() {
                 ensure_dir(&at.dir, parent)?;
@@ -432,23 +432,12 @@ fn commit(ctx: &ToolContext, changes: &[Change]) -> Result<(), ToolError> {
     }
 }
 
-/// `.name.codaris-<kind>-<pid>-<n>` beside the target: a temporary or a backup.
-fn side_name(at: &Beneath, kind: &str, n: usize) -> PathBuf {
-    let name = at
-        .rel
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    at.rel
-        .with_file_name(format!(".{name}.codaris-{kind}-{}-{n}", std::process::id()))
-}
-
 /// Puts one change in place — the new content from `temp`, or, without one, the file moved
 /// aside — keeping what it replaces under a backup name.
 fn land<'a>(change: &'a Change, n: usize, temp: Option<&PathBuf>) -> std::io::Result<Landed<'a>> {
     let at = &change.at;
     let exists = at.dir.symlink_metadata(&at.rel).is_ok();
-    let backup = side_name(at, "orig", n);
+    let backup = super::side_name(&at.rel, "orig", n);
     let Some(temp) = temp else {
         at.dir.rename(&at.rel, &at.dir, &backup)?;
         return Ok(Landed {

@@ -317,7 +317,7 @@ fn put_back(dir: &Dir, store: &Dir, entry: &Entry, n: usize) -> io::Result<()> {
                 .as_deref()
                 .ok_or_else(|| io::Error::other("the checkpoint holds no copy of it"))?;
             let mut copy = store.open(blob)?.into_std();
-            let temp = side_name(&entry.rel, n);
+            let temp = crate::files::side_name(&entry.rel, "undo", n);
             let mut options = OpenOptions::new();
             options.write(true).create_new(true);
             let written = (|| {
@@ -337,15 +337,6 @@ fn put_back(dir: &Dir, store: &Dir, entry: &Entry, n: usize) -> io::Result<()> {
 
 fn permissions(mode: u32) -> Permissions {
     Permissions::from_std(std::fs::Permissions::from_mode(mode))
-}
-
-/// `.name.codaris-undo-<pid>-<n>` beside `rel`.
-fn side_name(rel: &Path, n: usize) -> PathBuf {
-    let name = rel
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    rel.with_file_name(format!(".{name}.codaris-undo-{}-{n}", std::process::id()))
 }
 
 /// The first directory above `rel` that is a symlink now (the path was recorded with none).
