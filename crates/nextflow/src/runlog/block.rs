@@ -251,6 +251,7 @@ pub(crate) fn parse_block<S: AsRef<str>>(lines: &[S]) -> RunError {
     }
     classify(&mut err, first);
     let mut section = None;
+    let mut wrapper = Excerpt::default();
     for line in iter {
         if let Some(s) = section_header(line) {
             section = Some(s);
@@ -295,7 +296,13 @@ pub(crate) fn parse_block<S: AsRef<str>>(lines: &[S]) -> RunError {
                     err.stderr.push_tail(clip(body));
                 }
             }
-            Some(Section::Wrapper) => {}
+            // The wrapper's own output (`.command.run: No such file or directory`), kept
+            // as stderr when the command wrote none.
+            Some(Section::Wrapper) => {
+                if body.trim() != "(empty)" {
+                    wrapper.push_tail(clip(body));
+                }
+            }
             Some(Section::WorkDir) => {
                 if err.work_dir.is_none() && !body.trim().is_empty() {
                     err.work_dir = Some(clip(body.trim()));
@@ -307,6 +314,9 @@ pub(crate) fn parse_block<S: AsRef<str>>(lines: &[S]) -> RunError {
                 }
             }
         }
+    }
+    if err.stderr.is_empty() {
+        err.stderr = wrapper;
     }
     err.command.trim();
     err.stdout.trim();

@@ -174,6 +174,17 @@ pub fn read_console(text: &str) -> ConsoleReport {
             let (block, next) = take_block(&lines, i, first);
             i = next;
             set_error(&mut report, &block, config_issue.take());
+        } else if line.starts_with("Error executing process > ")
+            || line.starts_with("Script compilation error")
+            || line.starts_with("ERROR: ")
+        {
+            // Older Nextflow printed the block without `ERROR ~ `; nf-validation's and a
+            // pipeline's own checks print `ERROR: …` at the margin.
+            classic = true;
+            let first = line.strip_prefix("ERROR: ").unwrap_or(line);
+            let (block, next) = take_block(&lines, i, first);
+            i = next;
+            set_error(&mut report, &block, config_issue.take());
         } else if let Some(rest) = line.trim_start().strip_prefix("N E X T F L O W") {
             classic = true;
             report.version = after(rest, "version ").map(|v| clip(v.trim()));
@@ -197,6 +208,11 @@ pub fn read_console(text: &str) -> ConsoleReport {
         } else if line.starts_with('[') {
             classic_task_line(&mut report, line, &mut classic);
         }
+    }
+    match &mut report.error {
+        None if recap.is_none() => report.error = signature_error(&lines),
+        Some(error) => add_signatures(error, &lines),
+        None => {}
     }
     if let Some(recap) = recap {
         match &mut report.error {
@@ -243,6 +259,46 @@ fn set_error(report: &mut ConsoleReport, block: &[String], config_issue: Option<
     }
     report.error = Some(error);
 }
+
+/// For a text with no error block: the lines that name a known cause (a report cut to a few
+/// lines, an `ERROR ~` message, a scheduler's or registry's words), as an error of its own.
+pub(crate) fn signature_error<S: AsRef<str>>(lines: &[S]) -> Option<RunError> {
+    let mut found = lines
+        .iter()
+        .map(|l| l.as_ref().trim())
+        .filter(|l| super::diagnose::is_signature(l));
+    let first = found.next()?;
+    let mut error = RunError::new(first.strip_prefix("ERROR ~ ").unwrap_or(first));
+    error.cause = found.take(MAX_SIGNATURE_LINES).map(clip).collect();
+    Some(error)
+}
+
+/// An error that names no cause of its own (`Execution aborted due to an unexpected error`,
+/// `terminated for an unknown reason`) gains the lines elsewhere in the text that name one:
+/// a scheduler's `DUE TO TIME LIMIT`, an exception logged after the record.
+pub(crate) fn add_signatures<S: AsRef<str>>(error: &mut RunError, lines: &[S]) {
+    if !matches!(
+        error.form,
+        super::ErrorForm::Other | super::ErrorForm::UnknownTermination
+    ) {
+        return;
+    }
+    for line in lines.iter().map(|l| l.as_ref().trim()) {
+        if error.cause.len() > MAX_SIGNATURE_LINES {
+            break;
+        }
+        if super::diagnose::is_signature(line)
+            && error.message != line
+            && !error.cause.iter().any(|c| c == line)
+            && !error.stderr.lines.iter().any(|c| c.trim() == line)
+        {
+            error.cause.push(clip(line));
+        }
+    }
+}
+
+/// Lines kept by [`signature_error`] after its first.
+const MAX_SIGNATURE_LINES: usize = 20;
 
 /// `Error FILE:LINE:COL: message`, the config parser's diagnostic.
 fn is_position(line: &str) -> bool {

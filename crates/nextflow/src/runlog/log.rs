@@ -27,6 +27,8 @@ pub const MAX_RECORD_LINES: usize = 400;
 pub const MAX_ERRORS: usize = 16;
 /// Lines of the log's end kept for a run that reported no error.
 pub const TAIL_LINES: usize = 20;
+/// Lines kept that name a known cause, for a log with no ERROR record.
+const MAX_SIGNATURE_LINES: usize = 20;
 /// Bytes kept of each tail line.
 const TAIL_LINE_BYTES: usize = 2000;
 
@@ -113,11 +115,20 @@ struct State {
     lines: u64,
     long_lines: u64,
     tail: VecDeque<Vec<u8>>,
+    /// Lines naming a known cause (`sbatch: error: …`, `Session aborted -- Cause: …`), for a
+    /// log with no ERROR record.
+    signatures: Vec<String>,
 }
 
 impl State {
     fn line(&mut self, line: &[u8]) {
         self.keep_tail(line);
+        if self.signatures.len() < MAX_SIGNATURE_LINES {
+            let text = String::from_utf8_lossy(line);
+            if super::diagnose::is_signature(&text) {
+                self.signatures.push(text.into_owned());
+            }
+        }
         match parse_header(line) {
             Some(header) => {
                 self.end_record();
@@ -196,7 +207,11 @@ impl State {
         match (&mut error, &self.last_failure) {
             (Some(error), Some(failure)) => error.fill_from(failure),
             (None, Some(failure)) => error = Some(failure.clone()),
+            (None, None) => error = super::console::signature_error(&self.signatures),
             _ => {}
+        }
+        if let Some(error) = &mut error {
+            super::console::add_signatures(error, &self.signatures);
         }
         LogReport {
             error,

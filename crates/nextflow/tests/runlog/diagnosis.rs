@@ -1,6 +1,6 @@
 //! Likely causes, always worded as hints.
 
-use codaris_nextflow::runlog::{LikelyCause, diagnose, read_console};
+use codaris_nextflow::runlog::{Diagnosis, LikelyCause, diagnose, read_console, read_log};
 
 fn console_with(exit: &str, stderr: &str) -> String {
     format!(
@@ -69,4 +69,207 @@ fn an_unrecognised_failure_says_so_in_the_answer() {
         text.contains("likely_cause: unknown — read the stderr tail and the command\n"),
         "{text}"
     );
+}
+
+/// The diagnosis of a console text.
+fn console(text: &str) -> Option<Diagnosis> {
+    read_console(text).error.as_ref().and_then(diagnose)
+}
+
+/// The diagnosis of a `.nextflow.log` text.
+fn log(text: &str) -> Option<Diagnosis> {
+    read_log(text.as_bytes())
+        .ok()
+        .and_then(|r| r.error)
+        .as_ref()
+        .and_then(diagnose)
+}
+
+fn cause(d: &Option<Diagnosis>) -> Option<LikelyCause> {
+    d.as_ref().map(|d| d.cause)
+}
+
+/// Every hint a hint, one sentence each.
+fn worded(d: &Option<Diagnosis>) {
+    let d = d.as_ref().expect("a diagnosis");
+    assert!(d.hint.starts_with("likely "), "{}", d.hint);
+    assert!(
+        !d.hint.contains(". ") && !d.next_step.contains(". "),
+        "{d:?}"
+    );
+}
+
+// The excerpts below are verbatim from the real-failure corpus
+// (`tests/fixtures/nextflow/real-failures/`, cases not held out), paths shortened where noted.
+
+#[test]
+fn a_singularity_pull_failure_is_the_container_not_the_exit_status() {
+    // nf-core-rnaseq-562
+    let d = console(
+        "Error executing process > 'RNASEQ:CAT_FASTQ (72h_R1)'\n\nCaused by:\n  Failed to pull singularity image\n  command: singularity pull  --name biocontainers_v1.2.0_cv1.img.img.pulling.1612345761257 https://containers.biocontainers.pro/s3/SingImgsRepo/biocontainers/v1.2.0_cv1/biocontainers_v1.2.0_cv1.img > /dev/null\n  status : 255\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::ContainerPull));
+    worded(&d);
+    // nf-core-nanoseq-77: the Singularity message alone, no block.
+    let d = console(
+        "Caused by:\n  Failed to pull singularity image\n    FATAL:   While making image from oci registry: error fetching image to cache: failed to get checksum for docker://nfcore/nanoseq:1.1.0: Error reading manifest 1.1.0 in docker.io/nfcore/nanoseq: manifest unknown: manifest unknown\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::ContainerPull));
+}
+
+#[test]
+fn a_process_asking_more_than_the_machine_has_points_at_resource_limits() {
+    // nextflow-io-nextflow-3684
+    let d = console(
+        "Error executing process > 'pipeline:process_bams:align_to_transcriptome (1)'\n\nCaused by:\n  Process requirement exceeds available CPUs -- req: 6; avail: 4\n\nCommand exit status:\n  -\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::ResourcesExceeded));
+    worded(&d);
+    let d = d.expect("a diagnosis");
+    assert!(
+        d.hint.contains("`cpus`") && d.hint.contains("req: 6; avail: 4"),
+        "{}",
+        d.hint
+    );
+    assert!(
+        d.next_step.contains("process.resourceLimits"),
+        "{}",
+        d.next_step
+    );
+}
+
+#[test]
+fn a_time_limit_is_named_with_its_limit() {
+    // nf-core-crisprseq-114 (a log excerpt)
+    let d = log(
+        "Feb-08 15:11:52.579 [Task monitor] ERROR nextflow.processor.TaskProcessor - Error executing process > 'NFCORE_CRISPRSEQ:CRISPRSEQ_SCREENING:MAGECK_MLE (treatment_vs_control)'\n\nCaused by:\n  Process exceeded running time limit (8h)\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::TimeLimit));
+    worded(&d);
+    assert!(d.expect("a diagnosis").hint.contains("`8h`"));
+    // Exit 140 is how SLURM's time limit reaches Nextflow.
+    assert_eq!(cause_of("140", ""), Some(LikelyCause::TimeLimit));
+}
+
+#[test]
+fn an_abort_or_a_segfault_is_a_crash() {
+    // nf-core-raredisease-53
+    assert_eq!(cause_of("134", ""), Some(LikelyCause::AbortSegfault));
+    // nextflow-io-nextflow-756: the stderr line alone.
+    let d = console(
+        "  .command.sh: line 2:  4804 Segmentation fault      (core dumped) polishpair -q FF10801_Pool3_S8_R1_001.fastq.gz FF10801_Pool3_S8_R2_001.fastq.gz\n\nWork dir:\n  /analysisdir/work/62/ec69c563330e9a6b0b7fa61eee42a2\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::AbortSegfault));
+    worded(&d);
+}
+
+#[test]
+fn a_script_compilation_error_relates_to_the_nextflow_version() {
+    // nf-core-rnasplice-227
+    let d = console(
+        " N E X T F L O W   ~  version 25.10.4\n\nERROR ~ Script compilation error\n- file : /home/u/.nextflow/assets/nf-core/rnasplice/main.nf\n- cause: Unexpected input: '{' @ line 12, column 8.\n   params {\n          ^\n\n1 error\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::CompileError));
+    worded(&d);
+    assert!(
+        d.expect("a diagnosis")
+            .next_step
+            .contains("manifest.nextflowVersion")
+    );
+}
+
+#[test]
+fn an_s3_refusal_is_cloud_access() {
+    // nextflow-io-nextflow-1203
+    let d = console(
+        "N E X T F L O W  ~  version 19.04.1\nERROR ~ Access Denied (Service: Amazon S3; Status Code: 403; Error Code: AccessDenied; Request ID: 74368FB5431A1FC2)\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::CloudAccess));
+    worded(&d);
+}
+
+#[test]
+fn a_full_disk_is_named() {
+    // No case not held out carries it; Linux's own message.
+    assert_eq!(
+        cause_of(
+            "1",
+            "samtools sort: failed to create temporary file: No space left on device"
+        ),
+        Some(LikelyCause::DiskFull)
+    );
+    assert_eq!(
+        cause_of("1", "write error: Disk quota exceeded"),
+        Some(LikelyCause::DiskFull)
+    );
+}
+
+#[test]
+fn a_refused_grid_submission_is_named() {
+    // nextflow-io-nextflow-2898
+    let d = console(
+        "Error executing process > 'sayHello'\n\nCaused by:\n  Failed to submit process to grid scheduler for execution\n\nCommand executed:\n\n  sbatch .command.run\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::SubmissionFailed));
+    worded(&d);
+    // nextflow-io-nextflow-981: a log with no ERROR record, sbatch's own words.
+    let d = log(
+        "Jan-13 20:22:07.572 [Task submitter] DEBUG nextflow.executor.GridTaskHandler - Failed to submit process align (29-32) > exit: 1; workDir: /w/c8/9d4af698\nsbatch: error: Batch job submission failed: Transport endpoint is not connected\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::SubmissionFailed));
+}
+
+#[test]
+fn a_parameter_validation_failure_names_the_parameter() {
+    // nf-core-fetchngs-116
+    let d = console(
+        "nextflow run nf-core/fetchngs --input PRJNA625551 --outdir results --input_type sra\n\nERROR: Validation of pipeline parameters failed!\n* --input: string [PRJNA602995] does not match pattern ^\\S+\\.txt$ (PRJNA602995)\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::Validation));
+    worded(&d);
+    assert!(d.expect("a diagnosis").hint.contains("`--input`"));
+}
+
+#[test]
+fn a_bad_xmx_is_the_java_heap_though_stderr_also_says_no_such_file() {
+    // nf-core-rnaseq-398
+    let stderr = "/opt/conda/envs/nf-core-rnaseq-1.4.2/bin/picard: line 5: warning: setlocale: LC_ALL: cannot change locale (en_US.UTF-8): No such file or directory\n  Invalid maximum heap size: -Xmx-1g\n  Error: Could not create the Java Virtual Machine.";
+    assert_eq!(cause_of("1", stderr), Some(LikelyCause::JavaHeap));
+    let d = diagnose_of("1", stderr);
+    worded(&d);
+    assert!(d.expect("a diagnosis").hint.contains("`-Xmx-1g`"));
+}
+
+#[test]
+fn a_missing_work_dir_is_not_a_missing_program() {
+    // nextflow-io-nextflow-73
+    let d = console(
+        "Error executing process > 'sayHello (1)'\n\nCaused by:\n  Process `sayHello (1)` terminated for an unknown reason -- Likely it has been terminated by the external system\n\nCommand exit status:\n  -\n\nCommand output:\n  (empty)\n\nCommand wrapper:\n  /bin/bash: .command.run: No such file or directory\n\nWork dir:\n  /Users/u/nextflow/work/d0/3884fc356ce3a04cdff6a3b27ff4c5\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::WorkDirMissing));
+    worded(&d);
+    // Exit 127 from the wrapper's `cd` (bash's own words; no case not held out carries it).
+    assert_eq!(
+        cause_of(
+            "127",
+            "bash: line 1: cd: /scratch/work/ab/cdef: No such file or directory"
+        ),
+        Some(LikelyCause::WorkDirMissing)
+    );
+}
+
+#[test]
+fn a_scheduler_oom_kill_outside_the_block_is_read() {
+    // nf-core-rnaseq-867
+    let d = log(
+        "slurmstepd: error: Detected 39 oom-kill event(s) in StepId=36616044.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::OutOfMemory));
+}
+
+fn diagnose_of(exit: &str, stderr: &str) -> Option<Diagnosis> {
+    read_console(&console_with(exit, stderr))
+        .error
+        .as_ref()
+        .and_then(diagnose)
 }
