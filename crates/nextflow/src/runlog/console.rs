@@ -266,7 +266,7 @@ pub(crate) fn signature_error<S: AsRef<str>>(lines: &[S]) -> Option<RunError> {
     let mut found = lines
         .iter()
         .map(|l| l.as_ref().trim())
-        .filter(|l| super::diagnose::is_signature(l));
+        .filter(|l| super::diagnose::is_signature(l.as_bytes()));
     let first = found.next()?;
     let mut error = RunError::new(first.strip_prefix("ERROR ~ ").unwrap_or(first));
     error.cause = found.take(MAX_SIGNATURE_LINES).map(clip).collect();
@@ -287,7 +287,7 @@ pub(crate) fn add_signatures<S: AsRef<str>>(error: &mut RunError, lines: &[S]) {
         if error.cause.len() > MAX_SIGNATURE_LINES {
             break;
         }
-        if super::diagnose::is_signature(line)
+        if super::diagnose::is_signature(line.as_bytes())
             && error.message != line
             && !error.cause.iter().any(|c| c == line)
             && !error.stderr.lines.iter().any(|c| c.trim() == line)

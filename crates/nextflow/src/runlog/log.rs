@@ -123,11 +123,9 @@ struct State {
 impl State {
     fn line(&mut self, line: &[u8]) {
         self.keep_tail(line);
-        if self.signatures.len() < MAX_SIGNATURE_LINES {
-            let text = String::from_utf8_lossy(line);
-            if super::diagnose::is_signature(&text) {
-                self.signatures.push(text.into_owned());
-            }
+        if self.signatures.len() < MAX_SIGNATURE_LINES && super::diagnose::is_signature(line) {
+            self.signatures
+                .push(String::from_utf8_lossy(line).into_owned());
         }
         match parse_header(line) {
             Some(header) => {
