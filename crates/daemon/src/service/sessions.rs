@@ -225,9 +225,7 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::EndSessionRequest>,
     ) -> Result<Response<v1::Session>, Status> {
-        let id = request.into_inner().id;
-        self.turns.settle(&id).await;
-        let record = self.sessions.end(&id)?;
+        let record = self.sessions.end(&request.into_inner().id)?;
         self.turns.end(&record.id);
         tracing::info!(session = %record.id, "session ended");
         Ok(Response::new(record.into()))

@@ -31,6 +31,9 @@ pub struct DaemonHost {
     index: DaemonIndex,
     /// What the turn's write tools change, kept so the turn can be undone.
     checkpoint: codaris_tools::files::Checkpoint,
+    /// The turn's `turn_ended`, held back until the turn is sealed and kept
+    /// ([`DaemonHost::release_end`]).
+    held_end: std::sync::Mutex<Option<v1::turn_event::Event>>,
 }
 
 impl DaemonHost {
@@ -51,6 +54,7 @@ impl DaemonHost {
             log,
             index,
             checkpoint,
+            held_end: std::sync::Mutex::new(None),
         }
     }
 
@@ -67,8 +71,30 @@ impl DaemonHost {
         });
     }
 
+    /// Appends `event` to the turn's log; `turn_ended` waits for [`DaemonHost::release_end`],
+    /// so that a client acting on it (the next turn, ending the session, reading it, an undo)
+    /// finds the turn's checkpoint sealed and its conversation and count kept.
     fn send(&self, event: v1::turn_event::Event) {
+        if matches!(event, v1::turn_event::Event::TurnEnded(_)) {
+            *self
+                .held_end
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(event);
+            return;
+        }
         self.log.push(event);
+    }
+
+    /// Sends the `turn_ended` held back: the turn is sealed and kept.
+    pub fn release_end(&self) {
+        let held = self
+            .held_end
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(event) = held {
+            self.log.push(event);
+        }
     }
 
     /// Records the session's new directory for later turns; this turn moves through the run's

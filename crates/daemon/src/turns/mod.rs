@@ -126,10 +126,10 @@ impl Turns {
             });
         }
         let session = self.session(&record)?;
-        // A turn's `turn_ended` reaches the client before its conversation is kept (`keep`,
-        // below): a client that sends the next message at once (a script, the demo) would find
-        // the last turn still holding the conversation for those few milliseconds. So wait a
-        // moment for it; a turn that really still runs is refused after that moment.
+        // The last turn lets its conversation go just before its `turn_ended` is sent, but a
+        // client that did not follow that turn (another window, a script polling) may arrive
+        // while it is sealing and keeping. So wait a moment for it; a turn that really still
+        // runs is refused after that moment.
         let conversation = session.conversation.clone();
         let Ok(mut conversation) =
             tokio::time::timeout(ENDING_TURN_GRACE, conversation.lock_owned()).await
@@ -195,6 +195,9 @@ impl Turns {
             undo::seal(&record.id, turn, checkpoint).await;
             drop(sealing);
             turns.keep(&record.id, &conversation);
+            drop(conversation);
+            // Only now does the client read `turn_ended`: what it does next sees the turn whole.
+            host.release_end();
         }.instrument(span));
         Ok(events)
     }
@@ -328,22 +331,6 @@ impl Turns {
     /// Cancels the session's running turn; `false` when none runs.
     pub fn cancel(&self, session_id: &str) -> bool {
         self.live_of(session_id).is_some_and(|s| s.cancel())
-    }
-
-    /// Waits, at most the moment a new turn waits, for a turn whose `turn_ended` was sent to
-    /// finish sealing its checkpoint and keeping its conversation, so that what the caller does
-    /// next (ending the session) comes after it: a client that ends the session as soon as it
-    /// reads `turn_ended` would otherwise stamp the session ended before the turn's last
-    /// activity. A turn still running is not waited for.
-    pub async fn settle(&self, session_id: &str) {
-        let Some(session) = self.live_of(session_id) else {
-            return;
-        };
-        if !session.turn_log().is_some_and(|log| log.finished()) {
-            return;
-        }
-        let conversation = session.conversation.clone();
-        let _ = tokio::time::timeout(ENDING_TURN_GRACE, conversation.lock_owned()).await;
     }
 
     /// Ends the session's live state: the running turn is cancelled, open cards grant nothing,

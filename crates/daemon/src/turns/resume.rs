@@ -93,9 +93,9 @@ impl Turns {
             });
         }
         let live = self.live_of(&record.id);
-        // A turn whose `turn_ended` the client has seen may still be sealing its checkpoint
-        // and keeping its conversation: wait the moment a new turn waits (`start`), and hold
-        // the conversation so no turn starts while the session changes.
+        // A turn that is sealing its checkpoint and keeping its conversation is over but for
+        // that: wait the moment a new turn waits (`start`), and hold the conversation so no
+        // turn starts while the session changes.
         let _held = match &live {
             Some(session) => Some(
                 tokio::time::timeout(
