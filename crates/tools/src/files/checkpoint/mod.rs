@@ -260,13 +260,20 @@ impl Checkpoint {
         };
         let store = recorder.store()?;
         let temp = format!("{blob}.detached");
-        let mut options = cap_std::fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        let mut copy = store.open_with(&temp, &options).map_err(failed)?.into_std();
         let mut linked = store.open(&blob).map_err(failed)?.into_std();
-        io::copy(&mut linked, &mut copy).map_err(failed)?;
+        copy_into(store, &temp, &mut linked).map_err(failed)?;
         store.rename(&temp, store, &blob).map_err(failed)
     }
+}
+
+/// Copies `source` into a new file `name` of the store.
+fn copy_into(store: &Dir, name: &str, source: &mut std::fs::File) -> io::Result<()> {
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    let mut copy = store.open_with(name, &options)?.into_std();
+    // `io::copy` between two files copies inside the kernel (`copy_file_range`), which a file
+    // system that can share extents does without copying data.
+    io::copy(source, &mut copy).map(|_| ())
 }
 
 /// How [`before_rewrite`] kept a file.
@@ -412,13 +419,7 @@ impl Recorder {
                 let mut source = state::open_same(dir, rel, &meta).map_err(failed)?;
                 let name = format!("b{:06}", self.blobs);
                 self.blobs += 1;
-                let store = self.store()?;
-                let mut options = cap_std::fs::OpenOptions::new();
-                options.write(true).create_new(true);
-                let mut copy = store.open_with(&name, &options).map_err(failed)?.into_std();
-                // `io::copy` between two files copies inside the kernel (`copy_file_range`),
-                // which a file system that can share extents does without copying data.
-                io::copy(&mut source, &mut copy).map_err(failed)?;
+                copy_into(self.store()?, &name, &mut source).map_err(failed)?;
                 (
                     State::File {
                         mode: cap_std::fs::MetadataExt::mode(&meta) & 0o7777,

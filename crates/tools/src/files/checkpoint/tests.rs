@@ -414,3 +414,33 @@ fn a_detached_copy_survives_a_write_into_the_file() {
         "notes\n"
     );
 }
+
+/// The new file a linked rewrite writes first is made beside the target with `create_new`:
+/// a symlink planted at its name (the project can make one with a command) is neither
+/// followed nor renamed into place — not to a file outside the root (the root's handle
+/// refuses that anyway) nor to another file of the project; the write goes into the file in
+/// place instead, and the turn's copy still holds the old bytes.
+#[tokio::test]
+async fn a_symlink_planted_at_the_temporary_name_is_not_written_through() {
+    let t = turn();
+    seed(&t.root);
+    let script = fs::read(t.root.join("run.sh")).unwrap();
+    // Every name the next write could pick in this process, each leading to `run.sh`.
+    for n in 0..10_000 {
+        let name = format!(".notes.md.codaris-write-{}-{n}", std::process::id());
+        std::os::unix::fs::symlink("run.sh", t.root.join(name)).unwrap();
+    }
+    call(
+        &t.ctx,
+        "write",
+        json!({"path": "notes.md", "content": "rewritten\n"}),
+    )
+    .await;
+    assert_eq!(fs::read(t.root.join("run.sh")).unwrap(), script);
+    let notes = t.root.join("notes.md");
+    assert!(fs::symlink_metadata(&notes).unwrap().is_file());
+    assert_eq!(fs::read_to_string(&notes).unwrap(), "rewritten\n");
+    let manifest = t.checkpoint.seal().unwrap().unwrap();
+    restore(&manifest, &t.store, false).unwrap();
+    assert_eq!(fs::read_to_string(&notes).unwrap(), "notes\n");
+}
