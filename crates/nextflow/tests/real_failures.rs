@@ -143,9 +143,13 @@ fn category(cause: LikelyCause) -> &'static str {
         LikelyCause::Terminated => "time_limit",
         LikelyCause::MissingFile => "missing_input",
         LikelyCause::UndefinedVariable | LikelyCause::UnknownMethod => "compile_error",
-        LikelyCause::ConfigSyntax => "config_error",
+        LikelyCause::ConfigSyntax | LikelyCause::UnknownProfile => "config_error",
+        LikelyCause::Network => "network",
+        LikelyCause::TaskError => "task_error",
+        // The corpus keeps no category of its own for these (see its README): a permission
+        // refused, a declared output not written, a task ended by the system.
         LikelyCause::PermissionDenied | LikelyCause::MissingOutput | LikelyCause::ExternalKill => {
-            "task_error"
+            "other"
         }
     }
 }
@@ -160,15 +164,16 @@ fn error_of(case: &Loaded) -> Option<RunError> {
 
 /// Task, exit status and likely cause found, in percent, at least: on the cases the diagnosis
 /// may be tuned on, and on the held-out ones. Measured when the corpus came in (89 cases):
-/// tuned on 71 / 82 / 9 %, held out 61 / 83 / 9 %; since the readers take a block without
-/// `ERROR ~` and the lines that name a cause outside it, and the diagnosis reads the error's
-/// own words first: tuned on 95 / 92 / 77 %, held out 83 / 91 / 65 %.
-const TUNED_FLOORS: (f64, f64, f64) = (93.0, 90.0, 75.0);
-const HELD_OUT_FLOORS: (f64, f64, f64) = (82.0, 90.0, 64.0);
+/// tuned on 71 / 82 / 9 %, held out 61 / 83 / 9 %; once the readers took a block without
+/// `ERROR ~` and the lines naming a cause outside it, and the diagnosis read the error's own
+/// words first: 95 / 92 / 77 % and 83 / 91 / 65 %; with profiles, downloads, files checked
+/// for existence and a tool's own failure named: 95 / 92 / 88 % and 83 / 91 / 78 %.
+const TUNED_FLOORS: (f64, f64, f64) = (93.0, 90.0, 86.0);
+const HELD_OUT_FLOORS: (f64, f64, f64) = (82.0, 90.0, 76.0);
 
-/// A confidently wrong cause on at most this share of either part, in percent (5 % and 4 %
-/// when the corpus came in, 3 % and 4 % now; the target is 2 %).
-const WRONG_CEILING: f64 = 5.0;
+/// A confidently wrong cause on at most this share of either part, in percent: the issue's
+/// target (5 % and 4 % when the corpus came in, 0 % and 0 % now).
+const WRONG_CEILING: f64 = 2.0;
 
 #[derive(Debug, Default)]
 struct Score {
@@ -177,6 +182,9 @@ struct Score {
     exit: usize,
     cause: usize,
     wrong: usize,
+    /// One line a case whose cause was not found, so a reader of the test's output sees
+    /// where the diagnosis stands without a debugger.
+    misses: Vec<String>,
 }
 
 impl Score {
@@ -228,10 +236,19 @@ fn score(cases: &[&Loaded]) -> Score {
             .and_then(|e| e.exit_status)
             .map_or(-1, i64::from);
         score.exit += usize::from(exit == case.case.exit_status);
+        let expected = case.case.cause.as_str();
         match error.as_ref().and_then(diagnose).map(|d| category(d.cause)) {
-            Some(found) if found == case.case.cause => score.cause += 1,
-            Some(_) => score.wrong += 1,
-            None => {}
+            Some(found) if found == expected => score.cause += 1,
+            Some(found) => {
+                score.wrong += 1;
+                score.misses.push(format!(
+                    "  {}: wrong `{found}`, expected `{expected}`",
+                    case.slug
+                ));
+            }
+            None => score
+                .misses
+                .push(format!("  {}: none, expected `{expected}`", case.slug)),
         }
     }
     score
@@ -244,8 +261,8 @@ fn the_diagnosis_is_scored_on_real_reports_with_floors() {
     let tuned: Vec<&Loaded> = cases.iter().filter(|c| !c.case.held_out).collect();
     let held: Vec<&Loaded> = cases.iter().filter(|c| c.case.held_out).collect();
     let (t, h) = (score(&tuned), score(&held));
-    println!("{}", t.line("tuned on"));
-    println!("{}", h.line("held out"));
+    println!("{}\n{}", t.line("tuned on"), t.misses.join("\n"));
+    println!("{}\n{}", h.line("held out"), h.misses.join("\n"));
     let at_least = |s: &Score, name: &str, (task, exit, cause): (f64, f64, f64)| {
         let pct = |n| Score::pct(n, s.cases);
         assert!(

@@ -10,6 +10,7 @@ mod block;
 mod console;
 mod diagnose;
 mod log;
+mod messages;
 mod render;
 
 pub use block::{ErrorForm, Excerpt, Location, RunError};

@@ -39,7 +39,11 @@ fn common_exit_codes_and_stderr_signs() {
         ),
         Some(LikelyCause::JavaHeap)
     );
-    assert_eq!(cause_of("1", "some message the tool wrote"), None);
+    // A tool that fails on its own terms and says so: its words are the likely cause.
+    assert_eq!(
+        cause_of("1", "some message the tool wrote"),
+        Some(LikelyCause::TaskError)
+    );
 }
 
 #[test]
@@ -64,7 +68,7 @@ fn every_hint_is_worded_as_a_hint() {
 
 #[test]
 fn an_unrecognised_failure_says_so_in_the_answer() {
-    let text = read_console(&console_with("2", "usage: bwa mem")).render();
+    let text = read_console(&console_with("2", "")).render();
     assert!(
         text.contains("likely_cause: unknown — read the stderr tail and the command\n"),
         "{text}"
@@ -272,4 +276,72 @@ fn diagnose_of(exit: &str, stderr: &str) -> Option<Diagnosis> {
         .error
         .as_ref()
         .and_then(diagnose)
+}
+
+/// A report of the real-failure corpus, verbatim.
+fn corpus(slug: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nextflow/real-failures")
+        .join(slug)
+        .join("report.txt");
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn an_unknown_profile_is_named_with_where_to_launch() {
+    let d = console(&corpus("nf-core-rnaseq-1574"));
+    assert_eq!(cause(&d), Some(LikelyCause::UnknownProfile));
+    worded(&d);
+    let d = d.expect("a diagnosis");
+    assert!(d.hint.contains("`singularity`"), "{}", d.hint);
+    assert!(d.next_step.contains("-show-profiles"), "{}", d.next_step);
+}
+
+#[test]
+fn a_failed_download_is_the_network_and_quotes_the_server() {
+    let d = console(&corpus("nf-core-rnafusion-71"));
+    assert_eq!(cause(&d), Some(LikelyCause::Network));
+    worded(&d);
+    assert!(
+        d.expect("a diagnosis")
+            .hint
+            .contains("ERROR 404: Not Found")
+    );
+}
+
+#[test]
+fn a_path_checked_for_existence_is_a_missing_file_not_unknown() {
+    let d = console(&corpus("nextflow-io-nextflow-3546"));
+    assert_eq!(cause(&d), Some(LikelyCause::MissingFile));
+    worded(&d);
+    assert!(
+        d.expect("a diagnosis")
+            .hint
+            .contains("/my/nonexisting/path")
+    );
+}
+
+#[test]
+fn a_parameter_missing_from_the_schema_is_named_by_nf_validation_crash() {
+    let d = console(&corpus("nextflow-io-nf-validation-48"));
+    assert_eq!(cause(&d), Some(LikelyCause::Validation));
+    worded(&d);
+    let d = d.expect("a diagnosis");
+    assert!(d.hint.contains("`project`"), "{}", d.hint);
+    assert!(
+        d.next_step.contains("nextflow_schema.json"),
+        "{}",
+        d.next_step
+    );
+}
+
+#[test]
+fn a_tool_failing_on_its_own_terms_is_quoted_not_guessed() {
+    // A truncated archive: gzip and tar say so; the Docker swap warning above is noise.
+    let d = console(&corpus("nf-core-mag-304"));
+    assert_eq!(cause(&d), Some(LikelyCause::TaskError));
+    worded(&d);
+    let hint = d.expect("a diagnosis").hint;
+    assert!(hint.contains("unexpected end of file"), "{hint}");
+    assert!(!hint.contains("swap"), "{hint}");
 }
