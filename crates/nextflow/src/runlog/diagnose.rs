@@ -198,10 +198,7 @@ pub fn diagnose(error: &RunError) -> Option<Diagnosis> {
             "the task may have been ended by the system (a scheduler, the OOM killer) before it wrote an exit status".to_string(),
             "read `.command.log` in the work dir and the scheduler's record of the job".to_string(),
         ),
-        _ => match task_error(error, &stderr, &stdout) {
-            Some(found) => found,
-            None => return None,
-        },
+        _ => task_error(error, &stderr, &stdout)?,
     };
     Some(Diagnosis {
         cause,
