@@ -220,9 +220,7 @@ fn task_error(error: &RunError, stderr: &str, stdout: &str) -> Option<Found> {
             "likely `{process}`'s command failed on its own terms (exit {status}); it says: `{}`",
             clip(said)
         ),
-        format!(
-            "fix what that message names (an input file, an option, a reference), check it by running `.command.sh` in the task's work dir, then run again with -resume"
-        ),
+        "fix what that message names (an input file, an option, a reference), check it by running `.command.sh` in the task's work dir, then run again with -resume".to_string(),
     ))
 }
 
@@ -249,7 +247,7 @@ fn telling_line(text: &str) -> Option<&str> {
             let lower = l.to_ascii_lowercase();
             WORDS.iter().any(|w| lower.contains(w))
         })
-        .or_else(|| lines().last())
+        .or_else(|| lines().next_back())
 }
 
 fn subject(error: &RunError) -> String {
