@@ -149,6 +149,16 @@ pub fn diagnose(error: &RunError) -> Option<Diagnosis> {
             ),
             format!("compare {process}'s `output:` block with the files its script writes in the work dir"),
         ),
+        // Bash running an option as a command: a line continuation lost above it, a bug in
+        // the script rather than a program missing.
+        _ if missing_program(&stderr).is_some_and(|tool| tool.starts_with('-')) => (
+            LikelyCause::TaskError,
+            format!(
+                "likely {process}'s script broke a command across lines: bash ran the option `{}` as a program (a `\\` line continuation lost or followed by a space)",
+                missing_program(&stderr).unwrap_or_default()
+            ),
+            "open `.command.sh` in the task's work dir and join the line that starts with that option to the command above it".to_string(),
+        ),
         _ if error.exit_status == Some(127) || has("command not found") => (
             LikelyCause::CommandNotFound,
             match missing_program(&stderr) {
@@ -268,12 +278,21 @@ pub(super) fn location_step(error: &RunError, what: &str) -> String {
     }
 }
 
-/// `bash: fastqc: command not found`, `.command.sh: line 2: fastqc: command not found`.
+/// `bash: fastqc: command not found`, `.command.sh: line 2: fastqc: command not found`, and
+/// `env: ‘singularity’: No such file or directory` (the wrapper starting a container engine
+/// the machine lacks).
 fn missing_program(stderr: &str) -> Option<String> {
     stderr.lines().find_map(|line| {
-        let head = line.trim().strip_suffix(": command not found")?;
-        let tool = head.rsplit(": ").next()?.trim();
-        (!tool.is_empty()).then(|| clip(tool))
+        let line = line.trim();
+        if let Some(head) = line.strip_suffix(": command not found") {
+            let tool = head.rsplit(": ").next()?.trim();
+            return (!tool.is_empty()).then(|| clip(tool));
+        }
+        let quoted = line
+            .strip_prefix("env: ")?
+            .strip_suffix(": No such file or directory")?;
+        let tool = quoted.trim_matches(['‘', '’', '\'', '"', '`']);
+        (!tool.is_empty() && !tool.contains('/')).then(|| clip(tool))
     })
 }
 
@@ -286,6 +305,14 @@ mod tests {
         assert_eq!(
             missing_program(".command.sh: line 2: fastqc: command not found").as_deref(),
             Some("fastqc")
+        );
+        assert_eq!(
+            missing_program("env: ‘singularity’: No such file or directory").as_deref(),
+            Some("singularity")
+        );
+        assert_eq!(
+            missing_program("env: ‘/opt/x/run.sh’: No such file or directory"),
+            None
         );
         assert_eq!(missing_program("all good"), None);
     }

@@ -345,3 +345,22 @@ fn a_tool_failing_on_its_own_terms_is_quoted_not_guessed() {
     assert!(hint.contains("unexpected end of file"), "{hint}");
     assert!(!hint.contains("swap"), "{hint}");
 }
+
+#[test]
+fn an_option_run_as_a_command_is_a_broken_line_not_a_missing_program() {
+    let d = console(&corpus("hillerlab-make_lastz_chains-50"));
+    assert_eq!(cause(&d), Some(LikelyCause::TaskError));
+    worded(&d);
+    let hint = d.expect("a diagnosis").hint;
+    assert!(
+        hint.contains("`--workdir`") && hint.contains("across lines"),
+        "{hint}"
+    );
+}
+
+#[test]
+fn a_container_engine_the_machine_lacks_is_named() {
+    let d = console(&corpus("nf-core-rnaseq-887"));
+    assert_eq!(cause(&d), Some(LikelyCause::CommandNotFound));
+    assert!(d.expect("a diagnosis").hint.contains("`singularity`"));
+}
