@@ -22,6 +22,13 @@ const SIGNATURES: &[&str] = &[
     "manifest unknown",
     "While making image from oci registry",
     "requested access to the resource is denied",
+    "Cannot connect to the Docker daemon",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "container creation failed",
+    "OOMKilled",
+    "ModuleNotFoundError",
+    "there is no package called",
     "Process requirement exceed",
     "Failed to submit process to grid scheduler",
     "sbatch: error",
@@ -183,6 +190,12 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
         "root filesystem extraction failed",
         "pull is only supported for shub",
         "requested access to the resource is denied",
+        "Cannot connect to the Docker daemon",
+        "permission denied while trying to connect to the Docker daemon",
+        "ImagePullBackOff",
+        "ErrImagePull",
+        "container creation failed",
+        "Unable to build container",
     ]) || lines
         .iter()
         .any(|l| l.contains("FATAL:") && l.contains("image"))
@@ -344,7 +357,16 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             ),
         ));
     }
-    if any(&["oom-kill event", "out-of-memory handler"]) {
+    if let Some(what) = missing_software(&lines) {
+        return Some((
+            LikelyCause::CommandNotFound,
+            format!("likely {what} is not installed in the task's container or environment"),
+            format!(
+                "check {process}'s `container`/`conda` directive: the image or environment must provide it; a run without a software profile (`-profile docker`, `singularity` or `conda`) uses the machine's own"
+            ),
+        ));
+    }
+    if any(&["oom-kill event", "out-of-memory handler", "OOMKilled"]) {
         return Some((
             LikelyCause::OutOfMemory,
             "likely the scheduler killed the task for using more memory than it was given (an out-of-memory kill)".to_string(),
@@ -374,9 +396,56 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
     None
 }
 
+/// A library the task's script imports and its environment lacks: Python's
+/// `ModuleNotFoundError: No module named 'x'`, R's `there is no package called ‘x’`, Perl's
+/// `Can't locate X.pm in @INC`. The same cause as a program not found, one level down.
+fn missing_software(lines: &[&str]) -> Option<String> {
+    lines.iter().find_map(|line| {
+        let name = |rest: &str| {
+            let name = rest
+                .trim()
+                .trim_matches(['\'', '"', '‘', '’', '`'])
+                .split(['\'', '"', '‘', '’', ' '])
+                .next()
+                .unwrap_or_default();
+            (!name.is_empty()).then(|| clip(name))
+        };
+        if let Some(rest) = after(line, "No module named ") {
+            return name(rest).map(|n| format!("the Python module `{n}`"));
+        }
+        if let Some(rest) = after(line, "there is no package called ") {
+            return name(rest).map(|n| format!("the R package `{n}`"));
+        }
+        let rest = after(line, "Can't locate ")?;
+        let module = rest.split(" in @INC").next()?;
+        name(module).map(|n| format!("the Perl module `{n}`"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_library_is_named_with_its_language() {
+        let found = |line: &str| missing_software(&[line]);
+        assert_eq!(
+            found("ModuleNotFoundError: No module named 'pysam'").as_deref(),
+            Some("the Python module `pysam`")
+        );
+        assert_eq!(
+            found("Error in library(DESeq2) : there is no package called ‘DESeq2’").as_deref(),
+            Some("the R package `DESeq2`")
+        );
+        assert_eq!(
+            found(
+                "Can't locate Bio/SeqIO.pm in @INC (you may need to install the Bio::SeqIO module)"
+            )
+            .as_deref(),
+            Some("the Perl module `Bio/SeqIO.pm`")
+        );
+        assert_eq!(found("all is well"), None);
+    }
 
     #[test]
     fn every_signature_is_found_anywhere_in_a_line_and_a_plain_line_is_not() {
