@@ -37,6 +37,10 @@ const SIGNATURES: &[&str] = &[
     "Module compilation error",
     "Validation of pipeline parameters failed",
     "The following invalid input values have been detected",
+    "Validation of samplesheet failed",
+    "Validation of file failed",
+    "Missing required parameter(s)",
+    ": Error for field '",
     "Access Denied (Service:",
     "Status Code: 403",
     "No space left on device",
@@ -256,6 +260,14 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
         "The following invalid input values have been detected",
         "Please check samplesheet",
         "Please check input samplesheet",
+        // nf-schema 2's own words (its ParameterValidator, SamplesheetConverter and
+        // SchemaEvaluator), and nf-validation 1's for a file a parameter names.
+        "Validation of samplesheet failed",
+        "Validation of file failed",
+        "file failed!",
+        "Missing required parameter(s)",
+        "Missing required field(s)",
+        ": Error for field '",
     ]) {
         if has("does not exist") {
             return Some((
@@ -269,11 +281,17 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             let name = rest.split([':', ' ', '(']).next()?;
             (!name.is_empty()).then(|| clip(name))
         });
+        let field = lines
+            .iter()
+            .find_map(|l| between(l, "Error for field '", "'"))
+            .map(clip);
         return Some((
             LikelyCause::Validation,
-            match &param {
-                Some(p) => format!("likely the parameter `--{p}` does not pass the pipeline's schema"),
-                None => "likely a parameter or the samplesheet does not pass the pipeline's schema".to_string(),
+            match (&param, &field) {
+                (Some(p), Some(f)) => format!("likely the samplesheet given to `--{p}` has a bad `{f}` value for the pipeline's schema"),
+                (Some(p), None) => format!("likely the parameter `--{p}` does not pass the pipeline's schema"),
+                (None, Some(f)) => format!("likely the samplesheet's `{f}` value does not pass the pipeline's schema"),
+                (None, None) => "likely a parameter or the samplesheet does not pass the pipeline's schema".to_string(),
             },
             "fix the value or samplesheet as the message says (`nextflow_schema.json` and the pipeline's usage docs list what each accepts), then run again".to_string(),
         ));

@@ -364,3 +364,23 @@ fn a_container_engine_the_machine_lacks_is_named() {
     assert_eq!(cause(&d), Some(LikelyCause::CommandNotFound));
     assert!(d.expect("a diagnosis").hint.contains("`singularity`"));
 }
+
+#[test]
+fn nf_schema_names_the_parameter_and_the_samplesheet_field() {
+    // nf-schema 2's format (its SchemaEvaluator and ValidationResult), as in
+    // nextflow-io/nf-schema's own tests.
+    let d = console(
+        "ERROR ~ Validation of pipeline parameters failed!\n\n -- Check '.nextflow.log' file for details\nThe following invalid input values have been detected:\n\n* --input (samplesheet.csv): Validation of file failed:\n\t-> Entry 1: Error for field 'strandedness' (weird): Expected any of [forward, reverse, unstranded] (Strandedness must be provided and be one of 'forward', 'reverse' or 'unstranded')\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::Validation));
+    worded(&d);
+    let hint = d.expect("a diagnosis").hint;
+    assert!(
+        hint.contains("`--input`") && hint.contains("`strandedness`"),
+        "{hint}"
+    );
+    let d = console(
+        "ERROR: Validation of pipeline parameters failed!\n* Missing required parameter(s): ref_fasta\n",
+    );
+    assert_eq!(cause(&d), Some(LikelyCause::Validation));
+}
