@@ -26,8 +26,7 @@ const MAX_INCLUDE_DEPTH: usize = 16;
 pub const NFTEST_CONFIG: &str = "nf-test.config";
 
 /// Why an `nf-test.config` is not read as a Nextflow config.
-pub(crate) const NFTEST_WHY: &str =
-    "nf-test's own configuration, read by nf-test, not by Nextflow; not read as a config";
+pub(crate) const NFTEST_WHY: &str = "nf-test's own configuration, read by nf-test, not by Nextflow";
 
 /// Whether `path` names nf-test's configuration rather than a Nextflow one: its file name is
 /// `nf-test.config`, wherever it sits.

@@ -187,7 +187,10 @@ pub fn render_outline(p: &Pipeline) -> String {
         out.push(format!("{}:{}: def {}: {}", d.file, d.line, d.name, d.what));
     }
     for s in &p.config.skipped {
-        out.push(format!("{}:1: skipped: {}", s.file, s.why));
+        out.push(format!(
+            "{}:1: not read as a Nextflow config: {}",
+            s.file, s.why
+        ));
     }
     let mut text: String = out.iter().map(|l| format!("{}\n", one_line(l))).collect();
     text.push_str(&render_unparsed(p.unparsed()));
