@@ -159,10 +159,14 @@ fn apply_remediation_plan() -> Value {
 
 pub const REVIEW_PIPELINE: CatalogueEntry = CatalogueEntry::new(
     "review_pipeline",
-    "A review pack of a Nextflow pipeline, read-only: its workflows and processes (containers, \
-     inputs, outputs, included modules), its params and whether the schema documents each, \
-     the compliance findings, nf-core lint's failures when nf-core is installed, and the \
-     places a reviewer should read first.",
+    "A review pack of a Nextflow pipeline, read-only, findings first: the compliance \
+     findings (errors first), nf-core lint's failures when nf-core is installed, its params \
+     and whether the schema documents each, the places a reviewer should read first, then \
+     its structure in counts with the files that have findings, and the whole outline when \
+     it fits. The pack stays within one answer; its last section, left out, says what did \
+     not fit and which call gives it. focus structure gives the outline alone (workflows, \
+     processes with containers, inputs and outputs, includes, params, profiles), under a \
+     directory when given.",
     review_pipeline,
 );
 
@@ -171,7 +175,8 @@ fn review_pipeline() -> Value {
         "type": "object",
         "properties": {
             "path": {"type": "string", "description": PIPELINE_PATH},
-            "focus": {"type": "string", "enum": ["security", "lint"], "description": "Narrow the pack: security (credentials, paths, containers) or lint (nf-core lint and the rules)."}
+            "focus": {"type": "string", "enum": ["security", "lint", "structure"], "description": "Narrow the pack: security (credentials, paths, containers), lint (nf-core lint and the rules) or structure (the reader's whole outline)."},
+            "under": {"type": "string", "description": "With focus structure: only the files under this directory of the pipeline (e.g. modules/nf-core), as the pack's left out section suggests for a large pipeline."}
         },
         "additionalProperties": false
     })

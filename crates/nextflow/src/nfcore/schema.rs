@@ -48,6 +48,9 @@ pub struct SchemaOutput {
     pub findings: Vec<SchemaFinding>,
     /// `found N params`, when the schema was valid.
     pub params_found: Option<usize>,
+    /// Why nf-core could not evaluate the pipeline's config (`nextflow config`), when it could
+    /// not: without the config's params it cannot finish checking the schema against them.
+    pub config_error: Option<String>,
 }
 
 /// What to check.
@@ -65,8 +68,12 @@ pub struct ValidateReport {
     pub params_found: Option<usize>,
     /// The params file, when one was given.
     pub params_file: Option<PathBuf>,
-    /// Whether the parameters were checked (not when the schema itself is invalid).
+    /// Whether the parameters were checked (not when the schema itself is invalid, nor when
+    /// the config could not be evaluated).
     pub params_checked: bool,
+    /// Why the pipeline's config could not be evaluated, when it could not (see
+    /// [`SchemaOutput::config_error`]); the check did not finish.
+    pub config_error: Option<String>,
     pub elapsed: Duration,
 }
 
@@ -81,8 +88,15 @@ pub fn parse_schema_output(stdout: &str, stderr: &str, params: Option<&Value>) -
         .into_iter()
         .chain(console::records(stderr))
         .collect();
+    let mut config_error = None;
     for record in &all {
         let head = record.headline();
+        // nf-core runs `nextflow config` to read the params; when that fails it logs one ERROR
+        // that is not about the schema at all (nextflow missing, the config not evaluating).
+        if head.starts_with(CONFIG_FAILED) {
+            config_error = Some(config_failure_reason(record));
+            continue;
+        }
         if let Some(n) = head
             .strip_prefix("Pipeline schema looks valid (found ")
             .and_then(|rest| rest.split(' ').next())
@@ -117,6 +131,56 @@ pub fn parse_schema_output(stdout: &str, stderr: &str, params: Option<&Value>) -
     SchemaOutput {
         findings,
         params_found,
+        config_error,
+    }
+}
+
+/// How nf-core starts the record it logs when `nextflow config` fails.
+const CONFIG_FAILED: &str = "Could not parse Nextflow config for";
+
+/// Why `nextflow config` failed, from nf-core's record: nextflow missing, else Nextflow's own
+/// error (an `ERROR ~` line, else the last line it printed), else the exit.
+fn config_failure_reason(record: &LogRecord) -> String {
+    let lines: Vec<&str> = record
+        .lines
+        .iter()
+        .skip(1)
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines
+        .iter()
+        .any(|l| l.starts_with("It looks like nextflow is not installed"))
+    {
+        return "`nextflow` is not on PATH".to_owned();
+    }
+    let exit = lines.iter().find_map(|l| {
+        l.strip_prefix("Command '")
+            .and_then(|rest| rest.split_once("' failed with exit code "))
+            .map(|(_, code)| code.trim().to_owned())
+    });
+    let said = lines
+        .iter()
+        .find(|l| l.starts_with("ERROR ~"))
+        .or_else(|| lines.iter().rev().find(|l| !l.starts_with("Command '")))
+        .map(|l| cut(&one_line(l), MAX_REASON_CHARS));
+    match (exit, said) {
+        (Some(code), Some(said)) => format!("`nextflow config` exited with {code}: {said}"),
+        (Some(code), None) => format!("`nextflow config` exited with {code}"),
+        (None, Some(said)) => said,
+        (None, None) => "nf-core gave no reason".to_owned(),
+    }
+}
+
+/// Nextflow's message is quoted in the headline; past this it is cut.
+const MAX_REASON_CHARS: usize = 300;
+
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let head: String = text.chars().take(max).collect();
+        format!("{head}…")
+    } else {
+        text.to_owned()
     }
 }
 
@@ -210,12 +274,15 @@ pub fn validate(
     )?;
     let mut elapsed = lint.elapsed;
     let parsed = parse_schema_output(&lint.stdout.text, &lint.stderr.text, None);
-    if !lint.exit.success() && parsed.findings.is_empty() {
+    if !lint.exit.success() && parsed.findings.is_empty() && parsed.config_error.is_none() {
         return Err(fatal("pipelines schema lint", &lint));
     }
     let mut findings = parsed.findings;
     let mut params_found = parsed.params_found;
-    let schema_ok = !findings.iter().any(|f| f.severity == Severity::Error);
+    let config_error = parsed.config_error;
+    // `schema validate` evaluates the same config; it would fail the same way.
+    let schema_ok =
+        config_error.is_none() && !findings.iter().any(|f| f.severity == Severity::Error);
     let mut params_checked = false;
     if let (Some(params_file), true) = (&params_file, schema_ok) {
         let run = env.run(
@@ -248,6 +315,7 @@ pub fn validate(
         params_found,
         params_file: request.params_file.clone(),
         params_checked,
+        config_error,
         elapsed,
     })
 }
@@ -262,11 +330,12 @@ fn fatal(command: &'static str, outcome: &crate::runner::Outcome) -> NfCoreError
 
 impl ValidateReport {
     pub fn passed(&self) -> bool {
-        !self.findings.iter().any(|f| f.severity == Severity::Error)
+        self.config_error.is_none() && !self.findings.iter().any(|f| f.severity == Severity::Error)
     }
 
     /// `passed` or `failed` on the first line, then one line per finding:
-    /// `error: schema: `param`: message`, `error: params: …` or `warning: …`.
+    /// `error: schema: `param`: message`, `error: params: …` or `warning: …`. When the config
+    /// could not be evaluated the first line says so and why, not that the schema has errors.
     pub fn render(&self) -> String {
         let count = |stage| {
             self.findings
@@ -274,13 +343,24 @@ impl ValidateReport {
                 .filter(|f| f.stage == stage && f.severity == Severity::Error)
                 .count()
         };
-        let schema_part = match (count(Stage::Schema), self.params_found) {
-            (0, Some(n)) => format!("nextflow_schema.json is valid ({n} params)"),
-            (0, None) => "nextflow_schema.json is valid".to_owned(),
-            (n, _) => format!("nextflow_schema.json has {n} error(s)"),
+        let schema_part = match (&self.config_error, count(Stage::Schema), self.params_found) {
+            (Some(why), 0, _) => format!(
+                "the pipeline's config could not be evaluated ({}), so nextflow_schema.json was not checked against its params",
+                one_line(why)
+            ),
+            (Some(why), n, _) => format!(
+                "nextflow_schema.json has {n} error(s), and the pipeline's config could not be evaluated ({})",
+                one_line(why)
+            ),
+            (None, 0, Some(n)) => format!("nextflow_schema.json is valid ({n} params)"),
+            (None, 0, None) => "nextflow_schema.json is valid".to_owned(),
+            (None, n, _) => format!("nextflow_schema.json has {n} error(s)"),
         };
         let params_part = match (&self.params_file, self.params_checked) {
             (None, _) => String::new(),
+            (Some(file), false) if self.config_error.is_some() => {
+                format!("; `{}` was not checked", file.display())
+            }
             (Some(file), false) => format!(
                 "; `{}` was not checked against an invalid schema",
                 file.display()

@@ -8,9 +8,10 @@ use std::path::Path;
 use super::ParseError;
 use super::lex::{Kind, MAX_PROBLEMS, lex};
 use super::model::{
-    Config, ConfigInclude, ProcessSelector, Profile, SelectorBlock, SelectorKind, Setting,
-    Unparsed, Value,
+    Config, ConfigDef, ConfigInclude, ProcessSelector, Profile, SelectorBlock, SelectorKind,
+    Setting, Skipped, Unparsed, Value,
 };
+use super::runtime::describe_runtime;
 use super::source::{SourceRoot, normalise_relative};
 use super::tree::{Tree, first_line};
 
@@ -20,7 +21,24 @@ const MAX_SCOPE_DEPTH: usize = 64;
 /// How deep `includeConfig` may nest before the reader stops following it.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
+/// nf-test's configuration file. It shares the `.config` suffix and Groovy look but is nf-test's
+/// own format (`config { testsDir …; plugins { load … } }`), read by nf-test, not Nextflow.
+pub const NFTEST_CONFIG: &str = "nf-test.config";
+
+/// Why an `nf-test.config` is not read as a Nextflow config.
+pub(crate) const NFTEST_WHY: &str = "nf-test's own configuration, read by nf-test, not by Nextflow";
+
+/// Whether `path` names nf-test's configuration rather than a Nextflow one: its file name is
+/// `nf-test.config`, wherever it sits.
+pub fn is_nftest_config(path: &str) -> bool {
+    Path::new(path)
+        .file_name()
+        .is_some_and(|name| name == NFTEST_CONFIG)
+}
+
 /// Reads one config text on its own; `includeConfig` statements are recorded, not followed.
+/// An `nf-test.config` (see [`is_nftest_config`]) is not read: the result lists it in
+/// `skipped` and holds nothing else.
 pub fn parse_config(path: &str, src: &str) -> Config {
     let mut cfg = Config::default();
     let mut reader = Reader {
@@ -81,6 +99,15 @@ struct Reader<'c, 'r> {
 
 impl Reader<'_, '_> {
     fn file(&mut self, path: &str, src: &str, scope: &Scope) {
+        if is_nftest_config(path) {
+            // Its settings (`testsDir`, `ignore`, `plugins { load … }`) mean nothing to
+            // Nextflow; read as a Nextflow config they would be wrong settings and findings.
+            self.cfg.skipped.push(Skipped {
+                file: path.to_string(),
+                why: NFTEST_WHY.to_string(),
+            });
+            return;
+        }
         self.cfg.files.push(path.to_string());
         let lexed = lex(src);
         let tree = Tree::new(src, lexed.tokens);
@@ -140,12 +167,10 @@ impl Reader<'_, '_> {
             // The `catch` of a `try` whose `}` ended the line before: only reports errors.
             return;
         }
-        // Older templates also define `check_max` in the config; a function is not evaluated,
-        // so closures that call it stay source text.
+        // `def`: a variable the config's own values use, or a helper function such as the old
+        // nf-core `check_max`. Both run when Nextflow reads the config; recorded, not run.
         if ident(a) == Some("def") {
-            let name = ident(a + 1).filter(|_| is_op(a + 2, "(")).unwrap_or("?");
-            let what = format!("function `{name}` in a config is not evaluated");
-            self.unparsed(path, line, what);
+            self.def(path, tree, a, b, scope);
             return;
         }
         // A process selector: `withName: FASTQC {`, `withLabel:'big' {`.
@@ -175,11 +200,12 @@ impl Reader<'_, '_> {
                 return;
             }
         }
-        // A dotted key: `a.b.c`.
+        // A dotted key: `a.b.c`; a part may be quoted (`'GRCh37' {`, `'GATK.GRCh37' {` in
+        // every nf-core `conf/igenomes.config`).
         let mut key = Vec::new();
         let mut i = a;
-        while let Some(part) = ident(i) {
-            key.push(part.to_string());
+        while let Some(part) = key_part(tree, i) {
+            key.push(part);
             if is_op(i + 1, ".") {
                 i += 2;
             } else {
@@ -235,6 +261,56 @@ impl Reader<'_, '_> {
                 line,
                 format!("config statement not understood: `{text}`"),
             );
+        }
+    }
+
+    /// `def name = value` or `def name(args) { … }`.
+    fn def(&mut self, path: &str, tree: &Tree, a: usize, b: usize, scope: &Scope) {
+        let line = tree.tok(a).map_or(1, |t| t.line);
+        let name = tree.tok(a + 1).and_then(|t| t.ident());
+        let next = tree.tok(a + 2);
+        let def = match (name, next) {
+            (Some(name), Some(t)) if t.is_op("=") => {
+                let (va, vb) = tree.trim(a + 3, b);
+                let value = tree.value(va, vb);
+                let what = match &value {
+                    Value::Expr(text) => describe_runtime(text),
+                    _ => "a literal value".to_string(),
+                };
+                Some(ConfigDef {
+                    name: name.to_string(),
+                    file: path.to_string(),
+                    line,
+                    profile: scope.profile.clone(),
+                    value: Some(value),
+                    what,
+                })
+            }
+            (Some(name), Some(t)) if t.is_op("(") => {
+                let params = tree
+                    .close_of(a + 2)
+                    .map(|c| tree.text(a + 3, c))
+                    .unwrap_or_default();
+                Some(ConfigDef {
+                    name: name.to_string(),
+                    file: path.to_string(),
+                    line,
+                    profile: scope.profile.clone(),
+                    value: None,
+                    what: format!(
+                        "function `{name}({})`, run only when a closure calls it at run time",
+                        first_line(&params)
+                    ),
+                })
+            }
+            _ => None,
+        };
+        match def {
+            Some(def) => self.cfg.defs.push(def),
+            None => {
+                let text = first_line(&tree.text(a, b));
+                self.unparsed(path, line, format!("`def` not understood: `{text}`"));
+            }
         }
     }
 
@@ -395,4 +471,33 @@ impl Reader<'_, '_> {
             Err(e) => not(e.to_string()),
         }
     }
+}
+
+/// One part of a dotted config key: a name, or a quoted literal name. A quoted name that is
+/// not a plain name keeps its quotes, as `nextflow config -flat` prints it, so the dots of
+/// `'GATK.GRCh37'` are not read as scope separators.
+fn key_part(tree: &Tree, i: usize) -> Option<String> {
+    let t = tree.tok(i)?;
+    match &t.kind {
+        Kind::Ident(s) => Some(s.clone()),
+        Kind::Str {
+            literal: Some(s), ..
+        } if is_plain_name(s) => Some(s.clone()),
+        Kind::Str {
+            literal: Some(s), ..
+        } => Some(format!(
+            "'{}'",
+            s.replace('\\', "\\\\").replace('\'', "\\'")
+        )),
+        _ => None,
+    }
+}
+
+/// A Groovy identifier: a letter, `_` or `$`, then those or digits.
+fn is_plain_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '$')
 }

@@ -18,20 +18,23 @@ mod lex;
 mod model;
 mod pipeline;
 mod render;
+mod runtime;
 mod script;
 mod select;
 mod source;
 mod tree;
 
-pub use config::{load_config, parse_config};
+pub use config::{NFTEST_CONFIG, is_nftest_config, load_config, parse_config};
 pub use lex::{StringLiteral, string_literals};
 pub use model::{
-    Arg, Block, Config, ConfigInclude, Declaration, Directive, Emit, Function, Include,
+    Arg, Block, Config, ConfigDef, ConfigInclude, Declaration, Directive, Emit, Function, Include,
     IncludedName, Named, NfFile, Other, Param, Process, ProcessSelector, Profile, Script,
-    ScriptKind, SelectorBlock, SelectorKind, Setting, Unparsed, Value, Workflow,
+    ScriptKind, SelectorBlock, SelectorKind, Setting, Skipped, Unparsed, Value, Workflow,
+    key_parts,
 };
 pub use pipeline::Pipeline;
 pub use render::{render_outline, render_unparsed};
+pub use runtime::describe_runtime;
 pub use script::parse_script;
 pub use select::{ProcessSetting, selects};
 pub use source::{MAX_FILE_BYTES, decode};

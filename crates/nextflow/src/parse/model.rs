@@ -310,7 +310,9 @@ impl SelectorKind {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Setting {
     /// The full dotted key as `nextflow config` prints it, scopes included and the profile
-    /// left out: `manifest.name`, `process.withName:FASTQC.ext.args`, `docker.enabled`.
+    /// left out: `manifest.name`, `process.withName:FASTQC.ext.args`, `docker.enabled`. A
+    /// quoted block name is a part of its own, kept quoted when it is not a plain name:
+    /// `params.genomes.GRCh37.fasta`, `params.genomes.'GATK.GRCh37'.fasta`.
     pub key: String,
     pub value: Value,
     pub file: String,
@@ -355,6 +357,31 @@ pub struct Profile {
     pub line: u32,
 }
 
+/// A `def` at a config's top level or in a scope: a variable the file's values use
+/// (`def trace_timestamp = new java.util.Date().format(…)`) or a helper function (the old
+/// nf-core `def check_max(obj, type) { … }`). Nextflow runs them when it reads the config at
+/// launch; the reader records them and runs nothing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConfigDef {
+    pub name: String,
+    pub file: String,
+    pub line: u32,
+    pub profile: Option<String>,
+    /// A variable's value as written; `None` for a function.
+    pub value: Option<Value>,
+    /// What it is, one line: "function `check_max(obj, type)`, called when the config is read",
+    /// "a new `java.util.Date`, made at run time".
+    pub what: String,
+}
+
+/// A file the reader recognised and deliberately did not read as a Nextflow config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    pub file: String,
+    /// Why, one line: "nf-test's own configuration, read by nf-test, not by Nextflow".
+    pub why: String,
+}
+
 /// The static reading of `nextflow.config` and the configs it includes.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct Config {
@@ -365,6 +392,11 @@ pub struct Config {
     pub profiles: Vec<Profile>,
     pub selectors: Vec<SelectorBlock>,
     pub unparsed: Vec<Unparsed>,
+    /// The `def` variables and functions, in reading order.
+    pub defs: Vec<ConfigDef>,
+    /// Files met (included, given, or beside a pipeline's `nextflow.config`) and not read as a
+    /// Nextflow config, with why: an `nf-test.config`.
+    pub skipped: Vec<Skipped>,
 }
 
 impl Config {
@@ -378,7 +410,8 @@ impl Config {
     }
 
     /// The `params.*` settings outside profiles, the last assignment of each name, in the
-    /// order names first appear.
+    /// order names first appear. Only plain params: a param given as a scope of its own
+    /// (`params { genomes { 'GRCh37' { fasta = … } } }`) is in [`Config::nested_params`].
     pub fn params(&self) -> Vec<&Setting> {
         let mut seen: Vec<&str> = Vec::new();
         let mut out = Vec::new();
@@ -387,12 +420,36 @@ impl Config {
                 continue;
             }
             if let Some(name) = s.key.strip_prefix("params.")
+                && key_parts(name).len() == 1
                 && !seen.contains(&name)
             {
                 seen.push(name);
                 if let Some(last) = self.get(&s.key) {
                     out.push(last);
                 }
+            }
+        }
+        out
+    }
+
+    /// The params set as scopes (a map param such as nf-core's `genomes`), outside profiles:
+    /// each name with its settings, in the order names first appear.
+    pub fn nested_params(&self) -> Vec<(&str, Vec<&Setting>)> {
+        let mut out: Vec<(&str, Vec<&Setting>)> = Vec::new();
+        for s in &self.settings {
+            if s.profile.is_some() || s.selector.is_some() {
+                continue;
+            }
+            let Some(rest) = s.key.strip_prefix("params.") else {
+                continue;
+            };
+            let parts = key_parts(rest);
+            let (Some(name), true) = (parts.first().copied(), parts.len() > 1) else {
+                continue;
+            };
+            match out.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, list)) => list.push(s),
+                None => out.push((name, vec![s])),
             }
         }
         out
@@ -406,4 +463,27 @@ impl Config {
     pub fn profile_names(&self) -> Vec<&str> {
         self.profiles.iter().map(|p| p.name.as_str()).collect()
     }
+}
+
+/// The parts of a dotted setting key, a quoted part (`'GATK.GRCh37'`) kept whole with its
+/// quotes: `genomes.'GATK.GRCh37'.fasta` is `genomes`, `'GATK.GRCh37'`, `fasta`.
+pub fn key_parts(key: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in key.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '\'' => quoted = !quoted,
+            '.' if !quoted => {
+                out.push(key.get(start..i).unwrap_or(""));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(key.get(start..).unwrap_or(""));
+    out
 }

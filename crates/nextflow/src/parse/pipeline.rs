@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::ParseError;
-use super::config::load_config;
-use super::model::{Config, Include, NfFile, Process, Setting, Unparsed, Workflow};
+use super::config::{NFTEST_CONFIG, NFTEST_WHY, load_config};
+use super::model::{Config, Include, NfFile, Process, Setting, Skipped, Unparsed, Workflow};
 use super::script::parse_script;
 use super::source::{SourceRoot, normalise_relative};
 
@@ -44,7 +44,7 @@ impl Pipeline {
                 Err(e) => unreadable(rel, &e),
             })
             .collect();
-        let config = if root.exists("nextflow.config") {
+        let mut config = if root.exists("nextflow.config") {
             load_config(root.path(), "nextflow.config").unwrap_or_else(|e| Config {
                 unparsed: vec![Unparsed {
                     file: "nextflow.config".to_string(),
@@ -56,6 +56,14 @@ impl Pipeline {
         } else {
             Config::default()
         };
+        // nf-test's file sits beside `nextflow.config` and looks like one; say it was seen and
+        // why it is not part of the configuration.
+        if root.exists(NFTEST_CONFIG) && !config.skipped.iter().any(|s| s.file == NFTEST_CONFIG) {
+            config.skipped.push(Skipped {
+                file: NFTEST_CONFIG.to_string(),
+                why: NFTEST_WHY.to_string(),
+            });
+        }
         Ok(Pipeline {
             root: root.path().to_path_buf(),
             files,

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::model::{Unparsed, Value};
+use super::model::{Unparsed, Value, key_parts};
 use super::pipeline::Pipeline;
 
 /// Values longer than this are cut in the outline; the model keeps them whole.
@@ -64,7 +64,8 @@ pub fn render_unparsed<'a>(entries: impl IntoIterator<Item = &'a Unparsed>) -> S
 
 /// The pipeline's structure, one construct a line, deterministic: for each `.nf` file its
 /// includes (with the file each resolves to), workflows and processes; then the config's
-/// params, includes and profiles; then everything not understood.
+/// params, includes, profiles, `def`s (named for what they are) and files deliberately not
+/// read; then everything not understood.
 ///
 /// ```text
 /// modules/nf-core/fastqc/main.nf:1: process FASTQC label process_low container 'a', 'b' inputs 1 emits html, zip
@@ -151,6 +152,26 @@ pub fn render_outline(p: &Pipeline) -> String {
             cut(&s.value.to_string())
         ));
     }
+    for (name, settings) in p.config.nested_params() {
+        let mut entries: Vec<&str> = Vec::new();
+        for s in &settings {
+            let rest = s.key.strip_prefix("params.").unwrap_or(&s.key);
+            if let Some(entry) = key_parts(rest).get(1)
+                && !entries.contains(entry)
+            {
+                entries.push(entry);
+            }
+        }
+        if let Some(first) = settings.first() {
+            out.push(format!(
+                "{}:{}: param {name} = map of {} entries ({} settings)",
+                first.file,
+                first.line,
+                entries.len(),
+                settings.len()
+            ));
+        }
+    }
     for inc in &p.config.includes {
         let what = match (&inc.loaded, &inc.note) {
             (Some(l), _) => l.clone(),
@@ -161,6 +182,15 @@ pub fn render_outline(p: &Pipeline) -> String {
     }
     for pf in &p.config.profiles {
         out.push(format!("{}:{}: profile {}", pf.file, pf.line, pf.name));
+    }
+    for d in &p.config.defs {
+        out.push(format!("{}:{}: def {}: {}", d.file, d.line, d.name, d.what));
+    }
+    for s in &p.config.skipped {
+        out.push(format!(
+            "{}:1: not read as a Nextflow config: {}",
+            s.file, s.why
+        ));
     }
     let mut text: String = out.iter().map(|l| format!("{}\n", one_line(l))).collect();
     text.push_str(&render_unparsed(p.unparsed()));

@@ -10,7 +10,7 @@ use codaris_nextflow::nfcore::schema::{Stage, ValidateRequest, validate};
 use codaris_nextflow::runner::ProcessRunner;
 use pretty_assertions::assert_eq;
 
-use super::support::{TestResult, copy_tree, fixtures, nfcore_bin, nfcore_env};
+use super::support::{TestResult, copy_tree, fixtures, nfcore_bin, nfcore_env, repo_root};
 
 /// A pipeline made by the real `nf-core pipelines create` in `home/demo`.
 fn created(bin: &Path, home: &Path) -> Result<(CreateReport, PathBuf), Box<dyn std::error::Error>> {
@@ -331,6 +331,59 @@ fn schema_lint_and_params_validation_good_and_bad() -> TestResult {
         broken
             .render()
             .contains("was not checked against an invalid schema")
+    );
+    Ok(())
+}
+
+#[test]
+fn a_real_pipeline_whose_config_cannot_be_evaluated_says_so_in_the_headline() -> TestResult {
+    let Some(bin) = nfcore_bin()? else {
+        return Ok(());
+    };
+    let home = tempfile::tempdir()?;
+    let pipeline = home.path().join("fetchngs");
+    copy_tree(
+        &repo_root().join("tests/fixtures/nextflow/real-pipelines/fetchngs-1.12.0"),
+        &pipeline,
+    )?;
+    let params = home.path().join("params.json");
+    std::fs::write(&params, r#"{"input": "ids.csv", "outdir": "results"}"#)?;
+    let request = ValidateRequest {
+        pipeline,
+        params_file: Some(params.clone()),
+    };
+    // The fake nextflow stands in for a Nextflow that cannot evaluate this config (it does not
+    // read fetchngs' `try { } catch (Exception e) { }` include).
+    let env = nfcore_env(&bin, home.path())?;
+    let report = validate(&ProcessRunner::default(), &env, &request)?;
+    let text = report.render();
+    let first = text.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with(
+            "failed: the pipeline's config could not be evaluated (`nextflow config` exited with 1: fake nextflow: cannot evaluate "
+        ) && first.ends_with(&format!(
+            "so nextflow_schema.json was not checked against its params; `{}` was not checked",
+            params.display()
+        )),
+        "{text}"
+    );
+    assert!(!report.passed() && !report.params_checked);
+    assert!(!text.contains("error(s)"), "{text}");
+
+    // No nextflow at all: PATH holds only nf-core's venv and the system's basic directories.
+    let mut bare = env.clone();
+    for (key, value) in &mut bare.env {
+        if key == "PATH" {
+            *value = format!("{}:/usr/bin:/bin", bin.display());
+        }
+    }
+    let report = validate(&ProcessRunner::default(), &bare, &request)?;
+    let first = report.render().lines().next().unwrap_or("").to_owned();
+    assert!(
+        first.starts_with(
+            "failed: the pipeline's config could not be evaluated (`nextflow` is not on PATH), so nextflow_schema.json was not checked"
+        ),
+        "{first}"
     );
     Ok(())
 }

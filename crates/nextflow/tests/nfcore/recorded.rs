@@ -132,3 +132,25 @@ fn an_invalid_parameter_is_found_by_its_value() -> TestResult {
     assert_eq!((valid.findings.len(), valid.params_found), (0, Some(29)));
     Ok(())
 }
+
+#[test]
+fn a_config_nf_core_could_not_evaluate_is_said_so_with_why_not_a_schema_error() -> TestResult {
+    // Recorded on a copy of nf-core/fetchngs 1.12.0: once with no `nextflow` on PATH, once with
+    // the fake one, which cannot evaluate its `try { } catch (Exception e) { }` include.
+    let missing = parse_schema_output(&fixture("schema-lint-no-nextflow.stdout")?, "", None);
+    assert_eq!(missing.findings, Vec::new());
+    assert_eq!(
+        missing.config_error.as_deref(),
+        Some("`nextflow` is not on PATH")
+    );
+
+    let fails = parse_schema_output(&fixture("schema-lint-config-fails.stdout")?, "", None);
+    assert_eq!(fails.findings, Vec::new());
+    let why = fails.config_error.unwrap_or_default();
+    assert!(
+        why.starts_with("`nextflow config` exited with 1: fake nextflow: cannot evaluate ")
+            && why.ends_with("nextflow.config:66: unexpected '(' after 'catch'"),
+        "{why}"
+    );
+    Ok(())
+}

@@ -116,3 +116,30 @@ fn unknown_config_statements_are_unparsed() -> Result<(), Box<dyn Error>> {
     assert_eq!(p.config.profile_names(), vec!["quoted"]);
     Ok(())
 }
+
+#[test]
+fn quoted_block_names_are_key_parts_that_cannot_be_split_or_forge_a_key() {
+    let c = parse_config(
+        "n.config",
+        "params {\n  genomes {\n    'GRCh37' { fasta = 'a.fa' }\n    'GATK.GRCh37' { fasta = 'b.fa' }\n    'it\\'s.x' { fasta = 'c.fa' }\n    \"${x}\" { fasta = 'd.fa' }\n  }\n}\n",
+    );
+    let keys: Vec<&str> = c.settings.iter().map(|s| s.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "params.genomes.GRCh37.fasta",
+            "params.genomes.'GATK.GRCh37'.fasta",
+            "params.genomes.'it\\'s.x'.fasta",
+        ]
+    );
+    // A computed block name is not a key: it is said, not guessed.
+    assert_eq!(c.unparsed.len(), 1, "{:?}", c.unparsed);
+    assert_eq!(
+        codaris_nextflow::parse::key_parts("genomes.'it\\'s.x'.fasta"),
+        ["genomes", "'it\\'s.x'", "fasta"]
+    );
+    let nested = c.nested_params();
+    assert_eq!(nested.len(), 1);
+    assert_eq!((nested[0].0, nested[0].1.len()), ("genomes", 3));
+    assert!(c.params().is_empty());
+}

@@ -183,12 +183,19 @@ def check_max(obj, type) {
 }
 "#;
     let c = parse_config("nextflow.config", src);
+    // The helper is understood as what it is — a function the closures call at run time.
+    assert_eq!(c.unparsed, vec![]);
     assert_eq!(
-        c.unparsed
+        c.defs
             .iter()
-            .map(|u| (u.line, u.what.as_str()))
+            .map(|d| (d.line, d.name.as_str(), d.value.is_none(), d.what.as_str()))
             .collect::<Vec<_>>(),
-        vec![(17, "function `check_max` in a config is not evaluated")]
+        vec![(
+            17,
+            "check_max",
+            true,
+            "function `check_max(obj, type)`, run only when a closure calls it at run time"
+        )]
     );
     assert_eq!(c.includes.len(), 1);
     assert!(c.includes.first().and_then(|i| i.note.as_deref()).is_some());

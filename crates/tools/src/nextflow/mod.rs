@@ -11,6 +11,7 @@ mod gate;
 mod launch;
 mod nfcore;
 mod review;
+mod review_pack;
 mod run;
 mod runner;
 mod runs;
