@@ -64,7 +64,7 @@ pub(crate) fn run_generic(check: &GenericCheck, p: &SourceTree, r: &mut Report<'
                 format!("file is missing; it should hold {}", quoted_list(lines)),
             ),
             Some(text) => {
-                for line in lines.iter().filter(|l| !has_line(text, l)) {
+                for line in lines.iter().filter(|l| !has_required_line(file, text, l)) {
                     r.at(file, 0, format!("no line `{line}`"));
                 }
             }
@@ -102,7 +102,10 @@ pub(crate) fn fix_generic(check: &GenericCheck, p: &SourceTree) -> Vec<(String, 
         }
         GenericCheck::RequiredLines { file, lines } => {
             let old = p.file(file).unwrap_or("");
-            let missing: Vec<&String> = lines.iter().filter(|l| !has_line(old, l)).collect();
+            let missing: Vec<&String> = lines
+                .iter()
+                .filter(|l| !has_required_line(file, old, l))
+                .collect();
             if missing.is_empty() && p.contains(file) {
                 return Vec::new();
             }
@@ -158,8 +161,49 @@ fn report_path(glob: &str) -> String {
     }
 }
 
+/// Whether `text` (the file `file`) already has `want`: the line itself, or, in a `.gitignore`,
+/// any line that ignores what `want` ignores.
+fn has_required_line(file: &str, text: &str, want: &str) -> bool {
+    has_line(text, want) || (is_gitignore(file) && ignores_same(text, want))
+}
+
 fn has_line(text: &str, want: &str) -> bool {
     text.lines().any(|l| l.trim_end() == want)
+}
+
+fn is_gitignore(file: &str) -> bool {
+    file == ".gitignore" || file.ends_with("/.gitignore")
+}
+
+/// The name a simple ignore pattern is about: `work/`, `/work`, `work/*`, `work/**` all ignore
+/// the directory `work` (or everything in it, which for a run directory is the same).
+fn ignored_name(pattern: &str) -> &str {
+    let p = pattern.trim();
+    let p = p.strip_prefix('/').unwrap_or(p);
+    let p = p
+        .strip_suffix("/**")
+        .or_else(|| p.strip_suffix("/*"))
+        .unwrap_or(p);
+    p.strip_suffix('/').unwrap_or(p)
+}
+
+/// Whether some line of a `.gitignore` ignores the name `want` ignores (`.nf-test*` covers
+/// `.nf-test/`; `work/*` covers `work/`). Only top-level names are compared, as the required
+/// lines are; a negated line (`!work/`) never counts.
+fn ignores_same(text: &str, want: &str) -> bool {
+    let name = ignored_name(want).trim_end_matches('*');
+    if name.is_empty() || name.contains('/') {
+        return false;
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+        .any(|l| {
+            let pattern = ignored_name(l);
+            !pattern.contains('/')
+                && globset::Glob::new(pattern)
+                    .is_ok_and(|g| g.compile_matcher().is_match(name))
+        })
 }
 
 fn quoted_list(items: &[String]) -> String {

@@ -7,6 +7,7 @@
 //! severity = "warning"            # error | warning | info
 //! description = "..."
 //! fixable = false                 # optional; if given, must agree with the check
+//! doc = "https://…"               # optional: where the practice is documented
 //! [rule.check]
 //! kind = "forbidden_pattern"      # or builtin, required_file, required_config_key, required_lines
 //! files = ["**/*.nf", "**/*.config"]
@@ -134,6 +135,12 @@ fn parse_rule(file: &str, key: &str, t: &Table) -> Result<Rule, RuleError> {
     })?;
     let description = f.string("description")?;
     let fixable = f.opt_bool("fixable")?;
+    let doc = f.opt_string("doc")?;
+    if let Some(url) = &doc
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        return Err(f.problem("doc", format!("`{url}` is not an http(s) link")));
+    }
     let check = match f.take("check") {
         Some(Value::Table(c)) => parse_check(file, &format!("{key}.check"), c)?,
         Some(other) => return Err(f.wrong("check", "a table", other)),
@@ -157,6 +164,7 @@ fn parse_rule(file: &str, key: &str, t: &Table) -> Result<Rule, RuleError> {
         severity,
         description,
         fixable: can_fix,
+        doc,
         check,
         source: file.to_string(),
     })

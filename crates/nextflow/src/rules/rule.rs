@@ -56,6 +56,8 @@ pub struct Rule {
     pub description: String,
     /// Whether [`crate::audit::autofix`] can fix its findings without a person.
     pub fixable: bool,
+    /// A link to where the practice is documented (`doc = "https://…"` in a rule file).
+    pub doc: Option<String>,
     pub check: Check,
     /// Where the rule was defined: `built-in` or the rule file's path.
     pub source: String,
@@ -273,19 +275,23 @@ impl RuleSet {
 }
 
 /// `list_compliance_rules`: one rule per line, starting with its id:
-/// `ID SEVERITY autofix|manual TITLE: DESCRIPTION`.
+/// `ID SEVERITY autofix|manual TITLE: DESCRIPTION (see DOC)`.
 pub fn render_rules(set: &RuleSet) -> String {
     let mut out = String::new();
     for rule in set.rules() {
         let fix = if rule.fixable { "autofix" } else { "manual" };
         out.push_str(&format!(
-            "{} {} {} {}: {}\n",
+            "{} {} {} {}: {}",
             rule.id,
             rule.severity,
             fix,
             super::finding::one_line(&rule.title),
             super::finding::one_line(&rule.description)
         ));
+        if let Some(doc) = &rule.doc {
+            out.push_str(&format!(" (see {})", super::finding::one_line(doc)));
+        }
+        out.push('\n');
     }
     out
 }

@@ -81,6 +81,8 @@ fn a_finding_renders_on_one_line_whatever_its_file_name_holds() {
         rule: "NF-X-Y".to_string(),
         severity: Severity::Error,
         message: "two\nlines\u{7}".to_string(),
+        why: String::new(),
+        doc: None,
     };
     assert_eq!(
         f.render(),
