@@ -43,7 +43,8 @@ fn check(name: &str, expected: &[&str]) -> TestResult {
     Ok(())
 }
 
-const VENDORED_MODULE: &str = "vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`";
+const VENDORED_MODULE: &str =
+    "vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`";
 
 /// sarek 3.10.0 passes `nf-core pipelines lint`: no errors. Before: 191 findings (6 errors on
 /// `%3A` tags, 127 "no nf-test" on vendored modules whose tests sarek's `.gitignore` drops, 3 on
@@ -54,8 +55,12 @@ fn sarek() -> TestResult {
     check(
         "sarek-3.10.0",
         &[
-            &format!("modules/nf-core/bwa/index/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `BWA_INDEX` has no resource label; {VENDORED_MODULE}"),
-            &format!("modules/nf-core/bwamem2/index/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `BWAMEM2_INDEX` has no resource label; {VENDORED_MODULE}"),
+            &format!(
+                "modules/nf-core/bwa/index/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `BWA_INDEX` has no resource label; {VENDORED_MODULE}"
+            ),
+            &format!(
+                "modules/nf-core/bwamem2/index/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `BWAMEM2_INDEX` has no resource label; {VENDORED_MODULE}"
+            ),
         ],
     )
 }
@@ -68,10 +73,10 @@ fn rnaseq() -> TestResult {
     check(
         "rnaseq-3.24.0",
         &[
-        "modules/local/gtf_filter/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `GTF_FILTER` has no resource label",
-        "modules/local/multiqc_custom_biotype/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC_CUSTOM_BIOTYPE` has no resource label",
-        "modules/local/preprocess_transcripts_fasta_gencode/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `PREPROCESS_TRANSCRIPTS_FASTA_GENCODE` has no resource label",
-        "modules/nf-core/custom/catadditionalfasta/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `CUSTOM_CATADDITIONALFASTA` has no resource label; vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`",
+            "modules/local/gtf_filter/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `GTF_FILTER` has no resource label",
+            "modules/local/multiqc_custom_biotype/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC_CUSTOM_BIOTYPE` has no resource label",
+            "modules/local/preprocess_transcripts_fasta_gencode/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `PREPROCESS_TRANSCRIPTS_FASTA_GENCODE` has no resource label",
+            "modules/nf-core/custom/catadditionalfasta/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `CUSTOM_CATADDITIONALFASTA` has no resource label; vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`",
         ],
     )
 }
@@ -84,11 +89,11 @@ fn fetchngs() -> TestResult {
     check(
         "fetchngs-1.12.0",
         &[
-        "modules/local/multiqc_mappings_config/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC_MAPPINGS_CONFIG` has no resource label",
-        "modules/local/sra_ids_to_runinfo/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `SRA_IDS_TO_RUNINFO` has no resource label",
-        "modules/local/sra_runinfo_to_ftp/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `SRA_RUNINFO_TO_FTP` has no resource label",
-        "workflows/sra/main.nf:35: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/sra/main.nf:169: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "modules/local/multiqc_mappings_config/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC_MAPPINGS_CONFIG` has no resource label",
+            "modules/local/sra_ids_to_runinfo/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `SRA_IDS_TO_RUNINFO` has no resource label",
+            "modules/local/sra_runinfo_to_ftp/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `SRA_RUNINFO_TO_FTP` has no resource label",
+            "workflows/sra/main.nf:35: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/sra/main.nf:169: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
         ],
     )
 }
@@ -100,19 +105,19 @@ fn demo() -> TestResult {
     check(
         "demo-1.0.2",
         &[
-        ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
-        "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
-        "subworkflows/local/utils_nfcore_demo_pipeline/main.nf:38: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
-        "workflows/demo.nf:26: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:27: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:63: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:66: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:67: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:69: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:70: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:74: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
-        "workflows/demo.nf:80: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
+            "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
+            "subworkflows/local/utils_nfcore_demo_pipeline/main.nf:38: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
+            "workflows/demo.nf:26: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:27: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:63: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:66: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:67: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:69: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:70: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:74: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
+            "workflows/demo.nf:80: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
         ],
     )
 }
@@ -124,29 +129,34 @@ fn rnaseq_nf() -> TestResult {
     check(
         "rnaseq-nf",
         &[
-        ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
-        "CHANGELOG.md:0: [NF-CHANGELOG-PRESENT] warning: no `CHANGELOG.md`",
-        "modules/fastqc/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `FASTQC` has no resource label",
-        "modules/fastqc/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `FASTQC` emits no tool versions (`versions.yml` or topic `versions`)",
-        "modules/index/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `INDEX` has no resource label",
-        "modules/index/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `INDEX` emits no tool versions (`versions.yml` or topic `versions`)",
-        "modules/multiqc/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC` has no resource label",
-        "modules/multiqc/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `MULTIQC` emits no tool versions (`versions.yml` or topic `versions`)",
-        "modules/quant/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `QUANT` has no resource label",
-        "modules/quant/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `QUANT` emits no tool versions (`versions.yml` or topic `versions`)",
-        "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.homePage` is not set",
-        "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.name` is not set",
-        "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.version` is not set",
-        "nextflow.config:87: [NF-NO-ABSOLUTE-PATHS] warning: hard-coded absolute path; take it from a parameter",
-        "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
-        "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
+            ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
+            "CHANGELOG.md:0: [NF-CHANGELOG-PRESENT] warning: no `CHANGELOG.md`",
+            "modules/fastqc/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `FASTQC` has no resource label",
+            "modules/fastqc/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `FASTQC` emits no tool versions (`versions.yml` or topic `versions`)",
+            "modules/index/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `INDEX` has no resource label",
+            "modules/index/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `INDEX` emits no tool versions (`versions.yml` or topic `versions`)",
+            "modules/multiqc/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `MULTIQC` has no resource label",
+            "modules/multiqc/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `MULTIQC` emits no tool versions (`versions.yml` or topic `versions`)",
+            "modules/quant/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `QUANT` has no resource label",
+            "modules/quant/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `QUANT` emits no tool versions (`versions.yml` or topic `versions`)",
+            "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.homePage` is not set",
+            "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.name` is not set",
+            "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.version` is not set",
+            "nextflow.config:87: [NF-NO-ABSOLUTE-PATHS] warning: hard-coded absolute path; take it from a parameter",
+            "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
+            "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
         ],
     )
 }
 
 #[test]
 fn no_released_nfcore_pipeline_has_an_error() -> TestResult {
-    for name in ["sarek-3.10.0", "rnaseq-3.24.0", "fetchngs-1.12.0", "demo-1.0.2"] {
+    for name in [
+        "sarek-3.10.0",
+        "rnaseq-3.24.0",
+        "fetchngs-1.12.0",
+        "demo-1.0.2",
+    ] {
         let found = audit_of(name)?;
         let errors: Vec<String> = found
             .findings
@@ -240,15 +250,29 @@ fn autofix_leaves_vendored_code_alone(name: &str, vendored: &[&str], own: &str) 
     let tree = SourceTree::load(root)?;
     let fixed = autofix(&tree, &RuleSet::builtin()?, None)?;
     let edited: Vec<&str> = fixed.edits.iter().map(|e| e.path.as_str()).collect();
-    assert!(edited.contains(&own), "{name}: the pipeline's own `{own}` was not fixed: {edited:?}");
+    assert!(
+        edited.contains(&own),
+        "{name}: the pipeline's own `{own}` was not fixed: {edited:?}"
+    );
     for path in &edited {
-        assert!(!is_vendored(&tree, path), "{name}: autofix edits vendored `{path}`");
+        assert!(
+            !is_vendored(&tree, path),
+            "{name}: autofix edits vendored `{path}`"
+        );
     }
     for item in &fixed.plan.items {
-        assert!(!is_vendored(&tree, &item.file), "{name}: plan item on vendored `{}`", item.file);
+        assert!(
+            !is_vendored(&tree, &item.file),
+            "{name}: plan item on vendored `{}`",
+            item.file
+        );
     }
     write_edits(root, &fixed.edits)?;
-    assert_eq!(vendored_digests(root)?, before, "{name}: vendored files changed");
+    assert_eq!(
+        vendored_digests(root)?,
+        before,
+        "{name}: vendored files changed"
+    );
     assert!(std::fs::read_to_string(root.join(own))?.contains("channel.empty()"));
 
     // The vendored findings are upstream notes: info, saying where to fix them.
@@ -260,7 +284,9 @@ fn autofix_leaves_vendored_code_alone(name: &str, vendored: &[&str], own: &str) 
         .map(|f| f.render())
         .collect();
     assert!(
-        notes.iter().any(|n| n.contains("[NF-PUBLISHDIR-MODE] info:") && n.contains("fix it upstream")),
+        notes
+            .iter()
+            .any(|n| n.contains("[NF-PUBLISHDIR-MODE] info:") && n.contains("fix it upstream")),
         "{name}: {notes:#?}"
     );
     Ok(())

@@ -201,8 +201,7 @@ fn ignores_same(text: &str, want: &str) -> bool {
         .any(|l| {
             let pattern = ignored_name(l);
             !pattern.contains('/')
-                && globset::Glob::new(pattern)
-                    .is_ok_and(|g| g.compile_matcher().is_match(name))
+                && globset::Glob::new(pattern).is_ok_and(|g| g.compile_matcher().is_match(name))
         })
 }
 

@@ -32,9 +32,9 @@ fn component_dirs(p: &SourceTree) -> BTreeSet<(String, bool)> {
 /// `environment.yml`.
 fn declares_conda(main_nf: Option<&str>) -> bool {
     main_nf.is_none_or(|text| {
-        text.lines()
-            .map(str::trim_start)
-            .any(|l| l.starts_with("conda ") || l.starts_with("conda\t") || l.starts_with("conda\""))
+        text.lines().map(str::trim_start).any(|l| {
+            l.starts_with("conda ") || l.starts_with("conda\t") || l.starts_with("conda\"")
+        })
     })
 }
 

@@ -95,9 +95,10 @@ fn ignored_params(facts: &Facts<'_>) -> BTreeSet<String> {
             out.insert(name);
         }
     }
-    let on_nf_validation = facts.p.file("nextflow.config").is_some_and(|t| {
-        strip_comments(t).contains("nf-validation")
-    });
+    let on_nf_validation = facts
+        .p
+        .file("nextflow.config")
+        .is_some_and(|t| strip_comments(t).contains("nf-validation"));
     if on_nf_validation {
         out.extend(NF_VALIDATION_PARAMS.iter().map(|p| p.to_string()));
         if let Some(s) = config.get("params.validationSchemaIgnoreParams") {

@@ -39,9 +39,8 @@ static PATH_KEY: LazyLock<Regex> =
     clippy::expect_used,
     reason = "a constant pattern, checked by every test run"
 )]
-static BRANCH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"[?:]\s*(?:'([^'\n]*)'|"([^"\n]*)")"#).expect("constant regex")
-});
+static BRANCH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"[?:]\s*(?:'([^'\n]*)'|"([^"\n]*)")"#).expect("constant regex"));
 #[expect(
     clippy::expect_used,
     reason = "a constant pattern, checked by every test run"
@@ -99,7 +98,9 @@ fn percent_decoded(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let hex = b.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
         match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
             Some(byte) if b[i] == b'%' => {
                 out.push(byte);
@@ -123,7 +124,11 @@ fn expression_images(text: &str) -> Vec<String> {
     }
     BRANCH
         .captures_iter(text)
-        .filter_map(|c| c.get(1).or_else(|| c.get(2)).map(|m| m.as_str().to_string()))
+        .filter_map(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .map(|m| m.as_str().to_string())
+        })
         .collect()
 }
 
@@ -156,7 +161,9 @@ fn check_images(
 /// An `exec:` process runs Groovy inside Nextflow itself: no task, so no container, no tool
 /// versions and no resources to label.
 fn is_exec(p: &Process) -> bool {
-    p.script.as_ref().is_some_and(|s| s.kind == ScriptKind::Exec)
+    p.script
+        .as_ref()
+        .is_some_and(|s| s.kind == ScriptKind::Exec)
 }
 
 fn in_selector(s: &Setting) -> bool {
