@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Facts, Proposal, Report};
-use crate::parse::{Directive, Process, ScriptKind, Setting, Value};
+use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value, selects};
 use crate::rules::config::quoted_strings;
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
@@ -371,8 +371,26 @@ fn publish_directives(p: &Process) -> impl Iterator<Item = &Directive> {
     p.directives.iter().filter(|d| d.name == "publishDir")
 }
 
+/// Whether a config's `withName`/`withLabel` selector picking this process sets a `publishDir`
+/// that needs nothing: a selector's settings override the process's own directives, so the
+/// directive's missing `mode` never takes effect (nf-core sets publishing in
+/// `conf/modules.config` this way, `mode: params.publish_dir_mode`).
+fn config_publishes(facts: &Facts<'_>, p: &Process) -> bool {
+    let labels = p.labels();
+    facts.settings("publishDir").any(|s| {
+        let picked = s.selector.as_ref().is_some_and(|sel| match sel.kind {
+            SelectorKind::WithName => selects(sel, &p.name),
+            SelectorKind::WithLabel => labels.iter().any(|l| selects(sel, l)),
+        });
+        picked && publish_setting_problem(&s.value).is_none()
+    })
+}
+
 pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
     for (nf, p) in facts.processes() {
+        if config_publishes(facts, p) {
+            continue;
+        }
         for d in publish_directives(p) {
             if let Some(problem) = directive_publish_problem(d) {
                 r.at(
@@ -406,6 +424,9 @@ pub(super) fn fix_publish_dir_mode(p: &SourceTree) -> Vec<(String, String)> {
     };
     let mut targets: Vec<(String, usize, String)> = Vec::new();
     for (nf, proc_) in facts.processes() {
+        if config_publishes(&facts, proc_) {
+            continue;
+        }
         for d in publish_directives(proc_) {
             let missing = d.arg("mode").is_none()
                 && !MODE.is_match(&d.value)
