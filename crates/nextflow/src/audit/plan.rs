@@ -25,6 +25,9 @@ pub struct PlanItem {
     pub message: String,
     /// What the rule is for.
     pub why: String,
+    /// Where the rule's practice is documented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
     pub instruction: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
@@ -80,6 +83,7 @@ pub fn remediation_plan(p: &SourceTree, rules: &RuleSet, findings: &[Finding]) -
             line: f.line,
             message: f.message.clone(),
             why: rule.description.clone(),
+            doc: rule.doc.clone(),
             instruction: proposal.instruction,
             patch,
         });

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Facts, Proposal, Report};
-use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value, selects};
+use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value};
 use crate::rules::config::quoted_strings;
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
@@ -379,11 +379,26 @@ fn config_publishes(facts: &Facts<'_>, p: &Process) -> bool {
     let labels = p.labels();
     facts.settings("publishDir").any(|s| {
         let picked = s.selector.as_ref().is_some_and(|sel| match sel.kind {
-            SelectorKind::WithName => selects(sel, &p.name),
-            SelectorKind::WithLabel => labels.iter().any(|l| selects(sel, l)),
+            SelectorKind::WithName => names_process(&sel.pattern, &p.name),
+            SelectorKind::WithLabel => labels.iter().any(|l| names_process(&sel.pattern, l)),
         });
         picked && publish_setting_problem(&s.value).is_none()
     })
+}
+
+/// Whether a selector pattern certainly names this process (or label), knowing only its simple
+/// name: its last `:` segment matches the name and says something about it. A negation, or a
+/// last segment that is only a wildcard (`…:BAM_STATS_SAMTOOLS:.*`, which picks what a workflow
+/// calls, not a process), is never taken as naming it, so a missing mode is still reported.
+fn names_process(pattern: &str, name: &str) -> bool {
+    if pattern.starts_with('!') {
+        return false;
+    }
+    let last = pattern.rsplit(':').next().unwrap_or(pattern);
+    if !last.chars().any(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
+    Regex::new(&format!("^(?:{last})$")).is_ok_and(|re| re.is_match(name))
 }
 
 pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
@@ -536,7 +551,30 @@ pub(super) fn error_strategy(facts: &Facts<'_>, r: &mut Report<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::unpinned;
+    use super::{names_process, unpinned};
+
+    #[test]
+    fn a_selector_names_a_process_only_when_its_last_segment_does() {
+        for (pattern, name) in [
+            ("FASTQC", "FASTQC"),
+            (".*:OVERRIDDEN", "OVERRIDDEN"),
+            ("NFCORE_X:X:SE_.*", "SE_GENE"),
+            (
+                "CAT_ADDITIONAL_FASTA|PREPROCESS_TRANSCRIPTS_FASTA_GENCODE",
+                "CAT_ADDITIONAL_FASTA",
+            ),
+        ] {
+            assert!(names_process(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in [
+            (".*:BAM_STATS_SAMTOOLS:.*", "SEEDED"),
+            ("!FASTQC", "SEEDED"),
+            (".*", "SEEDED"),
+            ("FASTQC", "FASTQC_X"),
+        ] {
+            assert!(!names_process(pattern, name), "{pattern} {name}");
+        }
+    }
 
     #[test]
     fn image_references() {
