@@ -39,7 +39,8 @@ fn copy_dir(src: &Path, dst: &Path) -> std::io::Result<()> {
 }
 
 /// A copy of nf-core/demo with `Channel.` (fixable) planted in two vendored files and in one
-/// of its own, and a `publishDir` without `mode` (fixable) in the vendored FastQC module.
+/// of its own, and a process whose `publishDir` has no `mode` (fixable) in the vendored FastQC
+/// module's file.
 fn pipe() -> Result<Pipe, Box<dyn std::error::Error>> {
     let tmp = tempfile::tempdir()?;
     let root = tmp.path().canonicalize()?.join("root");
@@ -56,14 +57,13 @@ fn pipe() -> Result<Pipe, Box<dyn std::error::Error>> {
             format!("{text}\ndef seeded_channel() {{ Channel.empty() }}\n"),
         )?;
     }
+    // A process of its own in the vendored file: FastQC's publishDir is set by conf/modules.config.
     let fastqc = root.join("pipe").join(VENDORED[0]);
     let text = std::fs::read_to_string(&fastqc)?;
     std::fs::write(
         &fastqc,
-        text.replacen(
-            "    tag \"${meta.id}\"\n",
-            "    tag \"${meta.id}\"\n    publishDir \"results\"\n",
-            1,
+        format!(
+            "{text}\nprocess SEEDED {{\n    publishDir \"results\"\n\n    script:\n    \"true\"\n}}\n"
         ),
     )?;
     let ctx = ToolContext {
@@ -141,12 +141,18 @@ async fn autofix_fixes_the_pipelines_own_code_and_never_vendored_code() -> TestR
     );
     let plan = pipe.read(".codaris/remediation-plan.json")?;
     assert!(!plan.contains("nf-core/"), "{plan}");
-    // Every finding says why, with its rule's doc link.
+    // Every finding says why, with its rule's doc link, once per rule after the findings.
+    let why = answer
+        .split_once("\nwhy:\n")
+        .map(|(_, rest)| rest)
+        .unwrap_or_default();
     assert!(
-        answer.contains("\nwhy:\n[NF-PUBLISHDIR-MODE] Every `publishDir` sets `mode`")
-            && answer.contains(
-                "(see https://www.nextflow.io/docs/latest/reference/process.html#publishdir)"
-            ),
+        why.lines().any(
+            |l| l.starts_with("[NF-PUBLISHDIR-MODE] Every `publishDir` sets `mode`")
+                && l.ends_with(
+                    "(see https://www.nextflow.io/docs/latest/reference/process.html#publishdir)"
+                )
+        ),
         "{answer}"
     );
     Ok(())
