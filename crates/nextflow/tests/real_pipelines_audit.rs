@@ -99,14 +99,13 @@ fn fetchngs() -> TestResult {
 }
 
 /// demo 1.0.2: nf-schema's help parameters (renamed `help_full`, `show_hidden`) are documented
-/// by the plugin. Left: no nf-tests, and `Channel.` in its own code.
+/// by the plugin; with no nf-tests at all, only NF-TESTS-PRESENT asks for them (not also their
+/// config and their ignore line). Left: no nf-tests, and `Channel.` in its own code.
 #[test]
 fn demo() -> TestResult {
     check(
         "demo-1.0.2",
         &[
-            ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
-            "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
             "subworkflows/local/utils_nfcore_demo_pipeline/main.nf:38: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
             "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
             "workflows/demo.nf:26: [NF-CHANNEL-LOWERCASE] info: `Channel.` factory; write `channel.`",
@@ -129,7 +128,6 @@ fn rnaseq_nf() -> TestResult {
     check(
         "rnaseq-nf",
         &[
-            ".gitignore:0: [NF-GITIGNORE-RUN-DIRS] info: no line `.nf-test/`",
             "CHANGELOG.md:0: [NF-CHANGELOG-PRESENT] warning: no `CHANGELOG.md`",
             "modules/fastqc/main.nf:2: [NF-PROCESS-RESOURCE-LABEL] warning: process `FASTQC` has no resource label",
             "modules/fastqc/main.nf:2: [NF-VERSIONS-EMITTED] warning: process `FASTQC` emits no tool versions (`versions.yml` or topic `versions`)",
@@ -143,7 +141,6 @@ fn rnaseq_nf() -> TestResult {
             "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.name` is not set",
             "nextflow.config:0: [NF-MANIFEST-COMPLETE] warning: `manifest.version` is not set",
             "nextflow.config:87: [NF-NO-ABSOLUTE-PATHS] warning: hard-coded absolute path; take it from a parameter",
-            "nf-test.config:0: [NF-NFTEST-CONFIG] info: no `nf-test.config`",
             "tests/:0: [NF-TESTS-PRESENT] warning: no pipeline-level nf-test under `tests/`",
         ],
     )

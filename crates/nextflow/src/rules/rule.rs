@@ -175,16 +175,26 @@ pub enum GenericCheck {
     },
     /// At least one file matches one of `any_of` (globs). With `create_with`, autofix creates
     /// the first of `any_of` with that text.
+    ///
+    /// With `when_any` (globs), the file is required only in a pipeline with a file matching
+    /// one of them (`nf-test.config` only where there are nf-tests).
     RequiredFile {
         any_of: Vec<String>,
         matcher: GlobSet,
         message: String,
         create_with: Option<String>,
+        when_any: Option<GlobSet>,
     },
     /// Each dotted key (e.g. `manifest.version`) is assigned a non-empty value in `file`.
     RequiredConfigKey { file: String, keys: Vec<String> },
-    /// `file` contains each of `lines` as a whole line; autofix appends the missing ones.
-    RequiredLines { file: String, lines: Vec<String> },
+    /// `file` contains each of `lines` as a whole line; autofix appends the missing ones. A line
+    /// named in `when` (line, globs) is required only in a pipeline with a file matching one of
+    /// its globs (`.nf-test/` in `.gitignore` only where nf-test is used).
+    RequiredLines {
+        file: String,
+        lines: Vec<String>,
+        when: Vec<(String, GlobSet)>,
+    },
 }
 
 impl GenericCheck {

@@ -195,6 +195,18 @@ fn a_bad_rules_file_is_one_line_naming_the_file_and_the_key() {
             "rules file `acme.toml`: key `rule[0].doc`: `javascript:alert(1)` is not an http(s) link",
         ),
         (
+            rule(
+                "[rule.check]\nkind = \"required_lines\"\nfile = \".gitignore\"\nlines = [\"work/\"]\nwhen = { \"results/\" = [\"nf-test.config\"] }",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.when.results/`: is not one of `lines`",
+        ),
+        (
+            rule(
+                "[rule.check]\nkind = \"required_file\"\nany_of = [\"x\"]\nmessage = \"m\"\nwhen_any = []",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.when_any`: must list at least one glob",
+        ),
+        (
             "rule = 3\n".to_string(),
             "rules file `acme.toml`: key `rule`: expected an array of tables ([[rule]]), found integer",
         ),
