@@ -403,7 +403,8 @@ fn names_process(pattern: &str, name: &str) -> bool {
 
 pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
     for (nf, p) in facts.processes() {
-        if config_publishes(facts, p) {
+        // Most processes (all of nf-core's modules) have no directive: skip the selector scan.
+        if publish_directives(p).next().is_none() || config_publishes(facts, p) {
             continue;
         }
         for d in publish_directives(p) {
@@ -439,7 +440,7 @@ pub(super) fn fix_publish_dir_mode(p: &SourceTree) -> Vec<(String, String)> {
     };
     let mut targets: Vec<(String, usize, String)> = Vec::new();
     for (nf, proc_) in facts.processes() {
-        if config_publishes(&facts, proc_) {
+        if publish_directives(proc_).next().is_none() || config_publishes(&facts, proc_) {
             continue;
         }
         for d in publish_directives(proc_) {
