@@ -17,6 +17,9 @@ use serde_json::json;
 #[path = "nextflow/readers.rs"]
 mod readers;
 
+#[path = "nextflow/compliance.rs"]
+mod compliance;
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 struct Env {

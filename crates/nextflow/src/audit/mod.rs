@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::rules::checks::{Facts, fix_rule, run_rule};
-use crate::rules::{Finding, Rule, RuleSet, Severity, SourceTree, render_findings};
+use crate::rules::vendored::as_upstream_notes;
+use crate::rules::{Finding, Rule, RuleSet, Severity, SourceTree, is_vendored, render_findings};
 
 pub use patch::PatchError;
 pub use plan::{
@@ -106,6 +107,7 @@ fn run(p: &SourceTree, rules: &[&Rule]) -> Audit {
     for rule in rules {
         run_rule(rule, &facts, &mut findings);
     }
+    let mut findings = as_upstream_notes(p, findings);
     findings.sort();
     findings.dedup();
     Audit {
@@ -156,7 +158,11 @@ pub fn autofix(
     // Rules fix in turn, each seeing the previous rules' fixes, so two fixes to one file compose.
     for rule in chosen.iter().filter(|r| r.fixable) {
         for (path, new) in fix_rule(rule, &fixed_p) {
-            fixed_p.set_file(&path, new);
+            // Vendored nf-core code is never edited: nf-core's component lint rejects the
+            // change and the next `nf-core modules update` reverts it.
+            if !is_vendored(p, &path) {
+                fixed_p.set_file(&path, new);
+            }
         }
     }
     let edits = edits_between(p, &fixed_p);

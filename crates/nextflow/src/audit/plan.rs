@@ -8,7 +8,7 @@ use super::patch::{PatchError, apply_file_patch, parse_patch};
 use super::{FileEdit, file_diff, unified_diff};
 use crate::rules::checks::propose;
 use crate::rules::finding::one_line;
-use crate::rules::{Finding, RuleSet, Severity, SourceTree};
+use crate::rules::{Finding, RuleSet, Severity, SourceTree, is_vendored};
 
 /// One thing to do: the finding it answers, why it matters, and either a concrete patch
 /// (a unified diff against the files as they were when the plan was made) or, always, a
@@ -25,6 +25,9 @@ pub struct PlanItem {
     pub message: String,
     /// What the rule is for.
     pub why: String,
+    /// Where the rule's practice is documented.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
     pub instruction: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<String>,
@@ -60,7 +63,9 @@ impl RemediationPlan {
 /// The plan for `findings` (of a pipeline in the state `p`), one item per finding, in order.
 pub fn remediation_plan(p: &SourceTree, rules: &RuleSet, findings: &[Finding]) -> RemediationPlan {
     let mut items = Vec::with_capacity(findings.len());
-    for (i, f) in findings.iter().enumerate() {
+    // Upstream notes about vendored nf-core code are not the pipeline's to act on.
+    let own = findings.iter().filter(|f| !is_vendored(p, &f.file));
+    for (i, f) in own.enumerate() {
         let Some(rule) = rules.get(&f.rule) else {
             continue;
         };
@@ -78,6 +83,7 @@ pub fn remediation_plan(p: &SourceTree, rules: &RuleSet, findings: &[Finding]) -
             line: f.line,
             message: f.message.clone(),
             why: rule.description.clone(),
+            doc: rule.doc.clone(),
             instruction: proposal.instruction,
             patch,
         });
@@ -92,6 +98,10 @@ pub enum PlanError {
     UnknownItem { item: String },
     #[error("plan item `{item}` has no patch; do it by hand: {instruction}")]
     NoPatch { item: String, instruction: String },
+    #[error(
+        "plan item `{item}` edits `{path}`, vendored nf-core code; change it in nf-core/modules and run `nf-core modules update` instead"
+    )]
+    Vendored { item: String, path: String },
     #[error("plan item `{item}` does not apply: {source}")]
     DoesNotApply {
         item: String,
@@ -151,6 +161,13 @@ pub fn apply_plan(
             source,
         };
         for fp in parse_patch(text).map_err(fail)? {
+            // A plan is a file anyone can edit: its patches are checked, not trusted.
+            if is_vendored(p, &fp.path) {
+                return Err(PlanError::Vendored {
+                    item: item.id.clone(),
+                    path: fp.path.clone(),
+                });
+            }
             let current = work
                 .get(&fp.path)
                 .cloned()

@@ -14,6 +14,12 @@ pub struct Finding {
     pub rule: String,
     pub severity: Severity,
     pub message: String,
+    /// Why the rule exists: its description.
+    #[serde(default)]
+    pub why: String,
+    /// Where the rule's practice is documented (nf-core's lint docs, Nextflow's reference).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<String>,
 }
 
 impl Finding {
@@ -28,6 +34,26 @@ impl Finding {
             one_line(&self.message)
         )
     }
+}
+
+/// Why each rule with findings exists, once per rule in order of first appearance:
+/// `[RULE-ID] description (see URL)`, so every finding line has its reason and doc link
+/// without repeating them on a hundred lines.
+pub fn render_reasons(findings: &[Finding]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::new();
+    for f in findings {
+        if seen.contains(&f.rule.as_str()) {
+            continue;
+        }
+        seen.push(&f.rule);
+        out.push_str(&format!("[{}] {}", f.rule, one_line(&f.why)));
+        if let Some(doc) = &f.doc {
+            out.push_str(&format!(" (see {})", one_line(doc)));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// One finding per line, each ending in a newline.

@@ -7,12 +7,16 @@
 //! severity = "warning"            # error | warning | info
 //! description = "..."
 //! fixable = false                 # optional; if given, must agree with the check
+//! doc = "https://…"               # optional: where the practice is documented
 //! [rule.check]
 //! kind = "forbidden_pattern"      # or builtin, required_file, required_config_key, required_lines
 //! files = ["**/*.nf", "**/*.config"]
 //! pattern = '/scratch/'
 //! message = "a path on /scratch"
 //! ```
+//!
+//! `required_file` may add `when_any = [globs]` (required only where one matches), and
+//! `required_lines` `when = { "LINE" = [globs] }` (that line required only where one matches).
 
 use std::path::Path;
 
@@ -134,6 +138,12 @@ fn parse_rule(file: &str, key: &str, t: &Table) -> Result<Rule, RuleError> {
     })?;
     let description = f.string("description")?;
     let fixable = f.opt_bool("fixable")?;
+    let doc = f.opt_string("doc")?;
+    if let Some(url) = &doc
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        return Err(f.problem("doc", format!("`{url}` is not an http(s) link")));
+    }
     let check = match f.take("check") {
         Some(Value::Table(c)) => parse_check(file, &format!("{key}.check"), c)?,
         Some(other) => return Err(f.wrong("check", "a table", other)),
@@ -157,6 +167,7 @@ fn parse_rule(file: &str, key: &str, t: &Table) -> Result<Rule, RuleError> {
         severity,
         description,
         fixable: can_fix,
+        doc,
         check,
         source: file.to_string(),
     })
@@ -214,11 +225,19 @@ fn parse_check(file: &str, key: &str, t: &Table) -> Result<Check, RuleError> {
                         .to_string(),
                 ));
             }
+            let when_any = match f.opt_string_list("when_any")? {
+                Some(globs) if !globs.is_empty() => Some(f.globs("when_any", &globs)?),
+                Some(_) => {
+                    return Err(f.problem("when_any", "must list at least one glob".to_string()));
+                }
+                None => None,
+            };
             Check::Generic(Box::new(GenericCheck::RequiredFile {
                 any_of,
                 matcher,
                 message: f.string("message")?,
                 create_with,
+                when_any,
             }))
         }
         "required_config_key" => Check::Generic(Box::new(GenericCheck::RequiredConfigKey {
@@ -227,13 +246,13 @@ fn parse_check(file: &str, key: &str, t: &Table) -> Result<Check, RuleError> {
                 .unwrap_or_else(|| "nextflow.config".to_string()),
             keys: f.string_list("keys")?,
         })),
-        "required_lines" => Check::Generic(Box::new(GenericCheck::RequiredLines {
-            file: {
-                let file = f.string("file")?;
-                f.relative("file", file)?
-            },
-            lines: f.string_list("lines")?,
-        })),
+        "required_lines" => {
+            let file = f.string("file")?;
+            let file = f.relative("file", file)?;
+            let lines = f.string_list("lines")?;
+            let when = f.line_conditions("when", &lines)?;
+            Check::Generic(Box::new(GenericCheck::RequiredLines { file, lines, when }))
+        }
         other => {
             return Err(f.problem(
                 "kind",
@@ -377,6 +396,43 @@ impl<'a> Fields<'a> {
             Some(_) => Err(self.problem(name, "must list at least one entry".to_string())),
             None => Err(self.problem(name, "missing".to_string())),
         }
+    }
+
+    /// `when = { "LINE" = ["glob", …] }`: for each listed line (one of `lines`), the globs that
+    /// make it required.
+    fn line_conditions(
+        &mut self,
+        name: &'a str,
+        lines: &[String],
+    ) -> Result<Vec<(String, GlobSet)>, RuleError> {
+        let Some(value) = self.take(name) else {
+            return Ok(Vec::new());
+        };
+        let Value::Table(table) = value else {
+            return Err(self.wrong(name, "a table of line = [globs]", value));
+        };
+        let mut out = Vec::with_capacity(table.len());
+        for (line, globs) in table {
+            let key = format!("{name}.{line}");
+            if !lines.contains(line) {
+                return Err(self.problem(&key, "is not one of `lines`".to_string()));
+            }
+            let Value::Array(items) = globs else {
+                return Err(self.wrong(&key, "an array of globs", globs));
+            };
+            let mut list = Vec::with_capacity(items.len());
+            for item in items {
+                match item {
+                    Value::String(g) if !g.is_empty() => list.push(g.clone()),
+                    other => return Err(self.wrong(&key, "an array of globs", other)),
+                }
+            }
+            if list.is_empty() {
+                return Err(self.problem(&key, "must list at least one glob".to_string()));
+            }
+            out.push((line.clone(), self.globs(&key, &list)?));
+        }
+        Ok(out)
     }
 
     /// A file path the check reads and may write: relative, inside the pipeline, not in `.git`.

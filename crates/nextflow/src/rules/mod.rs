@@ -23,8 +23,10 @@ mod generic;
 mod load;
 mod pipeline;
 mod rule;
+pub(crate) mod vendored;
 
 pub use error::RuleError;
-pub use finding::{Finding, render_findings};
+pub use finding::{Finding, render_findings, render_reasons};
 pub use pipeline::{SourceTree, TreeError};
 pub use rule::{BuiltinCheck, Check, GenericCheck, Rule, RuleSet, Severity, render_rules};
+pub use vendored::is_vendored;

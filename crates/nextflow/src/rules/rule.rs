@@ -56,6 +56,8 @@ pub struct Rule {
     pub description: String,
     /// Whether [`crate::audit::autofix`] can fix its findings without a person.
     pub fixable: bool,
+    /// A link to where the practice is documented (`doc = "https://…"` in a rule file).
+    pub doc: Option<String>,
     pub check: Check,
     /// Where the rule was defined: `built-in` or the rule file's path.
     pub source: String,
@@ -173,16 +175,26 @@ pub enum GenericCheck {
     },
     /// At least one file matches one of `any_of` (globs). With `create_with`, autofix creates
     /// the first of `any_of` with that text.
+    ///
+    /// With `when_any` (globs), the file is required only in a pipeline with a file matching
+    /// one of them (`nf-test.config` only where there are nf-tests).
     RequiredFile {
         any_of: Vec<String>,
         matcher: GlobSet,
         message: String,
         create_with: Option<String>,
+        when_any: Option<GlobSet>,
     },
     /// Each dotted key (e.g. `manifest.version`) is assigned a non-empty value in `file`.
     RequiredConfigKey { file: String, keys: Vec<String> },
-    /// `file` contains each of `lines` as a whole line; autofix appends the missing ones.
-    RequiredLines { file: String, lines: Vec<String> },
+    /// `file` contains each of `lines` as a whole line; autofix appends the missing ones. A line
+    /// named in `when` (line, globs) is required only in a pipeline with a file matching one of
+    /// its globs (`.nf-test/` in `.gitignore` only where nf-test is used).
+    RequiredLines {
+        file: String,
+        lines: Vec<String>,
+        when: Vec<(String, GlobSet)>,
+    },
 }
 
 impl GenericCheck {
@@ -273,19 +285,23 @@ impl RuleSet {
 }
 
 /// `list_compliance_rules`: one rule per line, starting with its id:
-/// `ID SEVERITY autofix|manual TITLE: DESCRIPTION`.
+/// `ID SEVERITY autofix|manual TITLE: DESCRIPTION (see DOC)`.
 pub fn render_rules(set: &RuleSet) -> String {
     let mut out = String::new();
     for rule in set.rules() {
         let fix = if rule.fixable { "autofix" } else { "manual" };
         out.push_str(&format!(
-            "{} {} {} {}: {}\n",
+            "{} {} {} {}: {}",
             rule.id,
             rule.severity,
             fix,
             super::finding::one_line(&rule.title),
             super::finding::one_line(&rule.description)
         ));
+        if let Some(doc) = &rule.doc {
+            out.push_str(&format!(" (see {})", super::finding::one_line(doc)));
+        }
+        out.push('\n');
     }
     out
 }

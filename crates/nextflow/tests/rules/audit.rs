@@ -46,8 +46,8 @@ fn a_seeded_copy_of_the_template_gives_exactly_the_seeded_findings() -> TestResu
         a.render(),
         format!(
             "CHANGELOG.md:0: [NF-CHANGELOG-PRESENT] warning: no `CHANGELOG.md`\n\
-             modules/nf-core/fastqc/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] warning: process `FASTQC` has no resource label\n\
-             modules/nf-core/fastqc/main.nf:5: [NF-CONTAINER-PINNED] error: process `FASTQC`: container `biocontainers/fastqc:latest` uses the `latest` tag\n\
+             modules/nf-core/fastqc/main.nf:1: [NF-PROCESS-RESOURCE-LABEL] info: process `FASTQC` has no resource label; vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`\n\
+             modules/nf-core/fastqc/main.nf:5: [NF-CONTAINER-PINNED] info: process `FASTQC`: container `biocontainers/fastqc:latest` uses the `latest` tag; vendored nf-core module: fix it upstream in nf-core/modules, then `nf-core modules update`\n\
              workflows/demo.nf:{merge_line}: [NF-NO-MERGE-MARKERS] error: merge conflict marker\n"
         )
     );
@@ -81,6 +81,8 @@ fn a_finding_renders_on_one_line_whatever_its_file_name_holds() {
         rule: "NF-X-Y".to_string(),
         severity: Severity::Error,
         message: "two\nlines\u{7}".to_string(),
+        why: String::new(),
+        doc: None,
     };
     assert_eq!(
         f.render(),
@@ -99,7 +101,7 @@ fn the_rule_list_has_one_line_per_rule_starting_with_its_id() -> TestResult {
         assert!(line.starts_with(&format!("{} ", rule.id)), "{line}");
     }
     assert!(lines.contains(
-        &"NF-CHANGELOG-PRESENT warning autofix The pipeline has a CHANGELOG: `CHANGELOG.md` exists, so users can see what changed between releases."
+        &"NF-CHANGELOG-PRESENT warning autofix The pipeline has a CHANGELOG: `CHANGELOG.md` exists, so users can see what changed between releases. (see https://nf-co.re/tools/docs/latest/pipeline_lint_tests/files_exist/)"
     ));
     assert!(
         lines

@@ -54,6 +54,17 @@ fn the_builtin_set_has_at_least_twenty_rules_with_unique_ids() -> TestResult {
         .filter(|r| r.fixable)
         .map(|r| r.id.as_str())
         .collect();
+    // Every finding says why with a link: each built-in rule has a doc link.
+    for r in rules.rules() {
+        assert!(
+            r.doc
+                .as_deref()
+                .is_some_and(|d| d.starts_with("https://nf-co.re/")
+                    || d.starts_with("https://www.nextflow.io/")),
+            "{} has no doc link",
+            r.id
+        );
+    }
     assert_eq!(
         fixable,
         [
@@ -176,6 +187,24 @@ fn a_bad_rules_file_is_one_line_naming_the_file_and_the_key() {
             "[[rule]]\nid = \"ACME-X\"\ntitle = \"t\"\nseverity = \"info\"\ndescription = \"d\"\n"
                 .to_string(),
             "rules file `acme.toml`: key `rule[0].check`: missing",
+        ),
+        (
+            rule(
+                "doc = \"javascript:alert(1)\"\ncheck = { kind = \"builtin\", name = \"container_pinned\" }",
+            ),
+            "rules file `acme.toml`: key `rule[0].doc`: `javascript:alert(1)` is not an http(s) link",
+        ),
+        (
+            rule(
+                "[rule.check]\nkind = \"required_lines\"\nfile = \".gitignore\"\nlines = [\"work/\"]\nwhen = { \"results/\" = [\"nf-test.config\"] }",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.when.results/`: is not one of `lines`",
+        ),
+        (
+            rule(
+                "[rule.check]\nkind = \"required_file\"\nany_of = [\"x\"]\nmessage = \"m\"\nwhen_any = []",
+            ),
+            "rules file `acme.toml`: key `rule[0].check.when_any`: must list at least one glob",
         ),
         (
             "rule = 3\n".to_string(),

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use codaris_nextflow::audit::{self, FileEdit, RemediationPlan};
-use codaris_nextflow::rules::{RuleSet, SourceTree, render_rules};
+use codaris_nextflow::rules::{RuleSet, SourceTree, is_vendored, render_reasons, render_rules};
 use serde_json::Value;
 
 use super::args::{input_file, pipeline_dir, string_list};
@@ -71,14 +71,24 @@ fn rule_ids(tool: &'static str, args: &Value) -> Result<Option<Vec<String>>, Too
     Ok((!ids.is_empty()).then_some(ids))
 }
 
-/// `edits` (and the plan, when given) landed beneath `dir` as one change.
+/// `edits` (and the plan, when given) landed beneath `dir` as one change. An edit of vendored
+/// nf-core code (`modules/nf-core`, `subworkflows/nf-core`) refuses the whole change: the
+/// audit never proposes one, so one here came from a plan file edited by hand or by a model,
+/// and nf-core's component lint would reject it and `nf-core modules update` revert it.
 fn land(
     ctx: &ToolContext,
     tool: &'static str,
     dir: &Path,
+    tree: &SourceTree,
     edits: &[FileEdit],
     plan: Option<&RemediationPlan>,
 ) -> Result<(), ToolError> {
+    if let Some(edit) = edits.iter().find(|e| is_vendored(tree, &e.path)) {
+        return Err(ToolError::model(format!(
+            "{tool}: `{}` is vendored nf-core code; change it in nf-core/modules, then run `nf-core modules update`; nothing was changed",
+            edit.path
+        )));
+    }
     let mut replacements: Vec<Replacement> = edits
         .iter()
         .map(|edit| Replacement {
@@ -164,7 +174,7 @@ impl Tool for RunComplianceAutofix {
             return Ok(ToolOutput::text(audit_text(&found)));
         }
         let fixed = audit::autofix(&tree, &rules, only.as_deref()).map_err(fail)?;
-        land(ctx, tool, &dir, &fixed.edits, Some(&fixed.plan))?;
+        land(ctx, tool, &dir, &tree, &fixed.edits, Some(&fixed.plan))?;
         let mut text = format!(
             "fixed {} findings in {} files; {} items in the remediation plan `{PLAN_FILE}` (apply with /fix)\n",
             fixed.fixed.len(),
@@ -190,6 +200,11 @@ impl Tool for RunComplianceAutofix {
 pub(super) fn audit_text(found: &audit::Audit) -> String {
     let mut text = format!("{}\n", found.summary());
     text.push_str(&found.render());
+    let reasons = render_reasons(&found.findings);
+    if !reasons.is_empty() {
+        text.push_str("why:\n");
+        text.push_str(&reasons);
+    }
     for line in found.not_understood.iter().chain(&found.skipped) {
         text.push_str(&format!("note: {line}\n"));
     }
@@ -239,7 +254,7 @@ impl Tool for ApplyRemediationPlan {
         let tree = read_tree(ctx, tool, &dir)?;
         let applied = audit::apply_plan(&tree, &plan, items.as_deref())
             .map_err(|error| ToolError::model(format!("{tool}: {error}; nothing was changed")))?;
-        land(ctx, tool, &dir, &applied.edits, None)?;
+        land(ctx, tool, &dir, &tree, &applied.edits, None)?;
         let rules = self.0.load(tool)?;
         let after = audit::audit(&read_tree(ctx, tool, &dir)?, &rules, None)
             .map_err(|error| ToolError::model(format!("{tool}: {error}")))?;

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use super::{Proposal, Report};
 use crate::rules::pipeline::SourceTree;
+use crate::rules::vendored::is_modules_repository;
 
 /// The directories of nf-core components under `modules/nf-core/` and
 /// `subworkflows/nf-core/`: every directory holding a `main.nf`, `meta.yml` or
@@ -26,12 +27,26 @@ fn component_dirs(p: &SourceTree) -> BTreeSet<(String, bool)> {
     dirs
 }
 
+/// Whether a module's `main.nf` declares a conda environment. A container-only module (GPU
+/// tools such as Parabricks, DeepVariant: no conda package exists) has none, and so no
+/// `environment.yml`.
+fn declares_conda(main_nf: Option<&str>) -> bool {
+    main_nf.is_none_or(|text| {
+        text.lines().map(str::trim_start).any(|l| {
+            l.starts_with("conda ") || l.starts_with("conda\t") || l.starts_with("conda\"")
+        })
+    })
+}
+
 pub(super) fn module_structure(p: &SourceTree, r: &mut Report<'_>) {
+    // In a pipeline these components are vendored copies whose tests stay in nf-core/modules
+    // (sarek's `.gitignore` drops them on purpose); only the modules repository must have them.
+    let tests_required = is_modules_repository(p);
     for (dir, is_module) in component_dirs(p) {
         let what = if is_module { "module" } else { "subworkflow" };
         let name = dir.split('/').skip(2).collect::<Vec<_>>().join("/");
         let mut required = vec!["main.nf", "meta.yml"];
-        if is_module {
+        if is_module && declares_conda(p.file(&format!("{dir}/main.nf"))) {
             required.push("environment.yml");
         }
         for file in required {
@@ -39,6 +54,9 @@ pub(super) fn module_structure(p: &SourceTree, r: &mut Report<'_>) {
             if !p.contains(&path) {
                 r.at(&path, 0, format!("nf-core {what} `{name}` has no `{file}`"));
             }
+        }
+        if !tests_required {
+            continue;
         }
         let tests = format!("{dir}/tests/");
         let has_test = p

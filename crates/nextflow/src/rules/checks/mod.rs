@@ -27,6 +27,8 @@ impl Report<'_> {
             rule: self.rule.id.clone(),
             severity: self.rule.severity,
             message: message.into(),
+            why: self.rule.description.clone(),
+            doc: self.rule.doc.clone(),
         });
     }
 }

@@ -46,17 +46,92 @@ fn schema_params(text: &str) -> Option<BTreeMap<String, (usize, serde_json::Valu
     Some(out)
 }
 
-/// Parameters nf-schema is told to ignore (`validation.defaultIgnoreParams`, `ignoreParams`).
+/// The parameters nf-validation (nf-schema's predecessor) accepts without a schema entry: its
+/// own settings and `help` (its `addExpectedParams`).
+const NF_VALIDATION_PARAMS: [&str; 9] = [
+    "validationFailUnrecognisedParams",
+    "validationLenientMode",
+    "help",
+    "validationShowHiddenParams",
+    "validationSchemaIgnoreParams",
+    "validationSkipDuplicateCheck",
+    "validationS3PathCheck",
+    "monochromeLogs",
+    "monochrome_logs",
+];
+
+/// nf-schema's help parameters when `validation.help` is on, by their default names; a
+/// config may rename each (`validation.help.fullParameter = "help_full"`).
+const NF_SCHEMA_HELP: [(&str, &str); 3] = [
+    ("shortParameter", "help"),
+    ("fullParameter", "helpFull"),
+    ("showHiddenParameter", "showHidden"),
+];
+
+/// Parameters the validation plugin does not expect in the schema: those nf-schema is told to
+/// ignore (`validation.defaultIgnoreParams`, `ignoreParams`), its help parameters, and, for a
+/// pipeline on nf-validation, that plugin's own and those `params.validationSchemaIgnoreParams`
+/// lists (as nf-core's `schema_params` lint reads them).
 fn ignored_params(facts: &Facts<'_>) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    if let Some(config) = facts.main_config() {
-        for key in ["validation.defaultIgnoreParams", "validation.ignoreParams"] {
-            if let Some(s) = config.get(key) {
-                out.extend(value_strings(&s.value));
+    let Some(config) = facts.main_config() else {
+        return out;
+    };
+    for key in ["validation.defaultIgnoreParams", "validation.ignoreParams"] {
+        if let Some(s) = config.get(key) {
+            out.extend(value_strings(&s.value));
+        }
+    }
+    let help_on = config
+        .settings
+        .iter()
+        .any(|s| s.key.starts_with("validation.help."));
+    if help_on {
+        for (key, default) in NF_SCHEMA_HELP {
+            let name = config
+                .get(&format!("validation.help.{key}"))
+                .and_then(|s| value_strings(&s.value).into_iter().next())
+                .unwrap_or_else(|| default.to_string());
+            out.insert(name);
+        }
+    }
+    let on_nf_validation = facts
+        .p
+        .file("nextflow.config")
+        .is_some_and(|t| strip_comments(t).contains("nf-validation"));
+    if on_nf_validation {
+        out.extend(NF_VALIDATION_PARAMS.iter().map(|p| p.to_string()));
+        if let Some(s) = config.get("params.validationSchemaIgnoreParams") {
+            for listed in value_strings(&s.value) {
+                out.extend(
+                    listed
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .map(str::to_string),
+                );
             }
         }
     }
     out
+}
+
+/// Parameters code reads only behind `params.containsKey('NAME')`: optional on purpose, so not
+/// the pipeline's to document (the nf-core utils subworkflow reads `max_multiqc_email_size`
+/// this way in pipelines without MultiQC).
+fn guarded_params(code: &str) -> BTreeSet<String> {
+    #[expect(
+        clippy::expect_used,
+        reason = "a constant pattern, checked by every test run"
+    )]
+    static GUARD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"params\.containsKey\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\)"#)
+            .expect("constant regex")
+    });
+    GUARD
+        .captures_iter(code)
+        .filter_map(|c| c.get(1).map(|m| m.as_str().to_string()))
+        .collect()
 }
 
 /// Every parameter the pipeline's code and config use or declare (not its tests): each
@@ -79,8 +154,9 @@ fn used_params(facts: &Facts<'_>) -> BTreeMap<String, (String, usize)> {
             continue;
         }
         let code = strip_comments(text);
+        let guarded = guarded_params(&code);
         for c in PARAM_USE.captures_iter(&code) {
-            if c.get(2).is_some() {
+            if c.get(2).is_some() || c.get(1).is_some_and(|n| guarded.contains(n.as_str())) {
                 continue;
             }
             let (Some(whole), Some(name)) = (c.get(0), c.get(1)) else {

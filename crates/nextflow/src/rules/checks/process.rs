@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::{Facts, Proposal, Report};
-use crate::parse::{Directive, Process, Setting, Value};
+use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value};
 use crate::rules::config::quoted_strings;
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
@@ -39,6 +39,18 @@ static PATH_KEY: LazyLock<Regex> =
     clippy::expect_used,
     reason = "a constant pattern, checked by every test run"
 )]
+static BRANCH: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"[?:]\s*(?:'([^'\n]*)'|"([^"\n]*)")"#).expect("constant regex"));
+#[expect(
+    clippy::expect_used,
+    reason = "a constant pattern, checked by every test run"
+)]
+static DISABLED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\benabled\s*:\s*false\b").expect("constant regex"));
+#[expect(
+    clippy::expect_used,
+    reason = "a constant pattern, checked by every test run"
+)]
 static SINGLE_LITERAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r#"^\s*(?:'([^'\n]*)'|"([^"\n$]*)")\s*$"#).expect("constant regex")
 });
@@ -49,7 +61,9 @@ fn line(l: u32) -> usize {
 
 /// Why an image reference is not pinned, or `None` when it is.
 fn unpinned(image: &str) -> Option<String> {
-    let image = image.trim();
+    // Galaxy's depot URL-encodes the tag separator (`salmon%3A1.10.3--h6dccd9a_2`).
+    let decoded = percent_decoded(image.trim());
+    let image = decoded.as_str();
     if image.is_empty() {
         return Some("is empty".to_string());
     }
@@ -72,6 +86,50 @@ fn unpinned(image: &str) -> Option<String> {
         Some(_) => None,
         None => Some("has no tag, which means `latest`".to_string()),
     }
+}
+
+/// `%XX` escapes decoded; an escape that is not two hex digits, or bytes that are not UTF-8,
+/// leave the text as it was.
+fn percent_decoded(s: &str) -> String {
+    if !s.contains('%') {
+        return s.to_string();
+    }
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok());
+        match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(byte) if b[i] == b'%' => {
+                out.push(byte);
+                i += 3;
+            }
+            _ => {
+                out.push(b[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
+/// The images a config's container expression can be: the strings that are the branches of a
+/// ternary (`cond ? 'a' : 'b'`, `x ?: 'b'`) when it has one, else every quoted string. The
+/// condition's own strings (`workflow.containerEngine == 'singularity'`) are not images.
+fn expression_images(text: &str) -> Vec<String> {
+    if !text.contains('?') {
+        return quoted_strings(text);
+    }
+    BRANCH
+        .captures_iter(text)
+        .filter_map(|c| {
+            c.get(1)
+                .or_else(|| c.get(2))
+                .map(|m| m.as_str().to_string())
+        })
+        .collect()
 }
 
 fn check_images(
@@ -100,6 +158,14 @@ fn check_images(
     }
 }
 
+/// An `exec:` process runs Groovy inside Nextflow itself: no task, so no container, no tool
+/// versions and no resources to label.
+fn is_exec(p: &Process) -> bool {
+    p.script
+        .as_ref()
+        .is_some_and(|s| s.kind == ScriptKind::Exec)
+}
+
 fn in_selector(s: &Setting) -> bool {
     s.selector.is_some()
 }
@@ -120,7 +186,7 @@ pub(super) fn container_pinned(facts: &Facts<'_>, r: &mut Report<'_>) {
         let (file, l) = at(s);
         let images: Vec<String> = match &s.value {
             Value::Str(image) => vec![image.clone()],
-            Value::Expr(text) => quoted_strings(text)
+            Value::Expr(text) => expression_images(text)
                 .into_iter()
                 .filter(|i| !i.is_empty())
                 .collect(),
@@ -131,7 +197,7 @@ pub(super) fn container_pinned(facts: &Facts<'_>, r: &mut Report<'_>) {
 }
 
 pub(super) fn process_resource_label(facts: &Facts<'_>, r: &mut Report<'_>) {
-    for (nf, p) in facts.processes() {
+    for (nf, p) in facts.processes().filter(|(_, p)| !is_exec(p)) {
         let labelled = p.labels().iter().any(|l| RESOURCE_LABELS.contains(l));
         let explicit = p.directive("cpus").is_some() && p.directive("memory").is_some();
         if !labelled && !explicit {
@@ -184,7 +250,7 @@ pub(super) fn propose_label(finding: &Finding, p: &SourceTree) -> Proposal {
 }
 
 pub(super) fn process_software(facts: &Facts<'_>, r: &mut Report<'_>) {
-    for (nf, p) in facts.processes() {
+    for (nf, p) in facts.processes().filter(|(_, p)| !is_exec(p)) {
         if p.directive("container").is_none() && p.directive("conda").is_none() {
             r.at(
                 &nf.path,
@@ -207,7 +273,7 @@ fn emits_versions(p: &Process) -> bool {
 }
 
 pub(super) fn versions_emitted(facts: &Facts<'_>, r: &mut Report<'_>) {
-    for (nf, p) in facts.processes() {
+    for (nf, p) in facts.processes().filter(|(_, p)| !is_exec(p)) {
         if !emits_versions(p) {
             r.at(
                 &nf.path,
@@ -223,6 +289,10 @@ pub(super) fn versions_emitted(facts: &Facts<'_>, r: &mut Report<'_>) {
 
 /// What is wrong with a `publishDir` value, if anything.
 fn publish_problem(value: &str) -> Option<String> {
+    if DISABLED.is_match(value) && PATH_KEY.find_iter(value).count() <= 1 {
+        // `publishDir [enabled: false]` publishes nothing, so there is no mode to choose.
+        return None;
+    }
     let paths = PATH_KEY.find_iter(value).count();
     let modes: Vec<String> = MODE
         .captures_iter(value)
@@ -263,6 +333,10 @@ fn publish_setting_problem(v: &Value) -> Option<String> {
         return Some(NO_MODE.to_string());
     }
     for m in maps {
+        if m.get("enabled") == Some(&Value::Bool(false)) {
+            // Publishes nothing (nf-core's way to switch a module's publishing off).
+            continue;
+        }
         match m.get("mode") {
             None => return Some(NO_MODE.to_string()),
             Some(Value::Str(mode)) if !PUBLISH_MODES.contains(&mode.as_str()) => {
@@ -280,6 +354,9 @@ fn publish_setting_problem(v: &Value) -> Option<String> {
 /// What is wrong with a `publishDir` directive: its named `mode` argument as the parser read
 /// it, or, for the map forms (`publishDir [path: …, mode: …]`), its text.
 fn directive_publish_problem(d: &Directive) -> Option<String> {
+    if d.arg("enabled") == Some(&Value::Bool(false)) {
+        return None;
+    }
     match d.arg("mode") {
         Some(Value::Str(mode)) if !PUBLISH_MODES.contains(&mode.as_str()) => Some(format!(
             "`publishDir` mode `{mode}` is not one of {}",
@@ -294,8 +371,42 @@ fn publish_directives(p: &Process) -> impl Iterator<Item = &Directive> {
     p.directives.iter().filter(|d| d.name == "publishDir")
 }
 
+/// Whether a config's `withName`/`withLabel` selector picking this process sets a `publishDir`
+/// that needs nothing: a selector's settings override the process's own directives, so the
+/// directive's missing `mode` never takes effect (nf-core sets publishing in
+/// `conf/modules.config` this way, `mode: params.publish_dir_mode`).
+fn config_publishes(facts: &Facts<'_>, p: &Process) -> bool {
+    let labels = p.labels();
+    facts.settings("publishDir").any(|s| {
+        let picked = s.selector.as_ref().is_some_and(|sel| match sel.kind {
+            SelectorKind::WithName => names_process(&sel.pattern, &p.name),
+            SelectorKind::WithLabel => labels.iter().any(|l| names_process(&sel.pattern, l)),
+        });
+        picked && publish_setting_problem(&s.value).is_none()
+    })
+}
+
+/// Whether a selector pattern certainly names this process (or label), knowing only its simple
+/// name: its last `:` segment matches the name and says something about it. A negation, or a
+/// last segment that is only a wildcard (`…:BAM_STATS_SAMTOOLS:.*`, which picks what a workflow
+/// calls, not a process), is never taken as naming it, so a missing mode is still reported.
+fn names_process(pattern: &str, name: &str) -> bool {
+    if pattern.starts_with('!') {
+        return false;
+    }
+    let last = pattern.rsplit(':').next().unwrap_or(pattern);
+    if !last.chars().any(|c| c.is_ascii_alphanumeric()) {
+        return false;
+    }
+    Regex::new(&format!("^(?:{last})$")).is_ok_and(|re| re.is_match(name))
+}
+
 pub(super) fn publish_dir_mode(facts: &Facts<'_>, r: &mut Report<'_>) {
     for (nf, p) in facts.processes() {
+        // Most processes (all of nf-core's modules) have no directive: skip the selector scan.
+        if publish_directives(p).next().is_none() || config_publishes(facts, p) {
+            continue;
+        }
         for d in publish_directives(p) {
             if let Some(problem) = directive_publish_problem(d) {
                 r.at(
@@ -329,15 +440,23 @@ pub(super) fn fix_publish_dir_mode(p: &SourceTree) -> Vec<(String, String)> {
     };
     let mut targets: Vec<(String, usize, String)> = Vec::new();
     for (nf, proc_) in facts.processes() {
+        if publish_directives(proc_).next().is_none() || config_publishes(&facts, proc_) {
+            continue;
+        }
         for d in publish_directives(proc_) {
-            let missing = d.arg("mode").is_none() && !MODE.is_match(&d.value);
+            let missing = d.arg("mode").is_none()
+                && !MODE.is_match(&d.value)
+                && directive_publish_problem(d).is_some();
             if missing && !d.value.contains('\n') {
                 targets.push((nf.path.clone(), line(d.line), d.value.clone()));
             }
         }
     }
     for s in facts.settings("publishDir") {
-        if matches!(s.value, Value::Map(_)) && s.value.get("mode").is_none() {
+        if matches!(s.value, Value::Map(_))
+            && s.value.get("mode").is_none()
+            && publish_setting_problem(&s.value).is_some()
+        {
             targets.push((s.file.clone(), line(s.line), String::new()));
         }
     }
@@ -433,7 +552,30 @@ pub(super) fn error_strategy(facts: &Facts<'_>, r: &mut Report<'_>) {
 
 #[cfg(test)]
 mod tests {
-    use super::unpinned;
+    use super::{names_process, unpinned};
+
+    #[test]
+    fn a_selector_names_a_process_only_when_its_last_segment_does() {
+        for (pattern, name) in [
+            ("FASTQC", "FASTQC"),
+            (".*:OVERRIDDEN", "OVERRIDDEN"),
+            ("NFCORE_X:X:SE_.*", "SE_GENE"),
+            (
+                "CAT_ADDITIONAL_FASTA|PREPROCESS_TRANSCRIPTS_FASTA_GENCODE",
+                "CAT_ADDITIONAL_FASTA",
+            ),
+        ] {
+            assert!(names_process(pattern, name), "{pattern} {name}");
+        }
+        for (pattern, name) in [
+            (".*:BAM_STATS_SAMTOOLS:.*", "SEEDED"),
+            ("!FASTQC", "SEEDED"),
+            (".*", "SEEDED"),
+            ("FASTQC", "FASTQC_X"),
+        ] {
+            assert!(!names_process(pattern, name), "{pattern} {name}");
+        }
+    }
 
     #[test]
     fn image_references() {
