@@ -11,7 +11,9 @@ use super::finding::Finding;
 use super::generic::{fix_generic, propose_generic, run_generic};
 use super::pipeline::SourceTree;
 use super::rule::{BuiltinCheck, Check, Rule};
-use crate::parse::{Config, NfFile, Process, Setting, parse_config, parse_script};
+use crate::parse::{
+    Config, NfFile, Process, Setting, is_nftest_config, parse_config, parse_script,
+};
 
 /// Collects one rule's findings.
 pub(crate) struct Report<'a> {
@@ -66,12 +68,16 @@ impl<'a> Facts<'a> {
         }
     }
 
-    /// Every `*.config` file of the pipeline except the nf-test ones under `tests/`, parsed.
+    /// Every `*.config` file of the pipeline except nf-test's own (`nf-test.config`, the
+    /// ones under `tests/`), parsed: those are nf-test's, not Nextflow's, so no Nextflow rule
+    /// reads them.
     pub(crate) fn configs(&self) -> &[Config] {
         self.config.get_or_init(|| {
             self.p
                 .files()
-                .filter(|(path, _)| path.ends_with(".config") && !is_test_path(path))
+                .filter(|(path, _)| {
+                    path.ends_with(".config") && !is_test_path(path) && !is_nftest_config(path)
+                })
                 .map(|(path, text)| parse_config(path, text))
                 .collect()
         })
