@@ -192,3 +192,54 @@ fn no_failure_and_no_trace_are_clear_errors() -> TestResult {
     assert!(e.to_string().contains("-with-trace"), "{e}");
     Ok(())
 }
+
+/// The settings `debug_last_run` lists for a failed task of nf-core/rnaseq 3.24.0, whose
+/// config selects with qualified patterns ending in `:.*`: the fully qualified name from the
+/// trace picks them as Nextflow does, whole, so FASTQC gets none of
+/// `…:BAM_STATS_SAMTOOLS:.*`'s settings and SAMTOOLS_STATS under that subworkflow does.
+#[test]
+fn selectors_of_a_real_config_match_the_qualified_name_whole() -> TestResult {
+    let rnaseq = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nextflow/real-pipelines/rnaseq-3.24.0");
+    let settings = |process: &str| -> Result<Vec<(String, u32)>, Box<dyn std::error::Error>> {
+        let trace = format!(
+            "task_id\thash\tnative_id\tprocess\ttag\tname\tstatus\texit\n\
+             1\t9b/02e776\t4242\t{process}\tS1\t{process} (S1)\tFAILED\t1\n"
+        );
+        let l = Launch::new(
+            &history_row("goofy_kilby", "ERR", "5s", SESSION),
+            Some(&trace),
+        )?;
+        let report = RunQuery::new(l.path()).failing_task(&rnaseq)?;
+        let source = report.process.ok_or("the process is not found in rnaseq")?;
+        Ok(source
+            .settings
+            .into_iter()
+            .filter(|s| s.file == "workflows/rnaseq/nextflow.config")
+            .map(|s| (s.directive, s.line))
+            .collect())
+    };
+    // `withName: 'NFCORE_RNASEQ:RNASEQ:.*:BAM_SORT_STATS_SAMTOOLS:BAM_STATS_SAMTOOLS:.*'`
+    // starts at line 183 (its `ext.prefix` on 184); line 102's pattern names BAM_DEDUP_UMI.
+    let fastqc = settings(
+        "NFCORE_RNASEQ:RNASEQ:FASTQ_QC_TRIM_FILTER_SETSTRANDEDNESS:FASTQ_FASTQC_UMITOOLS_TRIMGALORE:FASTQC",
+    )?;
+    assert!(
+        fastqc
+            .iter()
+            .all(|(_, line)| ![103, 104, 184, 185].contains(line)),
+        "FASTQC got the settings of a BAM_STATS_SAMTOOLS selector: {fastqc:?}"
+    );
+    let stats = settings(
+        "NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:BAM_SORT_STATS_SAMTOOLS:BAM_STATS_SAMTOOLS:SAMTOOLS_STATS",
+    )?;
+    assert!(
+        stats.contains(&("ext.prefix".to_string(), 184)),
+        "SAMTOOLS_STATS under BAM_STATS_SAMTOOLS lacks its selector's settings: {stats:?}"
+    );
+    assert!(
+        !stats.iter().any(|(_, line)| *line == 103),
+        "the BAM_DEDUP_UMI selector matched outside BAM_DEDUP_UMI: {stats:?}"
+    );
+    Ok(())
+}
