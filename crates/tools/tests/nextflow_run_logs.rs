@@ -141,13 +141,10 @@ fn check(slug: &str, answer: &str, process: &str, exit: Option<i32>, text: &str)
     let error = read_console(text).error;
     let cause = error.as_ref().and_then(diagnose).map(|d| d.cause.as_str());
     let shown = line(answer, "likely_cause").unwrap_or_default();
-    match cause {
-        Some(cause) => assert!(
-            shown.starts_with(&format!("likely_cause: {cause} ")),
-            "{slug}: {shown} (want {cause})\n{answer}"
-        ),
-        None => panic!("{slug}: the report has no diagnosis to check\n{answer}"),
-    }
+    assert!(
+        cause.is_some_and(|cause| shown.starts_with(&format!("likely_cause: {cause} "))),
+        "{slug}: {shown} (want {cause:?})\n{answer}"
+    );
     assert!(!answer.contains("error: none found"), "{slug}: {answer}");
 }
 
@@ -226,11 +223,12 @@ async fn text_with_a_path_or_run_or_empty_is_refused() -> TestResult {
         json!({"text": 7}),
     ] {
         let refused = env.analyze(args.clone()).await;
-        let Err(message) = refused else {
-            panic!("{args}: not refused: {refused:?}");
-        };
-        assert!(message.starts_with("analyze_run_log: "), "{message}");
-        assert!(!message.contains('\n'), "{message}");
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|m| m.starts_with("analyze_run_log: ") && !m.contains('\n')),
+            "{args}: {refused:?}"
+        );
     }
     // A file with `run` is refused: `run` picks a log in a launch directory.
     std::fs::write(env.root.join("logs/log.txt"), "ERROR ~ boom\n")?;
@@ -261,10 +259,11 @@ async fn a_log_file_linked_to_a_secret_is_refused() -> TestResult {
         let _ = std::fs::remove_file(&link);
         symlink(target, &link)?;
         let answer = env.analyze(json!({"path": "logs/log.txt"})).await;
-        match &answer {
-            Err(message) => assert!(!message.contains(MARKER), "{message}"),
-            Ok(text) => panic!("read through a link to {}: {text}", target.display()),
-        }
+        assert!(
+            answer.as_ref().is_err_and(|m| !m.contains(MARKER)),
+            "read through a link to {}: {answer:?}",
+            target.display()
+        );
     }
     // Named directly: outside the root, the state file, /proc.
     for path in [
@@ -308,7 +307,7 @@ async fn a_fifo_named_as_the_log_is_refused_without_waiting() -> TestResult {
     std::fs::create_dir_all(env.root.join("run"))?;
     rustix::fs::mkfifoat(
         rustix::fs::CWD,
-        &env.root.join("run/.nextflow.log"),
+        env.root.join("run/.nextflow.log"),
         rustix::fs::Mode::from_raw_mode(0o600),
     )?;
     let answer = tokio::time::timeout(

@@ -141,7 +141,7 @@ enum Pending {
     /// An error block, up to ` -- Check '.nextflow.log' …`, the end, or an agent tag line.
     Block(Vec<String>),
     /// The agent-mode recap: `[ERROR] NAME` then `exit:`, `cmd:`, `stderr:` … lines.
-    Recap(RunError),
+    Recap(Box<RunError>),
 }
 
 /// The console read line by line, in bounded memory: [`read_console`] feeds it a text, and the
@@ -183,7 +183,7 @@ impl ConsoleReader {
                     self.pending = Pending::Recap(recap);
                     return;
                 }
-                self.recap.get_or_insert(recap);
+                self.recap.get_or_insert(*recap);
             }
             Pending::Nothing => {}
         }
@@ -217,7 +217,7 @@ impl ConsoleReader {
             if let Some(first) = rest.strip_prefix("ERROR ~ ") {
                 self.pending = Pending::Block(vec![first.to_string()]);
             } else {
-                self.pending = Pending::Recap(recap_start(rest));
+                self.pending = Pending::Recap(Box::new(recap_start(rest)));
             }
         } else if let Some(s) = parse_summary(line) {
             self.agent = true;
@@ -270,7 +270,7 @@ impl ConsoleReader {
         match std::mem::take(&mut self.pending) {
             Pending::Block(block) => self.end_block(&block),
             Pending::Recap(recap) => {
-                self.recap.get_or_insert(recap);
+                self.recap.get_or_insert(*recap);
             }
             Pending::Nothing => {}
         }
