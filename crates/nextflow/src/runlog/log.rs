@@ -23,8 +23,8 @@ use serde::Serialize;
 use super::RunLogError;
 use super::block::{RunError, after, between, clip, parse_block, split_task_name};
 use super::console::{
-    ConsoleReader, ConsoleReport, ConsoleStyle, add_signatures, keep_signature, signature_error,
-    strip_ansi,
+    ConsoleReader, ConsoleReport, ConsoleStyle, MAX_KEPT_SIGNATURES, add_signatures,
+    keep_signature, signature_error, strip_ansi,
 };
 
 /// Bytes kept of one line; a longer line is cut there (a 1 GB line costs 1 GB of reading,
@@ -137,7 +137,11 @@ impl State {
         self.keep_tail(line);
         match parse_header(line) {
             Some(header) => {
-                if super::diagnose::is_signature(line) {
+                // Once the signatures are kept in full no line is searched for one: the
+                // search is most of the time a header line costs.
+                if self.signatures.len() < MAX_KEPT_SIGNATURES
+                    && super::diagnose::is_signature(line)
+                {
                     keep_signature(&mut self.signatures, &String::from_utf8_lossy(line));
                 }
                 self.end_record();
