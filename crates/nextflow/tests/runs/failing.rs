@@ -243,3 +243,65 @@ fn selectors_of_a_real_config_match_the_qualified_name_whole() -> TestResult {
     );
     Ok(())
 }
+
+/// nf-core/sarek 3.10.0's selectors with a `.*` inside a qualified name and an alternation at
+/// its end, matched whole against the qualified name: the settings reach the processes the
+/// pattern names, under the subworkflows it names, and no other.
+#[test]
+fn sarek_selectors_with_wildcards_and_alternations_match_as_nextflow_does() -> TestResult {
+    let sarek = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nextflow/real-pipelines/sarek-3.10.0");
+    let pipeline = codaris_nextflow::parse::Pipeline::load(&sarek)?;
+    let lines = |name: &str, file: &str| -> Vec<u32> {
+        pipeline
+            .config
+            .process_settings(name, &[])
+            .into_iter()
+            .filter(|s| s.setting.file == file)
+            .map(|s| s.setting.line)
+            .collect()
+    };
+    let annotate = "conf/modules/annotate.config";
+    // `…:VCF_ANNOTATE_ALL:.*:HTSLIB_BGZIPTABIX` (ext.prefix on 114) and
+    // `…:VCF_ANNOTATE_ALL:VCF_ANNOTATE_SNPEFF:HTSLIB_BGZIPTABIX` (publishDir on 123).
+    let under_snpeff = lines(
+        "NFCORE_SAREK:SAREK:VCF_ANNOTATE_ALL:VCF_ANNOTATE_SNPEFF:HTSLIB_BGZIPTABIX",
+        annotate,
+    );
+    assert!(
+        under_snpeff.contains(&114) && under_snpeff.contains(&123),
+        "{under_snpeff:?}"
+    );
+    let under_vep = lines(
+        "NFCORE_SAREK:SAREK:VCF_ANNOTATE_ALL:VCF_ANNOTATE_ENSEMBLVEP:HTSLIB_BGZIPTABIX",
+        annotate,
+    );
+    assert!(
+        under_vep.contains(&114) && !under_vep.contains(&123),
+        "{under_vep:?}"
+    );
+    let elsewhere = lines("NFCORE_SAREK:PREPARE_GENOME:HTSLIB_BGZIPTABIX", annotate);
+    assert_eq!(elsewhere, Vec::<u32>::new());
+    // Plain patterns still pick the simple name, wherever it is called from (base.config's
+    // `UNZIP.*|UNTAR.*|TABIX.*|HTSLIB_BGZIPTABIX|…` on line 64).
+    assert!(
+        !lines(
+            "NFCORE_SAREK:PREPARE_GENOME:HTSLIB_BGZIPTABIX",
+            "conf/base.config"
+        )
+        .is_empty()
+    );
+    // `…:BAM_MERGE_INDEX_SAMTOOLS:(MERGE_BAM|INDEX_MERGE_BAM)` (ext.prefix on line 60).
+    let haplotypecaller = "conf/modules/haplotypecaller.config";
+    let merged = lines(
+        "NFCORE_SAREK:SAREK:BAM_VARIANT_CALLING_GERMLINE_ALL:BAM_VARIANT_CALLING_HAPLOTYPECALLER:BAM_MERGE_INDEX_SAMTOOLS:INDEX_MERGE_BAM",
+        haplotypecaller,
+    );
+    assert!(merged.contains(&60), "{merged:?}");
+    let other = lines(
+        "NFCORE_SAREK:SAREK:FASTQ_ALIGN:BAM_MERGE_INDEX_SAMTOOLS:INDEX_MERGE_BAM",
+        haplotypecaller,
+    );
+    assert!(!other.contains(&60), "{other:?}");
+    Ok(())
+}

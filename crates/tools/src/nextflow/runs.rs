@@ -119,36 +119,27 @@ impl Tool for CheckRunStatus {
 /// while its process runs, else ended before Nextflow recorded it (a bad option, a config that
 /// does not parse). Its first line is `run:` as every status's is.
 fn not_recorded(launched: &super::launch::Launched, previous: Option<&runs::RunStatus>) -> String {
+    use std::fmt::Write as _;
     let elapsed =
         runs::format_duration(u64::try_from(launched.elapsed.as_millis()).unwrap_or(u64::MAX));
-    let mut out = format!(
-        "run: {}
-",
-        launched.run_name
-    );
+    let tool = launched.tool;
+    let mut out = format!("run: {}\n", launched.run_name);
     if launched.status.is_running() {
-        out.push_str(
-            "state: starting
-status: none yet (Nextflow has not recorded the run)
-",
+        out.push_str("state: starting\nstatus: none yet (Nextflow has not recorded the run)\n");
+        let _ = writeln!(
+            out,
+            "note: launched by {tool} {elapsed} ago; Nextflow writes the run to .nextflow/history once it has started, so ask again in a few seconds"
         );
-        out.push_str(&format!(
-            "note: launched by {} {elapsed} ago; Nextflow writes the run to .nextflow/history once it has started, so ask again in a few seconds
-",
-            launched.tool
-        ));
     } else {
-        out.push_str(&format!(
-            "state: ended before Nextflow recorded it
-status: {}
-",
+        let _ = writeln!(
+            out,
+            "state: ended before Nextflow recorded it\nstatus: {}",
             launched.status
-        ));
-        out.push_str(&format!(
-            "note: launched by {} {elapsed} ago and never reached .nextflow/history; analyze_run_log reads the console Codaris kept of it
-",
-            launched.tool
-        ));
+        );
+        let _ = writeln!(
+            out,
+            "note: launched by {tool} {elapsed} ago and never reached .nextflow/history; analyze_run_log reads the console Codaris kept of it"
+        );
     }
     if let Some(previous) = previous {
         let status = match &previous.status {
@@ -157,11 +148,11 @@ status: {}
             runs::HistoryStatus::Running => "running",
             runs::HistoryStatus::Other(s) => s.as_str(),
         };
-        out.push_str(&format!(
-            "note: the last run recorded here, `{}` ({status}), is an earlier one; ask for it by name with `run`
-",
+        let _ = writeln!(
+            out,
+            "note: the last run recorded here, `{}` ({status}), is an earlier one; ask for it by name with `run`",
             previous.run
-        ));
+        );
     }
     out
 }
@@ -281,7 +272,7 @@ async fn pasted(
         let log = runlog::read_log(kept.as_bytes()).map_err(|err| err.to_string())?;
         let first = if cut > 0 {
             format!(
-                "text: pasted, {total} bytes; the first {cut} were cut, the last {} read (at most {} bytes are, where the error is)",
+                "text: pasted, {total} bytes; the first {cut} were cut, the last {} read (at most {} are, from the end, where the error is)",
                 kept.len(),
                 runlog::MAX_PASTED_BYTES
             )
@@ -298,12 +289,12 @@ async fn pasted(
 
 /// How much of a log file was read: all of it, or its last [`MAX_LOG_BYTES`].
 #[derive(Debug, Clone, Copy)]
-struct Read {
+struct ReadSpan {
     len: u64,
     skipped: u64,
 }
 
-impl Read {
+impl ReadSpan {
     /// The answer's words for a log read in part; nothing for a whole one.
     fn note(self) -> String {
         if self.skipped == 0 {
@@ -343,7 +334,7 @@ pub(super) fn read_log(fence: &Fence, path: &Path) -> Result<LogReport, String> 
 }
 
 /// [`read_log`], with how much of the file was read.
-fn read_log_part(fence: &Fence, path: &Path) -> Result<(LogReport, Read), String> {
+fn read_log_part(fence: &Fence, path: &Path) -> Result<(LogReport, ReadSpan), String> {
     use std::io::{Read as _, Seek as _, SeekFrom};
     let mut file = open::open(fence, path).map_err(|err| match err {
         OpenError::NotFound { .. } => format!(
@@ -361,7 +352,7 @@ fn read_log_part(fence: &Fence, path: &Path) -> Result<(LogReport, Read), String
     // `take` bounds the reading even for a file that grows while it is read.
     let reader = BufReader::with_capacity(READ_BUFFER, file.take(MAX_LOG_BYTES));
     let log = runlog::read_log(reader).map_err(|err| err.to_string())?;
-    Ok((log, Read { len, skipped }))
+    Ok((log, ReadSpan { len, skipped }))
 }
 
 /// The log (the last or a rotated one) of the run named `run`: the one whose launch line
@@ -371,7 +362,7 @@ fn log_of_run(
     fence: &Fence,
     launch: &Path,
     run: &str,
-) -> Result<(PathBuf, (LogReport, Read)), String> {
+) -> Result<(PathBuf, (LogReport, ReadSpan)), String> {
     let named = format!("[{run}]");
     let candidates = std::iter::once(launch.join(".nextflow.log"))
         .chain((1..=ROTATED_LOGS).map(|n| launch.join(format!(".nextflow.log.{n}"))));
