@@ -13,7 +13,8 @@ pub const CHECK_RUN_STATUS: CatalogueEntry = CatalogueEntry::new(
     "check_run_status",
     "The status of a Nextflow run from what it left on disk (.nextflow/history, the trace, the \
      work directories): running or finished, OK or failed, duration, tasks completed, failed, \
-     cached and running, and the process running now. Correct for a run still in progress.",
+     cached and running, and the process running now. Correct for a run still in progress; a \
+     run just launched that Nextflow has not recorded yet is reported as starting.",
     check_run_status,
 );
 
