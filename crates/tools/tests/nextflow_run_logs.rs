@@ -323,3 +323,37 @@ async fn a_fifo_named_as_the_log_is_refused_without_waiting() -> TestResult {
     );
     Ok(())
 }
+
+/// A log file past 1 GiB (sparse here, so it costs no disk) is read from its last 1 GiB, where
+/// the run's error is, and the answer says how much was skipped; what lies before is not read.
+#[tokio::test]
+async fn a_huge_log_file_is_read_from_its_end_and_says_so() -> TestResult {
+    use std::io::{Seek as _, SeekFrom, Write as _};
+    const GIB: u64 = 1024 * 1024 * 1024;
+    let env = env()?;
+    let path = env.root.join("logs/huge.log");
+    let mut file = std::fs::File::create(&path)?;
+    writeln!(file, "ERROR ~ {MARKER} before the last GiB")?;
+    file.seek(SeekFrom::Start(GIB + 4096))?;
+    write!(
+        file,
+        "\nERROR ~ Error executing process > 'FASTQC (s1)'\n\nCaused by:\n  Process `FASTQC (s1)` terminated with an error exit status (127)\n"
+    )?;
+    drop(file);
+    let len = std::fs::metadata(&path)?.len();
+    let answer = env.analyze(json!({"path": "logs/huge.log"})).await?;
+    let skipped = len - GIB;
+    assert!(
+        answer.contains(&format!(
+            "\nlog_read: the last {GIB} of its {len} bytes (the first {skipped} skipped)\n"
+        )),
+        "{answer}"
+    );
+    assert!(!answer.contains(MARKER), "{answer}");
+    assert_eq!(
+        line(&answer, "process"),
+        Some("process: `FASTQC`"),
+        "{answer}"
+    );
+    Ok(())
+}
