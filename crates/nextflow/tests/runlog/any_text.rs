@@ -106,3 +106,22 @@ fn a_console_read_as_a_log_says_its_style() {
     .unwrap();
     assert_eq!(plain.console, None);
 }
+
+/// A paste past the cap keeps its end from a line start, whatever characters the cut falls
+/// in; a paste within it is kept whole.
+#[test]
+fn a_long_paste_keeps_its_end_from_a_line_start() {
+    use codaris_nextflow::runlog::{MAX_PASTED_BYTES, pasted_tail};
+    assert_eq!(pasted_tail("ERROR ~ boom\n"), ("ERROR ~ boom\n", 0));
+    let line = "é€ a line of two- and three-byte characters\n";
+    let mut text = String::new();
+    while text.len() <= MAX_PASTED_BYTES + 100 {
+        text.push_str(line);
+    }
+    text.push_str("ERROR ~ the end\n");
+    let (kept, cut) = pasted_tail(&text);
+    assert!(kept.len() <= MAX_PASTED_BYTES);
+    assert_eq!(cut + kept.len(), text.len());
+    assert!(kept.starts_with(line), "{:?}", &kept[..40]);
+    assert!(kept.ends_with("ERROR ~ the end\n"));
+}
