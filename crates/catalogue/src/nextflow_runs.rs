@@ -13,7 +13,8 @@ pub const CHECK_RUN_STATUS: CatalogueEntry = CatalogueEntry::new(
     "check_run_status",
     "The status of a Nextflow run from what it left on disk (.nextflow/history, the trace, the \
      work directories): running or finished, OK or failed, duration, tasks completed, failed, \
-     cached and running, and the process running now. Correct for a run still in progress.",
+     cached and running, and the process running now. Correct for a run still in progress; a \
+     run just launched that Nextflow has not recorded yet is reported as starting.",
     check_run_status,
 );
 
@@ -30,10 +31,13 @@ fn check_run_status() -> Value {
 
 pub const ANALYZE_RUN_LOG: CatalogueEntry = CatalogueEntry::new(
     "analyze_run_log",
-    "Why a Nextflow run failed, from its .nextflow.log: the failing process and tag, exit \
-     status, the command, its stdout and stderr, the work directory, or the other error forms \
-     (No such variable, config errors, Unknown method, missing outputs), with a likely cause \
-     for the common exit codes (127, 137, 1 with a known stderr).",
+    "Why a Nextflow run failed, from what it left or what the user has: a launch directory \
+     (its .nextflow.log), a log or console file of any name (nextflow.log, log.txt, \
+     console.txt), or pasted console/log text. Either console style (the ANSI table or \
+     `-ansi-log false`, `ERROR ~` blocks, agent mode) and .nextflow.log lines are read wherever \
+     they are. Gives the failing process and tag, exit status, the command, its stdout and \
+     stderr, the work directory, or the other error forms (No such variable, config errors, \
+     Unknown method, missing outputs), with a likely cause and a next step.",
     analyze_run_log,
 );
 
@@ -41,8 +45,9 @@ fn analyze_run_log() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "path": {"type": "string", "description": LAUNCH_DIR},
-            "run": {"type": "string", "description": "The run's name; default: the last run (.nextflow.log). Older runs are looked for in .nextflow.log.1 … .9."}
+            "path": {"type": "string", "description": "A launch directory (the one holding .nextflow.log; default: the working directory), or a log or console file of any name."},
+            "run": {"type": "string", "description": "With a launch directory: the run's name; default: the last run (.nextflow.log). Older runs are looked for in .nextflow.log.1 … .9."},
+            "text": {"type": "string", "description": "Console output or log lines the user pasted, instead of `path`; at most the last 1 MiB is read (the answer says when the start was cut)."}
         },
         "additionalProperties": false
     })

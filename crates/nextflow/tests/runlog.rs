@@ -4,6 +4,7 @@
 
 mod runlog {
     mod adversarial;
+    mod any_text;
     mod console;
     mod diagnosis;
     mod log;

@@ -19,6 +19,8 @@
 //! recap `[ERROR] NAME` / `exit: N` / `cmd: …` / `stderr: a | b` / `stdout: …` / `workdir: …`,
 //! and `[SUCCESS|FAILED] completed=N failed=N cached=N`.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::block::{RunError, after, clip, parse_block, split_task_name};
@@ -110,34 +112,89 @@ pub struct ConsoleReport {
 
 /// Reads a console text. Never fails; ANSI colour sequences and CR line ends are removed first.
 pub fn read_console(text: &str) -> ConsoleReport {
-    let mut report = ConsoleReport {
-        style: ConsoleStyle::Unknown,
-        version: None,
-        pipeline: None,
-        run_name: None,
-        profile: None,
-        work_dir: None,
-        executor: None,
-        tasks: Vec::new(),
-        tasks_omitted: 0,
-        warnings: Vec::new(),
-        retried: 0,
-        error: None,
-        summary: None,
-    };
-    let mut agent = false;
-    let mut classic = false;
-    let lines: Vec<String> = text.lines().map(strip_ansi).collect();
-    // `Error nextflow.config:298:14: Unexpected input: '('` precedes `ERROR ~ Config parsing
-    // failed` and is the only place the position is written.
-    let mut config_issue: Option<String> = None;
-    let mut recap: Option<RunError> = None;
-    let mut i = 0;
-    while i < lines.len() {
-        let line = lines[i].as_str();
-        i += 1;
+    let mut reader = ConsoleReader::default();
+    let mut signatures = Vec::new();
+    for line in text.lines() {
+        let line = strip_ansi(line);
+        keep_signature(&mut signatures, &line);
+        reader.line(&line);
+    }
+    reader.finish(&signatures)
+}
+
+/// Lines naming a known cause kept for [`signature_error`] and [`add_signatures`]: enough for
+/// both, bounded whatever the text.
+pub(crate) const MAX_KEPT_SIGNATURES: usize = 4 * MAX_SIGNATURE_LINES;
+
+/// Keeps `line` (trimmed) in `signatures` when it names a known cause and there is room.
+pub(crate) fn keep_signature(signatures: &mut Vec<String>, line: &str) {
+    if signatures.len() < MAX_KEPT_SIGNATURES && super::diagnose::is_signature(line.as_bytes()) {
+        signatures.push(clip(line.trim()));
+    }
+}
+
+/// A block or recap being read, continued by the lines that follow it.
+#[derive(Default)]
+enum Pending {
+    #[default]
+    Nothing,
+    /// An error block, up to ` -- Check '.nextflow.log' …`, the end, or an agent tag line.
+    Block(Vec<String>),
+    /// The agent-mode recap: `[ERROR] NAME` then `exit:`, `cmd:`, `stderr:` … lines.
+    Recap(Box<RunError>),
+}
+
+/// The console read line by line, in bounded memory: [`read_console`] feeds it a text, and the
+/// log reader the lines of a log that are not log records (a console saved or pasted as a
+/// log, or pasted into one).
+#[derive(Default)]
+pub(crate) struct ConsoleReader {
+    report: ConsoleReport,
+    agent: bool,
+    classic: bool,
+    /// `Error nextflow.config:298:14: Unexpected input: '('` precedes `ERROR ~ Config parsing
+    /// failed` and is the only place the position is written.
+    config_issue: Option<String>,
+    recap: Option<RunError>,
+    pending: Pending,
+}
+
+impl ConsoleReader {
+    /// Reads one line (ANSI sequences and its line end removed).
+    pub(crate) fn line(&mut self, line: &str) {
+        match std::mem::take(&mut self.pending) {
+            Pending::Block(mut block) => {
+                if !is_agent_tag(line) {
+                    if block.len() < MAX_BLOCK_LINES {
+                        block.push(line.to_string());
+                    }
+                    if line.trim_start().starts_with("-- Check '") {
+                        self.end_block(&block);
+                    } else {
+                        self.pending = Pending::Block(block);
+                    }
+                    return;
+                }
+                // An agent tag ends the block and is read as itself.
+                self.end_block(&block);
+            }
+            Pending::Recap(mut recap) => {
+                if recap_line(&mut recap, line) {
+                    self.pending = Pending::Recap(recap);
+                    return;
+                }
+                self.recap.get_or_insert(*recap);
+            }
+            Pending::Nothing => {}
+        }
+        self.start(line);
+    }
+
+    /// A line outside any block.
+    fn start(&mut self, line: &str) {
+        let report = &mut self.report;
         if let Some(rest) = line.strip_prefix("[PIPELINE] ") {
-            agent = true;
+            self.agent = true;
             let (name, profile) = match rest.rsplit_once(" | profile=") {
                 Some((n, p)) => (n, Some(p)),
                 None => (rest, None),
@@ -145,51 +202,43 @@ pub fn read_console(text: &str) -> ConsoleReport {
             report.pipeline = Some(clip(name.trim()));
             report.profile = profile.map(|p| clip(p.trim()));
         } else if let Some(rest) = line.strip_prefix("[WORKDIR] ") {
-            agent = true;
+            self.agent = true;
             report.work_dir = Some(clip(rest.trim()));
         } else if let Some(rest) = line.strip_prefix("[PROCESS ") {
-            agent = true;
+            self.agent = true;
             if let Some((hash, task)) = rest.split_once("] ") {
-                push_task(&mut report, Some(hash), task, TaskState::Submitted, None);
+                push_task(report, Some(hash), task, TaskState::Submitted, None);
             }
         } else if let Some(rest) = line.strip_prefix("[WARN] ") {
-            agent = true;
-            push_warning(&mut report, rest);
+            self.agent = true;
+            push_warning(report, rest);
         } else if let Some(rest) = line.strip_prefix("[ERROR] ") {
-            agent = true;
+            self.agent = true;
             if let Some(first) = rest.strip_prefix("ERROR ~ ") {
-                let (block, next) = take_block(&lines, i, first);
-                i = next;
-                set_error(&mut report, &block, config_issue.take());
+                self.pending = Pending::Block(vec![first.to_string()]);
             } else {
-                let (r, next) = take_recap(&lines, i, rest);
-                i = next;
-                recap.get_or_insert(r);
+                self.pending = Pending::Recap(Box::new(recap_start(rest)));
             }
         } else if let Some(s) = parse_summary(line) {
-            agent = true;
+            self.agent = true;
             report.summary = Some(s);
         } else if let Some(first) = line.strip_prefix("ERROR ~ ") {
-            classic = true;
-            let (block, next) = take_block(&lines, i, first);
-            i = next;
-            set_error(&mut report, &block, config_issue.take());
+            self.classic = true;
+            self.pending = Pending::Block(vec![first.to_string()]);
         } else if line.starts_with("Error executing process > ")
             || line.starts_with("Script compilation error")
             || line.starts_with("ERROR: ")
         {
             // Older Nextflow printed the block without `ERROR ~ `; nf-validation's and a
             // pipeline's own checks print `ERROR: …` at the margin.
-            classic = true;
+            self.classic = true;
             let first = line.strip_prefix("ERROR: ").unwrap_or(line);
-            let (block, next) = take_block(&lines, i, first);
-            i = next;
-            set_error(&mut report, &block, config_issue.take());
+            self.pending = Pending::Block(vec![first.to_string()]);
         } else if let Some(rest) = line.trim_start().strip_prefix("N E X T F L O W") {
-            classic = true;
+            self.classic = true;
             report.version = after(rest, "version ").map(|v| clip(v.trim()));
         } else if let Some(rest) = line.strip_prefix("Launching `") {
-            classic = true;
+            self.classic = true;
             if let Some((script, rest)) = rest.split_once('`') {
                 report.pipeline = Some(clip(script));
                 report.run_name = rest
@@ -199,45 +248,83 @@ pub fn read_console(text: &str) -> ConsoleReport {
                     .map(|(name, _)| clip(name));
             }
         } else if let Some(rest) = line.strip_prefix("executor >") {
-            classic = true;
+            self.classic = true;
             report.executor = Some(clip(rest.trim()));
         } else if let Some(rest) = line.strip_prefix("WARN: ") {
-            push_warning(&mut report, rest);
-        } else if line.starts_with("Error ") && config_issue.is_none() && is_position(line) {
-            config_issue = Some(clip(line));
+            push_warning(report, rest);
+        } else if line.starts_with("Error ") && self.config_issue.is_none() && is_position(line) {
+            self.config_issue = Some(clip(line));
         } else if line.starts_with('[') {
-            classic_task_line(&mut report, line, &mut classic);
+            classic_task_line(report, line, &mut self.classic);
         }
     }
-    match &mut report.error {
-        None if recap.is_none() => report.error = signature_error(&lines),
-        Some(error) => add_signatures(error, &lines),
-        None => {}
+
+    fn end_block(&mut self, block: &[String]) {
+        let issue = self.config_issue.take();
+        set_error(&mut self.report, block, issue);
     }
-    if let Some(recap) = recap {
+
+    /// The report, its error completed by the recap and, for a text with no error block, by
+    /// the lines naming a known cause (`signatures`, as [`keep_signature`] kept them).
+    pub(crate) fn finish(mut self, signatures: &[String]) -> ConsoleReport {
+        match std::mem::take(&mut self.pending) {
+            Pending::Block(block) => self.end_block(&block),
+            Pending::Recap(recap) => {
+                self.recap.get_or_insert(*recap);
+            }
+            Pending::Nothing => {}
+        }
+        let mut report = self.report;
         match &mut report.error {
-            Some(error) => error.fill_from(&recap),
-            None => report.error = Some(recap),
+            None if self.recap.is_none() => report.error = signature_error(signatures),
+            Some(error) => add_signatures(error, signatures),
+            None => {}
+        }
+        if let Some(recap) = self.recap {
+            match &mut report.error {
+                Some(error) => error.fill_from(&recap),
+                None => report.error = Some(recap),
+            }
+        }
+        if let Some(task) = report.error.as_ref().and_then(RunError::task_name) {
+            let (process, tag) = split_task_name(&task);
+            match report
+                .tasks
+                .iter_mut()
+                .rev()
+                .find(|t| t.process == process && t.tag == tag)
+            {
+                Some(t) => t.state = TaskState::Failed,
+                None => push_task(&mut report, None, &task, TaskState::Failed, None),
+            }
+        }
+        report.style = match (self.agent, self.classic || report.error.is_some()) {
+            (true, _) => ConsoleStyle::Agent,
+            (false, true) => ConsoleStyle::Classic,
+            (false, false) => ConsoleStyle::Unknown,
+        };
+        report
+    }
+}
+
+impl Default for ConsoleReport {
+    fn default() -> Self {
+        ConsoleReport {
+            style: ConsoleStyle::Unknown,
+            version: None,
+            pipeline: None,
+            run_name: None,
+            profile: None,
+            work_dir: None,
+            executor: None,
+            tasks: Vec::new(),
+            tasks_omitted: 0,
+            warnings: Vec::new(),
+            retried: 0,
+            error: None,
+            summary: None,
         }
     }
-    if let Some(task) = report.error.as_ref().and_then(RunError::task_name) {
-        let (process, tag) = split_task_name(&task);
-        match report
-            .tasks
-            .iter_mut()
-            .rev()
-            .find(|t| t.process == process && t.tag == tag)
-        {
-            Some(t) => t.state = TaskState::Failed,
-            None => push_task(&mut report, None, &task, TaskState::Failed, None),
-        }
-    }
-    report.style = match (agent, classic || report.error.is_some()) {
-        (true, _) => ConsoleStyle::Agent,
-        (false, true) => ConsoleStyle::Classic,
-        (false, false) => ConsoleStyle::Unknown,
-    };
-    report
 }
 
 fn set_error(report: &mut ConsoleReport, block: &[String], config_issue: Option<String>) {
@@ -313,55 +400,35 @@ fn is_position(line: &str) -> bool {
         && col.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// The error block from `first` to ` -- Check '.nextflow.log' …` (kept), the end, or an agent
-/// tag line (not kept). Returns the lines and where reading goes on.
-fn take_block(lines: &[String], start: usize, first: &str) -> (Vec<String>, usize) {
-    let mut block = vec![first.to_string()];
-    let mut i = start;
-    while i < lines.len() {
-        let line = lines[i].as_str();
-        if is_agent_tag(line) {
-            break;
-        }
-        i += 1;
-        if block.len() < MAX_BLOCK_LINES {
-            block.push(line.to_string());
-        }
-        if line.trim_start().starts_with("-- Check '") {
-            break;
-        }
-    }
-    (block, i)
-}
-
-/// `[ERROR] NAME` then `exit:`, `cmd:`, `stderr:`, `stdout:`, `workdir:` lines.
-fn take_recap(lines: &[String], start: usize, name: &str) -> (RunError, usize) {
+/// The recap's first line, `[ERROR] NAME`.
+fn recap_start(name: &str) -> RunError {
     let (process, tag) = split_task_name(name);
     let mut err = RunError::new(name);
     err.form = super::ErrorForm::ProcessFailed;
     err.process = Some(process);
     err.tag = tag;
-    let mut i = start;
-    while i < lines.len() {
-        let line = lines[i].as_str();
-        if let Some(v) = line.strip_prefix("exit: ") {
-            err.exit_status = v.trim().parse().ok();
-        } else if let Some(v) = line.strip_prefix("cmd: ") {
-            err.command.lines = vec![clip(v)];
-        } else if let Some(v) = line.strip_prefix("stderr: ") {
-            // Nextflow joins the last ten lines with ` | `; split back, knowing a line that
-            // itself held ` | ` is split too.
-            err.stderr.lines = v.split(" | ").map(clip).collect();
-        } else if let Some(v) = line.strip_prefix("stdout: ") {
-            err.stdout.lines = v.split(" | ").map(clip).collect();
-        } else if let Some(v) = line.strip_prefix("workdir: ") {
-            err.work_dir = Some(clip(v.trim()));
-        } else {
-            break;
-        }
-        i += 1;
+    err
+}
+
+/// One of the recap's `exit:`, `cmd:`, `stderr:`, `stdout:`, `workdir:` lines read into `err`;
+/// `false` for a line that is none of them (the recap has ended).
+fn recap_line(err: &mut RunError, line: &str) -> bool {
+    if let Some(v) = line.strip_prefix("exit: ") {
+        err.exit_status = v.trim().parse().ok();
+    } else if let Some(v) = line.strip_prefix("cmd: ") {
+        err.command.lines = vec![clip(v)];
+    } else if let Some(v) = line.strip_prefix("stderr: ") {
+        // Nextflow joins the last ten lines with ` | `; split back, knowing a line that
+        // itself held ` | ` is split too.
+        err.stderr.lines = v.split(" | ").map(clip).collect();
+    } else if let Some(v) = line.strip_prefix("stdout: ") {
+        err.stdout.lines = v.split(" | ").map(clip).collect();
+    } else if let Some(v) = line.strip_prefix("workdir: ") {
+        err.work_dir = Some(clip(v.trim()));
+    } else {
+        return false;
     }
-    (err, i)
+    true
 }
 
 fn is_agent_tag(line: &str) -> bool {
@@ -487,11 +554,12 @@ fn push_warning(report: &mut ConsoleReport, text: &str) {
     }
 }
 
-/// `text` without ANSI CSI sequences (`ESC [ … final-byte`) or a trailing CR.
-fn strip_ansi(text: &str) -> String {
+/// `text` without ANSI CSI sequences (`ESC [ … final-byte`) or a trailing CR; borrowed when
+/// there were none (most lines of a long log).
+pub(crate) fn strip_ansi(text: &str) -> Cow<'_, str> {
     let text = text.strip_suffix('\r').unwrap_or(text);
     if !text.contains('\u{1b}') {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
@@ -509,7 +577,7 @@ fn strip_ansi(text: &str) -> String {
         }
         out.push(c);
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

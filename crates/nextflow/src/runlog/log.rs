@@ -1,4 +1,5 @@
-//! The streaming reader of `.nextflow.log`.
+//! The streaming reader of `.nextflow.log`, and of any run text: a log saved under another
+//! name, a console saved or pasted (either style), or both pasted together.
 //!
 //! Each record starts with a header line, `Mmm-dd HH:mm:ss.SSS [thread] LEVEL logger - message`
 //! (the month is in the JVM's locale: `Oct`, `dic`), and continues on the lines up to the next
@@ -9,6 +10,10 @@
 //! Memory stays bounded whatever the log: a line is read at most [`MAX_LINE_BYTES`] long (the
 //! rest is skipped unread into memory), only ERROR records and the last task failure are kept,
 //! each record at most [`MAX_RECORD_LINES`] lines, and a tail of [`TAIL_LINES`] lines.
+//!
+//! The lines that are not log records (every line of a console, the continuation lines of a
+//! log) are read as a console too, in the same pass and as boundedly: pasted console text
+//! saved as `.nextflow.log` names its error as a log would.
 
 use std::collections::VecDeque;
 use std::io::BufRead;
@@ -17,6 +22,10 @@ use serde::Serialize;
 
 use super::RunLogError;
 use super::block::{RunError, after, between, clip, parse_block, split_task_name};
+use super::console::{
+    ConsoleReader, ConsoleReport, ConsoleStyle, MAX_KEPT_SIGNATURES, add_signatures,
+    keep_signature, signature_error, strip_ansi,
+};
 
 /// Bytes kept of one line; a longer line is cut there (a 1 GB line costs 1 GB of reading,
 /// not of memory).
@@ -27,8 +36,6 @@ pub const MAX_RECORD_LINES: usize = 400;
 pub const MAX_ERRORS: usize = 16;
 /// Lines of the log's end kept for a run that reported no error.
 pub const TAIL_LINES: usize = 20;
-/// Lines kept that name a known cause, for a log with no ERROR record.
-const MAX_SIGNATURE_LINES: usize = 20;
 /// Bytes kept of each tail line.
 const TAIL_LINE_BYTES: usize = 2000;
 
@@ -52,6 +59,9 @@ pub struct LogReport {
     pub long_lines: u64,
     /// The last lines of the log, decoded lossily.
     pub tail: Vec<String>,
+    /// What the text says read as a console, when it holds one (either style's markers, or an
+    /// error block outside the log's records); its error is part of `error` already.
+    pub console: Option<ConsoleReport>,
 }
 
 /// The parts of a header line the reader uses.
@@ -118,28 +128,39 @@ struct State {
     /// Lines naming a known cause (`sbatch: error: …`, `Session aborted -- Cause: …`), for a
     /// log with no ERROR record.
     signatures: Vec<String>,
+    /// The lines that are not log records, read as a console.
+    console: ConsoleReader,
 }
 
 impl State {
     fn line(&mut self, line: &[u8]) {
         self.keep_tail(line);
-        if self.signatures.len() < MAX_SIGNATURE_LINES && super::diagnose::is_signature(line) {
-            self.signatures
-                .push(String::from_utf8_lossy(line).into_owned());
-        }
         match parse_header(line) {
             Some(header) => {
+                // Once the signatures are kept in full no line is searched for one: the
+                // search is most of the time a header line costs.
+                if self.signatures.len() < MAX_KEPT_SIGNATURES
+                    && super::diagnose::is_signature(line)
+                {
+                    keep_signature(&mut self.signatures, &String::from_utf8_lossy(line));
+                }
                 self.end_record();
                 self.start_record(&header);
             }
-            None => match &mut self.record {
-                Record::Skipped => {}
-                Record::Error(lines) | Record::TaskFailure(lines) => {
-                    if lines.len() < MAX_RECORD_LINES {
-                        lines.push(String::from_utf8_lossy(line).into_owned());
+            None => {
+                let text = String::from_utf8_lossy(line);
+                let text = strip_ansi(&text);
+                keep_signature(&mut self.signatures, &text);
+                self.console.line(&text);
+                match &mut self.record {
+                    Record::Skipped => {}
+                    Record::Error(lines) | Record::TaskFailure(lines) => {
+                        if lines.len() < MAX_RECORD_LINES {
+                            lines.push(text.into_owned());
+                        }
                     }
                 }
-            },
+            }
         }
     }
 
@@ -201,16 +222,27 @@ impl State {
 
     fn finish(mut self) -> LogReport {
         self.end_record();
+        let console = self.console.finish(&[]);
         let mut error = self.errors.first().cloned();
         match (&mut error, &self.last_failure) {
             (Some(error), Some(failure)) => error.fill_from(failure),
             (None, Some(failure)) => error = Some(failure.clone()),
-            (None, None) => error = super::console::signature_error(&self.signatures),
             _ => {}
         }
-        if let Some(error) = &mut error {
-            super::console::add_signatures(error, &self.signatures);
+        // The log's own records first; a console's error block completes them, or stands for
+        // them in a text that is a console.
+        match (&mut error, &console.error) {
+            (Some(error), Some(block)) => error.fill_from(block),
+            (None, Some(block)) => error = Some(block.clone()),
+            (_, None) => {}
         }
+        if error.is_none() {
+            error = signature_error(&self.signatures);
+        }
+        if let Some(error) = &mut error {
+            add_signatures(error, &self.signatures);
+        }
+        let console = (console.style != ConsoleStyle::Unknown).then_some(console);
         LogReport {
             error,
             errors: self.errors,
@@ -224,6 +256,7 @@ impl State {
                 .iter()
                 .map(|l| String::from_utf8_lossy(l).into_owned())
                 .collect(),
+            console,
         }
     }
 }

@@ -132,12 +132,15 @@ impl RunQuery {
         let used = used(&task, task_dir.as_ref());
         let pipeline =
             Pipeline::load(pipeline_dir).map_err(|source| RunsError::Pipeline { source })?;
+        // Selectors are matched on the qualified name the trace gives, as Nextflow does
+        // (`…:BAM_STATS_SAMTOOLS:.*` must not reach a FASTQC called elsewhere).
+        let qualified = task.process_name();
         let process = task.simple_process_name().and_then(|name| {
             pipeline.process(name).map(|(file, p)| {
                 let labels = p.labels();
                 let settings = pipeline
                     .config
-                    .process_settings(&p.name, &labels)
+                    .process_settings(qualified.unwrap_or(&p.name), &labels)
                     .into_iter()
                     .take(MAX_SETTINGS)
                     .map(|ps| ConfigSetting {

@@ -115,6 +115,16 @@ impl RunQuery {
         newest_trace(self.files.as_ref(), &self.launch_dir)
     }
 
+    /// Whether `.nextflow/history` has a row for the run asked for: a run just launched has
+    /// none until Nextflow has started (a JVM's start, the script compiled).
+    pub fn is_recorded(&self) -> Result<bool, RunsError> {
+        match self.history_entry() {
+            Ok(_) => Ok(true),
+            Err(RunsError::RunNotFound { .. } | RunsError::NoHistory { .. }) => Ok(false),
+            Err(other) => Err(other),
+        }
+    }
+
     /// The run's status.
     pub fn status(&self) -> Result<RunStatus, RunsError> {
         let entry = self.history_entry()?;

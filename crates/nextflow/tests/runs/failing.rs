@@ -192,3 +192,116 @@ fn no_failure_and_no_trace_are_clear_errors() -> TestResult {
     assert!(e.to_string().contains("-with-trace"), "{e}");
     Ok(())
 }
+
+/// The settings `debug_last_run` lists for a failed task of nf-core/rnaseq 3.24.0, whose
+/// config selects with qualified patterns ending in `:.*`: the fully qualified name from the
+/// trace picks them as Nextflow does, whole, so FASTQC gets none of
+/// `…:BAM_STATS_SAMTOOLS:.*`'s settings and SAMTOOLS_STATS under that subworkflow does.
+#[test]
+fn selectors_of_a_real_config_match_the_qualified_name_whole() -> TestResult {
+    let rnaseq = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nextflow/real-pipelines/rnaseq-3.24.0");
+    let settings = |process: &str| -> Result<Vec<(String, u32)>, Box<dyn std::error::Error>> {
+        let trace = format!(
+            "task_id\thash\tnative_id\tprocess\ttag\tname\tstatus\texit\n\
+             1\t9b/02e776\t4242\t{process}\tS1\t{process} (S1)\tFAILED\t1\n"
+        );
+        let l = Launch::new(
+            &history_row("goofy_kilby", "ERR", "5s", SESSION),
+            Some(&trace),
+        )?;
+        let report = RunQuery::new(l.path()).failing_task(&rnaseq)?;
+        let source = report.process.ok_or("the process is not found in rnaseq")?;
+        Ok(source
+            .settings
+            .into_iter()
+            .filter(|s| s.file == "workflows/rnaseq/nextflow.config")
+            .map(|s| (s.directive, s.line))
+            .collect())
+    };
+    // `withName: 'NFCORE_RNASEQ:RNASEQ:.*:BAM_SORT_STATS_SAMTOOLS:BAM_STATS_SAMTOOLS:.*'`
+    // starts at line 183 (its `ext.prefix` on 184); line 102's pattern names BAM_DEDUP_UMI.
+    let fastqc = settings(
+        "NFCORE_RNASEQ:RNASEQ:FASTQ_QC_TRIM_FILTER_SETSTRANDEDNESS:FASTQ_FASTQC_UMITOOLS_TRIMGALORE:FASTQC",
+    )?;
+    assert!(
+        fastqc
+            .iter()
+            .all(|(_, line)| ![103, 104, 184, 185].contains(line)),
+        "FASTQC got the settings of a BAM_STATS_SAMTOOLS selector: {fastqc:?}"
+    );
+    let stats = settings(
+        "NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:BAM_SORT_STATS_SAMTOOLS:BAM_STATS_SAMTOOLS:SAMTOOLS_STATS",
+    )?;
+    assert!(
+        stats.contains(&("ext.prefix".to_string(), 184)),
+        "SAMTOOLS_STATS under BAM_STATS_SAMTOOLS lacks its selector's settings: {stats:?}"
+    );
+    assert!(
+        !stats.iter().any(|(_, line)| *line == 103),
+        "the BAM_DEDUP_UMI selector matched outside BAM_DEDUP_UMI: {stats:?}"
+    );
+    Ok(())
+}
+
+/// nf-core/sarek 3.10.0's selectors with a `.*` inside a qualified name and an alternation at
+/// its end, matched whole against the qualified name: the settings reach the processes the
+/// pattern names, under the subworkflows it names, and no other.
+#[test]
+fn sarek_selectors_with_wildcards_and_alternations_match_as_nextflow_does() -> TestResult {
+    let sarek = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/nextflow/real-pipelines/sarek-3.10.0");
+    let pipeline = codaris_nextflow::parse::Pipeline::load(&sarek)?;
+    let lines = |name: &str, file: &str| -> Vec<u32> {
+        pipeline
+            .config
+            .process_settings(name, &[])
+            .into_iter()
+            .filter(|s| s.setting.file == file)
+            .map(|s| s.setting.line)
+            .collect()
+    };
+    let annotate = "conf/modules/annotate.config";
+    // `…:VCF_ANNOTATE_ALL:.*:HTSLIB_BGZIPTABIX` (ext.prefix on 114) and
+    // `…:VCF_ANNOTATE_ALL:VCF_ANNOTATE_SNPEFF:HTSLIB_BGZIPTABIX` (publishDir on 123).
+    let under_snpeff = lines(
+        "NFCORE_SAREK:SAREK:VCF_ANNOTATE_ALL:VCF_ANNOTATE_SNPEFF:HTSLIB_BGZIPTABIX",
+        annotate,
+    );
+    assert!(
+        under_snpeff.contains(&114) && under_snpeff.contains(&123),
+        "{under_snpeff:?}"
+    );
+    let under_vep = lines(
+        "NFCORE_SAREK:SAREK:VCF_ANNOTATE_ALL:VCF_ANNOTATE_ENSEMBLVEP:HTSLIB_BGZIPTABIX",
+        annotate,
+    );
+    assert!(
+        under_vep.contains(&114) && !under_vep.contains(&123),
+        "{under_vep:?}"
+    );
+    let elsewhere = lines("NFCORE_SAREK:PREPARE_GENOME:HTSLIB_BGZIPTABIX", annotate);
+    assert_eq!(elsewhere, Vec::<u32>::new());
+    // Plain patterns still pick the simple name, wherever it is called from (base.config's
+    // `UNZIP.*|UNTAR.*|TABIX.*|HTSLIB_BGZIPTABIX|…` on line 64).
+    assert!(
+        !lines(
+            "NFCORE_SAREK:PREPARE_GENOME:HTSLIB_BGZIPTABIX",
+            "conf/base.config"
+        )
+        .is_empty()
+    );
+    // `…:BAM_MERGE_INDEX_SAMTOOLS:(MERGE_BAM|INDEX_MERGE_BAM)` (ext.prefix on line 60).
+    let haplotypecaller = "conf/modules/haplotypecaller.config";
+    let merged = lines(
+        "NFCORE_SAREK:SAREK:BAM_VARIANT_CALLING_GERMLINE_ALL:BAM_VARIANT_CALLING_HAPLOTYPECALLER:BAM_MERGE_INDEX_SAMTOOLS:INDEX_MERGE_BAM",
+        haplotypecaller,
+    );
+    assert!(merged.contains(&60), "{merged:?}");
+    let other = lines(
+        "NFCORE_SAREK:SAREK:FASTQ_ALIGN:BAM_MERGE_INDEX_SAMTOOLS:INDEX_MERGE_BAM",
+        haplotypecaller,
+    );
+    assert!(!other.contains(&60), "{other:?}");
+    Ok(())
+}

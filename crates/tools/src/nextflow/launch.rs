@@ -29,7 +29,7 @@ use super::gate::{GateRecord, GateStore, gate_holds};
 use super::runner::command_line;
 use crate::context::ToolContext;
 use crate::preview::{CallPreview, PreviewKind};
-use crate::shell::{ShellPools, Started, TaskPool};
+use crate::shell::{ShellPools, Started, TaskPool, TaskStatus};
 use crate::tool::ToolError;
 
 /// What the launch tools share: the sandboxes, the setup, the gates and the runs going on.
@@ -171,6 +171,30 @@ impl Launches {
             text.push_str(&captured.stderr);
         }
         Some((found.run_name.clone(), text))
+    }
+}
+
+/// The newest run Codaris started in a launch directory, as `check_run_status` tells of it
+/// before Nextflow has recorded it.
+#[derive(Debug, Clone)]
+pub(super) struct Launched {
+    pub run_name: String,
+    pub tool: &'static str,
+    pub status: TaskStatus,
+    pub elapsed: std::time::Duration,
+}
+
+impl Launches {
+    /// The newest run Codaris started in `launch_dir`.
+    pub fn newest(&self, launch_dir: &Path) -> Option<Launched> {
+        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let run = runs.iter().rev().find(|r| r.launch_dir == launch_dir)?;
+        Some(Launched {
+            run_name: run.run_name.clone(),
+            tool: run.tool,
+            status: run.started.task.status(),
+            elapsed: run.started.task.elapsed(),
+        })
     }
 }
 
