@@ -167,9 +167,11 @@ fn error_of(case: &Loaded) -> Option<RunError> {
 /// tuned on 71 / 82 / 9 %, held out 61 / 83 / 9 %; once the readers took a block without
 /// `ERROR ~` and the lines naming a cause outside it, and the diagnosis read the error's own
 /// words first: 95 / 92 / 77 % and 83 / 91 / 65 %; with profiles, downloads, files checked
-/// for existence and a tool's own failure named: 96 / 93 / 88 % and 84 / 92 / 80 %.
-const TUNED_FLOORS: (f64, f64, f64) = (93.0, 90.0, 86.0);
-const HELD_OUT_FLOORS: (f64, f64, f64) = (80.0, 88.0, 78.0);
+/// for existence and a tool's own failure named: 96 / 93 / 88 % and 84 / 92 / 80 %; with a
+/// log's task and submission records, a paste cut to the block's sections and the process
+/// named by an nf-core module's versions heredoc: 100 / 99 / 96 % and 85 / 93 / 85 %.
+const TUNED_FLOORS: (f64, f64, f64) = (98.0, 97.0, 94.0);
+const HELD_OUT_FLOORS: (f64, f64, f64) = (83.0, 91.0, 83.0);
 
 /// A confidently wrong cause on at most this share of either part, in percent: the issue's
 /// target (5 % and 4 % when the corpus came in, 0 % and 0 % now).
@@ -231,11 +233,23 @@ fn score(cases: &[&Loaded]) -> Score {
             _ => false,
         };
         score.task += usize::from(task_ok);
+        if !task_ok {
+            score.misses.push(format!(
+                "  {}: task {found_process:?}, expected `{expected_process}`",
+                case.slug
+            ));
+        }
         let exit = error
             .as_ref()
             .and_then(|e| e.exit_status)
             .map_or(-1, i64::from);
         score.exit += usize::from(exit == case.case.exit_status);
+        if exit != case.case.exit_status {
+            score.misses.push(format!(
+                "  {}: exit {exit}, expected {}",
+                case.slug, case.case.exit_status
+            ));
+        }
         let expected = case.case.cause.as_str();
         match error.as_ref().and_then(diagnose).map(|d| category(d.cause)) {
             Some(found) if found == expected => score.cause += 1,
@@ -262,7 +276,9 @@ fn the_diagnosis_is_scored_on_real_reports_with_floors() {
     let held: Vec<&Loaded> = cases.iter().filter(|c| c.case.held_out).collect();
     let (t, h) = (score(&tuned), score(&held));
     println!("{}\n{}", t.line("tuned on"), t.misses.join("\n"));
-    println!("{}\n{}", h.line("held out"), h.misses.join("\n"));
+    // The held-out misses are counted, not listed: reading them is how a part stops being
+    // held out.
+    println!("{}", h.line("held out"));
     let at_least = |s: &Score, name: &str, (task, exit, cause): (f64, f64, f64)| {
         let pct = |n| Score::pct(n, s.cases);
         assert!(

@@ -237,11 +237,26 @@ fn section_header(line: &str) -> Option<Section> {
     })
 }
 
+/// Whether `line` opens one of a failed task's sections (`Command executed:`, `Command exit
+/// status:`, `Command error:` …): a pasted report may start there.
+pub(crate) fn is_task_section(line: &str) -> bool {
+    matches!(
+        section_header(line),
+        Some(Section::Command | Section::ExitStatus | Section::Output | Section::Error)
+    )
+}
+
 /// An error block's lines (the first is the message, without `ERROR ~ `) read into a
-/// [`RunError`]. Never fails: what is not recognised is left out.
+/// [`RunError`]. Never fails: what is not recognised is left out. A block that starts at a
+/// section (a paste cut above it) has no message of its own.
 pub(crate) fn parse_block<S: AsRef<str>>(lines: &[S]) -> RunError {
-    let mut iter = lines.iter().map(AsRef::as_ref);
-    let first = iter.next().unwrap_or_default();
+    let mut iter = lines.iter().map(AsRef::as_ref).peekable();
+    let cut = iter.peek().is_some_and(|first| is_task_section(first));
+    let first = if cut {
+        ""
+    } else {
+        iter.next().unwrap_or_default()
+    };
     let mut err = RunError::new(first);
     if let Some(rest) = first.trim().strip_prefix("Error executing process > ") {
         err.form = ErrorForm::ProcessFailed;
@@ -318,10 +333,29 @@ pub(crate) fn parse_block<S: AsRef<str>>(lines: &[S]) -> RunError {
     if err.stderr.is_empty() {
         err.stderr = wrapper;
     }
+    if err.process.is_none() {
+        err.process = versions_process(&err.command.lines);
+    }
     err.command.trim();
     err.stdout.trim();
     err.stderr.trim();
     err
+}
+
+/// The process an nf-core module's command names in its versions file: every module ends with
+/// `cat <<-END_VERSIONS > versions.yml` and `"${task.process}":`, the fully qualified name, so a
+/// report cut above `Error executing process` still says which task it was.
+fn versions_process(command: &[String]) -> Option<String> {
+    let heredoc = command
+        .iter()
+        .position(|l| l.contains("<<-END_VERSIONS") || l.contains("<<END_VERSIONS"))?;
+    let line = command.get(heredoc + 1)?.trim();
+    let name = line.strip_prefix('"')?.strip_suffix("\":")?;
+    let plausible = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+    plausible.then(|| clip(name))
 }
 
 /// `NAME (TAG)` into the name and the tag; a name with no tag stays whole.

@@ -222,9 +222,19 @@ impl ConsoleReader {
         } else if let Some(s) = parse_summary(line) {
             self.agent = true;
             report.summary = Some(s);
-        } else if let Some(first) = line.strip_prefix("ERROR ~ ") {
+        } else if let Some(first) = line
+            .strip_prefix("ERROR ~ ")
+            // A paste set in Markdown bold: `**ERROR ~ ERROR: Please check …**`.
+            .or_else(|| line.strip_prefix("**ERROR ~ "))
+        {
             self.classic = true;
+            let first = first.strip_suffix("**").unwrap_or(first);
             self.pending = Pending::Block(vec![first.to_string()]);
+        } else if report.error.is_none() && super::block::is_task_section(line) {
+            // A report cut to the block's sections (`Command exit status:`, `Command
+            // error:` …) without its first line: still the failing task's.
+            self.classic = true;
+            self.pending = Pending::Block(vec![line.to_string()]);
         } else if line.starts_with("Error executing process > ")
             || line.starts_with("Script compilation error")
             || line.starts_with("ERROR: ")

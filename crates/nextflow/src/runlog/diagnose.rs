@@ -218,16 +218,19 @@ pub fn diagnose(error: &RunError) -> Option<Diagnosis> {
 }
 
 /// A task that exited non-zero and wrote why: its own message, quoted, is the likely cause.
-/// Only when a task is named and has an exit status, so a run-level error without words of
-/// its own stays unknown rather than being blamed on a tool.
+/// Only with an exit status (a task's: a run-level error has none), so an error without words
+/// of its own stays unknown rather than being blamed on a tool.
 fn task_error(error: &RunError, stderr: &str, stdout: &str) -> Option<Found> {
     let status = error.exit_status.filter(|s| *s != 0)?;
-    let process = error.process.as_deref()?;
+    let process = error
+        .process
+        .as_deref()
+        .map_or_else(|| "the task".to_string(), |p| format!("`{p}`"));
     let said = telling_line(stderr).or_else(|| telling_line(stdout))?;
     Some((
         LikelyCause::TaskError,
         format!(
-            "likely `{process}`'s command failed on its own terms (exit {status}); it says: `{}`",
+            "likely {process}'s command failed on its own terms (exit {status}); it says: `{}`",
             clip(said)
         ),
         "fix what that message names (an input file, an option, a reference), check it by running `.command.sh` in the task's work dir, then run again with -resume".to_string(),

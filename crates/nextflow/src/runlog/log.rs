@@ -120,6 +120,11 @@ struct State {
     errors: Vec<RunError>,
     errors_omitted: usize,
     last_failure: Option<RunError>,
+    /// The first `Task completed > TaskHandler[…; exit: N; …]` with a non-zero status (the one
+    /// that ends a run, as Nextflow reports the first failure): a log
+    /// cut to its task records (or a run whose tasks all failed before any ERROR record)
+    /// still names the task and its status.
+    first_failed_task: Option<RunError>,
     retried: usize,
     finished: bool,
     lines: u64,
@@ -176,6 +181,13 @@ impl State {
                 // keeps the search off the millions of other records.
                 if message.first() == Some(&b'[') && contains(message, b"-- Execution is retried") {
                     self.retried += 1;
+                }
+                if self.first_failed_task.is_none() {
+                    if let Some(record) = message.strip_prefix(b"Task completed > TaskHandler[") {
+                        self.first_failed_task = failed_task(&String::from_utf8_lossy(record));
+                    } else if let Some(rest) = message.strip_prefix(b"Failed to submit process ") {
+                        self.first_failed_task = failed_submission(&String::from_utf8_lossy(rest));
+                    }
                 }
                 // `> Execution complete -- Goodbye` (ScriptRunner), with or without the `> `.
                 let last = message.strip_prefix(b"> ").unwrap_or(message);
@@ -236,6 +248,15 @@ impl State {
             (None, Some(block)) => error = Some(block.clone()),
             (_, None) => {}
         }
+        if error.is_none()
+            && let Some(mut task) = self.first_failed_task.take()
+        {
+            // The task's record says which task and status, not why; the lines that name a
+            // cause (`sbatch: error: …`) do.
+            task.cause
+                .extend(self.signatures.iter().take(MAX_TASK_CAUSE_LINES).cloned());
+            error = Some(task);
+        }
         if error.is_none() {
             error = signature_error(&self.signatures);
         }
@@ -259,6 +280,55 @@ impl State {
             console,
         }
     }
+}
+
+/// `id: 1; name: P (T); status: COMPLETED; exit: 127; error: -; workDir: /w/ab/cd…]`: a task
+/// that ended with a non-zero status, or `None` (a success, a status not yet known).
+fn failed_task(record: &str) -> Option<RunError> {
+    let field = |key: &str| {
+        record
+            .split("; ")
+            .find_map(|part| part.trim().strip_prefix(key))
+            .map(|v| v.trim_end_matches(']').trim())
+    };
+    let status: i32 = field("exit: ")?.parse().ok()?;
+    if status == 0 {
+        return None;
+    }
+    let name = field("name: ")?;
+    let (process, tag) = split_task_name(name);
+    let mut err = RunError::new(&format!(
+        "Process `{name}` terminated with an error exit status ({status})"
+    ));
+    err.form = super::ErrorForm::ProcessFailed;
+    err.process = Some(process);
+    err.tag = tag;
+    err.exit_status = Some(status);
+    err.work_dir = field("workDir: ").filter(|d| !d.is_empty()).map(clip);
+    Some(err)
+}
+
+/// Cause lines a task record's error borrows from the rest of the log.
+const MAX_TASK_CAUSE_LINES: usize = 20;
+
+/// `align (29-32) > exit: 1; workDir: /w/c8/9d…` (GridTaskHandler, DEBUG): the scheduler's
+/// submit command failed; its own words (`sbatch: error: …`) follow on the next line.
+fn failed_submission(rest: &str) -> Option<RunError> {
+    let (name, fields) = rest.split_once(" > ")?;
+    let field = |key: &str| {
+        fields
+            .split("; ")
+            .find_map(|part| part.trim().strip_prefix(key))
+            .map(str::trim)
+    };
+    let mut err = RunError::new(&format!("Failed to submit process {name} to the scheduler"));
+    err.form = super::ErrorForm::ProcessFailed;
+    let (process, tag) = split_task_name(name);
+    err.process = Some(process);
+    err.tag = tag;
+    err.exit_status = field("exit: ").and_then(|s| s.parse().ok());
+    err.work_dir = field("workDir: ").filter(|d| !d.is_empty()).map(clip);
+    Some(err)
 }
 
 /// `  task: name=P (T); work-dir=/w/ab/cd…` / `  error [E]: Process `P (T)` terminated …`.

@@ -384,3 +384,64 @@ fn nf_schema_names_the_parameter_and_the_samplesheet_field() {
     );
     assert_eq!(cause(&d), Some(LikelyCause::Validation));
 }
+
+/// The error a corpus report's text gives, read as a `.nextflow.log` (which reads a console's
+/// lines too).
+fn log_error(slug: &str) -> codaris_nextflow::runlog::RunError {
+    read_log(corpus(slug).as_bytes())
+        .expect("readable")
+        .error
+        .expect("an error")
+}
+
+#[test]
+fn a_log_cut_to_its_task_records_names_the_first_failed_task() {
+    let error = log_error("nf-core-rnaseq-714");
+    assert_eq!(
+        error.process.as_deref(),
+        Some("NFCORE_RNASEQ:RNASEQ:PREPARE_GENOME:UNTAR_SALMON_INDEX")
+    );
+    assert_eq!(error.tag.as_deref(), Some("salmon.tar.gz"));
+    assert_eq!(error.exit_status, Some(127));
+    assert_eq!(
+        diagnose(&error).map(|d| d.cause),
+        Some(LikelyCause::CommandNotFound)
+    );
+}
+
+#[test]
+fn a_failed_submission_record_names_the_task_and_the_schedulers_words() {
+    let error = log_error("nextflow-io-nextflow-981");
+    assert_eq!(error.process.as_deref(), Some("align"));
+    assert_eq!(error.exit_status, Some(1));
+    assert_eq!(
+        diagnose(&error).map(|d| d.cause),
+        Some(LikelyCause::SubmissionFailed)
+    );
+}
+
+#[test]
+fn a_report_cut_to_the_blocks_sections_is_still_the_tasks() {
+    // No `Error executing process` line: the process comes from the nf-core module's
+    // versions heredoc, the cause from its stderr.
+    let report = read_console(&corpus("nf-core-nanoseq-250"));
+    let error = report.error.as_ref().expect("an error");
+    assert_eq!(
+        error.process.as_deref(),
+        Some("NFCORE_NANOSEQ:NANOSEQ:QCFASTQ_NANOPLOT_FASTQC:NANOPLOT")
+    );
+    assert_eq!(error.exit_status, Some(2));
+    let d = diagnose(error).expect("a diagnosis");
+    assert_eq!(d.cause, LikelyCause::TaskError);
+    assert!(d.hint.contains("usage: NanoPlot"), "{}", d.hint);
+    // Only `Command error:` kept: the file the tool could not find.
+    let d = console(&corpus("nf-core-rnafusion-156"));
+    assert_eq!(cause(&d), Some(LikelyCause::MissingFile));
+}
+
+#[test]
+fn an_error_pasted_in_markdown_bold_is_read() {
+    let d = console(&corpus("nf-core-cutandrun-253"));
+    assert_eq!(cause(&d), Some(LikelyCause::MissingFile));
+    assert!(!d.expect("a diagnosis").hint.contains("**"));
+}
