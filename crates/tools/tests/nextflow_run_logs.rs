@@ -357,3 +357,47 @@ async fn a_huge_log_file_is_read_from_its_end_and_says_so() -> TestResult {
     );
     Ok(())
 }
+
+/// A config that does not compile under the Nextflow that ran (nf-core-atacseq-442: the
+/// strict parser of 26.04 refusing `def check_max`): the answer names that version and
+/// weighs it against the launch directory's `manifest.nextflowVersion`.
+#[tokio::test]
+async fn a_compile_error_is_weighed_against_the_pipelines_nextflow_version() -> TestResult {
+    let env = env()?;
+    let dir = env.root.join("atacseq");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(".nextflow.log"), report("nf-core-atacseq-442")?)?;
+    std::fs::write(
+        dir.join("nextflow.config"),
+        "manifest {\n    name            = 'nf-core/atacseq'\n    nextflowVersion = '!>=23.04.0'\n}\n",
+    )?;
+    let answer = env.analyze(json!({"path": "atacseq"})).await?;
+    assert!(answer.starts_with("log: `"), "{answer}");
+    assert_eq!(
+        line(&answer, "nextflow_version"),
+        Some("nextflow_version: `26.04.1`"),
+        "{answer}"
+    );
+    assert_eq!(
+        line(&answer, "pipeline_requires"),
+        Some("pipeline_requires: `!>=23.04.0`"),
+        "{answer}"
+    );
+    let note = line(&answer, "version_note").ok_or("no version_note")?;
+    assert!(note.contains("NXF_SYNTAX_PARSER=v1"), "{note}");
+    // Another error, or no manifest: no version lines.
+    std::fs::write(dir.join("nextflow.config"), "params.x = 1\n")?;
+    let answer = env.analyze(json!({"path": "atacseq"})).await?;
+    assert_eq!(line(&answer, "pipeline_requires"), None, "{answer}");
+    // A config linked out of the root is not read (the fence), so nothing of it shows.
+    std::fs::write(
+        &env.outside,
+        format!("manifest {{ nextflowVersion = '>=1.0 {MARKER}' }}\n"),
+    )?;
+    std::fs::remove_file(dir.join("nextflow.config"))?;
+    symlink(&env.outside, dir.join("nextflow.config"))?;
+    let answer = env.analyze(json!({"path": "atacseq"})).await?;
+    assert!(!answer.contains(MARKER), "{answer}");
+    assert_eq!(line(&answer, "pipeline_requires"), None, "{answer}");
+    Ok(())
+}

@@ -62,6 +62,9 @@ pub struct LogReport {
     /// What the text says read as a console, when it holds one (either style's markers, or an
     /// error block outside the log's records); its error is part of `error` already.
     pub console: Option<ConsoleReport>,
+    /// The Nextflow version that wrote the log (`N E X T F L O W  ~  version 24.10.0`, the
+    /// launcher's INFO record or a console's banner).
+    pub version: Option<String>,
 }
 
 /// The parts of a header line the reader uses.
@@ -125,6 +128,7 @@ struct State {
     /// cut to its task records (or a run whose tasks all failed before any ERROR record)
     /// still names the task and its status.
     first_failed_task: Option<RunError>,
+    version: Option<String>,
     retried: usize,
     finished: bool,
     lines: u64,
@@ -181,6 +185,12 @@ impl State {
                 // keeps the search off the millions of other records.
                 if message.first() == Some(&b'[') && contains(message, b"-- Execution is retried") {
                     self.retried += 1;
+                }
+                if self.version.is_none()
+                    && let Some(banner) = message.strip_prefix(b"N E X T F L O W")
+                {
+                    self.version =
+                        after(&String::from_utf8_lossy(banner), "version ").map(|v| clip(v.trim()));
                 }
                 if self.first_failed_task.is_none() {
                     if let Some(record) = message.strip_prefix(b"Task completed > TaskHandler[") {
@@ -263,6 +273,7 @@ impl State {
         if let Some(error) = &mut error {
             add_signatures(error, &self.signatures);
         }
+        let version = self.version.or_else(|| console.version.clone());
         let console = (console.style != ConsoleStyle::Unknown).then_some(console);
         LogReport {
             error,
@@ -278,6 +289,7 @@ impl State {
                 .map(|l| String::from_utf8_lossy(l).into_owned())
                 .collect(),
             console,
+            version,
         }
     }
 }

@@ -13,6 +13,7 @@ mod diagnose;
 mod log;
 mod messages;
 mod render;
+mod version;
 
 pub use block::{ErrorForm, Excerpt, Location, RunError};
 pub use console::{
@@ -20,7 +21,8 @@ pub use console::{
 };
 pub use diagnose::{Diagnosis, LikelyCause, diagnose};
 pub use log::{LogReport, MAX_ERRORS, MAX_LINE_BYTES, MAX_RECORD_LINES, TAIL_LINES, read_log};
-pub use render::render_analysis;
+pub use render::{render_analysis, render_requirement};
+pub use version::requirement_note;
 
 /// The most of a pasted text read (`analyze_run_log`'s `text`): 1 MiB, a long console's end.
 pub const MAX_PASTED_BYTES: usize = 1024 * 1024;

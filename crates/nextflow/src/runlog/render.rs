@@ -57,6 +57,18 @@ pub fn render_analysis(log: Option<&LogReport>, console: Option<&ConsoleReport>)
     if let Some(c) = console {
         render_console_facts(&mut out, c);
     }
+    // A script that does not compile is most often one written for another Nextflow: the
+    // version that ran is the first thing to compare.
+    let compile_error = error
+        .as_ref()
+        .and_then(super::diagnose)
+        .is_some_and(|d| d.cause == super::LikelyCause::CompileError);
+    let version = log
+        .and_then(|l| l.version.as_ref())
+        .or(console.and_then(|c| c.version.as_ref()));
+    if let (true, Some(version)) = (compile_error, version) {
+        let _ = writeln!(out, "nextflow_version: {}", value(version));
+    }
     match &error {
         Some(e) => render_error(&mut out, e),
         None => {
@@ -215,6 +227,20 @@ fn excerpt(out: &mut String, key: &str, lines: &[String], omitted: usize, max: u
 }
 
 /// A value in backticks, on one line.
+/// The lines `analyze_run_log` adds for a script that did not compile, once it has read the
+/// pipeline's `manifest.nextflowVersion`: the requirement, and what it says of the Nextflow
+/// that ran. Nothing when either is not a version.
+pub fn render_requirement(requirement: &str, running: &str) -> String {
+    match super::requirement_note(requirement, running) {
+        Some(note) => format!(
+            "pipeline_requires: {}\nversion_note: {}\n",
+            value(requirement),
+            value_plain(&note)
+        ),
+        None => String::new(),
+    }
+}
+
 fn value(text: &str) -> String {
     format!("`{}`", escape(text))
 }

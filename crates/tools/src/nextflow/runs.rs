@@ -236,16 +236,65 @@ impl Tool for AnalyzeRunLog {
                 .as_ref()
                 .map(|(_, report)| report)
                 .or(log.console.as_ref());
-            Ok(format!(
+            let mut answer = format!(
                 "log: `{}`{console_line}{}\n{}",
                 path.display(),
                 read.note(),
                 runlog::render_analysis(Some(&log), shown)
-            ))
+            );
+            answer.push_str(&version_lines(&fence, &launch, &log, shown));
+            Ok(answer)
         })
         .await
     }
 }
+
+/// For a script that did not compile: the pipeline's `manifest.nextflowVersion` (from the
+/// launch directory's `nextflow.config`, read through the fence) against the Nextflow that
+/// ran, in a sentence. Nothing when the error is another, or either version is unknown.
+fn version_lines(
+    fence: &Fence,
+    launch: &Path,
+    log: &LogReport,
+    console: Option<&runlog::ConsoleReport>,
+) -> String {
+    use std::io::Read as _;
+    let compile_error = log
+        .error
+        .as_ref()
+        .and_then(runlog::diagnose)
+        .is_some_and(|d| d.cause == runlog::LikelyCause::CompileError);
+    let running = log
+        .version
+        .as_deref()
+        .or(console.and_then(|c| c.version.as_deref()));
+    let (true, Some(running)) = (compile_error, running) else {
+        return String::new();
+    };
+    let config = launch.join("nextflow.config");
+    let Ok(file) = open::open(fence, &config) else {
+        return String::new();
+    };
+    let mut text = String::new();
+    // A config is small; a larger file is not one to read here.
+    if file
+        .take(MAX_CONFIG_BYTES)
+        .read_to_string(&mut text)
+        .is_err()
+    {
+        return String::new();
+    }
+    let parsed = codaris_nextflow::parse::parse_config("nextflow.config", &text);
+    let Some(codaris_nextflow::parse::Value::Str(requirement)) =
+        parsed.get("manifest.nextflowVersion").map(|s| &s.value)
+    else {
+        return String::new();
+    };
+    runlog::render_requirement(requirement, running)
+}
+
+/// The most of a launch directory's `nextflow.config` read for its manifest.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// `analyze_run_log` on pasted `text`: its last [`runlog::MAX_PASTED_BYTES`] read as a log and
 /// a console. No path is derived from it; `path` and `run` cannot go with it.
