@@ -1,6 +1,7 @@
 //! `read_log` over a 100 MB `.nextflow.log` of real-shaped records (submissions, task
 //! completions, a multi-line debug record now and then), the error block at the end.
 //! Target: at most 1 s, in bounded memory (the reader keeps only error records and a tail).
+//! Beside it, the floor: the same bytes split into lines and nothing else.
 
 #![expect(clippy::unwrap_used, reason = "a bench fails loudly on a bad fixture")]
 
@@ -32,6 +33,21 @@ fn main() {
     let mut c = Criterion::default().sample_size(10).configure_from_args();
     c.bench_function("runlog/read_log_100mb", |b| {
         b.iter(|| black_box(read_log(black_box(&bytes[..])).unwrap()));
+    });
+    // The floor: the same bytes read line by line through a BufRead and thrown away, the
+    // least any reader of a log does.
+    c.bench_function("runlog/raw_lines_100mb", |b| {
+        b.iter(|| {
+            use std::io::BufRead as _;
+            let mut reader = black_box(&bytes[..]);
+            let mut line = Vec::with_capacity(256);
+            let mut lines = 0u64;
+            while reader.read_until(b'\n', &mut line).unwrap() > 0 {
+                lines += 1;
+                line.clear();
+            }
+            black_box(lines)
+        });
     });
     c.final_summary();
 }

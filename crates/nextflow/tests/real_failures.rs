@@ -169,9 +169,11 @@ fn error_of(case: &Loaded) -> Option<RunError> {
 /// words first: 95 / 92 / 77 % and 83 / 91 / 65 %; with profiles, downloads, files checked
 /// for existence and a tool's own failure named: 96 / 93 / 88 % and 84 / 92 / 80 %; with a
 /// log's task and submission records, a paste cut to the block's sections and the process
-/// named by an nf-core module's versions heredoc: 100 / 99 / 96 % and 85 / 93 / 85 %.
+/// named by an nf-core module's versions heredoc: 100 / 99 / 96 % and 85 / 93 / 85 %; with
+/// the task and status read from a `Process `P` terminated …` line anywhere (a retried or
+/// ignored one alone making no error): 100 / 99 / 96 % and 89 / 100 / 93 %.
 const TUNED_FLOORS: (f64, f64, f64) = (98.0, 97.0, 94.0);
-const HELD_OUT_FLOORS: (f64, f64, f64) = (83.0, 91.0, 83.0);
+const HELD_OUT_FLOORS: (f64, f64, f64) = (87.0, 96.0, 89.0);
 
 /// A confidently wrong cause on at most this share of either part, in percent: the issue's
 /// target (5 % and 4 % when the corpus came in, 0 % and 0 % now).

@@ -372,11 +372,21 @@ pub(crate) fn split_task_name(task: &str) -> (String, Option<String>) {
 }
 
 /// The forms a message line can name, refining the error's form and subject.
-fn classify(err: &mut RunError, line: &str) {
+pub(crate) fn classify(err: &mut RunError, line: &str) {
     if err.exit_status.is_none()
         && let Some(status) = between(line, "terminated with an error exit status (", ")")
     {
         err.exit_status = status.parse().ok();
+    }
+    // `Process `P (T)` terminated …` and `… expected by process `P (T)``: the task, for a
+    // text that lost its `Error executing process` line.
+    if err.process.is_none()
+        && let Some(task) = between(line, "Process `", "` terminated")
+            .or_else(|| between(line, "expected by process `", "`"))
+    {
+        let (process, tag) = split_task_name(task);
+        err.process = Some(process);
+        err.tag = tag;
     }
     if line.contains("terminated for an unknown reason") {
         err.form = ErrorForm::UnknownTermination;

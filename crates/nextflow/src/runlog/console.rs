@@ -360,13 +360,25 @@ fn set_error(report: &mut ConsoleReport, block: &[String], config_issue: Option<
 /// For a text with no error block: the lines that name a known cause (a report cut to a few
 /// lines, an `ERROR ~` message, a scheduler's or registry's words), as an error of its own.
 pub(crate) fn signature_error<S: AsRef<str>>(lines: &[S]) -> Option<RunError> {
-    let mut found = lines
+    let found: Vec<&str> = lines
         .iter()
         .map(|l| l.as_ref().trim())
-        .filter(|l| super::diagnose::is_signature(l.as_bytes()));
+        .filter(|l| super::diagnose::is_signature(l.as_bytes()))
+        .collect();
+    // A task Nextflow retried or whose error it ignores is not the run's failure: those
+    // notes alone (a run still going) make no error, though they name the task of one.
+    if found.iter().all(|l| is_handled_note(l)) {
+        return None;
+    }
+    let mut found = found.into_iter();
     let first = found.next()?;
     let mut error = RunError::new(first.strip_prefix("ERROR ~ ").unwrap_or(first));
     error.cause = found.take(MAX_SIGNATURE_LINES).map(clip).collect();
+    // The lines may name the task and its status (`NOTE: Process `P` terminated with an
+    // error exit status (N) -- Execution is retried`).
+    for line in std::iter::once(first).chain(error.cause.clone().iter().map(String::as_str)) {
+        super::block::classify(&mut error, line);
+    }
     Some(error)
 }
 
@@ -392,6 +404,11 @@ pub(crate) fn add_signatures<S: AsRef<str>>(error: &mut RunError, lines: &[S]) {
             error.cause.push(clip(line));
         }
     }
+}
+
+/// `NOTE: Process `P` terminated … -- Execution is retried (1)` or `-- Error is ignored`.
+fn is_handled_note(line: &str) -> bool {
+    line.contains("-- Execution is retried") || line.contains("-- Error is ignored")
 }
 
 /// Lines kept by [`signature_error`] after its first.

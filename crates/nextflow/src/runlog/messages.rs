@@ -54,6 +54,7 @@ const SIGNATURES: &[&str] = &[
     "Invalid maximum heap size",
     ".command.run: No such file or directory",
     ": command not found",
+    "terminated with an error exit status",
     "Unknown configuration profile",
     "Unknown config attribute",
     "No such file: ",

@@ -445,3 +445,27 @@ fn an_error_pasted_in_markdown_bold_is_read() {
     assert_eq!(cause(&d), Some(LikelyCause::MissingFile));
     assert!(!d.expect("a diagnosis").hint.contains("**"));
 }
+
+#[test]
+fn a_report_cut_to_its_caused_by_line_still_names_the_task() {
+    // nf-core-smrnaseq-485, its `Caused by:` alone.
+    let report = read_console(
+        "Caused by:\n  Process `NFCORE_SMRNASEQ:MIRNA_QUANT:SEQCLUSTER_COLLAPSE (Treatment1_REP1)` terminated with an error exit status (137)\n",
+    );
+    let error = report.error.as_ref().expect("an error");
+    assert_eq!(
+        error.process.as_deref(),
+        Some("NFCORE_SMRNASEQ:MIRNA_QUANT:SEQCLUSTER_COLLAPSE")
+    );
+    assert_eq!(error.tag.as_deref(), Some("Treatment1_REP1"));
+    assert_eq!(error.exit_status, Some(137));
+    assert_eq!(
+        diagnose(error).map(|d| d.cause),
+        Some(LikelyCause::OutOfMemory)
+    );
+    // A task Nextflow is retrying is not the run's failure (sanger-tol/readmapping#152).
+    let report = read_console(
+        "[b8/e9892b] NOTE: Process `SANGERTOL_READMAPPING:READMAPPING:CONVERT_STATS:CRUMBLE (Macahu1)` terminated with an error exit status (137) -- Execution is retried (1)\n",
+    );
+    assert_eq!(report.error, None);
+}
