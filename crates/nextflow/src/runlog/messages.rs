@@ -1,18 +1,17 @@
 //! The causes a failure's own words name: the error's message, its `Caused by:` lines, the
 //! task's stderr and stdout. They rank above the exit-status rules in [`super::diagnose`]:
 //! a line that says the image did not pull explains more than the status the task ended with.
-//! The same words, as [`SIGNATURES`], tell the readers which lines outside an error block to
-//! keep.
+//! The same words, gathered as [`SIGNATURES`], tell the readers which lines outside an error
+//! block to keep.
 
 use super::block::{RunError, after, between, clip};
 use super::diagnose::{LikelyCause, location_step};
 
 pub(super) type Found = (LikelyCause, String, String);
 
-/// Words that name a failure's cause wherever they stand, so a reader that found no error
-/// block keeps the lines that hold them (a report cut to a few lines, a scheduler's message
-/// after the block).
-const SIGNATURES: &[&str] = &[
+/// Words of a container image that could not be pulled, converted or started (Singularity,
+/// Apptainer, Docker, Kubernetes, AWS Batch, Wave).
+const CONTAINER: &[&str] = &[
     "Failed to pull singularity image",
     "Failed to pull apptainer image",
     "CannotPullContainerError",
@@ -21,35 +20,73 @@ const SIGNATURES: &[&str] = &[
     "pull access denied",
     "manifest unknown",
     "While making image from oci registry",
+    "root filesystem extraction failed",
+    "pull is only supported for shub",
     "requested access to the resource is denied",
     "Cannot connect to the Docker daemon",
+    "permission denied while trying to connect to the Docker daemon",
     "ImagePullBackOff",
     "ErrImagePull",
     "container creation failed",
-    "OOMKilled",
-    "ModuleNotFoundError",
-    "there is no package called",
-    "Process requirement exceed",
+    "Unable to build container",
+];
+
+/// Words of a grid scheduler refusing a job.
+const SUBMISSION: &[&str] = &[
     "Failed to submit process to grid scheduler",
     "sbatch: error",
+    "qsub: ",
+    "bsub: ",
     "Batch job submission failed",
+];
+
+/// Words of a script or config this Nextflow does not compile.
+const COMPILE: &[&str] = &[
     "Script compilation error",
     "Module compilation error",
+    "Unexpected input: ",
+    "end of line reached within a simple string",
+];
+
+/// Words of nf-validation and nf-schema refusing a parameter or a samplesheet: nf-schema 2's
+/// own (its ParameterValidator, SamplesheetConverter and SchemaEvaluator), nf-validation 1's
+/// for a file a parameter names, and the checks nf-core pipelines print themselves.
+const VALIDATION: &[&str] = &[
     "Validation of pipeline parameters failed",
     "The following invalid input values have been detected",
+    "Please check samplesheet",
+    "Please check input samplesheet",
     "Validation of samplesheet failed",
     "Validation of file failed",
+    "file failed!",
     "Missing required parameter(s)",
+    "Missing required field(s)",
     ": Error for field '",
-    "Access Denied (Service:",
+];
+
+/// Words of a cloud store refusing access.
+const CLOUD_ACCESS: &[&str] = &[
+    "Access Denied",
+    "AccessDenied",
     "Status Code: 403",
-    "No space left on device",
-    "Disk quota exceeded",
-    "Process exceeded running time limit",
-    "DUE TO TIME LIMIT",
-    "Segmentation fault",
-    "core dumped",
-    "oom-kill event",
+    "403 Forbidden",
+    "AmazonS3Exception",
+    "AccessDeniedException",
+];
+
+const DISK_FULL: &[&str] = &["No space left on device", "Disk quota exceeded"];
+
+const TIME_LIMIT: &[&str] = &["Process exceeded running time limit", "DUE TO TIME LIMIT"];
+
+/// A scheduler's or the kernel's out-of-memory kill.
+const OOM_KILL: &[&str] = &["oom-kill event", "out-of-memory handler", "OOMKilled"];
+
+const ABORT: &[&str] = &["Segmentation fault", "core dumped"];
+
+/// Words the rules below read that are no list of their own (a message with a value to
+/// take from it), and the task's own status line.
+const OTHER_SIGNATURES: &[&str] = &[
+    "Process requirement exceed",
     "OutOfMemoryError",
     "Invalid maximum heap size",
     ".command.run: No such file or directory",
@@ -59,15 +96,8 @@ const SIGNATURES: &[&str] = &[
     "Unknown config attribute",
     "No such file: ",
     "JSONObject[",
-    "UnknownHostException",
-    "Could not resolve host",
-    "Temporary failure in name resolution",
-    "Connection refused",
-    "Connection timed out",
-    "SocketTimeoutException",
-    "Network is unreachable",
-    "The server couldn't fulfill the request",
-    "ERROR 404: Not Found",
+    "ModuleNotFoundError",
+    "there is no package called",
 ];
 
 /// Words of a download or connection that failed. Container pulls, cloud stores and grid
@@ -97,20 +127,61 @@ const NETWORK: &[&str] = &[
     "Failed to connect to",
 ];
 
-/// [`SIGNATURES`] as one searcher: the log reader asks every line of a log of any size.
-/// Thirty `contains` per line made reading a 100 MB log five times slower; an Aho-Corasick
-/// automaton still took 150 ms of it. The packed (SIMD) searcher is used where the CPU has
-/// it, the automaton elsewhere.
+/// [`SIGNATURES`] as searchers: the log reader asks every line of a log of any size. Thirty
+/// `contains` per line made reading a 100 MB log five times slower; an Aho-Corasick automaton
+/// still took 150 ms of it. The packed (SIMD, Teddy) searcher is used where the CPU has it; it
+/// takes at most 64 words (past that the crate falls back to a scan that doubled the time), so
+/// the words are split into groups of at most [`PACKED_WORDS`].
 enum SignatureSearch {
-    Packed(aho_corasick::packed::Searcher),
+    Packed(Vec<aho_corasick::packed::Searcher>),
     Automaton(aho_corasick::AhoCorasick),
     Plain,
 }
 
+/// The most words one packed searcher is given.
+const PACKED_WORDS: usize = 64;
+
+/// Words that name a failure's cause wherever they stand, so a reader that found no error
+/// block keeps the lines that hold them (a report cut to a few lines, a scheduler's message
+/// after the block): every list above, so a cause the diagnosis knows is a line the readers
+/// keep.
+static SIGNATURES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let mut all = [
+        CONTAINER,
+        SUBMISSION,
+        COMPILE,
+        VALIDATION,
+        CLOUD_ACCESS,
+        DISK_FULL,
+        TIME_LIMIT,
+        OOM_KILL,
+        ABORT,
+        NETWORK,
+        OTHER_SIGNATURES,
+    ]
+    .concat();
+    all.sort_unstable();
+    all.dedup();
+    all
+});
+
 static SIGNATURE_SEARCH: std::sync::LazyLock<SignatureSearch> = std::sync::LazyLock::new(|| {
-    if let Some(packed) = aho_corasick::packed::Searcher::new(SIGNATURES) {
+    let groups = SIGNATURES.len().div_ceil(PACKED_WORDS).max(1);
+    let size = SIGNATURES.len().div_ceil(groups).max(1);
+    let packed: Option<Vec<_>> = SIGNATURES
+        .chunks(size)
+        .map(|words| {
+            // Teddy or nothing: its own fallback (Rabin-Karp) is slower than the automaton.
+            aho_corasick::packed::Config::new()
+                .only_teddy(true)
+                .builder()
+                .extend(words.iter())
+                .build()
+        })
+        .collect();
+    if let Some(packed) = packed {
         SignatureSearch::Packed(packed)
-    } else if let Ok(automaton) = aho_corasick::AhoCorasick::new(SIGNATURES) {
+    } else if let Ok(automaton) = aho_corasick::AhoCorasick::new(SIGNATURES.iter()) {
         SignatureSearch::Automaton(automaton)
     } else {
         SignatureSearch::Plain
@@ -120,7 +191,7 @@ static SIGNATURE_SEARCH: std::sync::LazyLock<SignatureSearch> = std::sync::LazyL
 /// Whether `line` names a cause the diagnosis knows wherever it appears.
 pub(crate) fn is_signature(line: &[u8]) -> bool {
     match &*SIGNATURE_SEARCH {
-        SignatureSearch::Packed(packed) => packed.find(line).is_some(),
+        SignatureSearch::Packed(packed) => packed.iter().any(|s| s.find(line).is_some()),
         SignatureSearch::Automaton(automaton) => automaton.is_match(line),
         SignatureSearch::Plain => SIGNATURES
             .iter()
@@ -183,27 +254,10 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             },
         ));
     }
-    if any(&[
-        "Failed to pull singularity image",
-        "Failed to pull apptainer image",
-        "CannotPullContainerError",
-        "CannotStartContainerError",
-        "Unable to find image",
-        "pull access denied",
-        "manifest unknown",
-        "While making image from oci registry",
-        "root filesystem extraction failed",
-        "pull is only supported for shub",
-        "requested access to the resource is denied",
-        "Cannot connect to the Docker daemon",
-        "permission denied while trying to connect to the Docker daemon",
-        "ImagePullBackOff",
-        "ErrImagePull",
-        "container creation failed",
-        "Unable to build container",
-    ]) || lines
-        .iter()
-        .any(|l| l.contains("FATAL:") && l.contains("image"))
+    if any(CONTAINER)
+        || lines
+            .iter()
+            .any(|l| l.contains("FATAL:") && l.contains("image"))
     {
         let image = error
             .container
@@ -231,45 +285,21 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             "cap what processes ask with `process.resourceLimits` (or the pipeline's `--max_cpus`/`--max_memory`) at what the machine has".to_string(),
         ));
     }
-    if any(&[
-        "Failed to submit process to grid scheduler",
-        "sbatch: error",
-        "qsub: ",
-        "bsub: ",
-        "Batch job submission failed",
-    ]) {
+    if any(SUBMISSION) {
         return Some((
             LikelyCause::SubmissionFailed,
             "likely the grid scheduler refused the job: an invalid directive, queue, account or limit, or the scheduler was unreachable".to_string(),
             format!("read the scheduler's message above and check {process}'s `queue`, `clusterOptions`, `time` and `memory` against the cluster's limits"),
         ));
     }
-    if any(&[
-        "Script compilation error",
-        "Module compilation error",
-        "Unexpected input: ",
-        "end of line reached within a simple string",
-    ]) {
+    if any(COMPILE) {
         return Some((
             LikelyCause::CompileError,
             "likely a script or config that this Nextflow version does not parse: a syntax error, or a pipeline written for another Nextflow version".to_string(),
             location_step(error, "compare `nextflow -version` with the pipeline's `manifest.nextflowVersion`, then fix the syntax at the position shown"),
         ));
     }
-    if any(&[
-        "Validation of pipeline parameters failed",
-        "The following invalid input values have been detected",
-        "Please check samplesheet",
-        "Please check input samplesheet",
-        // nf-schema 2's own words (its ParameterValidator, SamplesheetConverter and
-        // SchemaEvaluator), and nf-validation 1's for a file a parameter names.
-        "Validation of samplesheet failed",
-        "Validation of file failed",
-        "file failed!",
-        "Missing required parameter(s)",
-        "Missing required field(s)",
-        ": Error for field '",
-    ]) {
+    if any(VALIDATION) {
         if has("does not exist") {
             return Some((
                 LikelyCause::MissingFile,
@@ -297,14 +327,7 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             "fix the value or samplesheet as the message says (`nextflow_schema.json` and the pipeline's usage docs list what each accepts), then run again".to_string(),
         ));
     }
-    if any(&[
-        "Access Denied",
-        "AccessDenied",
-        "Status Code: 403",
-        "403 Forbidden",
-        "AmazonS3Exception",
-        "AccessDeniedException",
-    ]) {
+    if any(CLOUD_ACCESS) {
         return Some((
             LikelyCause::CloudAccess,
             "likely the cloud store refused access (403): missing credentials, a role without permission on the bucket, or a requester-pays or private bucket".to_string(),
@@ -356,14 +379,14 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             "check that the host is reachable from where the task runs (proxies, an offline cluster node) and that the URL still exists; download the file beforehand and pass its local path if the nodes are offline".to_string(),
         ));
     }
-    if any(&["No space left on device", "Disk quota exceeded"]) {
+    if any(DISK_FULL) {
         return Some((
             LikelyCause::DiskFull,
             "likely a disk or quota was full where the task wrote (the work dir, `/tmp`, or the container cache)".to_string(),
             "free space or move the work dir (`-w`) and `TMPDIR` to a larger file system, then run again with -resume".to_string(),
         ));
     }
-    if exit == Some(140) || any(&["Process exceeded running time limit", "DUE TO TIME LIMIT"]) {
+    if exit == Some(140) || any(TIME_LIMIT) {
         let limit = line_with("running time limit (")
             .and_then(|l| between(l, "running time limit (", ")"))
             .map(|t| format!(" (`{}`)", clip(t)))
@@ -385,14 +408,14 @@ pub(super) fn from_messages(error: &RunError, process: &str) -> Option<Found> {
             ),
         ));
     }
-    if any(&["oom-kill event", "out-of-memory handler", "OOMKilled"]) {
+    if any(OOM_KILL) {
         return Some((
             LikelyCause::OutOfMemory,
             "likely the scheduler killed the task for using more memory than it was given (an out-of-memory kill)".to_string(),
             format!("raise {process}'s `memory` (a `withName` selector or `resourceLimits`), then run again with -resume"),
         ));
     }
-    if matches!(exit, Some(134 | 139)) || any(&["Segmentation fault", "core dumped"]) {
+    if matches!(exit, Some(134 | 139)) || any(ABORT) {
         return Some((
             LikelyCause::AbortSegfault,
             "likely the program crashed (abort or segmentation fault): corrupt or unexpected input, a bug, or too little memory".to_string(),
@@ -466,9 +489,20 @@ mod tests {
         assert_eq!(found("all is well"), None);
     }
 
+    /// Past 64 words the packed searcher gives way to a scan that doubled the time a 100 MB
+    /// log takes; on a CPU with SSSE3 the words must stay in packed groups.
+    #[test]
+    fn the_signatures_stay_with_the_packed_searcher() {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            assert!(matches!(&*SIGNATURE_SEARCH, SignatureSearch::Packed(_)));
+        }
+        assert!(SIGNATURES.len() > PACKED_WORDS, "the groups are exercised");
+    }
+
     #[test]
     fn every_signature_is_found_anywhere_in_a_line_and_a_plain_line_is_not() {
-        for signature in SIGNATURES {
+        for signature in SIGNATURES.iter() {
             let line = format!("Dec-06 08:00:00.000 [main] INFO  x - {signature} (at the end)");
             assert!(is_signature(line.as_bytes()), "{signature}");
         }
