@@ -4,6 +4,7 @@
 // test code, so `clippy.toml` lets them unwrap as the tests do.
 #![cfg(test)]
 
+mod acp;
 mod cards;
 mod chat;
 mod cli_contract;

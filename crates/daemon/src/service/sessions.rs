@@ -309,6 +309,7 @@ impl Sessions for SessionsService {
                 .into());
             }
         };
+        let by = answered_by(&request.answered_by)?;
         let answered = self
             .turns
             .answer(
@@ -316,6 +317,7 @@ impl Sessions for SessionsService {
                 &request.card_id,
                 &request.answer_secret,
                 answer,
+                by,
             )
             .await?;
         Ok(Response::new(v1::AnswerCardResponse {
@@ -420,3 +422,24 @@ fn session_change(request: &v1::UpdateSessionRequest) -> Result<SessionChange, D
 
 /// The largest piece of a shared file one message carries.
 const SHARED_CHUNK: usize = 64 * 1024;
+
+/// The longest `answered_by` the ledger keeps.
+const ANSWERED_BY_MAX: usize = 128;
+
+/// Who answered a card as the ledger records it: `None` when the client left it empty;
+/// refused when it could not be shown on one line as written.
+fn answered_by(given: &str) -> Result<Option<String>, DaemonError> {
+    if given.is_empty() {
+        return Ok(None);
+    }
+    if given.chars().count() > ANSWERED_BY_MAX {
+        return Err(invalid(
+            "answered_by",
+            format!("is longer than {ANSWERED_BY_MAX} characters"),
+        ));
+    }
+    if given.chars().any(char::is_control) {
+        return Err(invalid("answered_by", "contains a control character"));
+    }
+    Ok(Some(given.to_owned()))
+}
