@@ -321,8 +321,7 @@ async fn an_editor_drives_a_turn_answers_cards_by_kind_cancels_and_reloads() {
     assert!(
         cards
             .iter()
-            .any(|c| c["record"]["answered_by"] == "acp:codaris-e2e"
-                && c["record"]["answer"] == "allow_once"),
+            .any(|c| c["answered_by"] == "acp:codaris-e2e" && c["answer"] == "allow_once"),
         "{cards:#?}"
     );
 }
