@@ -26,8 +26,7 @@ pub enum StartPlan {
 }
 
 /// What the plan needs from the machine: a seam, so the decision is tested without systemd.
-/// `Sync`: `codaris acp` reaches the daemon from a task that may move between threads.
-pub trait ServiceManager: Sync {
+pub trait ServiceManager {
     /// The installed unit file, if there is one and the manager can be reached.
     fn installed_unit(&self) -> Option<PathBuf>;
     /// Starts the unit; the error is the manager's own words.
