@@ -32,7 +32,7 @@ type Shared = Arc<Mutex<Seen>>;
 
 /// The script: turn 0 reads, edits (a card), plans; turn 1 runs a command that sleeps until
 /// it is cancelled; turn 2 (in plan mode) tries to write.
-fn script() -> Value {
+pub fn script() -> Value {
     json!({"turns": [
         {"rounds": [
             {"text": "Reading the readme.", "tool_calls": [{"name": "read_file", "args": {"path": "README.md"}}]},

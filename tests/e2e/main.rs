@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod acp;
+mod acp_node;
 mod acp_raw;
 mod cards;
 mod chat;

@@ -52,10 +52,23 @@ pub async fn serve(
     for id in adapter.running() {
         sessions::cancel(&adapter, &id).await;
     }
-    served.map_err(|err| CliError::Acp {
-        message: err.message,
-    })?;
-    Ok(Outcome::Success)
+    match served {
+        Ok(()) => Ok(Outcome::Success),
+        // The editor went away (closed its end of a pipe): that ends the connection, it is
+        // not a failure of the adapter's.
+        Err(err)
+            if agent_client_protocol::is_connection_terminated(&err)
+                || agent_client_protocol::is_incoming_transport_closed(&err) =>
+        {
+            Ok(Outcome::Success)
+        }
+        Err(err) => Err(CliError::Acp {
+            message: match &err.data {
+                Some(data) => format!("{} ({data})", err.message),
+                None => err.message,
+            },
+        }),
+    }
 }
 
 /// Answers `responder` with what `work` gives, in a task of its own; a reply that cannot be
