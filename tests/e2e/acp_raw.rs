@@ -279,6 +279,9 @@ fn a_session_in_the_state_directory_still_cannot_read_it() {
 fn closing_standard_input_mid_command_ends_the_adapter_and_the_command() {
     let sandbox = Sandbox::new();
     let proj = project(&sandbox);
+    // A turn whose stream went away would be cancelled by the daemon only after this grace:
+    // the command must die because the adapter cancelled it.
+    sandbox.write_config("[daemon]\ndetach_grace_seconds = 300\n");
     let _daemon = sandbox.start_daemon(&[]);
     let script = json!({"turns": [{"rounds": [
         {"tool_calls": [{"name": "run_command",
