@@ -11,6 +11,7 @@ mod crash;
 mod full_disk;
 mod grant_cache;
 mod grant_sets;
+mod map_order;
 mod log_files;
 mod reads;
 mod replay;
