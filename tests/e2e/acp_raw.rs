@@ -317,3 +317,19 @@ fn closing_standard_input_mid_command_ends_the_adapter_and_the_command() {
     let answer = again.prompt(&id, "again", "");
     assert!(answer.get("result").is_some(), "{answer}");
 }
+
+#[test]
+fn help_prints_each_editors_setup() {
+    let sandbox = Sandbox::new();
+    let output = sandbox.cli(&["acp", "--help"]);
+    assert!(output.status.success());
+    let help = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        r#""agent_servers": { "Codaris": { "type": "custom", "command": "codaris", "args": ["acp"]"#,
+        "~/.jetbrains/acp.json",
+        r#"commands = { default = { "codaris", "acp" } }"#,
+        r#"(agent-shell--make-acp-client :command "codaris" :command-params '("acp")"#,
+    ] {
+        assert!(help.contains(line), "no `{line}` in:\n{help}");
+    }
+}

@@ -33,8 +33,5 @@ fn a_decision_is_stored_with_its_arguments_keys_sorted_whatever_the_build() {
         String::from_utf8_lossy(&on_disk)
     );
     // What the ledger hands back is what it stored.
-    assert_eq!(
-        serde_json::to_string(&stored.request.args).unwrap(),
-        SORTED
-    );
+    assert_eq!(serde_json::to_string(&stored.request.args).unwrap(), SORTED);
 }

@@ -19,3 +19,15 @@ pub const SETUP: &str = r#"Editor setup (the editor starts `codaris acp` itself;
 Tools run inside Codaris's fence and every decision goes to its ledger: the editor's file and
 terminal methods are not used. A card answered in the editor is recorded as `acp:<editor>`.
 More in docs/acp.md."#;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_docs_carry_the_setup_word_for_word() {
+        let docs = include_str!("../../../../docs/acp.md");
+        assert!(
+            docs.contains(super::SETUP),
+            "docs/acp.md lost `codaris acp --help`'s setup"
+        );
+    }
+}
