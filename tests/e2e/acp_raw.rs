@@ -249,30 +249,34 @@ fn an_option_the_card_never_offered_grants_nothing() {
 }
 
 #[test]
-fn a_session_in_the_state_directory_still_cannot_read_it() {
+fn a_project_that_is_the_state_directory_the_disk_or_home_is_refused() {
     let sandbox = Sandbox::new();
+    let proj = project(&sandbox);
+    let home = sandbox.root.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
     let _daemon = sandbox.start_daemon(&[]);
-    let script = json!({"turns": [{"rounds": [
-        {"tool_calls": [{"name": "read_file", "args": {"path": "codarisd.pid"}}]},
-        {"text": "done"}
-    ]}]});
-    let mut editor = Editor::start(&sandbox, &script, &["--permission-mode", "bypass"]);
+    // A link in the project that leads to the daemon's state directory.
+    std::os::unix::fs::symlink(sandbox.state_dir(), proj.join("state-link")).unwrap();
+    let mut editor = Editor::start(&sandbox, &json!({"turns": []}), &[]);
     editor.initialize();
-    // The editor names the daemon's own state directory as its project.
-    let session = editor.new_session(&sandbox.state_dir());
-    let Some(id) = session["result"]["sessionId"].as_str().map(str::to_owned) else {
-        // Refused outright is as good.
-        assert!(session.get("error").is_some(), "{session}");
-        return;
-    };
-    let answer = editor.prompt(&id, "read", "allow_once");
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let result = editor
-        .seen
-        .iter()
-        .find(|m| m["params"]["update"]["sessionUpdate"] == "tool_call_update")
-        .unwrap_or_else(|| panic!("{:#?}", editor.seen));
-    assert_eq!(result["params"]["update"]["status"], "failed", "{result}");
+    let state = sandbox.state_dir();
+    for cwd in [
+        state.clone(),
+        state.join("ledger"),
+        proj.join("state-link"),
+        proj.join("../state"),
+        "/".into(),
+        home.clone(),
+        sandbox.root.path().to_path_buf(),
+    ] {
+        let answer = editor.new_session(&cwd);
+        assert_eq!(error_code(&answer), -32602, "{}: {answer}", cwd.display());
+        let said = answer["error"]["message"].as_str().unwrap();
+        assert!(said.starts_with("cwd `"), "{said}");
+    }
+    // The project itself is fine.
+    let answer = editor.new_session(&proj);
+    assert!(answer.get("result").is_some(), "{answer}");
 }
 
 #[test]

@@ -76,6 +76,11 @@ impl Adapter {
             .map_err(|err| Error::new(ErrorCode::INTERNAL_ERROR, err.to_string()))
     }
 
+    /// The daemon's state directory, which no session may have as its project.
+    pub fn state_dir(&self) -> &std::path::Path {
+        self.target.layout.dir()
+    }
+
     /// The Sessions service; an error before `initialize` connected.
     pub fn sessions(&self) -> Result<Sessions, Error> {
         self.channel

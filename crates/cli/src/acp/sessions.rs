@@ -35,6 +35,11 @@ pub async fn new(
             format!("cwd `{}` is not UTF-8", request.cwd.display()),
         )
     })?;
+    check_cwd(
+        &request.cwd,
+        adapter.state_dir(),
+        std::env::var_os("HOME").as_deref(),
+    )?;
     report_mcp_servers(&request.mcp_servers);
     let defaults = &adapter.defaults;
     let session = adapter
@@ -55,6 +60,36 @@ pub async fn new(
     Ok(NewSessionResponse::new(session.id.clone())
         .modes(modes::modes(&session))
         .config_options(modes::config_options(&session)))
+}
+
+/// Refuses a project the editor names that would open the whole disk or the home directory
+/// to the session's tools (`/`, `$HOME` or above it), or that lies in the daemon's state
+/// directory; links and `..` resolved first. A missing folder is the daemon's to refuse.
+fn check_cwd(
+    cwd: &std::path::Path,
+    state_dir: &std::path::Path,
+    home: Option<&std::ffi::OsStr>,
+) -> Result<(), Error> {
+    let Ok(real) = cwd.canonicalize() else {
+        return Ok(());
+    };
+    let state = state_dir
+        .canonicalize()
+        .unwrap_or_else(|_| state_dir.to_path_buf());
+    let home = home.map(std::path::Path::new);
+    let refused = |why: &str| {
+        Err(Error::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("cwd `{}` {why}; open a project folder", cwd.display()),
+        ))
+    };
+    if real.starts_with(&state) {
+        return refused("is inside codarisd's state directory");
+    }
+    if real.parent().is_none() || home.is_some_and(|home| home.starts_with(&real)) {
+        return refused("would open the whole disk or the home directory to the session's tools");
+    }
+    Ok(())
 }
 
 /// The editor's MCP servers do not join a session yet: said on standard error (the editor's
