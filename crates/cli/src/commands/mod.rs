@@ -127,6 +127,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             chat::chat(&target, autostart, args).await
         }
         Command::Acp(args) => {
+            crate::acp::lean_allocator();
             let target = Target::resolve(cli.global.state_dir)?;
             let mut session = args.session_args();
             name_daemon_provider(&target, autostart, &mut session).await?;
