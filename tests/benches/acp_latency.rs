@@ -167,7 +167,7 @@ fn measure(sandbox: &Sandbox, proj: &Path, turns: usize) -> Vec<Duration> {
                             id.clone(),
                             Arc::clone(&grpc_side),
                         ));
-                        let answer = prompt.block_task().await?;
+                        prompt.block_task().await?;
                         reader.await.unwrap();
                     }
                     // Each run's session ends with it, as an editor's user would close it.
