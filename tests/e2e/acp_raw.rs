@@ -337,3 +337,48 @@ fn help_prints_each_editors_setup() {
         assert!(help.contains(line), "no `{line}` in:\n{help}");
     }
 }
+
+#[test]
+fn a_card_the_daemon_timed_out_is_withdrawn_from_the_editor() {
+    let sandbox = Sandbox::new();
+    let proj = project(&sandbox);
+    sandbox.write_config("[daemon]\ncard_timeout_seconds = 1\n");
+    let _daemon = sandbox.start_daemon(&[]);
+    let script = json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "write", "args": {"path": "a.txt", "content": "x"}}]},
+        {"text": "done"}
+    ]}]});
+    let mut editor = Editor::start(&sandbox, &script, &[]);
+    editor.initialize();
+    let session = editor.new_session(&proj);
+    let id = session["result"]["sessionId"].as_str().unwrap().to_owned();
+    let line = json!({"jsonrpc": "2.0", "id": 50, "method": "session/prompt",
+        "params": {"sessionId": id, "prompt": [{"type": "text", "text": "write"}]}});
+    editor.write_line(&line.to_string());
+    // Nobody answers the card; the daemon gives up on it after a second.
+    let mut asked = None;
+    let mut withdrawn = None;
+    let mut answer = None;
+    while answer.is_none() {
+        let message = editor
+            .read(Duration::from_secs(30))
+            .unwrap_or_else(|| panic!("the turn never ended; saw {:#?}", editor.seen));
+        if message["method"] == "session/request_permission" {
+            asked = Some(message["id"].clone());
+        } else if message["method"] == "$/cancel_request" {
+            withdrawn = Some(message["params"]["requestId"].clone());
+        } else if message["id"] == json!(50) {
+            answer = Some(message.clone());
+        }
+        editor.seen.push(message);
+    }
+    assert!(asked.is_some(), "{:#?}", editor.seen);
+    assert_eq!(withdrawn, asked, "{:#?}", editor.seen);
+    // Withdrawn as soon as the daemon moved on: before the call is shown failed.
+    let at = |found: &dyn Fn(&Value) -> bool| editor.seen.iter().position(|m| found(m)).unwrap();
+    let withdrawal = at(&|m| m["method"] == "$/cancel_request");
+    let failed = at(&|m| m["params"]["update"]["status"] == "failed");
+    assert!(withdrawal < failed, "{:#?}", editor.seen);
+    assert_eq!(answer.unwrap()["result"]["stopReason"], "end_turn");
+    assert!(!proj.join("a.txt").exists());
+}
