@@ -375,7 +375,7 @@ fn a_card_the_daemon_timed_out_is_withdrawn_from_the_editor() {
     assert!(asked.is_some(), "{:#?}", editor.seen);
     assert_eq!(withdrawn, asked, "{:#?}", editor.seen);
     // Withdrawn as soon as the daemon moved on: before the call is shown failed.
-    let at = |found: &dyn Fn(&Value) -> bool| editor.seen.iter().position(|m| found(m)).unwrap();
+    let at = |found: &dyn Fn(&Value) -> bool| editor.seen.iter().position(found).unwrap();
     let withdrawal = at(&|m| m["method"] == "$/cancel_request");
     let failed = at(&|m| m["params"]["update"]["status"] == "failed");
     assert!(withdrawal < failed, "{:#?}", editor.seen);
