@@ -382,3 +382,25 @@ fn a_card_the_daemon_timed_out_is_withdrawn_from_the_editor() {
     assert_eq!(answer.unwrap()["result"]["stopReason"], "end_turn");
     assert!(!proj.join("a.txt").exists());
 }
+
+#[test]
+fn without_a_daemon_initialize_names_the_socket() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let mut editor = Editor::start(&sandbox, &json!({"turns": []}), &["--no-autostart"]);
+    let answer = editor.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientInfo": {"name": "raw", "version": "0"}}),
+        "",
+    );
+    let said = answer["error"]["message"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an error: {answer}"));
+    assert!(
+        said.contains(&sandbox.socket().display().to_string()),
+        "{said}"
+    );
+    // Nothing but JSON-RPC on standard output, and the adapter still answers.
+    let unknown = editor.call("session/frobnicate", json!({}), "");
+    assert!(unknown.get("error").is_some(), "{unknown}");
+}
