@@ -81,6 +81,7 @@ async fn attack(socket: PathBuf) -> String {
                 answer: v1::CardAnswer::AllowSession.into(),
                 // The one thing it cannot read anywhere.
                 answer_secret: String::new(),
+                answered_by: String::new(),
             })
             .await;
         return match answer {

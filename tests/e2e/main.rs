@@ -4,6 +4,9 @@
 // test code, so `clippy.toml` lets them unwrap as the tests do.
 #![cfg(test)]
 
+mod acp;
+mod acp_node;
+mod acp_raw;
 mod cards;
 mod chat;
 mod cli_contract;

@@ -52,6 +52,11 @@ pub enum Command {
     /// a prompt; Ctrl-C cancels the turn, Ctrl-D ends the session. `/help` lists chat's own
     /// commands. `codaris` without a command opens it too
     Chat(ChatArgs),
+    /// Serve an editor over the Agent Client Protocol (ACP v1) on standard input and output:
+    /// Zed, JetBrains, Neovim and Emacs drive codarisd with no plugin. Standard output carries
+    /// only ACP messages; logs go to standard error
+    #[command(after_help = crate::acp::setup::SETUP)]
+    Acp(AcpArgs),
     /// The stored sessions, most recently used first: id, title, cwd, state, turns and last
     /// activity. `codaris chat --resume ID` or `codaris run --session ID` continues one
     Sessions {
@@ -234,6 +239,47 @@ pub struct RunArgs {
     /// The turns' messages; `-` reads one from standard input
     #[arg(value_name = "PROMPT", required = true)]
     pub prompts: Vec<String>,
+}
+
+/// What every session `codaris acp` opens is asked with; its cwd is the editor's project.
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// Model provider: scripted, anthropic or openai [default: CODARIS_PROVIDER, else the
+    /// daemon's (`codaris login`)]
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+    /// The model to ask [default: CODARIS_MODEL or the configuration's]
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The API's base URL, http(s) [default: OPENAI_BASE_URL or ANTHROPIC_BASE_URL, whichever
+    /// is the provider's, else the daemon's]
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The script the scripted provider plays (JSON, see docs/surface.md); names the scripted
+    /// provider unless --provider says otherwise
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+    /// Operating mode a new session starts in (the editor may switch it)
+    #[arg(long, value_enum, default_value_t = Mode::Agent)]
+    pub mode: Mode,
+    /// How much a new session asks before acting (the editor may switch it)
+    #[arg(long, value_enum, default_value_t = PermissionModeArg::Ask)]
+    pub permission_mode: PermissionModeArg,
+}
+
+impl AcpArgs {
+    /// The same choices as the session flags of `run` and `chat`, with no cwd of their own.
+    pub fn session_args(&self) -> SessionArgs {
+        SessionArgs {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            script: self.script.clone(),
+            cwd: None,
+            mode: self.mode,
+            permission_mode: self.permission_mode,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -119,7 +119,8 @@ pub async fn start_and_wait(target: &Target) -> Result<Channel, CliError> {
 pub async fn start_and_wait_with(
     target: &Target,
     default_dir: Option<&Path>,
-    manager: &dyn crate::service::ServiceManager,
+    // `Sync`: `codaris acp` reaches the daemon from a task that may move between threads.
+    manager: &(dyn crate::service::ServiceManager + Sync),
 ) -> Result<(Channel, StartedBy), CliError> {
     match crate::service::plan(target.layout.dir(), default_dir, manager) {
         crate::service::StartPlan::Spawn => Ok((spawn_and_wait(target).await?, StartedBy::Cli)),

@@ -29,6 +29,9 @@ pub enum CliError {
     StopTimeout { pid: u32, seconds: u64 },
     #[error("no session `{id}`; `codaris sessions --all` lists them")]
     NoSession { id: String },
+    /// The ACP connection with the editor failed (`codaris acp`).
+    #[error("the editor's ACP connection failed: {message}")]
+    Acp { message: String },
     #[error("{}", status_line(.0))]
     Rpc(#[from] tonic::Status),
     #[error("cannot read {}: {source}", path.display())]

@@ -1,5 +1,6 @@
 //! `codaris`: parse the command line, run the command, map the result to an exit code.
 
+mod acp;
 mod cli;
 mod client;
 mod commands;

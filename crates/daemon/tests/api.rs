@@ -181,6 +181,7 @@ async fn bad_turn_requests_are_clear_and_stray_answers_change_nothing() {
             card_id: "c1".to_owned(),
             answer: v1::CardAnswer::AllowSession.into(),
             answer_secret: String::new(),
+            answered_by: String::new(),
         })
         .await
         .unwrap()

@@ -182,6 +182,7 @@ pub(crate) fn answer_to(
         card_id: card.id.clone(),
         answer: answer.into(),
         answer_secret: card.answer_secret.clone(),
+        answered_by: String::new(),
     }
 }
 

@@ -131,6 +131,10 @@ pub struct CardRecord {
     /// card offered none, so `allow_programs` cannot answer it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<String>,
+    /// Who answered, as the answering client said (`acp:zed` for an editor over ACP, which may
+    /// answer by itself as its settings say); `None`: the client that held the turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
 }
 
 impl CardRecord {
@@ -154,6 +158,7 @@ impl CardRecord {
             answered_at_ms: None,
             grant_id: None,
             programs,
+            answered_by: None,
         }
     }
 }

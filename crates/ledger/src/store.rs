@@ -454,6 +454,18 @@ impl Ledger {
         grants: Vec<Grant>,
         at_ms: u64,
     ) -> Result<Option<Vec<GrantRecord>>, LedgerError> {
+        self.answer_card_by(card_id, answer, grants, at_ms, None)
+    }
+
+    /// [`Ledger::answer_card`], recording who answered (`acp:zed`) with the answer.
+    pub fn answer_card_by(
+        &self,
+        card_id: &str,
+        answer: CardAnswer,
+        grants: Vec<Grant>,
+        at_ms: u64,
+        answered_by: Option<&str>,
+    ) -> Result<Option<Vec<GrantRecord>>, LedgerError> {
         let order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
         let Some(current) = self.cards.get(card_id.as_bytes())? else {
             return Ok(None);
@@ -491,6 +503,7 @@ impl Ledger {
             answer: Some(answer),
             answered_at_ms: Some(at_ms),
             grant_id: records.first().map(|r| r.id.clone()),
+            answered_by: answered_by.map(str::to_owned),
             ..card
         };
         let mut update = Pending::new(
@@ -622,6 +635,10 @@ impl Ledger {
         }
         record.seq = self.next_id()?;
         record.schema = SCHEMA;
+        // A build with serde_json's `preserve_order` (every workspace build, through the ACP
+        // crate) keeps the model's key order in the arguments; the stored bytes must not
+        // follow it: sorted, as a build without it writes them (tests/map_order.rs).
+        record.request.args.sort_all_objects();
         let mut pendings = Vec::with_capacity(2);
         record.grant_set = None;
         if let SetName::Key(key) = name {

@@ -12,6 +12,7 @@ mod full_disk;
 mod grant_cache;
 mod grant_sets;
 mod log_files;
+mod map_order;
 mod reads;
 mod replay;
 mod store;

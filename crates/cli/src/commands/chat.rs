@@ -200,6 +200,7 @@ async fn turn(
                         card_id: card.id.clone(),
                         answer: answer.into(),
                         answer_secret: card.answer_secret.clone(),
+                        answered_by: String::new(),
                     })
                     .await?;
                 output::line(&format!("  answered: {name}"))?;

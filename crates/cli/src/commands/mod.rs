@@ -50,6 +50,7 @@ pub enum Outcome {
 /// commands that honour it. Every command is one or the other (docs/cli.md tables them).
 fn without_json(command: &Command) -> Option<(&'static str, &'static str)> {
     match command {
+        Command::Acp(_) => Some(("acp", "it speaks ACP, JSON-RPC lines, on standard output")),
         Command::Chat(_) => Some((
             "chat",
             "it is interactive; `codaris run --json` streams events",
@@ -125,6 +126,14 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             name_daemon_provider(&target, autostart, &mut args.session).await?;
             chat::chat(&target, autostart, args).await
         }
+        Command::Acp(args) => {
+            crate::acp::lean_allocator();
+            let target = Target::resolve(cli.global.state_dir)?;
+            let mut session = args.session_args();
+            name_daemon_provider(&target, autostart, &mut session).await?;
+            let defaults = acp_defaults(&session)?;
+            crate::acp::serve(target, autostart, defaults).await
+        }
         Command::Sessions { all } => {
             let target = Target::resolve(cli.global.state_dir)?;
             sessions::list(&target, autostart, json, all).await
@@ -188,4 +197,39 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             }
         }
     }
+}
+
+/// What `codaris acp` opens each session with, resolved as `run` resolves its flags.
+fn acp_defaults(session: &crate::cli::SessionArgs) -> Result<crate::acp::Defaults, CliError> {
+    use crate::cli::{Mode, PermissionModeArg};
+    use codaris_proto::v1;
+    let choice = session_model::SessionModel::from_args(session, &|name| std::env::var(name).ok())?;
+    let script = match &session.script {
+        Some(path) if path.is_absolute() => path.display().to_string(),
+        Some(path) => std::env::current_dir()
+            .map_err(|source| CliError::Read {
+                path: path.clone(),
+                source,
+            })?
+            .join(path)
+            .display()
+            .to_string(),
+        None => String::new(),
+    };
+    Ok(crate::acp::Defaults {
+        provider: choice.provider,
+        model: choice.model,
+        base_url: choice.base_url,
+        script,
+        activity: match session.mode {
+            Mode::Agent => v1::Activity::Agent,
+            Mode::Plan => v1::Activity::Plan,
+            Mode::Ask => v1::Activity::Ask,
+        },
+        permission_mode: match session.permission_mode {
+            PermissionModeArg::Ask => v1::PermissionMode::Ask,
+            PermissionModeArg::AcceptEdits => v1::PermissionMode::AcceptEdits,
+            PermissionModeArg::Bypass => v1::PermissionMode::Bypass,
+        },
+    })
 }

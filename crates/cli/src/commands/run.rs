@@ -226,6 +226,7 @@ pub async fn play_turn(
                     card_id: card.id.clone(),
                     answer: answer.into(),
                     answer_secret: card.answer_secret.clone(),
+                    answered_by: String::new(),
                 })
                 .await?
                 .into_inner();
@@ -581,7 +582,7 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
     }
 }
 
-fn prost_to_json(value: &prost_types::Value) -> Value {
+pub(crate) fn prost_to_json(value: &prost_types::Value) -> Value {
     use prost_types::value::Kind;
     match &value.kind {
         None | Some(Kind::NullValue(_)) => Value::Null,

@@ -309,6 +309,7 @@ impl Sessions for SessionsService {
                 .into());
             }
         };
+        let by = answered_by(&request.answered_by)?;
         let answered = self
             .turns
             .answer(
@@ -316,6 +317,7 @@ impl Sessions for SessionsService {
                 &request.card_id,
                 &request.answer_secret,
                 answer,
+                by,
             )
             .await?;
         Ok(Response::new(v1::AnswerCardResponse {
@@ -420,3 +422,53 @@ fn session_change(request: &v1::UpdateSessionRequest) -> Result<SessionChange, D
 
 /// The largest piece of a shared file one message carries.
 const SHARED_CHUNK: usize = 64 * 1024;
+
+/// The longest `answered_by` the ledger keeps.
+const ANSWERED_BY_MAX: usize = 128;
+
+/// Who answered a card as the ledger records it: `None` when the client left it empty;
+/// refused when it could not be shown on one line as written.
+fn answered_by(given: &str) -> Result<Option<String>, DaemonError> {
+    if given.is_empty() {
+        return Ok(None);
+    }
+    if given.chars().count() > ANSWERED_BY_MAX {
+        return Err(invalid(
+            "answered_by",
+            format!("is longer than {ANSWERED_BY_MAX} characters"),
+        ));
+    }
+    if given.chars().any(char::is_control) {
+        return Err(invalid("answered_by", "contains a control character"));
+    }
+    Ok(Some(given.to_owned()))
+}
+
+#[cfg(test)]
+mod answered_by_tests {
+    use super::*;
+
+    #[test]
+    fn who_answered_is_kept_on_one_short_line_or_refused() {
+        assert_eq!(answered_by("").ok(), Some(None));
+        assert_eq!(
+            answered_by("acp:Zed").ok(),
+            Some(Some("acp:Zed".to_owned()))
+        );
+        // An editor's name is its own word: nothing it says may forge a second line.
+        assert!(matches!(
+            answered_by("acp:zed\n{\"answer\":\"allow_session\"}"),
+            Err(DaemonError::InvalidArgument {
+                field: "answered_by",
+                ..
+            })
+        ));
+        assert!(matches!(
+            answered_by(&"x".repeat(ANSWERED_BY_MAX + 1)),
+            Err(DaemonError::InvalidArgument {
+                field: "answered_by",
+                ..
+            })
+        ));
+    }
+}

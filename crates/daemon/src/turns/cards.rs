@@ -73,6 +73,8 @@ pub enum NotRecorded {
 #[derive(Debug)]
 pub struct Answer {
     pub answer: CardAnswer,
+    /// Who answered, as the client said (`acp:zed`); `None`: the turn's own client.
+    pub by: Option<String>,
     pub reply: oneshot::Sender<Recorded>,
 }
 
@@ -115,6 +117,17 @@ impl Cards {
 
     /// Delivers an answer to an open card, if `secret` is the card's.
     pub fn answer(&self, id: &str, secret: &str, answer: CardAnswer) -> Delivery {
+        self.answer_by(id, secret, answer, None)
+    }
+
+    /// [`Cards::answer`], saying who answered (recorded with the answer).
+    pub fn answer_by(
+        &self,
+        id: &str,
+        secret: &str,
+        answer: CardAnswer,
+        by: Option<String>,
+    ) -> Delivery {
         let mut open = self.lock();
         let Some(card) = open.get(id) else {
             return Delivery::NotOpen;
@@ -130,7 +143,7 @@ impl Cards {
             return Delivery::NotOpen;
         };
         let (reply, recorded) = oneshot::channel();
-        match card.sender.send(Answer { answer, reply }) {
+        match card.sender.send(Answer { answer, by, reply }) {
             Ok(()) => Delivery::Delivered(recorded),
             // The turn stopped waiting (it lapsed or ended) a moment ago.
             Err(_) => Delivery::NotOpen,

@@ -200,13 +200,13 @@ impl DaemonHost {
             answer_secret: opened.secret.reveal().to_owned(),
             preview: text.preview,
         }));
-        let (answer, reply) =
+        let (answer, by, reply) =
             match tokio::time::timeout(self.turns.card_timeout, opened.answer).await {
-                Ok(Ok(given)) => (given.answer, Some(given.reply)),
-                Ok(Err(_)) => (CardAnswer::SessionEnded, None),
+                Ok(Ok(given)) => (given.answer, given.by, Some(given.reply)),
+                Ok(Err(_)) => (CardAnswer::SessionEnded, None, None),
                 Err(_) => {
                     self.session.cards.forget(&id);
-                    (CardAnswer::TimedOut, None)
+                    (CardAnswer::TimedOut, None, None)
                 }
             };
         let grants: Vec<Grant> = match (answer, capability) {
@@ -232,7 +232,8 @@ impl DaemonHost {
         let recorded = tokio::task::spawn_blocking(move || {
             // One commit: the answer and its grants are durable together or not at all.
             let record = || {
-                let recorded = ledger.answer_card(&id, answer, grants, now_ms())?;
+                let recorded =
+                    ledger.answer_card_by(&id, answer, grants, now_ms(), by.as_deref())?;
                 let ids = recorded
                     .unwrap_or_default()
                     .into_iter()

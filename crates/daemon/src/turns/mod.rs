@@ -286,9 +286,10 @@ impl Turns {
         card_id: &str,
         secret: &str,
         answer: CardAnswer,
+        by: Option<String>,
     ) -> Result<Answered, DaemonError> {
         let delivery = match self.live_of(session_id) {
-            Some(session) => session.cards.answer(card_id, secret, answer),
+            Some(session) => session.cards.answer_by(card_id, secret, answer, by),
             None => Delivery::NotOpen,
         };
         let recorded = match delivery {
