@@ -225,7 +225,8 @@ mod tests {
             "",
             json!({"type": "object", "properties": {"path": {}, "mode": {}}}),
         );
-        assert_eq!(t.argument_names(), ["mode", "path"]);
+        // In the schema's own order (serde_json keeps it: `preserve_order`).
+        assert_eq!(t.argument_names(), ["path", "mode"]);
         assert!(
             tool("", json!({"type": "object"}))
                 .argument_names()

@@ -331,10 +331,12 @@ mod tests {
         assert_eq!(
             pairs,
             Ok(vec![
+                // In the order given (serde_json's `preserve_order`): the command line
+                // reads as the call was written.
                 ("input".into(), "sheet.csv".into()),
+                ("skip_qc".into(), "true".into()),
                 ("max_cpus".into(), "4".into()),
                 ("ratio".into(), "0.5".into()),
-                ("skip_qc".into(), "true".into()),
             ])
         );
         for (bad, want) in [

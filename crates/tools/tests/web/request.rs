@@ -49,7 +49,7 @@ async fn methods_query_headers_and_each_body_kind_are_sent() {
         (
             json!({"method": "get", "query": {"q": "a b", "n": 2, "t": ["x", "y"]}, "headers": {"X-Key": "k1"}}),
             "GET",
-            "/echo?n=2&q=a+b&t=x&t=y",
+            "/echo?q=a+b&n=2&t=x&t=y", // in the order given
             None,
             b"".to_vec(),
         ),
