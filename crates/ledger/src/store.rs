@@ -635,9 +635,9 @@ impl Ledger {
         }
         record.seq = self.next_id()?;
         record.schema = SCHEMA;
-        // A build with serde_json's `preserve_order` (every workspace build, through the ACP
-        // crate) keeps the model's key order in the arguments; the stored bytes must not
-        // follow it: sorted, as a build without it writes them (tests/map_order.rs).
+        // serde_json's `preserve_order` (on in every build: the workspace Cargo.toml) keeps
+        // the model's key order in the arguments; the stored bytes must not follow it:
+        // sorted, as the ledger always wrote them (tests/map_order.rs).
         record.request.args.sort_all_objects();
         let mut pendings = Vec::with_capacity(2);
         record.grant_set = None;

@@ -1,9 +1,9 @@
-//! The ledger's bytes do not follow how a build orders JSON maps. `codaris acp`'s ACP crate
-//! turns on serde_json's `preserve_order` in every workspace build, under which a call's
-//! arguments keep the model's key order; a decision stored from them must still be byte for
-//! byte what a build without it stores (keys sorted), so its digest, its stored bytes and an
-//! export do not depend on which crates were built beside the daemon. `cargo test --workspace`
-//! runs this with `preserve_order` on, `cargo test -p codaris-ledger` with it off.
+//! The ledger's bytes do not follow how a build orders JSON maps. Every build turns on
+//! serde_json's `preserve_order` (`codaris acp`'s ACP crate needs it, so the workspace asks it
+//! for all), under which a call's arguments keep the model's key order; a decision stored from
+//! them must still be byte for byte what the ledger always stored (keys sorted), so its digest,
+//! its stored bytes and an export do not depend on the feature. The test fails if the sort is
+//! dropped.
 
 use codaris_policy::Activity;
 use pretty_assertions::assert_eq;
@@ -14,7 +14,7 @@ use crate::support::{ledger, record, request, task};
 
 /// As a model might send them: no key in order, nested objects and arrays of objects too.
 const MODEL_ORDER: &str = r#"{"path":"a.txt","content":"x","opts":{"z":1,"a":[{"y":2,"b":3}]}}"#;
-/// The same arguments as a build without `preserve_order` writes them.
+/// The same arguments as the ledger stores them: keys sorted, at every depth.
 const SORTED: &str = r#"{"content":"x","opts":{"a":[{"b":3,"y":2}],"z":1},"path":"a.txt"}"#;
 
 #[test]

@@ -79,7 +79,7 @@ async fn methods_query_headers_and_each_body_kind_are_sent() {
             "POST",
             "/echo",
             Some("application/x-www-form-urlencoded"),
-            b"n=1&name=x+y".to_vec(),
+            b"name=x+y&n=1".to_vec(), // in the order given
         ),
         (
             json!({"method": "POST", "body_file": "data.bin"}),
