@@ -180,3 +180,28 @@ fn what_the_reader_did_not_understand_is_reported_not_guessed() -> TestResult {
     );
     Ok(())
 }
+
+/// A container taken from a param or `task.ext` is set (and maybe pinned) elsewhere: the audit
+/// cannot prove it unpinned, so it warns rather than calling it an error.
+#[test]
+fn a_computed_container_is_a_warning_not_an_error() -> TestResult {
+    let p = SourceTree::from_files([(
+        "modules/local/align.nf",
+        "process ALIGN {\n    container params.align_container\n    script:\n    \"\"\"\n    bwa mem\n    \"\"\"\n}\n",
+    )]);
+    let rules = RuleSet::builtin()?;
+    let a = audit(&p, &rules, Some(&["NF-CONTAINER-PINNED".to_string()]))?;
+    assert_eq!(a.findings.len(), 1, "{}", a.render());
+    assert_eq!(a.findings[0].severity, Severity::Warning, "{}", a.render());
+    assert!(a.findings[0].message.contains("computed"), "{}", a.render());
+    assert!(!a.has_errors());
+    // An image it can read and that is not pinned stays an error.
+    let p = SourceTree::from_files([(
+        "modules/local/align.nf",
+        "process ALIGN {\n    container 'biocontainers/bwa:latest'\n    script:\n    \"\"\"\n    bwa mem\n    \"\"\"\n}\n",
+    )]);
+    let a = audit(&p, &rules, Some(&["NF-CONTAINER-PINNED".to_string()]))?;
+    assert_eq!(a.findings.len(), 1, "{}", a.render());
+    assert_eq!(a.findings[0].severity, Severity::Error);
+    Ok(())
+}

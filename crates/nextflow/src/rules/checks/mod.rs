@@ -10,7 +10,7 @@ use std::cell::OnceCell;
 use super::finding::Finding;
 use super::generic::{fix_generic, propose_generic, run_generic};
 use super::pipeline::SourceTree;
-use super::rule::{BuiltinCheck, Check, Rule};
+use super::rule::{BuiltinCheck, Check, Rule, Severity};
 use crate::parse::{
     Config, NfFile, Process, Setting, is_nftest_config, parse_config, parse_script,
 };
@@ -23,11 +23,23 @@ pub(crate) struct Report<'a> {
 
 impl Report<'_> {
     pub(crate) fn at(&mut self, file: &str, line: usize, message: impl Into<String>) {
+        self.at_most(file, line, self.rule.severity, message);
+    }
+
+    /// A finding the check cannot prove (a value computed at run time): the rule's severity,
+    /// but no more than `cap`.
+    pub(crate) fn at_most(
+        &mut self,
+        file: &str,
+        line: usize,
+        cap: Severity,
+        message: impl Into<String>,
+    ) {
         self.out.push(Finding {
             file: file.to_string(),
             line,
             rule: self.rule.id.clone(),
-            severity: self.rule.severity,
+            severity: self.rule.severity.min(cap),
             message: message.into(),
             why: self.rule.description.clone(),
             doc: self.rule.doc.clone(),

@@ -9,6 +9,7 @@ use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value}
 use crate::rules::config::quoted_strings;
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
+use crate::rules::rule::Severity;
 
 /// The resource labels of nf-core's `conf/base.config`.
 const RESOURCE_LABELS: [&str; 7] = [
@@ -141,9 +142,12 @@ fn check_images(
     images: &[String],
 ) {
     if images.is_empty() || images.iter().any(|i| i.contains("${")) {
-        r.at(
+        // Unproven, so a warning: a module may take its image from a param or `task.ext`,
+        // set (and pinned) elsewhere.
+        r.at_most(
             file,
             at,
+            Severity::Warning,
             format!(
                 "{owner}container `{}` is computed, so it cannot be checked statically; pin it where it is set",
                 value.trim()
