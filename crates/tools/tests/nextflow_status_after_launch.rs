@@ -114,7 +114,19 @@ impl Env {
 
     /// Launches a run; its name.
     async fn launch(&self, args: Value) -> Result<String, Box<dyn std::error::Error>> {
-        let answer = self.call("run_built_pipeline", args).await?;
+        // Nextflow's history can say `finished` a moment before the launched process has
+        // exited, and a launch is refused while the previous run's process lives: wait for it.
+        let start = Instant::now();
+        let answer = loop {
+            match self.call("run_built_pipeline", args.clone()).await {
+                Err(e)
+                    if e.to_string().contains("is still running") && start.elapsed() < PATIENCE =>
+                {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                other => break other?,
+            }
+        };
         let name = answer
             .strip_prefix("launched run `")
             .and_then(|rest| rest.split_once('`'))

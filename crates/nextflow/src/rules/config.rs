@@ -29,8 +29,13 @@ pub(crate) fn value_strings(v: &Value) -> Vec<String> {
 
 /// The quoted strings of a source text.
 pub(crate) fn quoted_strings(text: &str) -> Vec<String> {
-    QUOTED
-        .captures_iter(text)
+    single_or_double(&QUOTED, text)
+}
+
+/// What `re` (a single-quoted form in group 1, a double-quoted one in group 2) matches in
+/// `text`, each match's one group.
+pub(crate) fn single_or_double(re: &Regex, text: &str) -> Vec<String> {
+    re.captures_iter(text)
         .filter_map(|c| {
             c.get(1)
                 .or_else(|| c.get(2))

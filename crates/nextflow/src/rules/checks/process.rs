@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::{Facts, Proposal, Report};
 use crate::parse::{Directive, Process, ScriptKind, SelectorKind, Setting, Value};
-use crate::rules::config::quoted_strings;
+use crate::rules::config::{quoted_strings, single_or_double};
 use crate::rules::finding::Finding;
 use crate::rules::pipeline::SourceTree;
 use crate::rules::rule::Severity;
@@ -123,14 +123,7 @@ fn expression_images(text: &str) -> Vec<String> {
     if !text.contains('?') {
         return quoted_strings(text);
     }
-    BRANCH
-        .captures_iter(text)
-        .filter_map(|c| {
-            c.get(1)
-                .or_else(|| c.get(2))
-                .map(|m| m.as_str().to_string())
-        })
-        .collect()
+    single_or_double(&BRANCH, text)
 }
 
 fn check_images(
