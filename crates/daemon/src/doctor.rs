@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use codaris_agent::{ProviderChoice, ProviderKind, Secret};
 
-use crate::providers::ProviderSettings;
+use crate::config::providers::ProviderSettings;
 
 /// How long one check may take, connection included.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);

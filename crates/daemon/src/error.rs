@@ -114,7 +114,7 @@ pub enum DaemonError {
     AnswerNotRecorded {
         card: String,
         #[source]
-        source: crate::turns::NotRecorded,
+        source: NotRecorded,
     },
     #[error(
         "the answer to card `{card}` was taken but not yet durable after {seconds} s; `codaris ledger grants` shows whether it was recorded"
@@ -221,4 +221,13 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::Io { .. } => tonic::Status::internal(message),
         }
     }
+}
+
+/// Why an answer was not made durable; nothing was granted.
+#[derive(Debug, thiserror::Error)]
+pub enum NotRecorded {
+    #[error("the ledger could not record the answer: {0}")]
+    Ledger(#[from] codaris_ledger::LedgerError),
+    #[error("recording the answer stopped: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }

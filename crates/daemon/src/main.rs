@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         return mcp_server(name, &keys);
     }
     if let Some(Command::CheckConfig { file }) = args.command {
-        return match codaris_daemon::config_sources::check_file(file.or(args.config)) {
+        return match codaris_daemon::config::check_file(file.or(args.config)) {
             Ok(path) => {
                 println!("ok: {}", path.display());
                 ExitCode::SUCCESS

@@ -55,7 +55,7 @@ pub async fn serve(
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
     let mut setup = crate::builtins::Setup::from_config(&config);
-    setup.gates = Some(Arc::new(crate::nextflow::LedgerGates(ledger.gates()?)));
+    setup.gates = Some(Arc::new(crate::gates::LedgerGates(ledger.gates()?)));
     let (builtins, notices) = crate::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
@@ -271,7 +271,9 @@ async fn routes(
     let providers = Arc::new(crate::providers::LiveProviders::new(
         config.provider_inputs.clone(),
         config.providers.clone(),
-        config.state_dir.join(crate::providers::CREDENTIALS_FILE),
+        config
+            .state_dir
+            .join(crate::config::providers::CREDENTIALS_FILE),
     ));
     let daemon = DaemonService {
         config: config.clone(),

@@ -5,7 +5,6 @@
 //! A call reaches [`McpHub::run`] only with the dispatcher's permit, like a built-in's.
 
 pub mod builtin;
-pub mod config;
 pub mod paths;
 mod pins;
 

@@ -232,7 +232,7 @@ impl Daemon for DaemonService {
         _request: Request<v1::GetConfigRequest>,
     ) -> Result<Response<v1::GetConfigResponse>, Status> {
         let settings = self.providers.current();
-        let entries = crate::config_sources::entries(&self.config, &settings);
+        let entries = crate::config::entries(&self.config, &settings);
         Ok(Response::new(v1::GetConfigResponse {
             entries: entries
                 .into_iter()

@@ -8,9 +8,10 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use codaris_ledger::{CardAnswer, Ledger, LedgerError};
+use codaris_ledger::{CardAnswer, Ledger};
 use tokio::sync::oneshot;
 
+use crate::error::NotRecorded;
 use crate::sessions::now_ms;
 
 /// Random bytes in a card's answer secret (256 bits; the secret is their hex).
@@ -59,15 +60,6 @@ impl CardSecret {
 /// What the turn did with an answer: the ids of the grants it recorded (none for an answer
 /// that grants nothing), once they and the card's answer are durable.
 pub type Recorded = Result<Vec<String>, NotRecorded>;
-
-/// Why an answer was not made durable; nothing was granted.
-#[derive(Debug, thiserror::Error)]
-pub enum NotRecorded {
-    #[error("the ledger could not record the answer: {0}")]
-    Ledger(#[from] LedgerError),
-    #[error("recording the answer stopped: {0}")]
-    Task(#[from] tokio::task::JoinError),
-}
 
 /// The person's answer to a card, and where the turn reports what became of it.
 #[derive(Debug)]

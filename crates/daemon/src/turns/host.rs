@@ -15,12 +15,12 @@ use codaris_proto::v1;
 use serde_json::Value;
 
 use super::card_text::{self, CardText, refused_once};
-use super::cards::NotRecorded;
 use super::log::TurnLog;
 use super::{Session, Turns};
 use crate::builtins::Builtins;
 use crate::convert::{capability_wire, turn_event_wire};
 use crate::dispatch::{Dispatched, Permit, ToolCall};
+use crate::error::NotRecorded;
 use crate::registry::ToolRegistry;
 use crate::sessions::now_ms;
 

@@ -25,7 +25,8 @@ use codaris_proto::v1;
 use tokio::sync::mpsc;
 use tracing::Instrument;
 
-pub use cards::{Cards, Delivery, NotRecorded};
+pub use crate::error::NotRecorded;
+pub use cards::{Cards, Delivery};
 use host::DaemonHost;
 use log::TurnLog;
 pub use resume::{HistoryEntry, SessionChange};
@@ -471,7 +472,7 @@ impl Turns {
 /// since the daemon started counts), and whether it takes pictures.
 fn model_for(
     record: &SessionRecord,
-    settings: &crate::providers::ProviderSettings,
+    settings: &crate::config::providers::ProviderSettings,
     config: &Config,
 ) -> Result<session::Model, DaemonError> {
     Ok(session::Model {
@@ -533,7 +534,7 @@ fn api_provider(
 
 fn provider_for(
     record: &SessionRecord,
-    settings: &crate::providers::ProviderSettings,
+    settings: &crate::config::providers::ProviderSettings,
 ) -> Result<Box<dyn ModelProvider>, DaemonError> {
     match record.provider {
         codaris_agent::ProviderChoice::Scripted => {

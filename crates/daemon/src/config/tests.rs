@@ -1,4 +1,8 @@
 use super::*;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+
+use crate::config::{Flags, parse_file};
 use codaris_agent::ProviderChoice;
 use pretty_assertions::assert_eq;
 
@@ -61,9 +65,9 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             session_limits: codaris_tools::shell::SessionLimits::default(),
             lean_surface: true,
             tool_search_api: false,
-            providers: crate::providers::ProviderSettings::default(),
-            provider_inputs: crate::providers::ProviderInputs::default(),
-            recorded: crate::config_sources::record(
+            providers: crate::config::providers::ProviderSettings::default(),
+            provider_inputs: crate::config::providers::ProviderInputs::default(),
+            recorded: crate::config::record::record(
                 &ConfigToml::default(),
                 &BTreeMap::new(),
                 &Flags::default()
@@ -71,15 +75,15 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             models: Vec::new(),
             mcp_servers: Vec::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
-            ncbi: crate::research::NcbiConfig {
-                base_url: crate::research::DEFAULT_EUTILS_URL.to_owned(),
+            ncbi: crate::config::research::NcbiConfig {
+                base_url: crate::config::research::DEFAULT_EUTILS_URL.to_owned(),
                 email: None,
                 api_key: None,
             },
             research_engines: vec![Engine::brave(), Engine::bing()],
             seqera: codaris_seqera::SeqeraSetup::default(),
             builtin_program: None,
-            logging: crate::logging::LogSettings::default(),
+            logging: crate::config::logging::LogSettings::default(),
             telemetry: None,
         }
     );

@@ -3,9 +3,13 @@
 //! line, is `super::resolve`'s.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use super::providers::{ApiToml, ProviderToml};
+use super::values::OutputLimitsToml;
+use crate::error::ConfigError;
 
 /// The file as written: every key optional, unknown keys refused.
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -23,17 +27,17 @@ pub struct ConfigToml {
     /// `[[models]]`: what Codaris knows about a model by name.
     pub models: Option<Vec<ModelToml>>,
     /// `[mcp.servers.NAME]`: the MCP servers the daemon starts.
-    pub mcp: Option<crate::mcp::config::McpToml>,
+    pub mcp: Option<super::mcp::McpToml>,
     /// `[nextflow]`: the programs the Nextflow tools run, the operator's compliance rules.
-    pub nextflow: Option<crate::nextflow::NextflowToml>,
+    pub nextflow: Option<super::nextflow::NextflowToml>,
     /// `[ncbi]`: the E-utilities endpoint, the email NCBI asks for, the API key.
-    pub ncbi: Option<crate::research::NcbiToml>,
+    pub ncbi: Option<super::research::NcbiToml>,
     /// `[research]`: the engines `web_research` asks.
-    pub research: Option<crate::research::ResearchToml>,
+    pub research: Option<super::research::ResearchToml>,
     /// `[seqera]`: Wave, Seqera Platform, the token, the registries pushes may go to.
-    pub seqera: Option<crate::research::SeqeraToml>,
+    pub seqera: Option<super::research::SeqeraToml>,
     /// `[telemetry]`: OpenTelemetry export over OTLP/HTTP, off unless an endpoint is named.
-    pub telemetry: Option<crate::telemetry::TelemetryToml>,
+    pub telemetry: Option<super::telemetry::TelemetryToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
@@ -98,44 +102,7 @@ pub struct ToolsToml {
     pub session_pids_max: Option<u64>,
     /// The most memory (swap included) one session's commands may use: bytes or `8G`
     /// (default three quarters of physical memory).
-    pub session_memory_max: Option<crate::session_limits::SizeToml>,
-}
-
-#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct OutputLimitsToml {
-    pub max_bytes: Option<usize>,
-    pub max_lines: Option<usize>,
-}
-
-#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderToml {
-    pub name: Option<String>,
-    pub model: Option<String>,
-}
-
-#[derive(Default, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApiToml {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub base_url: Option<String>,
-    /// The most tokens one answer may have (`[openai] max_output_tokens`); read signed so that
-    /// a negative value is named as such rather than as a type error.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_output_tokens: Option<i64>,
-}
-
-impl std::fmt::Debug for ApiToml {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiToml")
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("base_url", &self.base_url)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .finish()
-    }
+    pub session_memory_max: Option<super::session_limits::SizeToml>,
 }
 
 /// One `[[models]]` entry.
@@ -146,4 +113,54 @@ pub struct ModelToml {
     pub name: Option<String>,
     /// Whether it takes pictures; unset, the guess by name ([`codaris_agent::multimodal_by_name`]).
     pub multimodal: Option<bool>,
+}
+
+/// Parses the text of a configuration file, naming the file and the key in any error.
+pub fn parse_file(path: &Path, text: &str) -> Result<ConfigToml, ConfigError> {
+    toml::from_str(text).map_err(|err| {
+        let offset = err.span().map(|span| span.start);
+        let message = one_line(err.message());
+        // Type errors name only the expected type; add the key the user wrote there.
+        let message = match offset.and_then(|at| key_at(text, at)) {
+            Some(key) if !message.contains(&key) => format!("`{key}`: {message}"),
+            _ => message,
+        };
+        ConfigError::Parse {
+            file: path.to_path_buf(),
+            message,
+            line: offset.map(|at| line_of(text, at)),
+        }
+    })
+}
+
+/// The dotted key (`table.key`) assigned on the line that holds byte `offset`, if any.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text.get(line_start..)?.lines().next()?;
+    let key = line.split_once('=')?.0.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    // `[table]`, or `[[table]]` for an entry of an array of tables.
+    let table = before[..line_start].lines().rev().find_map(|l| {
+        let l = l.trim();
+        l.strip_prefix('[')?
+            .strip_suffix(']')
+            .map(|t| t.trim_start_matches('[').trim_end_matches(']').trim())
+    });
+    Some(match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_owned(),
+    })
+}
+
+fn one_line(message: &str) -> String {
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset)
+        .map_or(0, |prefix| prefix.matches('\n').count())
+        + 1
 }

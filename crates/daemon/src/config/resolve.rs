@@ -1,19 +1,16 @@
-//! Configuration as data: a `ConfigToml` of options read from the file, resolved together with the
-//! environment and the command line by [`resolve`], a pure function.
+//! [`resolve`], a pure function: the file's options, the environment and the command line
+//! combined into the [`Config`] the daemon runs with, every bad value named with its origin.
 
-use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use codaris_agent::ProviderKind;
 use codaris_tools::Engine;
 
+use super::file::{ConfigToml, DEFAULT_LEDGER_CACHE_MB, MAX_LEDGER_CACHE_MB, ModelToml};
+use super::inputs::Sources;
+use super::providers::ApiConfig;
 use crate::error::ConfigError;
-
-#[path = "config_toml.rs"]
-mod file;
-pub use file::*;
 
 /// What the configuration says about one model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,37 +18,6 @@ pub struct ModelConfig {
     pub name: String,
     /// Shown pictures (`read_file` of a PNG) as pictures; else such a result is refused.
     pub multimodal: bool,
-}
-
-/// Credentials, endpoint and output cap of one HTTP model API. The key is never printed by
-/// `Debug`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiConfig {
-    pub api_key: Option<String>,
-    pub base_url: Option<String>,
-    /// The output cap of every answer ([`codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS`] unless
-    /// `max_output_tokens` is set), at least 1.
-    pub max_output_tokens: u32,
-}
-
-impl Default for ApiConfig {
-    fn default() -> Self {
-        Self {
-            api_key: None,
-            base_url: None,
-            max_output_tokens: codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS,
-        }
-    }
-}
-
-impl std::fmt::Debug for ApiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ApiConfig")
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("base_url", &self.base_url)
-            .field("max_output_tokens", &self.max_output_tokens)
-            .finish()
-    }
 }
 
 /// The resolved configuration the daemon runs with.
@@ -105,11 +71,11 @@ pub struct Config {
     pub tool_search_api: bool,
     /// What answers a session that names none, its model, each API's key and base URL, as
     /// the daemon started with them (a login swaps them: `providers::LiveProviders`).
-    pub providers: crate::providers::ProviderSettings,
+    pub providers: super::providers::ProviderSettings,
     /// What those were resolved from, so a login can resolve them again.
-    pub provider_inputs: crate::providers::ProviderInputs,
+    pub provider_inputs: super::providers::ProviderInputs,
     /// Where each value came from, for `codaris config show`.
-    pub recorded: crate::config_sources::Recorded,
+    pub recorded: super::record::Recorded,
     /// `[[models]]`, in file order, names unique.
     pub models: Vec<ModelConfig>,
     /// `[mcp.servers.NAME]`, in name order.
@@ -117,19 +83,19 @@ pub struct Config {
     /// `[nextflow]`, resolved.
     pub nextflow: codaris_tools::nextflow::NextflowSetup,
     /// `[ncbi]`, resolved.
-    pub ncbi: crate::research::NcbiConfig,
+    pub ncbi: super::research::NcbiConfig,
     /// `[research] engines`, else `tools.websearch_engines`.
     pub research_engines: Vec<Engine>,
     /// `[seqera]`, resolved, with `[nextflow] bin` for `lint_nextflow`.
-    pub seqera: crate::research::SeqeraConfig,
+    pub seqera: super::research::SeqeraConfig,
     /// The program that serves the built-in MCP server (`<it> mcp-server seqera`): `codarisd`
     /// itself, set by its `main`. `None` (a daemon inside another program, as in tests): the
     /// built-in server is not run.
     pub builtin_program: Option<PathBuf>,
     /// `daemon.log_format`, `daemon.log_max_files`.
-    pub logging: crate::logging::LogSettings,
+    pub logging: super::logging::LogSettings,
     /// `[telemetry]`, when an endpoint is configured.
-    pub telemetry: Option<crate::telemetry::TelemetryConfig>,
+    pub telemetry: Option<super::telemetry::TelemetryConfig>,
 }
 
 impl Config {
@@ -150,27 +116,6 @@ impl Config {
     }
 }
 
-/// What the command line said; each field overrides file and environment.
-#[derive(Debug, Default, Clone)]
-pub struct Flags {
-    pub listen: Option<String>,
-}
-
-/// The inputs of [`resolve`]: everything read before it, so it does no I/O.
-#[derive(Debug, Clone)]
-pub struct Sources {
-    pub state_dir: PathBuf,
-    /// The person's home directory (`$HOME`), never an allowed root unless configured, and
-    /// warned about when it is.
-    pub home: Option<PathBuf>,
-    pub file: Option<(PathBuf, ConfigToml)>,
-    /// The directory the configuration file is read from, or would be when there is none; skills
-    /// default to `<config_dir>/skills`. `None`: no default skills directory.
-    pub config_dir: Option<PathBuf>,
-    pub env: BTreeMap<String, OsString>,
-    pub flags: Flags,
-}
-
 /// The environment variables that override the file: Codaris's own, then each API's key and
 /// base URL as the agent names them.
 pub fn env_vars() -> Vec<&'static str> {
@@ -180,8 +125,8 @@ pub fn env_vars() -> Vec<&'static str> {
         "CODARIS_TOOL_SEARCH_API",
         "CODARIS_PROVIDER",
         "CODARIS_MODEL",
-        crate::research::NCBI_API_KEY_VAR,
-        crate::research::TOWER_TOKEN_VAR,
+        super::research::NCBI_API_KEY_VAR,
+        super::research::TOWER_TOKEN_VAR,
     ];
     for kind in ProviderKind::ALL {
         vars.extend([kind.api_key_env(), kind.base_url_env()]);
@@ -203,7 +148,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         Some((path, toml)) => (Some(path), toml),
         None => (None, ConfigToml::default()),
     };
-    let recorded = crate::config_sources::record(&toml, &env, &flags);
+    let recorded = super::record::record(&toml, &env, &flags);
     let origin = |key: &str| match &config_file {
         Some(path) => format!("`{key}` in {}", path.display()),
         None => format!("`{key}`"),
@@ -345,14 +290,14 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     };
 
     // Provider settings have a layer of their own (a login), so they resolve apart.
-    let provider_inputs = crate::providers::ProviderInputs::gather(
+    let provider_inputs = super::providers::ProviderInputs::gather(
         config_file.clone(),
         toml.provider.unwrap_or_default(),
         toml.anthropic.unwrap_or_default(),
         toml.openai.unwrap_or_default(),
         &env_str,
     )?;
-    let providers = crate::providers::resolve(&provider_inputs, None)?;
+    let providers = super::providers::resolve(&provider_inputs, None)?;
 
     let models = models(toml.models.unwrap_or_default(), &origin)?;
 
@@ -383,13 +328,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         }
     };
 
-    let logging = crate::logging::resolve(
+    let logging = super::logging::resolve(
         daemon_toml.log_format.as_deref(),
         daemon_toml.log_max_files,
         &origin,
     )?;
-    let telemetry = crate::telemetry::resolve(toml.telemetry, &origin)?;
-    let session_limits = crate::session_limits::resolve(
+    let telemetry = super::telemetry::resolve(toml.telemetry, &origin)?;
+    let session_limits = super::session_limits::resolve(
         tools.session_pids_max,
         tools.session_memory_max.as_ref(),
         &origin,
@@ -403,18 +348,18 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         },
     };
 
-    let mcp_servers = crate::mcp::config::resolve(toml.mcp, &origin)?;
-    let nextflow = crate::nextflow::resolve(toml.nextflow, config_file.as_deref(), &origin)?;
-    let ncbi = crate::research::resolve_ncbi(
+    let mcp_servers = super::mcp::resolve(toml.mcp, &origin)?;
+    let nextflow = super::nextflow::resolve(toml.nextflow, config_file.as_deref(), &origin)?;
+    let ncbi = super::research::resolve_ncbi(
         toml.ncbi,
-        env_str(crate::research::NCBI_API_KEY_VAR)?,
+        env_str(super::research::NCBI_API_KEY_VAR)?,
         &origin,
     )?;
-    let research_engines = crate::research::resolve_research_engines(toml.research, &origin)?
+    let research_engines = super::research::resolve_research_engines(toml.research, &origin)?
         .unwrap_or_else(|| websearch_engines.clone());
-    let seqera = crate::research::resolve_seqera(
+    let seqera = super::research::resolve_seqera(
         toml.seqera,
-        env_str(crate::research::TOWER_TOKEN_VAR)?,
+        env_str(super::research::TOWER_TOKEN_VAR)?,
         &nextflow.nextflow,
         &origin,
     )?;
@@ -497,120 +442,6 @@ fn models(
     Ok(models)
 }
 
-/// Reads the file (if any) and the environment, then [`resolve`]s. The only I/O of configuration.
-///
-/// `state_dir` and `config_file` are the command line's; they win over the environment. `keys` are
-/// the provider keys `main` took out of the environment block; they count as environment.
-pub fn load(
-    state_dir: Option<PathBuf>,
-    config_file: Option<PathBuf>,
-    flags: Flags,
-    keys: &crate::keys::HeldKeys,
-) -> Result<Config, ConfigError> {
-    let lookup = |name: &str| std::env::var_os(name);
-    let state_dir = match state_dir {
-        Some(dir) if dir.is_absolute() => dir,
-        Some(dir) => std::env::current_dir()
-            .map(|cwd| cwd.join(&dir))
-            .map_err(|source| ConfigError::Unreadable { file: dir, source })?,
-        None => codaris_paths::resolve_state_dir(&lookup)?,
-    };
-    let (path, explicit) = match config_file {
-        Some(file) => (file, true),
-        None => codaris_paths::resolve_config_file(&lookup)?,
-    };
-    let (file, lines) = match std::fs::read_to_string(&path) {
-        Ok(text) => (
-            Some((path.clone(), parse_file(&path, &text)?)),
-            codaris_config::key_lines(&text),
-        ),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            (None, BTreeMap::new())
-        }
-        Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
-    };
-    let env = env_vars()
-        .iter()
-        .filter_map(|name| {
-            std::env::var_os(name)
-                .or_else(|| keys.get(name).cloned())
-                .map(|value| ((*name).to_owned(), value))
-        })
-        .collect();
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let config_dir = path.parent().map(|dir| cwd.join(dir));
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|home| home.is_absolute());
-    let credentials = state_dir.join(crate::providers::CREDENTIALS_FILE);
-    let mut config = resolve(Sources {
-        state_dir,
-        home,
-        file,
-        config_dir,
-        env,
-        flags,
-    })?;
-    config.config_path = Some(cwd.join(&path));
-    config.recorded.set_lines(lines);
-    // What `codaris login` stored: above the file, below the environment.
-    if let Some(stored) = crate::providers::read_credentials(&credentials)? {
-        config.providers =
-            crate::providers::resolve(&config.provider_inputs, Some((&credentials, &stored)))?;
-    }
-    Ok(config)
-}
-
-/// Parses the text of a configuration file, naming the file and the key in any error.
-pub fn parse_file(path: &Path, text: &str) -> Result<ConfigToml, ConfigError> {
-    toml::from_str(text).map_err(|err| {
-        let offset = err.span().map(|span| span.start);
-        let message = one_line(err.message());
-        // Type errors name only the expected type; add the key the user wrote there.
-        let message = match offset.and_then(|at| key_at(text, at)) {
-            Some(key) if !message.contains(&key) => format!("`{key}`: {message}"),
-            _ => message,
-        };
-        ConfigError::Parse {
-            file: path.to_path_buf(),
-            message,
-            line: offset.map(|at| line_of(text, at)),
-        }
-    })
-}
-
-/// The dotted key (`table.key`) assigned on the line that holds byte `offset`, if any.
-fn key_at(text: &str, offset: usize) -> Option<String> {
-    let before = text.get(..offset)?;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = text.get(line_start..)?.lines().next()?;
-    let key = line.split_once('=')?.0.trim().trim_matches('"');
-    if key.is_empty() || key.starts_with('[') {
-        return None;
-    }
-    // `[table]`, or `[[table]]` for an entry of an array of tables.
-    let table = before[..line_start].lines().rev().find_map(|l| {
-        let l = l.trim();
-        l.strip_prefix('[')?
-            .strip_suffix(']')
-            .map(|t| t.trim_start_matches('[').trim_end_matches(']').trim())
-    });
-    Some(match table {
-        Some(table) => format!("{table}.{key}"),
-        None => key.to_owned(),
-    })
-}
-
-fn one_line(message: &str) -> String {
-    message.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .map_or(0, |prefix| prefix.matches('\n').count())
-        + 1
-}
-
 /// True when `dir` would open the home directory or more: `/`, `$HOME`, or a parent of it.
 /// Such a directory is never a session's root unless the person configured it.
 pub fn opens_home(dir: &Path, home: Option<&Path>) -> bool {
@@ -685,22 +516,5 @@ fn loopback(key: &str, addr: &str) -> Result<SocketAddr, ConfigError> {
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
+#[path = "tests.rs"]
 mod tests;
-
-/// `url` trimmed, when it parses as an http:// or https:// URL with a host; else why not, under
-/// `key`.
-pub(crate) fn http_url(key: &str, url: &str) -> Result<String, ConfigError> {
-    let url = url.trim();
-    let parsed = url::Url::parse(url).map_err(|err| ConfigError::Invalid {
-        key: key.to_owned(),
-        reason: format!("`{url}` is not a URL ({err})"),
-    })?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(ConfigError::Invalid {
-            key: key.to_owned(),
-            reason: format!("`{url}` is not an http:// or https:// URL"),
-        });
-    }
-    Ok(url.to_owned())
-}

@@ -1,142 +1,13 @@
-//! Where each configuration value came from, for `codaris config show`: [`record`]ed by
-//! [`crate::config::resolve`] from its inputs (the file's values, the variables that were set,
-//! the flags given), then turned into [`Entry`]s of effective values with their [`Source`].
-//! Secrets (keys, tokens, MCP headers and environments) are shown as `"<redacted>"`.
+//! `codaris config show`: every value in force and where it came from.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::OsString;
-use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::config::{Config, ConfigToml, Flags};
-use crate::providers::ProviderSettings;
-
-/// What set a value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Source {
-    Default,
-    File,
-    Environment,
-    Flag,
-    /// `codaris login` (`<state>/credentials.toml`).
-    Login,
-}
-
-impl Source {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Default => "default",
-            Self::File => "file",
-            Self::Environment => "environment",
-            Self::Flag => "flag",
-            Self::Login => "login",
-        }
-    }
-}
-
-/// What [`crate::config::resolve`] saw, enough to say where each value came from.
-#[derive(Clone, PartialEq, Default)]
-pub struct Recorded {
-    /// The file's leaves by dotted key, secrets already redacted.
-    file: BTreeMap<String, Value>,
-    /// The variables that were set (non-empty).
-    env: BTreeSet<String>,
-    /// The flags given.
-    flags: BTreeSet<&'static str>,
-    /// The line each key of the file is on, when the file was read ([`Recorded::set_lines`]).
-    lines: BTreeMap<String, usize>,
-}
-
-impl Recorded {
-    /// The line of each key as the file has it ([`codaris_config::key_lines`]), so
-    /// `codaris config show` can say `file:LINE`.
-    pub fn set_lines(&mut self, lines: BTreeMap<String, usize>) {
-        self.lines = lines;
-    }
-
-    /// The line that sets `key` (or, for a table shown whole, its first line), when known.
-    fn line_of(&self, key: &str) -> Option<usize> {
-        self.lines.get(key).copied().or_else(|| {
-            let inner = format!("{key}.");
-            self.lines
-                .iter()
-                .filter(|(k, _)| k.starts_with(&inner))
-                .map(|(_, line)| *line)
-                .min()
-        })
-    }
-}
-
-impl std::fmt::Debug for Recorded {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Recorded")
-            .field("file", &self.file.keys().collect::<Vec<_>>())
-            .field("env", &self.env)
-            .field("flags", &self.flags)
-            .finish()
-    }
-}
-
-/// The shown form of a secret that is set.
-pub const REDACTED: &str = "<redacted>";
-
-/// Whether the value at dotted `key` is a secret.
-fn is_secret(key: &str) -> bool {
-    let last = key.rsplit('.').next().unwrap_or(key);
-    last == "api_key"
-        || last == "token"
-        || (key.starts_with("mcp.") && (key.contains(".headers.") || key.contains(".env.")))
-        // A collector's headers carry its token.
-        || key.starts_with("telemetry.headers.")
-}
-
-fn flatten(prefix: &str, value: Value, out: &mut BTreeMap<String, Value>) {
-    match value {
-        Value::Null => {}
-        Value::Object(map) => {
-            for (name, inner) in map {
-                let key = if prefix.is_empty() {
-                    name
-                } else {
-                    format!("{prefix}.{name}")
-                };
-                flatten(&key, inner, out);
-            }
-        }
-        leaf => {
-            let leaf = if is_secret(prefix) {
-                json!(REDACTED)
-            } else {
-                leaf
-            };
-            out.insert(prefix.to_owned(), leaf);
-        }
-    }
-}
-
-/// Records what `resolve` is given; called before it takes the file apart.
-pub fn record(toml: &ConfigToml, env: &BTreeMap<String, OsString>, flags: &Flags) -> Recorded {
-    let mut file = BTreeMap::new();
-    if let Ok(value) = serde_json::to_value(toml) {
-        flatten("", value, &mut file);
-    }
-    let env = env
-        .iter()
-        .filter(|(_, value)| !value.is_empty())
-        .map(|(name, _)| name.clone())
-        .collect();
-    let mut given = BTreeSet::new();
-    if flags.listen.is_some() {
-        given.insert("listen");
-    }
-    Recorded {
-        file,
-        env,
-        flags: given,
-        lines: BTreeMap::new(),
-    }
-}
+use super::providers::ProviderSettings;
+use super::record::REDACTED;
+use super::resolve::Config;
+use super::values::Source;
 
 /// One effective value and where it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -324,26 +195,26 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         secret(&config.ncbi.api_key),
         from(
             "ncbi.api_key",
-            Some(crate::research::NCBI_API_KEY_VAR),
+            Some(super::research::NCBI_API_KEY_VAR),
             None,
         ),
     );
     push(
         "seqera.token",
-        if recorded.env.contains(crate::research::TOWER_TOKEN_VAR)
+        if recorded.env.contains(super::research::TOWER_TOKEN_VAR)
             || recorded.file.contains_key("seqera.token")
         {
             json!(REDACTED)
         } else {
             Value::Null
         },
-        from("seqera.token", Some(crate::research::TOWER_TOKEN_VAR), None),
+        from("seqera.token", Some(super::research::TOWER_TOKEN_VAR), None),
     );
     push(
         "daemon.log_format",
         json!(match config.logging.format {
-            crate::logging::LogFormat::Text => "text",
-            crate::logging::LogFormat::Json => "json",
+            super::logging::LogFormat::Text => "text",
+            super::logging::LogFormat::Json => "json",
         }),
         from("daemon.log_format", None, None),
     );
@@ -381,7 +252,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
                 config
                     .telemetry
                     .as_ref()
-                    .map_or(crate::telemetry::DEFAULT_SERVICE_NAME, |t| t
+                    .map_or(super::telemetry::DEFAULT_SERVICE_NAME, |t| t
                         .service_name
                         .as_str())
             ),
@@ -429,62 +300,12 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     list
 }
 
-/// `codarisd check-config [FILE]`: parses and resolves `file` (default: the one the daemon
-/// would read) on its own, with no environment, so the file alone is judged. First every
-/// problem [`codaris_config::check`] finds, one line each, `file:line: message` (as `codaris
-/// config check` prints them); with none, the daemon's own resolution, whose error is one line.
-pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
-    let lookup = |name: &str| std::env::var_os(name);
-    let path = match file {
-        Some(path) => path,
-        None => {
-            codaris_paths::resolve_config_file(&lookup)
-                .map_err(|err| err.to_string())?
-                .0
-        }
-    };
-    let text = std::fs::read_to_string(&path).map_err(|err| {
-        format!(
-            "{}: cannot read: {}",
-            path.display(),
-            crate::error::io_reason(&err)
-        )
-    })?;
-    let problems = codaris_config::check(&text);
-    if !problems.is_empty() {
-        return Err(problems
-            .iter()
-            .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
-            .collect::<Vec<_>>()
-            .join("\n"));
-    }
-    let parsed = crate::config::parse_file(&path, &text).map_err(|err| match err {
-        crate::ConfigError::Parse {
-            file,
-            line: Some(line),
-            message,
-        } => {
-            format!("{}:{line}: {message}", file.display())
-        }
-        other => other.to_string(),
-    })?;
-    let sources = crate::config::Sources {
-        state_dir: PathBuf::from("/nonexistent-state"),
-        home: None,
-        config_dir: path.parent().map(std::path::Path::to_path_buf),
-        file: Some((path.clone(), parsed)),
-        env: BTreeMap::new(),
-        flags: Flags::default(),
-    };
-    crate::config::resolve(sources)
-        .map(|_| path)
-        .map_err(|err| err.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Sources, parse_file, resolve};
+    use std::ffi::OsString;
+
+    use crate::config::{ConfigToml, Flags, Sources, parse_file, resolve};
     use pretty_assertions::assert_eq;
     use std::path::PathBuf;
 
@@ -558,7 +379,7 @@ mod tests {
     }
 
     /// The documented example, and the same with its `#: ` settings switched on.
-    const EXAMPLE: &str = include_str!("../../../docs/config.example.toml");
+    const EXAMPLE: &str = include_str!("../../../../docs/config.example.toml");
 
     fn switched_on(text: &str) -> String {
         text.lines()

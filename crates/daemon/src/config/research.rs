@@ -111,7 +111,7 @@ pub fn resolve_ncbi(
     let toml = toml.unwrap_or_default();
     let base_url = match toml.base_url {
         None => DEFAULT_EUTILS_URL.to_owned(),
-        Some(url) => crate::config::http_url(&origin("ncbi.base_url"), &url)?,
+        Some(url) => super::values::http_url(&origin("ncbi.base_url"), &url)?,
     };
     let email = match toml.email.map(|email| email.trim().to_owned()) {
         None => None,
@@ -141,12 +141,12 @@ pub fn resolve_seqera(
     let toml = toml.unwrap_or_default();
     let mut setup = codaris_seqera::SeqeraSetup::default();
     if let Some(url) = toml.wave_url {
-        setup.wave_url = crate::config::http_url(&origin("seqera.wave_url"), &url)?
+        setup.wave_url = super::values::http_url(&origin("seqera.wave_url"), &url)?
             .trim_end_matches('/')
             .to_owned();
     }
     if let Some(url) = toml.platform_url {
-        setup.platform_url = crate::config::http_url(&origin("seqera.platform_url"), &url)?
+        setup.platform_url = super::values::http_url(&origin("seqera.platform_url"), &url)?
             .trim_end_matches('/')
             .to_owned();
     }

@@ -50,7 +50,7 @@ pub struct ServerToml {
     pub share_roots: Option<bool>,
     pub startup_timeout_seconds: Option<f64>,
     pub tool_timeout_seconds: Option<f64>,
-    pub output_limits: Option<crate::config::OutputLimitsToml>,
+    pub output_limits: Option<super::values::OutputLimitsToml>,
 }
 
 /// The servers the file declares, in name order; every bad value named with its key.

@@ -87,7 +87,7 @@ pub fn resolve(
     let test_datasets = match toml.test_datasets {
         None => defaults.test_datasets,
         Some(url) => {
-            let url = crate::config::http_url(&origin("nextflow.test_datasets"), &url)?;
+            let url = super::values::http_url(&origin("nextflow.test_datasets"), &url)?;
             if url.ends_with('/') {
                 url
             } else {
@@ -103,24 +103,6 @@ pub fn resolve(
         profiles,
         test_datasets,
     })
-}
-
-/// The samplesheet gates in the ledger's store.
-#[derive(Debug, Clone)]
-pub struct LedgerGates(pub codaris_ledger::Gates);
-
-impl codaris_tools::nextflow::GateStore for LedgerGates {
-    fn put(&self, key: &str, gate: &codaris_tools::nextflow::GateRecord) -> Result<(), String> {
-        self.0.put(key, gate).map_err(|err| err.to_string())
-    }
-
-    fn get(&self, key: &str) -> Result<Option<codaris_tools::nextflow::GateRecord>, String> {
-        self.0.get(key).map_err(|err| err.to_string())
-    }
-
-    fn remove(&self, key: &str) -> Result<(), String> {
-        self.0.remove(key).map_err(|err| err.to_string())
-    }
 }
 
 #[cfg(test)]

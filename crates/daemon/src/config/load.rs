@@ -1,0 +1,125 @@
+//! The only I/O of configuration: reading the file and the environment, then resolving.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::file::parse_file;
+use super::inputs::{Flags, Sources};
+use super::resolve::{Config, env_vars, resolve};
+use crate::error::ConfigError;
+
+/// Reads the file (if any) and the environment, then [`resolve`]s. The only I/O of configuration.
+///
+/// `state_dir` and `config_file` are the command line's; they win over the environment. `keys` are
+/// the provider keys `main` took out of the environment block; they count as environment.
+pub fn load(
+    state_dir: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+    flags: Flags,
+    keys: &crate::keys::HeldKeys,
+) -> Result<Config, ConfigError> {
+    let lookup = |name: &str| std::env::var_os(name);
+    let state_dir = match state_dir {
+        Some(dir) if dir.is_absolute() => dir,
+        Some(dir) => std::env::current_dir()
+            .map(|cwd| cwd.join(&dir))
+            .map_err(|source| ConfigError::Unreadable { file: dir, source })?,
+        None => codaris_paths::resolve_state_dir(&lookup)?,
+    };
+    let (path, explicit) = match config_file {
+        Some(file) => (file, true),
+        None => codaris_paths::resolve_config_file(&lookup)?,
+    };
+    let (file, lines) = match std::fs::read_to_string(&path) {
+        Ok(text) => (
+            Some((path.clone(), parse_file(&path, &text)?)),
+            codaris_config::key_lines(&text),
+        ),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => {
+            (None, BTreeMap::new())
+        }
+        Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
+    };
+    let env = env_vars()
+        .iter()
+        .filter_map(|name| {
+            std::env::var_os(name)
+                .or_else(|| keys.get(name).cloned())
+                .map(|value| ((*name).to_owned(), value))
+        })
+        .collect();
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let config_dir = path.parent().map(|dir| cwd.join(dir));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute());
+    let credentials = state_dir.join(super::providers::CREDENTIALS_FILE);
+    let mut config = resolve(Sources {
+        state_dir,
+        home,
+        file,
+        config_dir,
+        env,
+        flags,
+    })?;
+    config.config_path = Some(cwd.join(&path));
+    config.recorded.set_lines(lines);
+    // What `codaris login` stored: above the file, below the environment.
+    if let Some(stored) = super::providers::read_credentials(&credentials)? {
+        config.providers =
+            super::providers::resolve(&config.provider_inputs, Some((&credentials, &stored)))?;
+    }
+    Ok(config)
+}
+
+/// `codarisd check-config [FILE]`: parses and resolves `file` (default: the one the daemon
+/// would read) on its own, with no environment, so the file alone is judged. First every
+/// problem [`codaris_config::check`] finds, one line each, `file:line: message` (as `codaris
+/// config check` prints them); with none, the daemon's own resolution, whose error is one line.
+pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
+    let lookup = |name: &str| std::env::var_os(name);
+    let path = match file {
+        Some(path) => path,
+        None => {
+            codaris_paths::resolve_config_file(&lookup)
+                .map_err(|err| err.to_string())?
+                .0
+        }
+    };
+    let text = std::fs::read_to_string(&path).map_err(|err| {
+        format!(
+            "{}: cannot read: {}",
+            path.display(),
+            crate::error::io_reason(&err)
+        )
+    })?;
+    let problems = codaris_config::check(&text);
+    if !problems.is_empty() {
+        return Err(problems
+            .iter()
+            .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
+            .collect::<Vec<_>>()
+            .join("\n"));
+    }
+    let parsed = super::parse_file(&path, &text).map_err(|err| match err {
+        crate::ConfigError::Parse {
+            file,
+            line: Some(line),
+            message,
+        } => {
+            format!("{}:{line}: {message}", file.display())
+        }
+        other => other.to_string(),
+    })?;
+    let sources = super::Sources {
+        state_dir: PathBuf::from("/nonexistent-state"),
+        home: None,
+        config_dir: path.parent().map(std::path::Path::to_path_buf),
+        file: Some((path.clone(), parsed)),
+        env: BTreeMap::new(),
+        flags: Flags::default(),
+    };
+    super::resolve(sources)
+        .map(|_| path)
+        .map_err(|err| err.to_string())
+}
