@@ -101,7 +101,7 @@ pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
             .collect::<Vec<_>>()
             .join("\n"));
     }
-    let parsed = super::parse_file(&path, &text).map_err(|err| match err {
+    let parsed = parse_file(&path, &text).map_err(|err| match err {
         crate::ConfigError::Parse {
             file,
             line: Some(line),
@@ -111,7 +111,7 @@ pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
         }
         other => other.to_string(),
     })?;
-    let sources = super::Sources {
+    let sources = Sources {
         state_dir: PathBuf::from("/nonexistent-state"),
         home: None,
         config_dir: path.parent().map(std::path::Path::to_path_buf),
@@ -119,7 +119,7 @@ pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
         env: BTreeMap::new(),
         flags: Flags::default(),
     };
-    super::resolve(sources)
+    resolve(sources)
         .map(|_| path)
         .map_err(|err| err.to_string())
 }

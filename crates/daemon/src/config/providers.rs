@@ -286,7 +286,7 @@ pub fn resolve(
             Some((url, source)) => {
                 sources.insert(url_key.clone(), source);
                 let key = origin(source, &url_key, kind.base_url_env());
-                Some(super::http_url(&key, &url)?)
+                Some(super::values::http_url(&key, &url)?)
             }
             None => None,
         };

@@ -16,7 +16,7 @@ use codaris_mcp::{Approval, ServerName, ServerSpec, Transport};
 use codaris_seqera::SeqeraSetup;
 use serde_json::Value;
 
-use super::PATH_ARGS;
+use super::paths::PATH_ARGS;
 
 /// The built-in server's name: reserved, so no configuration or registration can take it.
 pub const SEQERA: &str = "seqera";

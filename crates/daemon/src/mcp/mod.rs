@@ -26,17 +26,7 @@ use crate::error::DaemonError;
 use crate::registry::ToolRegistry;
 use crate::sessions::now_ms;
 
-/// Argument names that name files: held to the fence like a built-in's path arguments.
-pub const PATH_ARGS: [&str; 8] = [
-    "path",
-    "paths",
-    "file",
-    "directory",
-    "source",
-    "destination",
-    "src",
-    "dst",
-];
+pub use paths::PATH_ARGS;
 
 /// Where a server's registration came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,18 @@ use std::collections::BTreeMap;
 use codaris_policy::BadPath;
 use serde_json::Value;
 
+/// Argument names that name files: held to the fence like a built-in's path arguments.
+pub const PATH_ARGS: [&str; 8] = [
+    "path",
+    "paths",
+    "file",
+    "directory",
+    "source",
+    "destination",
+    "src",
+    "dst",
+];
+
 /// The variables a path may name (`$HOME/x`, `${TMPDIR}/y`), expanded from the server's
 /// environment. Only these: expanding any other (an API key a registration passes) would write
 /// its value into the ledger and a card. Any other variable is one the fence cannot judge.
@@ -218,7 +230,7 @@ fn marked(name: &str, schema: Option<&Value>) -> Mark {
         || name_words
             .first()
             .is_some_and(|w| w.starts_with("repo") || w.starts_with("root"))
-        || crate::mcp::PATH_ARGS.contains(&name);
+        || PATH_ARGS.contains(&name);
     let by_description = schema
         .and_then(|s| s.get("description"))
         .and_then(Value::as_str)
