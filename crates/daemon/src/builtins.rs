@@ -382,7 +382,7 @@ pub struct Setup {
     /// Where samplesheet gates are kept: the ledger's store; `None` keeps them in memory.
     pub gates: Option<Arc<dyn codaris_tools::nextflow::GateStore>>,
     /// `[ncbi]`: the one E-utilities client every session's searches share (and its limit).
-    pub ncbi: crate::config::research::NcbiConfig,
+    pub ncbi: crate::config::ncbi::NcbiConfig,
     /// The engines `web_research` asks; empty: those of `websearch`.
     pub research_engines: Vec<codaris_tools::Engine>,
 }
@@ -405,7 +405,7 @@ impl Default for Setup {
             http_default_headers: http::HeaderMap::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
             gates: None,
-            ncbi: crate::config::research::NcbiConfig::default(),
+            ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
         }
     }

@@ -24,8 +24,8 @@ pub fn key_vars() -> [&'static str; ProviderKind::ALL.len() + 2] {
     for (slot, kind) in vars.iter_mut().zip(ProviderKind::ALL) {
         *slot = kind.api_key_env();
     }
-    vars[ProviderKind::ALL.len()] = crate::config::research::NCBI_API_KEY_VAR;
-    vars[ProviderKind::ALL.len() + 1] = crate::config::research::TOWER_TOKEN_VAR;
+    vars[ProviderKind::ALL.len()] = crate::config::ncbi::NCBI_API_KEY_VAR;
+    vars[ProviderKind::ALL.len() + 1] = crate::config::seqera::TOWER_TOKEN_VAR;
     vars
 }
 

@@ -31,11 +31,11 @@ pub struct ConfigToml {
     /// `[nextflow]`: the programs the Nextflow tools run, the operator's compliance rules.
     pub nextflow: Option<super::nextflow::NextflowToml>,
     /// `[ncbi]`: the E-utilities endpoint, the email NCBI asks for, the API key.
-    pub ncbi: Option<super::research::NcbiToml>,
+    pub ncbi: Option<super::ncbi::NcbiToml>,
     /// `[research]`: the engines `web_research` asks.
     pub research: Option<super::research::ResearchToml>,
     /// `[seqera]`: Wave, Seqera Platform, the token, the registries pushes may go to.
-    pub seqera: Option<super::research::SeqeraToml>,
+    pub seqera: Option<super::seqera::SeqeraToml>,
     /// `[telemetry]`: OpenTelemetry export over OTLP/HTTP, off unless an endpoint is named.
     pub telemetry: Option<super::telemetry::TelemetryToml>,
 }

@@ -2,7 +2,7 @@
 //! environment and the command line by [`resolve`], a pure function, into the [`Config`] the
 //! daemon runs with. [`load`] is the only I/O.
 //!
-//! One file per section of the file (`[mcp]`, `[nextflow]`, `[ncbi]`/`[research]`/`[seqera]`,
+//! One file per section of the file (`[mcp]`, `[nextflow]`, `[ncbi]`, `[research]`, `[seqera]`,
 //! `[telemetry]`, the providers, the log, the session limits); what runs on the resolved values
 //! (the log writer, the exporter, a login) lives with the daemon, not here. Within this folder
 //! a file imports the file that defines what it uses, never this one, so no two files import
@@ -13,11 +13,13 @@ mod inputs;
 mod load;
 pub mod logging;
 pub mod mcp;
+pub mod ncbi;
 pub mod nextflow;
 pub mod providers;
 mod record;
 pub mod research;
 mod resolve;
+pub mod seqera;
 pub mod session_limits;
 mod show;
 pub mod telemetry;

@@ -83,11 +83,11 @@ pub struct Config {
     /// `[nextflow]`, resolved.
     pub nextflow: codaris_tools::nextflow::NextflowSetup,
     /// `[ncbi]`, resolved.
-    pub ncbi: super::research::NcbiConfig,
+    pub ncbi: super::ncbi::NcbiConfig,
     /// `[research] engines`, else `tools.websearch_engines`.
     pub research_engines: Vec<Engine>,
     /// `[seqera]`, resolved, with `[nextflow] bin` for `lint_nextflow`.
-    pub seqera: super::research::SeqeraConfig,
+    pub seqera: super::seqera::SeqeraConfig,
     /// The program that serves the built-in MCP server (`<it> mcp-server seqera`): `codarisd`
     /// itself, set by its `main`. `None` (a daemon inside another program, as in tests): the
     /// built-in server is not run.
@@ -125,8 +125,8 @@ pub fn env_vars() -> Vec<&'static str> {
         "CODARIS_TOOL_SEARCH_API",
         "CODARIS_PROVIDER",
         "CODARIS_MODEL",
-        super::research::NCBI_API_KEY_VAR,
-        super::research::TOWER_TOKEN_VAR,
+        super::ncbi::NCBI_API_KEY_VAR,
+        super::seqera::TOWER_TOKEN_VAR,
     ];
     for kind in ProviderKind::ALL {
         vars.extend([kind.api_key_env(), kind.base_url_env()]);
@@ -350,16 +350,13 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
 
     let mcp_servers = super::mcp::resolve(toml.mcp, &origin)?;
     let nextflow = super::nextflow::resolve(toml.nextflow, config_file.as_deref(), &origin)?;
-    let ncbi = super::research::resolve_ncbi(
-        toml.ncbi,
-        env_str(super::research::NCBI_API_KEY_VAR)?,
-        &origin,
-    )?;
+    let ncbi =
+        super::ncbi::resolve_ncbi(toml.ncbi, env_str(super::ncbi::NCBI_API_KEY_VAR)?, &origin)?;
     let research_engines = super::research::resolve_research_engines(toml.research, &origin)?
         .unwrap_or_else(|| websearch_engines.clone());
-    let seqera = super::research::resolve_seqera(
+    let seqera = super::seqera::resolve_seqera(
         toml.seqera,
-        env_str(super::research::TOWER_TOKEN_VAR)?,
+        env_str(super::seqera::TOWER_TOKEN_VAR)?,
         &nextflow.nextflow,
         &origin,
     )?;

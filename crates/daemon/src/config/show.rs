@@ -193,22 +193,18 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     push(
         "ncbi.api_key",
         secret(&config.ncbi.api_key),
-        from(
-            "ncbi.api_key",
-            Some(super::research::NCBI_API_KEY_VAR),
-            None,
-        ),
+        from("ncbi.api_key", Some(super::ncbi::NCBI_API_KEY_VAR), None),
     );
     push(
         "seqera.token",
-        if recorded.env.contains(super::research::TOWER_TOKEN_VAR)
+        if recorded.env.contains(super::seqera::TOWER_TOKEN_VAR)
             || recorded.file.contains_key("seqera.token")
         {
             json!(REDACTED)
         } else {
             Value::Null
         },
-        from("seqera.token", Some(super::research::TOWER_TOKEN_VAR), None),
+        from("seqera.token", Some(super::seqera::TOWER_TOKEN_VAR), None),
     );
     push(
         "daemon.log_format",

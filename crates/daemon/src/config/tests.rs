@@ -75,8 +75,8 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             models: Vec::new(),
             mcp_servers: Vec::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
-            ncbi: crate::config::research::NcbiConfig {
-                base_url: crate::config::research::DEFAULT_EUTILS_URL.to_owned(),
+            ncbi: crate::config::ncbi::NcbiConfig {
+                base_url: crate::config::ncbi::DEFAULT_EUTILS_URL.to_owned(),
                 email: None,
                 api_key: None,
             },

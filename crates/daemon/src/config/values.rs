@@ -51,3 +51,16 @@ impl Source {
         }
     }
 }
+
+/// A key or token: blank means none; control characters are refused without echoing it.
+pub fn secret(key: &str, value: Option<String>) -> Result<Option<String>, ConfigError> {
+    match value.map(|value| value.trim().to_owned()) {
+        None => Ok(None),
+        Some(value) if value.is_empty() => Ok(None),
+        Some(value) if value.chars().any(char::is_control) => Err(ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: "holds a control character (the value is not shown)".to_owned(),
+        }),
+        Some(value) => Ok(Some(value)),
+    }
+}
