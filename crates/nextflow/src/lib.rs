@@ -16,5 +16,5 @@ pub mod runlog;
 pub mod runner;
 pub mod runs;
 pub mod samplesheet;
-pub mod testdata;
+pub mod test_datasets;
 pub mod testrun;

@@ -1,7 +1,7 @@
 //! `fetch_test_data`: the files a pipeline's `conf/test.config` names on nf-core's
 //! test-datasets (and the files the samplesheets among them name), downloaded into
 //! `<pipeline>/tests/data/<branch>/<path>` with their sizes and SHA-256, and the test
-//! configuration pointed at the local copies (`codaris_nextflow::testdata` plans all that).
+//! configuration pointed at the local copies (`codaris_nextflow::test_datasets` plans all that).
 //!
 //! All or nothing: every file is downloaded into a staging directory inside `tests/` first;
 //! only when all arrived whole are they moved into place, and the configuration is written
@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use codaris_nextflow::testdata::{
+use codaris_nextflow::test_datasets::{
     self, ConfigPlan, ConfigRequest, LOCAL_DIR, NotFetched, TEST_CONFIG, Wanted,
 };
 use reqwest::Url;
@@ -73,7 +73,7 @@ impl Tool for FetchTestData {
             Err(OpenError::NotFound { .. }) => None,
             Err(err) => return Err(model(tool, err)),
         };
-        let plan = testdata::plan_config(&ConfigRequest {
+        let plan = test_datasets::plan_config(&ConfigRequest {
             test_config: &test_config,
             nextflow_config: nextflow_config.as_deref(),
             base: &self.base,
@@ -251,7 +251,7 @@ async fn fetch_all(
         if next > MAX_FILES {
             return Err(format!("the test data is more than {MAX_FILES} files"));
         }
-        let path = testdata::local_path(staging, &wanted.rel);
+        let path = test_datasets::local_path(staging, &wanted.rel);
         let (size, sha256) = download(client, &wanted.url, &path, MAX_TOTAL_BYTES - total).await?;
         total += size;
         let mut staged = Staged {
@@ -261,10 +261,10 @@ async fn fetch_all(
             sha256,
             cells: 0,
         };
-        if let Some(delimiter) = testdata::sheet_delimiter(&wanted.rel)
+        if let Some(delimiter) = test_datasets::sheet_delimiter(&wanted.rel)
             && let Ok(Some(text)) = staged_text(&path).await
         {
-            let sheet = testdata::plan_sheet(&text, delimiter, &wanted.rel, base, &places.data);
+            let sheet = test_datasets::plan_sheet(&text, delimiter, &wanted.rel, base, &places.data);
             for file in sheet.files {
                 if !seen.contains(&file.rel) {
                     seen.push(file.rel.clone());
@@ -413,7 +413,7 @@ fn commit(
     let mut done: Vec<Move> = Vec::new();
     let result = (|| {
         for (index, file) in fetched.files.iter().enumerate() {
-            let target = testdata::local_path(&places.data, &file.rel);
+            let target = test_datasets::local_path(&places.data, &file.rel);
             refuse_links(&places.pipeline, &target)?;
             let made = create_parents(&places.pipeline, &target)?;
             let backup = if target.exists() {
@@ -425,7 +425,7 @@ fn commit(
             } else {
                 None
             };
-            let from = testdata::local_path(staging, &file.rel);
+            let from = test_datasets::local_path(staging, &file.rel);
             let moved = std::fs::rename(&from, &target);
             done.push(Move {
                 target: target.clone(),
@@ -530,7 +530,7 @@ fn render(base: &str, places: &Places, plan: &ConfigPlan, fetched: &Fetched) -> 
         let _ = writeln!(
             out,
             "{}  {}  sha256:{}  {}",
-            testdata::local_path(&places.data, &file.rel).display(),
+            test_datasets::local_path(&places.data, &file.rel).display(),
             size_text(file.size),
             file.sha256,
             file.url
