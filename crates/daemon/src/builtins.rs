@@ -61,7 +61,7 @@ impl Builtins {
     }
 
     /// [`Builtins::limit`] with `over`'s limits where it sets them (an MCP server's own).
-    pub fn limit_with(&self, mut run: ToolRun, over: codaris_mcp::OutputLimits) -> ToolRun {
+    pub fn limit_with(&self, mut run: ToolRun, over: codaris_mcp::OutputLimitOverrides) -> ToolRun {
         let limits = OutputLimits {
             max_bytes: over.max_bytes.unwrap_or(self.limits.max_bytes),
             max_lines: over.max_lines.unwrap_or(self.limits.max_lines),

@@ -7,6 +7,7 @@
 mod api;
 mod card_preview;
 mod cards;
+mod floor_plan;
 mod mcp;
 mod nextflow;
 mod notices;

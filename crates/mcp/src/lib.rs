@@ -25,10 +25,10 @@ pub use error::{CallError, ConnectError, ToolError};
 pub use lines::MAX_LINE;
 pub use names::{NameError, ServerName};
 pub use registry::{Registry, ServerView};
-pub use render::{Picture, Rendered};
+pub use render::{ImageContent, Rendered};
 pub use spec::{
-    Approval, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, OutputLimits, ServerSpec, Transport,
-    timeout_seconds,
+    Approval, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, OutputLimitOverrides, ServerSpec,
+    Transport, timeout_seconds,
 };
 pub use supervisor::{State, Status};
 pub use tool::ToolDef;

@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 
-/// A picture a tool returned.
+/// A picture a tool returned: MCP's `ImageContent`, as the server sent it (the agent's `Picture` is
+/// what a model is shown).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Picture {
+pub struct ImageContent {
     pub mime_type: String,
     /// Base64, as sent.
     pub data: String,
@@ -17,7 +18,7 @@ pub struct Picture {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Rendered {
     pub text: String,
-    pub pictures: Vec<Picture>,
+    pub pictures: Vec<ImageContent>,
     /// The server marked the result as a failure (`isError: true`).
     pub is_error: bool,
 }
@@ -35,7 +36,7 @@ pub fn result(result: &Value) -> Rendered {
         let text = |key: &str| block.get(key).and_then(Value::as_str).unwrap_or_default();
         match text("type") {
             "text" => lines.push(text("text").to_owned()),
-            "image" => pictures.push(Picture {
+            "image" => pictures.push(ImageContent {
                 mime_type: text("mimeType").to_owned(),
                 data: text("data").to_owned(),
             }),

@@ -102,12 +102,13 @@ pub struct ServerSpec {
     /// How much of a result the model reads, for this server instead of the daemon's
     /// `tools.output_limits`.
     #[serde(default)]
-    pub output_limits: Option<OutputLimits>,
+    pub output_limits: Option<OutputLimitOverrides>,
 }
 
-/// A server's own output limits; an unset one keeps the daemon's.
+/// A server's own output limits, overriding `tools.output_limits` (`codaris_tools::OutputLimits`);
+/// an unset one keeps the daemon's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct OutputLimits {
+pub struct OutputLimitOverrides {
     #[serde(default)]
     pub max_bytes: Option<usize>,
     #[serde(default)]

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use codaris_mcp::{Approval, OutputLimits, ServerName, ServerSpec, Transport};
+use codaris_mcp::{Approval, OutputLimitOverrides, ServerName, ServerSpec, Transport};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
@@ -160,7 +160,7 @@ fn server_spec(
                     ));
                 }
             }
-            Some(OutputLimits {
+            Some(OutputLimitOverrides {
                 max_bytes: limits.max_bytes,
                 max_lines: limits.max_lines,
             })
@@ -233,7 +233,7 @@ mod tests {
         assert_eq!(time.tool_timeout(), Duration::from_secs(5));
         assert_eq!(
             time.output_limits,
-            Some(OutputLimits {
+            Some(OutputLimitOverrides {
                 max_bytes: Some(100),
                 max_lines: None
             })

@@ -412,7 +412,7 @@ impl McpHub {
     }
 
     /// The output limits of the server behind `called`, when it sets its own.
-    pub fn output_limits(&self, called: &str) -> Option<codaris_mcp::OutputLimits> {
+    pub fn output_limits(&self, called: &str) -> Option<codaris_mcp::OutputLimitOverrides> {
         let (server, _) = codaris_mcp::names::split_call(called)?;
         self.registry.server(&server)?.spec.output_limits
     }
