@@ -189,3 +189,95 @@ fn a_recorded_deny_is_told_at_once_and_never_as_granted() {
         "{text}"
     );
 }
+
+/// Issue 48: the person refuses one call at its card (the end of input at a chat's card, like
+/// Ctrl-C). The model reads the policy's decision, recorded with the refusal as its input, and
+/// `codaris audit replay` decides it again the same, from an export and from the ledger.
+#[test]
+fn a_call_refused_at_its_card_is_recorded_from_the_policy_and_replays_the_same() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let daemon = sandbox.start_daemon(&[]);
+    let write =
+        json!({"tool_calls": [{"name": "write", "args": {"path": "a.txt", "content": "x"}}]});
+    let mut child = sandbox.spawn_chat(
+        &json!({"turns": [{"rounds": [write, {"text": "done"}]}]}),
+        Some(&proj),
+    );
+    // The message, then no answer at the card: this call alone is refused.
+    child.stdin.take().unwrap().write_all(b"write a\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = stdout(&output);
+    assert!(
+        shown.contains("✗ write refused (denied_by_user): "),
+        "{shown}"
+    );
+    assert!(!proj.join("a.txt").exists());
+
+    let export = sandbox.root.path().join("export.jsonl");
+    let output = sandbox.cli(&["ledger", "export", "-o", export.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let decisions: Vec<Value> = std::fs::read_to_string(&export)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "decision")
+        .collect();
+    let target = proj.join("a.txt").display().to_string();
+    let capability = json!({"name": "write", "path": target});
+    // Asked, then refused: both decided by the policy and recorded, the refusal with the
+    // person's answer as its input.
+    let codes: Vec<(&str, &Value)> = decisions
+        .iter()
+        .map(|d| {
+            (
+                d["decision"]["code"].as_str().unwrap(),
+                &d["request"]["task"]["refused_at_card"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        codes,
+        [
+            ("needs_approval", &Value::Null),
+            ("denied_by_user", &capability)
+        ]
+    );
+    let refused = &decisions[1]["decision"];
+    let sentence = format!(
+        "the user refused this call (`write` on `{target}`); do not repeat it unchanged, find another way or ask them"
+    );
+    assert_eq!(refused["sentence"], sentence.as_str());
+    assert_eq!(refused["capability"], capability);
+    // The model read that decision: the same sentence is the call's result.
+    assert!(shown.contains(&sentence), "{shown}");
+
+    let output = sandbox.cli(&["audit", "replay", "--from", export.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("2 matched, 0 differ"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    daemon.wait(std::time::Duration::from_secs(10));
+    let output = sandbox.cli(&["audit", "replay", "--json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let report: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        (
+            &report["decisions"],
+            &report["matched"],
+            &report["differences"]
+        ),
+        (&json!(2), &json!(2), &json!([]))
+    );
+}

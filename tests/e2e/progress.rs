@@ -267,6 +267,61 @@ fn a_model_api_answering_429_once_is_a_provider_retry_progress_event_in_json() {
     assert!(stdout(&output).contains("\"text\":\"hi\""), "{shown}");
 }
 
+/// A model API that answers 429 to every request, past the daemon's retries: the turn ends
+/// with `error`, and `turn_ended` says what the daemon knew of it (the status, that trying
+/// again later may help, the wait the API asked for) beside the one line it always said.
+#[test]
+fn a_model_api_answering_429_past_its_retries_ends_the_turn_with_the_status_and_retryable() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let server = FakeHttp::start(move |seen| {
+        if !seen.path().ends_with("/chat/completions") {
+            return Reply::not_implemented("fake OpenAI API", seen);
+        }
+        Reply::json(
+            429,
+            &json!({"error": {"type": "rate_limit", "message": "slow down"}}),
+        )
+        .header("retry-after", "0")
+    });
+    let base = format!("{}/v1", server.url());
+    let _daemon = sandbox.start_daemon_in(
+        sandbox.root.path(),
+        &[
+            ("OPENAI_BASE_URL", &base),
+            ("OPENAI_API_KEY", "sk-e2e-never-shown"),
+        ],
+        &[],
+    );
+    let output = sandbox.cli(&[
+        "run",
+        "--json",
+        "--provider",
+        "openai",
+        "--model",
+        "local-model",
+        "hello",
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let ended: Vec<Value> = events(&output)
+        .into_iter()
+        .filter(|e| e["type"] == "turn_ended")
+        .collect();
+    assert_eq!(
+        ended,
+        [json!({"type": "turn_ended", "turn": 0, "reason": "error",
+                "error": "openai model `local-model`: HTTP 429 after 5 attempt(s): rate_limit: slow down",
+                "error_kind": "provider_status", "http_status": 429, "retryable": true,
+                "retry_after_ms": 0})]
+    );
+    let chats = server
+        .seen()
+        .iter()
+        .filter(|seen| seen.path().ends_with("/chat/completions"))
+        .count();
+    assert_eq!(chats, 5, "the first attempt and four retries");
+}
+
 /// Waits (generously) until `needle` is on the screen `times` times; the screen then.
 fn wait_for_screen(screen: &Mutex<Vec<u8>>, needle: &str, times: usize) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);

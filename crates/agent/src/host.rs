@@ -61,6 +61,16 @@ pub enum HostError {
     Internal { reason: String },
 }
 
+impl HostError {
+    /// The snake-case name of the variant, on the wire (`turn_ended.error_kind`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            HostError::NotRecorded { .. } => "host_not_recorded",
+            HostError::Internal { .. } => "host_internal",
+        }
+    }
+}
+
 /// What running an allowed call produced.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolRun {

@@ -45,6 +45,7 @@ mod usage;
 
 pub use error::AgentError;
 pub use error::ScriptPlace;
+pub use error::TurnError;
 pub use forced::AUDIT_TOOLS;
 pub use forced::EXTENSION_TOOLS;
 pub use forced::Forced;
@@ -92,6 +93,8 @@ pub use provider::Picture;
 pub use provider::ProviderChoice;
 pub use provider::ProviderConfig;
 pub use provider::ProviderError;
+pub use provider::ProviderErrorKind;
+pub use provider::ProviderFailure;
 pub use provider::ProviderKind;
 pub use provider::RetryPolicy;
 pub use provider::Retrying;

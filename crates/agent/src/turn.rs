@@ -11,14 +11,15 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::error::TurnError;
 use crate::guard::{Check, LoopGuard, Progress};
 use crate::history::{Event, SEARCH_TOOLS};
 use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
-    CacheHints, Message, ModelProvider, ModelRequest, Picture, Retrying, StopReason, StreamEvent,
-    ToolCall, ToolResult, ToolSpec, ToolTier,
+    CacheHints, Message, ModelProvider, ModelRequest, Picture, ProviderError, Retrying, StopReason,
+    StreamEvent, ToolCall, ToolResult, ToolSpec, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -67,7 +68,8 @@ pub enum TurnEvent {
     TurnEnded {
         turn: u32,
         reason: EndReason,
-        error: Option<String>,
+        /// Why, beyond the reason: set with `error` and `max_tokens`.
+        error: Option<TurnError>,
     },
 }
 
@@ -156,7 +158,7 @@ async fn rounds<H: TurnHost>(
     turn: u32,
     guard: &mut LoopGuard,
     usage: &mut Usage,
-) -> (EndReason, Option<String>) {
+) -> (EndReason, Option<TurnError>) {
     for round in 0..config.max_rounds {
         // Read every round: a tool switched off mid-turn is gone from the next round.
         let registry = host.index().registry();
@@ -182,7 +184,7 @@ async fn rounds<H: TurnHost>(
         };
         let answer = match collect(provider, &request, host).await {
             Ok(answer) => answer,
-            Err(error) => return (EndReason::Error, Some(error)),
+            Err(error) => return (EndReason::Error, Some(TurnError::from(&error))),
         };
         if let Some(round_usage) = &answer.usage {
             usage.add(round_usage);
@@ -202,7 +204,13 @@ async fn rounds<H: TurnHost>(
             if !answer.text.is_empty() {
                 conversation.messages.push(Message::assistant(answer.text));
             }
-            return (EndReason::MaxTokens, Some(capped_sentence(provider)));
+            return (
+                EndReason::MaxTokens,
+                Some(TurnError::OutputCapped {
+                    provider: provider.name().to_owned(),
+                    cap: provider.max_output_tokens(),
+                }),
+            );
         }
         conversation.messages.push(Message::Assistant {
             text: answer.text,
@@ -215,7 +223,7 @@ async fn rounds<H: TurnHost>(
             match dispatch(conversation, state, &surface, host, guard, call).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return (reason, None),
-                Err(error) => return (EndReason::Error, Some(error.to_string())),
+                Err(error) => return (EndReason::Error, Some(TurnError::Host(error))),
             }
         }
     }
@@ -269,18 +277,6 @@ struct Answer {
     capped: bool,
 }
 
-/// What the person is told when an answer stopped at its output cap: the cap, and the key
-/// that raises it (the provider's section of the configuration file is named after it).
-fn capped_sentence(provider: &dyn ModelProvider) -> String {
-    match provider.max_output_tokens() {
-        Some(cap) => format!(
-            "the model hit the output cap of {cap} tokens; its partial answer is kept; raise `{}.max_output_tokens` for longer answers",
-            provider.name()
-        ),
-        None => "the model hit its output limit; its partial answer is kept".to_owned(),
-    }
-}
-
 // A span per model request (retries and streaming included), exported when telemetry is on.
 #[tracing::instrument(
     name = "model_request",
@@ -292,11 +288,11 @@ async fn collect<H: TurnHost>(
     provider: &dyn ModelProvider,
     request: &ModelRequest,
     host: &H,
-) -> Result<Answer, String> {
+) -> Result<Answer, ProviderError> {
     let mut stream = provider.stream(request);
     let mut answer = Answer::default();
     while let Some(event) = stream.next().await {
-        match event.map_err(|e| e.to_string())? {
+        match event? {
             StreamEvent::TextDelta { text } => {
                 host.emit(TurnEvent::Text { text: text.clone() });
                 answer.text.push_str(&text);

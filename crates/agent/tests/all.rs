@@ -15,4 +15,5 @@ mod all {
     mod script;
     mod slash;
     mod turn;
+    mod turn_errors;
 }

@@ -244,12 +244,35 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
             turn,
             reason,
             error,
-        } => Event::TurnEnded(v1::TurnEnded {
+        } => Event::TurnEnded(turn_ended_wire(turn, reason, error.as_ref())),
+    })
+}
+
+/// A turn's end on the wire: the error's line as it always was, and beside it what the error
+/// is (its kind, the model API's HTTP status, whether trying again may help, the wait asked for).
+pub fn turn_ended_wire(
+    turn: u32,
+    reason: codaris_agent::EndReason,
+    error: Option<&codaris_agent::TurnError>,
+) -> v1::TurnEnded {
+    let Some(error) = error else {
+        return v1::TurnEnded {
             turn,
             reason: reason.as_str().to_owned(),
-            error: error.unwrap_or_default(),
-        }),
-    })
+            ..v1::TurnEnded::default()
+        };
+    };
+    v1::TurnEnded {
+        turn,
+        reason: reason.as_str().to_owned(),
+        error: error.to_string(),
+        error_kind: error.kind().to_owned(),
+        http_status: error.http_status().map_or(0, u32::from),
+        retryable: error.is_retryable(),
+        retry_after_ms: error
+            .retry_after()
+            .map(|wait| u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+    }
 }
 
 /// What an undo did, on the wire.

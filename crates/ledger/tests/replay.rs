@@ -121,3 +121,49 @@ fn an_unreadable_decision_makes_the_replay_unclean() {
         report.corrupt
     );
 }
+
+/// A call the person refused at its card alone is recorded with that answer in its task; the
+/// replay decides it again the same, from the ledger and from an export, and the stored task
+/// of every other decision carries no trace of the field.
+#[test]
+fn a_call_refused_at_its_card_replays_the_same() {
+    let (_temp, ledger) = ledger();
+    let write = crate::support::request(
+        "write",
+        serde_json::json!({"path": "notes.md", "content": "x"}),
+        crate::support::task(codaris_policy::Activity::Agent),
+    );
+    let asked = record(&ledger, "s1", write.clone());
+    assert_eq!(asked.decision.code, Code::NeedsApproval);
+    let mut refused = write;
+    refused.task.refused_at_card = asked.decision.capability.clone();
+    let recorded = record(&ledger, "s1", refused);
+    assert_eq!(recorded.decision.code, Code::DeniedByUser);
+    assert_eq!(recorded.decision.capability, asked.decision.capability);
+
+    let (records, corrupt) = ledger.decisions(Some("s1")).unwrap();
+    let report = replay(&records, &corrupt);
+    assert_eq!((report.decisions, report.matched), (2, 2));
+    assert!(report.is_clean(), "{report:?}");
+    let (lines, _) = ledger.export(None).unwrap();
+    let text: Vec<String> = lines
+        .iter()
+        .map(|l| serde_json::to_string(l).unwrap())
+        .collect();
+    let with_field: Vec<bool> = text
+        .iter()
+        .filter(|l| l.starts_with(r#"{"type":"decision""#))
+        .map(|l| l.contains("refused_at_card"))
+        .collect();
+    assert_eq!(with_field, [false, true]);
+    let (read, corrupt) = read_export(&(text.join("\n") + "\n"));
+    assert!(corrupt.is_empty(), "{corrupt:?}");
+    let decisions: Vec<DecisionRecord> = read
+        .into_iter()
+        .filter_map(|l| match l {
+            ExportLine::Decision(d) => Some(*d),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(replay(&decisions, &[]).matched, 2);
+}

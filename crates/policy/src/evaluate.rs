@@ -1,7 +1,7 @@
 //! `evaluate`: the rules, in order, applied to one call.
 //!
-//! Rule order (the documentation lists the same): loop guard, known tool, withheld, slash gate,
-//! mode allowlist, binding, argument shape, path shape, protected paths, read-only activity, fence,
+//! Rule order (the documentation lists the same): loop guard, the person's refusal at the call's
+//! card, known tool, withheld, slash gate, mode allowlist, binding, argument shape, path shape, protected paths, read-only activity, fence,
 //! permission class. Verdicts combine with `max`; among equally severe outcomes the earlier rule
 //! speaks. A refusal is final the moment it is found, so evaluation stops there; a prompt is
 //! remembered while later capabilities are still checked for a recorded refusal.
@@ -59,6 +59,12 @@ fn judge<'a>(
     if let Some(repeat) = &task.repeated_search {
         rules.insert(Rule::LoopGuard);
         return Finding::RepeatedSearch(repeat);
+    }
+    // The person's answer at this call's card is final: they refused this call. Nothing about
+    // the tool matters any more, and no grant recorded meanwhile lets it run.
+    if let Some(refused) = &task.refused_at_card {
+        rules.insert(Rule::UserRefusal);
+        return Finding::RefusedAtCard(refused);
     }
     let Some(spec) = builtin(tool).or(call.spec) else {
         rules.insert(Rule::KnownTool);

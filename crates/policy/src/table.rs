@@ -13,7 +13,7 @@ use crate::guard::RepeatedSearch;
 use crate::path::{BadPath, MAX_PATH_BYTES};
 use crate::spec::Withholding;
 use crate::task::{Activity, OperatingMode, PermissionMode};
-use crate::text::{OneOf, Quoted};
+use crate::text::{OneOf, Quoted, Whole};
 
 /// A capability the call needs, borrowed from the call where possible.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +137,8 @@ pub(crate) enum Finding<'a> {
     ReadOutsideFence(Need<'a>),
     MutateOutsideFence(Need<'a>),
     DeniedByUser(Need<'a>),
+    /// The person refused this call alone at its card (`task.refused_at_card`).
+    RefusedAtCard(&'a Capability),
     RegistryNotListed(Need<'a>),
     NeedsApproval {
         mode: PermissionMode,
@@ -370,6 +372,23 @@ pub(crate) fn decide(
             ),
             Some(need.capability()),
         ),
+        // This call alone was refused at its card: no `deny` grant stands behind it, so the
+        // same call may be asked about again, which the sentence leaves to the model. The path
+        // is named whole (escaped, never shortened): the sentence reads as it did when the
+        // daemon wrote it.
+        Finding::RefusedAtCard(refused) => (
+            Code::DeniedByUser,
+            format!(
+                "the user refused this call ({}{}); do not repeat it unchanged, find another way or ask them",
+                Quoted(refused.name.as_str()),
+                refused
+                    .path
+                    .as_deref()
+                    .map(|path| format!(" on {}", Whole(path)))
+                    .unwrap_or_default()
+            ),
+            Some(refused.clone()),
+        ),
         // Only the operator can list a registry; no card or grant does, so none is named.
         Finding::RegistryNotListed(need) => (
             Code::RegistryNotListed,
@@ -527,6 +546,13 @@ mod tests {
                     name: CapabilityName::ChangeConfig,
                     target: None,
                 }),
+                Code::DeniedByUser,
+            ),
+            (
+                Finding::RefusedAtCard(Box::leak(Box::new(Capability::new(
+                    CapabilityName::Write,
+                    Some("/w/a\nb".to_owned()),
+                )))),
                 Code::DeniedByUser,
             ),
             (

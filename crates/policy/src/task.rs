@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::capability::Capability;
 use crate::guard::RepeatedSearch;
 use crate::path::BadPath;
 
@@ -200,6 +201,12 @@ pub struct Task {
     /// call; absent when the guard let the call through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeated_search: Option<RepeatedSearch>,
+    /// The capability the person refused at this call's card for this call only (`deny_once`:
+    /// Ctrl-C at the card). The call is refused (`denied_by_user`) whatever else holds; no grant
+    /// stands behind the refusal, so the next call that needs the same asks again. Per call;
+    /// absent when the person did not answer so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_at_card: Option<Capability>,
     /// True in an extension workspace, which has no session checklist.
     #[serde(default)]
     pub extension: bool,
@@ -277,6 +284,29 @@ mod tests {
         assert!(task.typed_any(&["/fix"]));
         assert!(task.typed_any(&["/review"]));
         assert!(!task.typed_any(&["/remediate", "/autofix"]));
+    }
+
+    #[test]
+    fn a_task_without_a_refusal_at_its_card_reads_and_writes_as_before() {
+        // A task as recorded before the field existed: it reads with the field absent, and
+        // writes back the same bytes, so an old record's digest and replay are unchanged.
+        let old = r#"{"activity":"agent","permission_mode":"ask","cwd":"/w","allowed_roots":["/w"],"workspace":null,"bound":null,"slash":[],"protected":[],"withheld":[],"extension":false}"#;
+        let task: Task = serde_json::from_str(old).unwrap();
+        assert_eq!(task.refused_at_card, None);
+        assert_eq!(serde_json::to_string(&task).unwrap(), old);
+        let refused = Task {
+            refused_at_card: Some(Capability::new(
+                crate::capability::CapabilityName::Write,
+                Some("/w/a".to_owned()),
+            )),
+            ..task
+        };
+        let text = serde_json::to_string(&refused).unwrap();
+        assert!(
+            text.contains(r#""refused_at_card":{"name":"write","path":"/w/a"}"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Task>(&text).ok(), Some(refused));
     }
 
     #[test]

@@ -36,6 +36,18 @@ impl Display for Quoted<'_> {
     }
 }
 
+/// A value rendered as `` `value` `` whole: escaped like [`Quoted`] but never shortened, for
+/// the one sentence that has always named its value whole (the refusal at a card).
+pub(crate) struct Whole<'a>(pub &'a str);
+
+impl Display for Whole<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_char('`')?;
+        write_escaped(f, self.0)?;
+        f.write_char('`')
+    }
+}
+
 fn write_escaped(f: &mut Formatter<'_>, s: &str) -> fmt::Result {
     // Runs of ordinary characters go out in one write; only the rare special ones are escaped.
     let mut run = 0;

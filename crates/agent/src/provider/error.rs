@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::config::ProviderKind;
+use super::retry::{is_retryable_connect, is_retryable_status};
 
 /// Which wait ran out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +62,9 @@ pub enum ProviderError {
         message: String,
         /// How many requests were made.
         attempts: u32,
+        /// The wait the last answer's `retry-after` header asked for, when it gave one in
+        /// seconds: kept so a client can wait that long before trying the turn again.
+        retry_after: Option<Duration>,
     },
     /// The server could not be reached, or the connection failed before the response, after the
     /// retries.
@@ -140,6 +144,59 @@ impl ProviderError {
         }
     }
 
+    /// What kind of failure this is, without its words.
+    pub fn kind(&self) -> ProviderErrorKind {
+        match self {
+            Self::Client { .. } => ProviderErrorKind::Client,
+            Self::Encode { .. } => ProviderErrorKind::Encode,
+            Self::Status { .. } => ProviderErrorKind::Status,
+            Self::Connect { .. } => ProviderErrorKind::Connect,
+            Self::Timeout { .. } => ProviderErrorKind::Timeout,
+            Self::Stream { .. } => ProviderErrorKind::Stream,
+            Self::Truncated { .. } => ProviderErrorKind::Truncated,
+            Self::Malformed { .. } => ProviderErrorKind::Malformed,
+            Self::Api { .. } => ProviderErrorKind::Api,
+        }
+    }
+
+    /// Whether the request failed in a way the transport retries (a 429 or 5xx, a connection
+    /// that failed before any answer): the same request may well succeed later, even though
+    /// this one used up its attempts. The one rule both the retries and a client read.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Status { status, .. } => is_retryable_status(*status),
+            Self::Connect { source, .. } => is_retryable_connect(source),
+            Self::Client { .. }
+            | Self::Encode { .. }
+            | Self::Timeout { .. }
+            | Self::Stream { .. }
+            | Self::Truncated { .. }
+            | Self::Malformed { .. }
+            | Self::Api { .. } => false,
+        }
+    }
+
+    /// The wait the API asked for before another attempt (`retry-after`), when it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// What a turn keeps of this error once it ends with it: kind, status, retryability and
+    /// the wait asked for, beside the one-line message. Cloneable, unlike the error (whose
+    /// sources are reqwest's), so it can travel in the turn's events.
+    pub fn failure(&self) -> ProviderFailure {
+        ProviderFailure {
+            kind: self.kind(),
+            status: self.status(),
+            retryable: self.is_retryable(),
+            retry_after: self.retry_after(),
+            message: self.to_string(),
+        }
+    }
+
     /// The same error with every occurrence of `secret` in the API's own words replaced by
     /// `***`: the one pass every error leaving a provider stream goes through.
     pub fn scrubbed(self, secret: &str) -> Self {
@@ -154,12 +211,14 @@ impl ProviderError {
                 status,
                 message,
                 attempts,
+                retry_after,
             } => Self::Status {
                 provider,
                 model,
                 status,
                 message: scrub(message),
                 attempts,
+                retry_after,
             },
             Self::Malformed {
                 provider,
@@ -199,6 +258,57 @@ impl ProviderError {
             | Self::Malformed { provider, .. }
             | Self::Api { provider, .. } => *provider,
         }
+    }
+}
+
+/// The kinds of [`ProviderError`], by variant: what a client can act on without reading words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderErrorKind {
+    Client,
+    Encode,
+    Status,
+    Connect,
+    Timeout,
+    Stream,
+    Truncated,
+    Malformed,
+    Api,
+}
+
+impl ProviderErrorKind {
+    /// The snake-case name used on the wire, after `provider_` (`provider_status`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Client => "provider_client",
+            Self::Encode => "provider_encode",
+            Self::Status => "provider_status",
+            Self::Connect => "provider_connect",
+            Self::Timeout => "provider_timeout",
+            Self::Stream => "provider_stream",
+            Self::Truncated => "provider_truncated",
+            Self::Malformed => "provider_malformed",
+            Self::Api => "provider_api",
+        }
+    }
+}
+
+/// A provider's error as a turn keeps it (see [`ProviderError::failure`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderFailure {
+    pub kind: ProviderErrorKind,
+    /// The HTTP status the API answered with, if it answered with one.
+    pub status: Option<u16>,
+    /// See [`ProviderError::is_retryable`].
+    pub retryable: bool,
+    /// The wait the API asked for, if it said.
+    pub retry_after: Option<Duration>,
+    /// The error's own one line, key scrubbed.
+    pub message: String,
+}
+
+impl std::fmt::Display for ProviderFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
     }
 }
 
@@ -304,6 +414,7 @@ mod tests {
             status: 401,
             message: "invalid x-api-key".into(),
             attempts: 1,
+            retry_after: None,
         };
         assert_eq!(
             error.to_string(),

@@ -33,7 +33,7 @@ pub use config::{
     DEFAULT_MAX_OUTPUT_TOKENS, MULTIMODAL_PREFIXES, ProviderChoice, ProviderConfig, ProviderKind,
     RetryPolicy, Secret, Timeouts, multimodal_by_name,
 };
-pub use error::{ProviderError, TimeoutPhase};
+pub use error::{ProviderError, ProviderErrorKind, ProviderFailure, TimeoutPhase};
 pub use openai::OpenAiProvider;
 pub use transport::is_loopback_url;
 pub use types::{

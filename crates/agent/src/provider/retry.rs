@@ -12,6 +12,12 @@ pub(crate) fn is_retryable_status(status: u16) -> bool {
     status == 429 || (500..=599).contains(&status)
 }
 
+/// Whether a request that failed before any answer is worth another attempt: every connection
+/// failure but a request reqwest could not even build.
+pub(crate) fn is_retryable_connect(source: &reqwest::Error) -> bool {
+    !source.is_builder()
+}
+
 /// Reads a `retry-after` header given in seconds (`3`, `0.5`). The HTTP-date form is not used by
 /// either API and reads as absent, falling back to the backoff.
 pub(crate) fn parse_retry_after(value: &str) -> Option<Duration> {

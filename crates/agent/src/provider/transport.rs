@@ -14,7 +14,9 @@ use tracing::{debug, instrument, warn};
 use super::EventStream;
 use super::config::{ProviderConfig, ProviderKind, RetryPolicy, Secret, Timeouts};
 use super::error::{Origin, ProviderError, TimeoutPhase, one_line};
-use super::retry::{draw_jitter, is_retryable_status, parse_retry_after, retry_delay};
+use super::retry::{
+    draw_jitter, is_retryable_connect, is_retryable_status, parse_retry_after, retry_delay,
+};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{Retrying, StreamEvent};
 
@@ -178,13 +180,13 @@ impl Transport {
             };
         let retryable = match &failure {
             Failure::Status(response) => is_retryable_status(response.status().as_u16()),
-            Failure::Connect(source) => !source.is_builder(),
+            Failure::Connect(source) => is_retryable_connect(source),
         };
         let delay = (retryable && attempt <= self.retry.max_retries)
             .then(|| retry_delay(&self.retry, attempt - 1, retry_after, draw_jitter()))
             .flatten();
         let Some(delay) = delay else {
-            return Err(self.give_up(failure, attempt).await);
+            return Err(self.give_up(failure, attempt, retry_after).await);
         };
         warn!(attempt, ?delay, reason = %failure, "model request failed; retrying");
         Ok(Attempt::Retry(Retrying {
@@ -195,7 +197,12 @@ impl Transport {
         }))
     }
 
-    async fn give_up(&self, failure: Failure, attempts: u32) -> ProviderError {
+    async fn give_up(
+        &self,
+        failure: Failure,
+        attempts: u32,
+        retry_after: Option<std::time::Duration>,
+    ) -> ProviderError {
         let origin = &self.origin;
         match failure {
             Failure::Connect(source) => ProviderError::Connect {
@@ -225,6 +232,7 @@ impl Transport {
                     status: status.as_u16(),
                     message: one_line(&message),
                     attempts,
+                    retry_after,
                 }
             }
         }

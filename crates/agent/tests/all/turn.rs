@@ -671,15 +671,23 @@ async fn an_answer_cut_at_its_cap_ends_the_turn_with_max_tokens_keeping_its_text
     );
     assert!(host.decided.lock().unwrap().is_empty());
     let events = host.events.lock().unwrap();
+    let ended = events.last().map(|event| match event {
+        TurnEvent::TurnEnded {
+            turn,
+            reason,
+            error,
+        } => (*turn, *reason, error.as_ref().map(ToString::to_string)),
+        other => panic!("the last event is not turn_ended: {other:?}"),
+    });
     assert_eq!(
-        events.last(),
-        Some(&TurnEvent::TurnEnded {
-            turn: 0,
-            reason: EndReason::MaxTokens,
-            error: Some(
+        ended,
+        Some((
+            0,
+            EndReason::MaxTokens,
+            Some(
                 "the model hit the output cap of 64 tokens; its partial answer is kept; raise `openai.max_output_tokens` for longer answers"
                     .to_owned()
             ),
-        })
+        ))
     );
 }

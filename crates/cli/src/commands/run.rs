@@ -562,8 +562,7 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
             format!("   {}", u.line),
         ),
         Event::TurnEnded(e) => (
-            json!({"type": "turn_ended", "turn": e.turn, "reason": e.reason,
-                   "error": (!e.error.is_empty()).then_some(&e.error)}),
+            turn_ended_json(e),
             if e.error.is_empty() {
                 format!(
                     "── turn {} ended: {}",
@@ -580,6 +579,25 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
             },
         ),
     }
+}
+
+/// `turn_ended` as a JSON line: `turn`, `reason` and `error` as always; with an error whose
+/// kind the daemon sent, also `error_kind`, `http_status` (`null` when the model API gave
+/// none), `retryable` and `retry_after_ms` (`null` when it asked for no wait). A turn that
+/// ended without an error has exactly the first four fields.
+fn turn_ended_json(e: &v1::TurnEnded) -> Value {
+    let mut line = json!({"type": "turn_ended", "turn": e.turn, "reason": e.reason,
+                          "error": (!e.error.is_empty()).then_some(&e.error)});
+    if let (false, Some(fields)) = (e.error_kind.is_empty(), line.as_object_mut()) {
+        fields.insert("error_kind".to_owned(), json!(e.error_kind));
+        fields.insert(
+            "http_status".to_owned(),
+            json!((e.http_status != 0).then_some(e.http_status)),
+        );
+        fields.insert("retryable".to_owned(), json!(e.retryable));
+        fields.insert("retry_after_ms".to_owned(), json!(e.retry_after_ms));
+    }
+    line
 }
 
 pub(crate) fn prost_to_json(value: &prost_types::Value) -> Value {
@@ -683,6 +701,50 @@ mod tests {
         let (value, line) = describe(&ended, Approve::Deny, false);
         assert_eq!(value["turn"], json!(2));
         assert_eq!(line, "── turn 3 ended: end_turn");
+    }
+
+    #[test]
+    fn a_turn_ended_by_an_error_adds_its_kind_and_status_and_a_clean_end_adds_nothing() {
+        let clean = v1::TurnEnded {
+            turn: 0,
+            reason: "end_turn".to_owned(),
+            ..v1::TurnEnded::default()
+        };
+        assert_eq!(
+            turn_ended_json(&clean),
+            json!({"type": "turn_ended", "turn": 0, "reason": "end_turn", "error": null})
+        );
+        let limited = v1::TurnEnded {
+            turn: 1,
+            reason: "error".to_owned(),
+            error: "openai model `m`: HTTP 429 after 3 attempt(s): slow down".to_owned(),
+            error_kind: "provider_status".to_owned(),
+            http_status: 429,
+            retryable: true,
+            retry_after_ms: Some(0),
+        };
+        assert_eq!(
+            turn_ended_json(&limited),
+            json!({"type": "turn_ended", "turn": 1, "reason": "error",
+                   "error": "openai model `m`: HTTP 429 after 3 attempt(s): slow down",
+                   "error_kind": "provider_status", "http_status": 429, "retryable": true,
+                   "retry_after_ms": 0})
+        );
+        let host = v1::TurnEnded {
+            error: "the ledger could not record a decision, so the call did not run: full"
+                .to_owned(),
+            error_kind: "host_not_recorded".to_owned(),
+            ..limited
+        };
+        let line = turn_ended_json(&v1::TurnEnded {
+            http_status: 0,
+            retryable: false,
+            retry_after_ms: None,
+            ..host
+        });
+        assert_eq!(line["http_status"], Value::Null);
+        assert_eq!(line["retry_after_ms"], Value::Null);
+        assert_eq!(line["retryable"], json!(false));
     }
 
     #[test]

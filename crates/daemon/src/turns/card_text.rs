@@ -2,9 +2,8 @@
 //! ("Codaris wants to edit `src/main.rs` (3 lines changed)") and, when the daemon could work it
 //! out, a preview of what the call would do. The policy's own sentence (written for the model:
 //! "… needs the user's approval …; wait for their answer") stays in the ledger's card record.
-//! Also what the model is told when the person refused one call only (`deny_once`).
 
-use codaris_policy::{Capability, CapabilityName, Code, Decision};
+use codaris_policy::{Capability, CapabilityName, Code};
 use codaris_proto::v1;
 use codaris_tools::preview::CallPreview;
 
@@ -40,30 +39,6 @@ pub(super) struct CardText {
     pub(super) recorded: String,
     pub(super) shown: String,
     pub(super) preview: Option<v1::CardPreview>,
-}
-
-/// The refusal of one call the person turned down at its card (Ctrl-C): no deny grant stands
-/// behind it, so the next call that needs the same asks again.
-pub(super) fn refused_once(asked: Decision) -> Decision {
-    let on = asked
-        .capability
-        .as_ref()
-        .and_then(|c| c.path.as_deref())
-        .map(|path| format!(" on `{path}`"))
-        .unwrap_or_default();
-    let name = asked
-        .capability
-        .as_ref()
-        .map_or("this call", |c| c.name.as_str());
-    Decision {
-        verdict: codaris_policy::Verdict::Deny,
-        code: codaris_policy::Code::DeniedByUser,
-        sentence: format!(
-            "the user refused this call (`{name}`{on}); do not repeat it unchanged, find another way or ask them"
-        ),
-        used_grants: Vec::new(),
-        ..asked
-    }
 }
 
 /// The preview on the wire.

@@ -14,7 +14,7 @@ use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetim
 use codaris_proto::v1;
 use serde_json::Value;
 
-use super::card_text::{self, CardText, refused_once};
+use super::card_text::{self, CardText};
 use super::log::TurnLog;
 use super::{Session, Turns};
 use crate::builtins::Builtins;
@@ -145,6 +145,26 @@ impl DaemonHost {
                 reason: err.to_string(),
             }),
         }
+    }
+
+    /// The person refused this call alone at its card (Ctrl-C): the policy decides the call
+    /// again with that answer as its input (`refused_at_card`), and the decision is recorded
+    /// like any other, so the model reads only what the ledger holds and a replay decides it
+    /// the same. No deny grant stands behind it: the next call that needs the same asks again.
+    async fn refused_at_card(
+        &self,
+        call: &CallRequest,
+        asked: Decision,
+    ) -> Result<Decided<Permit>, HostError> {
+        // Every `ask` names its capability; one that did not stays the recorded refusal.
+        let Some(capability) = asked.capability else {
+            return Ok(Decided::Refused(asked));
+        };
+        let mut refused = call.clone();
+        refused.task.refused_at_card = Some(capability);
+        Ok(Decided::Refused(
+            self.decide_once(&refused).await?.into_record().decision,
+        ))
     }
 
     /// Shows a card and waits for its answer; a yes or a no is recorded as a grant, durably,
@@ -428,7 +448,7 @@ impl TurnHost for DaemonHost {
                 .await;
             match answered {
                 Asked::Answered(CardAnswer::DenyOnce) => {
-                    return Ok(Decided::Refused(refused_once(asked)));
+                    return self.refused_at_card(call, asked).await;
                 }
                 Asked::Answered(_) => {}
                 Asked::DeniedBefore | Asked::Unanswered => return Ok(Decided::Refused(asked)),

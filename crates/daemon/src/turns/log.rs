@@ -143,7 +143,7 @@ mod tests {
         v1::turn_event::Event::TurnEnded(v1::TurnEnded {
             turn: 0,
             reason: "end_turn".to_owned(),
-            error: String::new(),
+            ..v1::TurnEnded::default()
         })
     }
 

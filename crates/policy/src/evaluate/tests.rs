@@ -192,3 +192,48 @@ fn an_ask_mode_tool_outside_the_list_is_refused_by_the_mode_not_the_binding() {
     let decision = evaluate(&call, &GrantSet::default(), &plan_task(Activity::Plan));
     assert_eq!(decision.code, crate::Code::NotBound);
 }
+
+#[test]
+fn a_call_refused_at_its_card_is_denied_by_the_user_whatever_the_grants() {
+    let mut task = Task::new("/w/proj");
+    let args = json!({"path": "a.txt", "content": "x"});
+    let call = Call {
+        tool: "write",
+        args: &args,
+        spec: None,
+    };
+    // Asked first: the capability the card shows.
+    let asked = evaluate(&call, &GrantSet::new(), &task);
+    assert_eq!(asked.verdict, crate::verdict::Verdict::Ask);
+    task.refused_at_card = asked.capability.clone();
+    let expected = Decision {
+        verdict: crate::verdict::Verdict::Deny,
+        code: crate::code::Code::DeniedByUser,
+        sentence: "the user refused this call (`write` on `/w/proj/a.txt`); do not repeat it unchanged, find another way or ask them".to_owned(),
+        capability: asked.capability.clone(),
+        rules: vec![Rule::UserRefusal],
+        used_grants: Vec::new(),
+    };
+    assert_eq!(evaluate(&call, &GrantSet::new(), &task), expected);
+    // A grant recorded meanwhile (another call's card) does not let the refused call run.
+    let granted = GrantSet::from_grants([Grant::new(
+        CapabilityName::Write,
+        Some("/w/proj"),
+        Lifetime::Session,
+    )]);
+    assert_eq!(evaluate(&call, &granted, &task), expected);
+    // A long path is named whole, as the daemon named it; a newline in it is escaped.
+    let long = format!("/w/proj/{}\nb.txt", "d/".repeat(80));
+    task.refused_at_card = Some(crate::capability::Capability::new(
+        CapabilityName::Write,
+        Some(long.clone()),
+    ));
+    let sentence = evaluate(&call, &GrantSet::new(), &task).sentence;
+    assert_eq!(
+        sentence,
+        format!(
+            "the user refused this call (`write` on `{}`); do not repeat it unchanged, find another way or ask them",
+            long.replace('\n', "\\n")
+        )
+    );
+}

@@ -11,8 +11,8 @@ use super::anthropic::{message_end, message_start, text_block};
 use super::fake::{After, FakeServer, KEY, PATIENCE, Reply, event};
 use super::{drain, request, text_of};
 use crate::provider::{
-    AnthropicProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderKind, Retrying,
-    StopReason, StreamEvent, TimeoutPhase, build_provider,
+    AnthropicProvider, ModelProvider, OpenAiProvider, ProviderError, ProviderErrorKind,
+    ProviderFailure, ProviderKind, Retrying, StopReason, StreamEvent, TimeoutPhase, build_provider,
 };
 
 fn status(status: u16, headers: &[(&str, &str)], body: serde_json::Value) -> Reply {
@@ -121,6 +121,40 @@ async fn a_retry_after_longer_than_the_policy_allows_ends_at_once() {
             })
         ),
         "{error:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_429_that_outlasts_the_retries_keeps_its_status_retryability_and_wait() {
+    let limited = || {
+        status(
+            429,
+            &[("retry-after", "0")],
+            json!({"error": {"message": "slow down"}}),
+        )
+    };
+    let server = FakeServer::start(vec![limited(), limited(), limited(), limited()]).await;
+    let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenAi)).unwrap();
+    let (_, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
+    let failure = error.as_ref().map(ProviderError::failure);
+    assert_eq!(
+        failure,
+        Some(ProviderFailure {
+            kind: ProviderErrorKind::Status,
+            status: Some(429),
+            retryable: true,
+            retry_after: Some(Duration::ZERO),
+            message: "openai model `test-model`: HTTP 429 after 4 attempt(s): slow down".into(),
+        })
+    );
+    // A 400 is the request's own fault: trying it again cannot help, and no wait was asked.
+    let server = FakeServer::start(vec![status(400, &[], json!({"error": "bad"}))]).await;
+    let provider = OpenAiProvider::new(&server.config(ProviderKind::OpenAi)).unwrap();
+    let (_, error) = drain(provider.stream(&request(Vec::new(), "hi"))).await;
+    let failure = error.as_ref().map(ProviderError::failure);
+    assert_eq!(
+        failure.map(|f| (f.kind, f.status, f.retryable, f.retry_after)),
+        Some((ProviderErrorKind::Status, Some(400), false, None))
     );
 }
 
