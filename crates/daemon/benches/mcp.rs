@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use codaris_daemon::builtins::Pictures;
 use codaris_daemon::dispatch::{Dispatcher, ToolCall};
 use codaris_daemon::mcp::McpHub;
-use codaris_daemon::registry::ToolRegistry;
+use codaris_daemon::toolset::registry::ToolRegistry;
 use codaris_ledger::Ledger;
 use codaris_mcp::{ServerName, ServerSpec};
 use codaris_policy::{PermissionMode, Task};

@@ -68,7 +68,7 @@ pub enum StartError {
     #[error("server failed: {0}")]
     Serve(#[from] tonic::transport::Error),
     /// The ledger records nothing more until it is opened again (a full disk: sled keeps the
-    /// error): the daemon stopped in order, to be started again ([`crate::state::EXIT_LEDGER_WEDGED`]).
+    /// error): the daemon stopped in order, to be started again ([`crate::server::state::EXIT_LEDGER_WEDGED`]).
     #[error(
         "stopped because the ledger records nothing more until codarisd starts again ({reason}); nothing acknowledged is lost: the next start replays the journal"
     )]

@@ -14,35 +14,21 @@
 //! crate), what a tool does (`codaris-tools`), how the store is written (`codaris-ledger`), and
 //! printing for people (the CLI).
 
-pub mod auth;
 pub mod builtins;
-pub mod chain_head;
+pub mod calls;
 pub mod config;
-pub mod convert;
 pub mod dispatch;
-pub mod doctor;
 pub mod error;
-pub mod gates;
 pub mod instructions;
 pub mod keys;
-pub mod logging;
 pub mod mcp;
-pub mod notify;
-pub mod peer;
-pub mod programs;
 pub mod providers;
-pub mod registry;
 pub mod resolve;
 pub mod secret;
 pub mod server;
-pub mod service;
 pub mod sessions;
-pub mod shutdown;
-pub mod skills;
-pub mod state;
-pub mod telemetry;
+pub mod toolset;
 pub mod turns;
-pub mod watch;
 
 pub use config::Config;
 pub use dispatch::Dispatcher;
@@ -50,7 +36,4 @@ pub use dispatch::ToolCall;
 pub use error::ConfigError;
 pub use error::DaemonError;
 pub use error::StartError;
-pub use server::serve;
-pub use shutdown::Shutdown;
-pub use state::StateClaim;
-pub use watch::StateWatch;
+pub use server::{Shutdown, StateClaim, StateWatch, serve};

@@ -87,10 +87,10 @@ fn main() -> ExitCode {
                 // Its own code, so a service manager can tell "another daemon has it" from a
                 // failure worth restarting for (`RestartPreventExitStatus=` in the unit).
                 StartError::AlreadyRunning { .. } => {
-                    ExitCode::from(codaris_daemon::state::EXIT_ALREADY_RUNNING)
+                    ExitCode::from(codaris_daemon::server::state::EXIT_ALREADY_RUNNING)
                 }
                 StartError::LedgerWedged { .. } => {
-                    ExitCode::from(codaris_daemon::state::EXIT_LEDGER_WEDGED)
+                    ExitCode::from(codaris_daemon::server::state::EXIT_LEDGER_WEDGED)
                 }
                 _ => ExitCode::FAILURE,
             }
@@ -114,7 +114,7 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
             return Err(StartError::StateDir { path, source });
         }
     };
-    let telemetry = codaris_daemon::logging::init(
+    let telemetry = codaris_daemon::server::logging::init(
         claim.layout().dir(),
         &config.logging,
         config.telemetry.as_ref(),
@@ -130,14 +130,14 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     let served = runtime.block_on(async {
         tokio::spawn(codaris_tools::shell::reap_orphans());
         let shutdown = Shutdown::new();
-        codaris_daemon::shutdown::on_signals(shutdown.clone()).map_err(|source| {
-            StartError::Listen {
+        codaris_daemon::server::shutdown::on_signals(shutdown.clone()).map_err(
+            |source| StartError::Listen {
                 what: "signals".to_owned(),
                 source,
-            }
-        })?;
+            },
+        )?;
         // A daemon whose state directory is deleted or replaced stops.
-        codaris_daemon::watch::spawn(watch, shutdown.clone());
+        codaris_daemon::server::watch::spawn(watch, shutdown.clone());
         codaris_daemon::serve(config, claim, shutdown).await
     });
     // Outside the runtime: the exporter's blocking client must not be dropped on it.

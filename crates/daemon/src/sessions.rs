@@ -16,7 +16,7 @@ use codaris_policy::{Activity, PermissionMode};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DaemonError;
-use crate::state::create_private_dir;
+use crate::server::state::create_private_dir;
 
 /// The version of [`SessionRecord`]'s stored shape.
 const SESSION_SCHEMA: u32 = 1;

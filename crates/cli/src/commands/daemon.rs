@@ -119,7 +119,7 @@ pub async fn status(target: &Target, json: bool) -> Result<Outcome, CliError> {
 }
 
 /// Prints the end of `<state>/codarisd.log`, a link to the day's file (see
-/// `codaris_daemon::logging`); `--follow` goes on to the next day's file when the log rotates.
+/// `codaris_daemon::server::logging`); `--follow` goes on to the next day's file when the log rotates.
 pub async fn logs(target: &Target, lines: usize, follow: bool) -> Result<Outcome, CliError> {
     let path = target.layout.log();
     let read_err = |source| CliError::Read {

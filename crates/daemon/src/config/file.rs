@@ -54,7 +54,7 @@ pub struct DaemonToml {
     pub ledger_cache_mb: Option<u64>,
     /// The log file's lines: `text` (default) or `json`.
     pub log_format: Option<String>,
-    /// Dated log files kept (default [`crate::logging::DEFAULT_LOG_MAX_FILES`]).
+    /// Dated log files kept (default [`crate::server::logging::DEFAULT_LOG_MAX_FILES`]).
     pub log_max_files: Option<usize>,
 }
 

@@ -1,4 +1,4 @@
-//! `[telemetry]`: where traces are exported, if anywhere. The exporter is [`crate::telemetry`].
+//! `[telemetry]`: where traces are exported, if anywhere. The exporter is [`crate::server::telemetry`].
 
 use std::collections::BTreeMap;
 

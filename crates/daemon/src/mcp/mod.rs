@@ -23,8 +23,8 @@ pub use pins::Pins;
 
 use crate::builtins::Pictures;
 use crate::error::DaemonError;
-use crate::registry::ToolRegistry;
 use crate::sessions::now_ms;
+use crate::toolset::registry::ToolRegistry;
 
 pub use paths::PATH_ARGS;
 

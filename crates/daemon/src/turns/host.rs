@@ -18,11 +18,11 @@ use super::card_text::{self, CardText};
 use super::log::TurnLog;
 use super::{Session, Turns};
 use crate::builtins::Builtins;
-use crate::convert::{capability_wire, turn_event_wire};
 use crate::dispatch::{Dispatched, Permit, ToolCall};
 use crate::error::NotRecorded;
-use crate::registry::ToolRegistry;
+use crate::server::convert::{capability_wire, turn_event_wire};
 use crate::sessions::now_ms;
+use crate::toolset::registry::ToolRegistry;
 
 pub struct DaemonHost {
     turns: Arc<Turns>,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use codaris_proto::v1;
 use tokio::sync::{mpsc, watch};
 
-use crate::convert::timestamp_ms;
+use crate::server::convert::timestamp_ms;
 use crate::sessions::now_ms;
 
 /// Events a stream may have in flight before it waits for its client.

@@ -37,8 +37,8 @@ use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
 use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
-use crate::registry::ToolRegistry;
 use crate::sessions::{SessionRecord, SessionState, SessionStore};
+use crate::toolset::registry::ToolRegistry;
 
 /// How long `AnswerCard` waits for the turn to make an answer durable before it says so.
 pub const RECORD_WAIT: Duration = Duration::from_secs(30);
@@ -430,7 +430,11 @@ impl Turns {
         ];
         secret.extend(self.config.config_file.as_ref().map(display));
         // The chain's key and published head: a tool that could rewrite them could hide a cut.
-        secret.extend(crate::chain_head::files(&self.config).iter().map(display));
+        secret.extend(
+            crate::server::chain_head::files(&self.config)
+                .iter()
+                .map(display),
+        );
         Task {
             activity: record.activity,
             permission_mode: record.permission_mode,

@@ -13,19 +13,19 @@ use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tonic::service::Routes;
 use tonic::transport::Server;
 
-use crate::auth::TcpGuardLayer;
 use crate::config::Config;
 use crate::error::StartError;
-use crate::registry::ToolRegistry;
-use crate::service::daemon::DaemonService;
-use crate::service::ledger::LedgerService;
-use crate::service::mcp::McpService;
-use crate::service::sessions::SessionsService;
-use crate::service::tools::ToolsService;
+use crate::server::auth::TcpGuardLayer;
+use crate::server::service::daemon::DaemonService;
+use crate::server::service::ledger::LedgerService;
+use crate::server::service::mcp::McpService;
+use crate::server::service::sessions::SessionsService;
+use crate::server::service::tools::ToolsService;
+use crate::server::shutdown::{DRAIN, Shutdown};
+use crate::server::state::StateClaim;
 use crate::sessions::{SessionStore, now_ms};
-use crate::shutdown::{DRAIN, Shutdown};
-use crate::skills;
-use crate::state::StateClaim;
+use crate::toolset::registry::ToolRegistry;
+use crate::toolset::skills;
 
 /// Runs the daemon until `shutdown` fires, then stops in order: in-flight calls finish, the
 /// ledger is flushed to disk, and the socket, token and pid file are removed.
@@ -44,7 +44,7 @@ pub async fn serve(
             cache_bytes: config.ledger_cache_bytes,
         },
     )?);
-    crate::chain_head::start_publishing(&ledger, &config);
+    crate::server::chain_head::start_publishing(&ledger, &config);
     let wedged = watch_ledger(&ledger, &shutdown);
     let sessions = SessionStore::open(ledger.clone(), &layout.sessions()).map_err(|err| {
         StartError::StateDir {
@@ -55,7 +55,7 @@ pub async fn serve(
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
     let mut setup = crate::builtins::Setup::from_config(&config);
-    setup.gates = Some(Arc::new(crate::gates::LedgerGates(ledger.gates()?)));
+    setup.gates = Some(Arc::new(crate::calls::gates::LedgerGates(ledger.gates()?)));
     let (builtins, notices) = crate::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
@@ -108,7 +108,7 @@ pub async fn serve(
                 .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown.wait());
             let shutdown = shutdown.clone();
             Some(tokio::spawn(async move {
-                crate::shutdown::drained(server, &shutdown, DRAIN, "tcp").await
+                crate::server::shutdown::drained(server, &shutdown, DRAIN, "tcp").await
             }))
         }
         None => None,
@@ -135,11 +135,11 @@ pub async fn serve(
         version = env!("CARGO_PKG_VERSION"),
         "codarisd serving"
     );
-    crate::notify::ready(&socket);
+    crate::server::notify::ready(&socket);
     let stopping = shutdown.clone();
     tokio::spawn(async move {
         stopping.wait().await;
-        crate::notify::stopping();
+        crate::server::notify::stopping();
     });
     // Now that the socket is bound, the MCP servers start, each in the background.
     mcp.launch();
@@ -147,11 +147,12 @@ pub async fn serve(
         .add_routes(routes)
         .serve_with_incoming_shutdown(
             // The daemon's own commands and their children are refused before any RPC.
-            crate::peer::guard(UnixListenerStream::new(unix)),
+            crate::server::peer::guard(UnixListenerStream::new(unix)),
             shutdown.wait(),
         );
     // The calls in flight finish, but a connection nobody reads does not hold the stop.
-    let unix_result = crate::shutdown::drained(unix_server, &shutdown, DRAIN, "socket").await;
+    let unix_result =
+        crate::server::shutdown::drained(unix_server, &shutdown, DRAIN, "socket").await;
     // Whatever ended the socket server ends the TCP one too.
     shutdown.trigger("socket server stopped");
     // No MCP server outlives the daemon.
@@ -172,7 +173,7 @@ pub async fn serve(
         })
     };
     match tokio::task::spawn_blocking(folded).await {
-        Ok(Ok(())) => crate::chain_head::publish_at_stop(&ledger),
+        Ok(Ok(())) => crate::server::chain_head::publish_at_stop(&ledger),
         Ok(Err(err)) => tracing::error!(%err, "flushing the ledger failed"),
         Err(err) => tracing::error!(%err, "flushing the ledger failed"),
     }
@@ -211,7 +212,7 @@ fn watch_ledger(
             if let Some(reason) = ledger.wedged() {
                 tracing::error!(
                     %reason,
-                    status = crate::state::EXIT_LEDGER_WEDGED,
+                    status = crate::server::state::EXIT_LEDGER_WEDGED,
                     "the ledger records nothing more until codarisd starts again; stopping for \
                      the service manager to start it (the next start replays the journal, \
                      nothing acknowledged is lost)"
@@ -295,7 +296,7 @@ async fn routes(
                 summary: limits.to_string(),
                 reasons: limits.reasons,
             }),
-        programs: Arc::new(crate::programs::ProgramProbe::new(
+        programs: Arc::new(crate::calls::programs::ProgramProbe::new(
             config.nextflow.clone(),
             builtins.pools(),
         )),

@@ -8,9 +8,9 @@ use tonic::{Request, Response, Status};
 
 use super::ResponseStream;
 use crate::config::Config;
-use crate::convert::{activity_from_wire, permission_mode_from_wire};
 use crate::error::DaemonError;
 use crate::providers::LiveProviders;
+use crate::server::convert::{activity_from_wire, permission_mode_from_wire};
 use crate::sessions::{NewSession, SessionStore};
 use crate::turns::{SessionChange, Turns};
 use codaris_ledger::CardAnswer;
@@ -344,7 +344,9 @@ impl Sessions for SessionsService {
             .turns
             .undo(&request.session_id, request.turn, request.dry_run)
             .await?;
-        Ok(Response::new(crate::convert::undone_wire(undone)))
+        Ok(Response::new(crate::server::convert::undone_wire(
+            undone,
+        )))
     }
 
     async fn list_shared_files(

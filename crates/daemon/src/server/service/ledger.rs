@@ -6,8 +6,8 @@ use codaris_proto::v1::ledger_server;
 use tonic::{Request, Response, Status};
 
 use super::ResponseStream;
-use crate::convert::{decision_record_wire, grant_wire};
 use crate::error::DaemonError;
+use crate::server::convert::{decision_record_wire, grant_wire};
 use crate::sessions::now_ms;
 
 /// Decisions listed when the request names no limit.

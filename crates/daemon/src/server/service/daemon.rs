@@ -7,11 +7,11 @@ use codaris_proto::v1::daemon_server::Daemon;
 use tonic::{Request, Response, Status};
 
 use crate::config::Config;
-use crate::convert::timestamp_ms;
 use crate::error::DaemonError;
 use crate::providers::{KeyChange, Login};
+use crate::server::convert::timestamp_ms;
+use crate::server::shutdown::Shutdown;
 use crate::sessions::SessionStore;
-use crate::shutdown::Shutdown;
 
 /// What the Status call reports and the handle Shutdown pulls.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ pub struct DaemonService {
     /// Each session's process and memory limits and what keeps them, chosen at start.
     pub limits: Option<v1::SessionLimits>,
     /// The domain tools' programs, probed in the background when first asked for.
-    pub programs: Arc<crate::programs::ProgramProbe>,
+    pub programs: Arc<crate::calls::programs::ProgramProbe>,
 }
 
 #[tonic::async_trait]
@@ -201,9 +201,10 @@ impl Daemon for DaemonService {
         _request: Request<v1::CheckProvidersRequest>,
     ) -> Result<Response<v1::CheckProvidersResponse>, Status> {
         let settings = self.providers.current();
-        let checks = crate::doctor::check_all(&settings, crate::doctor::CHECK_TIMEOUT).await;
+        let checks =
+            crate::server::doctor::check_all(&settings, crate::server::doctor::CHECK_TIMEOUT).await;
         let sandbox = crate::builtins::Setup::from_config(&self.config).sandbox_paths();
-        let runtimes = crate::doctor::check_runtimes(&sandbox)
+        let runtimes = crate::server::doctor::check_runtimes(&sandbox)
             .into_iter()
             .map(|check| v1::RuntimeCheck {
                 program: check.program.to_owned(),

@@ -12,7 +12,7 @@
 //! and `codarisd.log` is a symbolic link to it, so the path every reader knows stays the
 //! current log. At most `daemon.log_max_files` dated files are kept, the oldest removed first.
 //!
-//! Non-goals: shipping logs anywhere (that is the operator's collector, or [`crate::telemetry`]
+//! Non-goals: shipping logs anywhere (that is the operator's collector, or [`crate::server::telemetry`]
 //! for traces), and filtering by anything but `RUST_LOG`.
 
 use std::borrow::Cow;
@@ -132,7 +132,7 @@ pub fn init(
     state_dir: &Path,
     settings: &LogSettings,
     telemetry: Option<&crate::config::telemetry::TelemetryConfig>,
-) -> Option<crate::telemetry::Telemetry> {
+) -> Option<crate::server::telemetry::Telemetry> {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -162,16 +162,21 @@ pub fn init(
         }
         Err(err) => (None, Some(err)),
     };
-    let (exporter, exporter_err) = match telemetry.map(crate::telemetry::Telemetry::start) {
-        Some(Ok(exporter)) => (Some(exporter), None),
-        Some(Err(err)) => (None, Some(err)),
-        None => (None, None),
-    };
+    let (exporter, exporter_err) =
+        match telemetry.map(crate::server::telemetry::Telemetry::start) {
+            Some(Ok(exporter)) => (Some(exporter), None),
+            Some(Err(err)) => (None, Some(err)),
+            None => (None, None),
+        };
     tracing_subscriber::registry()
         .with(filter)
         .with(stderr_layer)
         .with(file_layer)
-        .with(exporter.as_ref().map(crate::telemetry::Telemetry::layer))
+        .with(
+            exporter
+                .as_ref()
+                .map(crate::server::telemetry::Telemetry::layer),
+        )
         .init();
     if let Some(err) = file_err {
         tracing::warn!(dir = %state_dir.display(), %err, "cannot open the log file; logging to stderr only");

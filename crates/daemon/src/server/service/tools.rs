@@ -9,7 +9,7 @@ use codaris_proto::v1::tools_server::Tools;
 use tonic::{Request, Response, Status};
 
 use crate::error::DaemonError;
-use crate::registry::ToolRegistry;
+use crate::toolset::registry::ToolRegistry;
 
 #[derive(Debug, Clone)]
 pub struct ToolsService {

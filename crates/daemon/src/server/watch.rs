@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use codaris_paths::StateLayout;
 
-use crate::shutdown::Shutdown;
+use crate::server::shutdown::Shutdown;
 
 /// How often the directory and the pid file are looked at.
 pub const INTERVAL: Duration = Duration::from_secs(2);

@@ -1,0 +1,6 @@
+//! A tool call from the model's request to its run: deciding it (the dispatcher, on paths
+//! resolved once), the permit it runs on, the built-in tools that run here, and what they keep
+//! (the samplesheet gates) or ask of the machine (the programs' versions).
+
+pub mod gates;
+pub mod programs;
