@@ -250,3 +250,103 @@ fn lint_nextflow_runs_the_configured_nextflow_on_the_session_s_path() {
         "{lint}"
     );
 }
+
+/// The daemon's children that run `program` (by the file their image came from).
+fn children_running(daemon: &Daemon, program: &str) -> Vec<u32> {
+    let tasks =
+        std::fs::read_dir(format!("/proc/{}/task", daemon.pid())).expect("the daemon's threads");
+    let mut found = Vec::new();
+    for task in tasks.flatten() {
+        let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        for pid in children
+            .split_whitespace()
+            .filter_map(|p| p.parse::<u32>().ok())
+        {
+            let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+            if exe.file_name().is_some_and(|name| name == program) {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_server_is_a_program_of_its_own_and_its_token_is_not_in_its_environment_block() {
+    let (_sandbox, _proj, daemon) = start(&format!("[seqera]\ntoken = \"{TOKEN}\"\n"));
+    // Not the daemon's whole image again: the program beside it.
+    assert!(children_running(&daemon, "codarisd").is_empty());
+    let servers = children_running(&daemon, "codaris-seqera-mcp");
+    assert_eq!(servers.len(), 1, "{servers:?}");
+    // The token the daemon handed it in the environment was taken out of the block the kernel
+    // shows at /proc/<pid>/environ (a process of the same user may read it otherwise).
+    let environ = std::fs::read(format!("/proc/{}/environ", servers[0])).expect("its environ");
+    let environ = String::from_utf8_lossy(&environ);
+    assert!(environ.contains("CODARIS_SEQERA_WAVE_URL="), "{environ}");
+    assert!(
+        !environ.contains(TOKEN),
+        "the token is in its environment block"
+    );
+}
+
+#[test]
+fn without_its_program_beside_codarisd_the_server_is_listed_failed_and_the_log_says_why() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    // codarisd alone in a directory: a hard link, so its own path is that directory.
+    let bin = sandbox.root.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let daemon_program = bin.join("codarisd");
+    std::fs::hard_link(
+        codaris_test_support::sandbox::binary("codarisd"),
+        &daemon_program,
+    )
+    .or_else(|_| {
+        std::fs::copy(
+            codaris_test_support::sandbox::binary("codarisd"),
+            &daemon_program,
+        )
+        .map(drop)
+    })
+    .expect("codarisd in a directory of its own");
+    let env = sandbox.command("codaris");
+    let mut daemon = std::process::Command::new(&daemon_program)
+        .env_clear()
+        .envs(env.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .current_dir(sandbox.root.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn codarisd");
+    let mut seqera = Value::Null;
+    wait_for(Duration::from_secs(40), || {
+        let listed = sandbox.cli(&["mcp", "list", "--json"]);
+        seqera = serde_json::from_slice::<Value>(&listed.stdout)
+            .ok()
+            .and_then(|all| {
+                all.as_array()?
+                    .iter()
+                    .find(|s| s["name"] == "seqera")
+                    .cloned()
+            })
+            .unwrap_or(Value::Null);
+        seqera["state"] == "failed"
+    });
+    let missing = bin.join("codaris-seqera-mcp");
+    let error = seqera["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains(&format!("`{}`", missing.display())),
+        "{seqera}"
+    );
+    let log = std::fs::read_to_string(sandbox.state_dir().join("codarisd.log")).unwrap_or_default();
+    assert!(
+        log.contains(&format!(
+            "the built-in MCP server `seqera` cannot start: `{}` is missing",
+            missing.display()
+        )),
+        "{log}"
+    );
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+}

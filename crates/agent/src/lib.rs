@@ -40,6 +40,7 @@ mod script;
 mod scripted;
 mod slash;
 mod surface;
+mod tls;
 mod turn;
 mod usage;
 

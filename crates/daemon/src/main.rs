@@ -8,7 +8,6 @@ use codaris_daemon::config::{self, Flags};
 use codaris_daemon::keys::HeldKeys;
 use codaris_daemon::{Shutdown, StartError, StateClaim, StateWatch};
 use codaris_paths::StateLayout;
-use tracing_subscriber::EnvFilter;
 
 /// The Codaris daemon: serves the gRPC API on `<state>/codaris.sock`.
 #[derive(Debug, Parser)]
@@ -29,8 +28,9 @@ struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Command {
-    /// Serve one of Codaris's built-in MCP servers over stdin and stdout (the daemon starts it
-    /// as a server like any other; its settings arrive in the environment)
+    /// Serve one of Codaris's built-in MCP servers over stdin and stdout: runs its own program
+    /// (`codaris-seqera-mcp`, beside this one), which the daemon starts directly; its settings
+    /// arrive in the environment
     McpServer {
         /// The server: `seqera` (Wave container builds, `nextflow lint`, Seqera Platform)
         #[arg(value_parser = ["seqera"])]
@@ -103,8 +103,16 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
         listen: args.listen,
     };
     let mut config = config::load(args.state_dir, args.config, flags, keys)?;
-    // The built-in MCP server is this program in another mode.
-    config.builtin_program = std::env::current_exe().ok();
+    // The built-in MCP server is a program of its own, beside this one. When it is missing the
+    // server is still registered, so `codaris mcp list` shows it failed; the log says why.
+    let builtin = std::env::current_exe()
+        .ok()
+        .map(|exe| codaris_daemon::mcp::builtin::seqera_program(&exe));
+    let mut builtin_missing = None;
+    if let Some((program, missing)) = builtin {
+        config.builtin_program = Some(program);
+        builtin_missing = missing;
+    }
     let claim = StateClaim::acquire(StateLayout::new(&config.state_dir))?;
     let watch = match StateWatch::new(claim.layout()) {
         Ok(watch) => watch,
@@ -119,6 +127,9 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
         &config.logging,
         config.telemetry.as_ref(),
     );
+    if let Some(missing) = builtin_missing {
+        tracing::warn!("{missing}");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -148,46 +159,33 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     served
 }
 
-/// `codarisd mcp-server seqera`: the built-in server on stdio. Its settings come from the
-/// environment the daemon gave it; the token among them was taken out of the environment block
-/// by `keys::withdraw` like the daemon's own keys. Logs go to stderr, which the daemon relays
-/// to its log line by line; stdout carries the protocol only.
+/// `codarisd mcp-server seqera`: becomes the built-in server's own program (`exec`), for
+/// whoever starts the server by this name; the daemon starts that program directly. The token
+/// `keys::withdraw` took out of this image goes back into the environment the program starts
+/// with, and that program takes it out of its own block again.
 fn mcp_server(name: &str, keys: &HeldKeys) -> ExitCode {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(false)
-        .with_writer(std::io::stderr)
-        .init();
-    let get = |var: &str| {
-        keys.get(var)
-            .and_then(|value| value.to_str().map(str::to_owned))
-            .or_else(|| std::env::var(var).ok())
+    use std::os::unix::process::CommandExt;
+
+    let Ok(exe) = std::env::current_exe() else {
+        eprintln!("codarisd mcp-server {name}: cannot find this program's own path");
+        return ExitCode::FAILURE;
     };
-    let setup = match codaris_seqera::SeqeraSetup::from_env(get) {
-        Ok(setup) => setup,
-        Err(err) => {
-            eprintln!("codarisd mcp-server {name}: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("codarisd mcp-server {name}: cannot start the async runtime: {err}");
-            return ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(codaris_seqera::serve_stdio(setup)) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("codarisd mcp-server {name}: {err}");
-            ExitCode::FAILURE
-        }
+    let (program, missing) = codaris_daemon::mcp::builtin::seqera_program(&exe);
+    if let Some(missing) = missing {
+        eprintln!("codarisd mcp-server {name}: {missing}");
+        return ExitCode::FAILURE;
     }
+    let mut command = std::process::Command::new(&program);
+    let token = codaris_daemon::research::TOWER_TOKEN_VAR;
+    if let Some(value) = keys.get(token) {
+        command.env(token, value);
+    }
+    let err = command.exec();
+    eprintln!(
+        "codarisd mcp-server {name}: cannot run `{}`: {err}",
+        program.display()
+    );
+    ExitCode::FAILURE
 }
 
 /// A panic is a bug: one line naming it and where, for the log and for the CLI to relay.

@@ -43,7 +43,7 @@ impl SessionWatch {
     /// connections (rmcp's choice too: a reused connection whose last body was not read to the
     /// end stalls on delayed ACKs).
     pub fn new(renewed: Arc<Notify>) -> Result<SessionWatch, String> {
-        let inner = reqwest::Client::builder()
+        let inner = crate::tls::client_builder()
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
             .build()

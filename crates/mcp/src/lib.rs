@@ -17,6 +17,7 @@ mod registry;
 pub mod render;
 mod spec;
 mod supervisor;
+mod tls;
 mod tool;
 
 pub use client::{Connection, PAGE_CAP, PROTOCOL, TOOL_CAP};

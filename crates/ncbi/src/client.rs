@@ -140,7 +140,7 @@ impl Eutils {
                 tool: config.tool.clone(),
             });
         }
-        let http = reqwest::Client::builder()
+        let http = crate::tls::client_builder()
             .user_agent(concat!("codaris/", env!("CARGO_PKG_VERSION")))
             .timeout(config.timeout)
             .redirect(same_origin_redirects())

@@ -16,6 +16,7 @@ mod esearch;
 mod sra;
 mod summary;
 mod throttle;
+mod tls;
 mod xml;
 
 pub use client::DEFAULT_BASE_URL;

@@ -14,7 +14,7 @@ pub const QUOTED_BODY: usize = 300;
 
 /// An HTTP client that names Codaris.
 pub fn client() -> Result<reqwest::Client, ToolFailure> {
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .user_agent(concat!("codaris-seqera/", env!("CARGO_PKG_VERSION")))
         .timeout(REQUEST_TIMEOUT)
         .build()

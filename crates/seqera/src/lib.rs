@@ -24,6 +24,7 @@ pub mod modules;
 pub mod platform;
 mod server;
 pub mod setup;
+mod tls;
 mod tool;
 pub mod wave;
 

@@ -405,7 +405,7 @@ mod tests {
     #[tokio::test]
     async fn the_fake_wave_keeps_the_documented_rules() {
         let wave = codaris_test_support::fake_wave::FakeWave::start("tok");
-        let client = reqwest::Client::new();
+        let client = crate::tls::client_builder().build().unwrap();
         let post = |body: Value| {
             client
                 .post(format!("{}/v1alpha2/container", wave.url()))

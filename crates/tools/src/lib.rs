@@ -17,6 +17,7 @@ pub mod preview;
 pub mod progress;
 pub mod research;
 pub mod shell;
+mod tls;
 mod tool;
 mod web;
 

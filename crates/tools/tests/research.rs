@@ -226,6 +226,8 @@ async fn the_fake_answers_an_unthrottled_burst_with_the_real_429() {
         "{}esearch.fcgi?db=pubmed&term=airway&retmode=json&tool=t&email=e",
         fake.base_url()
     );
+    // reqwest has no crypto provider of its own (crates/tools/src/tls.rs).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::new();
     let mut tasks = tokio::task::JoinSet::new();
     for _ in 0..6 {

@@ -104,7 +104,7 @@ async fn ask_models(
         url: url.clone(),
         reason,
     };
-    let mut builder = reqwest::Client::builder()
+    let mut builder = crate::tls::client_builder()
         .connect_timeout(timeout)
         .timeout(timeout);
     if local {

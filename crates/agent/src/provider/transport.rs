@@ -71,7 +71,7 @@ impl Transport {
             provider: config.kind,
             model: config.model.clone(),
         };
-        let mut builder = reqwest::Client::builder().connect_timeout(config.timeouts.connect);
+        let mut builder = crate::tls::client_builder().connect_timeout(config.timeouts.connect);
         if is_loopback_url(&config.base_url) {
             builder = builder.no_proxy();
         }

@@ -1,5 +1,6 @@
-//! The built-in MCP server `seqera`: `codarisd mcp-server seqera`, run by the daemon like any
-//! other stdio server, with three differences that follow from its being part of Codaris:
+//! The built-in MCP server `seqera`: the program `codaris-seqera-mcp` installed beside `codarisd`
+//! (its own binary, so the child is not the daemon's whole image again), run by the daemon like
+//! any other stdio server, with three differences that follow from its being part of Codaris:
 //!
 //! - Its tools are switched off until the person switches them on, one by one (`codaris tools
 //!   enable seqera__lint_nextflow`) or all at once (`codaris mcp enable seqera`).
@@ -10,7 +11,7 @@
 //!   directory before the call leaves, since the server runs in the daemon's.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use codaris_mcp::{Approval, ServerName, ServerSpec, Transport};
 use codaris_seqera::SeqeraSetup;
@@ -20,6 +21,31 @@ use super::paths::PATH_ARGS;
 
 /// The built-in server's name: reserved, so no configuration or registration can take it.
 pub const SEQERA: &str = "seqera";
+
+/// The built-in server's program, found in the directory of the daemon's own executable.
+pub const SEQERA_PROGRAM: &str = "codaris-seqera-mcp";
+
+/// The built-in server's program is not beside the daemon's.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the built-in MCP server `seqera` cannot start: `{}` is missing (install it beside codarisd; `cargo build --bins` builds it)",
+    path.display()
+)]
+pub struct ProgramMissing {
+    pub path: PathBuf,
+}
+
+/// Where the built-in server's program is: `codaris-seqera-mcp` in the directory of `daemon`
+/// (the daemon's own executable), whether or not it is there; [`ProgramMissing`] says when it
+/// is not, so the daemon can say so in one line and still list the server (as failed).
+pub fn seqera_program(daemon: &Path) -> (PathBuf, Option<ProgramMissing>) {
+    let path = daemon
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join(SEQERA_PROGRAM);
+    let missing = (!path.is_file()).then(|| ProgramMissing { path: path.clone() });
+    (path, missing)
+}
 
 /// Its tool that can push an image to a registry.
 pub const BUILD_CONTAINER_IMAGE: &str = "build_container_image";
@@ -43,8 +69,8 @@ pub fn is_builtin(name: &ServerName) -> bool {
     name.as_str() == SEQERA
 }
 
-/// The registration of `seqera`, started as `program mcp-server seqera` with `setup` in its
-/// environment. A build may run for `setup.build_timeout`, so a call may too.
+/// The registration of `seqera`, started as `program` (see [`seqera_program`]) with `setup` in
+/// its environment. A build may run for `setup.build_timeout`, so a call may too.
 pub fn seqera_spec(program: &Path, setup: &SeqeraSetup) -> Option<ServerSpec> {
     let name = ServerName::parse(SEQERA).ok()?;
     let env: BTreeMap<String, String> = setup
@@ -56,7 +82,7 @@ pub fn seqera_spec(program: &Path, setup: &SeqeraSetup) -> Option<ServerSpec> {
         name,
         transport: Transport::Stdio {
             command: program.display().to_string(),
-            args: vec!["mcp-server".to_owned(), SEQERA.to_owned()],
+            args: Vec::new(),
             env,
             cwd: None,
         },
@@ -110,13 +136,13 @@ mod tests {
     }
 
     #[test]
-    fn the_spec_runs_the_daemon_s_own_program_with_settings_and_never_pins() {
+    fn the_spec_runs_the_server_s_own_program_with_settings_and_never_pins() {
         let setup = SeqeraSetup {
             token: Some("tok-123".into()),
             registries: vec!["quay.io/lab".into()],
             ..SeqeraSetup::default()
         };
-        let spec = seqera_spec(Path::new("/usr/bin/codarisd"), &setup);
+        let spec = seqera_spec(Path::new("/usr/bin/codaris-seqera-mcp"), &setup);
         let Some(spec) = spec else {
             panic!("the built-in server has a valid name");
         };
@@ -127,8 +153,8 @@ mod tests {
         else {
             panic!("a stdio server");
         };
-        assert_eq!(command, "/usr/bin/codarisd");
-        assert_eq!(args, &["mcp-server", "seqera"]);
+        assert_eq!(command, "/usr/bin/codaris-seqera-mcp");
+        assert!(args.is_empty(), "{args:?}");
         assert_eq!(
             env.get("CODARIS_SEQERA_REGISTRIES").map(String::as_str),
             Some("quay.io/lab")
@@ -138,5 +164,25 @@ mod tests {
             Some("tok-123")
         );
         assert!(spec.trust);
+    }
+
+    #[test]
+    fn the_program_is_looked_for_beside_the_daemon_and_its_absence_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let daemon = dir.path().join("codarisd");
+        let (path, missing) = seqera_program(&daemon);
+        assert_eq!(path, dir.path().join("codaris-seqera-mcp"));
+        let Some(missing) = missing else {
+            panic!("nothing is beside the daemon yet");
+        };
+        assert_eq!(
+            missing.to_string(),
+            format!(
+                "the built-in MCP server `seqera` cannot start: `{}` is missing (install it beside codarisd; `cargo build --bins` builds it)",
+                path.display()
+            )
+        );
+        std::fs::write(&path, "").unwrap();
+        assert!(seqera_program(&daemon).1.is_none());
     }
 }

@@ -51,8 +51,13 @@ impl Telemetry {
     /// blocking HTTP client must not be made or dropped on one.
     pub fn start(config: &TelemetryConfig) -> Result<Self, TelemetryError> {
         let headers: HashMap<String, String> = config.headers.iter().cloned().collect();
+        let client = ExportClient::new().map_err(|err| TelemetryError {
+            url: config.shown_url(),
+            reason: err.to_string(),
+        })?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
+            .with_http_client(client)
             .with_protocol(Protocol::HttpBinary)
             .with_endpoint(config.traces_url.clone())
             .with_timeout(EXPORT_TIMEOUT)
@@ -96,5 +101,40 @@ impl Telemetry {
         if let Err(err) = self.provider.shutdown() {
             tracing::warn!(%err, "the last traces were not exported");
         }
+    }
+}
+
+/// The exporter's HTTP client: a blocking reqwest client (the SDK's batch thread has no async
+/// runtime), the workspace's reqwest rather than the exporter's own, which is built on an
+/// older one. What `opentelemetry-http` does for its own reqwest, on this one.
+#[derive(Debug)]
+struct ExportClient(reqwest::blocking::Client);
+
+impl ExportClient {
+    /// Call outside any async runtime, as [`Telemetry::start`] is.
+    fn new() -> Result<Self, reqwest::Error> {
+        // reqwest brings no crypto provider (the workspace Cargo.toml says why): ring, once
+        // for the process; an error only says one is installed already.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::blocking::Client::builder()
+            .timeout(EXPORT_TIMEOUT)
+            .build()
+            .map(Self)
+    }
+}
+
+#[async_trait::async_trait]
+impl opentelemetry_http::HttpClient for ExportClient {
+    async fn send_bytes(
+        &self,
+        request: http::Request<bytes::Bytes>,
+    ) -> Result<http::Response<bytes::Bytes>, opentelemetry_http::HttpError> {
+        let mut response = self.0.execute(request.try_into()?)?.error_for_status()?;
+        let headers = std::mem::take(response.headers_mut());
+        let mut answer = http::Response::builder()
+            .status(response.status())
+            .body(response.bytes()?)?;
+        *answer.headers_mut() = headers;
+        Ok(answer)
     }
 }

@@ -224,7 +224,7 @@ fn client() -> Result<reqwest::Client, String> {
             attempt.stop()
         }
     });
-    reqwest::Client::builder()
+    crate::tls::client_builder()
         .user_agent(crate::web::USER_AGENT)
         .redirect(policy)
         .no_proxy()

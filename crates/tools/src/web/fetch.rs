@@ -151,7 +151,7 @@ async fn send(url: &Url, reach: Reach, timeout: Duration) -> Result<Response, We
 /// A client that connects only to the checked addresses: it resolves nothing itself, follows
 /// no redirect and uses no proxy.
 fn pinned_client(pinned: &Pinned, timeout: Duration) -> Result<reqwest::Client, reqwest::Error> {
-    let builder = reqwest::Client::builder()
+    let builder = crate::tls::client_builder()
         .user_agent(USER_AGENT)
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()

@@ -170,7 +170,7 @@ fn client(args: &Value, timeout: Duration) -> Result<reqwest::Client, ToolError>
     };
     // The environment's proxy variables are not used: a proxy is part of what the user
     // approves, so only the one the call names is.
-    let mut builder = reqwest::Client::builder()
+    let mut builder = crate::tls::client_builder()
         .user_agent(USER_AGENT)
         .redirect(redirect)
         .no_proxy()

@@ -96,7 +96,7 @@ pub(crate) async fn ask_all(
     query: &str,
     page: u64,
 ) -> Vec<(&'static str, Outcome)> {
-    let client = reqwest::Client::builder()
+    let client = crate::tls::client_builder()
         .user_agent(BROWSER_AGENT)
         .no_proxy()
         .timeout(ENGINE_TIMEOUT)
