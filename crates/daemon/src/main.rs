@@ -176,7 +176,7 @@ fn mcp_server(name: &str, keys: &HeldKeys) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut command = std::process::Command::new(&program);
-    let token = codaris_daemon::research::TOWER_TOKEN_VAR;
+    let token = codaris_daemon::config::seqera::TOWER_TOKEN_VAR;
     if let Some(value) = keys.get(token) {
         command.env(token, value);
     }
