@@ -43,6 +43,7 @@ mod surface;
 mod turn;
 mod usage;
 
+pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use error::AgentError;
 pub use error::ScriptPlace;
 pub use forced::AUDIT_TOOLS;

@@ -6,7 +6,9 @@
 
 use std::path::Path;
 
-use codaris_policy::{ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, builtin};
+use codaris_policy::{
+    BuiltinTool, ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, ToolId, builtin_spec,
+};
 use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
 use serde_json::Value;
 
@@ -55,10 +57,10 @@ pub fn resolve_task(task: &Task) -> Task {
 /// every file an `apply_patch` patch names (joined to its `path`, default `cwd`), and the first
 /// `.git` inside a tree an `rm` with `recursive: true` would remove. `args` are as the model
 /// sent them; anything malformed implies nothing (the policy or the tool refuses it).
-pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
+pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value) -> Vec<Implied> {
     let text = |name: &str| args.get(name).and_then(Value::as_str);
-    match tool {
-        "apply_patch" => {
+    match tool.builtin() {
+        Some(BuiltinTool::ApplyPatch) => {
             let Some(patch) = text("patch") else {
                 return Vec::new();
             };
@@ -73,7 +75,7 @@ pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
                 })
                 .collect()
         }
-        "rm" if args.get("recursive") == Some(&Value::Bool(true)) => {
+        Some(BuiltinTool::Rm) if args.get("recursive") == Some(&Value::Bool(true)) => {
             let Some(raw) = text("path").filter(|p| !p.is_empty() && !p.contains('\0')) else {
                 return Vec::new();
             };
@@ -104,17 +106,18 @@ pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
 
 /// The arguments with every path argument of the tool's spec resolved; other values untouched.
 /// Arguments that are not an object are returned as they are (the policy refuses them).
-pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
+pub fn resolve_args(tool: &ToolId, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
     let Value::Object(map) = args else {
         return args.clone();
     };
-    let names: Vec<String> = match (builtin(tool), spec) {
+    let builtin = tool.builtin().map(builtin_spec);
+    let names: Vec<String> = match (builtin, spec) {
         (Some(spec), _) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
         (None, Some(spec)) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
         (None, None) => Vec::new(),
     };
     // An MCP tool may name a file by URI where a built-in takes a path: judged as the path.
-    let external = builtin(tool).is_none() && spec.is_some();
+    let external = builtin.is_none() && spec.is_some();
     let resolve = |path: &str| match file_uri_path(path).filter(|_| external) {
         Some(path) => resolve_path(cwd, &path),
         None => resolve_path(cwd, path),
@@ -289,7 +292,7 @@ mod tests {
             "nested": {"list": ["x", "file:///root/.ssh/id_rsa"]},
             "note": "see file:///not/at/start"
         });
-        let resolved = resolve_args("fs__write", Some(&spec), &root, &args);
+        let resolved = resolve_args(&ToolId::parse("fs__write"), Some(&spec), &root, &args);
         assert_eq!(resolved["path"], json!("/etc/shadow"));
         let marks = ArgumentMarks::default();
         let implied = argument_paths(&marks, &root, &args);
@@ -310,7 +313,12 @@ mod tests {
             ]
         );
         // A built-in's path is never read as a URI.
-        let builtin = resolve_args("write", None, &root, &json!({"path": "file:///etc/x"}));
+        let builtin = resolve_args(
+            &ToolId::parse("write"),
+            None,
+            &root,
+            &json!({"path": "file:///etc/x"}),
+        );
         assert_eq!(
             builtin["path"],
             json!(root.join("file:/etc/x").display().to_string())
@@ -323,12 +331,15 @@ mod tests {
         let temp = tempfile::tempdir()?;
         let root = temp.path().canonicalize()?;
         let args = json!({"path": "a.txt", "content": "link/../x"});
-        let resolved = resolve_args("write", None, &root, &args);
+        let resolved = resolve_args(&ToolId::parse("write"), None, &root, &args);
         assert_eq!(
             resolved,
             json!({"path": root.join("a.txt").display().to_string(), "content": "link/../x"})
         );
-        assert_eq!(resolve_args("write", None, &root, &json!("a")), json!("a"));
+        assert_eq!(
+            resolve_args(&ToolId::parse("write"), None, &root, &json!("a")),
+            json!("a")
+        );
         Ok(())
     }
 
