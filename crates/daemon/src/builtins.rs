@@ -296,7 +296,7 @@ impl Builtins {
                     "{name} failed inside Codaris: {err}"
                 ))))
             }
-            None => codaris_tools::preview::preview(&ctx, name, args).map(Ok),
+            None => tool.preview(&ctx, args).map(Ok),
         }
     }
 }

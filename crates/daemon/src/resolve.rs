@@ -9,7 +9,6 @@ use std::path::Path;
 use codaris_policy::{
     BuiltinTool, ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, ToolId, builtin_spec,
 };
-use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
 use serde_json::Value;
 
 use crate::mcp::paths::{ArgumentMarks, Named, file_uri_path};
@@ -52,54 +51,14 @@ pub fn resolve_task(task: &Task) -> Task {
     }
 }
 
-/// The paths a call changes beyond its path arguments (the policy's `Task::implied`), found
-/// on disk and resolved like arguments so the recorded request replays to the same decision:
-/// every file an `apply_patch` patch names (joined to its `path`, default `cwd`), and the first
-/// `.git` inside a tree an `rm` with `recursive: true` would remove. `args` are as the model
-/// sent them; anything malformed implies nothing (the policy or the tool refuses it).
+/// The paths a call changes beyond its path arguments (the policy's `Task::implied`): the
+/// tool's own answer ([`Tool::implied_paths`](codaris_tools::Tool::implied_paths): a patch's
+/// files, a `.git` inside a tree `rm -r` removes), found on disk and resolved like arguments.
 pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value) -> Vec<Implied> {
-    let text = |name: &str| args.get(name).and_then(Value::as_str);
+    use codaris_tools::Tool as _;
     match tool.builtin() {
-        Some(BuiltinTool::ApplyPatch) => {
-            let Some(patch) = text("patch") else {
-                return Vec::new();
-            };
-            let base = resolve_path(cwd, text("path").unwrap_or("."));
-            let names = patch_targets(patch).unwrap_or_default();
-            names
-                .iter()
-                .map(|name| Implied {
-                    path: resolve_path(Path::new(&base), name),
-                    by: ImpliedBy::PatchTarget,
-                    arg: None,
-                })
-                .collect()
-        }
-        Some(BuiltinTool::Rm) if args.get("recursive") == Some(&Value::Bool(true)) => {
-            let Some(raw) = text("path").filter(|p| !p.is_empty() && !p.contains('\0')) else {
-                return Vec::new();
-            };
-            // `rm` removes a symlink itself, never what it points to: only a real directory
-            // takes a tree with it.
-            let is_dir = std::fs::symlink_metadata(cwd.join(raw)).is_ok_and(|m| m.is_dir());
-            if !is_dir {
-                return Vec::new();
-            }
-            let tree = std::path::PathBuf::from(resolve_path(cwd, raw));
-            match scan_for_git(&tree) {
-                GitScan::Clean => Vec::new(),
-                GitScan::Found(git) => vec![Implied {
-                    path: tree.join(git).to_string_lossy().into_owned(),
-                    by: ImpliedBy::RemovedGit,
-                    arg: None,
-                }],
-                GitScan::TooLarge => vec![Implied {
-                    path: tree.to_string_lossy().into_owned(),
-                    by: ImpliedBy::RemovalUnchecked,
-                    arg: None,
-                }],
-            }
-        }
+        Some(BuiltinTool::ApplyPatch) => codaris_tools::files::ApplyPatch.implied_paths(cwd, args),
+        Some(BuiltinTool::Rm) => codaris_tools::files::Rm.implied_paths(cwd, args),
         _ => Vec::new(),
     }
 }
