@@ -335,18 +335,6 @@ impl McpHub {
         })
     }
 
-    /// The name a call is decided and run under: `mcp__server__tool` read as `server__tool`.
-    pub fn canonical(&self, called: &McpTool) -> Option<McpTool> {
-        self.lookup(called).map(|_| called.canonical())
-    }
-
-    /// Whether the server of an MCP tool is switched off: its tools are withheld.
-    pub fn switched_off(&self, called: &McpTool) -> bool {
-        self.registry
-            .server(&ServerName::of(called))
-            .is_some_and(|view| view.state == State::Disabled)
-    }
-
     /// What the policy is told about an MCP tool: annotations believed only for a trusted
     /// server, file-naming arguments as paths, `approval = "ask"` as a card on every call, the
     /// definition's digest, and why it is held back, if it is.

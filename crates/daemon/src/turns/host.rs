@@ -109,8 +109,8 @@ impl DaemonHost {
     async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
         let dispatcher = self.turns.dispatcher();
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
-        // it) with the spec its server's registration and definition give it.
-        // The name was read once, where the call entered the loop; its parts are looked up.
+        // it) with the spec its server's registration and definition give it, all from one
+        // lookup of the parts of the name read where the call entered the loop.
         let mut task = call.task.clone();
         let known = call
             .tool
