@@ -134,7 +134,7 @@ fn names_with_a_separator_inside_and_servers_named_like_built_ins_reach_their_to
         "srv__do__thing",
         "read_file__echo",
         "edit__echo",
-        "srv__do ",
+        "srv__do:",
     ] {
         assert!(text.contains(name), "`{name}` not recorded: {text}");
     }
