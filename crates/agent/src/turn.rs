@@ -27,8 +27,6 @@ use crate::scripted::is_script_exhausted;
 use crate::surface::{Surface, TurnState, surface, withholding};
 use crate::usage::Usage;
 
-/// The tool whose calls the loop turns into a card through the host.
-
 /// What the loop reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TurnEvent {
