@@ -65,7 +65,7 @@ fn seed(sandbox: &Sandbox) -> (String, String) {
         ),
     ] {
         let request = Request {
-            tool: tool.to_owned(),
+            tool: codaris_policy::ToolId::parse(tool),
             args,
             task,
             grants: ledger.grant_view("s000001").unwrap().grants,
@@ -345,7 +345,7 @@ fn a_chain_rewritten_without_the_key_is_caught_and_so_is_a_head_forged_for_it() 
         let ledger = Ledger::open(&sandbox.state_dir().join("ledger")).unwrap();
         for n in 0..2 {
             let request = Request {
-                tool: "read_file".to_owned(),
+                tool: codaris_policy::ToolId::parse("read_file"),
                 args: j!({"path": format!("other{n}.txt")}),
                 task: Task::new(sandbox.root.path().join("proj").to_str().unwrap()),
                 grants: Vec::new(),

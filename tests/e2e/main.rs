@@ -27,6 +27,7 @@ mod leftovers;
 mod lifecycle;
 mod limits;
 mod mcp;
+mod mcp_names;
 mod mcp_paths;
 mod nextflow;
 mod nextflow_runs;

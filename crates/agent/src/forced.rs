@@ -2,49 +2,53 @@
 //! (research turns, a pasted link). Read together with `docs/surface.md`, which prints the same
 //! table.
 
+use codaris_catalogue::BuiltinTool;
+use codaris_catalogue::BuiltinTool as B;
+
 use crate::slash::{Command, ReviewForm};
 
 /// The three review tools; a `/review` that asks something gets all of them and the model picks.
-pub const REVIEW_TOOLS: [&str; 3] = ["run_compliance_autofix", "review_pipeline", "lint_pipeline"];
+pub const REVIEW_TOOLS: [BuiltinTool; 3] =
+    [B::RunComplianceAutofix, B::ReviewPipeline, B::LintPipeline];
 /// The compliance audit: the autofix tool, pinned to `report_only` unless `/remediate` or
 /// `/autofix` was typed.
-pub const AUDIT_TOOLS: [&str; 1] = ["run_compliance_autofix"];
+pub const AUDIT_TOOLS: [BuiltinTool; 1] = [B::RunComplianceAutofix];
 /// `/remediate` and `/autofix`.
-pub const REMEDIATE_TOOLS: [&str; 2] = ["run_compliance_autofix", "apply_remediation_plan"];
+pub const REMEDIATE_TOOLS: [BuiltinTool; 2] = [B::RunComplianceAutofix, B::ApplyRemediationPlan];
 /// `/searchData`.
-pub const SEARCH_DATA_TOOLS: [&str; 2] = ["search_geo_sra", "search_pubmed"];
+pub const SEARCH_DATA_TOOLS: [BuiltinTool; 2] = [B::SearchGeoSra, B::SearchPubmed];
 /// `/extend`: the tools that build a pipeline extension on an nf-core base and check it.
-pub const EXTENSION_TOOLS: [&str; 4] = [
-    "clone_nfcore_base",
-    "validate_pipeline",
-    "lint_pipeline",
-    "test_pipeline",
+pub const EXTENSION_TOOLS: [BuiltinTool; 4] = [
+    B::CloneNfcoreBase,
+    B::ValidatePipeline,
+    B::LintPipeline,
+    B::TestPipeline,
 ];
 /// `/run`: the full run set.
-pub const RUN_TOOLS: [&str; 9] = [
-    "autopilot_pipeline",
-    "run_built_pipeline",
-    "test_pipeline",
-    "check_test_result",
-    "prepare_samplesheet_gate",
-    "debug_last_run",
-    "check_run_status",
-    "analyze_run_log",
-    "fetch_test_data",
+pub const RUN_TOOLS: [BuiltinTool; 9] = [
+    B::AutopilotPipeline,
+    B::RunBuiltPipeline,
+    B::TestPipeline,
+    B::CheckTestResult,
+    B::PrepareSamplesheetGate,
+    B::DebugLastRun,
+    B::CheckRunStatus,
+    B::AnalyzeRunLog,
+    B::FetchTestData,
 ];
 /// `/repair`.
-pub const REPAIR_TOOLS: [&str; 2] = ["autopilot_pipeline", "analyze_run_log"];
+pub const REPAIR_TOOLS: [BuiltinTool; 2] = [B::AutopilotPipeline, B::AnalyzeRunLog];
 /// Research turns (`/research`, or classified as research).
-pub const RESEARCH_TOOLS: [&str; 3] = ["web_research", "search_geo_sra", "search_pubmed"];
+pub const RESEARCH_TOOLS: [BuiltinTool; 3] = [B::WebResearch, B::SearchGeoSra, B::SearchPubmed];
 
 /// The tool the report-only pin applies to.
-pub const COMPLIANCE_TOOL: &str = "run_compliance_autofix";
+pub const COMPLIANCE_TOOL: BuiltinTool = B::RunComplianceAutofix;
 
 /// The tools one command adds. `review` is the form of a `/review` (ignored for the others).
-pub fn row(command: Command, review: ReviewForm) -> &'static [&'static str] {
+pub fn row(command: Command, review: ReviewForm) -> &'static [BuiltinTool] {
     match (command, review) {
         // A bare `/review`: the reviewer and nothing else.
-        (Command::Review, ReviewForm::Bare) => &["review_pipeline"],
+        (Command::Review, ReviewForm::Bare) => &[B::ReviewPipeline],
         // `/review --compliance`, `/review --quick`: the audit, report-only.
         (Command::Review, ReviewForm::Audit) => &AUDIT_TOOLS,
         // A question, a path, `--security` or `--lint`: all three, the model picks.
@@ -54,9 +58,9 @@ pub fn row(command: Command, review: ReviewForm) -> &'static [&'static str] {
         // `/remediate`, `/autofix`: the autofix (not pinned) and the plan applier.
         (Command::Remediate | Command::Autofix, _) => &REMEDIATE_TOOLS,
         // `/fix`: the plan applier alone.
-        (Command::Fix, _) => &["apply_remediation_plan"],
+        (Command::Fix, _) => &[B::ApplyRemediationPlan],
         // `/rules`: the rule list.
-        (Command::Rules, _) => &["list_compliance_rules"],
+        (Command::Rules, _) => &[B::ListComplianceRules],
         // `/searchData`: the archive and literature searches.
         (Command::SearchData, _) => &SEARCH_DATA_TOOLS,
         // `/extend`: the extension tools; the planner is withheld in the workspace.
@@ -73,8 +77,8 @@ pub fn row(command: Command, review: ReviewForm) -> &'static [&'static str] {
 /// One forced addition, before the registry resolves it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Forced {
-    /// A tool by name.
-    Tool(&'static str),
+    /// A built-in tool.
+    Tool(BuiltinTool),
     /// The URL fetcher of the first MCP server whose keywords say `url`, for a pasted link.
     UrlFetcher,
 }

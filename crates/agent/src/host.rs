@@ -10,6 +10,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use codaris_catalogue::ToolId;
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_policy::{Capability, Decision, Task};
 use serde_json::Value;
@@ -27,7 +28,8 @@ pub type HostFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallRequest {
     pub id: String,
-    pub tool: String,
+    /// What the called name names, read once where the call entered the loop.
+    pub tool: ToolId,
     pub args: Value,
     pub task: Task,
 }
@@ -186,7 +188,7 @@ pub trait TurnHost: Send + Sync {
     ) -> HostFuture<'a, CapabilityAnswer>;
     /// Cuts the result of a call of `tool` to the host's output limits before the model reads
     /// it. Every run passes here, the loop's own tools' too.
-    fn limit(&self, tool: &str, run: ToolRun) -> ToolRun {
+    fn limit(&self, tool: &ToolId, run: ToolRun) -> ToolRun {
         let _ = tool;
         run
     }

@@ -44,6 +44,7 @@ mod tls;
 mod turn;
 mod usage;
 
+pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use error::AgentError;
 pub use error::ScriptPlace;
 pub use error::TurnError;

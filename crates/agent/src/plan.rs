@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use codaris_catalogue::ToolId;
 use codaris_policy::{Activity, Task};
 
 use crate::forced::{COMPLIANCE_TOOL, Forced, RESEARCH_TOOLS, row};
@@ -78,10 +79,10 @@ impl TurnPlan {
         for command in &self.slash.commands {
             row(*command, form)
                 .iter()
-                .for_each(|t| push(Forced::Tool(t)));
+                .for_each(|t| push(Forced::Tool(*t)));
         }
         if self.research.is_some() {
-            RESEARCH_TOOLS.iter().for_each(|t| push(Forced::Tool(t)));
+            RESEARCH_TOOLS.iter().for_each(|t| push(Forced::Tool(*t)));
         }
         if !self.links.is_empty() {
             push(Forced::UrlFetcher);
@@ -137,8 +138,8 @@ impl TurnPlan {
     /// The arguments to dispatch for a call of `tool`: when the report-only pin holds and the
     /// tool is `run_compliance_autofix` with object arguments, a copy with `report_only: true`;
     /// otherwise `None` (dispatch the arguments as the model gave them).
-    pub fn pin_args(&self, tool: &str, args: &Value) -> Option<Value> {
-        if tool != COMPLIANCE_TOOL || !self.report_only_pinned() {
+    pub fn pin_args(&self, tool: &ToolId, args: &Value) -> Option<Value> {
+        if tool.builtin() != Some(COMPLIANCE_TOOL) || !self.report_only_pinned() {
             return None;
         }
         let mut pinned = args.as_object()?.clone();

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use codaris_catalogue::{McpTool, ToolId};
 use codaris_index::{Entry, Server};
 
 /// One tool in the registry.
@@ -33,7 +34,10 @@ impl RegistryTool {
     /// An enabled tool of an MCP server, named `<server>__<tool>`.
     pub fn mcp(server: &str, tool: &str) -> RegistryTool {
         RegistryTool {
-            name: format!("{server}__{tool}"),
+            name: McpTool::new(server, tool).map_or_else(
+                || format!("{server}{}{tool}", codaris_catalogue::SEPARATOR),
+                |t| t.called().to_owned(),
+            ),
             server: Some(server.to_owned()),
             enabled: true,
             takes_url: false,
@@ -104,12 +108,13 @@ impl Registry {
             .filter(|(_, t)| t.enabled && t.server.as_deref() == Some(server))
             .map(|(i, _)| i)
             .collect();
-        let local = |i: &usize| {
-            let name = &self.tools[*i].name;
-            name.split_once("__").map_or(name.as_str(), |(_, l)| l)
+        // The tool's own part of its name: `fetch` of `web__fetch`.
+        let local_says_fetch = |i: &usize| match ToolId::parse(&self.tools[*i].name) {
+            ToolId::Mcp(tool) => tool.tool().to_ascii_lowercase().contains("fetch"),
+            other => other.as_str().to_ascii_lowercase().contains("fetch"),
         };
         // A tool that takes a `url` comes first, one called `…fetch…` among them first.
-        let by_name = |i: &&usize| local(i).to_ascii_lowercase().contains("fetch");
+        let by_name = |i: &&usize| local_says_fetch(i);
         let takes_url = |i: &&usize| self.tools[**i].takes_url;
         of_server
             .iter()

@@ -193,7 +193,7 @@ pub fn surface(history: &[Event], state: &TurnState, registry: &Registry) -> Sur
     }
     for forced in state.plan.forced() {
         let name = match forced {
-            Forced::Tool(name) => name,
+            Forced::Tool(tool) => tool.as_str(),
             Forced::UrlFetcher => {
                 // Every URL-fetching server's fetcher, with no search.
                 let fetchers: Vec<&str> = registry.url_fetchers().collect();

@@ -6,6 +6,7 @@
 //! call with the policy and the ledger, running what a permit allows, reporting events); the
 //! loop's own tools (`search_tools`, `request_capability`) run here.
 
+use codaris_catalogue::{BuiltinTool, ToolId};
 use codaris_policy::{Decision, Task};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use crate::error::TurnError;
 use crate::guard::{Check, LoopGuard, Progress};
-use crate::history::{Event, SEARCH_TOOLS};
+use crate::history::Event;
 use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
 use crate::plan::TurnPlan;
@@ -26,9 +27,6 @@ use crate::registry::Registry;
 use crate::scripted::is_script_exhausted;
 use crate::surface::{Surface, TurnState, surface, withholding};
 use crate::usage::Usage;
-
-/// The tool whose calls the loop turns into a card through the host.
-const REQUEST_CAPABILITY: &str = "request_capability";
 
 /// What the loop reports as it goes.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +44,8 @@ pub enum TurnEvent {
     },
     ToolCall {
         id: String,
-        tool: String,
+        /// On the wire, the name as called.
+        tool: ToolId,
         args: Value,
     },
     /// Every call is decided and recorded, a loop-guard refusal included (`repeated_search`);
@@ -334,9 +333,11 @@ async fn dispatch<H: TurnHost>(
     guard: &mut LoopGuard,
     call: ToolCall,
 ) -> Result<Option<EndReason>, HostError> {
+    // The one place the called name is read: from here on the call carries what it names.
+    let tool = ToolId::parse(&call.name);
     host.emit(TurnEvent::ToolCall {
         id: call.id.clone(),
-        tool: call.name.clone(),
+        tool: tool.clone(),
         args: call.arguments.clone(),
     });
     conversation.history.push(Event::ToolCall {
@@ -359,11 +360,11 @@ async fn dispatch<H: TurnHost>(
     };
     let args = state
         .plan()
-        .pin_args(&call.name, &call.arguments)
+        .pin_args(&tool, &call.arguments)
         .unwrap_or_else(|| call.arguments.clone());
     let request = CallRequest {
         id: call.id.clone(),
-        tool: call.name.clone(),
+        tool,
         args,
         task,
     };
@@ -400,12 +401,16 @@ async fn dispatch<H: TurnHost>(
         }
     };
     let decision = permit.decision().clone();
-    let (run, bound) = match call.name.as_str() {
-        SEARCH_TOOLS => loop_calls::search(host.index(), state.task(), &request.args),
-        REQUEST_CAPABILITY => (request_capability(host, &request).await, Vec::new()),
+    let (run, bound) = match request.tool {
+        ToolId::Builtin(BuiltinTool::SearchTools) => {
+            loop_calls::search(host.index(), state.task(), &request.args)
+        }
+        ToolId::Builtin(BuiltinTool::RequestCapability) => {
+            (request_capability(host, &request).await, Vec::new())
+        }
         _ => (host.run(permit).await, Vec::new()),
     };
-    let run = host.limit(&call.name, run);
+    let run = host.limit(&request.tool, run);
     if let Some(cwd) = &run.moved_to {
         state.move_to(cwd.clone());
     }

@@ -2,6 +2,7 @@
 
 use serde_json::Value;
 
+use crate::id::BuiltinTool;
 use crate::{
     files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, research, shell, web,
 };
@@ -12,7 +13,9 @@ use crate::{
 /// `Value` is not `const`, and a round asks for a handful of schemas at most.
 #[derive(Debug, Clone, Copy)]
 pub struct CatalogueEntry {
-    /// The name the model calls, e.g. `read_file`.
+    /// The tool it describes.
+    pub id: BuiltinTool,
+    /// The name the model calls, e.g. `read_file`: always `id.as_str()`.
     pub name: &'static str,
     /// The one-paragraph description the model reads.
     pub description: &'static str,
@@ -21,12 +24,13 @@ pub struct CatalogueEntry {
 
 impl CatalogueEntry {
     pub(crate) const fn new(
-        name: &'static str,
+        id: BuiltinTool,
         description: &'static str,
         schema: fn() -> Value,
     ) -> Self {
         Self {
-            name,
+            id,
+            name: id.as_str(),
             description,
             schema,
         }
@@ -92,7 +96,7 @@ pub static ALL: &[CatalogueEntry] = &[
     research::SEARCH_GEO_SRA,
 ];
 
-/// The entry of `name`, if it is a built-in tool.
+/// The entry of `name`, if it is a built-in tool the model can be shown.
 pub fn entry(name: &str) -> Option<&'static CatalogueEntry> {
-    ALL.iter().find(|entry| entry.name == name)
+    BuiltinTool::parse(name).and_then(BuiltinTool::entry)
 }

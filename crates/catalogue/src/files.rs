@@ -3,9 +3,10 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 pub const READ_FILE: CatalogueEntry = CatalogueEntry::new(
-    "read_file",
+    BuiltinTool::ReadFile,
     "Read a file; lines come numbered (`N<tab>text`). `offset` (1-based first line) and `limit` (line count) page a long file. UTF-16 and legacy code pages are converted to UTF-8. A PNG, JPEG, GIF (first frame) or WebP file read whole is returned as a picture. Other binaries are refused. A directory is listed (`recursive`, `show_hidden`).",
     read_file,
 );
@@ -26,7 +27,7 @@ fn read_file() -> Value {
 }
 
 pub const KEEP_RESULT: CatalogueEntry = CatalogueEntry::new(
-    "keep_result",
+    BuiltinTool::KeepResult,
     "Keep an earlier result in context when old results are evicted: a read_file page (`path`, with the `offset`/`limit` you read) or a grep result (its `pattern`, and `path` if you gave one).",
     keep_result,
 );
@@ -44,7 +45,7 @@ fn keep_result() -> Value {
 }
 
 pub const GLOB: CatalogueEntry = CatalogueEntry::new(
-    "glob",
+    BuiltinTool::Glob,
     "Find files by glob pattern (`**/*.rs`, `src/*.{c,h}`; a pattern without `/` matches names at any depth) under `path` (default the working directory). Newest first, at most 100. Skips hidden and .gitignored files.",
     glob,
 );
@@ -61,7 +62,7 @@ fn glob() -> Value {
 }
 
 pub const GREP: CatalogueEntry = CatalogueEntry::new(
-    "grep",
+    BuiltinTool::Grep,
     "Search file contents with a regular expression (Rust regex syntax) under `path` (a directory or file; default the working directory). `glob` filters files (`*.py`). Case-sensitive unless `case_sensitive` is false. Prints `path:line:text`, at most `max_results` (default 100). Respects .gitignore; skips hidden and binary files.",
     grep,
 );
@@ -82,7 +83,7 @@ fn grep() -> Value {
 }
 
 pub const PRINT_TREE: CatalogueEntry = CatalogueEntry::new(
-    "print_tree",
+    BuiltinTool::PrintTree,
     "Print a directory tree like `tree` (hidden entries skipped). `depth` levels, default 3.",
     print_tree,
 );
@@ -98,7 +99,7 @@ fn print_tree() -> Value {
 }
 
 pub const EDIT: CatalogueEntry = CatalogueEntry::new(
-    "edit",
+    BuiltinTool::Edit,
     "Replace exact text in a file: `oldString` must match once, whitespace included (without read_file's line numbers), unless `replaceAll`. Line endings are kept (CRLF stays CRLF).",
     edit,
 );
@@ -117,7 +118,7 @@ fn edit() -> Value {
 }
 
 pub const WRITE: CatalogueEntry = CatalogueEntry::new(
-    "write",
+    BuiltinTool::Write,
     "Create or overwrite a file with `content`; missing parent directories are created. Prefer `edit` to change part of an existing file.",
     write,
 );
@@ -134,7 +135,7 @@ fn write() -> Value {
 }
 
 pub const APPLY_PATCH: CatalogueEntry = CatalogueEntry::new(
-    "apply_patch",
+    BuiltinTool::ApplyPatch,
     "Apply a unified diff or a Codex V4A patch (`*** Begin Patch` … `*** End Patch` with Add/Update/Delete File, Move to, `@@` anchors). File names are relative to `path` (default the working directory). All or nothing: if any hunk does not apply, no file changes.",
     apply_patch,
 );
@@ -160,28 +161,30 @@ fn path_schema(flag: Option<&str>) -> Value {
 }
 
 pub const MKDIR: CatalogueEntry = CatalogueEntry::new(
-    "mkdir",
+    BuiltinTool::Mkdir,
     "Create a directory; `parents` creates missing parents and accepts an existing directory (mkdir -p).",
     || path_schema(Some("parents")),
 );
 
 pub const RMDIR: CatalogueEntry =
-    CatalogueEntry::new("rmdir", "Remove an empty directory.", || path_schema(None));
+    CatalogueEntry::new(BuiltinTool::Rmdir, "Remove an empty directory.", || {
+        path_schema(None)
+    });
 
 pub const TOUCH: CatalogueEntry = CatalogueEntry::new(
-    "touch",
+    BuiltinTool::Touch,
     "Create an empty file, or set an existing one's modification time to now. `create_parents` creates missing parent directories.",
     || path_schema(Some("create_parents")),
 );
 
 pub const RM: CatalogueEntry = CatalogueEntry::new(
-    "rm",
+    BuiltinTool::Rm,
     "Remove a file or symlink; a directory needs `recursive` (removes everything under it).",
     || path_schema(Some("recursive")),
 );
 
 pub const MV: CatalogueEntry = CatalogueEntry::new(
-    "mv",
+    BuiltinTool::Mv,
     "Move or rename `src` to `dst`; missing parents of `dst` are created, an existing file at `dst` is replaced, and a `dst` directory receives `src` inside it.",
     mv,
 );

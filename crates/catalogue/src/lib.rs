@@ -7,12 +7,17 @@
 //! measures them without building any tool. The argument bounds a schema shows
 //! (`timeout_seconds` maxima, …) are constants here that the tools enforce.
 //!
+//! It also says what a called name means ([`ToolId`]): a built-in ([`BuiltinTool`], one
+//! table in `id.rs` gives the enum, its names, its parse and its entries), an MCP server's
+//! tool, or nothing. The name is parsed once where a call enters and carried typed after.
+//!
 //! Non-goals: what a tool may do (the permission class, path arguments and modes are
 //! `codaris-policy`'s), how it runs (`codaris-tools`), which tools a turn sees (the agent's
-//! surface). No I/O; `serde_json` only, for the schemas.
+//! surface). No I/O; `serde_json` only, for the schemas (and `serde`, for an id on the wire).
 
 mod entry;
 mod files;
+mod id;
 pub mod limits;
 mod loop_tools;
 mod nextflow;
@@ -21,6 +26,7 @@ mod nextflow_runs;
 mod planner;
 mod research;
 mod shell;
+mod tool_id;
 mod web;
 
 pub use entry::ALL;
@@ -39,6 +45,7 @@ pub use files::RM;
 pub use files::RMDIR;
 pub use files::TOUCH;
 pub use files::WRITE;
+pub use id::BuiltinTool;
 pub use loop_tools::LOOP_TOOLS;
 pub use loop_tools::REQUEST_CAPABILITY;
 pub use loop_tools::SEARCH_TOOLS;
@@ -71,6 +78,11 @@ pub use shell::RUN_COMMAND;
 pub use shell::SHARE_FILE;
 pub use shell::SSH_RUN_COMMAND;
 pub use shell::WORKTREE_CREATE;
+#[cfg(feature = "count-parses")]
+pub use tool_id::parse_count;
+pub use tool_id::{
+    FOREIGN_PREFIX, McpTool, SEPARATOR, SERVER_NAME_MAX, ServerNameError, ToolId, check_server_name,
+};
 pub use web::HTTP_REQUEST;
 pub use web::WEB_RESEARCH;
 pub use web::WEBFETCH;

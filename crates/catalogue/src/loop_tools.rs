@@ -3,9 +3,10 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 pub const SEARCH_TOOLS: CatalogueEntry = CatalogueEntry::new(
-    "search_tools",
+    BuiltinTool::SearchTools,
     "Find a tool, skill or reference by what it should do, in plain words. Found tools are bound from your next step for this turn and the two after it; skills and references give a path to read.",
     search_tools,
 );
@@ -18,7 +19,7 @@ fn search_tools() -> Value {
 }
 
 pub const REQUEST_CAPABILITY: CatalogueEntry = CatalogueEntry::new(
-    "request_capability",
+    BuiltinTool::RequestCapability,
     "Ask the person for a capability a refusal named (e.g. mutate_outside_fence on a path). They answer on a card: once, for the session, or no. Ask only after a refusal, with a one-line reason.",
     request_capability,
 );

@@ -5,13 +5,14 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 /// The description of a `path` argument naming a pipeline directory.
 const PIPELINE_PATH: &str = "The pipeline's directory (the one holding main.nf and nextflow.config); default: the \
      working directory.";
 
 pub const CLONE_NFCORE_BASE: CatalogueEntry = CatalogueEntry::new(
-    "clone_nfcore_base",
+    BuiltinTool::CloneNfcoreBase,
     "Create a new Nextflow pipeline from the nf-core template (`nf-core pipelines create`, \
      without questions): a git repository with the master, dev and TEMPLATE branches, the \
      nf-core modules, configs, schema and tests. Works offline: template features that need \
@@ -37,7 +38,7 @@ fn clone_nfcore_base() -> Value {
 }
 
 pub const LINT_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "lint_pipeline",
+    BuiltinTool::LintPipeline,
     "Lint a Nextflow pipeline with nf-core's own checks (`nf-core pipelines lint`) and return \
      the findings: one line per failed, warned or ignored test with its message and file, \
      and the count that passed. Tests that need the network are skipped offline and said so, \
@@ -59,7 +60,7 @@ fn lint_pipeline() -> Value {
 }
 
 pub const VALIDATE_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "validate_pipeline",
+    BuiltinTool::ValidatePipeline,
     "Check a pipeline's parameter schema (nextflow_schema.json, with `nf-core pipelines \
      schema lint`) and, given a params file (JSON or YAML), validate those parameters against \
      it. One finding per line, with the parameter and the message.",
@@ -78,7 +79,7 @@ fn validate_pipeline() -> Value {
 }
 
 pub const PREPARE_SAMPLESHEET_GATE: CatalogueEntry = CatalogueEntry::new(
-    "prepare_samplesheet_gate",
+    BuiltinTool::PrepareSamplesheetGate,
     "Validate a samplesheet (CSV, TSV, JSON or YAML) against the pipeline's input schema \
      (assets/schema_input.json) as nf-schema does at launch: required columns, patterns, \
      files that must exist, unique entries. The first line says passed or failed, then one \
@@ -102,7 +103,7 @@ fn prepare_samplesheet_gate() -> Value {
 }
 
 pub const LIST_COMPLIANCE_RULES: CatalogueEntry = CatalogueEntry::new(
-    "list_compliance_rules",
+    BuiltinTool::ListComplianceRules,
     "List the compliance rules a pipeline audit checks (built-in and the operator's own): \
      one per line with its id, severity, whether it can be fixed automatically, and what it \
      checks.",
@@ -114,7 +115,7 @@ fn list_compliance_rules() -> Value {
 }
 
 pub const RUN_COMPLIANCE_AUTOFIX: CatalogueEntry = CatalogueEntry::new(
-    "run_compliance_autofix",
+    BuiltinTool::RunComplianceAutofix,
     "Audit a Nextflow pipeline against the compliance rules (containers pinned, resource \
      labels, no hard-coded paths or credentials, publishDir modes, documented params, \
      manifest, tests, versions, module structure), one finding per line as \
@@ -138,7 +139,7 @@ fn run_compliance_autofix() -> Value {
 }
 
 pub const APPLY_REMEDIATION_PLAN: CatalogueEntry = CatalogueEntry::new(
-    "apply_remediation_plan",
+    BuiltinTool::ApplyRemediationPlan,
     "Apply the remediation plan run_compliance_autofix wrote for a pipeline (after /fix): \
      every item, or the named ones, as patches, all or nothing, then audit again and report \
      what is left.",
@@ -158,7 +159,7 @@ fn apply_remediation_plan() -> Value {
 }
 
 pub const REVIEW_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "review_pipeline",
+    BuiltinTool::ReviewPipeline,
     "A review pack of a Nextflow pipeline, read-only, findings first: the compliance \
      findings (errors first), nf-core lint's failures when nf-core is installed, its params \
      and whether the schema documents each, the places a reviewer should read first, then \

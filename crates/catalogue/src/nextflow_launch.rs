@@ -4,6 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 /// The description of a `path` argument naming the pipeline to run.
 const PIPELINE: &str = "The pipeline's directory (holding main.nf and nextflow.config); default: the working directory.";
@@ -17,7 +18,7 @@ const PARAMS: &str = "Pipeline parameters, passed as --NAME VALUE (e.g. {\"input
 const PROFILE: &str = "Comma-separated Nextflow profiles (e.g. test,docker); each must be in the operator's allowlist.";
 
 pub const RUN_BUILT_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "run_built_pipeline",
+    BuiltinTool::RunBuiltPipeline,
     "Launch a Nextflow pipeline (`nextflow run`) in the background with a trace, and answer at \
      once with the run's name, work directory and how to follow it; the session is told when \
      it ends. Needs the person's approval for the pipeline, an allowed profile and a gated \
@@ -42,7 +43,7 @@ fn run_built_pipeline() -> Value {
 }
 
 pub const AUTOPILOT_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "autopilot_pipeline",
+    BuiltinTool::AutopilotPipeline,
     "One attempt at getting a Nextflow pipeline to run: it runs in the foreground (with -resume \
      after the first attempt) and answers the success summary, or the failing task's diagnosis \
      and the pipeline files to change. Repair them, then call it again; attempts are counted, \
@@ -64,7 +65,7 @@ fn autopilot_pipeline() -> Value {
 }
 
 pub const TEST_PIPELINE: CatalogueEntry = CatalogueEntry::new(
-    "test_pipeline",
+    BuiltinTool::TestPipeline,
     "Run a Nextflow pipeline's tests: `nf-test test` when the pipeline has nf-test, else a run \
      with its `test` profile; answers each test's outcome (as check_test_result does).",
     test_pipeline,
@@ -82,7 +83,7 @@ fn test_pipeline() -> Value {
 }
 
 pub const CHECK_TEST_RESULT: CatalogueEntry = CatalogueEntry::new(
-    "check_test_result",
+    BuiltinTool::CheckTestResult,
     "The outcome of a pipeline's last test_pipeline run, per test: passed, failed (with the \
      assertion and the snapshot diff) or skipped, from nf-test's report or the test run's trace.",
     check_test_result,
@@ -99,7 +100,7 @@ fn check_test_result() -> Value {
 }
 
 pub const FETCH_TEST_DATA: CatalogueEntry = CatalogueEntry::new(
-    "fetch_test_data",
+    BuiltinTool::FetchTestData,
     "Download the files a pipeline's test configuration names from nf-core's test-datasets into \
      the pipeline's test directory, with sizes and checksums, and point the configuration at \
      the local copy so tests run offline.",

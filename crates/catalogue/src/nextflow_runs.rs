@@ -4,13 +4,14 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 /// The description of a `path` argument naming where a run was launched.
 const LAUNCH_DIR: &str = "Where the run was launched: the directory holding .nextflow.log, .nextflow/ and work/ \
      (usually the pipeline's); default: the working directory.";
 
 pub const CHECK_RUN_STATUS: CatalogueEntry = CatalogueEntry::new(
-    "check_run_status",
+    BuiltinTool::CheckRunStatus,
     "The status of a Nextflow run from what it left on disk (.nextflow/history, the trace, the \
      work directories): running or finished, OK or failed, duration, tasks completed, failed, \
      cached and running, and the process running now. Correct for a run still in progress; a \
@@ -30,7 +31,7 @@ fn check_run_status() -> Value {
 }
 
 pub const ANALYZE_RUN_LOG: CatalogueEntry = CatalogueEntry::new(
-    "analyze_run_log",
+    BuiltinTool::AnalyzeRunLog,
     "Why a Nextflow run failed, from what it left or what the user has: a launch directory \
      (its .nextflow.log), a log or console file of any name (nextflow.log, log.txt, \
      console.txt), or pasted console/log text. Either console style (the ANSI table or \
@@ -54,7 +55,7 @@ fn analyze_run_log() -> Value {
 }
 
 pub const DEBUG_LAST_RUN: CatalogueEntry = CatalogueEntry::new(
-    "debug_last_run",
+    BuiltinTool::DebugLastRun,
     "Open the failing task of the last Nextflow run: its .command.sh, the tail of .command.err \
      and .command.out, .exitcode, the staged inputs (dangling links named), the container, \
      resources asked and used, and the pipeline file and settings of its process.",

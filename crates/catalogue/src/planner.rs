@@ -3,9 +3,10 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 
 pub const PLANNER: CatalogueEntry = CatalogueEntry::new(
-    "planner",
+    BuiltinTool::Planner,
     "The session's checklist. action: read; replace (markdown, `- [ ] item` lines); add (content, status, after_index); update (index, content, status); remove (index); move (from_index, to_index); archive (mark all done, start afresh). Indexes are zero-based; status is pending, in_progress or completed.",
     planner,
 );

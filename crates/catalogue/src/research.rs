@@ -4,10 +4,11 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 use crate::limits::{GEO_SRA_MAX_RESULTS, PUBMED_MAX_RESULTS};
 
 pub const SEARCH_PUBMED: CatalogueEntry = CatalogueEntry::new(
-    "search_pubmed",
+    BuiltinTool::SearchPubmed,
     "Search PubMed (NCBI E-utilities) and list the matching articles: title, authors, \
      journal, year, DOI, PMID, PubMed Central id and PubMed link, with each abstract when \
      abstracts is true. The query takes PubMed syntax: field tags such as [Title/Abstract], \
@@ -33,7 +34,7 @@ fn search_pubmed() -> Value {
 }
 
 pub const SEARCH_GEO_SRA: CatalogueEntry = CatalogueEntry::new(
-    "search_geo_sra",
+    BuiltinTool::SearchGeoSra,
     "Find public sequencing datasets on NCBI. db gds (default) lists GEO series: accession, \
      title, summary, organism, platform, sample count and the linked SRA study, then that \
      study's SRA experiments and runs. db sra lists SRA experiments directly: run accessions, \

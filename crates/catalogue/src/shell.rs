@@ -4,10 +4,11 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 use crate::limits::{COMMAND_MAX_TIMEOUT_SECONDS, WAIT_MAX_SECONDS};
 
 pub const RUN_COMMAND: CatalogueEntry = CatalogueEntry::new(
-    "run_command",
+    BuiltinTool::RunCommand,
     "Run a /bin/sh command; returns its exit code, stdout and stderr (the last 32 KiB of each). `cwd` must be inside the allowed roots. A command still running after `timeout_seconds` (default 120) moves to the background: you get its task id and the output so far. `background: true` returns a task id at once. You are told when a background task ends unless `notify_on_finish` is false. stdin is closed; TMPDIR is private; under Landlock it reads only the allowed roots, system directories and configured toolchains, and writes only the allowed roots; everything it starts is killed when the session ends.",
     run_command,
 );
@@ -39,13 +40,13 @@ fn no_arguments() -> Value {
 }
 
 pub const BACKGROUND_LIST: CatalogueEntry = CatalogueEntry::new(
-    "background_list",
+    BuiltinTool::BackgroundList,
     "List this session's background tasks: id, status, elapsed time, your estimate and the command.",
     no_arguments,
 );
 
 pub const BACKGROUND_OUTPUT: CatalogueEntry = CatalogueEntry::new(
-    "background_output",
+    BuiltinTool::BackgroundOutput,
     "Return a background task's status and captured stdout and stderr (the most recent 32 KiB of each, or only the last `tail_lines` lines).",
     background_output,
 );
@@ -63,7 +64,7 @@ fn background_output() -> Value {
 }
 
 pub const BACKGROUND_WAIT: CatalogueEntry = CatalogueEntry::new(
-    "background_wait",
+    BuiltinTool::BackgroundWait,
     "Wait for a background task to finish, at most `timeout_seconds` (default 30, maximum 600), then return its status and the end of its output. The task keeps running if the wait times out.",
     background_wait,
 );
@@ -81,7 +82,7 @@ fn background_wait() -> Value {
 }
 
 pub const BACKGROUND_STOP: CatalogueEntry = CatalogueEntry::new(
-    "background_stop",
+    BuiltinTool::BackgroundStop,
     "Stop a background task and every process it started (its whole process group): SIGTERM, then SIGKILL after a grace period.",
     background_stop,
 );
@@ -96,13 +97,13 @@ fn background_stop() -> Value {
 }
 
 pub const BACKGROUND_REAP: CatalogueEntry = CatalogueEntry::new(
-    "background_reap",
+    BuiltinTool::BackgroundReap,
     "Kill processes this session started that outlived the command which started them (e.g. a server a script left running) and name them.",
     no_arguments,
 );
 
 pub const PREVIEW_SERVER: CatalogueEntry = CatalogueEntry::new(
-    "preview_server",
+    BuiltinTool::PreviewServer,
     "Serve a directory of the project (`path`, default the working directory) as a static website on a free 127.0.0.1 port and return the address for the user to open. It runs as a background task (see background_list) until background_stop, or for `timeout_seconds` when given; index.html is served for a directory. Only GET and HEAD, only files beneath the directory.",
     preview_server,
 );
@@ -120,7 +121,7 @@ fn preview_server() -> Value {
 }
 
 pub const SHARE_FILE: CatalogueEntry = CatalogueEntry::new(
-    "share_file",
+    BuiltinTool::ShareFile,
     "Copy one regular file (not a symlink) from the project into this session as an immutable artifact the user can download. The copy is named by its SHA-256, at most 25 MiB per file and 100 MiB per session, and its content is not shown to you.",
     share_file,
 );
@@ -137,7 +138,7 @@ fn share_file() -> Value {
 }
 
 pub const SSH_RUN_COMMAND: CatalogueEntry = CatalogueEntry::new(
-    "ssh_run_command",
+    BuiltinTool::SshRunCommand,
     "Run a command on a remote host over SSH (the system ssh client: agent socket, then key files, ~/.ssh/config honoured; never prompts for a password) and return its exit code, stdout and stderr (the last 32 KiB of each). The command is killed after `timeout_seconds` (default 120).",
     ssh_run_command,
 );
@@ -158,7 +159,7 @@ fn ssh_run_command() -> Value {
 }
 
 pub const WORKTREE_CREATE: CatalogueEntry = CatalogueEntry::new(
-    "worktree_create",
+    BuiltinTool::WorktreeCreate,
     "Fetch origin and create a git worktree for `branch` in `.worktrees/` of the current repository, branching from origin's default branch (an existing local branch is checked out instead; creation needs a reachable origin). If the branch already has a worktree it is reused. The session then works in that worktree.",
     worktree_create,
 );

@@ -3,12 +3,13 @@
 use serde_json::{Value, json};
 
 use crate::entry::CatalogueEntry;
+use crate::id::BuiltinTool;
 use crate::limits::{
     HTTP_REQUEST_MAX_TIMEOUT_SECONDS, WEBFETCH_MAX_CHARS, WEBFETCH_MAX_TIMEOUT_SECONDS,
 };
 
 pub const WEBSEARCH: CatalogueEntry = CatalogueEntry::new(
-    "websearch",
+    BuiltinTool::Websearch,
     "Search the web with several engines at once and return the merged results (title, \
      address, snippet), with each engine's outcome: results, none found, unrelated results \
      discarded, or turned away by a challenge page. Fails when every engine was turned away. \
@@ -31,7 +32,7 @@ fn websearch() -> Value {
 }
 
 pub const WEBFETCH: CatalogueEntry = CatalogueEntry::new(
-    "webfetch",
+    BuiltinTool::Webfetch,
     "Download a public web page (HTTP GET) and return its main text as Markdown, with scripts, \
      styles and navigation left out; plain-text and JSON answers come back as they are. \
      Localhost, private, link-local and other non-public addresses are refused, on every \
@@ -56,7 +57,7 @@ fn webfetch() -> Value {
 }
 
 pub const HTTP_REQUEST: CatalogueEntry = CatalogueEntry::new(
-    "http_request",
+    BuiltinTool::HttpRequest,
     "Send any HTTP or HTTPS request, like curl: APIs, services on localhost, uploads and \
      downloads. Returns the status line, the response headers and the body (text up to \
      256 KiB), or saves the body to output_file. Give at most one of body, body_base64, \
@@ -95,7 +96,7 @@ fn http_request() -> Value {
 }
 
 pub const WEB_RESEARCH: CatalogueEntry = CatalogueEntry::new(
-    "web_research",
+    BuiltinTool::WebResearch,
     "Research a question in one call: several web searches made from it, the pages most of \
      them agree on read (public pages only, as webfetch reads them), and PubMed too when the \
      question is biomedical. Answers with a brief of claims quoted word for word from the \

@@ -48,7 +48,7 @@ fn request(project: &str, grants: &[Grant], n: usize) -> Request {
         _ => ("run_command", serde_json::json!({"command": "cargo test"})),
     };
     Request {
-        tool: tool.to_owned(),
+        tool: codaris_policy::ToolId::parse(tool),
         args,
         task,
         grants: grants.to_vec(),

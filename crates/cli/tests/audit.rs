@@ -22,7 +22,7 @@ fn requests() -> Vec<Request> {
         task
     };
     let request = |tool: &str, args, activity| Request {
-        tool: tool.to_owned(),
+        tool: codaris_policy::ToolId::parse(tool),
         args,
         task: task(activity),
         grants: Vec::new(),

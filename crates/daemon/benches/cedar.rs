@@ -183,7 +183,7 @@ fn daemon_in_memory(ledger: &Ledger, kept: &Kept, tool: &str, args: &Value, task
     let view = ledger.grant_view_shared(SESSION).unwrap();
     // The request carries the standing grants (none here); the view's are named by their set.
     let request = Request {
-        tool: tool.to_owned(),
+        tool: codaris_policy::ToolId::parse(tool),
         args: args.clone(),
         task: task.clone(),
         grants: Vec::new(),
@@ -222,7 +222,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
         let call = |i: usize| ToolCall {
             session_id: SESSION.to_owned(),
             call_id: format!("call{i}"),
-            tool: "write".to_owned(),
+            tool: codaris_policy::ToolId::parse("write"),
             args: args.clone(),
             task: task.clone(),
             spec: None,

@@ -31,7 +31,7 @@ fn call(root: &Path, i: usize) -> ToolCall {
     ToolCall {
         session_id: "s-own".to_owned(),
         call_id: format!("call{i}"),
-        tool: "write".to_owned(),
+        tool: codaris_policy::ToolId::parse("write"),
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
         task,
         spec: None,

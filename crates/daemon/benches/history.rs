@@ -43,7 +43,7 @@ fn record(root: &Path, session: usize, i: usize, grants: &[Grant]) -> DecisionRe
     task.permission_mode = PermissionMode::AcceptEdits;
     let grants = grants.to_vec();
     let request = Request {
-        tool: "write".to_owned(),
+        tool: codaris_policy::ToolId::parse("write"),
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
         task,
         grants,

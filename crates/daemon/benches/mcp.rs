@@ -77,7 +77,11 @@ fn main() {
         let hub = McpHub::start(vec![spec], Vec::new(), &ledger, tools.clone()).unwrap();
         hub.launch();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while hub.external_spec("fx__echo").is_none() {
+        // The name is read once, where a call enters; the bench starts after that.
+        let codaris_policy::ToolId::Mcp(echo) = codaris_policy::ToolId::parse("fx__echo") else {
+            panic!("`fx__echo` reads as an MCP tool");
+        };
+        while hub.external_spec(&echo).is_none() {
             assert!(Instant::now() < deadline, "the fixture never became ready");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -94,15 +98,15 @@ fn main() {
             rmcp_alone.push(started.elapsed());
 
             let started = Instant::now();
-            let spec = hub.external_spec("fx__echo");
+            let spec = hub.external_spec(&echo);
             let call = ToolCall {
                 session_id: "s".to_owned(),
                 call_id: format!("c{i}"),
-                tool: "fx__echo".to_owned(),
+                tool: codaris_policy::ToolId::Mcp(echo.clone()),
                 args: json!({"text": "hi"}),
                 task: task.clone(),
                 spec,
-                marks: hub.argument_marks("fx__echo"),
+                marks: hub.argument_marks(&echo),
             };
             let dispatched = {
                 let dispatcher = dispatcher.clone();
@@ -116,7 +120,7 @@ fn main() {
             };
             let run = hub
                 .run(
-                    permit.tool(),
+                    permit.tool().mcp().unwrap(),
                     permit.args(),
                     &permit.task().cwd,
                     &Pictures::Shown,

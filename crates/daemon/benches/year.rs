@@ -48,7 +48,7 @@ fn call(root: &Path, session: &str, i: usize) -> ToolCall {
     ToolCall {
         session_id: session.to_owned(),
         call_id: format!("call{i}"),
-        tool: tool.to_owned(),
+        tool: codaris_policy::ToolId::parse(tool),
         args: json!(args),
         task,
         spec: None,

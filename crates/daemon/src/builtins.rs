@@ -242,7 +242,7 @@ impl Builtins {
         progress: codaris_tools::progress::ProgressSink,
         checkpoint: Option<&codaris_tools::files::Checkpoint>,
     ) -> Option<BuiltinRun> {
-        let name = permit.tool();
+        let name = permit.tool().as_str();
         let args = permit.args();
         let tool = self.by_name.get(name)?;
         let mut ctx = context(session_id, permit.task(), permit.opened());
@@ -296,7 +296,7 @@ impl Builtins {
                     "{name} failed inside Codaris: {err}"
                 ))))
             }
-            None => codaris_tools::preview::preview(&ctx, name, args).map(Ok),
+            None => tool.preview(&ctx, args).map(Ok),
         }
     }
 }

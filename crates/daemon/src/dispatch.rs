@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_ledger::{DecisionRecord, GrantView, Ledger};
 use codaris_policy::{
-    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Request, Task, Verdict,
+    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Request, Task, ToolId, Verdict,
 };
 use serde_json::Value;
 
@@ -24,7 +24,9 @@ pub struct ToolCall {
     pub session_id: String,
     /// The call's id in its turn.
     pub call_id: String,
-    pub tool: String,
+    /// The tool, its name read once where the call entered (`server__tool` for a known MCP
+    /// tool, as it is decided and recorded).
+    pub tool: ToolId,
     /// The arguments exactly as the model sent them.
     pub args: Value,
     pub task: Task,
@@ -85,7 +87,7 @@ impl Permit {
         &self.call_id
     }
 
-    pub fn tool(&self) -> &str {
+    pub fn tool(&self) -> &ToolId {
         &self.record.request.tool
     }
 
@@ -271,7 +273,7 @@ impl Dispatcher {
         if let Some(marks) = call
             .marks
             .as_ref()
-            .filter(|_| codaris_policy::builtin(&call.tool).is_none())
+            .filter(|_| call.tool.builtin().is_none())
         {
             task.implied
                 .extend(argument_paths(marks, Path::new(&task.cwd), &call.args));
@@ -385,7 +387,7 @@ mod tests {
         ToolCall {
             session_id: "s1".to_owned(),
             call_id: "c1".to_owned(),
-            tool: tool.to_owned(),
+            tool: codaris_policy::ToolId::parse(tool),
             args,
             task,
             spec: None,

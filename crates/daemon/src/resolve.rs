@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use codaris_policy::{ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, builtin};
-use codaris_tools::files::{GitScan, patch_targets, scan_for_git};
+use codaris_policy::{
+    BuiltinTool, ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, ToolId, builtin_spec,
+};
 use serde_json::Value;
 
 use crate::mcp::paths::{ArgumentMarks, Named, file_uri_path};
@@ -50,71 +51,32 @@ pub fn resolve_task(task: &Task) -> Task {
     }
 }
 
-/// The paths a call changes beyond its path arguments (the policy's `Task::implied`), found
-/// on disk and resolved like arguments so the recorded request replays to the same decision:
-/// every file an `apply_patch` patch names (joined to its `path`, default `cwd`), and the first
-/// `.git` inside a tree an `rm` with `recursive: true` would remove. `args` are as the model
-/// sent them; anything malformed implies nothing (the policy or the tool refuses it).
-pub fn implied_paths(tool: &str, cwd: &Path, args: &Value) -> Vec<Implied> {
-    let text = |name: &str| args.get(name).and_then(Value::as_str);
-    match tool {
-        "apply_patch" => {
-            let Some(patch) = text("patch") else {
-                return Vec::new();
-            };
-            let base = resolve_path(cwd, text("path").unwrap_or("."));
-            let names = patch_targets(patch).unwrap_or_default();
-            names
-                .iter()
-                .map(|name| Implied {
-                    path: resolve_path(Path::new(&base), name),
-                    by: ImpliedBy::PatchTarget,
-                    arg: None,
-                })
-                .collect()
-        }
-        "rm" if args.get("recursive") == Some(&Value::Bool(true)) => {
-            let Some(raw) = text("path").filter(|p| !p.is_empty() && !p.contains('\0')) else {
-                return Vec::new();
-            };
-            // `rm` removes a symlink itself, never what it points to: only a real directory
-            // takes a tree with it.
-            let is_dir = std::fs::symlink_metadata(cwd.join(raw)).is_ok_and(|m| m.is_dir());
-            if !is_dir {
-                return Vec::new();
-            }
-            let tree = std::path::PathBuf::from(resolve_path(cwd, raw));
-            match scan_for_git(&tree) {
-                GitScan::Clean => Vec::new(),
-                GitScan::Found(git) => vec![Implied {
-                    path: tree.join(git).to_string_lossy().into_owned(),
-                    by: ImpliedBy::RemovedGit,
-                    arg: None,
-                }],
-                GitScan::TooLarge => vec![Implied {
-                    path: tree.to_string_lossy().into_owned(),
-                    by: ImpliedBy::RemovalUnchecked,
-                    arg: None,
-                }],
-            }
-        }
+/// The paths a call changes beyond its path arguments (the policy's `Task::implied`): the
+/// tool's own answer ([`Tool::implied_paths`](codaris_tools::Tool::implied_paths): a patch's
+/// files, a `.git` inside a tree `rm -r` removes), found on disk and resolved like arguments.
+pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value) -> Vec<Implied> {
+    use codaris_tools::Tool as _;
+    match tool.builtin() {
+        Some(BuiltinTool::ApplyPatch) => codaris_tools::files::ApplyPatch.implied_paths(cwd, args),
+        Some(BuiltinTool::Rm) => codaris_tools::files::Rm.implied_paths(cwd, args),
         _ => Vec::new(),
     }
 }
 
 /// The arguments with every path argument of the tool's spec resolved; other values untouched.
 /// Arguments that are not an object are returned as they are (the policy refuses them).
-pub fn resolve_args(tool: &str, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
+pub fn resolve_args(tool: &ToolId, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
     let Value::Object(map) = args else {
         return args.clone();
     };
-    let names: Vec<String> = match (builtin(tool), spec) {
+    let builtin = tool.builtin().map(builtin_spec);
+    let names: Vec<String> = match (builtin, spec) {
         (Some(spec), _) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
         (None, Some(spec)) => spec.paths.iter().map(|p| p.name.to_string()).collect(),
         (None, None) => Vec::new(),
     };
     // An MCP tool may name a file by URI where a built-in takes a path: judged as the path.
-    let external = builtin(tool).is_none() && spec.is_some();
+    let external = builtin.is_none() && spec.is_some();
     let resolve = |path: &str| match file_uri_path(path).filter(|_| external) {
         Some(path) => resolve_path(cwd, &path),
         None => resolve_path(cwd, path),
@@ -289,7 +251,7 @@ mod tests {
             "nested": {"list": ["x", "file:///root/.ssh/id_rsa"]},
             "note": "see file:///not/at/start"
         });
-        let resolved = resolve_args("fs__write", Some(&spec), &root, &args);
+        let resolved = resolve_args(&ToolId::parse("fs__write"), Some(&spec), &root, &args);
         assert_eq!(resolved["path"], json!("/etc/shadow"));
         let marks = ArgumentMarks::default();
         let implied = argument_paths(&marks, &root, &args);
@@ -310,7 +272,12 @@ mod tests {
             ]
         );
         // A built-in's path is never read as a URI.
-        let builtin = resolve_args("write", None, &root, &json!({"path": "file:///etc/x"}));
+        let builtin = resolve_args(
+            &ToolId::parse("write"),
+            None,
+            &root,
+            &json!({"path": "file:///etc/x"}),
+        );
         assert_eq!(
             builtin["path"],
             json!(root.join("file:/etc/x").display().to_string())
@@ -323,12 +290,15 @@ mod tests {
         let temp = tempfile::tempdir()?;
         let root = temp.path().canonicalize()?;
         let args = json!({"path": "a.txt", "content": "link/../x"});
-        let resolved = resolve_args("write", None, &root, &args);
+        let resolved = resolve_args(&ToolId::parse("write"), None, &root, &args);
         assert_eq!(
             resolved,
             json!({"path": root.join("a.txt").display().to_string(), "content": "link/../x"})
         );
-        assert_eq!(resolve_args("write", None, &root, &json!("a")), json!("a"));
+        assert_eq!(
+            resolve_args(&ToolId::parse("write"), None, &root, &json!("a")),
+            json!("a")
+        );
         Ok(())
     }
 

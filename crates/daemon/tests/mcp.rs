@@ -121,6 +121,49 @@ async fn the_other_agents_spelling_is_the_same_call() {
     assert!(results[1].2.contains("again"));
 }
 
+/// The name of an allowed MCP call is read once, where the call enters the turn loop: the
+/// decision (its spec, its marks, its server's switch), the record, the run on the server,
+/// the output limits and the wire all take the parsed id. Both spellings; the server's name is
+/// this test's own, so no other test's calls are counted.
+#[tokio::test]
+async fn one_allowed_mcp_call_reads_its_name_once() {
+    use codaris_catalogue::parse_count;
+
+    let toml = format!(
+        "[tools]\nlean_surface = false\n\n[mcp.servers.readonce]\ncommand = \"{}\"\n",
+        fixture()
+    );
+    let daemon = InProcess::start_with_toml(&toml).await;
+    assert!(
+        wait_for_tool(&daemon, "readonce__echo", Duration::from_secs(30)).await,
+        "the fixture's tools never reached the index"
+    );
+    let names = ["readonce__echo", "mcp__readonce__echo"];
+    let before = names.map(parse_count::of);
+    let results = turn(
+        &daemon,
+        json!({"rounds": [
+            {"tool_calls": [{"name": names[0], "args": {"text": "once"}}]},
+            {"tool_calls": [{"name": names[1], "args": {"text": "again"}}]},
+            {"text": "done"}
+        ]}),
+        v1::PermissionMode::Ask,
+        "echo",
+    )
+    .await;
+    assert_eq!(results.len(), 2, "{results:?}");
+    for ((tool, code, output), text) in results.iter().zip(["once", "again"]) {
+        assert_eq!(code, "allowed_by_default", "{tool}");
+        assert!(output.contains(text), "{tool}: {output}");
+    }
+    let after = names.map(parse_count::of);
+    assert_eq!(
+        [after[0] - before[0], after[1] - before[1]],
+        [1, 1],
+        "parses of each called name during its call"
+    );
+}
+
 /// The decision code and output of calling `tool` with `args` after a search for `query`, in a
 /// bypass-mode turn that starts with `text`.
 async fn last_call(

@@ -147,7 +147,7 @@ fn decide(ledger: &Arc<Ledger>, sessions: Vec<(String, Vec<Grant>)>, count: usiz
                 for n in (w..count).step_by(8) {
                     let (session, grants) = &sessions[n % sessions.len()];
                     let request = Request {
-                        tool: "read_file".to_owned(),
+                        tool: codaris_policy::ToolId::parse("read_file"),
                         args: serde_json::json!({"path": format!("src/f{}.rs", n % 50)}),
                         task: Task::new("/w/proj"),
                         grants: grants.clone(),

@@ -292,7 +292,7 @@ mod tests {
 
     fn record(grants: Vec<Grant>) -> DecisionRecord {
         let request = Request {
-            tool: "read_file".to_owned(),
+            tool: codaris_policy::ToolId::parse("read_file"),
             args: serde_json::json!({"path": "/data/x"}),
             task: Task::new("/w"),
             grants,

@@ -32,7 +32,7 @@ impl Difference {
         (replayed != record.decision).then(|| Difference {
             seq: record.seq,
             session_id: record.session_id.clone(),
-            tool: record.request.tool.clone(),
+            tool: record.request.tool.to_string(),
             recorded_policy_version: record.policy_version.clone(),
             recorded: record.decision.clone(),
             replayed,

@@ -204,7 +204,7 @@ fn run(ops: Vec<Op>) {
 /// instead of copies. Returned with all the grants it saw, as a read gives it back.
 fn decide(ledger: &Ledger, s: usize, view: &std::sync::Arc<GrantView>) -> DecisionRecord {
     let mut request = Request {
-        tool: "run_command".to_owned(),
+        tool: codaris_policy::ToolId::parse("run_command"),
         args: serde_json::json!({"command": "p0 --all"}),
         task: Task::new("/w"),
         grants: vec![program("p9", Lifetime::Session).with_id("config:tools.command_allowlist=p9")],

@@ -17,7 +17,7 @@ pub fn task(activity: Activity) -> Task {
 
 pub fn request(tool: &str, args: serde_json::Value, task: Task) -> Request {
     Request {
-        tool: tool.to_owned(),
+        tool: codaris_policy::ToolId::parse(tool),
         args,
         task,
         grants: Vec::new(),

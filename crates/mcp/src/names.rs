@@ -1,7 +1,8 @@
 //! Server names and the names their tools are called by.
 //!
 //! A tool of server `fs` called `read_file` is offered as `fs__read_file`. Model APIs accept only
-//! `^[A-Za-z0-9_-]{1,64}$`, and `__` separates the server from the tool, so:
+//! `^[A-Za-z0-9_-]{1,64}$`, and `__` separates the server from the tool. The rule for server
+//! names and for reading a called name is `codaris-catalogue`'s ([`ToolId`]), written once:
 //!
 //! - a server name is 1–32 of `[A-Za-z0-9_-]`, never contains `__`, never ends with `_` (server
 //!   `a_` with tool `b` and server `a` with tool `_b` would both give `a___b`), and is not `mcp`
@@ -20,14 +21,11 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
-/// The longest server name.
-pub const SERVER_NAME_MAX: usize = 32;
+pub use codaris_catalogue::{McpTool, SEPARATOR, SERVER_NAME_MAX, ToolId};
+use codaris_catalogue::{ServerNameError, check_server_name};
+
 /// The longest name a model API accepts for a tool.
 pub const TOOL_NAME_MAX: usize = 64;
-/// Between the server's name and the tool's.
-pub const SEPARATOR: &str = "__";
-/// How other agents spell `server__tool`: `mcp__server__tool`.
-const FOREIGN_PREFIX: &str = "mcp__";
 /// Hex digits of the tool name's digest a shortened name ends with.
 const SUFFIX_HEX: usize = 8;
 
@@ -56,31 +54,24 @@ pub struct ServerName(String);
 impl ServerName {
     /// Checks `name` against the rules above.
     pub fn parse(name: &str) -> Result<ServerName, NameError> {
-        if name.is_empty() {
-            return Err(NameError::Empty);
-        }
-        if let Some(found) = name
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
-        {
-            return Err(NameError::Character {
-                name: name.to_owned(),
+        let owned = || name.to_owned();
+        check_server_name(name).map_err(|err| match err {
+            ServerNameError::Empty => NameError::Empty,
+            ServerNameError::Character(found) => NameError::Character {
+                name: owned(),
                 found,
-            });
-        }
-        if name.len() > SERVER_NAME_MAX {
-            return Err(NameError::TooLong(name.to_owned()));
-        }
-        if name.contains(SEPARATOR) {
-            return Err(NameError::Separator(name.to_owned()));
-        }
-        if name.ends_with('_') {
-            return Err(NameError::TrailingUnderscore(name.to_owned()));
-        }
-        if name.eq_ignore_ascii_case("mcp") {
-            return Err(NameError::Reserved);
-        }
-        Ok(ServerName(name.to_owned()))
+            },
+            ServerNameError::TooLong => NameError::TooLong(owned()),
+            ServerNameError::Separator => NameError::Separator(owned()),
+            ServerNameError::TrailingUnderscore => NameError::TrailingUnderscore(owned()),
+            ServerNameError::Reserved => NameError::Reserved,
+        })?;
+        Ok(ServerName(owned()))
+    }
+
+    /// The server a parsed tool name belongs to: already checked when the name was read.
+    pub fn of(tool: &McpTool) -> ServerName {
+        ServerName(tool.server().to_owned())
     }
 
     pub fn as_str(&self) -> &str {
@@ -144,14 +135,12 @@ pub fn prefixed_names<'a>(
 
 /// The server a called name belongs to and the prefixed name it is offered by, if it reads as
 /// an MCP tool's: `server__tool`, or `mcp__server__tool` as other agents spell it.
+/// Reads the name: callers holding a parsed [`McpTool`] use [`ServerName::of`] instead.
 pub fn split_call(name: &str) -> Option<(ServerName, String)> {
-    let name = name.strip_prefix(FOREIGN_PREFIX).unwrap_or(name);
-    let (server, tool) = name.split_once(SEPARATOR)?;
-    if tool.is_empty() {
-        return None;
+    match ToolId::parse(name) {
+        ToolId::Mcp(tool) => Some((ServerName::of(&tool), tool.prefixed().to_owned())),
+        _ => None,
     }
-    let server = ServerName::parse(server).ok()?;
-    Some((server, name.to_owned()))
 }
 
 #[cfg(test)]

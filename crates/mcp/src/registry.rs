@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::error::{CallError, ToolError};
-use crate::names::{self, ServerName};
+use crate::names::{McpTool, ServerName, ToolId};
 use crate::render::{self, Rendered};
 use crate::spec::{ServerSpec, Transport};
 use crate::supervisor::{self, State, Status, Supervised};
@@ -182,12 +182,24 @@ impl Registry {
         self.server(name)
     }
 
-    /// Calls the tool offered as `called` (`server__tool` or `mcp__server__tool`) with
-    /// `arguments`, within the server's tool timeout, and renders its result.
+    /// Calls the tool offered as `called` (`server__tool` or `mcp__server__tool`): reads the
+    /// name, then [`Registry::call_tool`]. For a caller that holds only the name.
     pub async fn call(&self, called: &str, arguments: Value) -> Result<Rendered, ToolError> {
-        let Some((server_name, prefixed)) = names::split_call(called) else {
-            return Err(ToolError::UnknownServer(called.to_owned()));
-        };
+        match ToolId::parse(called) {
+            ToolId::Mcp(tool) => self.call_tool(&tool, arguments).await,
+            _ => Err(ToolError::UnknownServer(called.to_owned())),
+        }
+    }
+
+    /// Calls the tool `called` names (read once where the call entered) with `arguments`,
+    /// within the server's tool timeout, and renders its result.
+    pub async fn call_tool(
+        &self,
+        called: &McpTool,
+        arguments: Value,
+    ) -> Result<Rendered, ToolError> {
+        let server_name = ServerName::of(called);
+        let prefixed = called.prefixed().to_owned();
         let (spec, status, connection) = {
             let servers = self.lock();
             let Some(server) = servers.get(&server_name) else {

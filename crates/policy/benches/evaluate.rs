@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use codaris_policy::{
     Activity, CapabilityName, Code, Grant, GrantSet, Lifetime, PermissionMode, Task, evaluate,
 };
-use codaris_policy::{Call, Decision};
+use codaris_policy::{Call, Decision, ToolId};
 use criterion::{BenchmarkId, Criterion};
 use serde_json::{Value, json};
 
@@ -103,7 +103,8 @@ fn scenarios() -> Vec<(&'static str, &'static str, Value, Task, Code)> {
     ]
 }
 
-fn decide(tool: &str, args: &Value, grants: &GrantSet, task: &Task) -> Decision {
+// The tool's name is parsed once where a call enters, before the decision path.
+fn decide(tool: &ToolId, args: &Value, grants: &GrantSet, task: &Task) -> Decision {
     let call = Call {
         tool,
         args,
@@ -118,6 +119,7 @@ fn percentiles() {
     for n in SIZES {
         let set = grants(n);
         for (name, tool, args, task, code) in scenarios() {
+            let tool = &ToolId::parse(tool);
             assert_eq!(decide(tool, &args, &set, &task).code, code, "{name}");
             let mut samples: Vec<Duration> = Vec::with_capacity(CALLS);
             for _ in 0..CALLS {
@@ -142,8 +144,9 @@ fn bench(c: &mut Criterion) {
     for n in SIZES {
         let set = grants(n);
         for (name, tool, args, task, _) in scenarios() {
+            let tool = ToolId::parse(tool);
             group.bench_with_input(BenchmarkId::new(name, n), &n, |b, _| {
-                b.iter(|| decide(tool, &args, &set, &task))
+                b.iter(|| decide(&tool, &args, &set, &task))
             });
         }
     }

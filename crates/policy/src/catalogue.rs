@@ -6,6 +6,9 @@
 //! paths but are not file-system paths (`config_get`'s dotted key, memory notes' `scope:rel`)
 //! are deliberately not listed as path arguments.
 
+use codaris_catalogue::BuiltinTool;
+use codaris_catalogue::BuiltinTool as B;
+
 use crate::spec::{
     Access::{Mutate, Read},
     Effect, Modes, PathArg,
@@ -74,102 +77,102 @@ const TEST_DATA: &[PathArg] = &[PathArg::new("path", Mutate, Cwd)];
 // The new pipeline's directory is made inside `outdir`.
 const CLONE: &[PathArg] = &[PathArg::new("outdir", Mutate, Cwd)];
 
-const fn t(name: &'static str, c: C, e: Effect, p: &'static [PathArg], m: Modes) -> ToolSpec {
-    ToolSpec::builtin(name, c, e, p, m)
+const fn t(id: B, c: C, e: Effect, p: &'static [PathArg], m: Modes) -> ToolSpec {
+    ToolSpec::builtin(id, c, e, p, m)
 }
 
 use Effect::{Command, Config, Opaque, Paths, ReadOnly};
 use Modes as M;
 
-/// Every built-in tool: the always-on nine first, then the catalogue's sections, then the
-/// domain tools of the tool surface.
-pub static BUILTIN: &[ToolSpec] = &[
+// Every built-in tool: the always-on nine first, then the catalogue's sections, then the
+// domain tools of the tool surface.
+static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     // The always-on surface. `planner` only edits the session's checklist, hence read-only.
-    t("search_tools", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("request_capability", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("read_file", C::None, ReadOnly, READ_REQUIRED, M::ALL),
-    t("glob", C::None, ReadOnly, READ_CWD, M::ALL),
-    t("grep", C::None, ReadOnly, READ_CWD, M::ALL),
-    t("edit", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
-    t("write", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::SearchTools, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::RequestCapability, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::ReadFile, C::None, ReadOnly, READ_REQUIRED, M::ALL),
+    t(B::Glob, C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::Grep, C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::Edit, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::Write, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
     t(
-        "run_command",
+        B::RunCommand,
         C::Command,
         Command,
         COMMAND_CWD,
         M::AGENT_PLAN,
     ),
-    t("planner", C::None, ReadOnly, NO_PATHS, M::AGENT).withheld(Withholding::ExtensionWorkspace),
+    t(B::Planner, C::None, ReadOnly, NO_PATHS, M::AGENT).withheld(Withholding::ExtensionWorkspace),
     // Files.
-    t("keep_result", C::None, ReadOnly, READ_OPTIONAL, M::ALL),
-    t("print_tree", C::None, ReadOnly, READ_CWD, M::ALL),
-    t("apply_patch", C::Write, Paths, MUTATE_CWD, M::AGENT),
-    t("mkdir", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
-    t("rmdir", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
-    t("touch", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
-    t("rm", C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
-    t("mv", C::Write, Paths, MOVE, M::AGENT),
+    t(B::KeepResult, C::None, ReadOnly, READ_OPTIONAL, M::ALL),
+    t(B::PrintTree, C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::ApplyPatch, C::Write, Paths, MUTATE_CWD, M::AGENT),
+    t(B::Mkdir, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::Rmdir, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::Touch, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::Rm, C::Write, Paths, MUTATE_REQUIRED, M::AGENT),
+    t(B::Mv, C::Write, Paths, MOVE, M::AGENT),
     // Shell and background tasks. Stopping the session's own tasks is bookkeeping; reaping
     // strays kills processes the session does not own, hence opaque.
-    t("share_file", C::Always, ReadOnly, READ_REQUIRED, M::AGENT),
-    t("worktree_create", C::Always, Opaque, NO_PATHS, M::AGENT),
+    t(B::ShareFile, C::Always, ReadOnly, READ_REQUIRED, M::AGENT),
+    t(B::WorktreeCreate, C::Always, Opaque, NO_PATHS, M::AGENT),
     t(
-        "background_list",
+        B::BackgroundList,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT_PLAN,
     ),
     t(
-        "background_output",
+        B::BackgroundOutput,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT_PLAN,
     ),
     t(
-        "background_wait",
+        B::BackgroundWait,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT_PLAN,
     ),
     t(
-        "background_stop",
+        B::BackgroundStop,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT_PLAN,
     ),
-    t("background_reap", C::Always, Opaque, NO_PATHS, M::AGENT),
-    t("preview_server", C::None, ReadOnly, READ_CWD, M::AGENT),
-    t("ssh_run_command", C::Always, Opaque, NO_PATHS, M::AGENT),
+    t(B::BackgroundReap, C::Always, Opaque, NO_PATHS, M::AGENT),
+    t(B::PreviewServer, C::None, ReadOnly, READ_CWD, M::AGENT),
+    t(B::SshRunCommand, C::Always, Opaque, NO_PATHS, M::AGENT),
     // Web. `http_request` changes something only through `output_file`.
-    t("websearch", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("webfetch", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("http_request", C::Http, ReadOnly, HTTP, M::AGENT),
+    t(B::Websearch, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::Webfetch, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::HttpRequest, C::Http, ReadOnly, HTTP, M::AGENT),
     // Interaction, skills and subagents.
-    t("question", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("load_skill", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("codaris_docs_search", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("codaris_docs_read", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("spawn_agent", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("switch_model", C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::Question, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::LoadSkill, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::CodarisDocsSearch, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::CodarisDocsRead, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::SpawnAgent, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::SwitchModel, C::None, ReadOnly, NO_PATHS, M::ALL),
     // Design plans live in the session bundle, not the workspace.
-    t("plan_write", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("plan_list", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("plan_read", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("plan_exit", C::None, ReadOnly, NO_PATHS, M::AGENT),
+    t(B::PlanWrite, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::PlanList, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::PlanRead, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::PlanExit, C::None, ReadOnly, NO_PATHS, M::AGENT),
     // Context and the session's own filing.
     t(
-        "compact_context",
+        B::CompactContext,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT_PLAN,
     ),
     t(
-        "session_describe",
+        B::SessionDescribe,
         C::None,
         ReadOnly,
         NO_PATHS,
@@ -177,174 +180,189 @@ pub static BUILTIN: &[ToolSpec] = &[
     ),
     // Self-configuration. Staging is a change to the configuration too, so a read-only
     // activity needs `change_config` for it, though only a commit prompts.
-    t("config_get", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("config_changes", C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t("config_set", C::None, Config, NO_PATHS, M::AGENT),
-    t("config_revert", C::None, Config, NO_PATHS, M::AGENT),
-    t("config_commit", C::Config, Config, NO_PATHS, M::AGENT),
-    t("config_rollback", C::Config, Config, NO_PATHS, M::AGENT),
+    t(B::ConfigGet, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::ConfigChanges, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::ConfigSet, C::None, Config, NO_PATHS, M::AGENT),
+    t(B::ConfigRevert, C::None, Config, NO_PATHS, M::AGENT),
+    t(B::ConfigCommit, C::Config, Config, NO_PATHS, M::AGENT),
+    t(B::ConfigRollback, C::Config, Config, NO_PATHS, M::AGENT),
     // Scheduler: a job's `cwd` is where a later run will act.
     t(
-        "codaris_scheduler_jobs_list",
+        B::CodarisSchedulerJobsList,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_get",
+        B::CodarisSchedulerJobGet,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_runs",
+        B::CodarisSchedulerJobRuns,
         C::None,
         ReadOnly,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_create",
+        B::CodarisSchedulerJobCreate,
         C::Always,
         Opaque,
         JOB_CWD,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_replace",
+        B::CodarisSchedulerJobReplace,
         C::Always,
         Opaque,
         JOB_CWD,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_patch",
+        B::CodarisSchedulerJobPatch,
         C::Always,
         Opaque,
         JOB_CWD,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_pause",
+        B::CodarisSchedulerJobPause,
         C::Always,
         Opaque,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_resume",
+        B::CodarisSchedulerJobResume,
         C::Always,
         Opaque,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_delete",
+        B::CodarisSchedulerJobDelete,
         C::Always,
         Opaque,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_run",
+        B::CodarisSchedulerJobRun,
         C::Always,
         Opaque,
         NO_PATHS,
         M::AGENT,
     ),
     t(
-        "codaris_scheduler_job_cancel",
+        B::CodarisSchedulerJobCancel,
         C::Always,
         Opaque,
         NO_PATHS,
         M::AGENT,
     ),
     // The memory subagent's tools: never the main model's.
-    memory("codaris_memory_search", ReadOnly),
-    memory("codaris_memory_list", ReadOnly),
-    memory("codaris_memory_read", ReadOnly),
-    memory("codaris_memory_mkdir", Opaque),
-    memory("codaris_memory_save", Opaque),
-    memory("codaris_memory_delete", Opaque),
+    memory(B::CodarisMemorySearch, ReadOnly),
+    memory(B::CodarisMemoryList, ReadOnly),
+    memory(B::CodarisMemoryRead, ReadOnly),
+    memory(B::CodarisMemoryMkdir, Opaque),
+    memory(B::CodarisMemorySave, Opaque),
+    memory(B::CodarisMemoryDelete, Opaque),
     // Domain tools of the tool surface. Reviews and reports read; running a pipeline needs a
     // `run_pipeline` grant for it in every permission mode (the `pipeline` class).
-    t("review_pipeline", C::None, ReadOnly, READ_CWD, M::ALL).withheld(Withholding::AuditTurn),
-    t("lint_pipeline", C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
+    t(B::ReviewPipeline, C::None, ReadOnly, READ_CWD, M::ALL).withheld(Withholding::AuditTurn),
+    t(B::LintPipeline, C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
     // Offered in every mode because its report-only form is the compliance audit; the fixing
     // form is stopped by the slash gate and, in plan and ask, by the read-only rule.
+    t(B::RunComplianceAutofix, C::Write, Paths, MUTATE_CWD, M::ALL)
+        .gated(&["/remediate", "/autofix"])
+        .with_report_only("report_only"),
     t(
-        "run_compliance_autofix",
-        C::Write,
-        Paths,
-        MUTATE_CWD,
-        M::ALL,
-    )
-    .gated(&["/remediate", "/autofix"])
-    .with_report_only("report_only"),
-    t(
-        "apply_remediation_plan",
+        B::ApplyRemediationPlan,
         C::Write,
         Paths,
         REMEDIATE,
         M::AGENT,
     )
     .gated(&["/remediate", "/autofix", "/fix"]),
-    t("list_compliance_rules", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("web_research", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("search_geo_sra", C::None, ReadOnly, NO_PATHS, M::ALL),
-    t("search_pubmed", C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::ListComplianceRules, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::WebResearch, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::SearchGeoSra, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::SearchPubmed, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(
-        "autopilot_pipeline",
+        B::AutopilotPipeline,
         C::Pipeline,
         Opaque,
         PIPELINE_ATTEMPT,
         M::AGENT,
     ),
     t(
-        "run_built_pipeline",
+        B::RunBuiltPipeline,
         C::Pipeline,
         Opaque,
         PIPELINE_RUN,
         M::AGENT,
     ),
     t(
-        "test_pipeline",
+        B::TestPipeline,
         C::Pipeline,
         Opaque,
         PIPELINE_ATTEMPT,
         M::AGENT,
     ),
-    t("check_test_result", C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::CheckTestResult, C::None, ReadOnly, READ_CWD, M::ALL),
     t(
-        "prepare_samplesheet_gate",
+        B::PrepareSamplesheetGate,
         C::None,
         ReadOnly,
         SAMPLESHEET,
         M::AGENT_PLAN,
     ),
-    t("debug_last_run", C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
-    t("analyze_run_log", C::None, ReadOnly, READ_CWD, M::ALL),
-    t("check_run_status", C::None, ReadOnly, READ_CWD, M::ALL),
-    t("fetch_test_data", C::Write, Paths, TEST_DATA, M::AGENT),
+    t(B::DebugLastRun, C::None, ReadOnly, READ_CWD, M::AGENT_PLAN),
+    t(B::AnalyzeRunLog, C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::CheckRunStatus, C::None, ReadOnly, READ_CWD, M::ALL),
+    t(B::FetchTestData, C::Write, Paths, TEST_DATA, M::AGENT),
     t(
-        "validate_pipeline",
+        B::ValidatePipeline,
         C::None,
         ReadOnly,
         VALIDATE,
         M::AGENT_PLAN,
     ),
-    t("clone_nfcore_base", C::Write, Paths, CLONE, M::AGENT),
+    t(B::CloneNfcoreBase, C::Write, Paths, CLONE, M::AGENT),
 ];
 
-const fn memory(name: &'static str, effect: Effect) -> ToolSpec {
-    ToolSpec::builtin(name, C::None, effect, NO_PATHS, M::NONE).withheld(Withholding::MemoryChild)
+const fn memory(id: B, effect: Effect) -> ToolSpec {
+    ToolSpec::builtin(id, C::None, effect, NO_PATHS, M::NONE).withheld(Withholding::MemoryChild)
 }
 
-/// The built-in spec of `name`, if the crate knows it.
+/// Every built-in tool's spec, in [`BuiltinTool`]'s order: `BUILTIN[tool.index()]` is `tool`'s.
+pub static BUILTIN: &[ToolSpec] = &TABLE;
+
+// The table follows the catalogue's, row by row, or the crate does not build: a spec can only
+// be the one of the tool it is found by.
+const _: () = {
+    let mut i = 0;
+    while i < TABLE.len() {
+        assert!(
+            matches!(TABLE[i].builtin, Some(id) if id.index() == i),
+            "the policy's table is not in `BuiltinTool` order"
+        );
+        i += 1;
+    }
+};
+
+/// The spec of a built-in tool: an index, not a search.
+pub fn spec(tool: BuiltinTool) -> &'static ToolSpec {
+    &TABLE[tool.index()]
+}
+
+/// The built-in spec of `name`, if the crate knows it (for callers that hold a name, not an id).
 pub fn builtin(name: &str) -> Option<&'static ToolSpec> {
-    BUILTIN.iter().find(|spec| spec.name == name)
+    BuiltinTool::parse(name).map(spec)
 }
 
 #[cfg(test)]

@@ -8,10 +8,11 @@
 
 use std::borrow::Cow;
 
+use codaris_catalogue::ToolId;
 use serde_json::{Map, Value};
 
 use crate::capability::{CapabilityName, HTTP_CARRYING};
-use crate::catalogue::builtin;
+use crate::catalogue::{builtin, spec as builtin_spec};
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
 use crate::path::normalize_absolute;
@@ -23,8 +24,8 @@ use crate::task::{Activity, ImpliedBy, OperatingMode, PermissionMode, Task};
 /// One tool call as the model made it, with the spec of a tool the crate does not know.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {
-    /// The tool name the model called.
-    pub tool: &'a str,
+    /// The tool the model called, its name read once where the call entered.
+    pub tool: &'a ToolId,
     /// The arguments as the model sent them: any JSON value.
     pub args: &'a Value,
     /// A spec for a tool with no built-in one (an MCP tool). Ignored for built-in names, so a
@@ -54,7 +55,7 @@ fn judge<'a>(
     task: &'a Task,
     rules: &mut RuleSet,
 ) -> Finding<'a> {
-    let tool = call.tool;
+    let tool = call.tool.as_str();
     // The guard's finding is final: the call repeats what this turn already did.
     if let Some(repeat) = &task.repeated_search {
         rules.insert(Rule::LoopGuard);
@@ -66,7 +67,8 @@ fn judge<'a>(
         rules.insert(Rule::UserRefusal);
         return Finding::RefusedAtCard(refused);
     }
-    let Some(spec) = builtin(tool).or(call.spec) else {
+    // A built-in's spec is found by its id, never by searching; a carried spec serves the rest.
+    let Some(spec) = call.tool.builtin().map(builtin_spec).or(call.spec) else {
         rules.insert(Rule::KnownTool);
         return Finding::UnknownTool;
     };

@@ -58,6 +58,8 @@ pub use capability::http_origin;
 pub use catalogue::ALWAYS_ON;
 pub use catalogue::BUILTIN;
 pub use catalogue::builtin;
+pub use catalogue::spec as builtin_spec;
+pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use code::Code;
 pub use command::prefix_words;
 pub use command::simple_commands;

@@ -4,6 +4,7 @@
 //! the shape below is an error the caller reports; arguments that are not an object are not:
 //! `args` may be any JSON value and `evaluate` judges it (`args_not_object`).
 
+use codaris_catalogue::ToolId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,8 +19,8 @@ use crate::task::{Task, null_as_default};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Request {
-    /// The tool name the model called.
-    pub tool: String,
+    /// The tool the model called: on the wire and in the ledger, its name as called.
+    pub tool: ToolId,
     /// The arguments exactly as sent: any JSON value; absent reads as `null`.
     #[serde(default)]
     pub args: Value,
@@ -81,7 +82,10 @@ impl Request {
     /// once rather than per call. `grants` must be [`Request::grant_set`] of these grants, in
     /// this order (a decision's `used_grants` indexes them); replay uses [`Request::evaluate`].
     pub fn evaluate_with(&self, grants: &GrantSet) -> Decision {
-        let spec = self.spec.as_ref().map(|s| s.to_tool_spec(&self.tool));
+        let spec = self
+            .spec
+            .as_ref()
+            .map(|s| s.to_tool_spec(self.tool.as_str()));
         let call = Call {
             tool: &self.tool,
             args: &self.args,

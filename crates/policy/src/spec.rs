@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use codaris_catalogue::BuiltinTool;
 use serde::{Deserialize, Serialize};
 
 use crate::task::OperatingMode;
@@ -208,19 +209,22 @@ pub struct ToolSpec {
     /// Why the tool is held back until its server is approved again (an MCP tool whose
     /// definition changed since the approval, or that appeared after it): what changed.
     pub held: Option<Cow<'static, str>>,
+    /// The built-in it specifies; `None` for a spec a call carries.
+    #[serde(skip)]
+    pub builtin: Option<BuiltinTool>,
 }
 
 impl ToolSpec {
     /// A built-in spec with no slash gate, report-only switch or withholding condition.
     pub const fn builtin(
-        name: &'static str,
+        tool: BuiltinTool,
         class: PermissionClass,
         effect: Effect,
         paths: &'static [PathArg],
         modes: Modes,
     ) -> ToolSpec {
         ToolSpec {
-            name: Cow::Borrowed(name),
+            name: Cow::Borrowed(tool.as_str()),
             class,
             effect,
             paths: Cow::Borrowed(paths),
@@ -230,6 +234,7 @@ impl ToolSpec {
             withheld_when: None,
             origin: Origin::Builtin,
             held: None,
+            builtin: Some(tool),
         }
     }
 
@@ -301,6 +306,7 @@ impl ExternalSpec {
             withheld_when: None,
             origin: Origin::External,
             held: self.held.clone().map(Cow::Owned),
+            builtin: None,
         }
     }
 }

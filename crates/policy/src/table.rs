@@ -4,6 +4,8 @@
 use std::borrow::Cow;
 use std::fmt::{self, Display, Formatter};
 
+use codaris_catalogue::{McpTool, ToolId};
+
 use crate::capability::{Capability, CapabilityName};
 use crate::code::Code;
 use crate::decision::{Decision, RuleSet};
@@ -154,11 +156,12 @@ pub(crate) enum Finding<'a> {
 
 /// Builds the decision for `finding`; `rules` are those that matched.
 pub(crate) fn decide(
-    tool: &str,
+    id: &ToolId,
     finding: Finding<'_>,
     rules: RuleSet,
     grants: &GrantSet,
 ) -> Decision {
+    let tool = id.as_str();
     let t = Quoted(tool);
     let mut used_grants = Vec::new();
     let (code, sentence, capability) = match finding {
@@ -196,7 +199,7 @@ pub(crate) fn decide(
             format!(
                 "tool {t} is held back: {}; it stays unavailable until the user approves its server again (`codaris mcp approve {}`)",
                 what.split_whitespace().collect::<Vec<_>>().join(" "),
-                tool.split_once("__").map_or(tool, |(server, _)| server)
+                id.mcp().map_or(tool, McpTool::server)
             ),
             None,
         ),
@@ -590,7 +593,12 @@ mod tests {
         for (finding, code) in arms {
             // A mode's refusal names the change, yet no grant lifts it.
             let by_mode = matches!(finding, Finding::ModeReadOnly { .. });
-            let d = decide("to`ol", finding, RuleSet::default(), &GrantSet::new());
+            let d = decide(
+                &ToolId::parse("to`ol"),
+                finding,
+                RuleSet::default(),
+                &GrantSet::new(),
+            );
             assert_eq!(d.code, code);
             assert_eq!(d.verdict, code.verdict());
             let s = &d.sentence;

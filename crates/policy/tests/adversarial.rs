@@ -200,7 +200,7 @@ fn a_deep_path_against_ten_thousand_grants_is_decided() {
     let deep = format!("/data/9999/{}", "d/".repeat(1500));
     let args = json!({"path": deep});
     let call = Call {
-        tool: "read_file",
+        tool: &codaris_policy::ToolId::parse("read_file"),
         args: &args,
         spec: None,
     };

@@ -6,6 +6,7 @@
 #![cfg(test)]
 
 mod adversarial;
+mod catalogue;
 mod corpus;
 mod docs;
 mod fuzz_smoke;

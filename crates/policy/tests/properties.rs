@@ -169,9 +169,9 @@ fn request(grants: bool) -> impl Strategy<Value = Request> {
 }
 
 fn spec_of(req: &Request) -> Option<ToolSpec> {
-    builtin(&req.tool)
+    builtin(req.tool.as_str())
         .cloned()
-        .or_else(|| req.spec.as_ref().map(|s| s.to_tool_spec(&req.tool)))
+        .or_else(|| req.spec.as_ref().map(|s| s.to_tool_spec(req.tool.as_str())))
 }
 
 /// Whether the call would change something, judged from the spec without the crate's rules.
@@ -281,7 +281,7 @@ proptest! {
         let mode = req.task.activity.operating_mode();
         let mut req = req;
         // The binding must not speak first: a search cannot bind what the mode forbids.
-        req.task.bound = Some(if nothing_bound { Vec::new() } else { vec![req.tool.clone()] });
+        req.task.bound = Some(if nothing_bound { Vec::new() } else { vec![req.tool.to_string()] });
         let decision = req.evaluate();
         let earlier = [Code::RepeatedSearch, Code::ToolWithheld, Code::DefinitionChanged, Code::SlashRequired];
         if spec.modes.allows(mode) || earlier.contains(&decision.code) {

@@ -10,6 +10,7 @@
 
 mod context;
 pub mod files;
+mod implied;
 mod limits;
 pub mod nextflow;
 mod planner;

@@ -226,16 +226,8 @@ impl Planner {
 
 #[async_trait::async_trait]
 impl Tool for Planner {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::PLANNER.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::PLANNER.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::PLANNER
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

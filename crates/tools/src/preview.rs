@@ -5,6 +5,7 @@
 //! Nothing here goes to the model, and nothing secret goes to the person: header values are
 //! never shown, and an address's password and credential-like query values are masked.
 
+use codaris_catalogue::BuiltinTool;
 use serde_json::Value;
 
 use crate::context::{ToolContext, normalize};
@@ -56,44 +57,41 @@ pub struct CallPreview {
     pub action: String,
 }
 
-/// The preview of `tool` called with `args` in `ctx`, for the tools that have one. Reads
-/// files (a diff's before); call it off the async runtime.
-pub fn preview(ctx: &ToolContext, tool: &str, args: &Value) -> Option<CallPreview> {
-    if let Some(diff) = diff_of(ctx, tool, args) {
-        return Some(match diff {
-            Ok(diff) => CallPreview {
-                kind: PreviewKind::Diff,
-                text: diff.diff,
-                path: diff.path,
-                action: diff.action,
-            },
-            Err(error) => {
-                let named = args.get("path").and_then(Value::as_str);
-                let action = match (tool, named) {
-                    ("apply_patch", _) => "apply a patch".to_owned(),
-                    (_, Some(path)) => format!("{tool} `{path}`"),
-                    (_, None) => format!("call `{tool}`"),
-                };
-                let reason = reason(&error);
-                // Tool errors start with the tool's name, which the card already shows.
-                let reason = reason
-                    .strip_prefix(tool)
-                    .and_then(|rest| rest.strip_prefix(": "))
-                    .unwrap_or(&reason);
-                CallPreview {
-                    kind: PreviewKind::Unavailable,
-                    text: format!("the call would fail: {reason}"),
-                    path: None,
-                    action,
-                }
+/// The preview of a call of a tool that changes file contents (`edit`, `write`,
+/// `apply_patch`): its diff, or why the call would fail; `None` for another tool. Reads files
+/// (a diff's before); call it off the async runtime. Each of those tools answers
+/// [`Tool::preview`](crate::tool::Tool::preview) with this.
+pub fn file_change(ctx: &ToolContext, tool: BuiltinTool, args: &Value) -> Option<CallPreview> {
+    let diff = diff_of(ctx, tool, args)?;
+    Some(match diff {
+        Ok(diff) => CallPreview {
+            kind: PreviewKind::Diff,
+            text: diff.diff,
+            path: diff.path,
+            action: diff.action,
+        },
+        Err(error) => {
+            let name = tool.as_str();
+            let named = args.get("path").and_then(Value::as_str);
+            let action = match (tool, named) {
+                (BuiltinTool::ApplyPatch, _) => "apply a patch".to_owned(),
+                (_, Some(path)) => format!("{name} `{path}`"),
+                (_, None) => format!("call `{name}`"),
+            };
+            let reason = reason(&error);
+            // Tool errors start with the tool's name, which the card already shows.
+            let reason = reason
+                .strip_prefix(name)
+                .and_then(|rest| rest.strip_prefix(": "))
+                .unwrap_or(&reason);
+            CallPreview {
+                kind: PreviewKind::Unavailable,
+                text: format!("the call would fail: {reason}"),
+                path: None,
+                action,
             }
-        });
-    }
-    match tool {
-        "run_command" => command_preview(ctx, args),
-        "http_request" => http_preview(args),
-        _ => None,
-    }
+        }
+    })
 }
 
 fn reason(error: &ToolError) -> String {
@@ -104,8 +102,8 @@ fn reason(error: &ToolError) -> String {
 }
 
 /// The command line and the directory it would run in (its `cwd` taken against the session's,
-/// as `run_command` takes it).
-fn command_preview(ctx: &ToolContext, args: &Value) -> Option<CallPreview> {
+/// as `run_command` takes it): `run_command`'s preview.
+pub fn command_preview(ctx: &ToolContext, args: &Value) -> Option<CallPreview> {
     let command = args.get("command").and_then(Value::as_str)?;
     let cwd_arg = args.get("cwd").and_then(Value::as_str).unwrap_or(".");
     let cwd = normalize(&ctx.absolute(cwd_arg))
@@ -133,7 +131,7 @@ fn command_preview(ctx: &ToolContext, args: &Value) -> Option<CallPreview> {
 }
 
 /// The method, the address (credentials masked), the headers' names and what the body holds.
-fn http_preview(args: &Value) -> Option<CallPreview> {
+pub fn http_preview(args: &Value) -> Option<CallPreview> {
     let url = args.get("url").and_then(Value::as_str)?;
     let method = args
         .get("method")

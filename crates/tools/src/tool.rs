@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use codaris_catalogue::{BuiltinTool, CatalogueEntry};
 use serde_json::Value;
 
 use crate::context::ToolContext;
@@ -68,14 +69,30 @@ impl ToolError {
 
 /// A built-in tool. Arguments arrive as the model sent them, already checked by the policy to
 /// be a JSON object; each tool validates their shape itself.
+///
+/// A tool names its catalogue entry and nothing else of what the model is shown: its id, name,
+/// description and schema are the entry's, so a tool cannot be registered under one name and
+/// described under another.
 #[async_trait::async_trait]
 pub trait Tool: Send + Sync {
+    /// What the model is shown of it: `codaris_catalogue::READ_FILE`, …
+    fn entry(&self) -> &'static CatalogueEntry;
+    /// Which built-in it is.
+    fn id(&self) -> BuiltinTool {
+        self.entry().id
+    }
     /// The name the model calls, e.g. `read_file`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.entry().name
+    }
     /// The one-paragraph description the model reads: tight and precise.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &'static str {
+        self.entry().description
+    }
     /// The JSON schema of the arguments.
-    fn schema(&self) -> Value;
+    fn schema(&self) -> Value {
+        self.entry().schema()
+    }
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError>;
     /// For a tool whose permission card should only be shown for a call that can run (a
     /// pipeline launch): every check `call` makes, with no side effect, and the card's preview;
@@ -86,6 +103,18 @@ pub trait Tool: Send + Sync {
         _ctx: &ToolContext,
         _args: &Value,
     ) -> Option<Result<crate::preview::CallPreview, ToolError>> {
+        None
+    }
+    /// The paths a call changes beyond its path arguments (a patch's files, a `.git` inside a
+    /// removed tree), found before the policy decides and judged by it as `Task::implied`;
+    /// empty for a tool that changes only what its arguments name. Reads the file system.
+    fn implied_paths(&self, _cwd: &std::path::Path, _args: &Value) -> Vec<codaris_policy::Implied> {
+        Vec::new()
+    }
+    /// What a call waiting on a card would do, for the person to judge it by (a diff, a
+    /// command line, a request; see [`crate::preview`]); `None` for a tool with no preview.
+    /// Reads files: call it off the async runtime.
+    fn preview(&self, _ctx: &ToolContext, _args: &Value) -> Option<crate::preview::CallPreview> {
         None
     }
 }

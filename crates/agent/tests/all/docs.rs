@@ -15,7 +15,7 @@ fn the_table_and_the_vocabulary_are_documented() {
             "{command:?}"
         );
     }
-    let rows: [&[&str]; 8] = [
+    let rows: [&[codaris_agent::BuiltinTool]; 8] = [
         &AUDIT_TOOLS,
         &REVIEW_TOOLS,
         &REMEDIATE_TOOLS,

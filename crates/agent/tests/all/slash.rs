@@ -6,7 +6,7 @@ use codaris_agent::{
     REVIEW_TOOLS, RUN_TOOLS, ReviewFlag, ReviewForm, SEARCH_DATA_TOOLS, TurnPlan, command_of,
     parse_slash,
 };
-use codaris_policy::{Activity, Call, Code, GrantSet, evaluate};
+use codaris_policy::{Activity, BuiltinTool, Call, Code, GrantSet, ToolId, evaluate};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -17,28 +17,39 @@ fn forced_by(message: &str) -> Vec<String> {
     forced(&s).into_iter().map(str::to_owned).collect()
 }
 
+/// The names of a row of typed tools, as the surface lists them.
+fn names(tools: &[BuiltinTool]) -> Vec<&'static str> {
+    tools.iter().map(|t| t.as_str()).collect()
+}
+
 #[test]
 fn every_row_of_the_table() {
-    let rows: &[(&str, &[&str])] = &[
-        ("/review", &["review_pipeline"]),
-        ("/audit", &AUDIT_TOOLS),
-        ("/review --compliance", &AUDIT_TOOLS),
-        ("/review --quick", &AUDIT_TOOLS),
-        ("/review why does the trimming step fail?", &REVIEW_TOOLS),
-        ("/review modules/local/trim/main.nf", &REVIEW_TOOLS),
-        ("/review --security", &REVIEW_TOOLS),
-        ("/review --lint", &REVIEW_TOOLS),
-        ("/remediate", &REMEDIATE_TOOLS),
-        ("/autofix", &REMEDIATE_TOOLS),
-        ("/fix", &["apply_remediation_plan"]),
-        ("/rules", &["list_compliance_rules"]),
-        ("/searchData liver scRNA-seq", &SEARCH_DATA_TOOLS),
-        ("/extend add a QC step", &EXTENSION_TOOLS),
-        ("/run the test profile", &RUN_TOOLS),
-        ("/repair", &REPAIR_TOOLS),
-        ("/research batch correction", &RESEARCH_TOOLS),
-        ("what is known about batch correction?", &RESEARCH_TOOLS),
-        ("open https://nf-co.re/rnaseq please", &["fetch__fetch"]),
+    let rows: &[(&str, Vec<&str>)] = &[
+        ("/review", vec!["review_pipeline"]),
+        ("/audit", names(&AUDIT_TOOLS)),
+        ("/review --compliance", names(&AUDIT_TOOLS)),
+        ("/review --quick", names(&AUDIT_TOOLS)),
+        (
+            "/review why does the trimming step fail?",
+            names(&REVIEW_TOOLS),
+        ),
+        ("/review modules/local/trim/main.nf", names(&REVIEW_TOOLS)),
+        ("/review --security", names(&REVIEW_TOOLS)),
+        ("/review --lint", names(&REVIEW_TOOLS)),
+        ("/remediate", names(&REMEDIATE_TOOLS)),
+        ("/autofix", names(&REMEDIATE_TOOLS)),
+        ("/fix", vec!["apply_remediation_plan"]),
+        ("/rules", vec!["list_compliance_rules"]),
+        ("/searchData liver scRNA-seq", names(&SEARCH_DATA_TOOLS)),
+        ("/extend add a QC step", names(&EXTENSION_TOOLS)),
+        ("/run the test profile", names(&RUN_TOOLS)),
+        ("/repair", names(&REPAIR_TOOLS)),
+        ("/research batch correction", names(&RESEARCH_TOOLS)),
+        (
+            "what is known about batch correction?",
+            names(&RESEARCH_TOOLS),
+        ),
+        ("open https://nf-co.re/rnaseq please", vec!["fetch__fetch"]),
     ];
     for (message, expected) in rows {
         assert_eq!(forced_by(message), *expected, "{message}");
@@ -55,7 +66,7 @@ fn run_set_holds_the_spec_names() {
         "prepare_samplesheet_gate",
         "debug_last_run",
     ] {
-        assert!(RUN_TOOLS.contains(&name), "{name}");
+        assert!(names(&RUN_TOOLS).contains(&name), "{name}");
     }
 }
 
@@ -144,9 +155,15 @@ fn the_audit_is_pinned_report_only_and_read_only() {
     ] {
         let plan = TurnPlan::from_message(message);
         assert!(plan.report_only_pinned(), "{message}");
-        let pinned = plan.pin_args("run_compliance_autofix", &json!({"path": "."}));
+        let pinned = plan.pin_args(
+            &ToolId::parse("run_compliance_autofix"),
+            &json!({"path": "."}),
+        );
         assert_eq!(pinned, Some(json!({"path": ".", "report_only": true})));
-        assert_eq!(plan.pin_args("lint_pipeline", &json!({})), None);
+        assert_eq!(
+            plan.pin_args(&ToolId::parse("lint_pipeline"), &json!({})),
+            None
+        );
     }
     for message in ["/remediate", "/autofix", "/audit /remediate", "/review"] {
         assert!(
@@ -157,7 +174,10 @@ fn the_audit_is_pinned_report_only_and_read_only() {
     let plan = TurnPlan::from_message("/audit");
     assert_eq!(plan.activity(Activity::Agent), Activity::Audit);
     assert_eq!(plan.activity(Activity::Plan), Activity::Plan);
-    assert_eq!(plan.pin_args("run_compliance_autofix", &json!("x")), None);
+    assert_eq!(
+        plan.pin_args(&ToolId::parse("run_compliance_autofix"), &json!("x")),
+        None
+    );
 }
 
 #[test]
@@ -181,7 +201,7 @@ fn activities_follow_the_commands() {
     }
 }
 
-fn call<'a>(tool: &'a str, args: &'a serde_json::Value) -> Call<'a> {
+fn call<'a>(tool: &'a ToolId, args: &'a serde_json::Value) -> Call<'a> {
     Call {
         tool,
         args,
@@ -198,12 +218,27 @@ fn the_policy_sees_the_plan() {
     let task = st.dispatch_task(&s);
     let grants = GrantSet::default();
     let args = json!({"path": "/w/proj"});
-    let pinned = st.plan().pin_args("run_compliance_autofix", &args).unwrap();
-    let audit = evaluate(&call("run_compliance_autofix", &pinned), &grants, &task);
+    let pinned = st
+        .plan()
+        .pin_args(&ToolId::parse("run_compliance_autofix"), &args)
+        .unwrap();
+    let audit = evaluate(
+        &call(&ToolId::parse("run_compliance_autofix"), &pinned),
+        &grants,
+        &task,
+    );
     assert_eq!(audit.code, Code::AllowedByDefault, "{}", audit.sentence);
-    let fixing = evaluate(&call("run_compliance_autofix", &args), &grants, &task);
+    let fixing = evaluate(
+        &call(&ToolId::parse("run_compliance_autofix"), &args),
+        &grants,
+        &task,
+    );
     assert_eq!(fixing.code, Code::SlashRequired);
     let empty = json!({});
-    let review = evaluate(&call("review_pipeline", &empty), &grants, &task);
+    let review = evaluate(
+        &call(&ToolId::parse("review_pipeline"), &empty),
+        &grants,
+        &task,
+    );
     assert_eq!(review.code, Code::ToolWithheld);
 }

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use codaris_agent::{ToolRun, ToolSpec, ToolTier};
 use codaris_index::{Entry, Kind, Server};
 use codaris_ledger::{Ledger, McpState};
+use codaris_mcp::names::McpTool;
 use codaris_mcp::{Approval, Registry, ServerName, ServerSpec, ServerView, State, ToolDef};
 use codaris_policy::{Access, ExternalSpec, PathArg, PathDefault, PermissionClass};
 use serde_json::Value;
@@ -44,6 +45,32 @@ pub struct ServerInfo {
     pub origin: Origin,
     /// Tools held back until the server is approved again.
     pub held: usize,
+}
+
+/// What deciding a call of an MCP tool of a known server takes, from one lookup of its name.
+#[derive(Debug, Clone)]
+pub struct McpDecisionInput {
+    /// The name it is decided and recorded under: `server__tool`.
+    pub tool: McpTool,
+    pub spec: ExternalSpec,
+    pub marks: paths::ArgumentMarks,
+    /// Its server is switched off: the tool is withheld.
+    pub switched_off: bool,
+}
+
+/// What the daemon reads of an MCP tool's arguments: its input schema, whether its server is
+/// trusted, and the variables its server's environment expands (`~` and `$HOME` are the
+/// server's home, as its process would read them).
+fn marks_of(view: &ServerView, tool: &ToolDef) -> paths::ArgumentMarks {
+    let named = match &view.spec.transport {
+        codaris_mcp::Transport::Stdio { env, .. } => env.clone(),
+        codaris_mcp::Transport::Http { .. } => BTreeMap::new(),
+    };
+    paths::ArgumentMarks::new(
+        view.spec.trust,
+        tool.input_schema.clone(),
+        codaris_mcp::server_env(std::env::vars_os(), &named),
+    )
 }
 
 /// One tool of a server as `codaris mcp tools` shows it.
@@ -249,17 +276,18 @@ impl McpHub {
     /// from its current list when it is ready, else from the list it last had, else from its
     /// approval. A server switched off since the daemon started was never listed: a call of
     /// any tool under its prefix is still its tool (withheld), not an unknown one.
-    fn lookup(&self, called: &str) -> Option<(ServerView, ToolDef, String)> {
-        let (server, prefixed) = codaris_mcp::names::split_call(called)?;
+    fn lookup(&self, called: &McpTool) -> Option<(ServerView, ToolDef)> {
+        let server = ServerName::of(called);
+        let prefixed = called.prefixed();
         let view = self.registry.server(&server)?;
-        let tool = match view.tool(&prefixed) {
+        let tool = match view.tool(prefixed) {
             Some(tool) => tool.clone(),
             None if view.state == State::Ready => return None,
             None => self
-                .known_tool(&server, &prefixed)
-                .or_else(|| (view.state == State::Disabled).then(|| unlisted(&prefixed)))?,
+                .known_tool(&server, prefixed)
+                .or_else(|| (view.state == State::Disabled).then(|| unlisted(called)))?,
         };
-        Some((view, tool, prefixed))
+        Some((view, tool))
     }
 
     /// A tool of a server that is not ready, from its last listing or its approval.
@@ -283,23 +311,28 @@ impl McpHub {
         })
     }
 
-    /// The name a call is decided and run under: `mcp__server__tool` read as `server__tool`.
-    pub fn canonical(&self, called: &str) -> Option<String> {
-        self.lookup(called).map(|(_, _, prefixed)| prefixed)
-    }
-
-    /// Whether the server of an MCP tool is switched off: its tools are withheld.
-    pub fn switched_off(&self, called: &str) -> bool {
-        codaris_mcp::names::split_call(called)
-            .and_then(|(server, _)| self.registry.server(&server))
-            .is_some_and(|view| view.state == State::Disabled)
+    /// Everything the policy is told about an MCP tool of a known server, from one lookup:
+    /// the name it is decided under (`mcp__server__tool` read as `server__tool`), its spec,
+    /// what its arguments name, and whether its server is switched off.
+    pub fn decision_input(&self, called: &McpTool) -> Option<McpDecisionInput> {
+        let (view, tool) = self.lookup(called)?;
+        Some(McpDecisionInput {
+            tool: called.canonical(),
+            spec: self.spec_of(&view, &tool),
+            marks: marks_of(&view, &tool),
+            switched_off: view.state == State::Disabled,
+        })
     }
 
     /// What the policy is told about an MCP tool: annotations believed only for a trusted
     /// server, file-naming arguments as paths, `approval = "ask"` as a card on every call, the
     /// definition's digest, and why it is held back, if it is.
-    pub fn external_spec(&self, called: &str) -> Option<ExternalSpec> {
-        let (view, tool, _) = self.lookup(called)?;
+    pub fn external_spec(&self, called: &McpTool) -> Option<ExternalSpec> {
+        let (view, tool) = self.lookup(called)?;
+        Some(self.spec_of(&view, &tool))
+    }
+
+    fn spec_of(&self, view: &ServerView, tool: &ToolDef) -> ExternalSpec {
         let read_only = view.spec.trust && tool.claims_read_only();
         let access = if read_only {
             Access::Read
@@ -308,10 +341,10 @@ impl McpHub {
         };
         let builtin = builtin::is_builtin(&view.spec.name);
         let held = match self.pins().get(&view.spec.name) {
-            Some(pins) if !builtin => pins.held(&view.spec, &tool),
+            Some(pins) if !builtin => pins.held(&view.spec, tool),
             _ => None,
         };
-        Some(ExternalSpec {
+        ExternalSpec {
             read_only,
             paths: tool
                 .argument_names()
@@ -333,30 +366,29 @@ impl McpHub {
             modes: None,
             definition: Some(tool.definition_digest()),
             held,
-        })
+        }
     }
 
     /// What the daemon reads of an MCP tool's arguments: its input schema, whether its server is
     /// trusted, and the variables its server's environment expands (`~` and `$HOME` are the
     /// server's home, as its process would read them).
-    pub fn argument_marks(&self, called: &str) -> Option<paths::ArgumentMarks> {
-        let (view, tool, _) = self.lookup(called)?;
-        let named = match &view.spec.transport {
-            codaris_mcp::Transport::Stdio { env, .. } => env.clone(),
-            codaris_mcp::Transport::Http { .. } => BTreeMap::new(),
-        };
-        Some(paths::ArgumentMarks::new(
-            view.spec.trust,
-            tool.input_schema.clone(),
-            codaris_mcp::server_env(std::env::vars_os(), &named),
-        ))
+    pub fn argument_marks(&self, called: &McpTool) -> Option<paths::ArgumentMarks> {
+        let (view, tool) = self.lookup(called)?;
+        Some(marks_of(&view, &tool))
     }
 
-    /// The schema the model is shown for an MCP tool.
-    pub fn spec(&self, called: &str) -> Option<ToolSpec> {
-        let (view, tool, prefixed) = self.lookup(called)?;
+    /// The schema the model is shown for the tool `server` lists as `prefixed` (an index
+    /// entry's server and name).
+    pub fn listed_spec(&self, server: &str, prefixed: &str) -> Option<ToolSpec> {
+        let server = ServerName::parse(server).ok()?;
+        let view = self.registry.server(&server)?;
+        let tool = match view.tool(prefixed) {
+            Some(tool) => tool.clone(),
+            None if view.state == State::Ready => return None,
+            None => self.known_tool(&server, prefixed)?,
+        };
         Some(ToolSpec {
-            name: prefixed,
+            name: prefixed.to_owned(),
             description: described(&view.spec, &tool),
             input_schema: tool.input_schema.clone(),
             tier: ToolTier::Added,
@@ -365,11 +397,8 @@ impl McpHub {
 
     /// The action label of an MCP call: "calling `tool` on the MCP server `server`", with what
     /// it acts on from its `path`, `url` or `name` argument.
-    pub fn action(called: &str, args: &Value) -> Option<String> {
-        let (server, prefixed) = codaris_mcp::names::split_call(called)?;
-        let tool = prefixed
-            .split_once(codaris_mcp::names::SEPARATOR)
-            .map_or(prefixed.as_str(), |(_, t)| t);
+    pub fn action(called: &McpTool, args: &Value) -> Option<String> {
+        let (server, tool) = (called.server(), called.tool());
         let target = ["path", "url", "name"]
             .iter()
             .find_map(|key| args.get(*key).and_then(Value::as_str))
@@ -384,12 +413,19 @@ impl McpHub {
     /// it to the output limits after, the server's own where it sets them).
     /// `cwd` is the session's directory, against which the policy resolved the call's paths:
     /// the built-in server gets them absolute (it runs in the daemon's directory).
-    pub async fn run(&self, called: &str, args: &Value, cwd: &str, pictures: &Pictures) -> ToolRun {
-        let sent = match codaris_mcp::names::split_call(called) {
-            Some((server, _)) if builtin::is_builtin(&server) => builtin::absolute_paths(args, cwd),
-            _ => args.clone(),
+    pub async fn run(
+        &self,
+        called: &McpTool,
+        args: &Value,
+        cwd: &str,
+        pictures: &Pictures,
+    ) -> ToolRun {
+        let sent = if builtin::is_builtin(&ServerName::of(called)) {
+            builtin::absolute_paths(args, cwd)
+        } else {
+            args.clone()
         };
-        match self.registry.call(called, sent).await {
+        match self.registry.call_tool(called, sent).await {
             Ok(rendered) => {
                 let images = rendered
                     .pictures
@@ -402,8 +438,13 @@ impl McpHub {
                             .map(|bytes| (p.mime_type, bytes))
                     })
                     .collect();
-                let mut run =
-                    crate::builtins::picture_run(called, args, rendered.text, images, pictures);
+                let mut run = crate::builtins::picture_run(
+                    called.called(),
+                    args,
+                    rendered.text,
+                    images,
+                    pictures,
+                );
                 run.is_error |= rendered.is_error;
                 run
             }
@@ -412,9 +453,11 @@ impl McpHub {
     }
 
     /// The output limits of the server behind `called`, when it sets its own.
-    pub fn output_limits(&self, called: &str) -> Option<codaris_mcp::OutputLimitOverrides> {
-        let (server, _) = codaris_mcp::names::split_call(called)?;
-        self.registry.server(&server)?.spec.output_limits
+    pub fn output_limits(&self, called: &McpTool) -> Option<codaris_mcp::OutputLimitOverrides> {
+        self.registry
+            .server(&ServerName::of(called))?
+            .spec
+            .output_limits
     }
 
     /// Adds a server at run time: recorded in the ledger's store (it survives restarts) and
@@ -599,12 +642,9 @@ impl McpHub {
 /// beside its own name.
 /// A tool known only by the name it was called under (its server is switched off and was never
 /// listed): no arguments, no claims, so the policy counts it as mutating, and withholds it.
-fn unlisted(prefixed: &str) -> ToolDef {
-    let name = prefixed
-        .split_once(codaris_mcp::names::SEPARATOR)
-        .map_or(prefixed, |(_, tool)| tool);
+fn unlisted(called: &McpTool) -> ToolDef {
     ToolDef {
-        name: name.to_owned(),
+        name: called.tool().to_owned(),
         description: String::new(),
         input_schema: serde_json::json!({"type": "object"}),
         output_schema: None,

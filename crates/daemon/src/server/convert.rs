@@ -144,7 +144,7 @@ pub fn decision_record_wire(record: &codaris_ledger::DecisionRecord) -> v1::Deci
     v1::DecisionRecord {
         seq: record.seq,
         session_id: record.session_id.clone(),
-        tool: record.request.tool.clone(),
+        tool: record.request.tool.to_string(),
         decision: Some(decision_wire(&record.decision)),
         decided_at: Some(timestamp_ms(record.decided_at_ms)),
         input_json: serde_json::to_string(&record.request).unwrap_or_default(),
@@ -198,9 +198,12 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
         }
         TurnEvent::Text { text } => Event::Text(v1::TextDelta { text }),
         TurnEvent::ToolCall { id, tool, args } => Event::ToolCall(v1::ToolCall {
-            action: crate::mcp::McpHub::action(&tool, &args).unwrap_or_default(),
+            action: tool
+                .mcp()
+                .and_then(|t| crate::mcp::McpHub::action(t, &args))
+                .unwrap_or_default(),
             id,
-            tool,
+            tool: tool.to_string(),
             args: Some(json_to_prost(&args)),
         }),
         TurnEvent::ToolResult {

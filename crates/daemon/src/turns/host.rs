@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Decided, HostError, HostFuture, Registry,
-    RegistryTool, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
+    RegistryTool, ToolId, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord};
@@ -109,17 +109,21 @@ impl DaemonHost {
     async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
         let dispatcher = self.turns.dispatcher();
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
-        // it) with the spec its server's registration and definition give it.
+        // it) with the spec its server's registration and definition give it, all from one
+        // lookup of the parts of the name read where the call entered the loop.
         let mut task = call.task.clone();
-        let (tool, spec, marks) = match self.turns.mcp.canonical(&call.tool) {
-            Some(name) => {
-                let spec = self.turns.mcp.external_spec(&name);
-                let marks = self.turns.mcp.argument_marks(&name);
+        let known = call
+            .tool
+            .mcp()
+            .and_then(|t| self.turns.mcp.decision_input(t));
+        let (tool, spec, marks) = match known {
+            Some(input) => {
+                let name = input.tool.prefixed();
                 // A switched-off server's tools are withheld like switched-off tools.
-                if self.turns.mcp.switched_off(&name) && !task.withheld.contains(&name) {
-                    task.withheld.push(name.clone());
+                if input.switched_off && !task.withheld.iter().any(|w| w == name) {
+                    task.withheld.push(name.to_owned());
                 }
-                (name, spec, marks)
+                (ToolId::Mcp(input.tool), Some(input.spec), Some(input.marks))
             }
             None => (call.tool.clone(), None, None),
         };
@@ -370,7 +374,7 @@ impl DaemonHost {
         );
         let cwd = task.cwd.clone();
         let preview = tokio::task::spawn_blocking(move || {
-            builtins.preview(&session, &tool, &args, &task, &opened)
+            builtins.preview(&session, tool.as_str(), &args, &task, &opened)
         })
         .await
         .unwrap_or_else(|err| {
@@ -381,7 +385,7 @@ impl DaemonHost {
         Ok(CardText {
             recorded: decision.sentence.clone(),
             shown: card_text::person_sentence(
-                &call.tool,
+                call.tool.as_str(),
                 decision.capability.as_ref(),
                 decision.code,
                 preview.as_ref(),
@@ -409,7 +413,7 @@ impl TurnHost for DaemonHost {
     fn spec(&self, tool: &str) -> Option<ToolSpec> {
         codaris_agent::loop_tool_spec(tool)
             .or_else(|| self.turns.builtins.spec(tool))
-            .or_else(|| self.turns.mcp.spec(tool))
+            .or_else(|| self.index.mcp_spec(&self.turns.mcp, tool))
     }
 
     fn index(&self) -> &dyn ToolIndex {
@@ -468,14 +472,14 @@ impl TurnHost for DaemonHost {
         Box::pin(async move {
             let builtins = &self.turns.builtins;
             if let Some(what) = super::undo::not_undone(
-                permit.tool(),
+                permit.tool().as_str(),
                 permit.args(),
                 permit.record().request.spec.as_ref(),
             ) {
                 self.checkpoint.note_command(what);
             }
             let log = self.log.clone();
-            let (id, tool) = (permit.call_id().to_owned(), permit.tool().to_owned());
+            let (id, tool) = (permit.call_id().to_owned(), permit.tool().to_string());
             let progress: codaris_tools::progress::ProgressSink = Arc::new(move |line: &str| {
                 log.push(v1::turn_event::Event::ToolProgress(v1::ToolProgress {
                     id: id.clone(),
@@ -501,27 +505,26 @@ impl TurnHost for DaemonHost {
                     }
                     run
                 }
-                None if codaris_mcp::names::split_call(permit.tool()).is_some() => {
-                    self.turns
-                        .mcp
-                        .run(
-                            permit.tool(),
-                            permit.args(),
-                            &permit.task().cwd,
-                            &self.session.pictures(),
-                        )
-                        .await
-                }
-                None => ToolRun::error(format!(
-                    "`{}` is not available in this codarisd",
-                    permit.tool()
-                )),
+                None => match permit.tool() {
+                    ToolId::Mcp(called) => {
+                        self.turns
+                            .mcp
+                            .run(
+                                called,
+                                permit.args(),
+                                &permit.task().cwd,
+                                &self.session.pictures(),
+                            )
+                            .await
+                    }
+                    other => ToolRun::error(format!("`{other}` is not available in this codarisd")),
+                },
             }
         })
     }
 
-    fn limit(&self, tool: &str, run: ToolRun) -> ToolRun {
-        match self.turns.mcp.output_limits(tool) {
+    fn limit(&self, tool: &ToolId, run: ToolRun) -> ToolRun {
+        match tool.mcp().and_then(|t| self.turns.mcp.output_limits(t)) {
             Some(own) => self.turns.builtins.limit_with(run, own),
             None => self.turns.builtins.limit(run),
         }
@@ -565,6 +568,18 @@ struct DaemonIndex {
     /// The registry last built and the index snapshot it was built from: rebuilt only when a
     /// switch swapped the index.
     built: std::sync::Mutex<Option<(Arc<codaris_index::Index>, Arc<Registry>)>>,
+}
+
+impl DaemonIndex {
+    /// The schema of a bound MCP tool, found by its index entry (which names its server): the
+    /// surface's names are the index's own, so nothing is parsed here.
+    fn mcp_spec(&self, hub: &crate::mcp::McpHub, name: &str) -> Option<ToolSpec> {
+        let index = self.tools.snapshot();
+        let entry = index
+            .get(name)
+            .filter(|e| e.kind == codaris_index::Kind::Mcp)?;
+        hub.listed_spec(entry.server.as_deref()?, &entry.name)
+    }
 }
 
 impl ToolIndex for DaemonIndex {
@@ -652,7 +667,7 @@ mod tests {
     fn offered(command: &str) -> Vec<String> {
         let call = CallRequest {
             id: "c1".to_owned(),
-            tool: "run_command".to_owned(),
+            tool: ToolId::parse("run_command"),
             args: json!({"command": command}),
             task: codaris_policy::Task::new("/w"),
         };

@@ -6,7 +6,7 @@ use codaris_policy::{Request, Task};
 
 pub fn decision_record(session: impl Into<String>) -> DecisionRecord {
     let request = Request {
-        tool: "write".to_owned(),
+        tool: codaris_policy::ToolId::parse("write"),
         args: serde_json::json!({"path": "/etc/hosts", "content": "x"}),
         task: Task::new("/w/proj"),
         grants: Vec::new(),

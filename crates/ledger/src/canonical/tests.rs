@@ -83,7 +83,7 @@ fn decision() -> impl Strategy<Value = DecisionRecord> {
     )
         .prop_map(|((session, tool, args, cwd), grants, (seq, at), set)| {
             let request = Request {
-                tool,
+                tool: codaris_policy::ToolId::parse(&tool),
                 args,
                 task: Task::new(cwd),
                 grants,

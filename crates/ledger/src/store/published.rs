@@ -81,7 +81,7 @@ mod tests {
 
     fn decision(n: u64) -> DecisionRecord {
         let request = Request {
-            tool: "read_file".to_owned(),
+            tool: codaris_policy::ToolId::parse("read_file"),
             args: serde_json::json!({"path": format!("{n}.txt")}),
             task: Task::new("/w/proj"),
             grants: Vec::new(),

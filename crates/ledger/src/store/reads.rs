@@ -207,7 +207,7 @@ mod tests {
 
     fn decision(session: &str) -> DecisionRecord {
         let request = Request {
-            tool: "read_file".to_owned(),
+            tool: codaris_policy::ToolId::parse("read_file"),
             args: serde_json::json!({"path": "a.txt"}),
             task: Task::new("/w/proj"),
             grants: Vec::new(),

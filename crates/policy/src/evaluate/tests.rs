@@ -144,7 +144,7 @@ fn plan_task(activity: Activity) -> Task {
 fn a_plan_mode_edit_is_refused_as_read_only_naming_the_change_and_the_way_out() {
     let args = serde_json::json!({"path": "src/a.rs", "oldString": "a", "newString": "b"});
     let call = Call {
-        tool: "edit",
+        tool: &ToolId::parse("edit"),
         args: &args,
         spec: None,
     };
@@ -177,7 +177,7 @@ fn a_plan_mode_edit_is_refused_as_read_only_naming_the_change_and_the_way_out() 
 fn an_ask_mode_tool_outside_the_list_is_refused_by_the_mode_not_the_binding() {
     let args = serde_json::json!({"title": "x"});
     let call = Call {
-        tool: "plan_write",
+        tool: &ToolId::parse("plan_write"),
         args: &args,
         spec: None,
     };

@@ -92,16 +92,12 @@ pub struct WriteFile;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for WriteFile {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::WRITE.name
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::WRITE
     }
 
-    fn description(&self) -> &'static str {
-        codaris_catalogue::WRITE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::WRITE.schema()
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
+        crate::preview::file_change(ctx, self.id(), args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -147,16 +143,12 @@ pub struct Edit;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for Edit {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::EDIT.name
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::EDIT
     }
 
-    fn description(&self) -> &'static str {
-        codaris_catalogue::EDIT.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::EDIT.schema()
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
+        crate::preview::file_change(ctx, self.id(), args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -20,16 +20,8 @@ pub struct KeepResult;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for KeepResult {
-    fn name(&self) -> &'static str {
-        TOOL
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::KEEP_RESULT.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::KEEP_RESULT.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::KEEP_RESULT
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

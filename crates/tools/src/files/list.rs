@@ -117,16 +117,8 @@ pub struct PrintTree;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for PrintTree {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::PRINT_TREE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::PRINT_TREE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::PRINT_TREE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::PRINT_TREE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -16,19 +16,25 @@ use crate::tool::{ToolError, ToolOutput};
 /// A tree tool whose name, description and schema are its catalogue entry's.
 macro_rules! file_tool {
     ($ty:ident, $entry:expr, $run:ident) => {
+        file_tool!($ty, $entry, $run, |_cwd, _args| Vec::new());
+    };
+    ($ty:ident, $entry:expr, $run:ident, $implied:expr) => {
         #[derive(Debug, Default, Clone, Copy)]
         pub struct $ty;
 
         #[async_trait::async_trait]
         impl crate::tool::Tool for $ty {
-            fn name(&self) -> &'static str {
-                $entry.name
+            fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+                &$entry
             }
-            fn description(&self) -> &'static str {
-                $entry.description
-            }
-            fn schema(&self) -> Value {
-                $entry.schema()
+            fn implied_paths(
+                &self,
+                cwd: &std::path::Path,
+                args: &Value,
+            ) -> Vec<codaris_policy::Implied> {
+                let implied: fn(&std::path::Path, &Value) -> Vec<codaris_policy::Implied> =
+                    $implied;
+                implied(cwd, args)
             }
             async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
                 super::blocking($entry.name, ctx, args, $run).await
@@ -117,7 +123,12 @@ fn touch(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput::text(format!("touched `{}`", at.shown(ctx))))
 }
 
-file_tool!(Rm, codaris_catalogue::RM, rm);
+file_tool!(
+    Rm,
+    codaris_catalogue::RM,
+    rm,
+    crate::implied::removed_tree_of
+);
 
 fn rm(ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
     let at = Beneath::locate_change(ctx, "rm", str_arg("rm", args, "path")?)?;

@@ -22,16 +22,16 @@ pub struct ApplyPatch;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for ApplyPatch {
-    fn name(&self) -> &'static str {
-        TOOL
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::APPLY_PATCH
     }
 
-    fn description(&self) -> &'static str {
-        codaris_catalogue::APPLY_PATCH.description
+    fn implied_paths(&self, cwd: &std::path::Path, args: &Value) -> Vec<codaris_policy::Implied> {
+        crate::implied::patch_targets_of(cwd, args)
     }
 
-    fn schema(&self) -> Value {
-        codaris_catalogue::APPLY_PATCH.schema()
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
+        crate::preview::file_change(ctx, self.id(), args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -2,6 +2,7 @@
 //! permission card. Each is worked out by the tool's own planning code (the same replacement,
 //! the same hunks, the same fence), reading only: nothing is created or written.
 
+use codaris_catalogue::BuiltinTool;
 use serde_json::Value;
 use similar::{DiffTag, TextDiff};
 
@@ -39,15 +40,19 @@ pub struct FileDiff {
 
 /// The diff of `tool`'s call, for the three tools that change file contents; `None` for any
 /// other tool. An `Err` says why the call would fail (it is the tool's own error).
-pub fn diff_of(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Result<FileDiff, ToolError>> {
+pub fn diff_of(
+    ctx: &ToolContext,
+    tool: BuiltinTool,
+    args: &Value,
+) -> Option<Result<FileDiff, ToolError>> {
     Some(match tool {
-        "edit" => plan_edit(ctx, args).map(|planned| {
+        BuiltinTool::Edit => plan_edit(ctx, args).map(|planned| {
             let shown = planned.at.shown(ctx);
             let mut diff = Diffed::default();
             diff.file(&shown, Some(&planned.before), Some(&planned.after));
             diff.finish(Some(shown.clone()), format!("edit `{shown}`"))
         }),
-        "write" => plan_write(ctx, args).map(|(at, before, content)| {
+        BuiltinTool::Write => plan_write(ctx, args).map(|(at, before, content)| {
             let shown = at.shown(ctx);
             let mut diff = Diffed::default();
             let verb = match &before {
@@ -57,7 +62,7 @@ pub fn diff_of(ctx: &ToolContext, tool: &str, args: &Value) -> Option<Result<Fil
             diff.bytes(&shown, before.as_deref(), Some(content.as_bytes()));
             diff.finish(Some(shown.clone()), format!("{verb} `{shown}`"))
         }),
-        "apply_patch" => plan_patch(ctx, args).and_then(|(changes, _)| {
+        BuiltinTool::ApplyPatch => plan_patch(ctx, args).and_then(|(changes, _)| {
             let mut diff = Diffed::default();
             let mut shown_paths = Vec::new();
             for change in &changes {

@@ -22,16 +22,8 @@ pub struct ReadFile;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for ReadFile {
-    fn name(&self) -> &'static str {
-        TOOL
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::READ_FILE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::READ_FILE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::READ_FILE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

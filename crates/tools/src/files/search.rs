@@ -98,16 +98,8 @@ pub struct Glob;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for Glob {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::GLOB.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::GLOB.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::GLOB.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::GLOB
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -181,16 +173,8 @@ pub struct Grep;
 
 #[async_trait::async_trait]
 impl crate::tool::Tool for Grep {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::GREP.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::GREP.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::GREP.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::GREP
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

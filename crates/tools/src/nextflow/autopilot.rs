@@ -114,16 +114,8 @@ impl AutopilotPipeline {
 
 #[async_trait::async_trait]
 impl Tool for AutopilotPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::AUTOPILOT_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::AUTOPILOT_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::AUTOPILOT_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::AUTOPILOT_PIPELINE
     }
 
     fn card_check(

@@ -123,16 +123,8 @@ struct ListComplianceRules(Rules);
 
 #[async_trait::async_trait]
 impl Tool for ListComplianceRules {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::LIST_COMPLIANCE_RULES.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::LIST_COMPLIANCE_RULES.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::LIST_COMPLIANCE_RULES.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::LIST_COMPLIANCE_RULES
     }
 
     async fn call(&self, _ctx: &ToolContext, _args: &Value) -> Result<ToolOutput, ToolError> {
@@ -145,16 +137,8 @@ struct RunComplianceAutofix(Rules);
 
 #[async_trait::async_trait]
 impl Tool for RunComplianceAutofix {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::RUN_COMPLIANCE_AUTOFIX.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::RUN_COMPLIANCE_AUTOFIX.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::RUN_COMPLIANCE_AUTOFIX.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::RUN_COMPLIANCE_AUTOFIX
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -216,16 +200,8 @@ struct ApplyRemediationPlan(Rules);
 
 #[async_trait::async_trait]
 impl Tool for ApplyRemediationPlan {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::APPLY_REMEDIATION_PLAN.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::APPLY_REMEDIATION_PLAN.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::APPLY_REMEDIATION_PLAN.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::APPLY_REMEDIATION_PLAN
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -121,16 +121,8 @@ pub(super) struct PrepareSamplesheetGate {
 
 #[async_trait::async_trait]
 impl Tool for PrepareSamplesheetGate {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::PREPARE_SAMPLESHEET_GATE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::PREPARE_SAMPLESHEET_GATE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -77,16 +77,8 @@ struct CloneNfcoreBase(Shared);
 
 #[async_trait::async_trait]
 impl Tool for CloneNfcoreBase {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::CLONE_NFCORE_BASE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::CLONE_NFCORE_BASE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::CLONE_NFCORE_BASE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::CLONE_NFCORE_BASE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -113,16 +105,8 @@ struct LintPipeline(Shared);
 
 #[async_trait::async_trait]
 impl Tool for LintPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::LINT_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::LINT_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::LINT_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::LINT_PIPELINE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -170,16 +154,8 @@ struct ValidatePipeline(Shared);
 
 #[async_trait::async_trait]
 impl Tool for ValidatePipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::VALIDATE_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::VALIDATE_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::VALIDATE_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::VALIDATE_PIPELINE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -54,16 +54,8 @@ enum Focus {
 
 #[async_trait::async_trait]
 impl Tool for ReviewPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::REVIEW_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::REVIEW_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::REVIEW_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::REVIEW_PIPELINE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

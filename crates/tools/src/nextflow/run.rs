@@ -15,16 +15,8 @@ pub(super) struct RunBuiltPipeline(pub Arc<LaunchShared>);
 
 #[async_trait::async_trait]
 impl Tool for RunBuiltPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::RUN_BUILT_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::RUN_BUILT_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::RUN_BUILT_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::RUN_BUILT_PIPELINE
     }
 
     fn card_check(

@@ -58,16 +58,8 @@ struct CheckRunStatus(Arc<LaunchShared>);
 
 #[async_trait::async_trait]
 impl Tool for CheckRunStatus {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::CHECK_RUN_STATUS.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::CHECK_RUN_STATUS.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::CHECK_RUN_STATUS.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::CHECK_RUN_STATUS
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -166,16 +158,8 @@ struct AnalyzeRunLog(Arc<LaunchShared>);
 
 #[async_trait::async_trait]
 impl Tool for AnalyzeRunLog {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::ANALYZE_RUN_LOG.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::ANALYZE_RUN_LOG.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::ANALYZE_RUN_LOG.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::ANALYZE_RUN_LOG
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -448,16 +432,8 @@ struct DebugLastRun;
 
 #[async_trait::async_trait]
 impl Tool for DebugLastRun {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::DEBUG_LAST_RUN.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::DEBUG_LAST_RUN.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::DEBUG_LAST_RUN.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::DEBUG_LAST_RUN
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -46,16 +46,8 @@ pub(super) struct FetchTestData {
 
 #[async_trait::async_trait]
 impl Tool for FetchTestData {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::FETCH_TEST_DATA.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::FETCH_TEST_DATA.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::FETCH_TEST_DATA.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::FETCH_TEST_DATA
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

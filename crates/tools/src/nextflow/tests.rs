@@ -119,16 +119,8 @@ impl TestPipeline {
 
 #[async_trait::async_trait]
 impl Tool for TestPipeline {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::TEST_PIPELINE.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::TEST_PIPELINE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::TEST_PIPELINE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::TEST_PIPELINE
     }
 
     fn card_check(
@@ -247,16 +239,8 @@ struct CheckTestResult;
 
 #[async_trait::async_trait]
 impl Tool for CheckTestResult {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::CHECK_TEST_RESULT.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::CHECK_TEST_RESULT.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::CHECK_TEST_RESULT.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::CHECK_TEST_RESULT
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

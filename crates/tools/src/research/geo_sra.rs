@@ -43,16 +43,8 @@ struct Request {
 
 #[async_trait::async_trait]
 impl Tool for SearchGeoSra {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::SEARCH_GEO_SRA.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::SEARCH_GEO_SRA.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::SEARCH_GEO_SRA.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::SEARCH_GEO_SRA
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

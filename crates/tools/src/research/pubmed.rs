@@ -29,16 +29,8 @@ impl SearchPubmed {
 
 #[async_trait::async_trait]
 impl Tool for SearchPubmed {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::SEARCH_PUBMED.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::SEARCH_PUBMED.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::SEARCH_PUBMED.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::SEARCH_PUBMED
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

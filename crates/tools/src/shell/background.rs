@@ -69,16 +69,8 @@ pool_tool!(
 
 #[async_trait::async_trait]
 impl Tool for BackgroundList {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_LIST.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_LIST.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::BACKGROUND_LIST.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::BACKGROUND_LIST
     }
 
     async fn call(&self, ctx: &ToolContext, _args: &Value) -> Result<ToolOutput, ToolError> {
@@ -107,16 +99,8 @@ impl Tool for BackgroundList {
 
 #[async_trait::async_trait]
 impl Tool for BackgroundOutput {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_OUTPUT.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_OUTPUT.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::BACKGROUND_OUTPUT.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::BACKGROUND_OUTPUT
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -137,16 +121,8 @@ impl Tool for BackgroundOutput {
 
 #[async_trait::async_trait]
 impl Tool for BackgroundWait {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_WAIT.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_WAIT.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::BACKGROUND_WAIT.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::BACKGROUND_WAIT
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -175,16 +151,8 @@ impl Tool for BackgroundWait {
 
 #[async_trait::async_trait]
 impl Tool for BackgroundStop {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_STOP.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_STOP.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::BACKGROUND_STOP.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::BACKGROUND_STOP
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -199,16 +167,8 @@ impl Tool for BackgroundStop {
 
 #[async_trait::async_trait]
 impl Tool for BackgroundReap {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_REAP.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::BACKGROUND_REAP.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::BACKGROUND_REAP.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::BACKGROUND_REAP
     }
 
     async fn call(&self, ctx: &ToolContext, _args: &Value) -> Result<ToolOutput, ToolError> {

@@ -45,16 +45,8 @@ impl PreviewServer {
 
 #[async_trait::async_trait]
 impl Tool for PreviewServer {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::PREVIEW_SERVER.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::PREVIEW_SERVER.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::PREVIEW_SERVER
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -133,16 +133,12 @@ pub(crate) fn status_line(status: TaskStatus) -> String {
 
 #[async_trait::async_trait]
 impl Tool for RunCommand {
-    fn name(&self) -> &'static str {
-        NAME
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::RUN_COMMAND
     }
 
-    fn description(&self) -> &'static str {
-        codaris_catalogue::RUN_COMMAND.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::RUN_COMMAND.schema()
+    fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
+        crate::preview::command_preview(ctx, args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -104,16 +104,8 @@ impl ShareFile {
 
 #[async_trait::async_trait]
 impl Tool for ShareFile {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::SHARE_FILE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::SHARE_FILE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::SHARE_FILE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -128,16 +128,8 @@ fn client(program: &Path, host: &str, command: &str, port: Option<u16>) -> Comma
 
 #[async_trait::async_trait]
 impl Tool for SshRunCommand {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::SSH_RUN_COMMAND.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::SSH_RUN_COMMAND.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::SSH_RUN_COMMAND
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -272,16 +272,8 @@ async fn exclude_dir(ctx: &ToolContext, git: &Git, top: &Path) -> Result<(), Too
 
 #[async_trait::async_trait]
 impl Tool for WorktreeCreate {
-    fn name(&self) -> &'static str {
-        NAME
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::WORKTREE_CREATE.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::WORKTREE_CREATE.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::WORKTREE_CREATE
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

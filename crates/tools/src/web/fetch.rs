@@ -48,16 +48,8 @@ impl WebFetch {
 
 #[async_trait::async_trait]
 impl Tool for WebFetch {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::WEBFETCH.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::WEBFETCH.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::WEBFETCH.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::WEBFETCH
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -40,16 +40,12 @@ impl HttpRequest {
 
 #[async_trait::async_trait]
 impl Tool for HttpRequest {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::HTTP_REQUEST.name
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::HTTP_REQUEST
     }
 
-    fn description(&self) -> &'static str {
-        codaris_catalogue::HTTP_REQUEST.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::HTTP_REQUEST.schema()
+    fn preview(&self, _ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
+        crate::preview::http_preview(args)
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

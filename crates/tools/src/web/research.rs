@@ -113,16 +113,8 @@ struct Candidate {
 
 #[async_trait::async_trait]
 impl Tool for WebResearch {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::WEB_RESEARCH.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::WEB_RESEARCH.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::WEB_RESEARCH.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::WEB_RESEARCH
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -43,16 +43,8 @@ impl WebSearch {
 
 #[async_trait::async_trait]
 impl Tool for WebSearch {
-    fn name(&self) -> &'static str {
-        codaris_catalogue::WEBSEARCH.name
-    }
-
-    fn description(&self) -> &'static str {
-        codaris_catalogue::WEBSEARCH.description
-    }
-
-    fn schema(&self) -> Value {
-        codaris_catalogue::WEBSEARCH.schema()
+    fn entry(&self) -> &'static codaris_catalogue::CatalogueEntry {
+        &codaris_catalogue::WEBSEARCH
     }
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {

@@ -1,0 +1,67 @@
+//! What the types cannot prove about the catalogue and the policy's specs: a spec and an entry
+//! are found by the same [`BuiltinTool`], so they can never belong to different tools, but the
+//! schema an entry shows the model is JSON, so whether it shows every path argument the policy
+//! checks (required exactly when the policy requires it) is checked here.
+
+use codaris_policy::{ALWAYS_ON, BuiltinTool, PathDefault, builtin_spec};
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+#[test]
+fn schemas_show_every_path_argument_the_policy_checks() {
+    for tool in BuiltinTool::ALL {
+        let Some(listed) = tool.entry() else { continue };
+        let name = listed.name;
+        let schema = listed.schema();
+        assert_eq!(schema["type"], "object", "{name}");
+        let Some(properties) = schema["properties"].as_object() else {
+            panic!("{name}: the schema has no properties object");
+        };
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for argument in &required {
+            assert!(
+                properties.contains_key(*argument),
+                "{name}: `{argument}` is required but not a property"
+            );
+        }
+        for path in builtin_spec(tool).paths.iter() {
+            let argument: &str = &path.name;
+            assert!(
+                properties.contains_key(argument),
+                "{name}: no `{argument}` in the schema"
+            );
+            assert_eq!(
+                required.contains(&argument),
+                path.default == PathDefault::Required,
+                "{name}: `{argument}` required?"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_always_on_surface_is_catalogued_and_holds_the_loop_tools() {
+    for name in ALWAYS_ON {
+        let tool = BuiltinTool::parse(name);
+        assert!(tool.and_then(BuiltinTool::entry).is_some(), "{name}");
+    }
+    for tool in BuiltinTool::ALL.into_iter().filter(|t| t.is_loop_tool()) {
+        assert!(ALWAYS_ON.contains(&tool.as_str()), "{tool}");
+    }
+}
+
+/// `codaris_catalogue::ALL` is an order (the one the daemon registers its tools in), written
+/// apart from the table: it must list every catalogued tool once.
+#[test]
+fn the_registration_order_lists_every_catalogued_tool_once() {
+    let mut listed: Vec<BuiltinTool> = codaris_catalogue::ALL.iter().map(|e| e.id).collect();
+    listed.sort();
+    let catalogued: Vec<BuiltinTool> = BuiltinTool::ALL
+        .into_iter()
+        .filter(|t| t.entry().is_some())
+        .collect();
+    assert_eq!(listed, catalogued);
+}
