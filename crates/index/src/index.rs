@@ -518,16 +518,16 @@ fn compound_parts<'w>(word: &'w str, known: &impl Fn(&str) -> bool) -> Option<(&
 }
 
 /// Splits `server__tool` into its parts; a core tool, skill or reference is all tool part.
+/// The entry names its server, so the name is not searched for the separator: how a called
+/// name splits is the catalogue's `McpTool`, the one place that rule is written.
 pub(crate) fn split_name(entry: &Entry) -> (Option<&str>, &str) {
-    // A byte scan for the first `__` rather than `split_once`, whose substring searcher costs
-    // more to set up than a short name takes to scan. `_` is ASCII, so both cuts fall on
-    // character boundaries.
     let name = entry.name.as_str();
-    let at = name.as_bytes().windows(2).position(|pair| pair == b"__");
-    match at.map(|at| (name.get(..at), name.get(at + 2..))) {
-        Some((Some(server), Some(tool))) if !server.is_empty() && !tool.is_empty() => {
-            (Some(server), tool)
-        }
+    let tool = entry
+        .server
+        .as_deref()
+        .and_then(|server| Some((server, name.strip_prefix(server)?.strip_prefix("__")?)));
+    match tool {
+        Some((server, tool)) if !tool.is_empty() => (Some(server), tool),
         _ => (None, name),
     }
 }

@@ -198,7 +198,7 @@ fn a_call_refused_at_its_card_is_denied_by_the_user_whatever_the_grants() {
     let mut task = Task::new("/w/proj");
     let args = json!({"path": "a.txt", "content": "x"});
     let call = Call {
-        tool: "write",
+        tool: &ToolId::parse("write"),
         args: &args,
         spec: None,
     };
