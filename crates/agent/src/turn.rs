@@ -370,6 +370,7 @@ async fn dispatch<H: TurnHost>(
         tool: call.name.clone(),
         args,
         task,
+        cwd: state.moved_to().map(std::path::Path::to_path_buf),
     };
     let permit = match host.decide(&request).await? {
         Decided::Run(permit) if guard_ends.is_none() => permit,
@@ -405,8 +406,11 @@ async fn dispatch<H: TurnHost>(
     };
     let decision = permit.decision().clone();
     let (run, bound) = match call.name.as_str() {
-        SEARCH_TOOLS => loop_calls::search(host.index(), state.task(), &request.args),
-        REQUEST_CAPABILITY => (request_capability(host, &request).await, Vec::new()),
+        SEARCH_TOOLS => loop_calls::search(host.index(), state.task(), permit),
+        REQUEST_CAPABILITY => (
+            request_capability(host, &request.id, permit).await,
+            Vec::new(),
+        ),
         _ => (host.run(permit).await, Vec::new()),
     };
     let run = host.limit(&call.name, run);
@@ -429,9 +433,10 @@ async fn dispatch<H: TurnHost>(
     Ok(ends.then_some(EndReason::LoopGuard))
 }
 
-/// A `request_capability` call: read here, asked through the host's card call.
-async fn request_capability<H: TurnHost>(host: &H, request: &CallRequest) -> ToolRun {
-    match loop_calls::capability_request(&request.id, &request.args) {
+/// A `request_capability` call, run on its permit: read here, asked through the host's card
+/// call.
+async fn request_capability<H: TurnHost>(host: &H, call_id: &str, permit: H::Permit) -> ToolRun {
+    match loop_calls::capability_request(call_id, permit.args()) {
         Ok(asked) => {
             let answer = host.request_capability(&asked).await;
             loop_calls::capability_reply(&asked, answer)

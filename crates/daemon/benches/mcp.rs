@@ -101,6 +101,7 @@ fn main() {
                 tool: "fx__echo".to_owned(),
                 args: json!({"text": "hi"}),
                 task: task.clone(),
+                cwd: None,
                 spec,
                 marks: hub.argument_marks("fx__echo"),
             };

@@ -51,6 +51,7 @@ fn call(root: &Path, session: &str, i: usize) -> ToolCall {
         tool: tool.to_owned(),
         args: json!(args),
         task,
+        cwd: None,
         spec: None,
         marks: None,
     }

@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod nextflow;
 pub mod notify;
 pub mod peer;
+pub mod prepare;
 pub mod programs;
 pub mod providers;
 pub mod registry;

@@ -9,7 +9,7 @@ use codaris_agent::{
     RegistryTool, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
-use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord};
+use codaris_ledger::{CardAnswer, CardRecord};
 use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetime};
 use codaris_proto::v1;
 use serde_json::Value;
@@ -20,7 +20,7 @@ use super::log::TurnLog;
 use super::{Session, Turns};
 use crate::builtins::Builtins;
 use crate::convert::{capability_wire, turn_event_wire};
-use crate::dispatch::{Dispatched, Permit, ToolCall};
+use crate::dispatch::{Dispatched, Pending, Permit, ToolCall};
 use crate::registry::ToolRegistry;
 use crate::sessions::now_ms;
 
@@ -129,6 +129,7 @@ impl DaemonHost {
             tool,
             args: call.args.clone(),
             task,
+            cwd: call.cwd.clone(),
             spec,
             marks,
         };
@@ -322,13 +323,9 @@ impl DaemonHost {
     /// for the person what the call would do, with its preview worked out in the fence the
     /// call would run in once the card's capability is granted. The error the call would fail
     /// with, for a tool that checks its arguments before a card.
-    async fn card_text(
-        &self,
-        call: &CallRequest,
-        record: &DecisionRecord,
-    ) -> Result<CardText, ToolRun> {
-        let decision = &record.decision;
-        let task = record.request.task.clone();
+    async fn card_text(&self, call: &CallRequest, pending: &Pending) -> Result<CardText, ToolRun> {
+        let decision = &pending.record.decision;
+        let mut prepared = pending.prepared.clone();
         // A grant on a path outside the roots opens it for the call; the preview reads there too.
         let opened: Vec<String> = decision
             .capability
@@ -348,9 +345,10 @@ impl DaemonHost {
             call.tool.clone(),
             call.args.clone(),
         );
-        let cwd = task.cwd.clone();
+        let cwd = pending.record.request.task.cwd.clone();
         let preview = tokio::task::spawn_blocking(move || {
-            builtins.preview(&session, &tool, &args, &task, &opened)
+            let opened = prepared.open(&opened);
+            builtins.preview(&session, &tool, &args, prepared.place(), &opened)
         })
         .await
         .unwrap_or_else(|err| {
@@ -401,23 +399,23 @@ impl TurnHost for DaemonHost {
         call: &'a CallRequest,
     ) -> HostFuture<'a, Result<Decided<Permit>, HostError>> {
         Box::pin(async move {
-            let record = match self.decide_once(call).await? {
+            let pending = match self.decide_once(call).await? {
                 Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
-                Dispatched::Ask(record) => record,
+                Dispatched::Ask(pending) => pending,
             };
             // A call that would fail its tool's own checks is answered with that failure: a
             // card (and a grant) for a run that cannot start would only mislead.
-            let text = match self.card_text(call, &record).await {
+            let text = match self.card_text(call, &pending).await {
                 Ok(text) => text,
                 Err(failed) => {
                     return Ok(Decided::Failed {
-                        decision: record.decision,
+                        decision: pending.record.decision,
                         run: failed,
                     });
                 }
             };
-            let asked = record.decision;
+            let asked = pending.record.decision;
             let answered = self
                 .ask(
                     asked.capability.clone(),
@@ -437,7 +435,7 @@ impl TurnHost for DaemonHost {
             // grant did not cover the call) is final: the person was asked once.
             Ok(match self.decide_once(call).await? {
                 Dispatched::Run(permit) => Decided::Run(permit),
-                Dispatched::Ask(record) | Dispatched::Refused(record) => {
+                Dispatched::Ask(Pending { record, .. }) | Dispatched::Refused(record) => {
                     Decided::Refused(record.decision)
                 }
             })
@@ -475,9 +473,9 @@ impl TurnHost for DaemonHost {
             {
                 Some(builtin) => {
                     let mut run = builtin.run;
-                    if let Some(cwd) = &builtin.session_cwd {
-                        self.record_move(cwd);
-                        run.moved_to = Some(cwd.display().to_string());
+                    if let Some(cwd) = builtin.session_cwd {
+                        self.record_move(&cwd);
+                        run.moved_to = Some(cwd);
                     }
                     run
                 }
@@ -635,6 +633,7 @@ mod tests {
             tool: "run_command".to_owned(),
             args: json!({"command": command}),
             task: codaris_policy::Task::new("/w"),
+            cwd: None,
         };
         let decision = codaris_policy::Request {
             tool: call.tool.clone(),
