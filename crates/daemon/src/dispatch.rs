@@ -306,7 +306,7 @@ impl Dispatcher {
             // nothing here is proportional to the session's grants.
             let request = prepared.request(&call.tool, self.standing.clone(), call.spec.clone());
             let set = self.sets.for_view(&call.session_id, &view, &self.standing);
-            let decision = request.evaluate_with(&set);
+            let decision = request.evaluate_read(&set, prepared.command());
             let mut spent_by_another = false;
             for used in decision.consumes() {
                 let Some(id) = &used.id else { continue };

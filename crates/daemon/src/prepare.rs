@@ -3,11 +3,12 @@
 //! resolved through symlinks by one [`Resolver`], and never again. The policy judges the string
 //! projection of the prepared call (the request the ledger records, byte for byte what it was);
 //! the permit carries the prepared call itself, so the tool's fence is built from the very
-//! paths that were judged, with no second resolution and no round trip through text.
+//! paths that were judged, with no second resolution and no round trip through text. A command
+//! call's line is read once here too: its decision and its card use the same reading.
 
 use std::path::Path;
 
-use codaris_policy::{ExternalSpec, Grant, Request, Task, builtin};
+use codaris_policy::{CommandLine, ExternalSpec, Grant, PermissionClass, Request, Task, builtin};
 use serde_json::Value;
 
 use crate::dispatch::ToolCall;
@@ -26,6 +27,8 @@ pub struct Prepared {
     task: Task,
     /// The arguments as the policy judges them: every path argument resolved.
     args: Value,
+    /// A command call's line, read.
+    command: Option<CommandLine>,
 }
 
 impl Prepared {
@@ -53,12 +56,22 @@ impl Prepared {
         {
             task.implied.extend(argument_paths(marks, cwd, &call.args));
         }
+        let command = builtin(&call.tool)
+            .filter(|spec| spec.class == PermissionClass::Command)
+            .and_then(|_| call.args.get("command")?.as_str())
+            .map(CommandLine::read);
         Prepared {
             resolver,
             place,
             task,
             args,
+            command,
         }
+    }
+
+    /// A command call's line as read when the call was prepared.
+    pub fn command(&self) -> Option<&CommandLine> {
+        self.command.as_ref()
     }
 
     /// The request the policy decides and the ledger records: the string projection of the

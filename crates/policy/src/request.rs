@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::command::CommandLine;
 use crate::decision::Decision;
-use crate::evaluate::{Call, evaluate};
+use crate::evaluate::{Call, evaluate_read};
 use crate::grant::Grant;
 use crate::grant_set::GrantSet;
 use crate::spec::ExternalSpec;
@@ -81,13 +82,19 @@ impl Request {
     /// once rather than per call. `grants` must be [`Request::grant_set`] of these grants, in
     /// this order (a decision's `used_grants` indexes them); replay uses [`Request::evaluate`].
     pub fn evaluate_with(&self, grants: &GrantSet) -> Decision {
+        self.evaluate_read(grants, None)
+    }
+
+    /// [`Request::evaluate_with`] with the call's command line read already (see
+    /// [`crate::evaluate_read`]): the same decision.
+    pub fn evaluate_read(&self, grants: &GrantSet, read: Option<&CommandLine>) -> Decision {
         let spec = self.spec.as_ref().map(|s| s.to_tool_spec(&self.tool));
         let call = Call {
             tool: &self.tool,
             args: &self.args,
             spec: spec.as_ref(),
         };
-        evaluate(&call, grants, &self.task)
+        evaluate_read(&call, grants, &self.task, read)
     }
 }
 

@@ -10,9 +10,8 @@ use codaris_agent::{
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_ledger::{CardAnswer, CardRecord};
-use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetime};
+use codaris_policy::{Capability, CapabilityName, CommandLine, Cover, Decision, Grant, Lifetime};
 use codaris_proto::v1;
-use serde_json::Value;
 
 use super::card_text::{self, CardText, refused_once};
 use super::cards::NotRecorded;
@@ -419,7 +418,7 @@ impl TurnHost for DaemonHost {
             let answered = self
                 .ask(
                     asked.capability.clone(),
-                    programs_of(call, &asked),
+                    programs_of(pending.prepared.command(), &asked),
                     text,
                     &call.id,
                 )
@@ -589,34 +588,31 @@ impl ToolIndex for DaemonIndex {
 }
 
 /// The programs a card for this command may grant program-wide: the first word of each simple
-/// command, once each, when the prompt is the `command` class one and the line reads cleanly.
-fn programs_of(call: &CallRequest, decision: &Decision) -> Vec<String> {
+/// command, once each, when the prompt is the `command` class one and the line (as read when
+/// the call was prepared) reads cleanly.
+fn programs_of(line: Option<&CommandLine>, decision: &Decision) -> Vec<String> {
     let is_command_prompt = decision
         .capability
         .as_ref()
         .is_some_and(|c| c.name == CapabilityName::RunCommand)
         && decision.code == codaris_policy::Code::NeedsApproval;
-    let line = call.args.get("command").and_then(Value::as_str);
-    let commands = match (is_command_prompt, line) {
-        (true, Some(line)) => codaris_policy::simple_commands(line).unwrap_or_default(),
-        _ => Vec::new(),
+    let commands = match (is_command_prompt, line.and_then(CommandLine::commands)) {
+        (true, Some(commands)) => commands,
+        _ => &[],
     };
     let mut programs: Vec<String> = Vec::new();
-    for program in commands
-        .into_iter()
-        .filter_map(|words| words.into_iter().next())
-    {
+    for program in commands.iter().filter_map(|words| words.first()) {
         // Offered only when granting every program would cover the line, and each names a
         // program found on the PATH: `./build.sh` in another directory is another program.
         // A grant names its program as a one-word command line, so a word must read back as
         // itself (a quoted `'a b'` does not).
-        let reads_back = codaris_policy::prefix_words(&program)
-            .is_some_and(|w| w == std::slice::from_ref(&program));
+        let reads_back = codaris_policy::prefix_words(program)
+            .is_some_and(|w| w == std::slice::from_ref(program));
         if !reads_back || program.contains('/') {
             return Vec::new();
         }
-        if !programs.contains(&program) {
-            programs.push(program);
+        if !programs.contains(program) {
+            programs.push(program.clone());
         }
     }
     programs
@@ -643,7 +639,7 @@ mod tests {
             spec: None,
         }
         .evaluate();
-        programs_of(&call, &decision)
+        programs_of(Some(&CommandLine::read(command)), &decision)
     }
 
     #[test]
