@@ -48,7 +48,7 @@ pub struct ToolCall {
 /// ```compile_fail,E0451
 /// fn forge(
 ///     record: codaris_ledger::DecisionRecord,
-///     place: codaris_daemon::resolve::Place,
+///     place: Box<codaris_daemon::resolve::Place>,
 /// ) -> codaris_daemon::dispatch::Permit {
 ///     codaris_daemon::dispatch::Permit {
 ///         record,
@@ -73,7 +73,8 @@ pub struct Permit {
     call_id: String,
     /// The arguments as the model sent them (or the turn's plan pinned them).
     args: Value,
-    place: Place,
+    /// Boxed: a permit moves through the turn by value, the place is read once.
+    place: Box<Place>,
     opened: Vec<ResolvedPath>,
 }
 
@@ -135,7 +136,7 @@ pub enum Dispatched {
     /// Allowed: run it with the permit.
     Run(Permit),
     /// The person must answer a card first.
-    Ask(Pending),
+    Ask(Box<Pending>),
     /// Refused.
     Refused(DecisionRecord),
 }
@@ -153,14 +154,16 @@ impl Dispatched {
     pub fn record(&self) -> &DecisionRecord {
         match self {
             Dispatched::Run(permit) => &permit.record,
-            Dispatched::Ask(Pending { record, .. }) | Dispatched::Refused(record) => record,
+            Dispatched::Ask(pending) => &pending.record,
+            Dispatched::Refused(record) => record,
         }
     }
 
     pub fn into_record(self) -> DecisionRecord {
         match self {
             Dispatched::Run(permit) => permit.record,
-            Dispatched::Ask(Pending { record, .. }) | Dispatched::Refused(record) => record,
+            Dispatched::Ask(pending) => pending.record,
+            Dispatched::Refused(record) => record,
         }
     }
 }
@@ -265,13 +268,13 @@ impl Dispatcher {
                 let opened = prepared.open(&opened);
                 Dispatched::Run(Permit {
                     opened,
-                    place: prepared.into_place(),
+                    place: Box::new(prepared.into_place()),
                     record,
                     call_id: call.call_id,
                     args: call.args,
                 })
             }
-            Verdict::Ask => Dispatched::Ask(Pending { record, prepared }),
+            Verdict::Ask => Dispatched::Ask(Box::new(Pending { record, prepared })),
             Verdict::Deny => Dispatched::Refused(record),
         })
     }

@@ -434,9 +434,8 @@ impl TurnHost for DaemonHost {
             // grant did not cover the call) is final: the person was asked once.
             Ok(match self.decide_once(call).await? {
                 Dispatched::Run(permit) => Decided::Run(permit),
-                Dispatched::Ask(Pending { record, .. }) | Dispatched::Refused(record) => {
-                    Decided::Refused(record.decision)
-                }
+                Dispatched::Ask(pending) => Decided::Refused(pending.record.decision),
+                Dispatched::Refused(record) => Decided::Refused(record.decision),
             })
         })
     }
