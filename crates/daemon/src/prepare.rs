@@ -1,6 +1,9 @@
 //! Preparing a call once, before its decision: the task's paths, the arguments' paths, the
 //! paths the call implies and, once decided, the paths the grants it relied on opened are each
-//! resolved through symlinks by one [`Resolver`], and never again. The policy judges the string
+//! resolved through symlinks once, and never again: by one [`Resolver`], but for the implied
+//! paths, which [`implied_paths`] finds and resolves by itself (a patch's targets beneath its
+//! `path`, a tree's `.git`), so that it can move to each tool's definition as it is. The policy
+//! judges the string
 //! projection of the prepared call (the request the ledger records, byte for byte what it was);
 //! the permit carries the prepared call itself, so the tool's fence is built from the very
 //! paths that were judged, with no second resolution and no round trip through text. A command
@@ -13,7 +16,7 @@ use serde_json::Value;
 
 use crate::dispatch::ToolCall;
 use crate::resolve::{
-    Place, ResolvedPath, Resolver, argument_paths, implied_paths, resolve_args_with,
+    Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, resolve_args_with,
 };
 
 /// A call with every path it names resolved once: what the policy judges, and where the tool
@@ -54,7 +57,8 @@ impl Prepared {
             .as_ref()
             .filter(|_| builtin(&call.tool).is_none())
         {
-            task.implied.extend(argument_paths(marks, cwd, &call.args));
+            task.implied
+                .extend(argument_paths_with(&mut resolver, marks, cwd, &call.args));
         }
         let command = builtin(&call.tool)
             .filter(|spec| spec.class == PermissionClass::Command)

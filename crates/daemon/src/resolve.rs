@@ -255,15 +255,26 @@ pub fn resolve_args_with(
 /// enough (a server that normalises it first could open that), and left out when even that is
 /// too long: nothing could open it.
 pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Implied> {
+    argument_paths_with(&mut Resolver::default(), marks, cwd, args)
+}
+
+/// [`argument_paths`] with the call's own resolver: a path its spec's path arguments resolved
+/// already is not resolved again.
+pub fn argument_paths_with(
+    resolver: &mut Resolver,
+    marks: &ArgumentMarks,
+    cwd: &Path,
+    args: &Value,
+) -> Vec<Implied> {
     let mut implied: Vec<Implied> = Vec::new();
     for found in crate::mcp::paths::argument_paths(marks, args) {
         let arg = Some(found.pointer);
         let (path, by) = match found.named {
-            Named::Path(path) => match resolve_bounded(cwd, &path) {
+            Named::Path(path) => match resolve_bounded(resolver, cwd, &path) {
                 Some(path) => (path, ImpliedBy::ArgumentPath),
                 None => continue,
             },
-            Named::Uri(path) => match resolve_bounded(cwd, &path) {
+            Named::Uri(path) => match resolve_bounded(resolver, cwd, &path) {
                 Some(path) => (path, ImpliedBy::FileUri),
                 None => continue,
             },
@@ -279,9 +290,9 @@ pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Im
 
 /// [`resolve_path`] through dangling links too, for a path of any length: one longer than
 /// `PATH_MAX` is first normalised lexically against `cwd`, and `None` when it is still too long.
-fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
+fn resolve_bounded(resolver: &mut Resolver, cwd: &Path, path: &str) -> Option<String> {
     if path.len() <= MAX_PATH_BYTES {
-        return Some(through_dangling_links(resolve_path(cwd, path)));
+        return Some(through_dangling_links(resolver.resolve_str(cwd, path)));
     }
     let joined = if path.starts_with('/') {
         path.to_owned()
@@ -299,7 +310,8 @@ fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
         }
     }
     let lexical = format!("/{}", parts.join("/"));
-    (lexical.len() <= MAX_PATH_BYTES).then(|| through_dangling_links(resolve_path(cwd, &lexical)))
+    (lexical.len() <= MAX_PATH_BYTES)
+        .then(|| through_dangling_links(resolver.resolve_str(cwd, &lexical)))
 }
 
 /// How many dangling links one path may pass through, as the kernel's `ELOOP` limit.
