@@ -7,6 +7,7 @@
 //! the host's [`ToolIndex`], `request_capability` through the host's card call.
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -32,12 +33,18 @@ pub struct CallRequest {
     pub tool: ToolId,
     pub args: Value,
     pub task: Task,
+    /// The turn's directory as a tool moved it, typed (`task.cwd` is its text): `None` until
+    /// a tool moves the turn.
+    pub cwd: Option<PathBuf>,
 }
 
-/// What the loop may read of a permit: the decision that allowed the call. How a permit is
-/// made is the host's own business; the daemon's can only be made by its dispatcher.
+/// What the loop may read of a permit: the decision that allowed the call and the arguments it
+/// was decided on. How a permit is made is the host's own business; the daemon's can only be
+/// made by its dispatcher. The loop's own tools run on it as the host's tools do.
 pub trait Permit: Send {
     fn decision(&self) -> &Decision;
+    /// The arguments the call was decided on, as sent (or pinned by the turn's plan).
+    fn args(&self) -> &Value;
 }
 
 /// What the host decided about a call, final: a card was shown and answered if one was needed.
@@ -84,7 +91,7 @@ pub struct ToolRun {
     pub pictures: Vec<Picture>,
     /// The directory the call moved the session to (`worktree_create`): the rest of the turn's
     /// calls are decided and run there.
-    pub moved_to: Option<String>,
+    pub moved_to: Option<PathBuf>,
 }
 
 impl ToolRun {

@@ -7,13 +7,18 @@ use codaris_policy::{
 };
 use serde_json::Value;
 
-use crate::host::{CapabilityAnswer, CapabilityRequest, ToolIndex, ToolRun};
+use crate::host::{CapabilityAnswer, CapabilityRequest, Permit, ToolIndex, ToolRun};
 use crate::registry::Registry;
 use crate::surface::withholding;
 
-/// Runs a `search_tools` call: the answer text, and the names it binds.
+/// Runs a `search_tools` call on its permit: the answer text, and the names it binds.
 /// Hits the operating mode of `task` forbids are left out and named.
-pub(crate) fn search(index: &dyn ToolIndex, task: &Task, args: &Value) -> (ToolRun, Vec<String>) {
+pub(crate) fn search(
+    index: &dyn ToolIndex,
+    task: &Task,
+    permit: impl Permit,
+) -> (ToolRun, Vec<String>) {
+    let args = permit.args();
     let Some(query) = args.get("query").and_then(Value::as_str) else {
         return (
             ToolRun::error(
@@ -224,11 +229,40 @@ mod search_tests {
         TwoHits(Arc::new(Registry::new(tools, &[])))
     }
 
+    /// A permit for a `search_tools` call with `args`, decided in `task`.
+    struct Searched(codaris_policy::Decision, Value);
+
+    impl Permit for Searched {
+        fn decision(&self) -> &codaris_policy::Decision {
+            &self.0
+        }
+
+        fn args(&self) -> &Value {
+            &self.1
+        }
+    }
+
+    fn permit(task: &Task, args: Value) -> Searched {
+        let decision = codaris_policy::Request {
+            tool: codaris_policy::ToolId::parse("search_tools"),
+            args: args.clone(),
+            task: task.clone(),
+            grants: Vec::new(),
+            spec: None,
+        }
+        .evaluate();
+        Searched(decision, args)
+    }
+
     #[test]
     fn a_search_in_plan_mode_binds_only_what_the_mode_allows_and_names_the_rest() {
         let mut task = Task::new("/w");
         task.activity = Activity::Plan;
-        let (run, bound) = search(&index(), &task, &json!({"query": "change a file"}));
+        let (run, bound) = search(
+            &index(),
+            &task,
+            permit(&task, json!({"query": "change a file"})),
+        );
         assert_eq!(bound, ["read_file"]);
         assert!(!run.output.contains("- edit"), "{}", run.output);
         assert!(
@@ -239,10 +273,11 @@ mod search_tests {
             run.output
         );
         // In agent mode both are bound and nothing is added.
+        let agent = Task::new("/w");
         let (run, bound) = search(
             &index(),
-            &Task::new("/w"),
-            &json!({"query": "change a file"}),
+            &agent,
+            permit(&agent, json!({"query": "change a file"})),
         );
         assert_eq!(bound, ["edit", "read_file"]);
         assert!(!run.output.contains("Not available"), "{}", run.output);

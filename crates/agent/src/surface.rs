@@ -35,6 +35,8 @@ pub const BINDING_TURNS: usize = 3;
 pub struct TurnState {
     plan: TurnPlan,
     task: Task,
+    /// The directory a tool moved the turn to, typed; the task holds its text.
+    moved_to: Option<std::path::PathBuf>,
     lean: bool,
 }
 
@@ -43,7 +45,12 @@ impl TurnState {
     /// commands, activity, extension workspace).
     pub fn new(plan: TurnPlan, mut task: Task, lean: bool) -> TurnState {
         plan.apply_to(&mut task);
-        TurnState { plan, task, lean }
+        TurnState {
+            plan,
+            task,
+            moved_to: None,
+            lean,
+        }
     }
 
     /// The plan of the turn's message.
@@ -69,9 +76,16 @@ impl TurnState {
     }
 
     /// Moves the turn to `cwd` (a tool moved the session): later calls are decided and run
-    /// there.
-    pub fn move_to(&mut self, cwd: String) {
-        self.task.cwd = cwd;
+    /// there. The task, which the policy reads, gets its text; the path itself is kept for the
+    /// host, which prepares the calls in it.
+    pub fn move_to(&mut self, cwd: std::path::PathBuf) {
+        self.task.cwd = cwd.to_string_lossy().into_owned();
+        self.moved_to = Some(cwd);
+    }
+
+    /// The directory a tool moved the turn to, if one did.
+    pub fn moved_to(&self) -> Option<&std::path::Path> {
+        self.moved_to.as_deref()
     }
 
     /// The tools switched off as of this round, from the registry: never offered, found or

@@ -367,6 +367,7 @@ async fn dispatch<H: TurnHost>(
         tool,
         args,
         task,
+        cwd: state.moved_to().map(std::path::Path::to_path_buf),
     };
     let permit = match host.decide(&request).await? {
         Decided::Run(permit) if guard_ends.is_none() => permit,
@@ -403,11 +404,12 @@ async fn dispatch<H: TurnHost>(
     let decision = permit.decision().clone();
     let (run, bound) = match request.tool {
         ToolId::Builtin(BuiltinTool::SearchTools) => {
-            loop_calls::search(host.index(), state.task(), &request.args)
+            loop_calls::search(host.index(), state.task(), permit)
         }
-        ToolId::Builtin(BuiltinTool::RequestCapability) => {
-            (request_capability(host, &request).await, Vec::new())
-        }
+        ToolId::Builtin(BuiltinTool::RequestCapability) => (
+            request_capability(host, &request.id, permit).await,
+            Vec::new(),
+        ),
         _ => (host.run(permit).await, Vec::new()),
     };
     let run = host.limit(&request.tool, run);
@@ -430,9 +432,10 @@ async fn dispatch<H: TurnHost>(
     Ok(ends.then_some(EndReason::LoopGuard))
 }
 
-/// A `request_capability` call: read here, asked through the host's card call.
-async fn request_capability<H: TurnHost>(host: &H, request: &CallRequest) -> ToolRun {
-    match loop_calls::capability_request(&request.id, &request.args) {
+/// A `request_capability` call, run on its permit: read here, asked through the host's card
+/// call.
+async fn request_capability<H: TurnHost>(host: &H, call_id: &str, permit: H::Permit) -> ToolRun {
+    match loop_calls::capability_request(call_id, permit.args()) {
         Ok(asked) => {
             let answer = host.request_capability(&asked).await;
             loop_calls::capability_reply(&asked, answer)

@@ -225,6 +225,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
             tool: codaris_policy::ToolId::parse("write"),
             args: args.clone(),
             task: task.clone(),
+            cwd: None,
             spec: None,
             marks: None,
         };

@@ -34,6 +34,7 @@ fn call(root: &Path, i: usize) -> ToolCall {
         tool: codaris_policy::ToolId::parse("write"),
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
         task,
+        cwd: None,
         spec: None,
         marks: None,
     }

@@ -105,6 +105,7 @@ fn main() {
                 tool: codaris_policy::ToolId::Mcp(echo.clone()),
                 args: json!({"text": "hi"}),
                 task: task.clone(),
+                cwd: None,
                 spec,
                 marks: hub.argument_marks(&echo),
             };

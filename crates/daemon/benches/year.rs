@@ -51,6 +51,7 @@ fn call(root: &Path, session: &str, i: usize) -> ToolCall {
         tool: codaris_policy::ToolId::parse(tool),
         args: json!(args),
         task,
+        cwd: None,
         spec: None,
         marks: None,
     }

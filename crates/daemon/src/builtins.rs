@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use codaris_agent::{Picture, ToolRun, ToolSpec};
 use codaris_index::{Entry, Kind};
-use codaris_policy::Task;
 
 use crate::dispatch::Permit;
+use crate::resolve::{Place, ResolvedPath};
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
@@ -230,9 +230,9 @@ impl Builtins {
         codaris_agent::catalogue_spec(name)
     }
 
-    /// Runs the call a permit allows, inside the fence of the task it was decided in (its
-    /// paths already resolved by the dispatcher) widened by exactly the paths a grant opened
-    /// for it; a picture in the result goes as `pictures` says. A write tool keeps what it
+    /// Runs the call a permit allows, inside the fence of the place it was decided in (its
+    /// paths resolved when the call was prepared) widened by exactly the directories a grant
+    /// opened for it; a picture in the result goes as `pictures` says. A write tool keeps what it
     /// changes in the turn's `checkpoint` first.
     pub async fn run(
         &self,
@@ -245,7 +245,7 @@ impl Builtins {
         let name = permit.tool().as_str();
         let args = permit.args();
         let tool = self.by_name.get(name)?;
-        let mut ctx = context(session_id, permit.task(), permit.opened());
+        let mut ctx = context(session_id, permit.place(), permit.opened());
         ctx.checkpoint = checkpoint.cloned();
         let mut session_cwd = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
@@ -273,7 +273,8 @@ impl Builtins {
 
 impl Builtins {
     /// What a call of a built-in tool waiting on a card would do (a diff, a command line, a
-    /// request), worked out in the fence the call would run in once `opened` paths are granted.
+    /// request), worked out in the fence the call would run in once the directories `opened`
+    /// are granted, in the `place` its call was prepared in.
     /// Reads files: call it off the async runtime. `None` for a tool with no preview or not
     /// run here. `Some(Err)` is the error the call would fail with for a tool that checks its
     /// arguments before a card (a pipeline launch): no card is shown for it.
@@ -282,11 +283,11 @@ impl Builtins {
         session_id: &str,
         name: &str,
         args: &Value,
-        task: &Task,
-        opened: &[String],
+        place: &Place,
+        opened: &[ResolvedPath],
     ) -> Option<Result<codaris_tools::preview::CallPreview, ToolRun>> {
         let tool = self.by_name.get(name)?;
-        let ctx = context(session_id, task, opened);
+        let ctx = context(session_id, place, opened);
         match tool.card_check(&ctx, args) {
             Some(Ok(preview)) => Some(Ok(preview)),
             Some(Err(ToolError::Model { message })) => Some(Err(ToolRun::error(message))),
@@ -301,48 +302,28 @@ impl Builtins {
     }
 }
 
-/// Where a call of the task runs: inside the fence of the task it was decided in (its paths
-/// already resolved by the dispatcher) widened by exactly the paths a grant `opened` for it.
-fn context(session_id: &str, task: &Task, opened: &[String]) -> ToolContext {
-    let workspace = task
-        .workspace
-        .as_ref()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let mut roots: Vec<PathBuf> = task.allowed_roots.iter().map(PathBuf::from).collect();
+/// Where a call runs: inside the fence of the place it was decided in (its paths resolved when
+/// the call was prepared, never again) widened by exactly the directories a grant `opened`.
+fn context(session_id: &str, place: &Place, opened: &[ResolvedPath]) -> ToolContext {
+    let owned = |path: &ResolvedPath| path.as_path().to_path_buf();
+    let workspace = place.workspace.as_ref().map(owned).unwrap_or_default();
+    let mut roots: Vec<PathBuf> = place.roots.iter().map(owned).collect();
     roots.push(workspace.clone());
-    // The fence opens roots as directories; a grant for one file opens its directory, and
-    // the call's own path arguments are still exactly the ones the policy checked. Grants
-    // name paths as the person saw them, so they are resolved here.
-    let resolve =
-        |p: &String| PathBuf::from(crate::resolve::resolve_path(std::path::Path::new("/"), p));
-    roots.extend(opened.iter().map(resolve).map(|path| {
-        if path.is_dir() {
-            path
-        } else {
-            path.parent().map(PathBuf::from).unwrap_or(path)
-        }
-    }));
+    roots.extend(opened.iter().map(owned));
+    let fence = Fence::new(roots)
+        .with_secret(place.secret.iter().map(owned))
+        .with_protected(place.protected.iter().map(owned));
+    // The state directory is secret, all but the session's own workspace.
+    let fence = match &place.state_dir {
+        Some(state) => fence.with_state_dir(state.as_path(), &workspace),
+        None => fence,
+    };
     ToolContext {
         session_id: session_id.to_owned(),
-        cwd: PathBuf::from(&task.cwd),
-        fence: with_state(
-            Fence::new(roots)
-                .with_secret(task.secret.iter().map(PathBuf::from))
-                .with_protected(task.protected.iter().map(PathBuf::from)),
-            task,
-            &workspace,
-        ),
+        cwd: owned(&place.cwd),
+        fence,
         workspace,
         checkpoint: None,
-    }
-}
-
-/// The fence with the task's state directory secret, all but the session's own workspace.
-fn with_state(fence: Fence, task: &Task, workspace: &std::path::Path) -> Fence {
-    match &task.state_dir {
-        Some(state) => fence.with_state_dir(std::path::Path::new(state), workspace),
-        None => fence,
     }
 }
 

@@ -1,21 +1,23 @@
-//! The one place a tool call is decided: resolve its paths, evaluate it against the session's
-//! grants, spend the `once` grants it relies on, and record the decision with its whole input —
-//! all before anything runs. An allowed call comes out as a [`Permit`], the only thing a tool
-//! runs on: it carries the decision, the resolved task and the paths a grant opened.
+//! The one place a tool call is decided: prepare it (its paths resolved once,
+//! [`crate::prepare`]), evaluate it against the session's grants, spend the `once` grants it
+//! relies on, and record the decision with its whole input — all before anything runs. An
+//! allowed call comes out as a [`Permit`], the only thing a tool runs on: it carries the
+//! decision, the prepared call's place and the paths a grant opened, all resolved already.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_ledger::{DecisionRecord, GrantView, Ledger};
 use codaris_policy::{
-    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Request, Task, ToolId, Verdict,
+    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Task, ToolId, Verdict,
 };
 use serde_json::Value;
 
 use crate::error::DaemonError;
 use crate::mcp::paths::ArgumentMarks;
-use crate::resolve::{argument_paths, implied_paths, resolve_args, resolve_task};
+use crate::prepare::Prepared;
+use crate::resolve::{Place, ResolvedPath};
 use crate::sessions::now_ms;
 
 /// A call as the agent hands it over.
@@ -30,6 +32,9 @@ pub struct ToolCall {
     /// The arguments exactly as the model sent them.
     pub args: Value,
     pub task: Task,
+    /// The turn's working directory as the session holds it, typed (a tool moved the session
+    /// there); `None`: the task's `cwd`.
+    pub cwd: Option<PathBuf>,
     /// For a tool the policy does not know (an MCP tool).
     pub spec: Option<ExternalSpec>,
     /// For an MCP tool: what its schema and server say of its arguments, so that every path
@@ -38,18 +43,22 @@ pub struct ToolCall {
 }
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
-/// needs: the decision, the task with its paths resolved (the very one the policy judged), and
-/// the paths outside the roots that the grants it relied on opened. Only [`Dispatcher::decide`]
-/// makes one; a tool runs on nothing else.
+/// needs: the decision, where it runs (the prepared call's paths, the very ones the policy
+/// judged), and the directories outside the roots that the grants it relied on opened. Only
+/// [`Dispatcher::decide`] makes one; a tool runs on nothing else.
 ///
 /// Outside the dispatcher a permit cannot be built:
 ///
 /// ```compile_fail,E0451
-/// fn forge(record: codaris_ledger::DecisionRecord) -> codaris_daemon::dispatch::Permit {
+/// fn forge(
+///     record: codaris_ledger::DecisionRecord,
+///     place: Box<codaris_daemon::resolve::Place>,
+/// ) -> codaris_daemon::dispatch::Permit {
 ///     codaris_daemon::dispatch::Permit {
 ///         record,
 ///         call_id: String::new(),
 ///         args: serde_json::Value::Null,
+///         place,
 ///         opened: Vec::new(),
 ///     }
 /// }
@@ -68,7 +77,9 @@ pub struct Permit {
     call_id: String,
     /// The arguments as the model sent them (or the turn's plan pinned them).
     args: Value,
-    opened: Vec<String>,
+    /// Boxed: a permit moves through the turn by value, the place is read once.
+    place: Box<Place>,
+    opened: Vec<ResolvedPath>,
 }
 
 impl Permit {
@@ -101,9 +112,14 @@ impl Permit {
         &self.record.request.task
     }
 
-    /// The paths outside the roots that the grants this decision relied on opened: the tool's
-    /// fence lets exactly these through as well.
-    pub fn opened(&self) -> &[String] {
+    /// Where the call runs: the task's paths as they were resolved for the decision.
+    pub fn place(&self) -> &Place {
+        &self.place
+    }
+
+    /// The directories outside the roots that the grants this decision relied on opened: the
+    /// tool's fence lets exactly these through as well.
+    pub fn opened(&self) -> &[ResolvedPath] {
         &self.opened
     }
 }
@@ -111,6 +127,10 @@ impl Permit {
 impl codaris_agent::Permit for Permit {
     fn decision(&self) -> &codaris_policy::Decision {
         &self.record.decision
+    }
+
+    fn args(&self) -> &Value {
+        &self.args
     }
 }
 
@@ -120,9 +140,17 @@ pub enum Dispatched {
     /// Allowed: run it with the permit.
     Run(Permit),
     /// The person must answer a card first.
-    Ask(DecisionRecord),
+    Ask(Box<Pending>),
     /// Refused.
     Refused(DecisionRecord),
+}
+
+/// A call the person must answer a card for: its decision, and the call as prepared for it,
+/// so that the card's preview works in the same resolved place.
+#[derive(Debug)]
+pub struct Pending {
+    pub record: DecisionRecord,
+    pub prepared: Prepared,
 }
 
 impl Dispatched {
@@ -130,14 +158,16 @@ impl Dispatched {
     pub fn record(&self) -> &DecisionRecord {
         match self {
             Dispatched::Run(permit) => &permit.record,
-            Dispatched::Ask(record) | Dispatched::Refused(record) => record,
+            Dispatched::Ask(pending) => &pending.record,
+            Dispatched::Refused(record) => record,
         }
     }
 
     pub fn into_record(self) -> DecisionRecord {
         match self {
             Dispatched::Run(permit) => permit.record,
-            Dispatched::Ask(record) | Dispatched::Refused(record) => record,
+            Dispatched::Ask(pending) => pending.record,
+            Dispatched::Refused(record) => record,
         }
     }
 }
@@ -235,17 +265,20 @@ impl Dispatcher {
     /// Decides `call` and records the decision durably; an allowed call comes back as its
     /// permit. Blocking (it waits for the disk): call it from `spawn_blocking` on an async path.
     pub fn decide(&self, call: ToolCall) -> Result<Dispatched, DaemonError> {
-        let call_id = call.call_id.clone();
-        let args = call.args.clone();
-        let (record, opened) = self.recorded(call)?;
+        let mut prepared = Prepared::new(&call);
+        let (record, opened) = self.recorded(&call, &prepared)?;
         Ok(match record.decision.verdict {
-            Verdict::Allow => Dispatched::Run(Permit {
-                opened,
-                record,
-                call_id,
-                args,
-            }),
-            Verdict::Ask => Dispatched::Ask(record),
+            Verdict::Allow => {
+                let opened = prepared.open(&opened);
+                Dispatched::Run(Permit {
+                    opened,
+                    place: Box::new(prepared.into_place()),
+                    record,
+                    call_id: call.call_id,
+                    args: call.args,
+                })
+            }
+            Verdict::Ask => Dispatched::Ask(Box::new(Pending { record, prepared })),
             Verdict::Deny => Dispatched::Refused(record),
         })
     }
@@ -253,31 +286,18 @@ impl Dispatcher {
     /// The decision as recorded, alone (for the tests).
     #[cfg(test)]
     fn record(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
-        self.recorded(call).map(|(record, _)| record)
+        self.recorded(&call, &Prepared::new(&call))
+            .map(|(record, _)| record)
     }
 
-    /// Decides and records `call`: the record as stored (its request holds the standing
-    /// grants, and names the session's by their grant set), and the paths outside the roots
-    /// the grants it relied on opened.
-    fn recorded(&self, call: ToolCall) -> Result<(DecisionRecord, Vec<String>), DaemonError> {
-        let mut task = resolve_task(&call.task);
-        let args = resolve_args(
-            &call.tool,
-            call.spec.as_ref(),
-            Path::new(&task.cwd),
-            &call.args,
-        );
-        // What the call changes beyond its arguments goes into the recorded task, so the policy
-        // judges it and a replay sees it.
-        task.implied = implied_paths(&call.tool, Path::new(&task.cwd), &call.args);
-        if let Some(marks) = call
-            .marks
-            .as_ref()
-            .filter(|_| call.tool.builtin().is_none())
-        {
-            task.implied
-                .extend(argument_paths(marks, Path::new(&task.cwd), &call.args));
-        }
+    /// Decides and records `call`, prepared as `prepared`: the record as stored (its request
+    /// holds the standing grants, and names the session's by their grant set), and the paths
+    /// outside the roots the grants it relied on opened.
+    fn recorded(
+        &self,
+        call: &ToolCall,
+        prepared: &Prepared,
+    ) -> Result<(DecisionRecord, Vec<String>), DaemonError> {
         let mut retakes = 0;
         loop {
             // The session's view is kept in memory by the ledger: no grant is decoded here.
@@ -291,15 +311,9 @@ impl Dispatcher {
             // The grants in force are the standing ones followed by the view's; the request
             // carries the standing ones, and the ledger names the view's by their grant set, so
             // nothing here is proportional to the session's grants.
-            let request = Request {
-                tool: call.tool.clone(),
-                args: args.clone(),
-                task: task.clone(),
-                grants: self.standing.clone(),
-                spec: call.spec.clone(),
-            };
+            let request = prepared.request(&call.tool, self.standing.clone(), call.spec.clone());
             let set = self.sets.for_view(&call.session_id, &view, &self.standing);
-            let decision = request.evaluate_with(&set);
+            let decision = request.evaluate_read(&set, prepared.command());
             let mut spent_by_another = false;
             for used in decision.consumes() {
                 let Some(id) = &used.id else { continue };
@@ -360,6 +374,7 @@ mod tests {
     use codaris_policy::Code;
     use serde_json::json;
     use std::os::unix::fs::symlink;
+    use std::path::Path;
 
     struct Fixture {
         _temp: tempfile::TempDir,
@@ -390,6 +405,7 @@ mod tests {
             tool: codaris_policy::ToolId::parse(tool),
             args,
             task,
+            cwd: None,
             spec: None,
             marks: None,
         }

@@ -22,6 +22,7 @@ pub mod error;
 pub mod instructions;
 pub mod keys;
 pub mod mcp;
+pub mod prepare;
 pub mod providers;
 pub mod resolve;
 pub mod secret;

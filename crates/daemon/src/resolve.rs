@@ -3,8 +3,12 @@
 //! `codaris_policy::evaluate` is pure and compares paths lexically, so the daemon hands it paths
 //! in which every symlink that exists has been followed. A path whose tail does not exist yet
 //! (a file about to be written) keeps that tail as written, appended to its resolved parent.
+//!
+//! A call's paths are resolved once, by one [`Resolver`], into [`ResolvedPath`]s: the policy
+//! judges their string projection (what the ledger records) and the tool's fence is built from
+//! the paths themselves (see [`crate::prepare`]).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use codaris_policy::{
     BuiltinTool, ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, ToolId, builtin_spec,
@@ -13,42 +17,137 @@ use serde_json::Value;
 
 use crate::mcp::paths::{ArgumentMarks, Named, file_uri_path};
 
+/// A path with every symlink that exists followed, as the policy judged it: only a
+/// [`Resolver`] makes one, so a fence built from these was never resolved a second time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedPath(PathBuf);
+
+impl ResolvedPath {
+    pub fn as_path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The path as the policy judges it and the ledger records it.
+    pub fn projection(&self) -> String {
+        self.0.to_string_lossy().into_owned()
+    }
+
+    /// The directory a fence opens as a root for this path: the path itself when it is a
+    /// directory, else the one holding it (a grant for one file opens its directory).
+    pub fn directory(self) -> ResolvedPath {
+        if self.0.is_dir() {
+            return self;
+        }
+        match self.0.parent() {
+            Some(parent) => ResolvedPath(parent.to_path_buf()),
+            None => self,
+        }
+    }
+}
+
+/// Resolves the paths of one call, each once: a path met again (the working directory is one
+/// of the roots too, a grant names the path an argument resolved to) is answered from what was
+/// found, since following the same links twice could only disagree with the decision.
+#[derive(Debug, Clone, Default)]
+pub struct Resolver {
+    /// Each path met (as joined to its base) and what it resolved to; a resolved path is filed
+    /// under itself too.
+    found: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Resolver {
+    /// `path` (absolute, or relative to `cwd`) with every symlink that exists followed.
+    pub fn resolve(&mut self, cwd: &Path, path: &Path) -> ResolvedPath {
+        // NUL and empty paths are the policy's to refuse (`bad_path`); hand them over untouched.
+        if path.as_os_str().is_empty() || path.as_os_str().as_encoded_bytes().contains(&0) {
+            return ResolvedPath(path.to_path_buf());
+        }
+        let joined = cwd.join(path);
+        // Compared byte for byte: `Path`'s equality reads `link/` as `link`, which resolve
+        // differently when the link names a file.
+        let met = |(seen, _): &&(PathBuf, PathBuf)| seen.as_os_str() == joined.as_os_str();
+        if let Some((_, resolved)) = self.found.iter().find(met) {
+            return ResolvedPath(resolved.clone());
+        }
+        let resolved = resolve_existing(&joined);
+        if resolved.as_os_str() != joined.as_os_str() {
+            self.found.push((resolved.clone(), resolved.clone()));
+        }
+        self.found.push((joined, resolved.clone()));
+        ResolvedPath(resolved)
+    }
+
+    /// [`Resolver::resolve`] of a path given as text, as the policy judges it.
+    pub fn resolve_str(&mut self, cwd: &Path, path: &str) -> String {
+        self.resolve(cwd, Path::new(path)).projection()
+    }
+}
+
+/// The one place a path is resolved through the file system; the tests count its calls.
+fn resolve_existing(joined: &Path) -> PathBuf {
+    #[cfg(test)]
+    counted::note(joined);
+    codaris_tools::resolve_existing(joined)
+}
+
 /// Resolves `path` (absolute, or relative to `cwd`) through every symlink that exists.
 pub fn resolve_path(cwd: &Path, path: &str) -> String {
-    // NUL and empty paths are the policy's to refuse (`bad_path`); hand them over untouched.
-    if path.is_empty() || path.contains('\0') {
-        return path.to_owned();
+    Resolver::default().resolve_str(cwd, path)
+}
+
+/// Where a call is decided and runs, every path resolved: the working directory, the roots,
+/// the session's workspace, and the paths no tool may change, read, or (the state directory)
+/// enter. The policy judges [`Place::project`]; the tool's fence is built from these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub cwd: ResolvedPath,
+    pub roots: Vec<ResolvedPath>,
+    pub workspace: Option<ResolvedPath>,
+    pub protected: Vec<ResolvedPath>,
+    pub secret: Vec<ResolvedPath>,
+    pub state_dir: Option<ResolvedPath>,
+}
+
+impl Place {
+    /// The paths of `task`, the working directory `cwd` when given (typed, as the session holds
+    /// it) else the task's: roots and the working directory from `/`, the rest from the
+    /// working directory.
+    pub fn resolve(resolver: &mut Resolver, task: &Task, cwd: Option<&Path>) -> Place {
+        let root = Path::new("/");
+        let cwd = resolver.resolve(root, cwd.unwrap_or(Path::new(&task.cwd)));
+        let mut from_cwd = |p: &String| resolver.resolve(cwd.as_path(), Path::new(p));
+        let protected = task.protected.iter().map(&mut from_cwd).collect();
+        let secret = task.secret.iter().map(&mut from_cwd).collect();
+        let state_dir = task.state_dir.as_ref().map(&mut from_cwd);
+        let mut from_root = |p: &String| resolver.resolve(root, Path::new(p));
+        Place {
+            roots: task.allowed_roots.iter().map(&mut from_root).collect(),
+            workspace: task.workspace.as_ref().map(&mut from_root),
+            protected,
+            secret,
+            state_dir,
+            cwd,
+        }
     }
-    codaris_tools::resolve_existing(&cwd.join(path))
-        .to_string_lossy()
-        .into_owned()
+
+    /// `task` with these paths in it, as the policy judges them and the ledger records them.
+    pub fn project(&self, task: &Task) -> Task {
+        let strings = |paths: &[ResolvedPath]| paths.iter().map(ResolvedPath::projection).collect();
+        Task {
+            allowed_roots: strings(&self.roots),
+            workspace: self.workspace.as_ref().map(ResolvedPath::projection),
+            protected: strings(&self.protected),
+            secret: strings(&self.secret),
+            state_dir: self.state_dir.as_ref().map(ResolvedPath::projection),
+            cwd: self.cwd.projection(),
+            ..task.clone()
+        }
+    }
 }
 
 /// The task with its working directory, roots and workspace resolved.
 pub fn resolve_task(task: &Task) -> Task {
-    let root = Path::new("/");
-    let resolve = |p: &String| resolve_path(root, p);
-    let cwd = resolve(&task.cwd);
-    Task {
-        allowed_roots: task.allowed_roots.iter().map(resolve).collect(),
-        workspace: task.workspace.as_ref().map(resolve),
-        protected: task
-            .protected
-            .iter()
-            .map(|p| resolve_path(Path::new(&cwd), p))
-            .collect(),
-        secret: task
-            .secret
-            .iter()
-            .map(|p| resolve_path(Path::new(&cwd), p))
-            .collect(),
-        state_dir: task
-            .state_dir
-            .as_ref()
-            .map(|p| resolve_path(Path::new(&cwd), p)),
-        cwd,
-        ..task.clone()
-    }
+    Place::resolve(&mut Resolver::default(), task, None).project(task)
 }
 
 /// The paths a call changes beyond its path arguments (the policy's `Task::implied`): the
@@ -66,6 +165,17 @@ pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value) -> Vec<Implied> {
 /// The arguments with every path argument of the tool's spec resolved; other values untouched.
 /// Arguments that are not an object are returned as they are (the policy refuses them).
 pub fn resolve_args(tool: &ToolId, spec: Option<&ExternalSpec>, cwd: &Path, args: &Value) -> Value {
+    resolve_args_with(&mut Resolver::default(), tool, spec, cwd, args)
+}
+
+/// [`resolve_args`] with the call's own resolver.
+pub fn resolve_args_with(
+    resolver: &mut Resolver,
+    tool: &ToolId,
+    spec: Option<&ExternalSpec>,
+    cwd: &Path,
+    args: &Value,
+) -> Value {
     let Value::Object(map) = args else {
         return args.clone();
     };
@@ -77,9 +187,9 @@ pub fn resolve_args(tool: &ToolId, spec: Option<&ExternalSpec>, cwd: &Path, args
     };
     // An MCP tool may name a file by URI where a built-in takes a path: judged as the path.
     let external = builtin.is_none() && spec.is_some();
-    let resolve = |path: &str| match file_uri_path(path).filter(|_| external) {
-        Some(path) => resolve_path(cwd, &path),
-        None => resolve_path(cwd, path),
+    let mut resolve = |path: &str| match file_uri_path(path).filter(|_| external) {
+        Some(path) => resolver.resolve_str(cwd, &path),
+        None => resolver.resolve_str(cwd, path),
     };
     let mut resolved = map.clone();
     for name in names {
@@ -107,15 +217,26 @@ pub fn resolve_args(tool: &ToolId, spec: Option<&ExternalSpec>, cwd: &Path, args
 /// enough (a server that normalises it first could open that), and left out when even that is
 /// too long: nothing could open it.
 pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Implied> {
+    argument_paths_with(&mut Resolver::default(), marks, cwd, args)
+}
+
+/// [`argument_paths`] with the call's own resolver: a path its spec's path arguments resolved
+/// already is not resolved again.
+pub fn argument_paths_with(
+    resolver: &mut Resolver,
+    marks: &ArgumentMarks,
+    cwd: &Path,
+    args: &Value,
+) -> Vec<Implied> {
     let mut implied: Vec<Implied> = Vec::new();
     for found in crate::mcp::paths::argument_paths(marks, args) {
         let arg = Some(found.pointer);
         let (path, by) = match found.named {
-            Named::Path(path) => match resolve_bounded(cwd, &path) {
+            Named::Path(path) => match resolve_bounded(resolver, cwd, &path) {
                 Some(path) => (path, ImpliedBy::ArgumentPath),
                 None => continue,
             },
-            Named::Uri(path) => match resolve_bounded(cwd, &path) {
+            Named::Uri(path) => match resolve_bounded(resolver, cwd, &path) {
                 Some(path) => (path, ImpliedBy::FileUri),
                 None => continue,
             },
@@ -131,9 +252,9 @@ pub fn argument_paths(marks: &ArgumentMarks, cwd: &Path, args: &Value) -> Vec<Im
 
 /// [`resolve_path`] through dangling links too, for a path of any length: one longer than
 /// `PATH_MAX` is first normalised lexically against `cwd`, and `None` when it is still too long.
-fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
+fn resolve_bounded(resolver: &mut Resolver, cwd: &Path, path: &str) -> Option<String> {
     if path.len() <= MAX_PATH_BYTES {
-        return Some(through_dangling_links(resolve_path(cwd, path)));
+        return Some(through_dangling_links(resolver.resolve_str(cwd, path)));
     }
     let joined = if path.starts_with('/') {
         path.to_owned()
@@ -151,7 +272,8 @@ fn resolve_bounded(cwd: &Path, path: &str) -> Option<String> {
         }
     }
     let lexical = format!("/{}", parts.join("/"));
-    (lexical.len() <= MAX_PATH_BYTES).then(|| through_dangling_links(resolve_path(cwd, &lexical)))
+    (lexical.len() <= MAX_PATH_BYTES)
+        .then(|| through_dangling_links(resolver.resolve_str(cwd, &lexical)))
 }
 
 /// How many dangling links one path may pass through, as the kernel's `ELOOP` limit.
@@ -184,9 +306,30 @@ fn through_dangling_links(resolved: String) -> String {
         let parent = prefix.parent().unwrap_or(Path::new("/"));
         let rest = components.as_path();
         let joined = parent.join(target).join(rest);
-        path = codaris_tools::resolve_existing(&joined);
+        path = resolve_existing(&joined);
     }
     path.to_string_lossy().into_owned()
+}
+
+/// The file-system resolutions made on this thread, for the tests that count them: one call
+/// resolves each of its paths once.
+#[cfg(test)]
+pub(crate) mod counted {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+
+    thread_local! {
+        static RESOLVED: RefCell<Vec<PathBuf>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(crate) fn note(path: &Path) {
+        RESOLVED.with(|seen| seen.borrow_mut().push(path.to_path_buf()));
+    }
+
+    /// The paths resolved since the last call, in order, and forgets them.
+    pub(crate) fn take() -> Vec<PathBuf> {
+        RESOLVED.with(|seen| std::mem::take(&mut *seen.borrow_mut()))
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,33 @@ pub fn simple_commands(line: &str) -> Option<Vec<Vec<String>>> {
     Some(lexer.commands)
 }
 
+/// A command line read once ([`simple_commands`]): the daemon reads a command call's line when
+/// it prepares the call, and its decision and its card both use this reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    line: String,
+    commands: Option<Vec<Vec<String>>>,
+}
+
+impl CommandLine {
+    pub fn read(line: &str) -> CommandLine {
+        CommandLine {
+            line: line.to_owned(),
+            commands: simple_commands(line),
+        }
+    }
+
+    /// The line as written.
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+
+    /// Its simple commands, each as its words; `None` when it is unreadable.
+    pub fn commands(&self) -> Option<&[Vec<String>]> {
+        self.commands.as_deref()
+    }
+}
+
 /// The words of `prefix` when it is exactly one simple command, as a grant's scope must be.
 pub fn prefix_words(prefix: &str) -> Option<Vec<String>> {
     let mut commands = simple_commands(prefix)?;

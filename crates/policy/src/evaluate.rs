@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::capability::{CapabilityName, HTTP_CARRYING};
 use crate::catalogue::{builtin, spec as builtin_spec};
+use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
 use crate::path::normalize_absolute;
@@ -36,8 +37,20 @@ pub struct Call<'a> {
 /// Decides what `call` may do in `task`, given the grants in force. Total and pure: every
 /// input gets a decision, nothing is read or written, and the same input gets the same answer.
 pub fn evaluate(call: &Call<'_>, grants: &GrantSet, task: &Task) -> Decision {
+    evaluate_read(call, grants, task, None)
+}
+
+/// [`evaluate`] with the call's command line read already (`read`), as the daemon prepared
+/// it: the same decision, without reading the line again. A reading of another line than the
+/// call's is ignored and the call's own line read.
+pub fn evaluate_read(
+    call: &Call<'_>,
+    grants: &GrantSet,
+    task: &Task,
+    read: Option<&CommandLine>,
+) -> Decision {
     let mut rules = RuleSet::default();
-    let finding = judge(call, grants, task, &mut rules);
+    let finding = judge(call, grants, task, read, &mut rules);
     decide(call.tool, finding, rules, grants)
 }
 
@@ -53,6 +66,7 @@ fn judge<'a>(
     call: &Call<'a>,
     grants: &GrantSet,
     task: &'a Task,
+    read: Option<&CommandLine>,
     rules: &mut RuleSet,
 ) -> Finding<'a> {
     let tool = call.tool.as_str();
@@ -172,7 +186,12 @@ fn judge<'a>(
     let mut by_mode = false;
     // A command may instead be covered program by program (`run_program`, the allowlist).
     let program = match (class, object.get("command")) {
-        (PermissionClass::Command, Some(Value::String(line))) => grants.command_cover(line),
+        (PermissionClass::Command, Some(Value::String(line))) => {
+            match read.filter(|read| read.line() == line) {
+                Some(read) => grants.commands_cover(read.commands()),
+                None => grants.command_cover(line),
+            }
+        }
         _ => CommandCover::None,
     };
     if let CommandCover::Denied { index } = program {

@@ -216,13 +216,19 @@ impl GrantSet {
     /// What the `run_program` grants say about `line`: denied when a `deny` grant covers any
     /// of its simple commands, allowed when an allowing grant covers every one of them.
     pub fn command_cover(&self, line: &str) -> CommandCover {
-        let Some(commands) = simple_commands(line) else {
+        self.commands_cover(simple_commands(line).as_deref())
+    }
+
+    /// [`GrantSet::command_cover`] of a line read already: its simple commands, `None` when it
+    /// is unreadable.
+    pub fn commands_cover(&self, commands: Option<&[Vec<String>]>) -> CommandCover {
+        let Some(commands) = commands else {
             return CommandCover::None;
         };
         let table = &self.tables[CapabilityName::RunProgram.index()];
         let mut indexes = Vec::new();
         let mut uncovered = false;
-        for words in &commands {
+        for words in commands {
             let mut best = Best::default();
             let candidates = words.first().and_then(|p| table.prefixes.get(p.as_str()));
             for (i, prefix) in candidates.into_iter().flatten() {

@@ -8,8 +8,9 @@ use codaris_catalogue::ToolId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::command::CommandLine;
 use crate::decision::Decision;
-use crate::evaluate::{Call, evaluate};
+use crate::evaluate::{Call, evaluate_read};
 use crate::grant::Grant;
 use crate::grant_set::GrantSet;
 use crate::spec::ExternalSpec;
@@ -82,16 +83,19 @@ impl Request {
     /// once rather than per call. `grants` must be [`Request::grant_set`] of these grants, in
     /// this order (a decision's `used_grants` indexes them); replay uses [`Request::evaluate`].
     pub fn evaluate_with(&self, grants: &GrantSet) -> Decision {
-        let spec = self
-            .spec
-            .as_ref()
-            .map(|s| s.to_tool_spec(self.tool.as_str()));
+        self.evaluate_read(grants, None)
+    }
+
+    /// [`Request::evaluate_with`] with the call's command line read already (see
+    /// [`crate::evaluate_read`]): the same decision.
+    pub fn evaluate_read(&self, grants: &GrantSet, read: Option<&CommandLine>) -> Decision {
+        let spec = self.spec.as_ref().map(|s| s.to_tool_spec(self.tool.as_str()));
         let call = Call {
             tool: &self.tool,
             args: &self.args,
             spec: spec.as_ref(),
         };
-        evaluate(&call, grants, &self.task)
+        evaluate_read(&call, grants, &self.task, read)
     }
 }
 

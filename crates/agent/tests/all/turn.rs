@@ -67,6 +67,10 @@ impl Permit for TestPermit {
     fn decision(&self) -> &Decision {
         &self.0
     }
+
+    fn args(&self) -> &serde_json::Value {
+        &self.1.args
+    }
 }
 
 impl TurnHost for Host {
@@ -130,7 +134,7 @@ impl TurnHost for Host {
         } else if call.tool == "glob" && call.args["pattern"] == "move" {
             ToolRun {
                 output: "moved".to_owned(),
-                moved_to: Some("/w/tree".to_owned()),
+                moved_to: Some("/w/tree".into()),
                 ..ToolRun::default()
             }
         } else {
@@ -606,6 +610,9 @@ async fn a_tool_that_moves_the_session_moves_the_rest_of_the_turn() {
     let decided = host.decided.lock().unwrap();
     assert_eq!(decided[0].task.cwd, "/w/proj");
     assert_eq!(decided[1].task.cwd, "/w/tree");
+    // The host gets the directory itself too, not only its text.
+    assert_eq!(decided[0].cwd, None);
+    assert_eq!(decided[1].cwd, Some(std::path::PathBuf::from("/w/tree")));
 }
 
 /// A model whose every answer is cut at a cap of 64 tokens: some text, then the start of a

@@ -23,11 +23,15 @@ struct FailingHost {
     decide_fails: HostError,
 }
 
-struct NoPermit(Decision);
+struct NoPermit(Decision, serde_json::Value);
 
 impl Permit for NoPermit {
     fn decision(&self) -> &Decision {
         &self.0
+    }
+
+    fn args(&self) -> &serde_json::Value {
+        &self.1
     }
 }
 

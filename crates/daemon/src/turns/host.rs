@@ -9,20 +9,19 @@ use codaris_agent::{
     RegistryTool, ToolId, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
-use codaris_ledger::{CardAnswer, CardRecord, DecisionRecord};
-use codaris_policy::{Capability, CapabilityName, Cover, Decision, Grant, Lifetime};
+use codaris_ledger::{CardAnswer, CardRecord};
+use codaris_policy::{Capability, CapabilityName, CommandLine, Cover, Decision, Grant, Lifetime};
 use codaris_proto::v1;
-use serde_json::Value;
 
 use super::card_text::{self, CardText};
 use super::log::TurnLog;
 use super::{Session, Turns};
 use crate::builtins::Builtins;
-use crate::dispatch::{Dispatched, Permit, ToolCall};
+use crate::dispatch::{Dispatched, Pending, Permit, ToolCall};
 use crate::error::NotRecorded;
 use crate::server::convert::{capability_wire, turn_event_wire};
-use crate::sessions::now_ms;
 use crate::toolset::registry::ToolRegistry;
+use crate::sessions::now_ms;
 
 pub struct DaemonHost {
     turns: Arc<Turns>,
@@ -133,6 +132,7 @@ impl DaemonHost {
             tool,
             args: call.args.clone(),
             task,
+            cwd: call.cwd.clone(),
             spec,
             marks,
         };
@@ -346,13 +346,9 @@ impl DaemonHost {
     /// for the person what the call would do, with its preview worked out in the fence the
     /// call would run in once the card's capability is granted. The error the call would fail
     /// with, for a tool that checks its arguments before a card.
-    async fn card_text(
-        &self,
-        call: &CallRequest,
-        record: &DecisionRecord,
-    ) -> Result<CardText, ToolRun> {
-        let decision = &record.decision;
-        let task = record.request.task.clone();
+    async fn card_text(&self, call: &CallRequest, pending: &Pending) -> Result<CardText, ToolRun> {
+        let decision = &pending.record.decision;
+        let mut prepared = pending.prepared.clone();
         // A grant on a path outside the roots opens it for the call; the preview reads there too.
         let opened: Vec<String> = decision
             .capability
@@ -372,9 +368,10 @@ impl DaemonHost {
             call.tool.clone(),
             call.args.clone(),
         );
-        let cwd = task.cwd.clone();
+        let cwd = pending.record.request.task.cwd.clone();
         let preview = tokio::task::spawn_blocking(move || {
-            builtins.preview(&session, tool.as_str(), &args, &task, &opened)
+            let opened = prepared.open(&opened);
+            builtins.preview(&session, tool.as_str(), &args, prepared.place(), &opened)
         })
         .await
         .unwrap_or_else(|err| {
@@ -425,27 +422,27 @@ impl TurnHost for DaemonHost {
         call: &'a CallRequest,
     ) -> HostFuture<'a, Result<Decided<Permit>, HostError>> {
         Box::pin(async move {
-            let record = match self.decide_once(call).await? {
+            let pending = match self.decide_once(call).await? {
                 Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
-                Dispatched::Ask(record) => record,
+                Dispatched::Ask(pending) => pending,
             };
             // A call that would fail its tool's own checks is answered with that failure: a
             // card (and a grant) for a run that cannot start would only mislead.
-            let text = match self.card_text(call, &record).await {
+            let text = match self.card_text(call, &pending).await {
                 Ok(text) => text,
                 Err(failed) => {
                     return Ok(Decided::Failed {
-                        decision: record.decision,
+                        decision: pending.record.decision,
                         run: failed,
                     });
                 }
             };
-            let asked = record.decision;
+            let asked = pending.record.decision;
             let answered = self
                 .ask(
                     asked.capability.clone(),
-                    programs_of(call, &asked),
+                    programs_of(pending.prepared.command(), &asked),
                     text,
                     &call.id,
                 )
@@ -461,9 +458,8 @@ impl TurnHost for DaemonHost {
             // grant did not cover the call) is final: the person was asked once.
             Ok(match self.decide_once(call).await? {
                 Dispatched::Run(permit) => Decided::Run(permit),
-                Dispatched::Ask(record) | Dispatched::Refused(record) => {
-                    Decided::Refused(record.decision)
-                }
+                Dispatched::Ask(pending) => Decided::Refused(pending.record.decision),
+                Dispatched::Refused(record) => Decided::Refused(record.decision),
             })
         })
     }
@@ -499,9 +495,9 @@ impl TurnHost for DaemonHost {
             {
                 Some(builtin) => {
                     let mut run = builtin.run;
-                    if let Some(cwd) = &builtin.session_cwd {
-                        self.record_move(cwd);
-                        run.moved_to = Some(cwd.display().to_string());
+                    if let Some(cwd) = builtin.session_cwd {
+                        self.record_move(&cwd);
+                        run.moved_to = Some(cwd);
                     }
                     run
                 }
@@ -626,34 +622,31 @@ impl ToolIndex for DaemonIndex {
 }
 
 /// The programs a card for this command may grant program-wide: the first word of each simple
-/// command, once each, when the prompt is the `command` class one and the line reads cleanly.
-fn programs_of(call: &CallRequest, decision: &Decision) -> Vec<String> {
+/// command, once each, when the prompt is the `command` class one and the line (as read when
+/// the call was prepared) reads cleanly.
+fn programs_of(line: Option<&CommandLine>, decision: &Decision) -> Vec<String> {
     let is_command_prompt = decision
         .capability
         .as_ref()
         .is_some_and(|c| c.name == CapabilityName::RunCommand)
         && decision.code == codaris_policy::Code::NeedsApproval;
-    let line = call.args.get("command").and_then(Value::as_str);
-    let commands = match (is_command_prompt, line) {
-        (true, Some(line)) => codaris_policy::simple_commands(line).unwrap_or_default(),
-        _ => Vec::new(),
+    let commands = match (is_command_prompt, line.and_then(CommandLine::commands)) {
+        (true, Some(commands)) => commands,
+        _ => &[],
     };
     let mut programs: Vec<String> = Vec::new();
-    for program in commands
-        .into_iter()
-        .filter_map(|words| words.into_iter().next())
-    {
+    for program in commands.iter().filter_map(|words| words.first()) {
         // Offered only when granting every program would cover the line, and each names a
         // program found on the PATH: `./build.sh` in another directory is another program.
         // A grant names its program as a one-word command line, so a word must read back as
         // itself (a quoted `'a b'` does not).
-        let reads_back = codaris_policy::prefix_words(&program)
-            .is_some_and(|w| w == std::slice::from_ref(&program));
+        let reads_back = codaris_policy::prefix_words(program)
+            .is_some_and(|w| w == std::slice::from_ref(program));
         if !reads_back || program.contains('/') {
             return Vec::new();
         }
-        if !programs.contains(&program) {
-            programs.push(program);
+        if !programs.contains(program) {
+            programs.push(program.clone());
         }
     }
     programs
@@ -670,6 +663,7 @@ mod tests {
             tool: ToolId::parse("run_command"),
             args: json!({"command": command}),
             task: codaris_policy::Task::new("/w"),
+            cwd: None,
         };
         let decision = codaris_policy::Request {
             tool: call.tool.clone(),
@@ -679,7 +673,7 @@ mod tests {
             spec: None,
         }
         .evaluate();
-        programs_of(&call, &decision)
+        programs_of(Some(&CommandLine::read(command)), &decision)
     }
 
     #[test]
