@@ -23,6 +23,7 @@ pub mod convert;
 pub mod dispatch;
 pub mod doctor;
 pub mod error;
+pub mod ids;
 pub mod instructions;
 pub mod keys;
 pub mod logging;
