@@ -9,7 +9,12 @@
 //! the session's task pool, and a `read_file`, which loads its grant view and grant set) before
 //! it is ended, so everything a session holds is made and must go; `plain`: create and end only.
 //! The binaries are the ones in `CODARIS_BIN_DIR` (default: this example's target directory).
-//! `MALLOC_ARENA_MAX` in the environment is passed on to the daemon (glibc's arenas).
+//! `MALLOC_ARENA_MAX` in the environment is passed on to the daemon (glibc's arenas);
+//! `SESSION_MEMORY_TRIM=1` makes the daemon call `malloc_trim(0)` through `gdb` at the end and
+//! reads again (what the allocator kept of freed memory, against what is still in use);
+//! `SESSION_MEMORY_CACHE_MB=N` sets `daemon.ledger_cache_mb` (sled's page cache). The state
+//! directory is made under `TMPDIR`: `TMPDIR=/dev/shm` takes the disk's syncs out of the run
+//! (on a loaded machine a session's create and end wait seconds for them), not its memory.
 
 #![expect(
     clippy::unwrap_used,
@@ -131,8 +136,24 @@ async fn main() {
         .iter()
         .map(|n| ("MALLOC_ARENA_MAX", n.as_str()))
         .collect();
-    let daemon = sandbox.start_daemon_in(sandbox.root.path(), &env, &[]);
-    let pid = daemon.pid();
+    // `SESSION_MEMORY_CACHE_MB`: sled's page cache, to tell what it keeps from the rest.
+    sandbox.write_config(&match std::env::var("SESSION_MEMORY_CACHE_MB") {
+        Ok(mb) => format!("[daemon]\nledger_cache_mb = {mb}\n"),
+        Err(_) => String::new(),
+    });
+    // Not `start_daemon`: that keeps the daemon's log lines in a pipe nobody reads here, and a
+    // full pipe stops the daemon at its next line.
+    let mut daemon = sandbox
+        .command("codarisd")
+        .envs(env)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn codarisd");
+    codaris_test_support::sandbox::wait_for(Duration::from_secs(20), || {
+        std::os::unix::net::UnixStream::connect(sandbox.socket()).is_ok()
+    });
+    let pid = daemon.id();
     let mut sessions = v1::sessions_client::SessionsClient::new(connect(sandbox.socket()).await);
     let (cwd, script) = (cwd.display().to_string(), script.display().to_string());
     println!(
@@ -162,5 +183,32 @@ async fn main() {
         mib(after) - mib(before),
         took.as_secs_f64()
     );
-    sandbox.stop_daemon();
+    if std::env::var_os("SESSION_MEMORY_TRIM").is_some() {
+        // What glibc's allocator keeps of memory already freed: ask it to give it all back.
+        let trimmed = std::process::Command::new("gdb")
+            .args([
+                "-p",
+                &pid.to_string(),
+                "-batch",
+                "-ex",
+                "call (int) malloc_trim(0)",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("run gdb");
+        assert!(trimmed.success(), "gdb could not call malloc_trim");
+        let trimmed = reading(pid, "trimmed");
+        println!("trimmed - idle: {:+.2} MiB", mib(trimmed) - mib(idle));
+    }
+    if let Some(seconds) = std::env::var_os("SESSION_MEMORY_HOLD") {
+        // Time to look at the daemon from outside (a heap profiler's attach) before it stops.
+        let seconds = seconds.to_str().and_then(|s| s.parse().ok()).unwrap_or(60);
+        println!("holding the daemon (pid {pid}) for {seconds} s");
+        tokio::time::sleep(Duration::from_secs(seconds)).await;
+    }
+    // Stopped as a user would, so it stops its own children (the built-in MCP server) too.
+    let raw = rustix::process::Pid::from_raw(i32::try_from(pid).expect("a pid")).expect("a pid");
+    rustix::process::kill_process(raw, rustix::process::Signal::TERM).expect("stop codarisd");
+    daemon.wait().expect("reap codarisd");
 }
