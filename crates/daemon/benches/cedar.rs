@@ -218,7 +218,9 @@ fn policy_vs_cedar(c: &mut Criterion) {
         let target = format!("{}/deep/out.txt", grant_path(&root, grants / 2));
         let args = json!({"path": target, "content": "x"});
         let task = task(&root);
-        let dispatcher = Dispatcher::new(ledger.clone());
+        let dispatcher = Dispatcher::new(ledger.clone()).for_session();
+        // As the daemon's live session does: its view is kept while the session lives.
+        let _lease = ledger.lease_grant_view(SESSION);
         let call = |i: usize| ToolCall {
             session_id: SESSION.to_owned(),
             call_id: format!("call{i}"),

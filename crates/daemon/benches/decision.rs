@@ -104,7 +104,9 @@ fn decision_path(c: &mut Criterion) {
             );
         }
         give(&ledger, "s-own", case.own, &mut cards);
-        let dispatcher = Dispatcher::new(ledger.clone());
+        let dispatcher = Dispatcher::new(ledger.clone()).for_session();
+        // As the daemon's live session does: its view is kept while the session lives.
+        let _lease = ledger.lease_grant_view("s-own");
         // The first call fills whatever the decision path keeps between calls.
         let first = dispatcher.decide(call(&root, 0)).unwrap().into_record();
         // The record as stored (its export line): the ledger's grants are named by a grant

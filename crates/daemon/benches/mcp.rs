@@ -85,7 +85,9 @@ fn main() {
             assert!(Instant::now() < deadline, "the fixture never became ready");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let dispatcher = Dispatcher::new(ledger.clone());
+        let dispatcher = Dispatcher::new(ledger.clone()).for_session();
+        // As the daemon's live session does: its view is kept while the session lives.
+        let _lease = ledger.lease_grant_view("s");
         let mut task = Task::new(root.join("proj").display().to_string());
         task.permission_mode = PermissionMode::AcceptEdits;
 

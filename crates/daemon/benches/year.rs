@@ -64,6 +64,8 @@ struct Side {
     dispatcher: Dispatcher,
     /// The session the timed calls are made in.
     session: String,
+    /// Keeps its view in memory, as its live session does in the daemon.
+    _lease: codaris_ledger::GrantLease,
 }
 
 /// A ledger of `sessions` sessions with their grants and `decisions` decisions spread over
@@ -94,10 +96,11 @@ fn side(sessions: usize, decisions: usize) -> Side {
         thread.join().unwrap();
     }
     Side {
+        _lease: ledger.lease_grant_view(&session(sessions / 2)),
         _temp: temp,
         root,
         ledger,
-        dispatcher,
+        dispatcher: dispatcher.for_session(),
         session: session(sessions / 2),
     }
 }

@@ -4,7 +4,6 @@
 //! allowed call comes out as a [`Permit`], the only thing a tool runs on: it carries the
 //! decision, the prepared call's place and the paths a grant opened, all resolved already.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -181,29 +180,28 @@ pub struct Dispatcher {
     /// Grants the operator gave in the configuration (e.g. `tools.http_allowlist`), in force in
     /// every session and recorded with each decision like any other grant.
     standing: Vec<Grant>,
-    /// The policy's grant set for each session's current view, shared by the clones.
+    /// The policy's grant set for the current view of the session decided for, shared by the
+    /// clones: each session's value holds a dispatcher of its own ([`Dispatcher::for_session`]),
+    /// so the set goes with the session.
     sets: Arc<GrantSets>,
 }
 
-/// Per session, the grant set built from the standing grants and the last view decided on.
-/// Building it costs as much as the grants are many (a trie of their paths), so it is built once
-/// per change of the session's grants rather than once per call: a view the ledger hands out is
-/// never changed, and a change hands out a new one.
+/// The grant set built from the standing grants and the last view decided on. Building it
+/// costs as much as the grants are many (a trie of their paths), so it is built once per change
+/// of the session's grants rather than once per call: a view the ledger hands out is never
+/// changed, and a change hands out a new one (a view of another session is never the same).
 #[derive(Debug, Default)]
 struct GrantSets {
-    by_session: Mutex<HashMap<String, BuiltSet>>,
+    built: Mutex<Option<BuiltSet>>,
 }
 
 /// A view, and the grant set built from the standing grants and its grants.
 type BuiltSet = (Arc<GrantView>, Arc<GrantSet>);
 
 impl GrantSets {
-    fn for_view(&self, session: &str, view: &Arc<GrantView>, standing: &[Grant]) -> Arc<GrantSet> {
-        let mut sets = self
-            .by_session
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((seen, set)) = sets.get(session)
+    fn for_view(&self, view: &Arc<GrantView>, standing: &[Grant]) -> Arc<GrantSet> {
+        let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, set)) = built.as_ref()
             && Arc::ptr_eq(seen, view)
         {
             return set.clone();
@@ -211,7 +209,7 @@ impl GrantSets {
         let set = Arc::new(GrantSet::from_grants(
             standing.iter().chain(&view.grants).cloned(),
         ));
-        sets.insert(session.to_owned(), (view.clone(), set.clone()));
+        *built = Some((view.clone(), set.clone()));
         set
     }
 }
@@ -225,13 +223,32 @@ impl Dispatcher {
         }
     }
 
-    /// Forgets what was kept for the session's decisions (it ended).
-    pub fn forget(&self, session_id: &str) {
-        self.sets
-            .by_session
+    /// The same dispatcher with a grant-set cache of its own, for one session's value to own.
+    #[must_use]
+    pub fn for_session(&self) -> Self {
+        Self {
+            sets: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Lets go of the grant set kept for the last view (the session ended).
+    pub fn forget(&self) {
+        *self
+            .sets
+            .built
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id);
+            .unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// The grant set kept for the last view decided on, if any (what ending a session frees).
+    pub fn kept_grant_set(&self) -> Option<std::sync::Weak<GrantSet>> {
+        let built = self
+            .sets
+            .built
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        built.as_ref().map(|(_, set)| Arc::downgrade(set))
     }
 
     /// The configuration's HTTP allowlist as standing `send_http` grants, one per origin.
@@ -312,7 +329,7 @@ impl Dispatcher {
             // carries the standing ones, and the ledger names the view's by their grant set, so
             // nothing here is proportional to the session's grants.
             let request = prepared.request(&call.tool, self.standing.clone(), call.spec.clone());
-            let set = self.sets.for_view(&call.session_id, &view, &self.standing);
+            let set = self.sets.for_view(&view, &self.standing);
             let decision = request.evaluate_read(&set, prepared.command());
             let mut spent_by_another = false;
             for used in decision.consumes() {

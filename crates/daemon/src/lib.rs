@@ -19,6 +19,7 @@ pub mod calls;
 pub mod config;
 pub mod dispatch;
 pub mod error;
+pub mod ids;
 pub mod instructions;
 pub mod keys;
 pub mod mcp;

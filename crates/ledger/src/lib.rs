@@ -99,6 +99,7 @@ pub use replay::replay;
 pub use sessions::Sessions;
 pub use sessions::Updated;
 pub use store::DEFAULT_CACHE_BYTES;
+pub use store::GrantLease;
 pub use store::GrantView;
 pub use store::Ledger;
 pub use store::LedgerOptions;

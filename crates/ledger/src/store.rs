@@ -36,6 +36,7 @@ mod reads;
 mod recover;
 mod session_index;
 
+pub use grants::GrantLease;
 use recover::discard_torn_snapshots;
 
 use codec::encode;

@@ -5,7 +5,9 @@
 //! and a ledger written before grants were indexed by session opens with every grant in its
 //! session's view.
 
-use codaris_ledger::{Backing, CardAnswer, CardRecord, DecisionRecord, GrantView, Ledger};
+use codaris_ledger::{
+    Backing, CardAnswer, CardRecord, DecisionRecord, GrantLease, GrantView, Ledger,
+};
 use codaris_policy::{Capability, CapabilityName, Grant, Lifetime, Request, Task};
 use pretty_assertions::assert_eq;
 use proptest::prelude::*;
@@ -24,10 +26,12 @@ enum Op {
     Loose(usize, usize, Option<usize>),
     Consume(usize),
     Revoke(usize),
-    /// Reads a session's view, so later changes meet a loaded view.
+    /// Reads a session's view under a lease of it, so later changes meet a loaded view.
     View(usize),
-    /// Drops a session's kept view (its session ended), so later changes meet none.
+    /// Drops a session's lease (its session ended), so later changes meet no kept view.
     Forget(usize),
+    /// Unloads a session's kept view, so the next read loads it from disk under the lease.
+    Unload(usize),
     /// A decision taken on a session's view, with a standing grant before the view's, as the
     /// daemon builds its requests.
     Decide(usize),
@@ -48,6 +52,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0..16usize).prop_map(Op::Revoke),
         2 => (0..SESSIONS.len()).prop_map(Op::View),
         1 => (0..SESSIONS.len()).prop_map(Op::Forget),
+        1 => (0..SESSIONS.len()).prop_map(Op::Unload),
         3 => (0..SESSIONS.len()).prop_map(Op::Decide),
         2 => (0..SESSIONS.len()).prop_map(Op::DecideOnEarlier),
         1 => Just(Op::Reopen),
@@ -100,6 +105,7 @@ fn run(ops: Vec<Op>) {
     let mut decided: Vec<DecisionRecord> = Vec::new();
     let mut earlier: std::collections::HashMap<usize, std::sync::Arc<GrantView>> =
         std::collections::HashMap::new();
+    let mut leases: std::collections::HashMap<usize, GrantLease> = std::collections::HashMap::new();
     for op in ops {
         match op {
             Op::Ask(s) => {
@@ -167,10 +173,20 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::View(s) => {
+                leases
+                    .entry(s)
+                    .or_insert_with(|| ledger.lease_grant_view(SESSIONS[s]));
                 earlier.insert(s, ledger.grant_view_shared(SESSIONS[s]).unwrap());
             }
-            Op::Forget(s) => ledger.forget_grant_view(SESSIONS[s]),
+            Op::Forget(s) => {
+                leases.remove(&s);
+            }
+            Op::Unload(s) => ledger.forget_grant_view(SESSIONS[s]),
             Op::Decide(s) => {
+                // As the daemon's live session decides: under a lease of its view.
+                leases
+                    .entry(s)
+                    .or_insert_with(|| ledger.lease_grant_view(SESSIONS[s]));
                 let view = ledger.grant_view_shared(SESSIONS[s]).unwrap();
                 decided.push(decide(&ledger, s, &view));
                 earlier.insert(s, view);
@@ -185,6 +201,7 @@ fn run(ops: Vec<Op>) {
                     .iter()
                     .map(|s| parts(&ledger.grant_view(s).unwrap()))
                     .collect();
+                leases.clear();
                 drop(ledger);
                 ledger = Ledger::open(&path).unwrap();
                 let after: Vec<_> = SESSIONS
@@ -339,4 +356,29 @@ fn a_ledger_without_the_session_index_is_indexed_at_open() {
         let (records, _) = ledger.grants(Some(session)).unwrap();
         assert_eq!(records.len(), 1, "{session}");
     }
+}
+
+#[test]
+fn a_view_is_kept_while_a_lease_of_its_session_lives_and_goes_with_the_last() {
+    let temp = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(&temp.path().join("ledger")).unwrap();
+    // Read without a lease: from disk, nothing kept.
+    ledger.grant_view_shared("s1").unwrap();
+    assert_eq!(ledger.grant_views_kept(), 0);
+    let first = ledger.lease_grant_view("s1");
+    // A session ended while its next one (the same id, resumed) already holds a lease.
+    let second = ledger.lease_grant_view("s1");
+    let other = ledger.lease_grant_view("s2");
+    let view = ledger.grant_view_shared("s1").unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &view,
+        &ledger.grant_view_shared("s1").unwrap()
+    ));
+    assert_eq!(ledger.grant_views_kept(), 2);
+    drop(first);
+    assert_eq!(ledger.grant_views_kept(), 2);
+    drop(second);
+    assert_eq!(ledger.grant_views_kept(), 1);
+    drop(other);
+    assert_eq!(ledger.grant_views_kept(), 0);
 }

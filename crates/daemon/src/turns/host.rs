@@ -58,7 +58,7 @@ impl DaemonHost {
     }
 
     fn session_id(&self) -> &str {
-        self.session.id()
+        self.session.id().as_str()
     }
 
     /// Reports that the turn was cancelled.
@@ -106,7 +106,7 @@ impl DaemonHost {
     }
 
     async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
-        let dispatcher = self.turns.dispatcher();
+        let dispatcher = self.session.dispatcher();
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
         // it) with the spec its server's registration and definition give it, all from one
         // lookup of the parts of the name read where the call entered the loop.

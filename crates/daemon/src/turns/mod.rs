@@ -37,6 +37,7 @@ use crate::builtins::{Builtins, Pictures};
 use crate::config::{ApiConfig, Config};
 use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
+use crate::ids::SessionId;
 use crate::sessions::{SessionRecord, SessionState, SessionStore};
 use crate::toolset::registry::ToolRegistry;
 
@@ -76,8 +77,8 @@ pub struct Turns {
     /// The provider settings in force: a session's key comes from here when it first runs.
     pub providers: Arc<crate::providers::LiveProviders>,
     /// The live sessions, one owner each.
-    live: Mutex<HashMap<String, Arc<Session>>>,
-    /// One for the daemon: what it keeps between calls serves every turn.
+    live: Mutex<HashMap<SessionId, Arc<Session>>>,
+    /// What every session's own dispatcher is made from ([`Dispatcher::for_session`]).
     dispatcher: Dispatcher,
     /// Per session, held by a turn from its start until its checkpoint is sealed, which is
     /// after the client saw `turn_ended` and perhaps ended the session: an undo waits on it.
@@ -195,6 +196,7 @@ impl Turns {
             // Before the conversation is let go: the next turn, and an undo, wait for it.
             undo::seal(&record.id, turn, checkpoint).await;
             drop(sealing);
+            turns.unseal(&record.id);
             turns.keep(&record.id, &conversation);
             drop(conversation);
             // Only now does the client read `turn_ended`: what it does next sees the turn whole.
@@ -335,21 +337,26 @@ impl Turns {
         self.live_of(session_id).is_some_and(|s| s.cancel())
     }
 
-    /// Ends the session's live state: the running turn is cancelled, open cards grant nothing,
-    /// its background commands stop.
+    /// Ends the session's live state: its value leaves the map and goes — the running turn is
+    /// cancelled, open cards grant nothing, its background commands stop, its grant set and
+    /// grant view are let go (closed now: the ending turn may hold the value a moment longer).
     pub fn end(&self, session_id: &str) {
         let removed = self
             .live
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
-        match removed {
-            Some(session) => session.close(),
-            // A session never used since the daemon started still has a pool to stop.
-            None => self.builtins.close_session(session_id),
+        if let Some(session) = removed {
+            session.close();
         }
-        self.ledger.forget_grant_view(session_id);
-        self.dispatcher.forget(session_id);
+    }
+
+    /// How many sessions have a live value (made at their first turn since the daemon started).
+    pub fn live_sessions(&self) -> usize {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Closes every live session (the daemon is stopping): running turns end `cancelled`, open
@@ -380,6 +387,18 @@ impl Turns {
             .clone()
     }
 
+    /// A turn sealed its checkpoint: its lock goes unless someone waits on it (an undo), so
+    /// the map holds only the sessions being sealed, not every session that ever ran a turn.
+    fn unseal(&self, session_id: &str) {
+        let mut sealing = self.sealing.lock().unwrap_or_else(PoisonError::into_inner);
+        if sealing
+            .get(session_id)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            sealing.remove(session_id);
+        }
+    }
+
     fn live_of(&self, session_id: &str) -> Option<Arc<Session>> {
         self.live
             .lock()
@@ -393,7 +412,7 @@ impl Turns {
     fn session(&self, record: &SessionRecord) -> Result<Arc<Session>, DaemonError> {
         // Made under the lock: a second one would close the first one's pool when dropped.
         let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(session) = map.get(&record.id) {
+        if let Some(session) = map.get(record.id.as_str()) {
             return Ok(session.clone());
         }
         let mut conversation = match self.sessions.load_conversation(&record.id)? {
@@ -407,14 +426,18 @@ impl Turns {
         };
         // The record counts every turn, one that was cancelled before it was kept too.
         conversation.turns = conversation.turns.max(record.turns);
+        let id = SessionId::new(&record.id);
         let session = Arc::new(Session::new(
-            record.id.clone(),
+            id.clone(),
             conversation,
             model_for(record, &self.providers.current(), &self.config)?,
-            self.ledger.clone(),
-            self.builtins.clone(),
+            session::Parts {
+                ledger: self.ledger.clone(),
+                dispatcher: self.dispatcher.for_session(),
+                pool: self.builtins.pools().map(|pools| pools.lease(id.as_str())),
+            },
         ));
-        map.insert(record.id.clone(), session.clone());
+        map.insert(id, session.clone());
         Ok(session)
     }
 
@@ -464,10 +487,6 @@ impl Turns {
             .chain(&self.config.allowed_dirs)
             .map(|p| p.display().to_string())
             .collect()
-    }
-
-    fn dispatcher(&self) -> Dispatcher {
-        self.dispatcher.clone()
     }
 }
 

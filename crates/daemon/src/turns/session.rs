@@ -1,20 +1,25 @@
 //! One live session: the one owner of everything a session holds while the daemon runs.
 //!
-//! Its conversation, model, open cards, background pool, waiting notes, the log of its current
-//! turn and the turn's cancellation live here, in one value in one map. Ending the session
-//! removes it; closing it (and dropping it) cancels the running turn, lapses the open cards and
-//! stops the session's background commands.
+//! Its conversation, model, open cards, waiting notes, the log of its current turn and the
+//! turn's cancellation live here, in one value in one map, and so do the things other crates
+//! keep for it: its dispatcher's grant-set cache, the lease that keeps its grant view in the
+//! ledger's memory and the lease that owns its background task pool. Ending the session removes
+//! it; closing it (and dropping it) cancels the running turn, lapses the open cards, stops the
+//! session's background commands and lets its grant set and view go.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_agent::{Conversation, ModelProvider};
-use codaris_ledger::{CardAnswer, Ledger};
+use codaris_ledger::{CardAnswer, GrantLease, Ledger};
+use codaris_tools::shell::PoolLease;
 use tokio::sync::watch;
 
 use super::cards::Cards;
 use super::log::TurnLog;
-use crate::builtins::{Builtins, Pictures};
+use crate::builtins::Pictures;
+use crate::dispatch::Dispatcher;
+use crate::ids::SessionId;
 
 /// A session's model and what it does with pictures, which go together.
 #[derive(Debug, Clone)]
@@ -24,24 +29,50 @@ pub(super) struct Model {
     pub pictures: Pictures,
 }
 
-pub struct Session {
-    id: String,
-    /// Held by the running turn, so a session runs one turn at a time.
-    pub(super) conversation: Arc<tokio::sync::Mutex<Conversation>>,
+/// What the session keeps between its turns, under one lock: each part is read or swapped
+/// whole, never held across an await.
+struct Between {
     /// The model that answers, swapped whole when the session switches models (a turn holds
     /// the one it started with).
-    model: Mutex<Model>,
-    pub(super) cards: Cards,
+    model: Model,
     /// Notices (background commands that finished) waiting for the session's next turn.
-    notes: Mutex<Vec<String>>,
+    notes: Vec<String>,
     /// The running turn's events, or the last turn's once it ended.
-    turn: Mutex<Option<Arc<TurnLog>>>,
+    turn: Option<Arc<TurnLog>>,
+}
+
+/// What the session holds in other crates' keeping, let go of when it closes: each is held
+/// for what dropping it does.
+#[expect(dead_code, reason = "held for their drop, never read")]
+struct Held {
+    /// Keeps the session's grant view in the ledger's memory.
+    grants: Option<GrantLease>,
+    /// Owns the session's background task pool (none where commands do not run).
+    pool: Option<PoolLease>,
+}
+
+/// What a session is made with beyond its conversation and model.
+pub(super) struct Parts {
+    pub ledger: Arc<Ledger>,
+    /// The session's own dispatcher ([`Dispatcher::for_session`]).
+    pub dispatcher: Dispatcher,
+    pub pool: Option<PoolLease>,
+}
+
+pub struct Session {
+    id: SessionId,
+    /// Held by the running turn, so a session runs one turn at a time.
+    pub(super) conversation: Arc<tokio::sync::Mutex<Conversation>>,
+    between: Mutex<Between>,
+    pub(super) cards: Cards,
     /// Bumped to cancel the running turn.
     cancel: watch::Sender<u64>,
     closed: AtomicBool,
-    /// What closing needs: the ledger (lapsed cards are recorded) and the pools.
+    /// Decides the session's calls; its grant-set cache is the session's.
+    dispatcher: Dispatcher,
+    held: Mutex<Held>,
+    /// Lapsed cards are recorded when the session closes.
     ledger: Arc<Ledger>,
-    builtins: Builtins,
 }
 
 impl std::fmt::Debug for Session {
@@ -55,36 +86,42 @@ impl std::fmt::Debug for Session {
 
 impl Session {
     pub(super) fn new(
-        id: String,
+        id: SessionId,
         conversation: Conversation,
         model: Model,
-        ledger: Arc<Ledger>,
-        builtins: Builtins,
+        parts: Parts,
     ) -> Session {
         Session {
-            id,
             conversation: Arc::new(tokio::sync::Mutex::new(conversation)),
-            model: Mutex::new(model),
+            between: Mutex::new(Between {
+                model,
+                notes: Vec::new(),
+                turn: None,
+            }),
             cards: Cards::default(),
-            notes: Mutex::new(Vec::new()),
-            turn: Mutex::new(None),
             cancel: watch::channel(0).0,
             closed: AtomicBool::new(false),
-            ledger,
-            builtins,
+            dispatcher: parts.dispatcher,
+            held: Mutex::new(Held {
+                grants: Some(parts.ledger.lease_grant_view(id.as_str())),
+                pool: parts.pool,
+            }),
+            ledger: parts.ledger,
+            id,
         }
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &SessionId {
         &self.id
+    }
+
+    fn between(&self) -> std::sync::MutexGuard<'_, Between> {
+        self.between.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The model the next turn asks.
     pub(super) fn model(&self) -> Model {
-        self.model
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.between().model.clone()
     }
 
     /// What the session's model does with pictures.
@@ -94,7 +131,12 @@ impl Session {
 
     /// Switches the model from the next turn on; a running turn keeps the one it started with.
     pub(super) fn set_model(&self, model: Model) {
-        *self.model.lock().unwrap_or_else(PoisonError::into_inner) = model;
+        self.between().model = model;
+    }
+
+    /// The dispatcher the session's calls are decided by.
+    pub(super) fn dispatcher(&self) -> Dispatcher {
+        self.dispatcher.clone()
     }
 
     /// True while a turn holds the conversation.
@@ -104,27 +146,21 @@ impl Session {
 
     /// Keeps a note for the next turn.
     pub(super) fn note(&self, note: String) {
-        self.notes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(note);
+        self.between().notes.push(note);
     }
 
     /// The notes waiting for the next turn, taken.
     pub(super) fn take_notes(&self) -> Vec<String> {
-        std::mem::take(&mut *self.notes.lock().unwrap_or_else(PoisonError::into_inner))
+        std::mem::take(&mut self.between().notes)
     }
 
     /// The current (or last) turn's log.
     pub(super) fn turn_log(&self) -> Option<Arc<TurnLog>> {
-        self.turn
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.between().turn.clone()
     }
 
     pub(super) fn set_turn_log(&self, log: Arc<TurnLog>) {
-        *self.turn.lock().unwrap_or_else(PoisonError::into_inner) = Some(log);
+        self.between().turn = Some(log);
     }
 
     /// A receiver that changes when the running turn is cancelled.
@@ -143,15 +179,25 @@ impl Session {
         true
     }
 
-    /// Cancels the running turn, lapses the open cards and stops the session's background
-    /// commands. Once: later calls (and the drop) do nothing.
+    /// Cancels the running turn, lapses the open cards, stops the session's background
+    /// commands and lets its grant set and grant view go, now, even while the ending turn
+    /// still holds the value for a moment. Once: later calls (and the drop) do nothing.
     pub fn close(&self) {
         if self.closed.swap(true, Ordering::SeqCst) {
             return;
         }
         self.cancel.send_modify(|n| *n += 1);
         self.cards.close(&self.ledger, CardAnswer::SessionEnded);
-        self.builtins.close_session(&self.id);
+        let held = std::mem::replace(
+            &mut *self.held.lock().unwrap_or_else(PoisonError::into_inner),
+            Held {
+                grants: None,
+                pool: None,
+            },
+        );
+        // The pool's commands are killed as its lease drops.
+        drop(held);
+        self.dispatcher.forget();
     }
 }
 
@@ -160,3 +206,7 @@ impl Drop for Session {
         self.close();
     }
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;

@@ -9,12 +9,15 @@
 //! by the commit's leader right after the record; the journal replays both at open. A ledger
 //! written before the index existed is indexed once at open (the key [`BUILT`] marks it done).
 //!
-//! **The cache.** Each session's view is read from disk (its index prefix, each record and the
-//! card that backs it) on first use, then kept: every change of a grant record goes through the
+//! **The cache.** A session's view is kept in memory while a [`GrantLease`] of it lives — the
+//! daemon's live session holds one, so the view goes when the session does, and a daemon that
+//! runs for months keeps only its live sessions' views. Without a lease a read comes from disk.
+//! A kept view is read from disk (its index prefix, each record and the card that backs it) on
+//! first use, then kept: every change of a grant record goes through the
 //! ledger, which updates the cached view of its session — a new grant is added (in force when
 //! its card backs it), a spent or revoked grant is marked inactive the moment it is swapped into
 //! sled, before its commit (so a racing call cannot use it meanwhile), and a card's answer lets
-//! the grants set aside for want of it stand. A failed commit drops the affected sessions'
+//! the grants set aside for want of it stand. A failed commit unloads the affected sessions'
 //! views, so the next read comes from disk again. Every update is idempotent and a state, once
 //! inactive, never comes back, so an update and a concurrent load may meet in either order.
 
@@ -62,6 +65,11 @@ enum Status {
 
 #[derive(Debug, Default)]
 struct SessionGrants {
+    /// The [`GrantLease`]s of the session alive: the entry goes when the last one does.
+    leases: usize,
+    /// Whether `records` and `corrupt` were read from disk (and kept up to date since); an
+    /// entry is made unloaded and unloaded again when a failed commit leaves it unsure.
+    loaded: bool,
     /// Every grant record of the session, by id (ledger order).
     records: BTreeMap<String, Status>,
     /// Grant records that do not decode (of no known session) and journal lines that did not.
@@ -98,24 +106,74 @@ impl SessionGrants {
         self.view = None;
         self.name = None;
     }
+
+    /// What was read from disk replaces what was kept; the leases stay.
+    fn reload(&mut self, read: SessionGrants) {
+        let leases = self.leases;
+        *self = read;
+        self.leases = leases;
+        self.loaded = true;
+    }
+
+    /// What was kept is unsure: the next read loads from disk.
+    fn unload(&mut self) {
+        self.reload(SessionGrants::default());
+        self.loaded = false;
+    }
 }
 
-/// The cached views, by session.
+type Kept = Arc<Mutex<HashMap<String, SessionGrants>>>;
+
+fn lock(kept: &Kept) -> std::sync::MutexGuard<'_, HashMap<String, SessionGrants>> {
+    kept.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The kept views, by session: only those a [`GrantLease`] holds.
 #[derive(Debug, Default)]
 pub(super) struct GrantCache {
-    sessions: Mutex<HashMap<String, SessionGrants>>,
+    sessions: Kept,
 }
 
 impl GrantCache {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionGrants>> {
-        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.sessions)
     }
 
-    /// Forgets the sessions' views (after a failed commit): the next read loads from disk.
+    /// Unloads the sessions' views (after a failed commit): the next read loads from disk.
     pub(super) fn invalidate<'a>(&self, sessions: impl IntoIterator<Item = &'a str>) {
         let mut cache = self.lock();
         for session in sessions {
-            cache.remove(session);
+            if let Some(entry) = cache.get_mut(session) {
+                entry.unload();
+            }
+        }
+    }
+}
+
+/// Keeps one session's grant view in memory while it lives ([`Ledger::lease_grant_view`]):
+/// the daemon's live session owns one, and dropping it (the session ended) lets the view go.
+#[derive(Debug)]
+#[must_use = "the view is kept only while the lease lives"]
+pub struct GrantLease {
+    kept: Kept,
+    session_id: String,
+}
+
+impl GrantLease {
+    /// The session whose view this keeps.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl Drop for GrantLease {
+    fn drop(&mut self) {
+        let mut cache = lock(&self.kept);
+        if let Some(entry) = cache.get_mut(&self.session_id) {
+            entry.leases = entry.leases.saturating_sub(1);
+            if entry.leases == 0 {
+                cache.remove(&self.session_id);
+            }
         }
     }
 }
@@ -131,19 +189,40 @@ fn status(record: GrantRecord, stands: bool) -> Status {
 }
 
 impl Ledger {
+    /// Keeps the session's grant view in memory until the lease (the last one, when several)
+    /// is dropped. Nothing is read now: the first read after it loads the view.
+    pub fn lease_grant_view(&self, session_id: &str) -> GrantLease {
+        self.grant_cache
+            .lock()
+            .entry(session_id.to_owned())
+            .or_default()
+            .leases += 1;
+        GrantLease {
+            kept: self.grant_cache.sessions.clone(),
+            session_id: session_id.to_owned(),
+        }
+    }
+
+    /// How many sessions' grant views are kept in memory (those a lease holds).
+    pub fn grant_views_kept(&self) -> usize {
+        self.grant_cache.lock().len()
+    }
+
     /// The session's grants in force: active, and standing on the answered card that backs
     /// them ([`crate::backing::stands`]); the others are listed in `set_aside`. Read from disk
-    /// once per session (its own grants only), then kept up to date in memory.
+    /// (the session's own grants only), once while a [`GrantLease`] of the session lives, then
+    /// kept up to date in memory.
     pub fn grant_view_shared(&self, session_id: &str) -> Result<Arc<GrantView>, LedgerError> {
         let mut cache = self.grant_cache.lock();
-        if let Some(entry) = cache.get_mut(session_id) {
-            return Ok(entry.view());
+        let Some(entry) = cache.get_mut(session_id) else {
+            drop(cache);
+            return Ok(self.load_session_grants(session_id)?.view());
+        };
+        if !entry.loaded {
+            // Loaded under the lock: an update waits for the load, then applies to what it read.
+            entry.reload(self.load_session_grants(session_id)?);
         }
-        // Loaded under the lock: an update waits for the load, then applies to what it read.
-        let mut entry = self.load_session_grants(session_id)?;
-        let view = entry.view();
-        cache.insert(session_id.to_owned(), entry);
-        Ok(view)
+        Ok(entry.view())
     }
 
     /// How a decision of `session_id` names the grants of `view`: kept with the session's view
@@ -170,8 +249,8 @@ impl Ledger {
         }
     }
 
-    /// Drops the session's kept view (its session ended), so a daemon that runs for months does
-    /// not keep every session it ever saw. Nothing is lost: a later read loads it from disk.
+    /// Unloads the session's kept view: the next read loads it from disk again. (What keeps a
+    /// view at all is its [`GrantLease`].)
     pub fn forget_grant_view(&self, session_id: &str) {
         self.grant_cache.invalidate([session_id]);
     }
@@ -287,7 +366,7 @@ impl Ledger {
     /// A new grant record is durable: its session's view (if loaded) takes it.
     pub(super) fn cache_added(&self, record: &GrantRecord, stands: bool) {
         let mut cache = self.grant_cache.lock();
-        if let Some(entry) = cache.get_mut(&record.session_id) {
+        if let Some(entry) = cache.get_mut(&record.session_id).filter(|e| e.loaded) {
             entry
                 .records
                 .entry(record.id.clone())
@@ -299,7 +378,7 @@ impl Ledger {
     /// A grant was spent or revoked (swapped into sled): it is in force no more.
     pub(super) fn cache_deactivated(&self, session_id: &str, id: &str) {
         let mut cache = self.grant_cache.lock();
-        if let Some(entry) = cache.get_mut(session_id) {
+        if let Some(entry) = cache.get_mut(session_id).filter(|e| e.loaded) {
             entry.records.insert(id.to_owned(), Status::Inactive);
             entry.changed();
         }
@@ -308,7 +387,7 @@ impl Ledger {
     /// A card was answered: the grants of its session set aside for want of it may stand now.
     pub(super) fn cache_card_answered(&self, card: &CardRecord) {
         let mut cache = self.grant_cache.lock();
-        let Some(entry) = cache.get_mut(&card.session_id) else {
+        let Some(entry) = cache.get_mut(&card.session_id).filter(|e| e.loaded) else {
             return;
         };
         let mut changed = false;

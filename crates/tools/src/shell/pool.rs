@@ -1,6 +1,8 @@
-//! The background task pools: one per session, all owned by a `ShellPools` the daemon holds.
+//! The background task pools: one per session, made by the `ShellPools` the daemon holds and
+//! owned by the session through its [`PoolLease`]: dropping the lease (the session ended) ends
+//! the pool and forgets it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,6 +19,8 @@ use super::denied::SandboxView;
 use super::group::{Scope, group_alive, signal_group};
 use super::limits::{LimitStatus, Limiter, SessionLimit, SessionLimits};
 use super::mounts::{GitDirs, MountPlan, mount_status};
+pub use super::pool_lease::PoolLease;
+use super::pool_lease::{HeldPools, held};
 use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
@@ -93,7 +97,7 @@ impl Default for PoolConfig {
 #[derive(Debug)]
 pub struct ShellPools {
     config: PoolConfig,
-    pools: Mutex<HashMap<String, Arc<TaskPool>>>,
+    pools: HeldPools,
     notices: mpsc::UnboundedSender<TaskNotice>,
     sandbox: Arc<SandboxPaths>,
     /// Names this daemon's cgroup and temp dirs, so that its next start finds what it left.
@@ -121,7 +125,7 @@ impl ShellPools {
         );
         let pools = Self {
             config,
-            pools: Mutex::new(HashMap::new()),
+            pools: HeldPools::default(),
             notices,
             sandbox: Arc::new(SandboxPaths::default()),
             owner,
@@ -219,10 +223,25 @@ impl ShellPools {
         Ok(spawner)
     }
 
+    /// Makes the session the owner of its pool: the pool (made on first use, by a command)
+    /// lives until the last lease of the session is dropped, which ends it.
+    pub fn lease(&self, session_id: &str) -> PoolLease {
+        held(&self.pools)
+            .entry(session_id.to_owned())
+            .or_default()
+            .leases += 1;
+        PoolLease::new(self.pools.clone(), session_id)
+    }
+
+    /// How many sessions have a place here (a lease, or a pool no lease holds).
+    pub fn sessions_held(&self) -> usize {
+        held(&self.pools).len()
+    }
+
     /// The session's pool, created on first use.
     pub fn pool(&self, session_id: &str) -> Result<Arc<TaskPool>, ShellError> {
-        let mut pools = self.pools.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(pool) = pools.get(session_id) {
+        let mut pools = held(&self.pools);
+        if let Some(pool) = pools.get(session_id).and_then(|held| held.pool.as_ref()) {
             return Ok(pool.clone());
         }
         let number = self.next_session.fetch_add(1, Ordering::Relaxed);
@@ -243,20 +262,16 @@ impl ShellPools {
             },
         )?;
         let pool = Arc::new(pool);
-        pools.insert(session_id.to_owned(), pool.clone());
+        pools.entry(session_id.to_owned()).or_default().pool = Some(pool.clone());
         Ok(pool)
     }
 
     /// Ends a session's pool: everything its commands started is killed now (the session's
     /// cgroup, every task's process group), and its temp dir removed once the last handle to
-    /// the pool is dropped.
+    /// the pool is dropped. For a pool no lease holds; a leased one ends with its lease.
     pub fn close(&self, session_id: &str) {
-        let removed = self
-            .pools
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(session_id);
-        if let Some(pool) = removed {
+        let removed = held(&self.pools).remove(session_id);
+        if let Some(pool) = removed.and_then(|held| held.pool) {
             pool.end();
         }
     }
