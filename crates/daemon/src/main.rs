@@ -141,12 +141,12 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     let served = runtime.block_on(async {
         tokio::spawn(codaris_tools::shell::reap_orphans());
         let shutdown = Shutdown::new();
-        codaris_daemon::server::shutdown::on_signals(shutdown.clone()).map_err(
-            |source| StartError::Listen {
+        codaris_daemon::server::shutdown::on_signals(shutdown.clone()).map_err(|source| {
+            StartError::Listen {
                 what: "signals".to_owned(),
                 source,
-            },
-        )?;
+            }
+        })?;
         // A daemon whose state directory is deleted or replaced stops.
         codaris_daemon::server::watch::spawn(watch, shutdown.clone());
         codaris_daemon::serve(config, claim, shutdown).await

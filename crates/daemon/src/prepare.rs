@@ -85,7 +85,12 @@ impl Prepared {
 
     /// The request the policy decides and the ledger records: the string projection of the
     /// prepared call, with `grants` in force beside the session's.
-    pub fn request(&self, tool: &ToolId, grants: Vec<Grant>, spec: Option<ExternalSpec>) -> Request {
+    pub fn request(
+        &self,
+        tool: &ToolId,
+        grants: Vec<Grant>,
+        spec: Option<ExternalSpec>,
+    ) -> Request {
         Request {
             tool: tool.clone(),
             args: self.args.clone(),

@@ -278,27 +278,6 @@ pub fn turn_ended_wire(
     }
 }
 
-/// What an undo did, on the wire.
-pub fn undone_wire(undone: crate::turns::Undone) -> v1::UndoTurnResponse {
-    v1::UndoTurnResponse {
-        session_id: undone.session_id,
-        turn: undone.turn,
-        dry_run: undone.dry_run,
-        files: undone
-            .changes
-            .into_iter()
-            .map(|c| v1::UndoFile {
-                path: c.path.display().to_string(),
-                action: c.kind.as_str().to_owned(),
-                diff: c.diff,
-            })
-            .collect(),
-        commands: undone.commands,
-        record_id: undone.record_id.unwrap_or_default(),
-        sentence: undone.sentence,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use codaris_agent::{ProviderChoice, ProviderKind};

@@ -162,12 +162,11 @@ pub fn init(
         }
         Err(err) => (None, Some(err)),
     };
-    let (exporter, exporter_err) =
-        match telemetry.map(crate::server::telemetry::Telemetry::start) {
-            Some(Ok(exporter)) => (Some(exporter), None),
-            Some(Err(err)) => (None, Some(err)),
-            None => (None, None),
-        };
+    let (exporter, exporter_err) = match telemetry.map(crate::server::telemetry::Telemetry::start) {
+        Some(Ok(exporter)) => (Some(exporter), None),
+        Some(Err(err)) => (None, Some(err)),
+        None => (None, None),
+    };
     tracing_subscriber::registry()
         .with(filter)
         .with(stderr_layer)

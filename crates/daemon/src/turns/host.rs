@@ -20,8 +20,8 @@ use crate::builtins::Builtins;
 use crate::dispatch::{Dispatched, Pending, Permit, ToolCall};
 use crate::error::NotRecorded;
 use crate::server::convert::{capability_wire, turn_event_wire};
-use crate::toolset::registry::ToolRegistry;
 use crate::sessions::now_ms;
+use crate::toolset::registry::ToolRegistry;
 
 pub struct DaemonHost {
     turns: Arc<Turns>,

@@ -344,9 +344,7 @@ impl Sessions for SessionsService {
             .turns
             .undo(&request.session_id, request.turn, request.dry_run)
             .await?;
-        Ok(Response::new(crate::server::convert::undone_wire(
-            undone,
-        )))
+        Ok(Response::new(undone_wire(undone)))
     }
 
     async fn list_shared_files(
@@ -444,6 +442,27 @@ fn answered_by(given: &str) -> Result<Option<String>, DaemonError> {
         return Err(invalid("answered_by", "contains a control character"));
     }
     Ok(Some(given.to_owned()))
+}
+
+/// What an undo did, on the wire.
+fn undone_wire(undone: crate::turns::Undone) -> v1::UndoTurnResponse {
+    v1::UndoTurnResponse {
+        session_id: undone.session_id,
+        turn: undone.turn,
+        dry_run: undone.dry_run,
+        files: undone
+            .changes
+            .into_iter()
+            .map(|c| v1::UndoFile {
+                path: c.path.display().to_string(),
+                action: c.kind.as_str().to_owned(),
+                diff: c.diff,
+            })
+            .collect(),
+        commands: undone.commands,
+        record_id: undone.record_id.unwrap_or_default(),
+        sentence: undone.sentence,
+    }
 }
 
 #[cfg(test)]
