@@ -4,42 +4,17 @@
 //! allowed call comes out as a [`Permit`], the only thing a tool runs on: it carries the
 //! decision, the prepared call's place and the paths a grant opened, all resolved already.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_ledger::{DecisionRecord, GrantView, Ledger};
-use codaris_policy::{
-    CapabilityName, ExternalSpec, Grant, GrantSet, Lifetime, Task, ToolId, Verdict,
-};
+use codaris_policy::{CapabilityName, Grant, GrantSet, Lifetime, Task, ToolId, Verdict};
 use serde_json::Value;
 
 use crate::error::DaemonError;
-use crate::mcp::paths::ArgumentMarks;
 use crate::prepare::Prepared;
+pub use crate::prepare::ToolCall;
 use crate::resolve::{Place, ResolvedPath};
 use crate::sessions::now_ms;
-
-/// A call as the agent hands it over.
-#[derive(Debug, Clone)]
-pub struct ToolCall {
-    pub session_id: String,
-    /// The call's id in its turn.
-    pub call_id: String,
-    /// The tool, its name read once where the call entered (`server__tool` for a known MCP
-    /// tool, as it is decided and recorded).
-    pub tool: ToolId,
-    /// The arguments exactly as the model sent them.
-    pub args: Value,
-    pub task: Task,
-    /// The turn's working directory as the session holds it, typed (a tool moved the session
-    /// there); `None`: the task's `cwd`.
-    pub cwd: Option<PathBuf>,
-    /// For a tool the policy does not know (an MCP tool).
-    pub spec: Option<ExternalSpec>,
-    /// For an MCP tool: what its schema and server say of its arguments, so that every path
-    /// they name, whatever its name or form, is judged.
-    pub marks: Option<ArgumentMarks>,
-}
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
 /// needs: the decision, where it runs (the prepared call's paths, the very ones the policy

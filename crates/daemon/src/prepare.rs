@@ -9,17 +9,39 @@
 //! paths that were judged, with no second resolution and no round trip through text. A command
 //! call's line is read once here too: its decision and its card use the same reading.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use codaris_policy::{
     CommandLine, ExternalSpec, Grant, PermissionClass, Request, Task, ToolId, builtin_spec,
 };
 use serde_json::Value;
 
-use crate::dispatch::ToolCall;
+use crate::mcp::paths::ArgumentMarks;
 use crate::resolve::{
     Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, resolve_args_with,
 };
+
+/// A call as the agent hands it over.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    pub session_id: String,
+    /// The call's id in its turn.
+    pub call_id: String,
+    /// The tool, its name read once where the call entered (`server__tool` for a known MCP
+    /// tool, as it is decided and recorded).
+    pub tool: ToolId,
+    /// The arguments exactly as the model sent them.
+    pub args: Value,
+    pub task: Task,
+    /// The turn's working directory as the session holds it, typed (a tool moved the session
+    /// there); `None`: the task's `cwd`.
+    pub cwd: Option<PathBuf>,
+    /// For a tool the policy does not know (an MCP tool).
+    pub spec: Option<ExternalSpec>,
+    /// For an MCP tool: what its schema and server say of its arguments, so that every path
+    /// they name, whatever its name or form, is judged.
+    pub marks: Option<ArgumentMarks>,
+}
 
 /// A call with every path it names resolved once: what the policy judges, and where the tool
 /// runs.

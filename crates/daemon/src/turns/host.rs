@@ -14,8 +14,9 @@ use codaris_policy::{Capability, CapabilityName, CommandLine, Cover, Decision, G
 use codaris_proto::v1;
 
 use super::card_text::{self, CardText};
+use super::live::Turns;
 use super::log::TurnLog;
-use super::{Session, Turns};
+use super::session::Session;
 use crate::builtins::Builtins;
 use crate::dispatch::{Dispatched, Pending, Permit, ToolCall};
 use crate::error::NotRecorded;

@@ -10,7 +10,7 @@ use codaris_agent::{Conversation, Message};
 use codaris_ledger::GrantRecord;
 use codaris_policy::{Activity, Lifetime, PermissionMode};
 
-use super::{Turns, model_for};
+use super::live::{Turns, model_for};
 use crate::error::DaemonError;
 use crate::sessions::{SessionRecord, SessionState, now_ms};
 
@@ -99,7 +99,7 @@ impl Turns {
         let _held = match &live {
             Some(session) => Some(
                 tokio::time::timeout(
-                    super::ENDING_TURN_GRACE,
+                    super::live::ENDING_TURN_GRACE,
                     session.conversation.clone().lock_owned(),
                 )
                 .await

@@ -14,7 +14,7 @@ use codaris_policy::{Access, Effect, ExternalSpec};
 use codaris_tools::files::checkpoint::{self, Change, Checkpoint, Manifest};
 use serde_json::Value;
 
-use super::{ENDING_TURN_GRACE, Turns};
+use super::live::{ENDING_TURN_GRACE, Turns};
 use crate::error::DaemonError;
 use crate::sessions::now_ms;
 

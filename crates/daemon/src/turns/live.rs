@@ -1,0 +1,579 @@
+//! Running turns: one live [`Session`] per session (its conversation, model, open cards, pool,
+//! notes and cancellation), the host the agent's turn loop calls back into, each turn's event
+//! log that clients follow and re-attach to, and cancellation.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use codaris_agent::{
+    Conversation, ModelProvider, ProviderChoice, ProviderConfig, ProviderKind, ScriptedProvider,
+    Secret, TurnConfig, build_provider, parse_script, run_turn,
+};
+use codaris_ledger::{CardAnswer, Ledger};
+use codaris_policy::Task;
+use codaris_proto::v1;
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+use super::cards::Delivery;
+use super::host::DaemonHost;
+use super::log::TurnLog;
+use super::session::Session;
+
+use crate::builtins::{Builtins, Pictures};
+use crate::config::{ApiConfig, Config};
+use crate::dispatch::Dispatcher;
+use crate::error::DaemonError;
+use crate::ids::SessionId;
+use crate::sessions::{SessionRecord, SessionState, SessionStore};
+use crate::toolset::registry::ToolRegistry;
+
+/// How long `AnswerCard` waits for the turn to make an answer durable before it says so.
+pub const RECORD_WAIT: Duration = Duration::from_secs(30);
+
+/// What an answer to a card did, once durable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answered {
+    /// False when the card was not open to the answer (answered, lapsed, turn gone).
+    pub accepted: bool,
+    /// The grants recorded, in order (a deny answer records a deny grant).
+    pub grant_ids: Vec<String>,
+}
+
+/// The rounds a turn may take before it ends with `max_rounds`.
+const MAX_ROUNDS: u32 = 24;
+
+/// How long a new turn waits for the session's last turn to finish keeping its conversation.
+pub(super) const ENDING_TURN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running bioinformatics pipelines and code. \
+Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
+A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
+
+/// Everything turns need, shared by the gRPC handlers.
+#[derive(Debug)]
+pub struct Turns {
+    pub config: Arc<Config>,
+    pub ledger: Arc<Ledger>,
+    pub sessions: SessionStore,
+    pub tools: Arc<ToolRegistry>,
+    pub builtins: Builtins,
+    /// The MCP servers and their tools.
+    pub mcp: Arc<crate::mcp::McpHub>,
+    pub card_timeout: Duration,
+    /// The provider settings in force: a session's key comes from here when it first runs.
+    pub providers: Arc<crate::providers::LiveProviders>,
+    /// The live sessions, one owner each.
+    live: Mutex<HashMap<SessionId, Arc<Session>>>,
+    /// What every session's own dispatcher is made from ([`Dispatcher::for_session`]).
+    dispatcher: Dispatcher,
+    /// Per session, held by a turn from its start until its checkpoint is sealed, which is
+    /// after the client saw `turn_ended` and perhaps ended the session: an undo waits on it.
+    sealing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Turns {
+    pub fn new(
+        config: Arc<Config>,
+        ledger: Arc<Ledger>,
+        sessions: SessionStore,
+        tools: Arc<ToolRegistry>,
+        builtins: Builtins,
+        mcp: Arc<crate::mcp::McpHub>,
+        providers: Arc<crate::providers::LiveProviders>,
+    ) -> Self {
+        let dispatcher = Dispatcher::new(ledger.clone())
+            .with_http_allowlist(&config.http_allowlist)
+            .with_command_allowlist(&config.command_allowlist);
+        Self {
+            card_timeout: config.card_timeout,
+            config,
+            ledger,
+            sessions,
+            tools,
+            builtins,
+            mcp,
+            providers,
+            live: Mutex::new(HashMap::new()),
+            dispatcher,
+            sealing: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
+    /// every stream following it went away, it is cancelled after `detach_grace` unless a
+    /// client attaches again (`attach`).
+    pub async fn start(
+        self: &Arc<Self>,
+        session_id: &str,
+        text: String,
+    ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
+        let record = self.sessions.get(session_id)?;
+        if record.state == SessionState::Ended {
+            return Err(DaemonError::SessionEnded {
+                id: session_id.to_owned(),
+            });
+        }
+        let session = self.session(&record)?;
+        // The last turn lets its conversation go just before its `turn_ended` is sent, but a
+        // client that did not follow that turn (another window, a script polling) may arrive
+        // while it is sealing and keeping. So wait a moment for it; a turn that really still
+        // runs is refused after that moment.
+        let conversation = session.conversation.clone();
+        let Ok(mut conversation) =
+            tokio::time::timeout(ENDING_TURN_GRACE, conversation.lock_owned()).await
+        else {
+            return Err(DaemonError::TurnRunning {
+                id: session_id.to_owned(),
+            });
+        };
+        // The first prompt names the session in `codaris sessions`; a failure to keep the
+        // name costs only the listing, not the turn.
+        if let Err(err) = self.sessions.name_after(&record.id, &text) {
+            tracing::warn!(session = %record.id, %err, "could not keep the session's title");
+        }
+        let model = session.model();
+        let log = TurnLog::new(conversation.turns);
+        session.set_turn_log(log.clone());
+        let events = log.follow(0, self.on_last_detach(&session, &log));
+        let turns = self.clone();
+        let task = self.task(&record);
+        let mut cancelled = session.cancellation();
+        // One span for the turn: its model requests and tool calls are its children.
+        let span = tracing::info_span!(
+            "turn",
+            session.id = %record.id,
+            turn = conversation.turns,
+            provider = model.provider.name(),
+            model = model.provider.model(),
+        );
+        // Taken before any event reaches the client, so an undo that follows always waits.
+        let sealing = self.sealing_of(&record.id).lock_owned().await;
+        let checkpoint = codaris_tools::files::Checkpoint::new(
+            super::undo::turn_store(&self.config.state_dir, &record.id, conversation.turns),
+            record.id.clone(),
+            conversation.turns,
+        );
+        tokio::spawn(async move {
+            conversation.notes.extend(session.take_notes());
+            let host = DaemonHost::new(turns.clone(), session.clone(), log, checkpoint.clone());
+            let config = TurnConfig {
+                // Read at each turn: an edit of AGENTS.md counts from the next turn.
+                system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
+                max_rounds: MAX_ROUNDS,
+                lean: turns.config.lean_surface,
+                // Deferred tools and tool references exist on the Anthropic route only.
+                tool_search_api: turns.config.tool_search_api
+                    && record.provider == ProviderChoice::Api(ProviderKind::Anthropic),
+            };
+            let turn = conversation.turns;
+            tokio::select! {
+                // Cancellation first: closing a session also lapses its cards, which would let
+                // the turn run on to an ordinary end in the same poll.
+                biased;
+                _ = cancelled.changed() => {
+                    session.cards.close(&turns.ledger, CardAnswer::SessionEnded);
+                    host.cancelled(turn);
+                    tracing::info!(session = %record.id, turn, "turn cancelled");
+                }
+                reason = run_turn(&mut conversation, &text, &task, model.provider.as_ref(), &host, &config) => {
+                    tracing::info!(session = %record.id, turn, reason = %reason, "turn ended");
+                }
+            }
+            // Before the conversation is let go: the next turn, and an undo, wait for it.
+            super::undo::seal(&record.id, turn, checkpoint).await;
+            drop(sealing);
+            turns.unseal(&record.id);
+            turns.keep(&record.id, &conversation);
+            drop(conversation);
+            // Only now does the client read `turn_ended`: what it does next sees the turn whole.
+            host.release_end();
+        }.instrument(span));
+        Ok(events)
+    }
+
+    /// Follows the session's running (or last) turn from `from_seq`.
+    pub fn attach(
+        self: &Arc<Self>,
+        session_id: &str,
+        from_seq: u64,
+    ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
+        let record = self.sessions.get(session_id)?;
+        let Some((session, log)) = self
+            .live_of(&record.id)
+            .and_then(|s| s.turn_log().map(|log| (s, log)))
+        else {
+            return Err(DaemonError::NoTurn {
+                id: record.id.clone(),
+            });
+        };
+        Ok(log.follow(from_seq, self.on_last_detach(&session, &log)))
+    }
+
+    /// What happens when the last stream following a running turn goes away: after the grace,
+    /// with still nobody attached, the turn is cancelled (its commands die with it).
+    fn on_last_detach(
+        &self,
+        session: &Arc<Session>,
+        log: &Arc<TurnLog>,
+    ) -> impl FnOnce() + Send + 'static {
+        let session = Arc::downgrade(session);
+        let log = log.clone();
+        let grace = self.config.detach_grace;
+        move || {
+            tokio::spawn(async move {
+                tokio::time::sleep(grace).await;
+                if log.attached() == 0
+                    && !log.finished()
+                    && let Some(session) = session.upgrade()
+                {
+                    tracing::info!(session = %session.id(), turn = log.turn(), grace_seconds = grace.as_secs(), "no client follows the turn; cancelling it");
+                    session.cancel();
+                }
+            });
+        }
+    }
+
+    /// Keeps what a finished turn leaves: the conversation (so a restored session continues
+    /// it) and the turn count.
+    fn keep(&self, session_id: &str, conversation: &Conversation) {
+        match serde_json::to_value(conversation) {
+            Ok(value) => {
+                if let Err(err) = self.sessions.save_conversation(session_id, &value) {
+                    tracing::warn!(session = %session_id, %err, "could not keep the conversation");
+                }
+            }
+            Err(err) => {
+                tracing::warn!(session = %session_id, %err, "could not encode the conversation")
+            }
+        }
+        if let Err(err) = self.sessions.count_turn(session_id) {
+            tracing::warn!(session = %session_id, %err, "could not count the turn");
+        }
+    }
+
+    /// Keeps a finished background command's notice for the session's next turn.
+    pub fn deliver(&self, notice: &codaris_tools::shell::TaskNotice) {
+        let note = format!(
+            "[background task `{}` (`{}`) finished after {} s: {}]",
+            notice.task_id,
+            notice.command,
+            notice.elapsed.as_secs(),
+            notice.status
+        );
+        match self.live_of(&notice.session_id) {
+            Some(session) => session.note(note),
+            None => tracing::info!(session = %notice.session_id, "{note}"),
+        }
+    }
+
+    /// Answers an open card of `session_id` and waits, at most [`RECORD_WAIT`], until the turn
+    /// has made the answer durable. Another session's card is not open to it; a card whose
+    /// turn went away before recording the answer was not answered.
+    pub async fn answer(
+        &self,
+        session_id: &str,
+        card_id: &str,
+        secret: &str,
+        answer: CardAnswer,
+        by: Option<String>,
+    ) -> Result<Answered, DaemonError> {
+        let delivery = match self.live_of(session_id) {
+            Some(session) => session.cards.answer_by(card_id, secret, answer, by),
+            None => Delivery::NotOpen,
+        };
+        let recorded = match delivery {
+            Delivery::Delivered(recorded) => recorded,
+            Delivery::NotOpen => return Ok(Answered::default()),
+            Delivery::WrongSecret => {
+                tracing::warn!(session = %session_id, card = %card_id, "refused an answer without the card's secret; the card stays open");
+                return Err(DaemonError::WrongCardSecret {
+                    card: card_id.to_owned(),
+                });
+            }
+            Delivery::NoPrograms => {
+                return Err(DaemonError::NoPrograms {
+                    card: card_id.to_owned(),
+                });
+            }
+        };
+        match tokio::time::timeout(RECORD_WAIT, recorded).await {
+            Ok(Ok(Ok(grant_ids))) => Ok(Answered {
+                accepted: true,
+                grant_ids,
+            }),
+            Ok(Ok(Err(crate::turns::NotRecorded::Ledger(
+                codaris_ledger::LedgerError::Unapplied { .. },
+            )))) => Err(DaemonError::AnswerNotYetApplied {
+                card: card_id.to_owned(),
+            }),
+            Ok(Ok(Err(source))) => Err(DaemonError::AnswerNotRecorded {
+                card: card_id.to_owned(),
+                source,
+            }),
+            Ok(Err(_)) => Ok(Answered::default()),
+            Err(_) => Err(DaemonError::AnswerNotYetDurable {
+                card: card_id.to_owned(),
+                seconds: RECORD_WAIT.as_secs(),
+            }),
+        }
+    }
+
+    /// Cancels the session's running turn; `false` when none runs.
+    pub fn cancel(&self, session_id: &str) -> bool {
+        self.live_of(session_id).is_some_and(|s| s.cancel())
+    }
+
+    /// Ends the session's live state: its value leaves the map and goes — the running turn is
+    /// cancelled, open cards grant nothing, its background commands stop, its grant set and
+    /// grant view are let go (closed now: the ending turn may hold the value a moment longer).
+    pub fn end(&self, session_id: &str) {
+        let removed = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+        if let Some(session) = removed {
+            session.close();
+        }
+    }
+
+    /// How many sessions have a live value (made at their first turn since the daemon started).
+    pub fn live_sessions(&self) -> usize {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// Closes every live session (the daemon is stopping): running turns end `cancelled`, open
+    /// cards lapse, background commands stop. The sessions stay active in their records.
+    pub fn close_all(&self) {
+        let live: Vec<Arc<Session>> = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .map(|(_, session)| session)
+            .collect();
+        if !live.is_empty() {
+            tracing::info!(sessions = live.len(), "closing the live sessions");
+        }
+        for session in live {
+            session.close();
+        }
+    }
+
+    /// The lock a session's turn holds until its checkpoint is sealed.
+    pub(super) fn sealing_of(&self, session_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.sealing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session_id.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// A turn sealed its checkpoint: its lock goes unless someone waits on it (an undo), so
+    /// the map holds only the sessions being sealed, not every session that ever ran a turn.
+    fn unseal(&self, session_id: &str) {
+        let mut sealing = self.sealing.lock().unwrap_or_else(PoisonError::into_inner);
+        if sealing
+            .get(session_id)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            sealing.remove(session_id);
+        }
+    }
+
+    pub(super) fn live_of(&self, session_id: &str) -> Option<Arc<Session>> {
+        self.live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .cloned()
+    }
+
+    /// The session's live state, made from its record (and its kept conversation) the first
+    /// time it is used since the daemon started.
+    fn session(&self, record: &SessionRecord) -> Result<Arc<Session>, DaemonError> {
+        // Made under the lock: a second one would close the first one's pool when dropped.
+        let mut map = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = map.get(record.id.as_str()) {
+            return Ok(session.clone());
+        }
+        let mut conversation = match self.sessions.load_conversation(&record.id)? {
+            Some(value) => serde_json::from_value::<Conversation>(value).map_err(|err| {
+                DaemonError::CorruptRecord {
+                    detail: format!("the kept conversation of session {}: {err}", record.id),
+                    count: 1,
+                }
+            })?,
+            None => Conversation::default(),
+        };
+        // The record counts every turn, one that was cancelled before it was kept too.
+        conversation.turns = conversation.turns.max(record.turns);
+        let id = SessionId::new(&record.id);
+        let session = Arc::new(Session::new(
+            id.clone(),
+            conversation,
+            model_for(record, &self.providers.current(), &self.config)?,
+            super::session::Parts {
+                ledger: self.ledger.clone(),
+                dispatcher: self.dispatcher.for_session(),
+                pool: self.builtins.pools().map(|pools| pools.lease(id.as_str())),
+            },
+        ));
+        map.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// The task state every call of this session is decided in.
+    fn task(&self, record: &SessionRecord) -> Task {
+        let display = |p: &PathBuf| p.display().to_string();
+        let protected = vec![display(&self.config.state_dir.join("ledger"))];
+        // The token opens the API to whoever holds it, and the file can hold provider keys.
+        let layout = codaris_paths::StateLayout::new(&self.config.state_dir);
+        let mut secret = vec![
+            display(&layout.token()),
+            display(&self.providers.file().to_path_buf()),
+        ];
+        secret.extend(self.config.config_file.as_ref().map(display));
+        // The chain's key and published head: a tool that could rewrite them could hide a cut.
+        secret.extend(
+            crate::server::chain_head::files(&self.config)
+                .iter()
+                .map(display),
+        );
+        Task {
+            activity: record.activity,
+            permission_mode: record.permission_mode,
+            cwd: display(&record.cwd),
+            allowed_roots: self.roots(record),
+            workspace: Some(display(&record.workspace)),
+            protected,
+            secret,
+            // Nothing in it but the session's own workspace is open to any tool.
+            state_dir: Some(display(&self.config.state_dir)),
+            push_registries: self.config.seqera.registries.clone(),
+            ..Task::default()
+        }
+    }
+
+    /// The fence follows the project: the session's own directory, unless that is `/` or the
+    /// home directory (or above it), then the configured `allowed_dirs`. The workspace is a
+    /// root of its own (`Task::workspace`).
+    fn roots(&self, record: &SessionRecord) -> Vec<String> {
+        // Judged where the paths really lead: a link to the home directory opens it too.
+        let real =
+            |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let home = self.config.home.as_deref().map(real);
+        let own = (!crate::config::opens_home(&real(&record.cwd), home.as_deref()))
+            .then_some(&record.cwd);
+        own.into_iter()
+            .chain(&self.config.allowed_dirs)
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+}
+
+/// The session's model as its record names it, with what it does with pictures.
+/// The session's model: its provider built from the provider settings in force now (a login
+/// since the daemon started counts), and whether it takes pictures.
+pub(super) fn model_for(
+    record: &SessionRecord,
+    settings: &crate::config::providers::ProviderSettings,
+    config: &Config,
+) -> Result<super::session::Model, DaemonError> {
+    Ok(super::session::Model {
+        provider: Arc::from(provider_for(record, settings)?),
+        pictures: pictures_for(record, config),
+    })
+}
+
+/// Whether the session's model takes pictures: the scripted provider does (it ignores them),
+/// an API model as its `[[models]]` entry says or as its name suggests.
+fn pictures_for(record: &SessionRecord, config: &Config) -> Pictures {
+    let model = record.model.as_deref().unwrap_or_default();
+    if record.provider == codaris_agent::ProviderChoice::Scripted || config.multimodal(model) {
+        Pictures::Shown
+    } else {
+        Pictures::Refused {
+            model: model.to_owned(),
+        }
+    }
+}
+
+/// An HTTP model API for the session: its model and base URL from its record, the key from the
+/// provider settings in force. The key is never logged; a missing one is said at once.
+fn api_provider(
+    record: &SessionRecord,
+    kind: ProviderKind,
+    api: &ApiConfig,
+) -> Result<Box<dyn ModelProvider>, DaemonError> {
+    let Some(model) = record.model.clone() else {
+        return Err(DaemonError::InvalidArgument {
+            field: "model",
+            reason: format!(
+                "provider `{}` needs a model: set CODARIS_MODEL, `[provider] model` or --model",
+                kind.as_str()
+            ),
+        });
+    };
+    // A record from before sessions kept their base URL follows the configured one.
+    let base_url = record.base_url.as_ref().or(api.base_url.as_ref());
+    let local = base_url
+        .map(String::as_str)
+        .is_some_and(codaris_agent::is_loopback_url);
+    if api.api_key.is_none() && !local {
+        return Err(DaemonError::MissingKey {
+            provider: kind.as_str(),
+            var: kind.api_key_env(),
+        });
+    }
+    let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new))
+        .with_max_output_tokens(api.max_output_tokens);
+    if let Some(base_url) = base_url {
+        provider = provider.with_base_url(base_url.clone());
+    }
+    build_provider(&provider).map_err(|err| DaemonError::InvalidArgument {
+        field: "provider",
+        reason: err.to_string(),
+    })
+}
+
+fn provider_for(
+    record: &SessionRecord,
+    settings: &crate::config::providers::ProviderSettings,
+) -> Result<Box<dyn ModelProvider>, DaemonError> {
+    match record.provider {
+        codaris_agent::ProviderChoice::Scripted => {
+            let Some(path) = &record.script else {
+                return Err(DaemonError::InvalidArgument {
+                    field: "script",
+                    reason:
+                        "the scripted provider needs a script file (`codaris run --script FILE`)"
+                            .to_owned(),
+                });
+            };
+            // The person named this file: say which and why, not an internal error.
+            let text =
+                std::fs::read_to_string(path).map_err(|err| DaemonError::InvalidArgument {
+                    field: "script",
+                    reason: format!(
+                        "cannot read {}: {}",
+                        path.display(),
+                        crate::error::io_reason(&err)
+                    ),
+                })?;
+            let script = parse_script(&text).map_err(|err| DaemonError::InvalidArgument {
+                field: "script",
+                reason: format!("{}: {err}", path.display()),
+            })?;
+            Ok(Box::new(ScriptedProvider::new(script)))
+        }
+        codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, settings.api(kind)),
+    }
+}
