@@ -350,3 +350,43 @@ fn without_its_program_beside_codarisd_the_server_is_listed_failed_and_the_log_s
     let _ = daemon.kill();
     let _ = daemon.wait();
 }
+
+#[test]
+fn codarisd_mcp_server_seqera_still_serves_by_becoming_the_server_s_program() {
+    use std::io::{BufRead, Write};
+
+    let sandbox = Sandbox::new();
+    // A token in the environment: codarisd takes it out of its block (re-exec), hands it on,
+    // and the server's program takes it out of its own.
+    let mut server = sandbox
+        .command("codarisd")
+        .args(["mcp-server", "seqera"])
+        .env("TOWER_ACCESS_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn codarisd mcp-server seqera");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "e2e", "version": "1"}}});
+    let mut stdin = server.stdin.take().expect("stdin");
+    writeln!(stdin, "{initialize}").expect("write initialize");
+    let mut line = String::new();
+    let stdout = server.stdout.take().expect("stdout");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the answer");
+    drop(stdin);
+    let status = server.wait().expect("wait");
+    let mut said = String::new();
+    if let Some(mut stderr) = server.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+    }
+    let answer: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+    assert_eq!(
+        answer["result"]["serverInfo"]["name"], "codaris-seqera",
+        "{line} / {said}"
+    );
+    assert!(status.success(), "{status}: {said}");
+}

@@ -176,6 +176,8 @@ fn mcp_server(name: &str, keys: &HeldKeys) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let mut command = std::process::Command::new(&program);
+    // The pipe this image's keys came on is read and closed: the program must not look for it.
+    command.env_remove(codaris_daemon::keys::KEYS_FD_VAR);
     let token = codaris_daemon::config::seqera::TOWER_TOKEN_VAR;
     if let Some(value) = keys.get(token) {
         command.env(token, value);
