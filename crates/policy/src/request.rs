@@ -89,7 +89,10 @@ impl Request {
     /// [`Request::evaluate_with`] with the call's command line read already (see
     /// [`crate::evaluate_read`]): the same decision.
     pub fn evaluate_read(&self, grants: &GrantSet, read: Option<&CommandLine>) -> Decision {
-        let spec = self.spec.as_ref().map(|s| s.to_tool_spec(self.tool.as_str()));
+        let spec = self
+            .spec
+            .as_ref()
+            .map(|s| s.to_tool_spec(self.tool.as_str()));
         let call = Call {
             tool: &self.tool,
             args: &self.args,

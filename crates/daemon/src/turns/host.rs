@@ -14,8 +14,8 @@ use codaris_policy::{Capability, CapabilityName, CommandLine, Cover, Decision, G
 use codaris_proto::v1;
 
 use super::card_text::{self, CardText};
-use super::live::Turns;
 use super::log::TurnLog;
+use super::services::Services;
 use super::session::Session;
 use crate::builtins::Builtins;
 use crate::dispatch::{Dispatched, Pending, Permit, ToolCall};
@@ -25,7 +25,7 @@ use crate::sessions::now_ms;
 use crate::toolset::registry::ToolRegistry;
 
 pub struct DaemonHost {
-    turns: Arc<Turns>,
+    turns: Arc<Services>,
     session: Arc<Session>,
     log: Arc<TurnLog>,
     index: DaemonIndex,
@@ -38,7 +38,7 @@ pub struct DaemonHost {
 
 impl DaemonHost {
     pub fn new(
-        turns: Arc<Turns>,
+        turns: Arc<Services>,
         session: Arc<Session>,
         log: Arc<TurnLog>,
         checkpoint: codaris_tools::files::Checkpoint,
@@ -468,7 +468,7 @@ impl TurnHost for DaemonHost {
     fn run(&self, permit: Permit) -> HostFuture<'_, ToolRun> {
         Box::pin(async move {
             let builtins = &self.turns.builtins;
-            if let Some(what) = super::undo::not_undone(
+            if let Some(what) = super::checkpoints::not_undone(
                 permit.tool().as_str(),
                 permit.args(),
                 permit.record().request.spec.as_ref(),

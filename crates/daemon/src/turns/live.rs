@@ -20,6 +20,7 @@ use tracing::Instrument;
 use super::cards::Delivery;
 use super::host::DaemonHost;
 use super::log::TurnLog;
+use super::services::Services;
 use super::session::Session;
 
 use crate::builtins::{Builtins, Pictures};
@@ -52,19 +53,12 @@ const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running 
 Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
 A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
 
-/// Everything turns need, shared by the gRPC handlers.
+/// The live sessions and their turns, shared by the gRPC handlers; [`Services`] (reached
+/// through `Deref`) is what the turns use.
 #[derive(Debug)]
 pub struct Turns {
-    pub config: Arc<Config>,
-    pub ledger: Arc<Ledger>,
-    pub sessions: SessionStore,
-    pub tools: Arc<ToolRegistry>,
-    pub builtins: Builtins,
-    /// The MCP servers and their tools.
-    pub mcp: Arc<crate::mcp::McpHub>,
-    pub card_timeout: Duration,
-    /// The provider settings in force: a session's key comes from here when it first runs.
-    pub providers: Arc<crate::providers::LiveProviders>,
+    /// What every turn uses; a turn's host holds only this.
+    services: Arc<Services>,
     /// The live sessions, one owner each.
     live: Mutex<HashMap<SessionId, Arc<Session>>>,
     /// What every session's own dispatcher is made from ([`Dispatcher::for_session`]).
@@ -72,6 +66,14 @@ pub struct Turns {
     /// Per session, held by a turn from its start until its checkpoint is sealed, which is
     /// after the client saw `turn_ended` and perhaps ended the session: an undo waits on it.
     sealing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::ops::Deref for Turns {
+    type Target = Services;
+
+    fn deref(&self) -> &Services {
+        &self.services
+    }
 }
 
 impl Turns {
@@ -88,14 +90,16 @@ impl Turns {
             .with_http_allowlist(&config.http_allowlist)
             .with_command_allowlist(&config.command_allowlist);
         Self {
-            card_timeout: config.card_timeout,
-            config,
-            ledger,
-            sessions,
-            tools,
-            builtins,
-            mcp,
-            providers,
+            services: Arc::new(Services {
+                card_timeout: config.card_timeout,
+                config,
+                ledger,
+                sessions,
+                tools,
+                builtins,
+                mcp,
+                providers,
+            }),
             live: Mutex::new(HashMap::new()),
             dispatcher,
             sealing: Mutex::new(HashMap::new()),
@@ -152,13 +156,13 @@ impl Turns {
         // Taken before any event reaches the client, so an undo that follows always waits.
         let sealing = self.sealing_of(&record.id).lock_owned().await;
         let checkpoint = codaris_tools::files::Checkpoint::new(
-            super::undo::turn_store(&self.config.state_dir, &record.id, conversation.turns),
+            super::checkpoints::turn_store(&self.config.state_dir, &record.id, conversation.turns),
             record.id.clone(),
             conversation.turns,
         );
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
-            let host = DaemonHost::new(turns.clone(), session.clone(), log, checkpoint.clone());
+            let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());
             let config = TurnConfig {
                 // Read at each turn: an edit of AGENTS.md counts from the next turn.
                 system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
@@ -183,7 +187,7 @@ impl Turns {
                 }
             }
             // Before the conversation is let go: the next turn, and an undo, wait for it.
-            super::undo::seal(&record.id, turn, checkpoint).await;
+            super::checkpoints::seal(&record.id, turn, checkpoint).await;
             drop(sealing);
             turns.unseal(&record.id);
             turns.keep(&record.id, &conversation);
@@ -304,7 +308,7 @@ impl Turns {
                 accepted: true,
                 grant_ids,
             }),
-            Ok(Ok(Err(crate::turns::NotRecorded::Ledger(
+            Ok(Ok(Err(crate::error::NotRecorded::Ledger(
                 codaris_ledger::LedgerError::Unapplied { .. },
             )))) => Err(DaemonError::AnswerNotYetApplied {
                 card: card_id.to_owned(),

@@ -5,16 +5,20 @@
 
 mod card_text;
 mod cards;
+mod checkpoints;
 mod host;
 mod live;
 mod log;
 mod resume;
+mod services;
 mod session;
 mod undo;
 
 pub use crate::error::NotRecorded;
 pub use cards::{Cards, Delivery};
+pub use checkpoints::checkpoints_dir;
 pub use live::*;
 pub use resume::{HistoryEntry, SessionChange};
+pub use services::Services;
 pub use session::Session;
-pub use undo::{Undone, checkpoints_dir};
+pub use undo::Undone;

@@ -256,7 +256,8 @@ async fn fetch_all(
         if let Some(delimiter) = test_datasets::sheet_delimiter(&wanted.rel)
             && let Ok(Some(text)) = staged_text(&path).await
         {
-            let sheet = test_datasets::plan_sheet(&text, delimiter, &wanted.rel, base, &places.data);
+            let sheet =
+                test_datasets::plan_sheet(&text, delimiter, &wanted.rel, base, &places.data);
             for file in sheet.files {
                 if !seen.contains(&file.rel) {
                     seen.push(file.rel.clone());

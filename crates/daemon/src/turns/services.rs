@@ -1,0 +1,29 @@
+//! What every turn of every session uses — the configuration, the ledger, the session store,
+//! the tool registry, the built-in tools, the MCP servers, the provider settings — apart from
+//! the live sessions, so a turn's host holds these and nothing of the sessions map that starts
+//! the turns.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use codaris_ledger::Ledger;
+
+use crate::builtins::Builtins;
+use crate::config::Config;
+use crate::sessions::SessionStore;
+use crate::toolset::registry::ToolRegistry;
+
+/// The services of the turns, shared by every live session.
+#[derive(Debug)]
+pub struct Services {
+    pub config: Arc<Config>,
+    pub ledger: Arc<Ledger>,
+    pub sessions: SessionStore,
+    pub tools: Arc<ToolRegistry>,
+    pub builtins: Builtins,
+    /// The MCP servers and their tools.
+    pub mcp: Arc<crate::mcp::McpHub>,
+    pub card_timeout: Duration,
+    /// The provider settings in force: a session's key comes from here when it first runs.
+    pub providers: Arc<crate::providers::LiveProviders>,
+}
