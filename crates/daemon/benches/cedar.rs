@@ -44,7 +44,7 @@ use cedar_policy::{
     Authorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
     EntityUid, PolicySet, Request as CedarRequest,
 };
-use codaris_daemon::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
 use codaris_ledger::{CardAnswer, CardRecord, GrantView, Ledger};
 use codaris_policy::{
     Call, Capability, CapabilityName, Code, Grant, GrantSet, Lifetime, PermissionMode, Request,

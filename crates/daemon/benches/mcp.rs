@@ -21,8 +21,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_daemon::builtins::Pictures;
-use codaris_daemon::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::builtins::Pictures;
+use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
 use codaris_daemon::mcp::McpHub;
 use codaris_daemon::toolset::registry::ToolRegistry;
 use codaris_ledger::Ledger;
@@ -118,7 +118,7 @@ fn main() {
                     .unwrap()
                     .unwrap()
             };
-            let codaris_daemon::dispatch::Dispatched::Run(permit) = dispatched else {
+            let codaris_daemon::calls::dispatch::Dispatched::Run(permit) = dispatched else {
                 panic!("the call was not allowed");
             };
             let run = hub

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_daemon::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
 use codaris_ledger::Ledger;
 use codaris_policy::{PermissionMode, Task};
 use criterion::{Criterion, criterion_group, criterion_main};

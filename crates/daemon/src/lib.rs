@@ -14,27 +14,22 @@
 //! crate), what a tool does (`codaris-tools`), how the store is written (`codaris-ledger`), and
 //! printing for people (the CLI).
 
-pub mod builtins;
 pub mod calls;
 pub mod config;
-pub mod dispatch;
 pub mod error;
 pub mod ids;
 pub mod instructions;
 pub mod keys;
 pub mod mcp;
-pub mod prepare;
 pub mod providers;
-pub mod resolve;
 pub mod secret;
 pub mod server;
 pub mod sessions;
 pub mod toolset;
 pub mod turns;
 
+pub use calls::dispatch::{Dispatcher, ToolCall};
 pub use config::Config;
-pub use dispatch::Dispatcher;
-pub use dispatch::ToolCall;
 pub use error::ConfigError;
 pub use error::DaemonError;
 pub use error::StartError;

@@ -70,7 +70,7 @@ async fn tools_indexed(channel: Channel) -> u32 {
 
 /// The built-in tools that run in this daemon, as the index lists them.
 fn core_names() -> Vec<String> {
-    let mut names: Vec<String> = codaris_daemon::builtins::Builtins::new(Default::default())
+    let mut names: Vec<String> = codaris_daemon::calls::builtins::Builtins::new(Default::default())
         .0
         .names()
         .map(str::to_owned)

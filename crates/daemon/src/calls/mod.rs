@@ -2,5 +2,9 @@
 //! resolved once), the permit it runs on, the built-in tools that run here, and what they keep
 //! (the samplesheet gates) or ask of the machine (the programs' versions).
 
+pub mod builtins;
+pub mod dispatch;
 pub mod gates;
+pub mod prepare;
 pub mod programs;
+pub mod resolve;

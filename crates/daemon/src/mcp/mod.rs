@@ -22,7 +22,7 @@ use serde_json::Value;
 
 pub use pins::Pins;
 
-use crate::builtins::Pictures;
+use crate::calls::builtins::Pictures;
 use crate::error::DaemonError;
 use crate::sessions::now_ms;
 use crate::toolset::registry::ToolRegistry;
@@ -438,7 +438,7 @@ impl McpHub {
                             .map(|bytes| (p.mime_type, bytes))
                     })
                     .collect();
-                let mut run = crate::builtins::picture_run(
+                let mut run = crate::calls::builtins::picture_run(
                     called.called(),
                     args,
                     rendered.text,

@@ -4,7 +4,7 @@
 //! (`format`, a name such as `repo_path`, a description that says path, directory or file).
 //!
 //! This module only reads: it expands `~` and variables from the environment the server runs
-//! with and says what each string names. `crate::resolve` then follows symlinks, and the policy
+//! with and says what each string names. `crate::calls::resolve` then follows symlinks, and the policy
 //! judges the result from the recorded task (`ImpliedBy::ArgumentPath`, `FileUri`, `Unjudged`),
 //! so a replay needs nothing from here.
 

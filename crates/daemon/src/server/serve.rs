@@ -54,9 +54,9 @@ pub async fn serve(
     })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
-    let mut setup = crate::builtins::Setup::from_config(&config);
+    let mut setup = crate::calls::builtins::Setup::from_config(&config);
     setup.gates = Some(Arc::new(crate::calls::gates::LedgerGates(ledger.gates()?)));
-    let (builtins, notices) = crate::builtins::Builtins::new(setup);
+    let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,
@@ -235,7 +235,7 @@ async fn routes(
     socket: String,
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
-    builtins: crate::builtins::Builtins,
+    builtins: crate::calls::builtins::Builtins,
     mcp: Arc<crate::mcp::McpHub>,
     mut notices: tokio::sync::mpsc::UnboundedReceiver<codaris_tools::shell::TaskNotice>,
     ledger: Arc<Ledger>,

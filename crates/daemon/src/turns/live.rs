@@ -23,9 +23,9 @@ use super::log::TurnLog;
 use super::services::Services;
 use super::session::Session;
 
-use crate::builtins::{Builtins, Pictures};
+use crate::calls::builtins::{Builtins, Pictures};
+use crate::calls::dispatch::Dispatcher;
 use crate::config::{ApiConfig, Config};
-use crate::dispatch::Dispatcher;
 use crate::error::DaemonError;
 use crate::ids::SessionId;
 use crate::sessions::{SessionRecord, SessionState, SessionStore};

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use codaris_ledger::Ledger;
 
-use crate::builtins::Builtins;
+use crate::calls::builtins::Builtins;
 use crate::config::Config;
 use crate::sessions::SessionStore;
 use crate::toolset::registry::ToolRegistry;

@@ -17,8 +17,8 @@ use tokio::sync::watch;
 
 use super::cards::Cards;
 use super::log::TurnLog;
-use crate::builtins::Pictures;
-use crate::dispatch::Dispatcher;
+use crate::calls::builtins::Pictures;
+use crate::calls::dispatch::Dispatcher;
 use crate::ids::SessionId;
 
 /// A session's model and what it does with pictures, which go together.

@@ -11,8 +11,8 @@ use codaris_tools::shell::{PoolConfig, ShellPools};
 use serde_json::json;
 
 use super::{Model, Parts, Session};
-use crate::builtins::Pictures;
-use crate::dispatch::{Dispatched, Dispatcher, ToolCall};
+use crate::calls::builtins::Pictures;
+use crate::calls::dispatch::{Dispatched, Dispatcher, ToolCall};
 use crate::ids::SessionId;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

@@ -203,7 +203,7 @@ impl Daemon for DaemonService {
         let settings = self.providers.current();
         let checks =
             crate::server::doctor::check_all(&settings, crate::server::doctor::CHECK_TIMEOUT).await;
-        let sandbox = crate::builtins::Setup::from_config(&self.config).sandbox_paths();
+        let sandbox = crate::calls::builtins::Setup::from_config(&self.config).sandbox_paths();
         let runtimes = crate::server::doctor::check_runtimes(&sandbox)
             .into_iter()
             .map(|check| v1::RuntimeCheck {

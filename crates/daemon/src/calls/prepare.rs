@@ -16,10 +16,10 @@ use codaris_policy::{
 };
 use serde_json::Value;
 
-use crate::mcp::paths::ArgumentMarks;
-use crate::resolve::{
+use crate::calls::resolve::{
     Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, resolve_args_with,
 };
+use crate::mcp::paths::ArgumentMarks;
 
 /// A call as the agent hands it over.
 #[derive(Debug, Clone)]
@@ -158,9 +158,9 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::builtins::{Builtins, Pictures};
-    use crate::dispatch::{Dispatched, Dispatcher};
-    use crate::resolve::counted;
+    use crate::calls::builtins::{Builtins, Pictures};
+    use crate::calls::dispatch::{Dispatched, Dispatcher};
+    use crate::calls::resolve::counted;
 
     /// A session grant to read in `outside`, as a card answer records it.
     fn read_granted(ledger: &Ledger, outside: &str) -> Result<(), Box<dyn std::error::Error>> {

@@ -1,5 +1,5 @@
 //! The one place a tool call is decided: prepare it (its paths resolved once,
-//! [`crate::prepare`]), evaluate it against the session's grants, spend the `once` grants it
+//! [`crate::calls::prepare`]), evaluate it against the session's grants, spend the `once` grants it
 //! relies on, and record the decision with its whole input — all before anything runs. An
 //! allowed call comes out as a [`Permit`], the only thing a tool runs on: it carries the
 //! decision, the prepared call's place and the paths a grant opened, all resolved already.
@@ -10,10 +10,10 @@ use codaris_ledger::{DecisionRecord, GrantView, Ledger};
 use codaris_policy::{CapabilityName, Grant, GrantSet, Lifetime, Task, ToolId, Verdict};
 use serde_json::Value;
 
+use crate::calls::prepare::Prepared;
+pub use crate::calls::prepare::ToolCall;
+use crate::calls::resolve::{Place, ResolvedPath};
 use crate::error::DaemonError;
-use crate::prepare::Prepared;
-pub use crate::prepare::ToolCall;
-use crate::resolve::{Place, ResolvedPath};
 use crate::sessions::now_ms;
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
@@ -26,9 +26,9 @@ use crate::sessions::now_ms;
 /// ```compile_fail,E0451
 /// fn forge(
 ///     record: codaris_ledger::DecisionRecord,
-///     place: Box<codaris_daemon::resolve::Place>,
-/// ) -> codaris_daemon::dispatch::Permit {
-///     codaris_daemon::dispatch::Permit {
+///     place: Box<codaris_daemon::calls::resolve::Place>,
+/// ) -> codaris_daemon::calls::dispatch::Permit {
+///     codaris_daemon::calls::dispatch::Permit {
 ///         record,
 ///         call_id: String::new(),
 ///         args: serde_json::Value::Null,
@@ -41,7 +41,7 @@ use crate::sessions::now_ms;
 /// only read:
 ///
 /// ```
-/// fn verdict(permit: &codaris_daemon::dispatch::Permit) -> codaris_policy::Verdict {
+/// fn verdict(permit: &codaris_daemon::calls::dispatch::Permit) -> codaris_policy::Verdict {
 ///     permit.decision().verdict
 /// }
 /// ```

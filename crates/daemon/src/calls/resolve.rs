@@ -6,7 +6,7 @@
 //!
 //! A call's paths are resolved once, by one [`Resolver`], into [`ResolvedPath`]s: the policy
 //! judges their string projection (what the ledger records) and the tool's fence is built from
-//! the paths themselves (see [`crate::prepare`]).
+//! the paths themselves (see [`crate::calls::prepare`]).
 
 use std::path::{Path, PathBuf};
 

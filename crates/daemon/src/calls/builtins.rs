@@ -8,8 +8,8 @@ use std::sync::Arc;
 use codaris_agent::{Picture, ToolRun, ToolSpec};
 use codaris_index::{Entry, Kind};
 
-use crate::dispatch::Permit;
-use crate::resolve::{Place, ResolvedPath};
+use crate::calls::dispatch::Permit;
+use crate::calls::resolve::{Place, ResolvedPath};
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
