@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codaris_daemon::config::{self, Flags, Sources};
-use codaris_daemon::sessions::{NewSession, SessionStore};
+use codaris_daemon::sessions::store::{NewSession, SessionStore};
 use codaris_daemon::{Shutdown, StateClaim};
 use codaris_ledger::Ledger;
 use codaris_paths::StateLayout;

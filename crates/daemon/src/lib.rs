@@ -17,16 +17,11 @@
 pub mod calls;
 pub mod config;
 pub mod error;
-pub mod ids;
-pub mod instructions;
-pub mod keys;
 pub mod mcp;
-pub mod providers;
 pub mod secret;
 pub mod server;
 pub mod sessions;
 pub mod toolset;
-pub mod turns;
 
 pub use calls::dispatch::{Dispatcher, ToolCall};
 pub use config::Config;

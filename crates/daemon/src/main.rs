@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use codaris_daemon::config::{self, Flags};
-use codaris_daemon::keys::HeldKeys;
+use codaris_daemon::server::keys::HeldKeys;
 use codaris_daemon::{Shutdown, StartError, StateClaim, StateWatch};
 use codaris_paths::StateLayout;
 
@@ -46,7 +46,7 @@ enum Command {
 
 fn main() -> ExitCode {
     // First, while this is the only thread: keys out of the environment block (this may exec).
-    let keys = match codaris_daemon::keys::withdraw() {
+    let keys = match codaris_daemon::server::keys::withdraw() {
         Ok(keys) => keys,
         Err(err) => {
             eprintln!("codarisd: cannot take the provider keys out of the environment: {err}");
@@ -177,7 +177,7 @@ fn mcp_server(name: &str, keys: &HeldKeys) -> ExitCode {
     }
     let mut command = std::process::Command::new(&program);
     // The pipe this image's keys came on is read and closed: the program must not look for it.
-    command.env_remove(codaris_daemon::keys::KEYS_FD_VAR);
+    command.env_remove(codaris_daemon::server::keys::KEYS_FD_VAR);
     let token = codaris_daemon::config::seqera::TOWER_TOKEN_VAR;
     if let Some(value) = keys.get(token) {
         command.env(token, value);

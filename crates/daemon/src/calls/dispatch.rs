@@ -14,7 +14,7 @@ use crate::calls::prepare::Prepared;
 pub use crate::calls::prepare::ToolCall;
 use crate::calls::resolve::{Place, ResolvedPath};
 use crate::error::DaemonError;
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
 /// needs: the decision, where it runs (the prepared call's paths, the very ones the policy

@@ -16,7 +16,7 @@ pub fn load(
     state_dir: Option<PathBuf>,
     config_file: Option<PathBuf>,
     flags: Flags,
-    keys: &crate::keys::HeldKeys,
+    keys: &crate::server::keys::HeldKeys,
 ) -> Result<Config, ConfigError> {
     let lookup = |name: &str| std::env::var_os(name);
     let state_dir = match state_dir {

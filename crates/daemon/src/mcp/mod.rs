@@ -24,7 +24,7 @@ pub use pins::Pins;
 
 use crate::calls::builtins::Pictures;
 use crate::error::DaemonError;
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 use crate::toolset::registry::ToolRegistry;
 
 pub use paths::PATH_ARGS;

@@ -5,7 +5,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use codaris_policy::{Activity, PermissionMode};
 use codaris_proto::v1;
 
-use crate::sessions::{SessionRecord, SessionState};
+use crate::sessions::store::{SessionRecord, SessionState};
 
 pub fn timestamp_ms(ms: u64) -> prost_types::Timestamp {
     prost_types::Timestamp::from(UNIX_EPOCH + Duration::from_millis(ms))

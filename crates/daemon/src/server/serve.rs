@@ -23,7 +23,7 @@ use crate::server::service::sessions::SessionsService;
 use crate::server::service::tools::ToolsService;
 use crate::server::shutdown::{DRAIN, Shutdown};
 use crate::server::state::StateClaim;
-use crate::sessions::{SessionStore, now_ms};
+use crate::sessions::store::{SessionStore, now_ms};
 use crate::toolset::registry::ToolRegistry;
 use crate::toolset::skills;
 
@@ -269,7 +269,7 @@ async fn routes(
         .build_v1alpha()?;
 
     let default_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let providers = Arc::new(crate::providers::LiveProviders::new(
+    let providers = Arc::new(crate::sessions::providers::LiveProviders::new(
         config.provider_inputs.clone(),
         config.providers.clone(),
         config
@@ -302,7 +302,7 @@ async fn routes(
         )),
     };
     let mcp_service = McpService { hub: mcp.clone() };
-    let turns = Arc::new(crate::turns::Turns::new(
+    let turns = Arc::new(crate::sessions::turns::Turns::new(
         config.clone(),
         ledger.clone(),
         sessions.clone(),

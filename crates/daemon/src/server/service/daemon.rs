@@ -8,17 +8,17 @@ use tonic::{Request, Response, Status};
 
 use crate::config::Config;
 use crate::error::DaemonError;
-use crate::providers::{KeyChange, Login};
 use crate::server::convert::timestamp_ms;
 use crate::server::shutdown::Shutdown;
-use crate::sessions::SessionStore;
+use crate::sessions::providers::{KeyChange, Login};
+use crate::sessions::store::SessionStore;
 
 /// What the Status call reports and the handle Shutdown pulls.
 #[derive(Debug)]
 pub struct DaemonService {
     pub config: Arc<Config>,
     /// The provider settings in force, swapped by `Login`.
-    pub providers: Arc<crate::providers::LiveProviders>,
+    pub providers: Arc<crate::sessions::providers::LiveProviders>,
     pub socket: String,
     pub started_at_ms: u64,
     pub started: Instant,

@@ -8,7 +8,7 @@ use tonic::{Request, Response, Status};
 use super::ResponseStream;
 use crate::error::DaemonError;
 use crate::server::convert::{decision_record_wire, grant_wire};
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 
 /// Decisions listed when the request names no limit.
 const DEFAULT_DECISIONS: usize = 100;

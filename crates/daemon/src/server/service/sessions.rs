@@ -9,10 +9,10 @@ use tonic::{Request, Response, Status};
 use super::ResponseStream;
 use crate::config::Config;
 use crate::error::DaemonError;
-use crate::providers::LiveProviders;
 use crate::server::convert::{activity_from_wire, permission_mode_from_wire};
-use crate::sessions::{NewSession, SessionStore};
-use crate::turns::{SessionChange, Turns};
+use crate::sessions::providers::LiveProviders;
+use crate::sessions::store::{NewSession, SessionStore};
+use crate::sessions::turns::{SessionChange, Turns};
 use codaris_ledger::CardAnswer;
 
 use tokio_stream::StreamExt;
@@ -175,7 +175,7 @@ impl SessionsService {
             ));
         }
         Ok(NewSession {
-            instructions: crate::instructions::find(&cwd),
+            instructions: crate::sessions::instructions::find(&cwd),
             cwd,
             activity,
             permission_mode,
@@ -445,7 +445,7 @@ fn answered_by(given: &str) -> Result<Option<String>, DaemonError> {
 }
 
 /// What an undo did, on the wire.
-fn undone_wire(undone: crate::turns::Undone) -> v1::UndoTurnResponse {
+fn undone_wire(undone: crate::sessions::turns::Undone) -> v1::UndoTurnResponse {
     v1::UndoTurnResponse {
         session_id: undone.session_id,
         turn: undone.turn,

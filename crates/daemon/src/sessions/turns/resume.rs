@@ -12,7 +12,7 @@ use codaris_policy::{Activity, Lifetime, PermissionMode};
 
 use super::live::{Turns, model_for};
 use crate::error::DaemonError;
-use crate::sessions::{SessionRecord, SessionState, now_ms};
+use crate::sessions::store::{SessionRecord, SessionState, now_ms};
 
 /// The longest model name a switch accepts.
 const MAX_MODEL_LEN: usize = 200;

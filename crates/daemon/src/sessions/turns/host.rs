@@ -21,7 +21,7 @@ use crate::calls::builtins::Builtins;
 use crate::calls::dispatch::{Dispatched, Pending, Permit, ToolCall};
 use crate::error::NotRecorded;
 use crate::server::convert::{capability_wire, turn_event_wire};
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 use crate::toolset::registry::ToolRegistry;
 
 pub struct DaemonHost {

@@ -12,7 +12,7 @@ use codaris_ledger::{CardAnswer, Ledger};
 use tokio::sync::oneshot;
 
 use crate::error::NotRecorded;
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 
 /// Random bytes in a card's answer secret (256 bits; the secret is their hex).
 const SECRET_BYTES: usize = 32;

@@ -12,7 +12,7 @@ use codaris_proto::v1;
 use tokio::sync::{mpsc, watch};
 
 use crate::server::convert::timestamp_ms;
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 
 /// Events a stream may have in flight before it waits for its client.
 const STREAM_BUFFER: usize = 64;

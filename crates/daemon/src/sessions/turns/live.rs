@@ -27,8 +27,8 @@ use crate::calls::builtins::{Builtins, Pictures};
 use crate::calls::dispatch::Dispatcher;
 use crate::config::{ApiConfig, Config};
 use crate::error::DaemonError;
-use crate::ids::SessionId;
-use crate::sessions::{SessionRecord, SessionState, SessionStore};
+use crate::sessions::ids::SessionId;
+use crate::sessions::store::{SessionRecord, SessionState, SessionStore};
 use crate::toolset::registry::ToolRegistry;
 
 /// How long `AnswerCard` waits for the turn to make an answer durable before it says so.
@@ -84,7 +84,7 @@ impl Turns {
         tools: Arc<ToolRegistry>,
         builtins: Builtins,
         mcp: Arc<crate::mcp::McpHub>,
-        providers: Arc<crate::providers::LiveProviders>,
+        providers: Arc<crate::sessions::providers::LiveProviders>,
     ) -> Self {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
@@ -165,7 +165,7 @@ impl Turns {
             let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());
             let config = TurnConfig {
                 // Read at each turn: an edit of AGENTS.md counts from the next turn.
-                system: crate::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
+                system: crate::sessions::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
                 max_rounds: MAX_ROUNDS,
                 lean: turns.config.lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.

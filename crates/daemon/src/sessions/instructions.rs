@@ -12,7 +12,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use crate::sessions::InstructionFile;
+use crate::sessions::store::InstructionFile;
 
 /// The file names looked for in each directory, in the order they are read.
 pub const NAMES: [&str; 2] = ["AGENTS.md", "CODARIS.md"];

@@ -15,7 +15,7 @@ use codaris_tools::files::checkpoint::{self, Change, Manifest};
 use super::checkpoints::{checkpoints_dir, turn_store};
 use super::live::{ENDING_TURN_GRACE, Turns};
 use crate::error::DaemonError;
-use crate::sessions::now_ms;
+use crate::sessions::store::now_ms;
 
 /// How long an undo waits for a finished turn to seal its checkpoint (it reads back every
 /// file the turn changed).

@@ -10,7 +10,7 @@ use codaris_ledger::Ledger;
 
 use crate::calls::builtins::Builtins;
 use crate::config::Config;
-use crate::sessions::SessionStore;
+use crate::sessions::store::SessionStore;
 use crate::toolset::registry::ToolRegistry;
 
 /// The services of the turns, shared by every live session.
@@ -25,5 +25,5 @@ pub struct Services {
     pub mcp: Arc<crate::mcp::McpHub>,
     pub card_timeout: Duration,
     /// The provider settings in force: a session's key comes from here when it first runs.
-    pub providers: Arc<crate::providers::LiveProviders>,
+    pub providers: Arc<crate::sessions::providers::LiveProviders>,
 }

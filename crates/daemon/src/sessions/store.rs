@@ -328,7 +328,7 @@ impl SessionStore {
 
     /// Makes an ended session active again and returns it (an active one is returned as it
     /// is); `true` when this call reopened it. The caller revokes what the session's end left
-    /// standing *before* calling this ([`crate::turns::Turns::resume`]).
+    /// standing *before* calling this ([`crate::sessions::turns::Turns::resume`]).
     pub fn reopen(&self, id: &str) -> Result<(SessionRecord, bool), DaemonError> {
         let (record, reopened) = self.update(id, |record| {
             (record.state == SessionState::Ended).then(|| SessionRecord {
@@ -458,5 +458,5 @@ fn workspace_names(dir: &Path) -> Vec<String> {
 }
 
 #[cfg(test)]
-#[path = "sessions_tests.rs"]
+#[path = "store_tests.rs"]
 mod tests;

@@ -19,7 +19,7 @@ use super::cards::Cards;
 use super::log::TurnLog;
 use crate::calls::builtins::Pictures;
 use crate::calls::dispatch::Dispatcher;
-use crate::ids::SessionId;
+use crate::sessions::ids::SessionId;
 
 /// A session's model and what it does with pictures, which go together.
 #[derive(Debug, Clone)]

@@ -13,7 +13,7 @@ use serde_json::json;
 use super::{Model, Parts, Session};
 use crate::calls::builtins::Pictures;
 use crate::calls::dispatch::{Dispatched, Dispatcher, ToolCall};
-use crate::ids::SessionId;
+use crate::sessions::ids::SessionId;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

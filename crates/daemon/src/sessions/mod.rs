@@ -1,0 +1,11 @@
+//! Sessions: their records in the ledger's store and their ids, the live sessions and the turns
+//! they run (`turns`), the project instructions read into a turn's prompt, and the provider
+//! settings a new session is made with.
+
+pub mod ids;
+pub mod instructions;
+pub mod providers;
+pub mod store;
+pub mod turns;
+
+pub use store::{NewSession, SessionStore};
