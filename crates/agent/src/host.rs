@@ -16,7 +16,7 @@ use codaris_index::{KindFilter, SearchOutcome};
 use codaris_policy::{Capability, Decision, Task};
 use serde_json::Value;
 
-use crate::provider::{Picture, ToolSpec};
+use crate::provider::{Picture, ToolDefinition};
 use crate::registry::Registry;
 use crate::turn::TurnEvent;
 
@@ -176,7 +176,7 @@ pub trait TurnHost: Send + Sync {
     type Permit: Permit;
 
     /// The schema the model is shown for a bound tool; `None` leaves it off the request.
-    fn spec(&self, tool: &str) -> Option<ToolSpec>;
+    fn spec(&self, tool: &str) -> Option<ToolDefinition>;
     /// The index `search_tools` searches and the registry the surface is built from.
     fn index(&self) -> &dyn ToolIndex;
     /// Decides a call with the policy (asking the person on a card when it says `ask`) and

@@ -107,7 +107,7 @@ pub use provider::TimeoutPhase;
 pub use provider::Timeouts;
 pub use provider::ToolCall;
 pub use provider::ToolResult;
-pub use provider::ToolSpec;
+pub use provider::ToolDefinition;
 pub use provider::ToolTier;
 pub use provider::build_provider;
 pub use provider::check_provider;

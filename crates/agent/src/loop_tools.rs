@@ -3,25 +3,25 @@
 
 use codaris_catalogue::CatalogueEntry;
 
-use crate::provider::{ToolSpec, ToolTier};
+use crate::provider::{ToolDefinition, ToolTier};
 
 /// The spec of the built-in tool `name` (a loop tool or one the daemon runs), from the
 /// catalogue; always-on exactly when it is one of the always-on nine. The caller decides
 /// whether it is offered (the daemon only names tools it registered).
-pub fn catalogue_spec(name: &str) -> Option<ToolSpec> {
+pub fn catalogue_spec(name: &str) -> Option<ToolDefinition> {
     codaris_catalogue::entry(name).map(spec_of)
 }
 
 /// `search_tools` and `request_capability`, by name.
-pub fn loop_tool_spec(name: &str) -> Option<ToolSpec> {
+pub fn loop_tool_spec(name: &str) -> Option<ToolDefinition> {
     codaris_catalogue::LOOP_TOOLS
         .iter()
         .find(|entry| entry.name == name)
         .map(spec_of)
 }
 
-fn spec_of(entry: &CatalogueEntry) -> ToolSpec {
-    ToolSpec {
+fn spec_of(entry: &CatalogueEntry) -> ToolDefinition {
+    ToolDefinition {
         name: entry.name.to_owned(),
         description: entry.description.to_owned(),
         input_schema: entry.schema(),

@@ -20,7 +20,7 @@ use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
     CacheHints, Message, ModelProvider, ModelRequest, Picture, ProviderError, Retrying, StopReason,
-    StreamEvent, ToolCall, ToolResult, ToolSpec, ToolTier,
+    StreamEvent, ToolCall, ToolResult, ToolDefinition, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -239,11 +239,11 @@ fn request_tools<H: TurnHost>(
     registry: &Registry,
     host: &H,
     tool_search_api: bool,
-) -> Vec<ToolSpec> {
+) -> Vec<ToolDefinition> {
     if !tool_search_api {
         return surface.tools.iter().filter_map(|t| host.spec(t)).collect();
     }
-    let mut tools: Vec<ToolSpec> = surface
+    let mut tools: Vec<ToolDefinition> = surface
         .tools
         .iter()
         .take(surface.always_on)

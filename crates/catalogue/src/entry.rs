@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, research, shell, web,
+    files, loop_tools, nextflow, nextflow_launch, nextflow_runs, ncbi, planner, shell, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -44,7 +44,7 @@ impl CatalogueEntry {
 
 /// Every entry: the loop's two tools, then the tools the daemon runs in the order it registers
 /// them (files, the planner, commands, the web, the Nextflow and nf-core tools, the
-/// research tools).
+/// NCBI tools).
 pub static ALL: &[CatalogueEntry] = &[
     loop_tools::SEARCH_TOOLS,
     loop_tools::REQUEST_CAPABILITY,
@@ -92,8 +92,8 @@ pub static ALL: &[CatalogueEntry] = &[
     nextflow_launch::TEST_PIPELINE,
     nextflow_launch::CHECK_TEST_RESULT,
     nextflow_launch::FETCH_TEST_DATA,
-    research::SEARCH_PUBMED,
-    research::SEARCH_GEO_SRA,
+    ncbi::SEARCH_PUBMED,
+    ncbi::SEARCH_GEO_SRA,
 ];
 
 /// The entry of `name`, if it is a built-in tool the model can be shown.

@@ -8,7 +8,7 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{files, loop_tools, nextflow, nextflow_launch, nextflow_runs, planner, research};
+use crate::{files, loop_tools, nextflow, nextflow_launch, nextflow_runs, ncbi, planner};
 use crate::{shell, web};
 
 macro_rules! builtin_tools {
@@ -123,8 +123,8 @@ builtin_tools! {
     ApplyRemediationPlan = "apply_remediation_plan" => Some(&nextflow::APPLY_REMEDIATION_PLAN),
     ListComplianceRules = "list_compliance_rules" => Some(&nextflow::LIST_COMPLIANCE_RULES),
     WebResearch = "web_research" => Some(&web::WEB_RESEARCH),
-    SearchGeoSra = "search_geo_sra" => Some(&research::SEARCH_GEO_SRA),
-    SearchPubmed = "search_pubmed" => Some(&research::SEARCH_PUBMED),
+    SearchGeoSra = "search_geo_sra" => Some(&ncbi::SEARCH_GEO_SRA),
+    SearchPubmed = "search_pubmed" => Some(&ncbi::SEARCH_PUBMED),
     AutopilotPipeline = "autopilot_pipeline" => Some(&nextflow_launch::AUTOPILOT_PIPELINE),
     RunBuiltPipeline = "run_built_pipeline" => Some(&nextflow_launch::RUN_BUILT_PIPELINE),
     TestPipeline = "test_pipeline" => Some(&nextflow_launch::TEST_PIPELINE),

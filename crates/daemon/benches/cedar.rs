@@ -44,7 +44,7 @@ use cedar_policy::{
     Authorizer, Context, Decision as CedarDecision, Entities, Entity, EntityId, EntityTypeName,
     EntityUid, PolicySet, Request as CedarRequest,
 };
-use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, SessionCall};
 use codaris_ledger::{CardAnswer, CardRecord, GrantView, Ledger};
 use codaris_policy::{
     Call, Capability, CapabilityName, Code, Grant, GrantSet, Lifetime, PermissionMode, Request,
@@ -221,7 +221,7 @@ fn policy_vs_cedar(c: &mut Criterion) {
         let dispatcher = Dispatcher::new(ledger.clone()).for_session();
         // As the daemon's live session does: its view is kept while the session lives.
         let _lease = ledger.lease_grant_view(SESSION);
-        let call = |i: usize| ToolCall {
+        let call = |i: usize| SessionCall {
             session_id: SESSION.to_owned(),
             call_id: format!("call{i}"),
             tool: codaris_policy::ToolId::parse("write"),

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, SessionCall};
 use codaris_ledger::Ledger;
 use codaris_policy::{PermissionMode, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -25,10 +25,10 @@ use serde_json::json;
 mod grants;
 use grants::give;
 
-fn call(root: &Path, i: usize) -> ToolCall {
+fn call(root: &Path, i: usize) -> SessionCall {
     let mut task = Task::new(root.join("proj").display().to_string());
     task.permission_mode = PermissionMode::AcceptEdits;
-    ToolCall {
+    SessionCall {
         session_id: "s-own".to_owned(),
         call_id: format!("call{i}"),
         tool: codaris_policy::ToolId::parse("write"),

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codaris_daemon::calls::builtins::Pictures;
-use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, SessionCall};
 use codaris_daemon::mcp::McpHub;
 use codaris_daemon::toolset::registry::ToolRegistry;
 use codaris_ledger::Ledger;
@@ -101,7 +101,7 @@ fn main() {
 
             let started = Instant::now();
             let spec = hub.external_spec(&echo);
-            let call = ToolCall {
+            let call = SessionCall {
                 session_id: "s".to_owned(),
                 call_id: format!("c{i}"),
                 tool: codaris_policy::ToolId::Mcp(echo.clone()),

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codaris_daemon::calls::dispatch::{Dispatcher, ToolCall};
+use codaris_daemon::calls::dispatch::{Dispatcher, SessionCall};
 use codaris_ledger::Ledger;
 use codaris_policy::{PermissionMode, Task};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -33,7 +33,7 @@ fn session(n: usize) -> String {
     format!("s{n:05}")
 }
 
-fn call(root: &Path, session: &str, i: usize) -> ToolCall {
+fn call(root: &Path, session: &str, i: usize) -> SessionCall {
     let mut task = Task::new(root.join("proj").display().to_string());
     task.permission_mode = PermissionMode::AcceptEdits;
     // Reads and writes inside the project, and runs of a granted program: the mix of a session.
@@ -45,7 +45,7 @@ fn call(root: &Path, session: &str, i: usize) -> ToolCall {
         ),
         _ => ("run_command", json!({"command": "cargo test"})),
     };
-    ToolCall {
+    SessionCall {
         session_id: session.to_owned(),
         call_id: format!("call{i}"),
         tool: codaris_policy::ToolId::parse(tool),

@@ -23,7 +23,7 @@ pub mod server;
 pub mod sessions;
 pub mod toolset;
 
-pub use calls::dispatch::{Dispatcher, ToolCall};
+pub use calls::dispatch::{Dispatcher, SessionCall};
 pub use config::Config;
 pub use error::ConfigError;
 pub use error::DaemonError;

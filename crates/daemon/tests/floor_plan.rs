@@ -209,3 +209,20 @@ fn the_ring_finder_finds_a_ring_and_the_layers_it_allows() {
         ]
     );
 }
+
+/// The crates a decision is made in (the pure policy and catalogue, the index, the loop, the
+/// ledger that replays) never link the tools: what a tool does cannot change what is decided
+/// about it, and an auditor's replay builds without them.
+#[test]
+fn no_crate_on_the_decision_path_links_the_tools() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for name in ["policy", "catalogue", "index", "agent", "ledger"] {
+        let manifest = std::fs::read_to_string(crates.join(name).join("Cargo.toml")).unwrap();
+        let table: toml::Table = manifest.parse().unwrap();
+        let deps = table.get("dependencies").and_then(toml::Value::as_table);
+        assert!(
+            deps.is_none_or(|deps| !deps.contains_key("codaris-tools")),
+            "crates/{name} links codaris-tools"
+        );
+    }
+}

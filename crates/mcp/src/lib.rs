@@ -1,11 +1,11 @@
-//! Codaris's MCP client. A [`Registry`] runs every configured server in the background (stdio
+//! Codaris's MCP client. A [`ServerRegistry`] runs every configured server in the background (stdio
 //! children in their own process group with a scrubbed environment, or streamable-HTTP
 //! endpoints), keeps each one's full tool list current across `tools/list_changed` and
 //! restarts, and calls their tools with a timeout. Names (`server__tool`), definition digests
 //! for pinning, and the rendering of results are plain functions beside it.
 //!
 //! Deciding whether a call may run is not here: the daemon asks the policy first, and only a
-//! permitted call reaches [`Registry::call`].
+//! permitted call reaches [`ServerRegistry::call`].
 
 mod client;
 mod env;
@@ -25,7 +25,7 @@ pub use env::server_env;
 pub use error::{CallError, ConnectError, ToolError};
 pub use lines::MAX_LINE;
 pub use names::{NameError, ServerName};
-pub use registry::{Registry, ServerView};
+pub use registry::{ServerRegistry, ServerView};
 pub use render::{ImageContent, Rendered};
 pub use spec::{
     Approval, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, OutputLimitOverrides, ServerSpec,

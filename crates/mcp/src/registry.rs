@@ -1,6 +1,6 @@
 //! Every server the daemon runs, by name: added, removed, restarted, switched, and their tools
-//! as one published set. The daemon watches [`Registry::changes`] and rebuilds its index from
-//! [`Registry::servers`] whenever a server's tools or state change.
+//! as one published set. The daemon watches [`ServerRegistry::changes`] and rebuilds its index from
+//! [`ServerRegistry::servers`] whenever a server's tools or state change.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -56,27 +56,27 @@ struct Server {
 
 /// The servers, shared by every session of the daemon.
 #[derive(Debug, Clone)]
-pub struct Registry {
+pub struct ServerRegistry {
     servers: Arc<Mutex<BTreeMap<ServerName, Server>>>,
     changes: Arc<watch::Sender<u64>>,
     /// What a server that shares roots is told (`roots/list`).
     roots: Arc<Vec<PathBuf>>,
 }
 
-impl Default for Registry {
+impl Default for ServerRegistry {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Registry {
-    pub fn new() -> Registry {
-        Registry::with_roots(Vec::new())
+impl ServerRegistry {
+    pub fn new() -> ServerRegistry {
+        ServerRegistry::with_roots(Vec::new())
     }
 
     /// A registry whose servers that share roots are told `roots` (absolute directories).
-    pub fn with_roots(roots: Vec<PathBuf>) -> Registry {
-        Registry {
+    pub fn with_roots(roots: Vec<PathBuf>) -> ServerRegistry {
+        ServerRegistry {
             servers: Arc::new(Mutex::new(BTreeMap::new())),
             changes: Arc::new(watch::channel(0).0),
             roots: Arc::new(roots),
@@ -100,13 +100,13 @@ impl Registry {
     /// a server of the same name. Must be called within a Tokio runtime.
     pub fn add(&self, spec: ServerSpec) {
         let changes = self.changes.clone();
-        let published: Arc<dyn Fn() + Send + Sync> = Arc::new(move || Registry::bump(&changes));
+        let published: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ServerRegistry::bump(&changes));
         let run = supervisor::start(spec.clone(), self.roots.clone(), published);
         let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
         if let Some(old) = replaced {
             old.run.stop.cancel();
         }
-        Registry::bump(&self.changes);
+        ServerRegistry::bump(&self.changes);
     }
 
     /// Stops and forgets the server; false when there was none.
@@ -116,7 +116,7 @@ impl Registry {
             return false;
         };
         stop(server).await;
-        Registry::bump(&self.changes);
+        ServerRegistry::bump(&self.changes);
         true
     }
 
@@ -183,7 +183,7 @@ impl Registry {
     }
 
     /// Calls the tool offered as `called` (`server__tool` or `mcp__server__tool`): reads the
-    /// name, then [`Registry::call_tool`]. For a caller that holds only the name.
+    /// name, then [`ServerRegistry::call_tool`]. For a caller that holds only the name.
     pub async fn call(&self, called: &str, arguments: Value) -> Result<Rendered, ToolError> {
         match ToolId::parse(called) {
             ToolId::Mcp(tool) => self.call_tool(&tool, arguments).await,
@@ -304,7 +304,7 @@ impl Registry {
         if tokio::time::timeout(SHUTDOWN_GRACE, all).await.is_err() {
             tracing::warn!("some MCP servers did not stop in time");
         }
-        Registry::bump(&self.changes);
+        ServerRegistry::bump(&self.changes);
     }
 }
 

@@ -1,6 +1,6 @@
 //! What a server is: how to reach it and how far it is trusted. The daemon reads these from
 //! `[mcp.servers.NAME]` in its configuration or from a run-time registration (kept in the
-//! ledger's store), and hands them to the [`Registry`](crate::Registry).
+//! ledger's store), and hands them to the [`ServerRegistry`](crate::ServerRegistry).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -13,7 +13,7 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use codaris_mcp::{CallError, MAX_LINE, Registry, ServerSpec, State, ToolError};
+use codaris_mcp::{CallError, MAX_LINE, ServerRegistry, ServerSpec, State, ToolError};
 use harness::*;
 use serde_json::json;
 
@@ -56,7 +56,7 @@ async fn every_page_of_a_long_list_is_listed_over_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_cursor_fails_the_server_and_names_the_cursor() {
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     registry.add(stdio("loop", &["--tools", "20", "--repeat-cursor"]));
     let view = wait_for(&registry, "loop", "failed", |v| v.state == State::Failed).await;
     let error = view.error.unwrap_or_default();

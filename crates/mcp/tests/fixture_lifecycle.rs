@@ -10,7 +10,7 @@ mod harness;
 
 use std::time::{Duration, Instant};
 
-use codaris_mcp::{Registry, ServerSpec, State, ToolError};
+use codaris_mcp::{ServerRegistry, ServerSpec, State, ToolError};
 use harness::*;
 use serde_json::json;
 
@@ -33,7 +33,7 @@ async fn a_chatty_server_is_never_blocked_and_stray_output_is_ignored() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_program_that_is_not_there_fails_the_server_with_why() {
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     registry.add(ServerSpec::stdio(
         name("gone"),
         "/nonexistent/mcp-server",
@@ -52,7 +52,7 @@ async fn a_server_that_never_answers_the_handshake_fails_and_is_stopped() {
     let script = format!("echo $$ >> {}; exec sleep 600", pids.display());
     let mut spec = ServerSpec::stdio(name("mute"), "sh", vec!["-c".to_owned(), script]);
     spec.startup_timeout = Some(Duration::from_secs(1));
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     registry.add(spec);
     let view = wait_for(&registry, "mute", "failed", |v| v.state == State::Failed).await;
     let error = view.error.unwrap_or_default();

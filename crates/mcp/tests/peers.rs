@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use codaris_mcp::{Registry, Rendered, ServerName, ServerSpec, ServerView, State, Transport};
+use codaris_mcp::{ServerRegistry, Rendered, ServerName, ServerSpec, ServerView, State, Transport};
 use serde_json::{Value, json};
 
 /// Python servers take about a second to start, Node ones half that; CI machines are slower.
@@ -77,7 +77,7 @@ fn repository(at: &Path) {
     std::fs::write(at.join("new.txt"), "untracked\n").unwrap();
 }
 
-async fn ready(registry: &Registry, server: &str) -> ServerView {
+async fn ready(registry: &ServerRegistry, server: &str) -> ServerView {
     let view = registry
         .settled(&name(server), STARTUP + Duration::from_secs(10))
         .await
@@ -91,7 +91,7 @@ async fn ready(registry: &Registry, server: &str) -> ServerView {
     view
 }
 
-async fn call(registry: &Registry, tool: &str, arguments: Value) -> Rendered {
+async fn call(registry: &ServerRegistry, tool: &str, arguments: Value) -> Rendered {
     registry
         .call(tool, arguments)
         .await
@@ -113,7 +113,7 @@ async fn six_real_servers_over_stdio() {
     repository(&repo);
     let memory = scratch.path().join("memory.jsonl");
 
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     let files_arg = files.to_str().unwrap();
     registry.add(spec(
         "everything",
@@ -260,7 +260,7 @@ async fn server_everything_over_streamable_http_offers_what_it_offers_over_stdio
     let port = free_port();
     let _server = everything_over_http(&program, port);
 
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     // It takes a moment to listen: the registry retries a refused connection with backoff.
     let mut over_http =
         ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
@@ -314,7 +314,7 @@ async fn a_restarted_http_server_is_reached_again() {
     let port = free_port();
     let start = || everything_over_http(&program, port);
     let mut first = start();
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     let mut spec = ServerSpec::http(name("everything"), format!("http://127.0.0.1:{port}/mcp"));
     spec.startup_timeout = Some(STARTUP);
     spec.tool_timeout = Some(Duration::from_secs(3));
@@ -353,7 +353,7 @@ async fn a_restarted_http_server_is_reached_again() {
 }
 
 /// Waits on the registry's changes until `everything` is ready and `also` holds.
-async fn wait_ready(registry: &Registry, also: impl Fn(&ServerView) -> bool) -> ServerView {
+async fn wait_ready(registry: &ServerRegistry, also: impl Fn(&ServerView) -> bool) -> ServerView {
     let mut changes = registry.changes();
     tokio::time::timeout(STARTUP, async {
         loop {
@@ -375,7 +375,7 @@ async fn wait_ready(registry: &Registry, also: impl Fn(&ServerView) -> bool) -> 
 /// most twice (the first listing and one re-list for the whole burst), and nothing after.
 async fn a_handshake_burst_is_one_publish(spec: ServerSpec, expect_notifications: bool) {
     let roots = tempfile::tempdir().unwrap();
-    let registry = Registry::with_roots(vec![roots.path().to_path_buf()]);
+    let registry = ServerRegistry::with_roots(vec![roots.path().to_path_buf()]);
     let changes = registry.changes();
     let before = *changes.borrow();
     registry.add(spec);

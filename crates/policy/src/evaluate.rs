@@ -12,7 +12,7 @@ use codaris_catalogue::ToolId;
 use serde_json::{Map, Value};
 
 use crate::capability::{CapabilityName, HTTP_CARRYING};
-use crate::catalogue::{builtin, spec as builtin_spec};
+use crate::builtin_specs::{builtin, spec as builtin_spec};
 use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};

@@ -22,7 +22,7 @@
 //! does not show cards, and does not parse slash commands or patch bodies.
 
 mod capability;
-mod catalogue;
+mod builtin_specs;
 mod code;
 mod command;
 mod corpus;
@@ -55,10 +55,10 @@ pub use capability::Capability;
 pub use capability::CapabilityName;
 pub use capability::Scope;
 pub use capability::http_origin;
-pub use catalogue::ALWAYS_ON;
-pub use catalogue::BUILTIN;
-pub use catalogue::builtin;
-pub use catalogue::spec as builtin_spec;
+pub use builtin_specs::ALWAYS_ON;
+pub use builtin_specs::BUILTIN;
+pub use builtin_specs::builtin;
+pub use builtin_specs::spec as builtin_spec;
 pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use code::Code;
 pub use command::CommandLine;

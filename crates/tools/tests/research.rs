@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use codaris_ncbi::{Eutils, EutilsConfig};
 use codaris_test_support::fake_eutils::{self, FakeEutils};
-use codaris_tools::{Content, Fence, Tool, ToolContext, ToolError, ToolOutput, research_tools};
+use codaris_tools::{Content, Fence, Tool, ToolContext, ToolError, ToolOutput, ncbi_tools};
 use serde_json::{Value, json};
 
 const EMAIL: &str = "pipelines@example.org";
@@ -44,7 +44,7 @@ fn config(fake: &FakeEutils, api_key: Option<&str>) -> EutilsConfig {
 
 /// (search_pubmed, search_geo_sra) sharing one client.
 fn tools(config: EutilsConfig) -> (Arc<dyn Tool>, Arc<dyn Tool>) {
-    let mut tools = research_tools(Eutils::new(config).unwrap()).into_iter();
+    let mut tools = ncbi_tools(Eutils::new(config).unwrap()).into_iter();
     (tools.next().unwrap(), tools.next().unwrap())
 }
 
@@ -214,7 +214,7 @@ async fn a_keyless_client_keeps_under_three_a_second() {
 }
 
 fn tools_from(client: Eutils) -> (Arc<dyn Tool>, Arc<dyn Tool>) {
-    let mut tools = research_tools(client).into_iter();
+    let mut tools = ncbi_tools(client).into_iter();
     (tools.next().unwrap(), tools.next().unwrap())
 }
 

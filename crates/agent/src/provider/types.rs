@@ -124,7 +124,7 @@ pub enum ToolTier {
 
 /// One tool offered to the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
+pub struct ToolDefinition {
     /// The tool's name.
     pub name: String,
     /// What the model reads to decide when to call it.
@@ -166,7 +166,7 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// The tools, in cache order: always-on (fixed order), then added (forced, then found,
     /// oldest first), then deferred.
-    pub tools: Vec<ToolSpec>,
+    pub tools: Vec<ToolDefinition>,
     /// Prompt-cache breakpoints.
     #[serde(default)]
     pub cache: CacheHints,

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason, HostError,
     HostFuture, Message, Permit, Picture, Registry, ScriptedProvider, ToolIndex, ToolResult,
-    ToolRun, ToolSpec, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
+    ToolRun, ToolDefinition, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
 use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};
@@ -76,8 +76,8 @@ impl Permit for TestPermit {
 impl TurnHost for Host {
     type Permit = TestPermit;
 
-    fn spec(&self, tool: &str) -> Option<ToolSpec> {
-        Some(ToolSpec {
+    fn spec(&self, tool: &str) -> Option<ToolDefinition> {
+        Some(ToolDefinition {
             name: tool.to_owned(),
             description: format!("the {tool} tool"),
             input_schema: json!({"type": "object"}),

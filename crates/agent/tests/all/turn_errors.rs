@@ -8,7 +8,7 @@ use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason,
     EventStream, HostError, HostFuture, ModelProvider, ModelRequest, Permit, ProviderError,
     ProviderErrorKind, ProviderFailure, ProviderKind, Registry, ScriptedProvider, ToolIndex,
-    ToolRun, ToolSpec, TurnConfig, TurnError, TurnEvent, TurnHost, parse_script, run_turn,
+    ToolRun, ToolDefinition, TurnConfig, TurnError, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_policy::{Decision, Task};
@@ -48,7 +48,7 @@ impl ToolIndex for FailingHost {
 impl TurnHost for FailingHost {
     type Permit = NoPermit;
 
-    fn spec(&self, _tool: &str) -> Option<ToolSpec> {
+    fn spec(&self, _tool: &str) -> Option<ToolDefinition> {
         None
     }
 

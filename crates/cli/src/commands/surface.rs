@@ -3,7 +3,7 @@
 //! Each tool is measured as the provider sends it (name, description, JSON schema) with the
 //! cl100k BPE as the yardstick; the real cost differs a little per model, the ranking does not.
 
-use codaris_agent::{ToolSpec, catalogue_spec};
+use codaris_agent::{ToolDefinition, catalogue_spec};
 use serde_json::json;
 
 use super::Outcome;
@@ -15,7 +15,7 @@ pub const BUDGET: usize = 3_500;
 
 /// The always-on tools' specs, in the order they are sent: the catalogue's text, so nothing
 /// (no shell runtime, no tool) is built to print it.
-pub fn always_on() -> Vec<ToolSpec> {
+pub fn always_on() -> Vec<ToolDefinition> {
     codaris_policy::ALWAYS_ON
         .iter()
         .filter_map(|name| catalogue_spec(name))
@@ -23,7 +23,7 @@ pub fn always_on() -> Vec<ToolSpec> {
 }
 
 /// Tokens of one tool as sent: `{"name", "description", "input_schema"}`.
-pub fn tokens(bpe: &tiktoken_rs::CoreBPE, spec: &ToolSpec) -> usize {
+pub fn tokens(bpe: &tiktoken_rs::CoreBPE, spec: &ToolDefinition) -> usize {
     let sent = json!({
         "name": spec.name,
         "description": spec.description,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_agent::{Picture, ToolRun, ToolSpec};
+use codaris_agent::{Picture, ToolRun, ToolDefinition};
 use codaris_index::{Entry, Kind};
 
 use crate::calls::dispatch::Permit;
@@ -123,7 +123,7 @@ impl Builtins {
             }
         };
         let literature = eutils.clone().map(|client| {
-            Arc::new(codaris_tools::research::PubmedLiterature::new(client))
+            Arc::new(codaris_tools::ncbi::PubmedLiterature::new(client))
                 as Arc<dyn codaris_tools::Literature>
         });
         let research_engines = if setup.research_engines.is_empty() {
@@ -146,7 +146,7 @@ impl Builtins {
             gates,
         ));
         if let Some(client) = eutils {
-            tools.extend(codaris_tools::research_tools(client));
+            tools.extend(codaris_tools::ncbi_tools(client));
         }
         let mut builtins = Self::from_tools(tools);
         builtins.pools = Some(pools);
@@ -225,7 +225,7 @@ impl Builtins {
 
     /// The catalogue's spec of `name`, when this daemon runs it (the background tools only
     /// with background tasks on, …).
-    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+    pub fn spec(&self, name: &str) -> Option<ToolDefinition> {
         self.by_name.get(name)?;
         codaris_agent::catalogue_spec(name)
     }

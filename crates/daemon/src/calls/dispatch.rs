@@ -11,7 +11,7 @@ use codaris_policy::{CapabilityName, Grant, GrantSet, Lifetime, Task, ToolId, Ve
 use serde_json::Value;
 
 use crate::calls::prepare::Prepared;
-pub use crate::calls::prepare::ToolCall;
+pub use crate::calls::prepare::SessionCall;
 use crate::calls::resolve::{Place, ResolvedPath};
 use crate::error::DaemonError;
 use crate::sessions::store::now_ms;
@@ -256,7 +256,7 @@ impl Dispatcher {
 
     /// Decides `call` and records the decision durably; an allowed call comes back as its
     /// permit. Blocking (it waits for the disk): call it from `spawn_blocking` on an async path.
-    pub fn decide(&self, call: ToolCall) -> Result<Dispatched, DaemonError> {
+    pub fn decide(&self, call: SessionCall) -> Result<Dispatched, DaemonError> {
         let mut prepared = Prepared::new(&call);
         let (record, opened) = self.recorded(&call, &prepared)?;
         Ok(match record.decision.verdict {
@@ -277,7 +277,7 @@ impl Dispatcher {
 
     /// The decision as recorded, alone (for the tests).
     #[cfg(test)]
-    fn record(&self, call: ToolCall) -> Result<DecisionRecord, DaemonError> {
+    fn record(&self, call: SessionCall) -> Result<DecisionRecord, DaemonError> {
         self.recorded(&call, &Prepared::new(&call))
             .map(|(record, _)| record)
     }
@@ -287,7 +287,7 @@ impl Dispatcher {
     /// outside the roots the grants it relied on opened.
     fn recorded(
         &self,
-        call: &ToolCall,
+        call: &SessionCall,
         prepared: &Prepared,
     ) -> Result<(DecisionRecord, Vec<String>), DaemonError> {
         let mut retakes = 0;
@@ -387,11 +387,11 @@ mod tests {
         })
     }
 
-    fn call(root: &Path, tool: &str, args: Value) -> ToolCall {
+    fn call(root: &Path, tool: &str, args: Value) -> SessionCall {
         let proj = root.join("proj").display().to_string();
         let mut task = Task::new(proj);
         task.permission_mode = codaris_policy::PermissionMode::AcceptEdits;
-        ToolCall {
+        SessionCall {
             session_id: "s1".to_owned(),
             call_id: "c1".to_owned(),
             tool: codaris_policy::ToolId::parse(tool),

@@ -23,7 +23,7 @@ use crate::mcp::paths::ArgumentMarks;
 
 /// A call as the agent hands it over.
 #[derive(Debug, Clone)]
-pub struct ToolCall {
+pub struct SessionCall {
     pub session_id: String,
     /// The call's id in its turn.
     pub call_id: String,
@@ -61,7 +61,7 @@ pub struct Prepared {
 impl Prepared {
     /// Resolves `call`'s task (in its typed working directory when it has one), its path
     /// arguments and the paths it implies.
-    pub fn new(call: &ToolCall) -> Prepared {
+    pub fn new(call: &SessionCall) -> Prepared {
         let mut resolver = Resolver::default();
         let place = Place::resolve(&mut resolver, &call.task, call.cwd.as_deref());
         let mut task = place.project(&call.task);
@@ -208,7 +208,7 @@ mod tests {
         task.state_dir = Some(text(&state));
         task.protected = vec![text(&state.join("ledger"))];
         task.secret = vec![text(&state.join("token"))];
-        let call = ToolCall {
+        let call = SessionCall {
             session_id: "s1".to_owned(),
             call_id: "c1".to_owned(),
             tool: codaris_policy::ToolId::parse("read_file"),

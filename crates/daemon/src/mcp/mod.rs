@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use codaris_agent::{ToolRun, ToolSpec, ToolTier};
+use codaris_agent::{ToolRun, ToolDefinition, ToolTier};
 use codaris_index::{Entry, Kind, Server};
 use codaris_ledger::{Ledger, McpState};
 use codaris_mcp::names::McpTool;
-use codaris_mcp::{Approval, Registry, ServerName, ServerSpec, ServerView, State, ToolDef};
+use codaris_mcp::{Approval, ServerRegistry, ServerName, ServerSpec, ServerView, State, ToolDef};
 use codaris_policy::{Access, ExternalSpec, PathArg, PathDefault, PermissionClass};
 use serde_json::Value;
 
@@ -89,7 +89,7 @@ pub struct ToolInfo {
 /// The daemon's MCP servers.
 #[derive(Debug)]
 pub struct McpHub {
-    registry: Registry,
+    registry: ServerRegistry,
     state: McpState,
     tools: Arc<ToolRegistry>,
     configured: BTreeSet<ServerName>,
@@ -150,7 +150,7 @@ impl McpHub {
             }
         }
         let hub = Arc::new(McpHub {
-            registry: Registry::with_roots(roots),
+            registry: ServerRegistry::with_roots(roots),
             state,
             tools,
             configured: configured.iter().map(|s| s.name.clone()).collect(),
@@ -379,7 +379,7 @@ impl McpHub {
 
     /// The schema the model is shown for the tool `server` lists as `prefixed` (an index
     /// entry's server and name).
-    pub fn listed_spec(&self, server: &str, prefixed: &str) -> Option<ToolSpec> {
+    pub fn listed_spec(&self, server: &str, prefixed: &str) -> Option<ToolDefinition> {
         let server = ServerName::parse(server).ok()?;
         let view = self.registry.server(&server)?;
         let tool = match view.tool(prefixed) {
@@ -387,7 +387,7 @@ impl McpHub {
             None if view.state == State::Ready => return None,
             None => self.known_tool(&server, prefixed)?,
         };
-        Some(ToolSpec {
+        Some(ToolDefinition {
             name: prefixed.to_owned(),
             description: described(&view.spec, &tool),
             input_schema: tool.input_schema.clone(),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use codaris_mcp::{Registry, ServerName, ServerSpec, ServerView, State};
+use codaris_mcp::{ServerRegistry, ServerName, ServerSpec, ServerView, State};
 use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 
@@ -63,7 +63,7 @@ pub fn http(server: &str, fixture: &HttpFixture) -> ServerSpec {
 
 /// Waits, on the registry's change counter, until `server` satisfies `done`.
 pub async fn wait_for(
-    registry: &Registry,
+    registry: &ServerRegistry,
     server: &str,
     what: &str,
     done: impl Fn(&ServerView) -> bool,
@@ -90,26 +90,26 @@ pub async fn wait_for(
     }
 }
 
-pub async fn ready(registry: &Registry, server: &str) -> ServerView {
+pub async fn ready(registry: &ServerRegistry, server: &str) -> ServerView {
     wait_for(registry, server, "ready", |v| v.state == State::Ready).await
 }
 
-pub async fn started(spec: ServerSpec) -> (Registry, ServerView) {
+pub async fn started(spec: ServerSpec) -> (ServerRegistry, ServerView) {
     let server = spec.name.to_string();
-    let registry = Registry::new();
+    let registry = ServerRegistry::new();
     registry.add(spec);
     let view = ready(&registry, &server).await;
     (registry, view)
 }
 
-pub async fn text(registry: &Registry, tool: &str, arguments: serde_json::Value) -> String {
+pub async fn text(registry: &ServerRegistry, tool: &str, arguments: serde_json::Value) -> String {
     let rendered = registry.call(tool, arguments).await.unwrap();
     assert!(!rendered.is_error, "{tool} failed: {}", rendered.text);
     rendered.text
 }
 
 /// The fixture's counters (`stats`), by name.
-pub async fn stats(registry: &Registry, server: &str) -> BTreeMap<String, u64> {
+pub async fn stats(registry: &ServerRegistry, server: &str) -> BTreeMap<String, u64> {
     text(registry, &format!("{server}__stats"), json!({}))
         .await
         .lines()

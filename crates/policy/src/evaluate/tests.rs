@@ -28,7 +28,7 @@ fn auto_approval_follows_the_catalogue_table() {
 }
 
 fn uses_of(tool: &str, args: serde_json::Value, task: &Task) -> Vec<(Access, String, bool)> {
-    let spec = builtin(tool).unwrap_or(&crate::catalogue::BUILTIN[0]);
+    let spec = builtin(tool).unwrap_or(&crate::builtin_specs::BUILTIN[0]);
     let object = args.as_object().cloned().unwrap_or_default();
     let report_only = object.get("report_only") == Some(&Value::Bool(true));
     path_uses(spec, &object, task, report_only)
@@ -68,7 +68,7 @@ fn path_arguments_resolve_with_their_defaults_and_lists() {
 #[test]
 fn unusable_path_arguments_name_the_argument() {
     let task = Task::new("/w/proj");
-    let spec = builtin("mv").unwrap_or(&crate::catalogue::BUILTIN[0]);
+    let spec = builtin("mv").unwrap_or(&crate::builtin_specs::BUILTIN[0]);
     let object = json!({"src": "a", "dst": ["b", 1]});
     let object = object.as_object().cloned().unwrap_or_default();
     let err = path_uses(spec, &object, &task, false).err();

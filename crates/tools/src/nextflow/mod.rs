@@ -15,8 +15,8 @@ mod review_pack;
 mod run;
 mod runner;
 mod runs;
-mod testdata;
-mod tests;
+mod fetch_test_data;
+mod pipeline_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -221,8 +221,8 @@ pub fn nextflow_tools(
     tools.extend(runs::tools(&launch));
     tools.push(Arc::new(run::RunBuiltPipeline(launch.clone())));
     tools.push(Arc::new(autopilot::AutopilotPipeline::new(launch.clone())));
-    tools.extend(tests::tools(&launch));
-    tools.push(Arc::new(testdata::FetchTestData {
+    tools.extend(pipeline_tests::tools(&launch));
+    tools.push(Arc::new(fetch_test_data::FetchTestData {
         base: setup.test_datasets.clone(),
     }));
     tools

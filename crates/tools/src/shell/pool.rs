@@ -24,7 +24,7 @@ use super::pool_lease::{HeldPools, held};
 use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
-use super::task::{Limited, NoticeTarget, Task, TaskNotice, TaskStatus};
+use super::task::{Limited, NoticeTarget, BackgroundTask, TaskNotice, TaskStatus};
 
 /// Failures of the pool, split by the tools into the model's and Codaris's.
 #[derive(Debug, thiserror::Error)]
@@ -291,7 +291,7 @@ struct Shared {
 
 #[derive(Debug)]
 struct Entry {
-    task: Arc<Task>,
+    task: Arc<BackgroundTask>,
     /// Shown to the model: started with `background: true` or handed over on timeout.
     listed: bool,
 }
@@ -343,7 +343,7 @@ pub struct TaskSummary {
 #[derive(Debug, Clone)]
 pub struct Started {
     pub task_id: String,
-    pub task: Arc<Task>,
+    pub task: Arc<BackgroundTask>,
     /// Whether Landlock confines its reads and writes.
     pub confined: bool,
     /// What kills whatever it leaves behind with the session and the daemon.
@@ -524,7 +524,7 @@ impl TaskPool {
             cwd: cwd.to_path_buf(),
             source,
         })?;
-        let task = Task::watch_limited(
+        let task = BackgroundTask::watch_limited(
             spawned.child,
             command.to_owned(),
             estimate,
@@ -552,7 +552,7 @@ impl TaskPool {
     }
 
     /// Once `task` ended, walks the roots for `.git` again (it may have made one).
-    fn walk_git_when_done(&self, task: &Arc<Task>, roots: &[PathBuf]) {
+    fn walk_git_when_done(&self, task: &Arc<BackgroundTask>, roots: &[PathBuf]) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -638,7 +638,7 @@ impl TaskPool {
     where
         F: std::future::Future<Output = ()> + Send + 'static,
     {
-        let task = Task::in_process(label, self.config.buffer_bytes, work);
+        let task = BackgroundTask::in_process(label, self.config.buffer_bytes, work);
         let task_id = self.register(&task, true, notify);
         Started {
             task_id,
@@ -650,7 +650,7 @@ impl TaskPool {
     }
 
     /// Gives `task` the next id and files it.
-    fn register(&self, task: &Arc<Task>, listed: bool, notify: bool) -> String {
+    fn register(&self, task: &Arc<BackgroundTask>, listed: bool, notify: bool) -> String {
         let number = {
             let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
             let number = *next;
@@ -695,7 +695,7 @@ impl TaskPool {
     }
 
     /// A listed task by its id.
-    pub fn get(&self, task_id: &str) -> Result<Arc<Task>, ShellError> {
+    pub fn get(&self, task_id: &str) -> Result<Arc<BackgroundTask>, ShellError> {
         let unknown = || ShellError::UnknownTask {
             task_id: task_id.to_owned(),
         };

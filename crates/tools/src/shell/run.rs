@@ -101,7 +101,7 @@ const OUTPUT_LINE_CHARS: usize = 300;
 /// one arrived since the last look. Progress goes to the person watching, never the model (the
 /// result carries the output as always).
 async fn wait_showing_output(
-    task: &super::task::Task,
+    task: &super::task::BackgroundTask,
     limit: Duration,
     progress: &crate::progress::Progress,
 ) -> TaskStatus {

@@ -16,7 +16,7 @@ use tokio::process::Command;
 use super::args::{count, required_string};
 use super::pool::ShellPools;
 use super::run::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RESULT_STREAM_BYTES, status_line};
-use super::task::Task;
+use super::task::BackgroundTask;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
@@ -62,7 +62,7 @@ impl SshRunCommand {
 /// Kills the client if the call is dropped while waiting (the turn cancelled): nobody could
 /// read or stop it afterwards.
 struct Abandon<'a> {
-    task: &'a Task,
+    task: &'a BackgroundTask,
     armed: bool,
 }
 
@@ -162,7 +162,7 @@ impl Tool for SshRunCommand {
                 self.program.display()
             ))
         })?;
-        let task = Task::watch(child, format!("ssh {host}"), None, BUFFER_BYTES);
+        let task = BackgroundTask::watch(child, format!("ssh {host}"), None, BUFFER_BYTES);
         let mut abandon = Abandon {
             task: &task,
             armed: true,

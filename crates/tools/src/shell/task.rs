@@ -71,7 +71,7 @@ struct State {
 }
 
 #[derive(Debug)]
-pub struct Task {
+pub struct BackgroundTask {
     pub(crate) command: String,
     pub(crate) pgid: i32,
     pub(crate) started: Instant,
@@ -111,7 +111,7 @@ impl Log {
 /// in the pipe by then, but a grandchild left running may hold the pipe open indefinitely.
 const DRAIN: Duration = Duration::from_millis(500);
 
-impl Task {
+impl BackgroundTask {
     /// Watches `child` (already leading its own process group) and captures its output.
     pub(crate) fn watch(
         child: Child,
@@ -122,7 +122,7 @@ impl Task {
         Self::watch_limited(child, command, estimate, buffer_bytes, None)
     }
 
-    /// [`Task::watch`] for a command of a session with limits: when it ends, whether it hit
+    /// [`BackgroundTask::watch`] for a command of a session with limits: when it ends, whether it hit
     /// one is told in its stderr, and a group that hit the process limit is killed.
     pub(crate) fn watch_limited(
         mut child: Child,

@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn no_breakpoint_without_an_always_on_tool_or_with_the_hint_off() {
-        let tool = |tier| crate::provider::types::ToolSpec {
+        let tool = |tier| crate::provider::types::ToolDefinition {
             name: "x".into(),
             description: "d".into(),
             input_schema: json!({"type": "object"}),

@@ -8,7 +8,7 @@ mod robustness;
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::{EventStream, ModelRequest, ProviderError, StreamEvent, ToolSpec, ToolTier};
+use super::{EventStream, ModelRequest, ProviderError, StreamEvent, ToolDefinition, ToolTier};
 use crate::provider::CacheHints;
 
 /// Drains a stream (within the fake server's patience): its events, and the error that ended it.
@@ -30,8 +30,8 @@ pub(crate) async fn drain(mut stream: EventStream) -> (Vec<StreamEvent>, Option<
 }
 
 /// A tool with a one-property schema.
-pub(crate) fn tool(name: &str, tier: ToolTier) -> ToolSpec {
-    ToolSpec {
+pub(crate) fn tool(name: &str, tier: ToolTier) -> ToolDefinition {
+    ToolDefinition {
         name: name.into(),
         description: format!("The {name} tool."),
         input_schema: json!({
@@ -44,7 +44,7 @@ pub(crate) fn tool(name: &str, tier: ToolTier) -> ToolSpec {
 }
 
 /// A request with the given tools and one user message.
-pub(crate) fn request(tools: Vec<ToolSpec>, text: &str) -> ModelRequest {
+pub(crate) fn request(tools: Vec<ToolDefinition>, text: &str) -> ModelRequest {
     ModelRequest {
         system: "You are Codaris.".into(),
         messages: vec![super::Message::user(text)],

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Decided, HostError, HostFuture, Registry,
-    RegistryTool, ToolId, ToolIndex, ToolRun, ToolSpec, TurnEvent, TurnHost,
+    RegistryTool, ToolId, ToolIndex, ToolRun, ToolDefinition, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_ledger::{CardAnswer, CardRecord};
@@ -18,7 +18,7 @@ use super::log::TurnLog;
 use super::services::Services;
 use super::session::Session;
 use crate::calls::builtins::Builtins;
-use crate::calls::dispatch::{Dispatched, Pending, Permit, ToolCall};
+use crate::calls::dispatch::{Dispatched, Pending, Permit, SessionCall};
 use crate::error::NotRecorded;
 use crate::server::convert::{capability_wire, turn_event_wire};
 use crate::sessions::store::now_ms;
@@ -127,7 +127,7 @@ impl DaemonHost {
             }
             None => (call.tool.clone(), None, None),
         };
-        let tool_call = ToolCall {
+        let tool_call = SessionCall {
             session_id: self.session_id().to_owned(),
             call_id: call.id.clone(),
             tool,
@@ -408,7 +408,7 @@ enum Asked {
 impl TurnHost for DaemonHost {
     type Permit = Permit;
 
-    fn spec(&self, tool: &str) -> Option<ToolSpec> {
+    fn spec(&self, tool: &str) -> Option<ToolDefinition> {
         codaris_agent::loop_tool_spec(tool)
             .or_else(|| self.turns.builtins.spec(tool))
             .or_else(|| self.index.mcp_spec(&self.turns.mcp, tool))
@@ -570,7 +570,7 @@ struct DaemonIndex {
 impl DaemonIndex {
     /// The schema of a bound MCP tool, found by its index entry (which names its server): the
     /// surface's names are the index's own, so nothing is parsed here.
-    fn mcp_spec(&self, hub: &crate::mcp::McpHub, name: &str) -> Option<ToolSpec> {
+    fn mcp_spec(&self, hub: &crate::mcp::McpHub, name: &str) -> Option<ToolDefinition> {
         let index = self.tools.snapshot();
         let entry = index
             .get(name)

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{Model, Parts, Session};
 use crate::calls::builtins::Pictures;
-use crate::calls::dispatch::{Dispatched, Dispatcher, ToolCall};
+use crate::calls::dispatch::{Dispatched, Dispatcher, SessionCall};
 use crate::sessions::ids::SessionId;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -47,7 +47,7 @@ fn live(
         },
     ));
     let pool = Arc::downgrade(&pools.pool(id)?);
-    let decided = session.dispatcher().decide(ToolCall {
+    let decided = session.dispatcher().decide(SessionCall {
         session_id: id.to_owned(),
         call_id: "c1".to_owned(),
         tool: codaris_policy::ToolId::parse("read_file"),

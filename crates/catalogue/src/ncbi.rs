@@ -1,4 +1,4 @@
-//! The research tools on NCBI's E-utilities: PubMed articles, and GEO series with their SRA
+//! The literature and archive tools on NCBI's E-utilities: PubMed articles, and GEO series with their SRA
 //! experiments and runs.
 
 use serde_json::{Value, json};

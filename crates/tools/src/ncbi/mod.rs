@@ -1,4 +1,4 @@
-//! The research tools on NCBI's E-utilities: `search_pubmed` (articles, abstracts on request)
+//! The literature and archive tools on NCBI's E-utilities: `search_pubmed` (articles, abstracts on request)
 //! and `search_geo_sra` (GEO series and SRA experiments, with run accessions ready for a
 //! samplesheet), and PubMed as `web_research`'s literature. All share one [`codaris_ncbi::Eutils`], so every session of the daemon stays
 //! under NCBI's rate limit together.
@@ -24,7 +24,7 @@ use crate::web::common;
 const MAX_QUERY_CHARS: usize = 2000;
 
 /// The research tools in the catalogue's order, sharing `client`.
-pub fn research_tools(client: Eutils) -> Vec<Arc<dyn Tool>> {
+pub fn ncbi_tools(client: Eutils) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(SearchPubmed::new(client.clone())),
         Arc::new(SearchGeoSra::new(client)),
