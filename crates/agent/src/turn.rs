@@ -20,7 +20,7 @@ use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
     CacheHints, Message, ModelProvider, ModelRequest, Picture, ProviderError, Retrying, StopReason,
-    StreamEvent, ToolCall, ToolResult, ToolDefinition, ToolTier,
+    StreamEvent, ToolCall, ToolDefinition, ToolResult, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;

@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, loop_tools, nextflow, nextflow_launch, nextflow_runs, ncbi, planner, shell, web,
+    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, shell, web,
 };
 
 /// A built-in tool as the model is shown it.

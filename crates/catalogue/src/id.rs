@@ -8,7 +8,7 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{files, loop_tools, nextflow, nextflow_launch, nextflow_runs, ncbi, planner};
+use crate::{files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner};
 use crate::{shell, web};
 
 macro_rules! builtin_tools {

@@ -100,7 +100,8 @@ impl ServerRegistry {
     /// a server of the same name. Must be called within a Tokio runtime.
     pub fn add(&self, spec: ServerSpec) {
         let changes = self.changes.clone();
-        let published: Arc<dyn Fn() + Send + Sync> = Arc::new(move || ServerRegistry::bump(&changes));
+        let published: Arc<dyn Fn() + Send + Sync> =
+            Arc::new(move || ServerRegistry::bump(&changes));
         let run = supervisor::start(spec.clone(), self.roots.clone(), published);
         let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
         if let Some(old) = replaced {

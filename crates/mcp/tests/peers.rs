@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
-use codaris_mcp::{ServerRegistry, Rendered, ServerName, ServerSpec, ServerView, State, Transport};
+use codaris_mcp::{Rendered, ServerName, ServerRegistry, ServerSpec, ServerView, State, Transport};
 use serde_json::{Value, json};
 
 /// Python servers take about a second to start, Node ones half that; CI machines are slower.

@@ -11,8 +11,8 @@ use std::borrow::Cow;
 use codaris_catalogue::ToolId;
 use serde_json::{Map, Value};
 
-use crate::capability::{CapabilityName, HTTP_CARRYING};
 use crate::builtin_specs::{builtin, spec as builtin_spec};
+use crate::capability::{CapabilityName, HTTP_CARRYING};
 use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};

@@ -21,8 +21,8 @@
 //! grants (the daemon's ledger does), does not consume `once` grants (the daemon serialises that),
 //! does not show cards, and does not parse slash commands or patch bodies.
 
-mod capability;
 mod builtin_specs;
+mod capability;
 mod code;
 mod command;
 mod corpus;
@@ -51,14 +51,14 @@ mod verdict;
 /// `not_bound`, which sent the model searching for a tool no search could bind.
 pub const POLICY_VERSION: &str = "5";
 
-pub use capability::Capability;
-pub use capability::CapabilityName;
-pub use capability::Scope;
-pub use capability::http_origin;
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
 pub use builtin_specs::builtin;
 pub use builtin_specs::spec as builtin_spec;
+pub use capability::Capability;
+pub use capability::CapabilityName;
+pub use capability::Scope;
+pub use capability::http_origin;
 pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use code::Code;
 pub use command::CommandLine;

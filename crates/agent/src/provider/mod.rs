@@ -38,7 +38,7 @@ pub use openai::OpenAiProvider;
 pub use transport::is_loopback_url;
 pub use types::{
     CacheHints, InvalidToolCall, Message, ModelRequest, Picture, Retrying, StopReason, StreamEvent,
-    ToolCall, ToolResult, ToolDefinition, ToolTier,
+    ToolCall, ToolDefinition, ToolResult, ToolTier,
 };
 
 /// The events of one model round. Nothing follows an `Err`.

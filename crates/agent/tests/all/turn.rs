@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex};
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason, HostError,
-    HostFuture, Message, Permit, Picture, Registry, ScriptedProvider, ToolIndex, ToolResult,
-    ToolRun, ToolDefinition, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
+    HostFuture, Message, Permit, Picture, Registry, ScriptedProvider, ToolDefinition, ToolIndex,
+    ToolResult, ToolRun, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
 use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};

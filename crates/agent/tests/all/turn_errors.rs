@@ -7,8 +7,8 @@ use std::time::Duration;
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason,
     EventStream, HostError, HostFuture, ModelProvider, ModelRequest, Permit, ProviderError,
-    ProviderErrorKind, ProviderFailure, ProviderKind, Registry, ScriptedProvider, ToolIndex,
-    ToolRun, ToolDefinition, TurnConfig, TurnError, TurnEvent, TurnHost, parse_script, run_turn,
+    ProviderErrorKind, ProviderFailure, ProviderKind, Registry, ScriptedProvider, ToolDefinition,
+    ToolIndex, ToolRun, TurnConfig, TurnError, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_policy::{Decision, Task};

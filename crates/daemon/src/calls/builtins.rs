@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_agent::{Picture, ToolRun, ToolDefinition};
+use codaris_agent::{Picture, ToolDefinition, ToolRun};
 use codaris_index::{Entry, Kind};
 
 use crate::calls::dispatch::Permit;

@@ -12,11 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use codaris_agent::{ToolRun, ToolDefinition, ToolTier};
+use codaris_agent::{ToolDefinition, ToolRun, ToolTier};
 use codaris_index::{Entry, Kind, Server};
 use codaris_ledger::{Ledger, McpState};
 use codaris_mcp::names::McpTool;
-use codaris_mcp::{Approval, ServerRegistry, ServerName, ServerSpec, ServerView, State, ToolDef};
+use codaris_mcp::{Approval, ServerName, ServerRegistry, ServerSpec, ServerView, State, ToolDef};
 use codaris_policy::{Access, ExternalSpec, PathArg, PathDefault, PermissionClass};
 use serde_json::Value;
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use codaris_mcp::{ServerRegistry, ServerName, ServerSpec, ServerView, State};
+use codaris_mcp::{ServerName, ServerRegistry, ServerSpec, ServerView, State};
 use serde_json::json;
 use tokio::io::AsyncBufReadExt;
 

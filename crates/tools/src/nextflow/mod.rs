@@ -7,16 +7,16 @@ mod args;
 mod autopilot;
 mod compliance;
 mod copy;
+mod fetch_test_data;
 mod gate;
 mod launch;
 mod nfcore;
+mod pipeline_tests;
 mod review;
 mod review_pack;
 mod run;
 mod runner;
 mod runs;
-mod fetch_test_data;
-mod pipeline_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -24,7 +24,7 @@ use super::pool_lease::{HeldPools, held};
 use super::sandbox::{Access, Request, SandboxPaths, plan};
 use super::spawn::{Launch, spawn};
 use super::spawner::Spawner;
-use super::task::{Limited, NoticeTarget, BackgroundTask, TaskNotice, TaskStatus};
+use super::task::{BackgroundTask, Limited, NoticeTarget, TaskNotice, TaskStatus};
 
 /// Failures of the pool, split by the tools into the model's and Codaris's.
 #[derive(Debug, thiserror::Error)]

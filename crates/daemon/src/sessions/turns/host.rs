@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Decided, HostError, HostFuture, Registry,
-    RegistryTool, ToolId, ToolIndex, ToolRun, ToolDefinition, TurnEvent, TurnHost,
+    RegistryTool, ToolDefinition, ToolId, ToolIndex, ToolRun, TurnEvent, TurnHost,
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_ledger::{CardAnswer, CardRecord};
