@@ -7,9 +7,7 @@ use std::sync::Arc;
 
 use codaris_agent::{Picture, ToolDefinition, ToolRun};
 use codaris_index::{Entry, Kind};
-
-use crate::calls::dispatch::Permit;
-use crate::calls::resolve::{Place, ResolvedPath};
+use codaris_policy::{BuiltinTool, ToolId};
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
@@ -17,6 +15,9 @@ use codaris_tools::{
 };
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use crate::calls::dispatch::Permit;
+use crate::calls::resolve::{Place, ResolvedPath};
 
 /// What a session's model does with the pictures a tool returns (`read_file` of a PNG).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +34,8 @@ pub struct Builtins {
     tools: Vec<Arc<dyn Tool>>,
     /// The shell tools' per-session task pools, closed when a session ends.
     pools: Option<Arc<ShellPools>>,
-    by_name: HashMap<&'static str, Arc<dyn Tool>>,
+    /// The tools this daemon runs, by their id: a call's typed id finds its tool.
+    by_id: HashMap<BuiltinTool, Arc<dyn Tool>>,
     limits: OutputLimits,
 }
 
@@ -154,11 +156,11 @@ impl Builtins {
     }
 
     pub fn from_tools(tools: Vec<Arc<dyn Tool>>) -> Self {
-        let by_name = tools.iter().map(|t| (t.name(), t.clone())).collect();
+        let by_id = tools.iter().map(|t| (t.id(), t.clone())).collect();
         Self {
             tools,
             pools: None,
-            by_name,
+            by_id,
             limits: OutputLimits::default(),
         }
     }
@@ -226,7 +228,7 @@ impl Builtins {
     /// The catalogue's spec of `name`, when this daemon runs it (the background tools only
     /// with background tasks on, …).
     pub fn spec(&self, name: &str) -> Option<ToolDefinition> {
-        self.by_name.get(name)?;
+        self.by_id.get(&BuiltinTool::parse(name)?)?;
         codaris_agent::catalogue_spec(name)
     }
 
@@ -244,7 +246,7 @@ impl Builtins {
     ) -> Option<BuiltinRun> {
         let name = permit.tool().as_str();
         let args = permit.args();
-        let tool = self.by_name.get(name)?;
+        let tool = self.by_id.get(&permit.tool().builtin()?)?;
         let mut ctx = context(session_id, permit.place(), permit.opened());
         ctx.checkpoint = checkpoint.cloned();
         let mut session_cwd = None;
@@ -281,12 +283,13 @@ impl Builtins {
     pub fn preview(
         &self,
         session_id: &str,
-        name: &str,
+        id: &ToolId,
         args: &Value,
         place: &Place,
         opened: &[ResolvedPath],
     ) -> Option<Result<codaris_tools::preview::CallPreview, ToolRun>> {
-        let tool = self.by_name.get(name)?;
+        let name = id.as_str();
+        let tool = self.by_id.get(&id.builtin()?)?;
         let ctx = context(session_id, place, opened);
         match tool.card_check(&ctx, args) {
             Some(Ok(preview)) => Some(Ok(preview)),
