@@ -93,8 +93,10 @@ fn main() {
         let dispatch = st.dispatch_task(&s);
         let mut guard = LoopGuard::new();
         let args = json!({"query": "lint nextflow"});
-        let check = guard.check("search_tools", &args);
-        let progress = guard.record("search_tools", &args, "Matches …", &s.tools[..2]);
+        // The loop reads a call's name once, where it enters; so does this round.
+        let tool = codaris_agent::ToolId::parse("search_tools");
+        let check = guard.check(&tool, &args);
+        let progress = guard.record(&tool, &args, "Matches …", &s.tools[..2]);
         let usage = Usage {
             input_tokens: 1200,
             cache_read_tokens: 5800,

@@ -13,7 +13,7 @@ use codaris_policy::RepeatedSearch;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::history::SEARCH_TOOLS;
+use codaris_policy::{BuiltinTool, ToolId};
 
 /// The repeat that ends the turn.
 pub const MAX_REPEATS: u32 = 4;
@@ -106,8 +106,8 @@ impl LoopGuard {
 
     /// Before dispatching `tool(args)`: refuses a repeated search. A search with no words is
     /// let through (the index answers it), and so is every other tool.
-    pub fn check(&mut self, tool: &str, args: &Value) -> Check {
-        if tool != SEARCH_TOOLS {
+    pub fn check(&mut self, tool: &ToolId, args: &Value) -> Check {
+        if tool.builtin() != Some(BuiltinTool::SearchTools) {
             return Check::Proceed;
         }
         let Some((key, query)) = search_key(args) else {
@@ -140,8 +140,14 @@ impl LoopGuard {
 
     /// After `tool(args)` ran and answered `output` (binding `bound`, for a search): notes the
     /// search's bound tools for a later refusal, and counts a same-call-same-result repeat.
-    pub fn record(&mut self, tool: &str, args: &Value, output: &str, bound: &[String]) -> Progress {
-        if tool == SEARCH_TOOLS
+    pub fn record(
+        &mut self,
+        tool: &ToolId,
+        args: &Value,
+        output: &str,
+        bound: &[String],
+    ) -> Progress {
+        if tool.builtin() == Some(BuiltinTool::SearchTools)
             && let Some((key, _)) = search_key(args)
             && let Some(past) = self.searches.iter_mut().find(|s| s.key == key)
         {
@@ -152,7 +158,7 @@ impl LoopGuard {
         let digest = hasher.finish();
         let seen = self
             .results
-            .entry((tool.to_owned(), canonical(args)))
+            .entry((tool.as_str().to_owned(), canonical(args)))
             .or_default();
         if !seen.contains(&digest) {
             seen.push(digest);

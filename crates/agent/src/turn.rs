@@ -347,7 +347,7 @@ async fn dispatch<H: TurnHost>(
     });
     let mut task = state.dispatch_task(surface);
     // A guard refusal is decided and recorded like any call: its finding is the task's input.
-    let guard_ends = match guard.check(&call.name, &call.arguments) {
+    let guard_ends = match guard.check(&tool, &call.arguments) {
         Check::Proceed => None,
         Check::Refuse(refusal) => {
             task.repeated_search = refusal.search;
@@ -416,7 +416,7 @@ async fn dispatch<H: TurnHost>(
     if let Some(cwd) = &run.moved_to {
         state.move_to(cwd.clone());
     }
-    let progress = guard.record(&call.name, &call.arguments, &run.output, &bound);
+    let progress = guard.record(&request.tool, &call.arguments, &run.output, &bound);
     let (output, ends) = match progress {
         Progress::Made => (run.output, false),
         Progress::None(refusal) => (format!("{}\n\n[{}]", run.output, refusal.sentence), false),

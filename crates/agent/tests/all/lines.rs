@@ -1,7 +1,7 @@
 //! Model- and log-facing lines, as snapshots: the binding line, the usage line and the loop
 //! guard's sentences.
 
-use codaris_agent::{Check, Event, LoopGuard, Progress, Surface, Usage};
+use codaris_agent::{Check, Event, LoopGuard, Progress, Surface, ToolId, Usage};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -52,27 +52,45 @@ fn the_guard_sentences() {
     let nothing = json!({"query": "fetch the moon"});
     let lint = json!({"query": "lint nextflow"});
     for args in [&nothing, &lint] {
-        assert_eq!(guard.check("search_tools", args), Check::Proceed);
+        assert_eq!(
+            guard.check(&ToolId::parse("search_tools"), args),
+            Check::Proceed
+        );
     }
-    guard.record("search_tools", &nothing, "No tool matches", &[]);
+    guard.record(
+        &ToolId::parse("search_tools"),
+        &nothing,
+        "No tool matches",
+        &[],
+    );
     let bound = [
         "seqera__lint_nextflow".to_owned(),
         "lint_pipeline".to_owned(),
     ];
-    guard.record("search_tools", &lint, "Matches", &bound);
+    guard.record(&ToolId::parse("search_tools"), &lint, "Matches", &bound);
     for args in [
         json!({"query": "moon the FETCH"}),
         json!({"query": "Nextflow lint"}),
     ] {
-        if let Check::Refuse(r) = guard.check("search_tools", &args) {
+        if let Check::Refuse(r) = guard.check(&ToolId::parse("search_tools"), &args) {
             sentences.push(r.sentence);
         }
     }
-    guard.record("grep", &json!({"pattern": "x"}), "none", &[]);
-    if let Progress::None(r) = guard.record("grep", &json!({"pattern": "x"}), "none", &[]) {
+    guard.record(
+        &ToolId::parse("grep"),
+        &json!({"pattern": "x"}),
+        "none",
+        &[],
+    );
+    if let Progress::None(r) = guard.record(
+        &ToolId::parse("grep"),
+        &json!({"pattern": "x"}),
+        "none",
+        &[],
+    ) {
         sentences.push(r.sentence);
     }
-    if let Check::EndTurn(r) = guard.check("search_tools", &lint) {
+    if let Check::EndTurn(r) = guard.check(&ToolId::parse("search_tools"), &lint) {
         sentences.push(r.sentence);
     }
     insta::assert_snapshot!("guard_sentences", sentences.join("\n"));
