@@ -7,7 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::args::{count, required_string};
-use super::pool::{ShellPools, TaskPool};
+use super::pool::TaskPool;
+use super::pools::ShellPools;
 use super::run::{RESULT_STREAM_BYTES, status_line};
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};

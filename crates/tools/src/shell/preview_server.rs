@@ -19,7 +19,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::args::{boolean, count, string};
-use super::pool::ShellPools;
+use super::pools::ShellPools;
 use super::task::Log;
 use crate::context::{Fence, ToolContext};
 use crate::files::fence::Beneath;

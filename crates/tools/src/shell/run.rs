@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::args::{boolean, count, required_string, string};
 use super::landlock::landlock_status;
-use super::pool::{ShellPools, Started};
+use super::pool::Started;
+use super::pools::ShellPools;
 use super::task::TaskStatus;
 use crate::context::{ToolContext, normalize};
 use crate::tool::{Tool, ToolError, ToolOutput};

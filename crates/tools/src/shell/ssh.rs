@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio::process::Command;
 
 use super::args::{count, required_string};
-use super::pool::ShellPools;
+use super::pools::ShellPools;
 use super::run::{DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS, RESULT_STREAM_BYTES, status_line};
 use super::task::BackgroundTask;
 use crate::context::ToolContext;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::args::required_string;
-use super::pool::ShellPools;
+use super::pools::ShellPools;
 use crate::context::ToolContext;
 use crate::tool::{Tool, ToolError, ToolOutput};
 
