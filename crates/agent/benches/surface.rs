@@ -7,7 +7,7 @@
 use std::hint::black_box;
 
 use codaris_agent::{
-    Event, LoopGuard, Registry, RegistryTool, TurnPlan, TurnState, Usage, surface,
+    Event, LoopGuard, Registry, RegistryTool, ToolCall, TurnPlan, TurnState, Usage, surface,
 };
 use codaris_index::Server;
 use codaris_policy::{BUILTIN, Task, Withholding};
@@ -35,10 +35,17 @@ fn history() -> Vec<Event> {
         h.push(Event::user(format!(
             "turn {turn}: check the run and lint it"
         )));
+        let search = ToolCall {
+            id: format!("s{turn}"),
+            name: "search_tools".into(),
+            arguments: json!({"query": format!("lint run {turn}")}),
+        };
+        h.push(Event::Assistant {
+            text: String::new(),
+            calls: vec![search],
+        });
         h.push(Event::ToolCall {
             id: format!("s{turn}"),
-            tool: "search_tools".into(),
-            args: json!({"query": format!("lint run {turn}")}),
         });
         h.push(Event::ToolResult {
             id: format!("s{turn}"),
@@ -49,12 +56,20 @@ fn history() -> Vec<Event> {
                 .map(|j| format!("srv{}__tool{j}", j % 20))
                 .collect(),
             is_error: false,
+            pictures: Vec::new(),
+            retired: String::new(),
         });
         for call in 0..3 {
+            h.push(Event::Assistant {
+                text: String::new(),
+                calls: vec![ToolCall {
+                    id: format!("c{turn}_{call}"),
+                    name: "read_file".into(),
+                    arguments: json!({"path": format!("f{call}.nf")}),
+                }],
+            });
             h.push(Event::ToolCall {
                 id: format!("c{turn}_{call}"),
-                tool: "read_file".into(),
-                args: json!({"path": format!("f{call}.nf")}),
             });
             h.push(Event::tool_result(
                 format!("c{turn}_{call}"),
@@ -63,9 +78,7 @@ fn history() -> Vec<Event> {
                 false,
             ));
         }
-        h.push(Event::Assistant {
-            text: "Done.".into(),
-        });
+        h.push(Event::assistant("Done."));
     }
     h
 }

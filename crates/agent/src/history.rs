@@ -1,37 +1,39 @@
-//! The conversation as the surface reads it: a list of events. A turn starts at each user
-//! message; the binding is read back from `search_tools` results only, from their structured
-//! `bound` list, never from text.
-
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+//! One event of a session's conversation. The conversation is one list of these
+//! ([`crate::Conversation`]); the surface, the provider's messages and the stored form are each
+//! read from it. A turn starts at each user message; the binding is read back from
+//! `search_tools` results only, from their structured `bound` list, never from text.
 
 use codaris_index::{SearchOutcome, render};
+
+use crate::provider::{Picture, ToolCall};
 
 /// The one tool whose results bind tools.
 pub const SEARCH_TOOLS: &str = "search_tools";
 
 /// One event of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     /// The person's message; it starts a turn.
     User {
         /// What they typed.
         text: String,
+        /// Notes that arrived between turns (a background command finished), sent with the
+        /// message on lines of their own; never part of what was typed.
+        notes: Vec<String>,
     },
-    /// Text the model wrote.
+    /// One answer of the model: its text (possibly empty) and the calls it made, in order. An
+    /// answer cut at its output cap keeps its text and drops its calls.
     Assistant {
         /// The text.
         text: String,
+        /// The calls, as the model made them.
+        calls: Vec<ToolCall>,
     },
-    /// A tool call the model made.
+    /// The loop took up the call of that id from the answer before it (some calls of an
+    /// answer never are: the turn ended first).
     ToolCall {
         /// The call's id, shared with its result.
         id: String,
-        /// The tool's name.
-        tool: String,
-        /// The arguments as the model gave them.
-        args: Value,
     },
     /// What a call returned (or the refusal sent back instead).
     ToolResult {
@@ -43,18 +45,33 @@ pub enum Event {
         output: String,
         /// The names a `search_tools` result binds (its bindable hits, in rank order). Ignored
         /// for every other tool, whatever it holds.
-        #[serde(default)]
         bound: Vec<String>,
         /// True when the call failed or was refused; an error binds nothing.
-        #[serde(default)]
         is_error: bool,
+        /// Pictures the call returned that the model is still shown (older ones give way to
+        /// newer ones).
+        pictures: Vec<Picture>,
+        /// What the model reads after `output`: a line for each time pictures of this result
+        /// were retired. Empty for most results.
+        retired: String,
     },
 }
 
 impl Event {
     /// The person's message.
     pub fn user(text: impl Into<String>) -> Event {
-        Event::User { text: text.into() }
+        Event::User {
+            text: text.into(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// The model's text alone.
+    pub fn assistant(text: impl Into<String>) -> Event {
+        Event::Assistant {
+            text: text.into(),
+            calls: Vec::new(),
+        }
     }
 
     /// The result of a `search_tools` call that ran: the rendered text the model reads and the
@@ -66,6 +83,8 @@ impl Event {
             output: render(outcome),
             bound: outcome.bindable().into_iter().map(str::to_owned).collect(),
             is_error: false,
+            pictures: Vec::new(),
+            retired: String::new(),
         }
     }
 
@@ -82,6 +101,8 @@ impl Event {
             output: output.into(),
             bound: Vec::new(),
             is_error,
+            pictures: Vec::new(),
+            retired: String::new(),
         }
     }
 

@@ -13,7 +13,7 @@
 //!
 //! The pure core (no I/O, no clock, no logging, no async): a message is read into a
 //! [`TurnPlan`] (slash commands by [`parse_slash`], research by [`classify_research`], pasted
-//! links); [`surface`] computes each round's tools from the [`Event`] history, the
+//! links); [`surface`] computes each round's tools from the conversation's [`Event`]s, the
 //! [`TurnState`] and the [`Registry`] view, and [`Surface::line`] is the binding line; a
 //! [`LoopGuard`] per turn refuses repeated searches and counts calls that make no progress;
 //! [`Usage::line`] is the usage line; [`parse_script`] and [`ScriptCursor`] are the scripted
@@ -24,6 +24,7 @@
 //! `codaris-tools`' and run in the host. The core does not call the model, dispatch, record or
 //! log the lines it formats, and does not read the script file.
 
+mod conversation;
 mod error;
 mod forced;
 mod guard;
@@ -45,6 +46,7 @@ mod turn;
 mod usage;
 
 pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
+pub use conversation::Conversation;
 pub use error::AgentError;
 pub use error::ScriptPlace;
 pub use error::TurnError;
@@ -143,7 +145,6 @@ pub use surface::Surface;
 pub use surface::TurnState;
 pub use surface::surface;
 pub use surface::withholding;
-pub use turn::Conversation;
 pub use turn::TurnConfig;
 pub use turn::TurnEvent;
 pub use turn::run_turn;

@@ -9,9 +9,9 @@
 use codaris_catalogue::{BuiltinTool, ToolId};
 use codaris_policy::{Decision, Task};
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::conversation::Conversation;
 use crate::error::TurnError;
 use crate::guard::{Check, LoopGuard, Progress};
 use crate::history::Event;
@@ -19,8 +19,8 @@ use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
 use crate::plan::TurnPlan;
 use crate::provider::{
-    CacheHints, Message, ModelProvider, ModelRequest, Picture, ProviderError, Retrying, StopReason,
-    StreamEvent, ToolCall, ToolDefinition, ToolResult, ToolTier,
+    CacheHints, ModelProvider, ModelRequest, Picture, ProviderError, Retrying, StopReason,
+    StreamEvent, ToolCall, ToolDefinition, ToolTier,
 };
 use crate::reason::EndReason;
 use crate::registry::Registry;
@@ -84,21 +84,6 @@ pub struct TurnConfig {
     pub tool_search_api: bool,
 }
 
-/// A session's conversation, carried from turn to turn (and stored by the daemon after each
-/// turn, so a restored session continues it).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Conversation {
-    /// What the surface is computed from.
-    pub history: Vec<Event>,
-    /// What the model is sent.
-    pub messages: Vec<Message>,
-    /// Turns started so far.
-    pub turns: u32,
-    /// Notes for the model that arrived between turns (a background command finished); they
-    /// ride along with the next message and never count as what the person typed.
-    pub notes: Vec<String>,
-}
-
 /// Runs one turn of `text` and returns why it ended. Cancellation is the caller's: drop the
 /// future (the provider's stream closes with it) and report `cancelled`.
 pub async fn run_turn<H: TurnHost>(
@@ -112,15 +97,11 @@ pub async fn run_turn<H: TurnHost>(
     let turn = conversation.turns;
     conversation.turns += 1;
     host.emit(TurnEvent::TurnStarted { turn });
-    conversation.history.push(Event::user(text));
     let notes = std::mem::take(&mut conversation.notes);
-    conversation
-        .messages
-        .push(Message::user(if notes.is_empty() {
-            text.to_owned()
-        } else {
-            format!("{text}\n\n{}", notes.join("\n"))
-        }));
+    conversation.push(Event::User {
+        text: text.to_owned(),
+        notes,
+    });
     let mut state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
     let mut guard = LoopGuard::new();
     let mut usage = Usage::default();
@@ -162,7 +143,7 @@ async fn rounds<H: TurnHost>(
         // Read every round: a tool switched off mid-turn is gone from the next round.
         let registry = host.index().registry();
         state.switch_off(&registry);
-        let surface = surface(&conversation.history, state, &registry);
+        let surface = surface(conversation.events(), state, &registry);
         host.emit(TurnEvent::Binding {
             turn,
             round,
@@ -170,7 +151,7 @@ async fn rounds<H: TurnHost>(
         });
         let request = ModelRequest {
             system: config.system.clone(),
-            messages: conversation.messages.clone(),
+            messages: conversation.messages(),
             tools: request_tools(
                 &surface,
                 state.task(),
@@ -191,17 +172,12 @@ async fn rounds<H: TurnHost>(
         if answer.exhausted {
             return (EndReason::ScriptExhausted, None);
         }
-        if !answer.text.is_empty() {
-            conversation.history.push(Event::Assistant {
-                text: answer.text.clone(),
-            });
-        }
         if answer.capped {
             // The partial text stays; calls cut off by the cap are dropped: unanswered calls
             // would make the next request invalid, and a cut call's arguments are incomplete.
             // No text, no message: an empty assistant message is refused by the Anthropic API.
             if !answer.text.is_empty() {
-                conversation.messages.push(Message::assistant(answer.text));
+                conversation.push(Event::assistant(answer.text));
             }
             return (
                 EndReason::MaxTokens,
@@ -211,9 +187,9 @@ async fn rounds<H: TurnHost>(
                 }),
             );
         }
-        conversation.messages.push(Message::Assistant {
+        conversation.push(Event::Assistant {
             text: answer.text,
-            tool_calls: answer.calls.clone(),
+            calls: answer.calls.clone(),
         });
         if answer.calls.is_empty() {
             return (EndReason::EndTurn, None);
@@ -340,10 +316,8 @@ async fn dispatch<H: TurnHost>(
         tool: tool.clone(),
         args: call.arguments.clone(),
     });
-    conversation.history.push(Event::ToolCall {
+    conversation.push(Event::ToolCall {
         id: call.id.clone(),
-        tool: call.name.clone(),
-        args: call.arguments.clone(),
     });
     let mut task = state.dispatch_task(surface);
     // A guard refusal is decided and recorded like any call: its finding is the task's input.
@@ -465,35 +439,7 @@ impl Reply {
     }
 }
 
-/// The most pictures a request carries. Each can be megabytes and every later round sends the
-/// whole conversation again, so older pictures give way to newer ones (providers also cap a
-/// request's size and its number of images).
-pub const MAX_PICTURES_SENT: usize = 4;
-
-/// Keeps at most `keep` pictures in `messages`, the newest; an older one leaves a note in its
-/// result's text so the model knows to read the file again to see it.
-fn retire_old_pictures(messages: &mut [Message], keep: usize) {
-    let mut seen = 0;
-    for message in messages.iter_mut().rev() {
-        let Message::ToolResult(result) = message else {
-            continue;
-        };
-        if result.pictures.is_empty() {
-            continue;
-        }
-        let room = keep.saturating_sub(seen);
-        seen += result.pictures.len();
-        if result.pictures.len() > room {
-            let dropped = result.pictures.len() - room;
-            result.pictures.truncate(room);
-            result.content.push_str(&format!(
-                "\n[{dropped} picture(s) of this result are no longer shown, to make room for newer ones; read the file again to see it]"
-            ));
-        }
-    }
-}
-
-/// Records a call's result in the history and the messages, and reports it.
+/// Records a call's result in the conversation and reports it.
 fn answer<H: TurnHost>(
     conversation: &mut Conversation,
     host: &H,
@@ -507,94 +453,20 @@ fn answer<H: TurnHost>(
         bound,
         pictures,
     } = reply;
-    conversation.history.push(Event::ToolResult {
-        id: call.id.clone(),
-        tool: call.name.clone(),
-        output: output.clone(),
-        bound: bound.clone(),
-        is_error,
-    });
-    if !pictures.is_empty() {
-        retire_old_pictures(
-            &mut conversation.messages,
-            MAX_PICTURES_SENT - pictures.len().min(MAX_PICTURES_SENT),
-        );
-    }
-    conversation.messages.push(Message::ToolResult(ToolResult {
-        call_id: call.id.clone(),
-        content: output.clone(),
-        is_error,
-        binds: bound,
-        pictures,
-    }));
     host.emit(TurnEvent::ToolResult {
         id: call.id.clone(),
         tool: call.name.clone(),
         decision,
-        output,
+        output: output.clone(),
         failed: is_error,
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn result(id: &str, pictures: usize) -> Message {
-        Message::ToolResult(ToolResult {
-            call_id: id.to_owned(),
-            content: format!("result {id}"),
-            is_error: false,
-            binds: Vec::new(),
-            pictures: (0..pictures)
-                .map(|n| Picture::from_bytes("image/png", &[n as u8]))
-                .collect(),
-        })
-    }
-
-    fn shown(messages: &[Message]) -> Vec<(String, usize)> {
-        messages
-            .iter()
-            .filter_map(|m| match m {
-                Message::ToolResult(r) => Some((r.call_id.clone(), r.pictures.len())),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[test]
-    fn only_the_newest_pictures_stay_and_the_older_ones_say_so() {
-        let mut messages = vec![
-            result("a", 1),
-            Message::user("look"),
-            result("b", 2),
-            result("c", 0),
-            result("d", 1),
-        ];
-        retire_old_pictures(&mut messages, 2);
-        assert_eq!(
-            shown(&messages),
-            [
-                ("a".to_owned(), 0),
-                ("b".to_owned(), 1),
-                ("c".to_owned(), 0),
-                ("d".to_owned(), 1)
-            ]
-        );
-        let Message::ToolResult(a) = &messages[0] else {
-            panic!("expected a tool result first, got {:?}", messages[0]);
-        };
-        assert!(a.content.contains("no longer shown"), "{}", a.content);
-        let Message::ToolResult(c) = &messages[3] else {
-            panic!("expected a tool result fourth, got {:?}", messages[3]);
-        };
-        assert_eq!(
-            c.content, "result c",
-            "a result without pictures is untouched"
-        );
-        // Retiring again changes nothing that is already retired.
-        let before = messages.clone();
-        retire_old_pictures(&mut messages, 2);
-        assert_eq!(messages, before);
-    }
+    conversation.push_result(Event::ToolResult {
+        id: call.id.clone(),
+        tool: call.name.clone(),
+        output,
+        bound,
+        is_error,
+        pictures,
+        retired: String::new(),
+    });
 }

@@ -25,9 +25,7 @@ fn bound_from_the_round_after_the_search_through_two_more_turns() {
     history.push(search("c1", &FOUND));
     // Round 1 of the same turn.
     assert_eq!(found(&surface_of(&history, "m")), FOUND);
-    history.push(Event::Assistant {
-        text: "done".into(),
-    });
+    history.push(Event::assistant("done"));
     for turn in 1..=2 {
         history.push(Event::user(format!("turn {turn}")));
         assert_eq!(found(&surface_of(&history, "m")), FOUND, "turn {turn}");
@@ -118,6 +116,8 @@ fn bound_for_your_next_step_lines_elsewhere_bind_nothing() {
             output: line.into(),
             bound: vec!["autopilot_pipeline".into()],
             is_error: false,
+            pictures: Vec::new(),
+            retired: String::new(),
         },
         // A web page.
         Event::tool_result("r3", "web_research", line, false),
@@ -128,10 +128,12 @@ fn bound_for_your_next_step_lines_elsewhere_bind_nothing() {
             output: line.into(),
             bound: vec!["autopilot_pipeline".into()],
             is_error: true,
+            pictures: Vec::new(),
+            retired: String::new(),
         },
         // The person's own message and the model's text.
         Event::user(line),
-        Event::Assistant { text: line.into() },
+        Event::assistant(line),
     ];
     for event in injected {
         let history = vec![Event::user("go"), event.clone()];

@@ -1,7 +1,9 @@
 //! Shared fixtures: a registry of every built-in tool and a few MCP servers, turn states and
 //! history events.
 
-use codaris_agent::{Event, Registry, RegistryTool, Surface, TurnPlan, TurnState, surface};
+use codaris_agent::{
+    Event, Registry, RegistryTool, Surface, ToolCall, TurnPlan, TurnState, surface,
+};
 use codaris_index::Server;
 use codaris_policy::{BUILTIN, Task, Withholding};
 
@@ -61,15 +63,20 @@ pub fn search(id: &str, names: &[&str]) -> Event {
         output: format!("Bound for your next step: {}", names.join(", ")),
         bound: names.iter().map(|n| (*n).to_owned()).collect(),
         is_error: false,
+        pictures: Vec::new(),
+        retired: String::new(),
     }
 }
 
-/// A `search_tools` call.
+/// The model's answer making one `search_tools` call.
 pub fn search_call(id: &str, query: &str) -> Event {
-    Event::ToolCall {
-        id: id.into(),
-        tool: "search_tools".into(),
-        args: serde_json::json!({ "query": query }),
+    Event::Assistant {
+        text: String::new(),
+        calls: vec![ToolCall {
+            id: id.into(),
+            name: "search_tools".into(),
+            arguments: serde_json::json!({ "query": query }),
+        }],
     }
 }
 

@@ -59,8 +59,10 @@ fn event() -> impl Strategy<Value = Event> {
             output: "Bound for your next step: demo__echo".into(),
             bound: n.iter().map(|s| (*s).to_owned()).collect(),
             is_error: err,
+            pictures: Vec::new(),
+            retired: String::new(),
         }),
-        Just(Event::Assistant { text: "ok".into() }),
+        Just(Event::assistant("ok")),
     ]
 }
 

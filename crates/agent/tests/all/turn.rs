@@ -463,8 +463,8 @@ async fn the_pictures_a_run_returns_ride_in_its_tool_result() {
     let host = Host::default();
     let (reason, conversation) = play_on(&host, script, "show me", &task()).await;
     assert_eq!(reason, EndReason::EndTurn);
-    let results: Vec<&ToolResult> = conversation
-        .messages
+    let messages = conversation.messages();
+    let results: Vec<&ToolResult> = messages
         .iter()
         .filter_map(|m| match m {
             Message::ToolResult(result) => Some(result),
@@ -671,7 +671,7 @@ async fn an_answer_cut_at_its_cap_ends_the_turn_with_max_tokens_keeping_its_text
     assert_eq!(reason, EndReason::MaxTokens);
     // The partial text is kept; the cut call is neither run nor left unanswered.
     assert_eq!(
-        conversation.messages.last(),
+        conversation.messages().last(),
         Some(&Message::assistant(
             "Hello there, here is a long answer that"
         ))

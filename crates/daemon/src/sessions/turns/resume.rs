@@ -155,7 +155,7 @@ impl Turns {
                 count: 1,
             })?;
         let mut entries: Vec<HistoryEntry> = conversation
-            .messages
+            .messages()
             .into_iter()
             .filter_map(|message| match message {
                 Message::User { text } => Some(HistoryEntry { role: "user", text }),
