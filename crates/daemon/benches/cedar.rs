@@ -222,8 +222,8 @@ fn policy_vs_cedar(c: &mut Criterion) {
         // As the daemon's live session does: its view is kept while the session lives.
         let _lease = ledger.lease_grant_view(SESSION);
         let call = |i: usize| SessionCall {
-            session_id: SESSION.to_owned(),
-            call_id: format!("call{i}"),
+            session_id: SESSION.into(),
+            call_id: format!("call{i}").into(),
             tool: codaris_policy::ToolId::parse("write"),
             args: args.clone(),
             task: task.clone(),

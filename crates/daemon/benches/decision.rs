@@ -29,8 +29,8 @@ fn call(root: &Path, i: usize) -> SessionCall {
     let mut task = Task::new(root.join("proj").display().to_string());
     task.permission_mode = PermissionMode::AcceptEdits;
     SessionCall {
-        session_id: "s-own".to_owned(),
-        call_id: format!("call{i}"),
+        session_id: "s-own".into(),
+        call_id: format!("call{i}").into(),
         tool: codaris_policy::ToolId::parse("write"),
         args: json!({"path": format!("out{}.txt", i % 16), "content": "x"}),
         task,

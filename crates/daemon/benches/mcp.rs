@@ -102,8 +102,8 @@ fn main() {
             let started = Instant::now();
             let spec = hub.external_spec(&echo);
             let call = SessionCall {
-                session_id: "s".to_owned(),
-                call_id: format!("c{i}"),
+                session_id: "s".into(),
+                call_id: format!("c{i}").into(),
                 tool: codaris_policy::ToolId::Mcp(echo.clone()),
                 args: json!({"text": "hi"}),
                 task: task.clone(),

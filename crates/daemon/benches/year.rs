@@ -46,8 +46,8 @@ fn call(root: &Path, session: &str, i: usize) -> SessionCall {
         _ => ("run_command", json!({"command": "cargo test"})),
     };
     SessionCall {
-        session_id: session.to_owned(),
-        call_id: format!("call{i}"),
+        session_id: session.into(),
+        call_id: format!("call{i}").into(),
         tool: codaris_policy::ToolId::parse(tool),
         args: json!(args),
         task,

@@ -14,6 +14,7 @@ use crate::calls::prepare::Prepared;
 pub use crate::calls::prepare::SessionCall;
 use crate::calls::resolve::{Place, ResolvedPath};
 use crate::error::DaemonError;
+use crate::sessions::ids::CallId;
 use crate::sessions::store::now_ms;
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
@@ -30,7 +31,7 @@ use crate::sessions::store::now_ms;
 /// ) -> codaris_daemon::calls::dispatch::Permit {
 ///     codaris_daemon::calls::dispatch::Permit {
 ///         record,
-///         call_id: String::new(),
+///         call_id: codaris_daemon::sessions::ids::CallId::new(""),
 ///         args: serde_json::Value::Null,
 ///         place,
 ///         opened: Vec::new(),
@@ -48,7 +49,7 @@ use crate::sessions::store::now_ms;
 #[derive(Debug)]
 pub struct Permit {
     record: DecisionRecord,
-    call_id: String,
+    call_id: CallId,
     /// The arguments as the model sent them (or the turn's plan pinned them).
     args: Value,
     /// Boxed: a permit moves through the turn by value, the place is read once.
@@ -68,7 +69,7 @@ impl Permit {
     }
 
     /// The call's id in its turn.
-    pub fn call_id(&self) -> &str {
+    pub fn call_id(&self) -> &CallId {
         &self.call_id
     }
 
@@ -293,7 +294,7 @@ impl Dispatcher {
         let mut retakes = 0;
         loop {
             // The session's view is kept in memory by the ledger: no grant is decoded here.
-            let view = self.ledger.grant_view_shared(&call.session_id)?;
+            let view = self.ledger.grant_view_shared(call.session_id.as_str())?;
             for corrupt in &view.corrupt {
                 tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
             }
@@ -319,7 +320,7 @@ impl Dispatcher {
                 continue;
             }
             let record = self.ledger.append_decision_in_view(
-                DecisionRecord::new(call.session_id.clone(), request, decision, now_ms()),
+                DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms()),
                 &view,
             )?;
             // Names and codes only, never the arguments: this event is exported with the
@@ -363,6 +364,7 @@ fn outside_paths(record: &DecisionRecord, view: &[Grant]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sessions::ids::SessionId;
     use codaris_policy::Code;
     use serde_json::json;
     use std::os::unix::fs::symlink;
@@ -392,8 +394,8 @@ mod tests {
         let mut task = Task::new(proj);
         task.permission_mode = codaris_policy::PermissionMode::AcceptEdits;
         SessionCall {
-            session_id: "s1".to_owned(),
-            call_id: "c1".to_owned(),
+            session_id: SessionId::new("s1"),
+            call_id: CallId::new("c1"),
             tool: codaris_policy::ToolId::parse(tool),
             args,
             task,

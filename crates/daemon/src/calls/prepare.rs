@@ -20,13 +20,14 @@ use crate::calls::resolve::{
     Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, resolve_args_with,
 };
 use crate::mcp::paths::ArgumentMarks;
+use crate::sessions::ids::{CallId, SessionId};
 
 /// A call as the agent hands it over.
 #[derive(Debug, Clone)]
 pub struct SessionCall {
-    pub session_id: String,
+    pub session_id: SessionId,
     /// The call's id in its turn.
-    pub call_id: String,
+    pub call_id: CallId,
     /// The tool, its name read once where the call entered (`server__tool` for a known MCP
     /// tool, as it is decided and recorded).
     pub tool: ToolId,
@@ -209,8 +210,8 @@ mod tests {
         task.protected = vec![text(&state.join("ledger"))];
         task.secret = vec![text(&state.join("token"))];
         let call = SessionCall {
-            session_id: "s1".to_owned(),
-            call_id: "c1".to_owned(),
+            session_id: SessionId::new("s1"),
+            call_id: CallId::new("c1"),
             tool: codaris_policy::ToolId::parse("read_file"),
             args: json!({"path": "../outside/a.txt"}),
             task,

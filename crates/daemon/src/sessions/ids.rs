@@ -61,3 +61,25 @@ id!(
     /// A session's id (`SessionRecord::id`).
     SessionId
 );
+
+id!(
+    /// A permission card's id (`CardRecord::id`), minted from the ledger's counter.
+    CardId
+);
+
+impl CardId {
+    /// The id of the ledger's `number`th id: `c` and six digits at least.
+    pub fn mint(number: u64) -> Self {
+        Self::from(format!("c{number:06}"))
+    }
+}
+
+id!(
+    /// A tool call's id in its turn, as the model gave it (`ToolCall::id`).
+    CallId
+);
+
+id!(
+    /// A grant's id (`GrantRecord::id`), as the ledger minted it.
+    GrantId
+);

@@ -322,8 +322,12 @@ impl Sessions for SessionsService {
             .await?;
         Ok(Response::new(v1::AnswerCardResponse {
             accepted: answered.accepted,
-            grant_id: answered.grant_ids.first().cloned().unwrap_or_default(),
-            grant_ids: answered.grant_ids,
+            grant_id: answered
+                .grant_ids
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            grant_ids: answered.grant_ids.iter().map(ToString::to_string).collect(),
         }))
     }
 

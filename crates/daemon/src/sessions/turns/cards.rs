@@ -12,6 +12,7 @@ use codaris_ledger::{CardAnswer, Ledger};
 use tokio::sync::oneshot;
 
 use crate::error::NotRecorded;
+use crate::sessions::ids::{CardId, GrantId};
 use crate::sessions::store::now_ms;
 
 /// Random bytes in a card's answer secret (256 bits; the secret is their hex).
@@ -19,7 +20,7 @@ const SECRET_BYTES: usize = 32;
 
 #[derive(Debug, Default)]
 pub struct Cards {
-    open: Mutex<HashMap<String, OpenCard>>,
+    open: Mutex<HashMap<CardId, OpenCard>>,
 }
 
 #[derive(Debug)]
@@ -59,7 +60,7 @@ impl CardSecret {
 
 /// What the turn did with an answer: the ids of the grants it recorded (none for an answer
 /// that grants nothing), once they and the card's answer are durable.
-pub type Recorded = Result<Vec<String>, NotRecorded>;
+pub type Recorded = Result<Vec<GrantId>, NotRecorded>;
 
 /// The person's answer to a card, and where the turn reports what became of it.
 #[derive(Debug)]
@@ -92,7 +93,7 @@ pub enum Delivery {
 
 impl Cards {
     /// Opens a card with a fresh secret; the receiver gets the first answer carrying it.
-    pub fn open(&self, id: &str, offers_programs: bool) -> std::io::Result<Opened> {
+    pub fn open(&self, id: &CardId, offers_programs: bool) -> std::io::Result<Opened> {
         let secret = CardSecret::fresh()?;
         let (sender, receiver) = oneshot::channel();
         let card = OpenCard {
@@ -100,14 +101,15 @@ impl Cards {
             offers_programs,
             secret: CardSecret(secret.0.clone()),
         };
-        self.lock().insert(id.to_owned(), card);
+        self.lock().insert(id.clone(), card);
         Ok(Opened {
             secret,
             answer: receiver,
         })
     }
 
-    /// Delivers an answer to an open card, if `secret` is the card's.
+    /// Delivers an answer to an open card, if `secret` is the card's. `id` is as the client
+    /// sent it: no card of this session may have it.
     pub fn answer(&self, id: &str, secret: &str, answer: CardAnswer) -> Delivery {
         self.answer_by(id, secret, answer, None)
     }
@@ -143,21 +145,21 @@ impl Cards {
     }
 
     /// Forgets a card that lapsed.
-    pub fn forget(&self, id: &str) {
+    pub fn forget(&self, id: &CardId) {
         self.lock().remove(id);
     }
 
     /// Closes every open card with `why`, recorded in the ledger; nothing is granted.
     pub fn close(&self, ledger: &Ledger, why: CardAnswer) {
-        let open: Vec<String> = self.lock().drain().map(|(id, _)| id).collect();
+        let open: Vec<CardId> = self.lock().drain().map(|(id, _)| id).collect();
         for id in open {
-            if let Err(err) = ledger.answer_card(&id, why, Vec::new(), now_ms()) {
+            if let Err(err) = ledger.answer_card(id.as_str(), why, Vec::new(), now_ms()) {
                 tracing::warn!(card = %id, %err, "could not record a lapsed card");
             }
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, OpenCard>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<CardId, OpenCard>> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -173,7 +175,7 @@ mod tests {
         let answer = opened.answer.await.ok()?;
         let _ = answer
             .reply
-            .send(Ok(grants.iter().map(|g| (*g).to_owned()).collect()));
+            .send(Ok(grants.iter().map(|g| GrantId::new(g)).collect()));
         Some(answer.answer)
     }
 
@@ -187,7 +189,7 @@ mod tests {
     #[tokio::test]
     async fn the_first_answer_wins_and_a_lapsed_card_takes_none() -> TestResult {
         let cards = Cards::default();
-        let opened = cards.open("c1", false)?;
+        let opened = cards.open(&CardId::new("c1"), false)?;
         let secret = opened.secret.reveal().to_owned();
         let reply = delivered(cards.answer("c1", &secret, CardAnswer::AllowOnce))
             .ok_or("the answer was not delivered")?;
@@ -199,10 +201,10 @@ mod tests {
             "a second answer changes nothing"
         );
         assert_eq!(take(opened, &["g1"]).await, Some(CardAnswer::AllowOnce));
-        assert_eq!(reply.await?.ok(), Some(vec!["g1".to_owned()]));
+        assert_eq!(reply.await?.ok(), Some(vec![GrantId::new("g1")]));
 
-        let lapsed = cards.open("c2", false)?;
-        cards.forget("c2");
+        let lapsed = cards.open(&CardId::new("c2"), false)?;
+        cards.forget(&CardId::new("c2"));
         let lapsed_secret = lapsed.secret.reveal();
         assert!(matches!(
             cards.answer("c2", lapsed_secret, CardAnswer::AllowSession),
@@ -218,8 +220,8 @@ mod tests {
     #[tokio::test]
     async fn only_the_cards_own_secret_answers_it_and_a_wrong_one_leaves_it_open() -> TestResult {
         let cards = Cards::default();
-        let opened = cards.open("c1", false)?;
-        let other = cards.open("c2", false)?;
+        let opened = cards.open(&CardId::new("c1"), false)?;
+        let other = cards.open(&CardId::new("c2"), false)?;
         let secret = opened.secret.reveal().to_owned();
         assert_eq!(secret.len(), 2 * SECRET_BYTES);
         assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -258,7 +260,7 @@ mod tests {
     #[tokio::test]
     async fn only_a_card_listing_programs_takes_a_program_wide_answer() -> TestResult {
         let cards = Cards::default();
-        let plain = cards.open("c1", false)?;
+        let plain = cards.open(&CardId::new("c1"), false)?;
         let secret = plain.secret.reveal().to_owned();
         assert!(matches!(
             cards.answer("c1", &secret, CardAnswer::AllowPrograms),
@@ -270,7 +272,7 @@ mod tests {
         );
         assert_eq!(take(plain, &[]).await, Some(CardAnswer::Deny));
 
-        let command = cards.open("c2", true)?;
+        let command = cards.open(&CardId::new("c2"), true)?;
         let secret = command.secret.reveal().to_owned();
         assert!(delivered(cards.answer("c2", &secret, CardAnswer::AllowPrograms)).is_some());
         assert_eq!(take(command, &[]).await, Some(CardAnswer::AllowPrograms));
@@ -280,7 +282,7 @@ mod tests {
     #[tokio::test]
     async fn a_turn_that_goes_away_leaves_the_answer_unrecorded() -> TestResult {
         let cards = Cards::default();
-        let opened = cards.open("c1", false)?;
+        let opened = cards.open(&CardId::new("c1"), false)?;
         let secret = opened.secret.reveal().to_owned();
         let reply = delivered(cards.answer("c1", &secret, CardAnswer::AllowSession))
             .ok_or("not delivered")?;

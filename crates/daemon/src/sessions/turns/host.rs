@@ -21,6 +21,7 @@ use crate::calls::builtins::Builtins;
 use crate::calls::dispatch::{Dispatched, Pending, Permit, SessionCall};
 use crate::error::NotRecorded;
 use crate::server::convert::{capability_wire, turn_event_wire};
+use crate::sessions::ids::{CallId, CardId, GrantId};
 use crate::sessions::store::now_ms;
 use crate::toolset::registry::ToolRegistry;
 
@@ -128,8 +129,8 @@ impl DaemonHost {
             None => (call.tool.clone(), None, None),
         };
         let tool_call = SessionCall {
-            session_id: self.session_id().to_owned(),
-            call_id: call.id.clone(),
+            session_id: self.session.id().clone(),
+            call_id: CallId::new(&call.id),
             tool,
             args: call.args.clone(),
             task,
@@ -181,7 +182,7 @@ impl DaemonHost {
         capability: Option<Capability>,
         programs: Vec<String>,
         text: CardText,
-        tool_call_id: &str,
+        tool_call_id: &CallId,
     ) -> Asked {
         if let Some(capability) = &capability
             && let Cover::Denied { .. } = self.cover(capability).await
@@ -192,9 +193,9 @@ impl DaemonHost {
         let Ok(number) = ledger.next_id() else {
             return Asked::Unanswered;
         };
-        let id = format!("c{number:06}");
+        let id = CardId::mint(number);
         let card = CardRecord::asked(
-            id.clone(),
+            id.to_string(),
             self.session_id().to_owned(),
             capability.clone(),
             text.recorded,
@@ -217,10 +218,10 @@ impl DaemonHost {
             return Asked::Unanswered;
         }
         self.send(v1::turn_event::Event::Card(v1::Card {
-            id: id.clone(),
+            id: id.to_string(),
             capability: capability.as_ref().map(capability_wire),
             sentence: text.shown,
-            tool_call_id: tool_call_id.to_owned(),
+            tool_call_id: tool_call_id.to_string(),
             programs: programs.clone(),
             answer_secret: opened.secret.reveal().to_owned(),
             preview: text.preview,
@@ -258,11 +259,11 @@ impl DaemonHost {
             // One commit: the answer and its grants are durable together or not at all.
             let record = || {
                 let recorded =
-                    ledger.answer_card_by(&id, answer, grants, now_ms(), by.as_deref())?;
+                    ledger.answer_card_by(id.as_str(), answer, grants, now_ms(), by.as_deref())?;
                 let ids = recorded
                     .unwrap_or_default()
                     .into_iter()
-                    .map(|g| g.id)
+                    .map(|g| GrantId::from(g.id))
                     .collect::<Vec<_>>();
                 Ok::<_, codaris_ledger::LedgerError>(ids)
             };
@@ -325,7 +326,12 @@ impl DaemonHost {
             preview: None,
         };
         let answer = match self
-            .ask(Some(capability.clone()), Vec::new(), text, &request.call_id)
+            .ask(
+                Some(capability.clone()),
+                Vec::new(),
+                text,
+                &CallId::new(&request.call_id),
+            )
             .await
         {
             Asked::DeniedBefore => return CapabilityAnswer::Refused,
@@ -445,7 +451,7 @@ impl TurnHost for DaemonHost {
                     asked.capability.clone(),
                     programs_of(pending.prepared.command(), &asked),
                     text,
-                    &call.id,
+                    &CallId::new(&call.id),
                 )
                 .await;
             match answered {
@@ -476,7 +482,7 @@ impl TurnHost for DaemonHost {
                 self.checkpoint.note_command(what);
             }
             let log = self.log.clone();
-            let (id, tool) = (permit.call_id().to_owned(), permit.tool().to_string());
+            let (id, tool) = (permit.call_id().to_string(), permit.tool().to_string());
             let progress: codaris_tools::progress::ProgressSink = Arc::new(move |line: &str| {
                 log.push(v1::turn_event::Event::ToolProgress(v1::ToolProgress {
                     id: id.clone(),

@@ -27,7 +27,7 @@ use crate::calls::builtins::{Builtins, Pictures};
 use crate::calls::dispatch::Dispatcher;
 use crate::config::{ApiConfig, Config};
 use crate::error::DaemonError;
-use crate::sessions::ids::SessionId;
+use crate::sessions::ids::{GrantId, SessionId};
 use crate::sessions::store::{SessionRecord, SessionState, SessionStore};
 use crate::toolset::registry::ToolRegistry;
 
@@ -40,7 +40,7 @@ pub struct Answered {
     /// False when the card was not open to the answer (answered, lapsed, turn gone).
     pub accepted: bool,
     /// The grants recorded, in order (a deny answer records a deny grant).
-    pub grant_ids: Vec<String>,
+    pub grant_ids: Vec<GrantId>,
 }
 
 /// The rounds a turn may take before it ends with `max_rounds`.

@@ -48,8 +48,8 @@ fn live(
     ));
     let pool = Arc::downgrade(&pools.pool(id)?);
     let decided = session.dispatcher().decide(SessionCall {
-        session_id: id.to_owned(),
-        call_id: "c1".to_owned(),
+        session_id: id.into(),
+        call_id: "c1".into(),
         tool: codaris_policy::ToolId::parse("read_file"),
         args: json!({"path": "notes.md"}),
         task: Task::new(cwd.display().to_string()),
