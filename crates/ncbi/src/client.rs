@@ -3,7 +3,7 @@
 //! [`Eutils::call`].
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use reqwest::StatusCode;
@@ -92,10 +92,32 @@ pub struct Eutils {
 }
 
 struct Inner {
-    http: reqwest::Client,
+    /// Built on the first request, not with the client: building it reads and parses the
+    /// system's certificate store, a fifth of a daemon's start, which a daemon that never
+    /// searches NCBI should not pay for (nor keep in memory).
+    http: OnceLock<reqwest::Client>,
     base: Url,
     config: EutilsConfig,
     throttle: Throttle,
+}
+
+impl Inner {
+    /// The HTTP client, built by the first request that needs it.
+    fn http(&self) -> Result<&reqwest::Client, NcbiError> {
+        if let Some(http) = self.http.get() {
+            return Ok(http);
+        }
+        let built = crate::tls::client_builder()
+            .user_agent(concat!("codaris/", env!("CARGO_PKG_VERSION")))
+            .timeout(self.config.timeout)
+            .redirect(same_origin_redirects())
+            .build()
+            .map_err(|error| NcbiError::Client {
+                detail: error.without_url().to_string(),
+            })?;
+        // Two first requests at once may both build one; the first one kept is shared.
+        Ok(self.http.get_or_init(|| built))
+    }
 }
 
 impl fmt::Debug for Eutils {
@@ -140,18 +162,10 @@ impl Eutils {
                 tool: config.tool.clone(),
             });
         }
-        let http = crate::tls::client_builder()
-            .user_agent(concat!("codaris/", env!("CARGO_PKG_VERSION")))
-            .timeout(config.timeout)
-            .redirect(same_origin_redirects())
-            .build()
-            .map_err(|error| NcbiError::Client {
-                detail: error.without_url().to_string(),
-            })?;
         let throttle = Throttle::new(interval_for(config.requests_per_second()));
         Ok(Self {
             inner: Arc::new(Inner {
-                http,
+                http: OnceLock::new(),
                 base,
                 config,
                 throttle,
@@ -180,12 +194,13 @@ impl Eutils {
                     base_url: inner.config.base_url.clone(),
                 })?;
         let params = self.with_identity(params);
+        let http = inner.http()?;
         let mut retry = 0;
         loop {
             inner.throttle.wait().await;
             let request = match method {
-                Method::Get => inner.http.get(url.clone()).query(&params),
-                Method::Post => inner.http.post(url.clone()).form(&params),
+                Method::Get => http.get(url.clone()).query(&params),
+                Method::Post => http.post(url.clone()).form(&params),
             };
             let mut response = request
                 .send()
