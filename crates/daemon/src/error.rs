@@ -61,8 +61,6 @@ pub enum StartError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot build the reflection service: {0}")]
-    Reflection(#[from] tonic_reflection::server::Error),
     #[error("cannot build the tool index: {0}")]
     ToolIndex(#[source] DaemonError),
     #[error("server failed: {0}")]

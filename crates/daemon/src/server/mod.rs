@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod keys;
 pub mod logging;
 pub mod notify;
+pub mod on_first_call;
 pub mod peer;
 mod serve;
 pub mod service;

@@ -16,6 +16,7 @@ use tonic::transport::Server;
 use crate::config::Config;
 use crate::error::StartError;
 use crate::server::auth::TcpGuardLayer;
+use crate::server::on_first_call::OnFirstCall;
 use crate::server::service::daemon::DaemonService;
 use crate::server::service::ledger::LedgerService;
 use crate::server::service::mcp::McpService;
@@ -259,14 +260,17 @@ async fn routes(
         .set_serving::<v1::mcp_server::McpServer<McpService>>()
         .await;
 
-    let reflection = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let reflection_alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()?;
+    // Made on the first reflection request: see `on_first_call`.
+    let reflection = OnFirstCall::new(|| {
+        reflection_builder()
+            .build_v1()
+            .map_err(|err| format!("server reflection: {err}"))
+    });
+    let reflection_alpha = OnFirstCall::new(|| {
+        reflection_builder()
+            .build_v1alpha()
+            .map_err(|err| format!("server reflection: {err}"))
+    });
 
     let default_cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     let providers = Arc::new(crate::sessions::providers::LiveProviders::new(
@@ -356,4 +360,11 @@ async fn routes(
         }))
         .add_service(v1::mcp_server::McpServer::new(mcp_service));
     Ok(builder.routes())
+}
+
+/// Server reflection over the daemon's services and the health service.
+fn reflection_builder() -> tonic_reflection::server::Builder<'static> {
+    tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(codaris_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
 }
