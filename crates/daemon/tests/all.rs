@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod api;
+mod binary;
 mod card_preview;
 mod cards;
 mod floor_plan;
