@@ -368,6 +368,42 @@ async fn a_patch_card_shows_every_file_it_changes() {
     daemon.stop().await;
 }
 
+/// A patch is read once for each decision made on it: when the call is prepared. Its
+/// targets, its card's preview and its run all use what was read then.
+#[tokio::test]
+async fn a_patch_is_read_once_for_each_decision_and_never_again_by_its_preview_or_run() {
+    let daemon = whole_surface().await;
+    let proj = daemon.temp.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let read = codaris_tools::files::patch_parse_count::of;
+    // No card (edits are accepted): one decision, one read, and the patch applied.
+    let allowed = "*** Begin Patch\n*** Add File: allowed.txt\n+read once\n*** End Patch\n";
+    let script = calls(&[json!({"name": "apply_patch", "args": {"patch": allowed}})]);
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::AcceptEdits).await;
+    let (events, _) = play(&mut sessions, &id, v1::CardAnswer::AllowOnce, &proj).await;
+    assert!(cards(&events).is_empty());
+    assert_eq!(
+        std::fs::read_to_string(proj.join("allowed.txt")).unwrap(),
+        "read once\n"
+    );
+    assert_eq!(read(allowed), 1, "read when prepared, and not by the run");
+    // A card answered yes: decided before the card and again with the grant, so read twice;
+    // the card's preview and the run read nothing.
+    let asked = "*** Begin Patch\n*** Add File: asked.txt\n+read twice\n*** End Patch\n";
+    let script = calls(&[json!({"name": "apply_patch", "args": {"patch": asked}})]);
+    let (mut sessions, id) =
+        scripted_session(&daemon, &proj, &script, v1::PermissionMode::Ask).await;
+    let (events, _) = play(&mut sessions, &id, v1::CardAnswer::AllowOnce, &proj).await;
+    assert!(cards(&events)[0].preview.is_some());
+    assert_eq!(
+        std::fs::read_to_string(proj.join("asked.txt")).unwrap(),
+        "read twice\n"
+    );
+    assert_eq!(read(asked), 2, "one read for each of the two decisions");
+    daemon.stop().await;
+}
+
 #[tokio::test]
 async fn an_http_card_names_the_headers_but_never_shows_their_values() {
     let daemon = whole_surface().await;

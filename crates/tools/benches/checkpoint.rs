@@ -58,6 +58,7 @@ fn setup() -> Setup {
         cwd: root.clone(),
         fence: Fence::new([root.clone(), workspace.clone()]).with_state_dir(&state, &workspace),
         workspace,
+        read: Default::default(),
     };
     Setup {
         _temp: temp,

@@ -64,6 +64,7 @@ fn setup() -> Setup {
         cwd: root.clone(),
         fence: Fence::new([root]),
         workspace,
+        read: Default::default(),
     };
     Setup {
         _temp: temp,

@@ -90,6 +90,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),
         workspace: root.clone(),
+        read: Default::default(),
     };
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let tools = nextflow_tools(

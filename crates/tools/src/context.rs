@@ -183,6 +183,22 @@ pub struct ToolContext {
     /// The running turn's checkpoint: each write tool keeps what it changes here first, so
     /// the turn can be undone. `None` where nothing is kept (a card's preview, tests).
     pub checkpoint: Option<crate::files::Checkpoint>,
+    /// What the call's arguments were read into when it was prepared ([`Tool::read_args`]):
+    /// the run and the card's preview use it instead of reading them again.
+    ///
+    /// [`Tool::read_args`]: crate::Tool::read_args
+    pub read: ReadArgs,
+}
+
+/// What a call's arguments were read into before the policy judged them, carried with the
+/// call so nothing is parsed twice.
+#[derive(Debug, Clone, Default)]
+pub enum ReadArgs {
+    /// Nothing read ahead (most tools; a call made outside the daemon).
+    #[default]
+    Nothing,
+    /// `apply_patch`'s patch.
+    Patch(crate::files::ReadPatch),
 }
 
 impl ToolContext {

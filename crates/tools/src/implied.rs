@@ -5,8 +5,9 @@
 //! request replays to the same decision. `args` are as the model sent them; anything malformed
 //! implies nothing (the policy or the tool refuses it).
 //!
-//! Read before the policy decides, so nothing here opens a file: a patch is parsed, a tree is
-//! walked by its names (`scan_for_git`, bounded) and a path's kind read without following it.
+//! Read before the policy decides, so nothing here opens a file: a patch's names are taken from
+//! the patch as read (`Tool::read_args`), a tree is walked by its names (`scan_for_git`,
+//! bounded) and a path's kind read without following it.
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +15,7 @@ use codaris_policy::{Implied, ImpliedBy};
 use serde_json::Value;
 
 use crate::context::resolve_existing;
-use crate::files::{GitScan, patch_targets, scan_for_git};
+use crate::files::{GitScan, ReadPatch, scan_for_git};
 
 /// `path` (absolute, or relative to `cwd`) through every symlink that exists. NUL and empty
 /// paths are the policy's to refuse (`bad_path`): handed over untouched.
@@ -31,13 +32,11 @@ fn text<'a>(args: &'a Value, name: &str) -> Option<&'a str> {
     args.get(name).and_then(Value::as_str)
 }
 
-/// `apply_patch`: every file its patch names.
-pub(crate) fn patch_targets_of(cwd: &Path, args: &Value) -> Vec<Implied> {
-    let Some(patch) = text(args, "patch") else {
-        return Vec::new();
-    };
+/// `apply_patch`: every file its patch (as read when the call was prepared) names.
+pub(crate) fn patch_targets_of(cwd: &Path, args: &Value, patch: &ReadPatch) -> Vec<Implied> {
     let base = resolved(cwd, text(args, "path").unwrap_or("."));
-    patch_targets(patch)
+    patch
+        .targets()
         .unwrap_or_default()
         .iter()
         .map(|name| Implied {

@@ -23,6 +23,7 @@ mod tool;
 mod web;
 
 pub use context::Fence;
+pub use context::ReadArgs;
 pub use context::ToolContext;
 pub use context::normalize;
 pub use context::resolve_existing;

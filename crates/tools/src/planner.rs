@@ -249,6 +249,7 @@ mod tests {
             cwd: dir.to_path_buf(),
             fence: Fence::new([dir.to_path_buf()]),
             workspace: dir.to_path_buf(),
+            read: Default::default(),
         }
     }
 

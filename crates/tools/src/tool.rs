@@ -108,8 +108,19 @@ pub trait Tool: Send + Sync {
     /// The paths a call changes beyond its path arguments (a patch's files, a `.git` inside a
     /// removed tree), found before the policy decides and judged by it as `Task::implied`;
     /// empty for a tool that changes only what its arguments name. Reads the file system.
-    fn implied_paths(&self, _cwd: &std::path::Path, _args: &Value) -> Vec<codaris_policy::Implied> {
+    fn implied_paths(
+        &self,
+        _cwd: &std::path::Path,
+        _args: &Value,
+        _read: &crate::context::ReadArgs,
+    ) -> Vec<codaris_policy::Implied> {
         Vec::new()
+    }
+    /// Reads what of the arguments is read again by [`Tool::implied_paths`], the run and the
+    /// preview (`apply_patch`'s patch), once, when the call is prepared; it travels with the
+    /// call as [`ToolContext::read`].
+    fn read_args(&self, _args: &Value) -> crate::context::ReadArgs {
+        crate::context::ReadArgs::Nothing
     }
     /// What a call waiting on a card would do, for the person to judge it by (a diff, a
     /// command line, a request; see [`crate::preview`]); `None` for a tool with no preview.

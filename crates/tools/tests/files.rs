@@ -51,6 +51,7 @@ fn env() -> Env {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),
         workspace: root.clone(),
+        read: Default::default(),
     };
     Env {
         _tmp: tmp,

@@ -46,6 +46,7 @@ fn review_tool() -> Result<Review, Box<dyn std::error::Error>> {
         cwd: pipelines.clone(),
         fence: Fence::new([pipelines, workspace.clone()]),
         workspace,
+        read: Default::default(),
     };
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let setup = NextflowSetup {

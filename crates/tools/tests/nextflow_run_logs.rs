@@ -69,6 +69,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]).with_state_dir(&state, &workspace),
         workspace,
+        read: Default::default(),
     };
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let tools = nextflow_tools(

@@ -82,6 +82,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),
         workspace: root.clone(),
+        read: Default::default(),
     };
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let tools = nextflow_tools(&Arc::new(pools), &setup, Arc::new(MemoryGates::default()));

@@ -146,6 +146,7 @@ fn env(server: &FakeDatasets) -> Env {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),
         workspace: root,
+        read: Default::default(),
     };
     let setup = NextflowSetup {
         test_datasets: server.base.clone(),

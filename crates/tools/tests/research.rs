@@ -29,6 +29,7 @@ fn ctx() -> ToolContext {
         cwd: "/".into(),
         fence: Fence::new(["/".into()]),
         workspace: "/".into(),
+        read: Default::default(),
     }
 }
 

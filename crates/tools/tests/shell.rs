@@ -49,6 +49,7 @@ fn setup_with(config: PoolConfig) -> Setup {
         cwd: base.clone(),
         fence: Fence::new([base.clone()]),
         workspace: base.join("workspace"),
+        read: Default::default(),
     };
     let (pools, notices) = ShellPools::new(config);
     let pools = Arc::new(pools);

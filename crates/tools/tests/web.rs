@@ -34,6 +34,7 @@ pub fn ctx(root: &Path) -> ToolContext {
         cwd: root.to_path_buf(),
         fence: Fence::new([root.to_path_buf()]),
         workspace: root.to_path_buf(),
+        read: Default::default(),
     }
 }
 

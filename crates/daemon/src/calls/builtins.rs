@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::calls::dispatch::Permit;
+use crate::calls::prepare::Prepared;
 use crate::calls::resolve::{Place, ResolvedPath};
 
 /// What a session's model does with the pictures a tool returns (`read_file` of a PNG).
@@ -249,6 +250,7 @@ impl Builtins {
         let tool = self.by_id.get(&permit.tool().builtin()?)?;
         let mut ctx = context(session_id, permit.place(), permit.opened());
         ctx.checkpoint = checkpoint.cloned();
+        ctx.read = permit.read().clone();
         let mut session_cwd = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
@@ -276,7 +278,8 @@ impl Builtins {
 impl Builtins {
     /// What a call of a built-in tool waiting on a card would do (a diff, a command line, a
     /// request), worked out in the fence the call would run in once the directories `opened`
-    /// are granted, in the `place` its call was prepared in.
+    /// are granted, in the place its call was `prepared` in, on the arguments as its tool read
+    /// them then.
     /// Reads files: call it off the async runtime. `None` for a tool with no preview or not
     /// run here. `Some(Err)` is the error the call would fail with for a tool that checks its
     /// arguments before a card (a pipeline launch): no card is shown for it.
@@ -285,12 +288,13 @@ impl Builtins {
         session_id: &str,
         id: &ToolId,
         args: &Value,
-        place: &Place,
+        prepared: &Prepared,
         opened: &[ResolvedPath],
     ) -> Option<Result<codaris_tools::preview::CallPreview, ToolRun>> {
         let name = id.as_str();
         let tool = self.by_id.get(&id.builtin()?)?;
-        let ctx = context(session_id, place, opened);
+        let mut ctx = context(session_id, prepared.place(), opened);
+        ctx.read = prepared.read().clone();
         match tool.card_check(&ctx, args) {
             Some(Ok(preview)) => Some(Ok(preview)),
             Some(Err(ToolError::Model { message })) => Some(Err(ToolRun::error(message))),
@@ -327,6 +331,7 @@ fn context(session_id: &str, place: &Place, opened: &[ResolvedPath]) -> ToolCont
         fence,
         workspace,
         checkpoint: None,
+        read: Default::default(),
     }
 }
 

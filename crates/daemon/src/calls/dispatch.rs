@@ -16,6 +16,7 @@ use crate::calls::resolve::{Place, ResolvedPath};
 use crate::error::DaemonError;
 use crate::sessions::ids::CallId;
 use crate::sessions::store::now_ms;
+use codaris_tools::ReadArgs;
 
 /// The dispatcher's proof that a call was decided `allow` and recorded, and everything its run
 /// needs: the decision, where it runs (the prepared call's paths, the very ones the policy
@@ -34,6 +35,7 @@ use crate::sessions::store::now_ms;
 ///         call_id: codaris_daemon::sessions::ids::CallId::new(""),
 ///         args: serde_json::Value::Null,
 ///         place,
+///         read: codaris_tools::ReadArgs::Nothing,
 ///         opened: Vec::new(),
 ///     }
 /// }
@@ -54,6 +56,8 @@ pub struct Permit {
     args: Value,
     /// Boxed: a permit moves through the turn by value, the place is read once.
     place: Box<Place>,
+    /// What its tool read of the arguments when the call was prepared.
+    read: ReadArgs,
     opened: Vec<ResolvedPath>,
 }
 
@@ -90,6 +94,12 @@ impl Permit {
     /// Where the call runs: the task's paths as they were resolved for the decision.
     pub fn place(&self) -> &Place {
         &self.place
+    }
+
+    /// What its tool read of the arguments when the call was prepared (`apply_patch`'s patch):
+    /// the run reads nothing twice.
+    pub fn read(&self) -> &ReadArgs {
+        &self.read
     }
 
     /// The directories outside the roots that the grants this decision relied on opened: the
@@ -263,9 +273,11 @@ impl Dispatcher {
         Ok(match record.decision.verdict {
             Verdict::Allow => {
                 let opened = prepared.open(&opened);
+                let (place, read) = prepared.into_run();
                 Dispatched::Run(Permit {
                     opened,
-                    place: Box::new(prepared.into_place()),
+                    place: Box::new(place),
+                    read,
                     record,
                     call_id: call.call_id,
                     args: call.args,

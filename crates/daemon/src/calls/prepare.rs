@@ -17,10 +17,11 @@ use codaris_policy::{
 use serde_json::Value;
 
 use crate::calls::resolve::{
-    Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, resolve_args_with,
+    Place, ResolvedPath, Resolver, argument_paths_with, implied_paths, read_args, resolve_args_with,
 };
 use crate::mcp::paths::ArgumentMarks;
 use crate::sessions::ids::{CallId, SessionId};
+use codaris_tools::ReadArgs;
 
 /// A call as the agent hands it over.
 #[derive(Debug, Clone)]
@@ -57,6 +58,8 @@ pub struct Prepared {
     args: Value,
     /// A command call's line, read.
     command: Option<CommandLine>,
+    /// What else of the arguments its tool read (`apply_patch`'s patch), for its run.
+    read: ReadArgs,
 }
 
 impl Prepared {
@@ -76,7 +79,8 @@ impl Prepared {
         );
         // What the call changes beyond its arguments goes into the recorded task, so the policy
         // judges it and a replay sees it.
-        task.implied = implied_paths(&call.tool, cwd, &call.args);
+        let read = read_args(&call.tool, &call.args);
+        task.implied = implied_paths(&call.tool, cwd, &call.args, &read);
         if let Some(marks) = call
             .marks
             .as_ref()
@@ -98,6 +102,7 @@ impl Prepared {
             task,
             args,
             command,
+            read,
         }
     }
 
@@ -128,9 +133,14 @@ impl Prepared {
         &self.place
     }
 
-    /// Where the call runs, once nothing more is resolved for it.
-    pub fn into_place(self) -> Place {
-        self.place
+    /// What of the arguments its tool read when the call was prepared.
+    pub fn read(&self) -> &ReadArgs {
+        &self.read
+    }
+
+    /// Where the call runs and what its tool read, once nothing more is resolved for it.
+    pub fn into_run(self) -> (Place, ReadArgs) {
+        (self.place, self.read)
     }
 
     /// The directories a fence opens for `paths` outside the roots that a grant opened (as the

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use codaris_policy::{
     BuiltinTool, ExternalSpec, Implied, ImpliedBy, MAX_PATH_BYTES, Task, ToolId, builtin_spec,
 };
+use codaris_tools::ReadArgs;
 use serde_json::Value;
 
 use crate::mcp::paths::{ArgumentMarks, Named, file_uri_path};
@@ -153,12 +154,25 @@ pub fn resolve_task(task: &Task) -> Task {
 /// The paths a call changes beyond its path arguments (the policy's `Task::implied`): the
 /// tool's own answer ([`Tool::implied_paths`](codaris_tools::Tool::implied_paths): a patch's
 /// files, a `.git` inside a tree `rm -r` removes), found on disk and resolved like arguments.
-pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value) -> Vec<Implied> {
+pub fn implied_paths(tool: &ToolId, cwd: &Path, args: &Value, read: &ReadArgs) -> Vec<Implied> {
     use codaris_tools::Tool as _;
     match tool.builtin() {
-        Some(BuiltinTool::ApplyPatch) => codaris_tools::files::ApplyPatch.implied_paths(cwd, args),
-        Some(BuiltinTool::Rm) => codaris_tools::files::Rm.implied_paths(cwd, args),
+        Some(BuiltinTool::ApplyPatch) => {
+            codaris_tools::files::ApplyPatch.implied_paths(cwd, args, read)
+        }
+        Some(BuiltinTool::Rm) => codaris_tools::files::Rm.implied_paths(cwd, args, read),
         _ => Vec::new(),
+    }
+}
+
+/// What of a call's arguments its tool reads once, when the call is prepared
+/// ([`Tool::read_args`](codaris_tools::Tool::read_args): `apply_patch`'s patch); it travels
+/// with the call to its run and its card's preview.
+pub fn read_args(tool: &ToolId, args: &Value) -> ReadArgs {
+    use codaris_tools::Tool as _;
+    match tool.builtin() {
+        Some(BuiltinTool::ApplyPatch) => codaris_tools::files::ApplyPatch.read_args(args),
+        _ => ReadArgs::Nothing,
     }
 }
 

@@ -33,7 +33,9 @@ pub use list::PrintTree;
 pub use nested_git::{GitScan, MAX_SCANNED, scan_for_git};
 pub use ops::{Mkdir, Mv, Rm, Rmdir, Touch};
 pub use patch::ApplyPatch;
-pub use patch_parse::{ParseError, patch_targets};
+#[cfg(feature = "count-parses")]
+pub use patch_parse::parse_count as patch_parse_count;
+pub use patch_parse::{ParseError, ReadPatch, patch_targets};
 pub use preview::{FileDiff, MAX_DIFF_BYTES, MAX_DIFF_LINES, diff_of};
 pub use read::ReadFile;
 pub use search::{Glob, Grep};

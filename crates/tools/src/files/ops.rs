@@ -31,6 +31,7 @@ macro_rules! file_tool {
                 &self,
                 cwd: &std::path::Path,
                 args: &Value,
+                _read: &crate::context::ReadArgs,
             ) -> Vec<codaris_policy::Implied> {
                 let implied: fn(&std::path::Path, &Value) -> Vec<codaris_policy::Implied> =
                     $implied;

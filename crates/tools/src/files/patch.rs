@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::edit::open_existing;
 use super::fence::{Beneath, ensure_dir, path_or_cwd, str_arg};
-use super::patch_parse::{Hunk, Op, parse};
-use crate::context::{ToolContext, normalize};
+use super::patch_parse::{Hunk, Op, ReadPatch};
+use crate::context::{ReadArgs, ToolContext, normalize};
 use crate::tool::{ToolError, ToolOutput};
 
 const TOOL: &str = codaris_catalogue::APPLY_PATCH.name;
@@ -26,8 +26,23 @@ impl crate::tool::Tool for ApplyPatch {
         &codaris_catalogue::APPLY_PATCH
     }
 
-    fn implied_paths(&self, cwd: &std::path::Path, args: &Value) -> Vec<codaris_policy::Implied> {
-        crate::implied::patch_targets_of(cwd, args)
+    fn read_args(&self, args: &Value) -> ReadArgs {
+        match args.get("patch").and_then(Value::as_str) {
+            Some(patch) => ReadArgs::Patch(ReadPatch::read(patch)),
+            None => ReadArgs::Nothing,
+        }
+    }
+
+    fn implied_paths(
+        &self,
+        cwd: &std::path::Path,
+        args: &Value,
+        read: &ReadArgs,
+    ) -> Vec<codaris_policy::Implied> {
+        match read {
+            ReadArgs::Patch(patch) => crate::implied::patch_targets_of(cwd, args, patch),
+            ReadArgs::Nothing => Vec::new(),
+        }
     }
 
     fn preview(&self, ctx: &ToolContext, args: &Value) -> Option<crate::preview::CallPreview> {
@@ -64,13 +79,23 @@ pub(crate) fn plan_patch(
 ) -> Result<(Vec<Change>, Vec<String>), ToolError> {
     let patch = str_arg(TOOL, args, "patch")?;
     let base = ctx.absolute(path_or_cwd(TOOL, args)?);
-    let ops =
-        parse(patch).map_err(|e| ToolError::model(format!("{TOOL}: {e}; nothing was changed")))?;
+    // Read when the call was prepared; read here only for a call made outside the daemon.
+    let read;
+    let patch = match &ctx.read {
+        ReadArgs::Patch(read) => read,
+        ReadArgs::Nothing => {
+            read = ReadPatch::read(patch);
+            &read
+        }
+    };
+    let ops = patch
+        .ops()
+        .map_err(|e| ToolError::model(format!("{TOOL}: {e}; nothing was changed")))?;
     // Keyed by absolute path, so a later operation on the same file sees the earlier result.
     let mut changes: HashMap<PathBuf, Change> = HashMap::new();
     let mut order: Vec<PathBuf> = Vec::new();
     let mut summary = Vec::new();
-    for op in &ops {
+    for op in ops {
         match op {
             Op::Add { path, content } => {
                 let at = locate(ctx, &base, path)?;
@@ -490,6 +515,7 @@ mod tests {
             cwd: root.clone(),
             fence: crate::Fence::new([root.clone()]),
             workspace: root.clone(),
+            read: Default::default(),
         };
         let change = |path: &str, content: &str| Change {
             at: Beneath::locate(&ctx, TOOL, path).unwrap_or_else(|e| unreachable!("{e}")),

@@ -1,6 +1,12 @@
 //! Parsing the two patch formats `apply_patch` takes into one list of file operations:
 //! a unified diff (`---`/`+++`/`@@ -a,b +c,d @@`) and the Codex V4A format
 //! (`*** Begin Patch`, `*** Add/Update/Delete File:`, `*** Move to:`, `@@ anchor`).
+//!
+//! A call's patch is read once, into a [`ReadPatch`], when the daemon prepares the call: its
+//! targets are judged by the policy, and the same operations are applied by the run and shown
+//! by the card's preview.
+
+use std::sync::Arc;
 
 /// One change to one block of lines.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -37,6 +43,8 @@ pub(crate) enum Op {
 pub type ParseError = String;
 
 pub(crate) fn parse(patch: &str) -> Result<Vec<Op>, ParseError> {
+    #[cfg(feature = "count-parses")]
+    parse_count::record(patch);
     let patch = patch.replace("\r\n", "\n");
     let ops = if patch.lines().any(|l| l.trim() == "*** Begin Patch") {
         parse_v4a(&patch)?
@@ -51,22 +59,68 @@ pub(crate) fn parse(patch: &str) -> Result<Vec<Op>, ParseError> {
     Ok(ops)
 }
 
-/// Every file name a patch adds, updates, deletes, or moves from or to, in the order the patch
-/// names them, as written (relative to the directory the patch applies in). The daemon resolves
-/// these before the policy decides, and `apply_patch` checks the same names when it runs, so
-/// both read the patch with this one parser.
-pub fn patch_targets(patch: &str) -> Result<Vec<String>, ParseError> {
-    let mut names = Vec::new();
-    for op in parse(patch)? {
-        match op {
-            Op::Add { path, .. } | Op::Delete { path } => names.push(path),
-            Op::Update { path, move_to, .. } => {
-                names.push(path);
-                names.extend(move_to);
+/// How many times each patch text was parsed, for the test that a call's patch is read once.
+#[cfg(feature = "count-parses")]
+pub mod parse_count {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, PoisonError};
+
+    static COUNTS: Mutex<Option<HashMap<String, usize>>> = Mutex::new(None);
+
+    pub(crate) fn record(patch: &str) {
+        let mut counts = COUNTS.lock().unwrap_or_else(PoisonError::into_inner);
+        *counts
+            .get_or_insert_with(HashMap::new)
+            .entry(patch.to_owned())
+            .or_default() += 1;
+    }
+
+    /// How many times `patch` was parsed in this process so far.
+    pub fn of(patch: &str) -> usize {
+        COUNTS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .and_then(|counts| counts.get(patch).copied())
+            .unwrap_or(0)
+    }
+}
+
+/// A patch as read: its operations, or what is wrong with it. Cheap to clone (shared).
+#[derive(Debug, Clone)]
+pub struct ReadPatch(Arc<Result<Vec<Op>, ParseError>>);
+
+impl ReadPatch {
+    pub fn read(patch: &str) -> Self {
+        Self(Arc::new(parse(patch)))
+    }
+
+    pub(crate) fn ops(&self) -> Result<&[Op], &ParseError> {
+        self.0.as_ref().as_ref().map(Vec::as_slice)
+    }
+
+    /// Every file name the patch adds, updates, deletes, or moves from or to, in the order the
+    /// patch names them, as written (relative to the directory the patch applies in). The
+    /// daemon resolves these before the policy decides, and `apply_patch` applies the same
+    /// operations, so what was judged is what runs.
+    pub fn targets(&self) -> Result<Vec<String>, ParseError> {
+        let mut names = Vec::new();
+        for op in self.ops().map_err(Clone::clone)? {
+            match op {
+                Op::Add { path, .. } | Op::Delete { path } => names.push(path.clone()),
+                Op::Update { path, move_to, .. } => {
+                    names.push(path.clone());
+                    names.extend(move_to.iter().cloned());
+                }
             }
         }
+        Ok(names)
     }
-    Ok(names)
+}
+
+/// [`ReadPatch::targets`] of a patch given as text.
+pub fn patch_targets(patch: &str) -> Result<Vec<String>, ParseError> {
+    ReadPatch::read(patch).targets()
 }
 
 fn parse_v4a(patch: &str) -> Result<Vec<Op>, ParseError> {

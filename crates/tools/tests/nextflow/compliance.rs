@@ -72,6 +72,7 @@ fn pipe() -> Result<Pipe, Box<dyn std::error::Error>> {
         cwd: root.clone(),
         fence: Fence::new([root.clone()]),
         workspace: root.clone(),
+        read: Default::default(),
     };
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let tools = nextflow_tools(

@@ -79,6 +79,7 @@ fn home_as_root(config: PoolConfig) -> Home {
         cwd: home.join("proj"),
         fence: Fence::new([home.clone(), workspace.clone()]),
         workspace,
+        read: Default::default(),
     };
     let tools = tools(&pools);
     Home {

@@ -378,7 +378,7 @@ impl DaemonHost {
         let cwd = pending.record.request.task.cwd.clone();
         let preview = tokio::task::spawn_blocking(move || {
             let opened = prepared.open(&opened);
-            builtins.preview(&session, &tool, &args, prepared.place(), &opened)
+            builtins.preview(&session, &tool, &args, &prepared, &opened)
         })
         .await
         .unwrap_or_else(|err| {

@@ -40,6 +40,7 @@ fn turn() -> Turn {
         cwd: root.clone(),
         fence: Fence::new([root.clone(), workspace.clone()]).with_state_dir(&state, &workspace),
         workspace,
+        read: Default::default(),
     };
     Turn {
         _tmp: tmp,
