@@ -105,7 +105,10 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn codarisd");
-        let mut daemon = Daemon { child: Some(child) };
+        let mut daemon = Daemon {
+            child: Some(child),
+            said: None,
+        };
         wait_for(Duration::from_secs(20), || {
             if let Some(status) = daemon.try_exit() {
                 let mut said = String::new();
@@ -115,6 +118,16 @@ impl Sandbox {
                 panic!("codarisd exited while starting: {status}; it said: {said}");
             }
             std::os::unix::net::UnixStream::connect(self.socket()).is_ok()
+        });
+        // Read from now on, so a daemon that writes more than a pipe holds never blocks on it;
+        // `wait_said` returns it.
+        let stderr = daemon.child.as_mut().and_then(|c| c.stderr.take());
+        daemon.said = stderr.map(|mut stderr| {
+            std::thread::spawn(move || {
+                let mut said = String::new();
+                let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+                said
+            })
         });
         daemon
     }
@@ -364,6 +377,8 @@ fn programs_under(root: &Path) -> Vec<(rustix::process::Pid, Program)> {
 #[derive(Debug)]
 pub struct Daemon {
     child: Option<Child>,
+    /// What the daemon writes on stderr once it has started, read as it comes.
+    said: Option<std::thread::JoinHandle<String>>,
 }
 
 impl Daemon {
@@ -395,10 +410,11 @@ impl Daemon {
             status = self.try_exit();
             status.is_some()
         });
-        let mut said = String::new();
-        if let Some(stderr) = self.child.as_mut().and_then(|c| c.stderr.as_mut()) {
-            let _ = std::io::Read::read_to_string(stderr, &mut said);
-        }
+        let said = self
+            .said
+            .take()
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default();
         self.child = None;
         (status.expect("exit status"), said)
     }
