@@ -84,6 +84,9 @@ fn decision_path(c: &mut Criterion) {
         _temp: tempfile::TempDir,
         root: std::path::PathBuf,
         dispatcher: Dispatcher,
+        /// The session's view, kept while the case is measured, as the daemon's live session
+        /// keeps it.
+        _lease: codaris_ledger::GrantLease,
         size: usize,
         samples: Vec<Duration>,
     }
@@ -105,8 +108,9 @@ fn decision_path(c: &mut Criterion) {
         }
         give(&ledger, "s-own", case.own, &mut cards);
         let dispatcher = Dispatcher::new(ledger.clone()).for_session();
-        // As the daemon's live session does: its view is kept while the session lives.
-        let _lease = ledger.lease_grant_view("s-own");
+        // As the daemon's live session does: its view is kept while the session lives (held
+        // in `Ready`, so for every measured call, not only this first one).
+        let lease = ledger.lease_grant_view("s-own");
         // The first call fills whatever the decision path keeps between calls.
         let first = dispatcher.decide(call(&root, 0)).unwrap().into_record();
         // The record as stored (its export line): the ledger's grants are named by a grant
@@ -128,6 +132,7 @@ fn decision_path(c: &mut Criterion) {
             _temp: temp,
             root,
             dispatcher,
+            _lease: lease,
             size,
             samples: Vec::with_capacity(samples_per_case),
         });
