@@ -8,10 +8,9 @@
 //! so the flag is given only when the build machine's glibc is new enough and the binary is
 //! built for that same machine.
 
-use std::process::Command;
-
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=build/glibc.rs");
     let target = std::env::var("TARGET").unwrap_or_default();
     let host = std::env::var("HOST").unwrap_or_default();
     if target != host || !target.ends_with("-linux-gnu") {
@@ -22,14 +21,4 @@ fn main() {
     }
 }
 
-/// The build machine's glibc, as `getconf GNU_LIBC_VERSION` says (`glibc 2.36`).
-fn glibc_version() -> Option<(u32, u32)> {
-    let output = Command::new("getconf")
-        .arg("GNU_LIBC_VERSION")
-        .output()
-        .ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
-    let minor = minor.split('.').next()?;
-    Some((major.parse().ok()?, minor.parse().ok()?))
-}
+include!("build/glibc.rs");

@@ -3,20 +3,11 @@
 
 use std::process::Command;
 
-/// The build machine's glibc, `(major, minor)`.
-fn glibc() -> Option<(u32, u32)> {
-    let output = Command::new("getconf")
-        .arg("GNU_LIBC_VERSION")
-        .output()
-        .ok()?;
-    let text = String::from_utf8(output.stdout).ok()?;
-    let (major, minor) = text.trim().strip_prefix("glibc ")?.split_once('.')?;
-    Some((major.parse().ok()?, minor.split('.').next()?.parse().ok()?))
-}
+include!("../build/glibc.rs");
 
 #[test]
 fn the_daemon_carries_its_relocations_packed_where_glibc_loads_them() {
-    let Some(version) = glibc() else {
+    let Some(version) = glibc_version() else {
         assert!(
             std::env::var_os("CI").is_none(),
             "`getconf GNU_LIBC_VERSION` names no glibc on CI"

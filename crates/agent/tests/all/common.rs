@@ -50,6 +50,19 @@ pub fn registry_without(absent: &[&str]) -> Registry {
     )
 }
 
+/// What the real policy decides of `call` with no grants in force.
+pub fn decide_without_grants(call: &codaris_agent::CallRequest) -> codaris_policy::Decision {
+    codaris_policy::evaluate(
+        &codaris_policy::Call {
+            tool: &call.tool,
+            args: &call.args,
+            spec: None,
+        },
+        &codaris_policy::GrantSet::new(),
+        &call.task,
+    )
+}
+
 /// The lean state of a turn whose message is `message`, in a plain agent task.
 pub fn state(message: &str) -> TurnState {
     TurnState::new(TurnPlan::from_message(message), Task::new("/w/proj"), true)

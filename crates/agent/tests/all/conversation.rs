@@ -15,11 +15,11 @@ use codaris_agent::{
     TurnEvent, TurnHost, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
-use codaris_policy::{Decision, GrantSet, Task, Verdict};
+use codaris_policy::{Decision, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::registry;
+use super::common::{decide_without_grants, registry};
 
 /// Decides with the real policy; a `.png` read returns one picture (two for `…2.png`); a read
 /// of `fail` cannot be recorded.
@@ -79,15 +79,7 @@ impl TurnHost for Host {
             };
             return Box::pin(async move { Err(failed) });
         }
-        let decision = codaris_policy::evaluate(
-            &codaris_policy::Call {
-                tool: &call.tool,
-                args: &call.args,
-                spec: None,
-            },
-            &GrantSet::new(),
-            &call.task,
-        );
+        let decision = decide_without_grants(call);
         let decided = if decision.verdict == Verdict::Allow {
             Decided::Run(HostPermit(decision, call.args.clone()))
         } else {

@@ -8,11 +8,11 @@ use codaris_agent::{
     ToolResult, ToolRun, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
-use codaris_policy::{Code, Decision, GrantSet, Task, Verdict};
+use codaris_policy::{Code, Decision, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::registry;
+use super::common::{decide_without_grants, registry};
 
 /// Decides with the real policy and no grants; "runs" a call by describing it; a search finds
 /// `lint_pipeline` in a one-entry index; a `.png` path comes back as a picture.
@@ -94,15 +94,7 @@ impl TurnHost for Host {
         call: &'a CallRequest,
     ) -> HostFuture<'a, Result<Decided<TestPermit>, HostError>> {
         self.decided.lock().unwrap().push(call.clone());
-        let decision = codaris_policy::evaluate(
-            &codaris_policy::Call {
-                tool: &call.tool,
-                args: &call.args,
-                spec: None,
-            },
-            &GrantSet::new(),
-            &call.task,
-        );
+        let decision = decide_without_grants(call);
         let decided = if decision.verdict == Verdict::Allow {
             Decided::Run(TestPermit(decision, call.clone()))
         } else {
