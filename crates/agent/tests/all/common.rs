@@ -50,6 +50,16 @@ pub fn registry_without(absent: &[&str]) -> Registry {
     )
 }
 
+/// A test host's definition of any tool: always on, any object for arguments.
+pub fn any_spec(tool: &str) -> Option<codaris_agent::ToolDefinition> {
+    Some(codaris_agent::ToolDefinition {
+        name: tool.to_owned(),
+        description: format!("the {tool} tool"),
+        input_schema: serde_json::json!({"type": "object"}),
+        tier: codaris_agent::ToolTier::AlwaysOn,
+    })
+}
+
 /// What the real policy decides of `call` with no grants in force.
 pub fn decide_without_grants(call: &codaris_agent::CallRequest) -> codaris_policy::Decision {
     codaris_policy::evaluate(

@@ -19,7 +19,7 @@ use codaris_policy::{Decision, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{decide_without_grants, registry};
+use super::common::{any_spec, decide_without_grants, registry};
 
 /// Decides with the real policy; a `.png` read returns one picture (two for `…2.png`); a read
 /// of `fail` cannot be recorded.
@@ -57,12 +57,7 @@ impl TurnHost for Host {
     type Permit = HostPermit;
 
     fn spec(&self, tool: &str) -> Option<ToolDefinition> {
-        Some(ToolDefinition {
-            name: tool.to_owned(),
-            description: format!("the {tool} tool"),
-            input_schema: json!({"type": "object"}),
-            tier: codaris_agent::ToolTier::AlwaysOn,
-        })
+        any_spec(tool)
     }
 
     fn index(&self) -> &dyn ToolIndex {

@@ -12,7 +12,7 @@ use codaris_policy::{Code, Decision, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{decide_without_grants, registry};
+use super::common::{any_spec, decide_without_grants, registry};
 
 /// Decides with the real policy and no grants; "runs" a call by describing it; a search finds
 /// `lint_pipeline` in a one-entry index; a `.png` path comes back as a picture.
@@ -77,12 +77,7 @@ impl TurnHost for Host {
     type Permit = TestPermit;
 
     fn spec(&self, tool: &str) -> Option<ToolDefinition> {
-        Some(ToolDefinition {
-            name: tool.to_owned(),
-            description: format!("the {tool} tool"),
-            input_schema: json!({"type": "object"}),
-            tier: ToolTier::AlwaysOn,
-        })
+        any_spec(tool)
     }
 
     fn index(&self) -> &dyn ToolIndex {
