@@ -4,10 +4,13 @@
 //! form it has always had (a `history` list beside a `messages` list), so a store written by an
 //! older daemon reads back, and an older daemon reads a newer store, byte for byte.
 
+use std::collections::BTreeSet;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::history::Event;
+use crate::context::evict;
+use crate::history::{Compaction, Event};
 use crate::provider::{Message, ToolCall, ToolResult};
 
 /// The most pictures a request carries. Each can be megabytes and every later round sends the
@@ -25,6 +28,9 @@ pub struct Conversation {
     /// Notes for the model that arrived between turns (a background command finished); they
     /// ride along with the next message and never count as what the person typed.
     pub notes: Vec<String>,
+    /// The results replaced by a stub in what is sent (by call id). Part of the state, so every
+    /// later round sends the same prefix until the next batch.
+    evicted: BTreeSet<String>,
 }
 
 impl Conversation {
@@ -37,6 +43,89 @@ impl Conversation {
     /// and the results of the calls the loop took up.
     pub fn messages(&self) -> Vec<Message> {
         self.log.iter().filter_map(message_of).collect()
+    }
+
+    /// What the model is sent: from the last compaction on (its summary first), the evicted
+    /// results as their stubs.
+    pub fn sent_messages(&self) -> Vec<Message> {
+        let sent = &self.log[self.sent_from()..];
+        let calls = evict::calls_of(sent);
+        let mut messages = Vec::with_capacity(sent.len());
+        let mut summary: Option<String> = None;
+        for event in sent {
+            let message = match event {
+                Event::Compaction(compaction) => {
+                    summary = Some(compaction.message());
+                    continue;
+                }
+                Event::ToolResult {
+                    id,
+                    tool,
+                    is_error,
+                    bound,
+                    ..
+                } if self.evicted.contains(id) => Message::ToolResult(ToolResult {
+                    call_id: id.clone(),
+                    content: evict::stub(tool, calls.get(id.as_str()).copied()),
+                    is_error: *is_error,
+                    binds: bound.clone(),
+                    pictures: Vec::new(),
+                }),
+                other => match message_of(other) {
+                    Some(message) => message,
+                    None => continue,
+                },
+            };
+            // The summary opens the person's message that follows it, or stands alone.
+            let message = match (summary.take(), message) {
+                (Some(summary), Message::User { text }) => {
+                    Message::user(format!("{summary}\n\n{text}"))
+                }
+                (Some(summary), message) => {
+                    messages.push(Message::user(summary));
+                    message
+                }
+                (None, message) => message,
+            };
+            messages.push(message);
+        }
+        if let Some(summary) = summary {
+            messages.push(Message::user(summary));
+        }
+        messages
+    }
+
+    /// Where what is sent starts: the last compaction, or the beginning.
+    pub fn sent_from(&self) -> usize {
+        self.log
+            .iter()
+            .rposition(|event| matches!(event, Event::Compaction(_)))
+            .unwrap_or(0)
+    }
+
+    /// Where the current turn starts: its message (the beginning before any).
+    pub fn turn_start(&self) -> usize {
+        self.log
+            .iter()
+            .rposition(|event| matches!(event, Event::User { .. }))
+            .unwrap_or(0)
+    }
+
+    /// The results evicted so far.
+    pub fn evicted(&self) -> &BTreeSet<String> {
+        &self.evicted
+    }
+
+    /// The log and the evicted set, for an eviction batch to extend.
+    pub(crate) fn for_eviction(&mut self) -> (&[Event], &mut BTreeSet<String>) {
+        (&self.log, &mut self.evicted)
+    }
+
+    /// Folds everything before `at` into `compaction`: it is recorded there, and what is sent
+    /// starts from it.
+    pub(crate) fn fold(&mut self, at: usize, compaction: Compaction) {
+        let at = at.min(self.log.len());
+        self.log.insert(at, Event::Compaction(Box::new(compaction)));
     }
 
     /// Records an event.
@@ -65,7 +154,7 @@ fn message_of(event: &Event) -> Option<Message> {
             text: text.clone(),
             tool_calls: calls.clone(),
         },
-        Event::ToolCall { .. } => return None,
+        Event::ToolCall { .. } | Event::Compaction(_) => return None,
         Event::ToolResult {
             id,
             output,
@@ -127,6 +216,9 @@ struct Stored<H, N> {
     messages: Vec<Message>,
     turns: u32,
     notes: N,
+    /// Absent until a result is evicted, so an older store's bytes are unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    evicted: Vec<String>,
 }
 
 /// One entry of the stored `history` list.
@@ -153,6 +245,8 @@ enum StoredEvent {
         #[serde(default)]
         is_error: bool,
     },
+    /// A compaction, where it happened.
+    Compaction(Box<Compaction>),
 }
 
 impl Serialize for Conversation {
@@ -162,6 +256,7 @@ impl Serialize for Conversation {
             messages: self.messages(),
             turns: self.turns,
             notes: &self.notes,
+            evicted: self.evicted.iter().cloned().collect(),
         }
         .serialize(serializer)
     }
@@ -174,6 +269,7 @@ impl<'de> Deserialize<'de> for Conversation {
             log: from_stored(stored.history, stored.messages),
             turns: stored.turns,
             notes: stored.notes,
+            evicted: stored.evicted.into_iter().collect(),
         })
     }
 }
@@ -223,6 +319,9 @@ fn stored_history(log: &[Event]) -> Vec<StoredEvent> {
                 bound: bound.clone(),
                 is_error: *is_error,
             }),
+            Event::Compaction(compaction) => {
+                history.push(StoredEvent::Compaction(compaction.clone()))
+            }
         }
     }
     history
@@ -243,12 +342,23 @@ fn from_stored(history: Vec<StoredEvent>, messages: Vec<Message>) -> Vec<Event> 
             log.push(Event::ToolCall { id });
         }
     };
+    // A compaction sits between messages: before the next one, or at the end.
+    let compactions = |events: &mut std::iter::Peekable<std::vec::IntoIter<StoredEvent>>,
+                       log: &mut Vec<Event>| {
+        while let Some(StoredEvent::Compaction(compaction)) =
+            events.next_if(|e| matches!(e, StoredEvent::Compaction(_)))
+        {
+            log.push(Event::Compaction(compaction));
+        }
+    };
     for message in messages {
+        compactions(&mut events, &mut log);
         match message {
             Message::User { text: sent } => {
                 // The calls of the last answer taken up and never answered: its turn ended
                 // (a turn that ends so is the last of its answers).
                 taken_up(&mut events, &mut log);
+                compactions(&mut events, &mut log);
                 let typed = match events.next_if(|e| matches!(e, StoredEvent::User { .. })) {
                     Some(StoredEvent::User { text }) => text,
                     _ => sent.clone(),
@@ -273,6 +383,7 @@ fn from_stored(history: Vec<StoredEvent>, messages: Vec<Message>) -> Vec<Event> 
         }
     }
     taken_up(&mut events, &mut log);
+    compactions(&mut events, &mut log);
     log
 }
 

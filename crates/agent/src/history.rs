@@ -55,6 +55,67 @@ pub enum Event {
         /// were retired. Empty for most results.
         retired: String,
     },
+    /// The conversation before this point was folded into a summary: from here on the model
+    /// is sent the summary in place of every event before it (which the log still holds).
+    Compaction(Box<Compaction>),
+}
+
+/// What a compaction left in the conversation (see `docs/surface.md`, "Long sessions").
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Compaction {
+    /// What started it.
+    pub trigger: CompactionTrigger,
+    /// The summary of the folded history: the model's, or a digest made without one when the
+    /// summariser failed.
+    pub summary: String,
+    /// What survives every compaction, rendered for the model: the plans, the checklist, the
+    /// kept results, the files read or edited last, the tools still bound, the open tasks.
+    pub survivors: String,
+    /// How many events were folded (since the compaction before, if any).
+    pub folded: u32,
+    /// The estimated request before and after, in tokens.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// Why a compaction happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The request would not fit the budget even with every old result evicted.
+    Auto,
+    /// The model called `compact_context`.
+    Tool,
+    /// The Anthropic API compacted server-side and sent its summary.
+    Server,
+}
+
+impl Compaction {
+    /// What the model reads in place of the folded history.
+    pub fn message(&self) -> String {
+        let mut text = format!(
+            "[The conversation before this point was compacted: {} earlier events were folded into this summary. Files, records and grants are unchanged.]\n<summary>\n{}\n</summary>",
+            self.folded,
+            self.summary.trim()
+        );
+        if !self.survivors.is_empty() {
+            text.push_str("\n\n<kept_after_compaction>\n");
+            text.push_str(&self.survivors);
+            text.push_str("\n</kept_after_compaction>");
+        }
+        text
+    }
+}
+
+impl CompactionTrigger {
+    /// The name on the wire and in `--json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Tool => "tool",
+            Self::Server => "server",
+        }
+    }
 }
 
 impl Event {

@@ -16,7 +16,8 @@ use codaris_index::{KindFilter, SearchOutcome};
 use codaris_policy::{Capability, Decision, Task};
 use serde_json::Value;
 
-use crate::provider::{Picture, ToolDefinition};
+use crate::context::compact::ContextSection;
+use crate::provider::{ModelProvider, Picture, ToolDefinition};
 use crate::registry::Registry;
 use crate::turn::TurnEvent;
 
@@ -200,4 +201,17 @@ pub trait TurnHost: Send + Sync {
         run
     }
     fn emit(&self, event: TurnEvent);
+    /// What a compaction keeps that lives outside the conversation, re-read now: the plan
+    /// documents, the planner's checklist, the open background tasks.
+    fn survivors(&self) -> HostFuture<'_, Vec<ContextSection>> {
+        Box::pin(async { Vec::new() })
+    }
+    /// The provider of the configured model `model` names (`compact_context`'s `model`), or a
+    /// sentence saying why there is none.
+    fn summariser<'a>(
+        &'a self,
+        model: &'a str,
+    ) -> HostFuture<'a, Result<Box<dyn ModelProvider>, String>> {
+        Box::pin(async move { Err(format!("no configured model matches `{model}`")) })
+    }
 }

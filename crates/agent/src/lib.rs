@@ -24,6 +24,8 @@
 //! `codaris-tools`' and run in the host. The core does not call the model, dispatch, record or
 //! log the lines it formats, and does not read the script file.
 
+mod compaction;
+mod context;
 mod conversation;
 mod error;
 mod forced;
@@ -46,6 +48,9 @@ mod turn;
 mod usage;
 
 pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
+pub use context::budget::{ContextBudget, PerMille};
+pub use context::compact::ContextSection;
+pub use context::window::{DEFAULT_CONTEXT_WINDOW, known_context_window};
 pub use conversation::Conversation;
 pub use error::AgentError;
 pub use error::ScriptPlace;
@@ -67,6 +72,8 @@ pub use guard::MAX_REPEATS;
 pub use guard::Progress;
 pub use guard::Refusal;
 pub use guard::search_words;
+pub use history::Compaction;
+pub use history::CompactionTrigger;
 pub use history::Event;
 pub use history::SEARCH_TOOLS;
 pub use host::CallRequest;

@@ -1,5 +1,5 @@
 //! Built-in tools as the model is shown them: specs made from `codaris-catalogue`, including
-//! the two always-on tools the turn loop answers itself.
+//! the tools the turn loop answers itself.
 
 use codaris_catalogue::CatalogueEntry;
 
@@ -12,7 +12,7 @@ pub fn catalogue_spec(name: &str) -> Option<ToolDefinition> {
     codaris_catalogue::entry(name).map(spec_of)
 }
 
-/// `search_tools` and `request_capability`, by name.
+/// `search_tools`, `request_capability` and `compact_context`, by name.
 pub fn loop_tool_spec(name: &str) -> Option<ToolDefinition> {
     codaris_catalogue::LOOP_TOOLS
         .iter()

@@ -11,9 +11,13 @@ use codaris_policy::{Decision, Task};
 use futures_util::StreamExt;
 use serde_json::Value;
 
+use crate::compaction::{Fold, compact_tool, fit};
+use crate::context::budget::ContextBudget;
+use crate::context::estimate;
 use crate::conversation::Conversation;
 use crate::error::TurnError;
 use crate::guard::{Check, LoopGuard, Progress};
+use crate::history::CompactionTrigger;
 use crate::history::Event;
 use crate::host::{CallRequest, Decided, HostError, Permit, ToolRun, TurnHost};
 use crate::loop_calls;
@@ -63,6 +67,26 @@ pub enum TurnEvent {
     Usage {
         turn: u32,
         usage: Usage,
+        /// The last request against the model's context window, when the session has one.
+        context: Option<ContextShare>,
+    },
+    /// Old tool results were evicted from what is sent (the conversation keeps them).
+    Evicted {
+        turn: u32,
+        round: u32,
+        results: u32,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// The history before this round was folded into a summary.
+    Compacted {
+        turn: u32,
+        round: u32,
+        trigger: CompactionTrigger,
+        /// Events folded.
+        folded: u32,
+        tokens_before: u64,
+        tokens_after: u64,
     },
     TurnEnded {
         turn: u32,
@@ -70,6 +94,32 @@ pub enum TurnEvent {
         /// Why, beyond the reason: set with `error` and `max_tokens`.
         error: Option<TurnError>,
     },
+}
+
+/// The last request of a turn against the model's context window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ContextShare {
+    /// The request's prompt tokens: as the API counted them when it said, else the estimate.
+    pub tokens: u64,
+    /// The model's context window.
+    pub window: u64,
+}
+
+impl ContextShare {
+    /// The share in whole percent, rounded half up.
+    pub fn percent(&self) -> u64 {
+        ContextBudget::new(self.window, 0).percent_of_window(self.tokens)
+    }
+
+    /// The sentence the usage line ends with: `Context: N of W tokens (P%).`
+    pub fn sentence(&self) -> String {
+        format!(
+            "Context: {} of {} tokens ({}%).",
+            self.tokens,
+            self.window,
+            self.percent()
+        )
+    }
 }
 
 /// Settings of the loop.
@@ -82,6 +132,8 @@ pub struct TurnConfig {
     /// Send the long tail as deferred tools and bind found ones by reference
     /// (`CODARIS_TOOL_SEARCH_API`, Anthropic only), so the tools array never changes.
     pub tool_search_api: bool,
+    /// The context budget; `None` sends the whole conversation every round.
+    pub context: Option<ContextBudget>,
 }
 
 /// Runs one turn of `text` and returns why it ended. Cancellation is the caller's: drop the
@@ -105,6 +157,7 @@ pub async fn run_turn<H: TurnHost>(
     let mut state = TurnState::new(TurnPlan::from_message(text), base_task.clone(), config.lean);
     let mut guard = LoopGuard::new();
     let mut usage = Usage::default();
+    let mut context = None;
     let (reason, error) = rounds(
         conversation,
         &mut state,
@@ -113,10 +166,14 @@ pub async fn run_turn<H: TurnHost>(
         config,
         turn,
         &mut guard,
-        &mut usage,
+        (&mut usage, &mut context),
     )
     .await;
-    host.emit(TurnEvent::Usage { turn, usage });
+    host.emit(TurnEvent::Usage {
+        turn,
+        usage,
+        context,
+    });
     host.emit(TurnEvent::TurnEnded {
         turn,
         reason,
@@ -137,7 +194,7 @@ async fn rounds<H: TurnHost>(
     config: &TurnConfig,
     turn: u32,
     guard: &mut LoopGuard,
-    usage: &mut Usage,
+    (usage, context): (&mut Usage, &mut Option<ContextShare>),
 ) -> (EndReason, Option<TurnError>) {
     for round in 0..config.max_rounds {
         // Read every round: a tool switched off mid-turn is gone from the next round.
@@ -149,17 +206,26 @@ async fn rounds<H: TurnHost>(
             round,
             surface: surface.clone(),
         });
+        let tools = request_tools(
+            &surface,
+            state.task(),
+            &registry,
+            host,
+            config.tool_search_api,
+        );
+        let fixed = estimate::fixed(&config.system, &tools);
+        let estimated = match &config.context {
+            Some(budget) => {
+                let fitted = fit(conversation, budget, fixed, provider, host, turn, round).await;
+                Some((fitted.tokens, budget.window))
+            }
+            None => None,
+        };
         let request = ModelRequest {
             system: config.system.clone(),
-            messages: conversation.messages(),
-            tools: request_tools(
-                &surface,
-                state.task(),
-                &registry,
-                host,
-                config.tool_search_api,
-            ),
-            cache: CacheHints::default(),
+            messages: conversation.sent_messages(),
+            tools,
+            cache: cache_hints(config),
             max_tokens: None,
         };
         let answer = match collect(provider, &request, host).await {
@@ -168,6 +234,15 @@ async fn rounds<H: TurnHost>(
         };
         if let Some(round_usage) = &answer.usage {
             usage.add(round_usage);
+        }
+        if let Some((estimate, window)) = estimated {
+            // The API's own count of the prompt when it gave one.
+            let tokens = answer
+                .usage
+                .map(|u| u.prompt_tokens())
+                .filter(|t| *t > 0)
+                .unwrap_or(estimate);
+            *context = Some(ContextShare { tokens, window });
         }
         if answer.exhausted {
             return (EndReason::ScriptExhausted, None);
@@ -194,8 +269,16 @@ async fn rounds<H: TurnHost>(
         if answer.calls.is_empty() {
             return (EndReason::EndTurn, None);
         }
+        let round_of = RoundOf {
+            surface: &surface,
+            provider,
+            config,
+            fixed,
+            turn,
+            round,
+        };
         for call in answer.calls {
-            match dispatch(conversation, state, &surface, host, guard, call).await {
+            match dispatch(conversation, state, &round_of, host, guard, call).await {
                 Ok(None) => {}
                 Ok(Some(reason)) => return (reason, None),
                 Err(error) => return (EndReason::Error, Some(TurnError::Host(error))),
@@ -203,6 +286,26 @@ async fn rounds<H: TurnHost>(
         }
     }
     (EndReason::MaxRounds, None)
+}
+
+/// The prompt-cache breakpoints of a request: on the last always-on tool and, with a context
+/// budget, on the conversation's last block too, so a round reads the rounds before it from
+/// the cache and an eviction batch costs one rewrite.
+fn cache_hints(config: &TurnConfig) -> CacheHints {
+    CacheHints {
+        conversation: config.context.is_some(),
+        ..CacheHints::default()
+    }
+}
+
+/// What a call of a round may need of its round.
+struct RoundOf<'a> {
+    surface: &'a Surface,
+    provider: &'a dyn ModelProvider,
+    config: &'a TurnConfig,
+    fixed: u64,
+    turn: u32,
+    round: u32,
 }
 
 /// The tools array of a request: the round's surface in order; or, with the tool-search API,
@@ -304,7 +407,7 @@ async fn collect<H: TurnHost>(
 async fn dispatch<H: TurnHost>(
     conversation: &mut Conversation,
     state: &mut TurnState,
-    surface: &Surface,
+    round: &RoundOf<'_>,
     host: &H,
     guard: &mut LoopGuard,
     call: ToolCall,
@@ -319,6 +422,7 @@ async fn dispatch<H: TurnHost>(
     conversation.push(Event::ToolCall {
         id: call.id.clone(),
     });
+    let surface = round.surface;
     let mut task = state.dispatch_task(surface);
     // A guard refusal is decided and recorded like any call: its finding is the task's input.
     let guard_ends = match guard.check(&tool, &call.arguments) {
@@ -384,6 +488,22 @@ async fn dispatch<H: TurnHost>(
             request_capability(host, &request.id, permit).await,
             Vec::new(),
         ),
+        ToolId::Builtin(BuiltinTool::CompactContext) => {
+            let budget = round
+                .config
+                .context
+                .unwrap_or_else(|| ContextBudget::for_model(round.provider.model(), None, 0));
+            let fold = Fold {
+                trigger: CompactionTrigger::Tool,
+                instructions: None,
+                budget: &budget,
+                fixed: round.fixed,
+                turn: round.turn,
+                round: round.round,
+            };
+            let run = compact_tool(conversation, permit.args(), fold, round.provider, host).await;
+            (run, Vec::new())
+        }
         _ => (host.run(permit).await, Vec::new()),
     };
     let run = host.limit(&request.tool, run);

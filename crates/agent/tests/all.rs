@@ -7,6 +7,7 @@
 mod all {
     mod binding;
     pub mod common;
+    mod context;
     mod conversation;
     mod docs;
     mod guard;

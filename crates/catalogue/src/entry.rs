@@ -48,6 +48,7 @@ impl CatalogueEntry {
 pub static ALL: &[CatalogueEntry] = &[
     loop_tools::SEARCH_TOOLS,
     loop_tools::REQUEST_CAPABILITY,
+    loop_tools::COMPACT_CONTEXT,
     files::READ_FILE,
     files::KEEP_RESULT,
     files::GLOB,

@@ -92,7 +92,7 @@ builtin_tools! {
     PlanList = "plan_list" => None,
     PlanRead = "plan_read" => None,
     PlanExit = "plan_exit" => None,
-    CompactContext = "compact_context" => None,
+    CompactContext = "compact_context" => Some(&loop_tools::COMPACT_CONTEXT),
     SessionDescribe = "session_describe" => None,
     ConfigGet = "config_get" => None,
     ConfigChanges = "config_changes" => None,

@@ -46,6 +46,7 @@ pub use files::RMDIR;
 pub use files::TOUCH;
 pub use files::WRITE;
 pub use id::BuiltinTool;
+pub use loop_tools::COMPACT_CONTEXT;
 pub use loop_tools::LOOP_TOOLS;
 pub use loop_tools::REQUEST_CAPABILITY;
 pub use loop_tools::SEARCH_TOOLS;

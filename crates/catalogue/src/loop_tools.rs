@@ -1,4 +1,4 @@
-//! The two always-on tools the turn loop answers itself.
+//! The tools the turn loop answers itself: the two always-on ones and `compact_context`.
 
 use serde_json::{Value, json};
 
@@ -32,5 +32,18 @@ fn request_capability() -> Value {
         "required": ["capability", "reason"]})
 }
 
-/// The tools the turn loop answers itself rather than the daemon's registry.
-pub const LOOP_TOOLS: [CatalogueEntry; 2] = [SEARCH_TOOLS, REQUEST_CAPABILITY];
+pub const COMPACT_CONTEXT: CatalogueEntry = CatalogueEntry::new(
+    BuiltinTool::CompactContext,
+    "Fold the older conversation into a summary so the session keeps fitting the model's context window. Plans, the checklist, kept results and recent files are kept. `instructions`: what the summary must keep; `model`: a configured model to summarise with, only when the person named one.",
+    compact_context,
+);
+
+fn compact_context() -> Value {
+    json!({"type": "object", "properties": {
+        "instructions": {"type": "string", "description": "what the summary must keep"},
+        "model": {"type": "string", "description": "a configured model id or a unique part of one"}}})
+}
+
+/// The tools the turn loop answers itself rather than the daemon's registry: the always-on
+/// two, then `compact_context` (which the loop runs because it rewrites the conversation).
+pub const LOOP_TOOLS: [CatalogueEntry; 3] = [SEARCH_TOOLS, REQUEST_CAPABILITY, COMPACT_CONTEXT];

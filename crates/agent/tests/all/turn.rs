@@ -148,6 +148,7 @@ fn config() -> TurnConfig {
         max_rounds: 8,
         lean: true,
         tool_search_api: false,
+        context: None,
     }
 }
 

@@ -122,6 +122,7 @@ fn config() -> TurnConfig {
         max_rounds: 4,
         lean: true,
         tool_search_api: false,
+        context: None,
     }
 }
 

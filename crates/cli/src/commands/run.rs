@@ -555,11 +555,23 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
                 format!("? {} → {}", c.sentence, approve_name(approve)),
             )
         }
-        Event::Usage(u) => (
-            json!({"type": "usage", "turn": u.turn, "input_tokens": u.input_tokens,
-                   "output_tokens": u.output_tokens, "cache_read_tokens": u.cache_read_tokens,
-                   "cache_write_tokens": u.cache_write_tokens, "line": u.line}),
-            format!("   {}", u.line),
+        Event::Usage(u) => (usage_json(u), format!("   {}", u.line)),
+        Event::Eviction(e) => (
+            json!({"type": "eviction", "turn": e.turn, "round": e.round, "results": e.results,
+                   "tokens_before": e.tokens_before, "tokens_after": e.tokens_after}),
+            format!(
+                "   context: {} old result(s) evicted ({} → {} tokens)",
+                e.results, e.tokens_before, e.tokens_after
+            ),
+        ),
+        Event::Compaction(c) => (
+            json!({"type": "compaction", "turn": c.turn, "round": c.round, "trigger": c.trigger,
+                   "folded": c.folded, "tokens_before": c.tokens_before,
+                   "tokens_after": c.tokens_after}),
+            format!(
+                "   context compacted ({}): {} earlier events folded into a summary ({} → {} tokens)",
+                c.trigger, c.folded, c.tokens_before, c.tokens_after
+            ),
         ),
         Event::TurnEnded(e) => (
             turn_ended_json(e),
@@ -579,6 +591,23 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
             },
         ),
     }
+}
+
+/// `usage` as a JSON line: the token counts and the line as always; with a context budget,
+/// also `context_tokens`, `context_window` and `context_percent` (the request's share of the
+/// window).
+fn usage_json(u: &v1::Usage) -> Value {
+    let mut line = json!({"type": "usage", "turn": u.turn, "input_tokens": u.input_tokens,
+                          "output_tokens": u.output_tokens, "cache_read_tokens": u.cache_read_tokens,
+                          "cache_write_tokens": u.cache_write_tokens, "line": u.line});
+    if let (true, Some(fields)) = (u.context_window > 0, line.as_object_mut()) {
+        let percent = (u128::from(u.context_tokens) * 200 + u128::from(u.context_window))
+            / (u128::from(u.context_window) * 2);
+        fields.insert("context_tokens".to_owned(), json!(u.context_tokens));
+        fields.insert("context_window".to_owned(), json!(u.context_window));
+        fields.insert("context_percent".to_owned(), json!(percent as u64));
+    }
+    line
 }
 
 /// `turn_ended` as a JSON line: `turn`, `reason` and `error` as always; with an error whose

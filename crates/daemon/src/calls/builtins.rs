@@ -48,6 +48,30 @@ impl std::fmt::Debug for Builtins {
     }
 }
 
+/// The index entry of a catalogued tool (kind `core`).
+fn entry_of(listed: &codaris_catalogue::CatalogueEntry) -> Entry {
+    let mut entry = Entry::new(listed.name, Kind::Core, listed.description);
+    entry.args = listed
+        .schema()
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default();
+    entry.slash = codaris_policy::builtin(listed.name)
+        .map(|spec| spec.slash.iter().map(|s| (*s).to_owned()).collect())
+        .unwrap_or_default();
+    entry
+}
+
+/// The index entries of the loop's own tools a search may find: `compact_context`, when
+/// compaction is on (`[compaction] enable`). The always-on two are never searched for.
+pub fn loop_entries(compaction: bool) -> Vec<Entry> {
+    compaction
+        .then(|| entry_of(&codaris_catalogue::COMPACT_CONTEXT))
+        .into_iter()
+        .collect()
+}
+
 impl Builtins {
     /// Cuts every result to `limits` before the model sees it.
     #[must_use]
@@ -210,19 +234,7 @@ impl Builtins {
     pub fn entries(&self) -> Vec<Entry> {
         self.names()
             .filter_map(codaris_catalogue::entry)
-            .map(|listed| {
-                let mut entry = Entry::new(listed.name, Kind::Core, listed.description);
-                entry.args = listed
-                    .schema()
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|props| props.keys().cloned().collect())
-                    .unwrap_or_default();
-                entry.slash = codaris_policy::builtin(listed.name)
-                    .map(|spec| spec.slash.iter().map(|s| (*s).to_owned()).collect())
-                    .unwrap_or_default();
-                entry
-            })
+            .map(entry_of)
             .collect()
     }
 

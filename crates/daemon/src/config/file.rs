@@ -38,6 +38,8 @@ pub struct ConfigToml {
     pub seqera: Option<super::seqera::SeqeraToml>,
     /// `[telemetry]`: OpenTelemetry export over OTLP/HTTP, off unless an endpoint is named.
     pub telemetry: Option<super::telemetry::TelemetryToml>,
+    /// `[compaction]`: result eviction and compaction as a session outgrows its window.
+    pub compaction: Option<super::compaction::CompactionToml>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]

@@ -8,6 +8,7 @@
 //! a file imports the file that defines what it uses, never this one, so no two files import
 //! each other.
 
+pub mod compaction;
 mod file;
 mod inputs;
 mod load;

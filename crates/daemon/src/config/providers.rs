@@ -33,6 +33,8 @@ pub struct ApiConfig {
     /// The output cap of every answer ([`codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS`] unless
     /// `max_output_tokens` is set), at least 1.
     pub max_output_tokens: u32,
+    /// `context_window`: the model's context window in tokens, when configured.
+    pub context_window: Option<u64>,
 }
 
 impl Default for ApiConfig {
@@ -41,6 +43,7 @@ impl Default for ApiConfig {
             api_key: None,
             base_url: None,
             max_output_tokens: codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS,
+            context_window: None,
         }
     }
 }
@@ -51,6 +54,7 @@ impl std::fmt::Debug for ApiConfig {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("base_url", &self.base_url)
             .field("max_output_tokens", &self.max_output_tokens)
+            .field("context_window", &self.context_window)
             .finish()
     }
 }
@@ -73,6 +77,10 @@ pub struct ApiToml {
     /// a negative value is named as such rather than as a type error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<i64>,
+    /// The model's context window in tokens (`[openai] context_window`), when the table of
+    /// known models does not know it or knows it wrong; read signed like the cap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<i64>,
 }
 
 impl std::fmt::Debug for ApiToml {
@@ -81,6 +89,7 @@ impl std::fmt::Debug for ApiToml {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("base_url", &self.base_url)
             .field("max_output_tokens", &self.max_output_tokens)
+            .field("context_window", &self.context_window)
             .finish()
     }
 }
@@ -315,10 +324,28 @@ pub fn resolve(
             }
             None => codaris_agent::DEFAULT_MAX_OUTPUT_TOKENS,
         };
+        let window_key = format!("{section}.context_window");
+        if stored.is_some_and(|t| t.context_window.is_some()) {
+            return Err(ConfigError::Invalid {
+                key: origin(Source::Login, &window_key, ""),
+                reason: "belongs in the configuration file, not the credentials file".to_owned(),
+            });
+        }
+        let context_window = match table.context_window {
+            Some(tokens) => {
+                sources.insert(window_key.clone(), Source::File);
+                Some(context_window(
+                    &origin(Source::File, &window_key, ""),
+                    tokens,
+                )?)
+            }
+            None => None,
+        };
         Ok(ApiConfig {
             api_key,
             base_url,
             max_output_tokens,
+            context_window,
         })
     };
     let anthropic = api(ProviderKind::Anthropic)?;
@@ -330,6 +357,24 @@ pub fn resolve(
         openai,
         sources,
     })
+}
+
+/// The smallest context window accepted: less would leave no room for the system prompt and
+/// the always-on tools.
+const MIN_CONTEXT_WINDOW: i64 = 4_096;
+
+/// `tokens` as a context window: a whole number of at least [`MIN_CONTEXT_WINDOW`], else why
+/// not, under `key`.
+fn context_window(key: &str, tokens: i64) -> Result<u64, ConfigError> {
+    u64::try_from(tokens)
+        .ok()
+        .filter(|_| tokens >= MIN_CONTEXT_WINDOW)
+        .ok_or_else(|| ConfigError::Invalid {
+            key: key.to_owned(),
+            reason: format!(
+                "must be a number of tokens of at least {MIN_CONTEXT_WINDOW}, such as 200000, not `{tokens}`"
+            ),
+        })
 }
 
 /// `tokens` as an output cap: a whole number from 1 to `u32::MAX`, else why not, under `key`.
@@ -406,6 +451,7 @@ pub(crate) mod tests {
                 api_key: Some("sk-file".to_owned()),
                 base_url: Some("http://file.example/v1".to_owned()),
                 max_output_tokens: None,
+                context_window: None,
             },
             env: env
                 .iter()
@@ -423,6 +469,7 @@ pub(crate) mod tests {
                 api_key: Some("sk-login".to_owned()),
                 base_url: None,
                 max_output_tokens: None,
+                context_window: None,
             }),
             anthropic: None,
         }

@@ -96,6 +96,8 @@ pub struct Config {
     pub logging: super::logging::LogSettings,
     /// `[telemetry]`, when an endpoint is configured.
     pub telemetry: Option<super::telemetry::TelemetryConfig>,
+    /// `[compaction]`, resolved.
+    pub compaction: super::compaction::CompactionConfig,
 }
 
 impl Config {
@@ -334,6 +336,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         &origin,
     )?;
     let telemetry = super::telemetry::resolve(toml.telemetry, &origin)?;
+    let compaction = super::compaction::resolve(toml.compaction, &origin)?;
     let session_limits = super::session_limits::resolve(
         tools.session_pids_max,
         tools.session_memory_max.as_ref(),
@@ -399,6 +402,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         builtin_program: None,
         logging,
         telemetry,
+        compaction,
     })
 }
 

@@ -85,6 +85,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             builtin_program: None,
             logging: crate::config::logging::LogSettings::default(),
             telemetry: None,
+            compaction: crate::config::compaction::CompactionConfig::default(),
         }
     );
     Ok(())

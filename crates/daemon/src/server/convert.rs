@@ -235,13 +235,50 @@ pub fn turn_event_wire(event: codaris_agent::TurnEvent) -> Option<v1::turn_event
             delay_ms: retry.delay_ms,
             reason: retry.reason,
         }),
-        TurnEvent::Usage { turn, usage } => Event::Usage(v1::Usage {
+        TurnEvent::Usage {
+            turn,
+            usage,
+            context,
+        } => Event::Usage(v1::Usage {
             turn,
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
             cache_read_tokens: usage.cache_read_tokens,
             cache_write_tokens: usage.cache_write_tokens,
-            line: usage.line(),
+            line: match &context {
+                Some(context) => format!("{} {}", usage.line(), context.sentence()),
+                None => usage.line(),
+            },
+            context_tokens: context.map_or(0, |c| c.tokens),
+            context_window: context.map_or(0, |c| c.window),
+        }),
+        TurnEvent::Evicted {
+            turn,
+            round,
+            results,
+            tokens_before,
+            tokens_after,
+        } => Event::Eviction(v1::Eviction {
+            turn,
+            round,
+            results,
+            tokens_before,
+            tokens_after,
+        }),
+        TurnEvent::Compacted {
+            turn,
+            round,
+            trigger,
+            folded,
+            tokens_before,
+            tokens_after,
+        } => Event::Compaction(v1::Compaction {
+            turn,
+            round,
+            trigger: trigger.as_str().to_owned(),
+            folded,
+            tokens_before,
+            tokens_after,
         }),
         TurnEvent::TurnEnded {
             turn,

@@ -62,7 +62,8 @@ pub async fn serve(
         max_bytes: config.output_max_bytes,
         max_lines: config.output_max_lines,
     });
-    let mut entries = builtins.entries();
+    let mut entries = crate::calls::builtins::loop_entries(config.compaction.enable);
+    entries.extend(builtins.entries());
     entries.extend(skills::scan(&config.skills_dirs));
     let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
     // MCP servers start in the background: the daemon serves before any of them is ready, and

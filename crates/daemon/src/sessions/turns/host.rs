@@ -552,8 +552,18 @@ impl TurnHost for DaemonHost {
                     tracing::debug!(session = %self.session_id(), missing = ?surface.missing, "tools the surface names that do not run here");
                 }
             }
-            TurnEvent::Usage { turn, usage } => {
+            TurnEvent::Usage { turn, usage, .. } => {
                 tracing::info!(session = %self.session_id(), turn, "{}", usage.line());
+            }
+            TurnEvent::Compacted {
+                turn,
+                round,
+                trigger,
+                folded,
+                tokens_before,
+                tokens_after,
+            } => {
+                tracing::info!(session = %self.session_id(), turn, round, trigger = trigger.as_str(), folded, tokens_before, tokens_after, "context compacted");
             }
             _ => {}
         }
@@ -598,9 +608,12 @@ impl ToolIndex for DaemonIndex {
             return registry.clone();
         }
         // The loop's own tools, the built-in tools that run here, then the MCP servers' tools.
+        // A loop tool beyond the always-on two is offered only when the index holds it
+        // (`compact_context` is left out with compaction off).
         let builtin = codaris_catalogue::LOOP_TOOLS
             .iter()
             .map(|entry| entry.name)
+            .filter(|name| codaris_policy::ALWAYS_ON.contains(name) || index.get(name).is_some())
             .chain(self.builtins.names())
             .map(|name| {
                 let mut tool = RegistryTool::builtin(name);

@@ -171,6 +171,7 @@ impl Turns {
                 // Deferred tools and tool references exist on the Anthropic route only.
                 tool_search_api: turns.config.tool_search_api
                     && record.provider == ProviderChoice::Api(ProviderKind::Anthropic),
+                context: Some(model.context),
             };
             let turn = conversation.turns;
             tokio::select! {
@@ -494,7 +495,41 @@ pub(super) fn model_for(
     Ok(super::session::Model {
         provider: Arc::from(provider_for(record, settings)?),
         pictures: pictures_for(record, config),
+        context: context_for(record, settings, config),
     })
+}
+
+/// The window the scripted provider is taken to have: it reads nothing it is sent, so only
+/// what the turn stream shows depends on it, and a large one keeps scripts' streams as they
+/// were written.
+const SCRIPTED_CONTEXT_WINDOW: u64 = 200_000;
+
+/// The session's context budget: its model's window (`context_window` in the provider's
+/// section, else the table of known models, else the default) less its output cap, shared as
+/// `[compaction]` says.
+fn context_for(
+    record: &SessionRecord,
+    settings: &crate::config::providers::ProviderSettings,
+    config: &Config,
+) -> codaris_agent::ContextBudget {
+    match record.provider {
+        codaris_agent::ProviderChoice::Scripted => {
+            config.compaction.budget(SCRIPTED_CONTEXT_WINDOW, 0)
+        }
+        codaris_agent::ProviderChoice::Api(kind) => {
+            let api = settings.api(kind);
+            let model = record.model.as_deref().unwrap_or_default();
+            let window = codaris_agent::ContextBudget::for_model(
+                model,
+                api.context_window,
+                u64::from(api.max_output_tokens),
+            )
+            .window;
+            config
+                .compaction
+                .budget(window, u64::from(api.max_output_tokens))
+        }
+    }
 }
 
 /// Whether the session's model takes pictures: the scripted provider does (it ignores them),

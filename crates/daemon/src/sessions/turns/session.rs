@@ -27,6 +27,8 @@ pub(super) struct Model {
     pub provider: Arc<dyn ModelProvider>,
     /// Whether the session's model is shown the pictures tools return.
     pub pictures: Pictures,
+    /// How its requests share the model's context window.
+    pub context: codaris_agent::ContextBudget,
 }
 
 /// What the session keeps between its turns, under one lock: each part is read or swapped

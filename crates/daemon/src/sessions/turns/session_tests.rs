@@ -39,6 +39,7 @@ fn live(
         Model {
             provider: Arc::new(provider),
             pictures: Pictures::Shown,
+            context: codaris_agent::ContextBudget::new(200_000, 0),
         },
         Parts {
             ledger: ledger.clone(),

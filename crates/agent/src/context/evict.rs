@@ -1,0 +1,136 @@
+//! Eviction: the oldest tool results give way to a one-line stub once a request would pass its
+//! share of the room.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::Value;
+
+use super::budget::ContextBudget;
+use super::{estimate, keep};
+use crate::history::Event;
+use crate::provider::ToolCall;
+
+/// A result smaller than this is never evicted: its stub would save next to nothing.
+const WORTH_EVICTING: u64 = 64;
+/// The most of a call's arguments a stub repeats.
+const STUB_ARGS_BYTES: usize = 240;
+
+/// What one eviction batch did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    /// Results evicted by this batch.
+    pub results: u32,
+    /// The estimated request before and after, in tokens.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// The estimated request: `fixed` (system prompt and tools) and every event sent from the
+/// last compaction on, evicted results as their stubs.
+pub fn request_tokens(events: &[Event], evicted: &BTreeSet<String>, fixed: u64) -> u64 {
+    let calls = calls_of(events);
+    fixed
+        + events
+            .iter()
+            .map(|event| match event {
+                Event::ToolResult { id, tool, .. } if evicted.contains(id) => {
+                    stub_tokens(id, tool, calls.get(id.as_str()).copied())
+                }
+                other => estimate::event(other),
+            })
+            .sum::<u64>()
+}
+
+/// Evicts the oldest results of `events` (the part sent, from the last compaction on) until
+/// the request is back under `evict_to`, when it passes `evict_at`. `current` is where the
+/// current turn starts within `events`: its results stay. Returns `None` when nothing was
+/// evicted.
+pub fn evict(
+    events: &[Event],
+    current: usize,
+    evicted: &mut BTreeSet<String>,
+    fixed: u64,
+    budget: &ContextBudget,
+) -> Option<Evicted> {
+    let before = request_tokens(events, evicted, fixed);
+    if before <= budget.at(budget.evict_at) {
+        return None;
+    }
+    let target = budget.at(budget.evict_to);
+    let kept = keep::kept(events);
+    let calls = calls_of(events);
+    let mut total = before;
+    let mut results = 0;
+    for event in &events[..current.min(events.len())] {
+        if total <= target {
+            break;
+        }
+        let Event::ToolResult { id, tool, .. } = event else {
+            continue;
+        };
+        if evicted.contains(id) || kept.contains(id.as_str()) {
+            continue;
+        }
+        let whole = estimate::event(event);
+        let stub = stub_tokens(id, tool, calls.get(id.as_str()).copied());
+        if whole < stub + WORTH_EVICTING {
+            continue;
+        }
+        evicted.insert(id.clone());
+        total -= whole - stub;
+        results += 1;
+    }
+    (results > 0).then_some(Evicted {
+        results,
+        tokens_before: before,
+        tokens_after: total,
+    })
+}
+
+/// Every call of `events` by id.
+pub fn calls_of(events: &[Event]) -> HashMap<&str, &ToolCall> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            Event::Assistant { calls, .. } => Some(calls),
+            _ => None,
+        })
+        .flatten()
+        .map(|call| (call.id.as_str(), call))
+        .collect()
+}
+
+fn stub_tokens(id: &str, tool: &str, call: Option<&ToolCall>) -> u64 {
+    // The framing of a result plus the stub's text.
+    estimate::event(&Event::tool_result(id, tool, stub(tool, call), false))
+}
+
+/// What the model reads in place of an evicted result: the tool, its arguments and how to get
+/// the result again.
+pub fn stub(tool: &str, call: Option<&ToolCall>) -> String {
+    let args = call.map_or(String::new(), |call| shown_args(&call.arguments));
+    let again = match tool {
+        "run_command" | "ssh_run_command" => {
+            "run it again only if that is safe; a background task's output stays readable with `background_output`"
+        }
+        "background_output" | "background_wait" => "call `background_output` again to read it",
+        "write" | "edit" | "apply_patch" | "mkdir" | "rmdir" | "touch" | "rm" | "mv" => {
+            "it took effect; `read_file` shows the files as they are now"
+        }
+        _ => "call it again with the same arguments to see it",
+    };
+    format!("[result evicted to keep the context under its budget: `{tool}` {args}; {again}]")
+}
+
+/// A call's arguments on one line, cut to [`STUB_ARGS_BYTES`] at a character boundary.
+fn shown_args(args: &Value) -> String {
+    let text = args.to_string();
+    if text.len() <= STUB_ARGS_BYTES {
+        return text;
+    }
+    let mut end = STUB_ARGS_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
