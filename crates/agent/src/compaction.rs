@@ -140,6 +140,52 @@ pub(crate) async fn compact<H: TurnHost>(
     after
 }
 
+/// Records the summary the API sent from a server-side compaction: everything before the
+/// answer it came with is folded, and what survives is written out after it as for a local
+/// compaction.
+pub(crate) async fn server_compacted<H: TurnHost>(
+    conversation: &mut Conversation,
+    summary: String,
+    fold: Fold<'_>,
+    host: &H,
+) {
+    let from = conversation.sent_from();
+    let at = conversation.events().len();
+    if at <= from + 1 {
+        return;
+    }
+    let events = conversation.events();
+    let before = evict::request_tokens(&events[from..], conversation.evicted(), fold.fixed);
+    let sections: Vec<ContextSection> = host.survivors().await;
+    let survivors = compact::survivors(events, at, &sections, fold.budget);
+    let folded = &events[from..at];
+    let mut compaction = Compaction {
+        trigger: CompactionTrigger::Server,
+        summary,
+        survivors,
+        folded: u32::try_from(
+            folded
+                .iter()
+                .filter(|e| !matches!(e, Event::ToolCall { .. }))
+                .count(),
+        )
+        .unwrap_or(u32::MAX),
+        tokens_before: before,
+        tokens_after: 0,
+    };
+    let after = fold.fixed + estimate::event(&Event::Compaction(Box::new(compaction.clone())));
+    compaction.tokens_after = after;
+    host.emit(TurnEvent::Compacted {
+        turn: fold.turn,
+        round: fold.round,
+        trigger: CompactionTrigger::Server,
+        folded: compaction.folded,
+        tokens_before: before,
+        tokens_after: after,
+    });
+    conversation.fold(at, compaction);
+}
+
 /// Asks `provider` for a summary of `transcript`; `None` when it fails or says nothing.
 async fn summarise(
     provider: &dyn ModelProvider,
@@ -165,6 +211,7 @@ async fn summarise(
             conversation: false,
         },
         max_tokens: Some(SUMMARY_TOKENS),
+        server_compaction: None,
     };
     let mut stream = provider.stream(&request);
     let mut text = String::new();

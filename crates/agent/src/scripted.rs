@@ -103,6 +103,7 @@ mod tests {
             tools: Vec::new(),
             cache: Default::default(),
             max_tokens: None,
+            server_compaction: None,
         }
     }
 

@@ -11,7 +11,7 @@ use codaris_policy::{Decision, Task};
 use futures_util::StreamExt;
 use serde_json::Value;
 
-use crate::compaction::{Fold, compact_tool, fit};
+use crate::compaction::{Fold, compact_tool, fit, server_compacted};
 use crate::context::budget::ContextBudget;
 use crate::context::estimate;
 use crate::conversation::Conversation;
@@ -227,8 +227,12 @@ async fn rounds<H: TurnHost>(
             tools,
             cache: cache_hints(config),
             max_tokens: None,
+            server_compaction: config
+                .context
+                .filter(|budget| budget.server_side)
+                .map(|budget| budget.at(budget.compact_at)),
         };
-        let answer = match collect(provider, &request, host).await {
+        let mut answer = match collect(provider, &request, host).await {
             Ok(answer) => answer,
             Err(error) => return (EndReason::Error, Some(TurnError::from(&error))),
         };
@@ -246,6 +250,17 @@ async fn rounds<H: TurnHost>(
         }
         if answer.exhausted {
             return (EndReason::ScriptExhausted, None);
+        }
+        if let (Some(summary), Some(budget)) = (answer.compacted.take(), &config.context) {
+            let fold = Fold {
+                trigger: CompactionTrigger::Server,
+                instructions: None,
+                budget,
+                fixed,
+                turn,
+                round,
+            };
+            server_compacted(conversation, summary, fold, host).await;
         }
         if answer.capped {
             // The partial text stays; calls cut off by the cap are dropped: unanswered calls
@@ -353,6 +368,8 @@ struct Answer {
     exhausted: bool,
     /// The answer stopped at its output cap.
     capped: bool,
+    /// The API's summary, when it compacted server-side before answering.
+    compacted: Option<String>,
 }
 
 // A span per model request (retries and streaming included), exported when telemetry is on.
@@ -391,6 +408,7 @@ async fn collect<H: TurnHost>(
                 answer.capped = reason == StopReason::MaxTokens;
             }
             StreamEvent::Retrying(retry) => host.emit(TurnEvent::ProviderRetry(retry)),
+            StreamEvent::Compacted { summary } => answer.compacted = Some(summary),
         }
     }
     Ok(answer)

@@ -21,6 +21,9 @@ pub struct ContextBudget {
     pub compact_at: PerMille,
     /// Whether a compaction may start on its own (`[compaction] enable`).
     pub auto_compact: bool,
+    /// On the direct Anthropic route, ask the API to compact server-side at `compact_at`
+    /// (`[compaction] server_side`); the local compaction stands by.
+    pub server_side: bool,
 }
 
 impl ContextBudget {
@@ -33,6 +36,7 @@ impl ContextBudget {
             evict_to: 400,
             compact_at: 850,
             auto_compact: true,
+            server_side: false,
         }
     }
 

@@ -175,6 +175,10 @@ pub struct ModelRequest {
     /// one: without it an OpenAI-compatible server generates until its context is full.
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    /// Let the API compact server-side once the prompt passes this many tokens (Anthropic's
+    /// `compact_20260112`; other routes ignore it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_compaction: Option<u64>,
 }
 
 /// Why the model stopped.
@@ -237,6 +241,12 @@ pub enum StreamEvent {
     /// The request failed in a way worth another try, and the provider waits before it tries
     /// again. Comes before any part of the answer; for the person watching, never the model.
     Retrying(Retrying),
+    /// The API compacted the conversation server-side before answering (Anthropic's
+    /// `compaction` block): the summary that stands for everything before this answer.
+    Compacted {
+        /// The API's summary.
+        summary: String,
+    },
 }
 
 /// A retry the provider is about to make.

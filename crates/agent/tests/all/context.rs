@@ -535,3 +535,61 @@ async fn compact_context_folds_what_came_before_with_the_instructions_given() {
     assert_eq!(results, ["c"], "the folded history is not sent");
     assert!(matches!(resumed.messages.last(), Some(Message::User { text }) if text == "and now?"));
 }
+
+#[tokio::test]
+async fn a_server_side_compaction_folds_what_came_before_its_answer() {
+    let budget = ContextBudget {
+        server_side: true,
+        ..ContextBudget::new(200_000, 8_000)
+    };
+    let provider = Recording::new(|_, n| match n {
+        0 => call("r0".to_owned(), "read_file", json!({"path": "a.txt"})),
+        1 => {
+            let mut events = vec![StreamEvent::Compacted {
+                summary: "the API's own summary".to_owned(),
+            }];
+            events.extend(call("r1".to_owned(), "read_file", json!({"path": "b.txt"})));
+            events
+        }
+        _ => text("done"),
+    });
+    let host = Host::default();
+    let mut conversation = Conversation::default();
+    run_turn(
+        &mut conversation,
+        "read two files",
+        &Task::new("/w/proj"),
+        &provider,
+        &host,
+        &config(budget),
+    )
+    .await;
+    let requests = provider.turn_requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[0].server_compaction,
+        Some(budget.at(budget.compact_at))
+    );
+    assert!(
+        provider.summariser_requests().is_empty(),
+        "no local summary"
+    );
+    let last = &requests[2];
+    let Message::User { text: opening } = &last.messages[0] else {
+        panic!("{:?}", last.messages[0]);
+    };
+    assert!(
+        opening.contains("<summary>\nthe API's own summary\n</summary>"),
+        "{opening}"
+    );
+    assert!(
+        matches!(&last.messages[1], Message::Assistant { tool_calls, .. } if tool_calls[0].id == "r1")
+    );
+    assert!(host.events.lock().unwrap().iter().any(|e| matches!(
+        e,
+        TurnEvent::Compacted {
+            trigger: codaris_agent::CompactionTrigger::Server,
+            ..
+        }
+    )));
+}

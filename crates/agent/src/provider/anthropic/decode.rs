@@ -1,6 +1,7 @@
 //! Decodes the Anthropic Messages stream: `message_start`, `content_block_start`,
 //! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
-//! `message_delta`, `message_stop`, `ping` and `error`. Unknown events and block types are
+//! `message_delta`, `message_stop`, `ping` and `error`; a server-side compaction's
+//! `compaction` block and its `compaction_delta`. Unknown events and block types are
 //! skipped, as the API's versioning policy asks.
 
 use std::collections::{HashMap, VecDeque};
@@ -22,6 +23,8 @@ enum Open {
         name: String,
         json: String,
     },
+    /// A server-side compaction's summary (`compaction` block, `compaction_delta`s).
+    Compaction(String),
     Other,
 }
 
@@ -68,6 +71,7 @@ impl Decoder {
                 name: str_field(block, "name").to_owned(),
                 json: String::new(),
             },
+            Some("compaction") => Open::Compaction(str_field(block, "content").to_owned()),
             _ => Open::Other,
         };
         self.blocks.insert(index, open);
@@ -91,6 +95,9 @@ impl Decoder {
             (Some("input_json_delta"), Open::ToolUse { json, .. }) => {
                 json.push_str(str_field(delta, "partial_json"));
             }
+            (Some("compaction_delta"), Open::Compaction(summary)) => {
+                summary.push_str(str_field(delta, "content"));
+            }
             (Some("text_delta" | "input_json_delta"), _) => {
                 return Err(self
                     .origin
@@ -107,8 +114,15 @@ impl Decoder {
         out: &mut VecDeque<StreamEvent>,
     ) -> Result<(), ProviderError> {
         let index = self.index(data)?;
-        if let Some(Open::ToolUse { id, name, json }) = self.blocks.remove(&index) {
-            out.push_back(StreamEvent::assembled_call(id, name, json));
+        match self.blocks.remove(&index) {
+            Some(Open::ToolUse { id, name, json }) => {
+                out.push_back(StreamEvent::assembled_call(id, name, json));
+            }
+            // A compaction that failed comes with no content: nothing to fold.
+            Some(Open::Compaction(summary)) if !summary.trim().is_empty() => {
+                out.push_back(StreamEvent::Compacted { summary });
+            }
+            _ => {}
         }
         Ok(())
     }

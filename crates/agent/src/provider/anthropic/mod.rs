@@ -17,6 +17,9 @@ pub(crate) const API_VERSION: &str = "2023-06-01";
 /// blocks; sent only on requests with deferred tools.
 pub(crate) const TOOL_SEARCH_BETA: &str = "advanced-tool-use-2025-11-20";
 
+/// Both betas, as one header lists several: comma-separated.
+const BOTH_BETAS: &str = "advanced-tool-use-2025-11-20,compact-2026-01-12";
+
 /// A provider speaking the Anthropic Messages API.
 #[derive(Debug, Clone)]
 pub struct AnthropicProvider {
@@ -45,8 +48,17 @@ impl AnthropicProvider {
         let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
         let headers = &mut prepared.headers;
         insert(headers, "anthropic-version", API_VERSION);
-        if request::uses_tool_search(request) {
-            insert(headers, "anthropic-beta", TOOL_SEARCH_BETA);
+        let beta = match (
+            request::uses_tool_search(request),
+            request.server_compaction.is_some(),
+        ) {
+            (true, true) => Some(BOTH_BETAS),
+            (true, false) => Some(TOOL_SEARCH_BETA),
+            (false, true) => Some(request::COMPACTION_BETA),
+            (false, false) => None,
+        };
+        if let Some(beta) = beta {
+            insert(headers, "anthropic-beta", beta);
         }
         if let Some(key) = self.transport.key().and_then(|key| sensitive(key.expose())) {
             headers.insert("x-api-key", key);

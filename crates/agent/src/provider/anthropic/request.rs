@@ -22,6 +22,21 @@ pub(crate) struct Body<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
     stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_management: Option<Value>,
+}
+
+/// The beta of server-side compaction, sent with a request that asks for it.
+pub(crate) const COMPACTION_BETA: &str = "compact-2026-01-12";
+/// The lowest trigger the API accepts.
+const MIN_COMPACTION_TRIGGER: u64 = 50_000;
+
+/// `context_management` asking the API to compact once the prompt passes `trigger` tokens.
+fn compaction(trigger: u64) -> Value {
+    serde_json::json!({"edits": [{
+        "type": "compact_20260112",
+        "trigger": {"type": "input_tokens", "value": trigger.max(MIN_COMPACTION_TRIGGER)}
+    }]})
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -149,6 +164,7 @@ pub(crate) fn body<'a>(model: &'a str, request: &'a ModelRequest, cap: u32) -> B
         messages: messages(request),
         tools: tools(request),
         stream: true,
+        context_management: request.server_compaction.map(compaction),
     }
 }
 
@@ -308,6 +324,7 @@ mod tests {
                 conversation: true,
             },
             max_tokens: None,
+            server_compaction: None,
         };
         let ephemeral = json!({"type": "ephemeral"});
         assert_eq!(
@@ -349,6 +366,7 @@ mod tests {
             tools: vec![tool(ToolTier::Added)],
             cache: CacheHints::default(),
             max_tokens: Some(7),
+            server_compaction: None,
         };
         assert_eq!(
             wire(&request).to_string().matches("cache_control").count(),
@@ -387,6 +405,7 @@ mod tests {
             tools: Vec::new(),
             cache: CacheHints::default(),
             max_tokens: None,
+            server_compaction: None,
         }
     }
 

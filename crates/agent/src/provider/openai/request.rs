@@ -307,6 +307,7 @@ mod tests {
             tools: Vec::new(),
             cache: CacheHints::default(),
             max_tokens: None,
+            server_compaction: None,
         };
         serde_json::to_value(body("m", &request, 8, CapField::MaxTokens)).unwrap()["messages"]
             .clone()
@@ -359,6 +360,7 @@ mod tests {
             tools: Vec::new(),
             cache: CacheHints::default(),
             max_tokens: None,
+            server_compaction: None,
         };
         let wire = serde_json::to_value(body("m", &request, 8, CapField::MaxTokens)).unwrap();
         let roles: Vec<&str> = wire["messages"]
@@ -393,6 +395,7 @@ mod tests {
             tools: Vec::new(),
             cache: CacheHints::default(),
             max_tokens: None,
+            server_compaction: None,
         };
         let local = CapField::for_base_url("http://127.0.0.1:8080/v1");
         let wire = serde_json::to_value(body("m", &request, 4096, local)).unwrap();

@@ -461,3 +461,63 @@ async fn a_request_without_its_own_cap_carries_the_configured_one() {
     );
     assert_eq!(server.requests()[0].json()["max_tokens"], json!(3));
 }
+
+/// Server-side compaction, as the API documents it: asked for in `context_management` with its
+/// beta, answered by a `compaction` block whose one `compaction_delta` carries the summary.
+#[tokio::test]
+async fn a_server_side_compaction_is_asked_for_and_its_summary_comes_back() {
+    let compaction = vec![
+        event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0,
+                    "content_block": {"type": "compaction", "content": ""}}),
+        ),
+        event(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0,
+                    "delta": {"type": "compaction_delta", "content": "The person builds a scraper."}}),
+        ),
+        event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ),
+    ];
+    let server = FakeServer::start(vec![sse(vec![
+        vec![message_start(10, 0, 0)],
+        compaction,
+        text_block(1, &["Carrying on."]),
+        message_end("end_turn", 3),
+    ])])
+    .await;
+    let provider = AnthropicProvider::new(&server.config(ProviderKind::Anthropic)).unwrap();
+    let mut turn = request(Vec::new(), "go on");
+    turn.server_compaction = Some(120_000);
+    let (events, error) = drain(provider.stream(&turn)).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(
+        events[0],
+        StreamEvent::Compacted {
+            summary: "The person builds a scraper.".into()
+        }
+    );
+    assert_eq!(text_of(&events), "Carrying on.");
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("anthropic-beta"), Some("compact-2026-01-12"));
+    assert_eq!(
+        sent.json()["context_management"],
+        json!({"edits": [{"type": "compact_20260112",
+                          "trigger": {"type": "input_tokens", "value": 120_000}}]})
+    );
+    // A request that does not ask sends neither.
+    let server = FakeServer::start(vec![sse(vec![
+        vec![message_start(10, 0, 0)],
+        text_block(0, &["ok"]),
+        message_end("end_turn", 1),
+    ])])
+    .await;
+    let provider = AnthropicProvider::new(&server.config(ProviderKind::Anthropic)).unwrap();
+    drain(provider.stream(&request(Vec::new(), "hi"))).await;
+    let sent = &server.requests()[0];
+    assert_eq!(sent.header("anthropic-beta"), None);
+    assert!(sent.json().get("context_management").is_none());
+}

@@ -51,6 +51,7 @@ pub(crate) fn request(tools: Vec<ToolDefinition>, text: &str) -> ModelRequest {
         tools,
         cache: CacheHints::default(),
         max_tokens: Some(1024),
+        server_compaction: None,
     }
 }
 
