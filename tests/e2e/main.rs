@@ -26,6 +26,7 @@ mod ledger;
 mod leftovers;
 mod lifecycle;
 mod limits;
+mod long_sessions;
 mod mcp;
 mod mcp_names;
 mod mcp_paths;

@@ -50,13 +50,15 @@ impl Default for CompactionConfig {
 }
 
 impl CompactionConfig {
-    /// The budget of a model with `window` tokens and answers of up to `output`.
-    pub fn budget(&self, window: u64, output: u64) -> ContextBudget {
+    /// The budget of a model with `window` tokens and answers of up to `output`; `anthropic`
+    /// for the direct Anthropic route, the only one that compacts server-side.
+    pub fn budget(&self, window: u64, output: u64, anthropic: bool) -> ContextBudget {
         ContextBudget {
             evict_at: self.evict_at,
             evict_to: self.evict_to,
             compact_at: self.compact_at,
             auto_compact: self.enable,
+            server_side: self.server_side && self.enable && anthropic,
             ..ContextBudget::new(window, output)
         }
     }

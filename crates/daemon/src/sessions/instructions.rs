@@ -22,7 +22,7 @@ pub const MAX_BYTES: usize = 32 * 1024;
 
 /// Opens `path` for reading if it is a regular file with a single link, not through a
 /// symbolic link (a FIFO would block, a link could lead anywhere).
-fn open_plain(path: &Path) -> Option<(std::fs::File, u64)> {
+pub(crate) fn open_plain(path: &Path) -> Option<(std::fs::File, u64)> {
     use rustix::fs::{FileType, Mode, OFlags};
     let fd = rustix::fs::open(
         path,

@@ -540,6 +540,45 @@ impl TurnHost for DaemonHost {
         Box::pin(self.ask_capability(request))
     }
 
+    fn survivors(&self) -> HostFuture<'_, Vec<codaris_agent::ContextSection>> {
+        Box::pin(async move {
+            let Ok(record) = self.turns.sessions.get(self.session_id()) else {
+                return Vec::new();
+            };
+            let pool = self
+                .turns
+                .builtins
+                .pools()
+                .and_then(|pools| pools.pool(self.session_id()).ok());
+            let workspace = record.workspace.clone();
+            // Small reads of plain files, off the runtime's threads all the same.
+            tokio::task::spawn_blocking(move || {
+                super::survivors::sections(&workspace, pool.as_deref())
+            })
+            .await
+            .unwrap_or_default()
+        })
+    }
+
+    fn summariser<'a>(
+        &'a self,
+        model: &'a str,
+    ) -> HostFuture<'a, Result<Box<dyn codaris_agent::ModelProvider>, String>> {
+        Box::pin(async move {
+            let record = self
+                .turns
+                .sessions
+                .get(self.session_id())
+                .map_err(|err| err.to_string())?;
+            let name =
+                super::survivors::model_named(model, record.model.as_deref(), &self.turns.config)?;
+            let mut named = record.clone();
+            named.model = Some(name);
+            super::live::provider_for(&named, &self.turns.providers.current())
+                .map_err(|err| err.to_string())
+        })
+    }
+
     fn emit(&self, event: TurnEvent) {
         match &event {
             TurnEvent::Binding {

@@ -514,7 +514,7 @@ fn context_for(
 ) -> codaris_agent::ContextBudget {
     match record.provider {
         codaris_agent::ProviderChoice::Scripted => {
-            config.compaction.budget(SCRIPTED_CONTEXT_WINDOW, 0)
+            config.compaction.budget(SCRIPTED_CONTEXT_WINDOW, 0, false)
         }
         codaris_agent::ProviderChoice::Api(kind) => {
             let api = settings.api(kind);
@@ -525,9 +525,11 @@ fn context_for(
                 u64::from(api.max_output_tokens),
             )
             .window;
-            config
-                .compaction
-                .budget(window, u64::from(api.max_output_tokens))
+            config.compaction.budget(
+                window,
+                u64::from(api.max_output_tokens),
+                kind == ProviderKind::Anthropic,
+            )
         }
     }
 }
@@ -583,7 +585,7 @@ fn api_provider(
     })
 }
 
-fn provider_for(
+pub(super) fn provider_for(
     record: &SessionRecord,
     settings: &crate::config::providers::ProviderSettings,
 ) -> Result<Box<dyn ModelProvider>, DaemonError> {

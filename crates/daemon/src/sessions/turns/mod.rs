@@ -12,6 +12,7 @@ mod log;
 mod resume;
 mod services;
 mod session;
+mod survivors;
 mod undo;
 
 pub use crate::error::NotRecorded;

@@ -6,7 +6,7 @@
 //! end left standing in the ledger: ending a session lapses its grants, and a resume must
 //! never bring one back (the person answered those cards for the session as it was then).
 
-use codaris_agent::{Conversation, Message};
+use codaris_agent::{Conversation, Event};
 use codaris_ledger::GrantRecord;
 use codaris_policy::{Activity, Lifetime, PermissionMode};
 
@@ -134,7 +134,7 @@ impl Turns {
 /// One message of a session's history as a person reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryEntry {
-    /// `user` or `assistant`.
+    /// `user` or `assistant`; `compaction` where the history was folded into a summary.
     pub role: &'static str,
     pub text: String,
 }
@@ -155,13 +155,32 @@ impl Turns {
                 count: 1,
             })?;
         let mut entries: Vec<HistoryEntry> = conversation
-            .messages()
-            .into_iter()
-            .filter_map(|message| match message {
-                Message::User { text } => Some(HistoryEntry { role: "user", text }),
-                Message::Assistant { text, .. } if !text.trim().is_empty() => Some(HistoryEntry {
+            .events()
+            .iter()
+            .filter_map(|event| match event {
+                // As it was sent: what was typed, then the notes that rode along.
+                Event::User { text, notes } => Some(HistoryEntry {
+                    role: "user",
+                    text: if notes.is_empty() {
+                        text.clone()
+                    } else {
+                        format!("{text}\n\n{}", notes.join("\n"))
+                    },
+                }),
+                Event::Assistant { text, .. } if !text.trim().is_empty() => Some(HistoryEntry {
                     role: "assistant",
-                    text,
+                    text: text.clone(),
+                }),
+                Event::Compaction(compaction) => Some(HistoryEntry {
+                    role: "compaction",
+                    text: format!(
+                        "context compacted ({}): {} earlier events folded into a summary ({} → {} tokens)\n{}",
+                        compaction.trigger.as_str(),
+                        compaction.folded,
+                        compaction.tokens_before,
+                        compaction.tokens_after,
+                        compaction.summary
+                    ),
                 }),
                 _ => None,
             })

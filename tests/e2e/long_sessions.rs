@@ -1,0 +1,332 @@
+//! Sessions that outgrow their model's context window, through `codaris run --json` against a
+//! stand-in for OpenAI's Chat Completions API on loopback that records every request: result
+//! eviction keeping marked results over 300 rounds, automatic compaction and what survives it,
+//! `compact_context` with instructions, and a session resumed after a compaction.
+//!
+//! The stand-in plays a model by the request it gets: a summariser's request (its system
+//! prompt) is answered with a summary; otherwise the test's `next` says what to call next.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use codaris_test_support::fake_http::{FakeHttp, Reply, Seen};
+use codaris_test_support::sandbox::{Sandbox, events, stderr, stdout};
+use serde_json::{Value, json};
+
+const MODEL: &str = "local-model";
+
+fn sse(chunks: &[Value]) -> Reply {
+    let mut body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    body.push_str("data: [DONE]\n\n");
+    Reply::new(200, "text/event-stream", body)
+}
+
+fn chunk(delta: Value, finish: Value) -> Value {
+    json!({"id": "1", "object": "chat.completion.chunk", "model": MODEL,
+           "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn say(text: &str) -> Reply {
+    sse(&[
+        chunk(json!({"role": "assistant", "content": text}), Value::Null),
+        chunk(json!({}), json!("stop")),
+    ])
+}
+
+fn call(id: &str, tool: &str, args: &Value) -> Reply {
+    sse(&[
+        chunk(
+            json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+                   "function": {"name": tool, "arguments": args.to_string()}}]}),
+            Value::Null,
+        ),
+        chunk(json!({}), json!("tool_calls")),
+    ])
+}
+
+/// Whether a request is the summariser's.
+fn summarising(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.starts_with("You summarise"))
+}
+
+/// The tool results since the request's last user message.
+fn results_this_turn(body: &Value) -> usize {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    messages
+        .iter()
+        .rev()
+        .take_while(|m| m["role"] != "user")
+        .filter(|m| m["role"] == "tool")
+        .count()
+}
+
+/// A stand-in that summarises summariser requests and answers the others with `next(body, n)`,
+/// `n` counting the turn requests from 0.
+fn model(next: impl Fn(&Value, usize) -> Reply + Send + Sync + 'static) -> FakeHttp {
+    let turn_requests = Arc::new(AtomicUsize::new(0));
+    FakeHttp::start(move |seen: &Seen| {
+        if seen.path() != "/v1/chat/completions" {
+            return Reply::not_implemented("fake OpenAI API", seen);
+        }
+        let body = seen.json().unwrap_or(Value::Null);
+        if summarising(&body) {
+            return say(
+                "<summary>The person is reading files one by one; nothing failed.</summary>",
+            );
+        }
+        next(&body, turn_requests.fetch_add(1, Ordering::SeqCst))
+    })
+}
+
+/// The requests of the turn loop the stand-in received, as JSON, and their sizes in bytes.
+fn turn_requests(server: &FakeHttp) -> Vec<(usize, Value)> {
+    server
+        .seen()
+        .iter()
+        .filter(|seen| seen.path() == "/v1/chat/completions")
+        .filter_map(|seen| Some((seen.body.len(), seen.json()?)))
+        .filter(|(_, body)| !summarising(body))
+        .collect()
+}
+
+fn summariser_requests(server: &FakeHttp) -> Vec<Value> {
+    server
+        .seen()
+        .iter()
+        .filter_map(Seen::json)
+        .filter(summarising)
+        .collect()
+}
+
+/// A file of `lines` numbered lines naming it.
+fn write_file(dir: &Path, name: &str, lines: usize) -> String {
+    let text: String = (1..=lines)
+        .map(|n| format!("{name} line {n}: {}\n", "abcdefghij".repeat(8)))
+        .collect();
+    std::fs::write(dir.join(name), &text).expect("write a file");
+    text
+}
+
+fn run(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    base_url: &str,
+    extra: &[&str],
+    prompts: &[String],
+) -> std::process::Output {
+    let mut command = sandbox.command("codaris");
+    command.args([
+        "run",
+        "--json",
+        "--provider",
+        "openai",
+        "--model",
+        MODEL,
+        "--base-url",
+        base_url,
+        "--cwd",
+    ]);
+    command.arg(cwd);
+    command.args(extra);
+    command.args(prompts);
+    command.output().expect("run codaris")
+}
+
+/// The content of every message of a request, one string.
+fn all_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget() {
+    const WINDOW: usize = 40_000;
+    const OUTPUT: usize = 2_000;
+    const READS_PER_TURN: usize = 5;
+    const TURNS: usize = 50;
+    let sandbox = Sandbox::new();
+    sandbox.write_config(&format!(
+        "[openai]\ncontext_window = {WINDOW}\nmax_output_tokens = {OUTPUT}\n"
+    ));
+    let project = sandbox.root.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let files: Vec<String> = (0..TURNS * READS_PER_TURN)
+        .map(|i| write_file(&project, &format!("f{i}.txt"), 110))
+        .collect();
+    let total: usize = files.iter().map(String::len).sum();
+    assert!(
+        total / 3 >= 20 * WINDOW,
+        "the results are {} tokens",
+        total / 3
+    );
+    let reads = Arc::new(AtomicUsize::new(0));
+    let server = model(move |body, _| {
+        if results_this_turn(body) == READS_PER_TURN {
+            return say("read them");
+        }
+        let file = reads.fetch_add(1, Ordering::SeqCst);
+        let mut args = json!({"path": format!("f{file}.txt")});
+        if file == 3 {
+            args["keep"] = json!(true);
+        }
+        call(&format!("call_{file}"), "read_file", &args)
+    });
+    let prompts: Vec<String> = (0..TURNS)
+        .map(|t| format!("read the next files ({t})"))
+        .collect();
+    let output = run(
+        &sandbox,
+        &project,
+        &format!("{}/v1", server.base_url()),
+        &[],
+        &prompts,
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let requests = turn_requests(&server);
+    assert_eq!(requests.len(), TURNS * (READS_PER_TURN + 1), "300 rounds");
+    let room = WINDOW - OUTPUT;
+    for (n, (bytes, _)) in requests.iter().enumerate() {
+        assert!(
+            bytes / 3 <= room,
+            "request {n} was {bytes} bytes, about {} tokens, over the room of {room}",
+            bytes / 3
+        );
+    }
+    // Round 300 still reads the result marked in round 3, whole.
+    let (_, last) = requests.last().unwrap();
+    let text = all_text(last);
+    assert!(text.contains(&files[3]), "the kept result was evicted");
+    assert!(!text.contains(&files[0]), "an old result was still sent");
+    assert!(text.contains(
+        "[result evicted to keep the context under its budget: `read_file` {\"path\":\"f0.txt\"}"
+    ));
+    let events = events(&output);
+    let evictions = events.iter().filter(|e| e["type"] == "eviction").count();
+    assert!(evictions > 0, "{}", stdout(&output));
+    // The usage line and its JSON say the request's share of the window.
+    let usage = events.iter().rev().find(|e| e["type"] == "usage").unwrap();
+    assert_eq!(usage["context_window"], WINDOW);
+    let percent = usage["context_percent"].as_u64().unwrap();
+    assert!((1..=100).contains(&percent), "{usage}");
+    assert!(
+        usage["line"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("of {WINDOW} tokens")),
+        "{usage}"
+    );
+}
+
+#[test]
+fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary() {
+    let sandbox = Sandbox::new();
+    let project = sandbox.root.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let samples = write_file(&project, "samples.csv", 40);
+    let server = model(|body, n| match n {
+        0 => call("read", "read_file", &json!({"path": "samples.csv"})),
+        1 => call(
+            "find",
+            "search_tools",
+            &json!({"query": "compact the context"}),
+        ),
+        2 => call(
+            "fold",
+            "compact_context",
+            &json!({"instructions": "keep the sample sheet's name"}),
+        ),
+        3 => say("compacted"),
+        _ => say(&format!(
+            "resumed with {} messages",
+            body["messages"].as_array().map_or(0, Vec::len)
+        )),
+    });
+    let base = format!("{}/v1", server.base_url());
+    let output = run(
+        &sandbox,
+        &project,
+        &base,
+        &[],
+        &["look at the samples".to_owned()],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let compaction = events
+        .iter()
+        .find(|e| e["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction: {}", stdout(&output)));
+    assert_eq!(compaction["trigger"], "tool");
+    let fold = events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["tool"] == "compact_context")
+        .unwrap();
+    assert!(
+        fold["output"].as_str().unwrap().starts_with("compacted: "),
+        "{fold}"
+    );
+    let summariser = summariser_requests(&server);
+    assert_eq!(summariser.len(), 1);
+    let asked = all_text(&summariser[0]);
+    assert!(asked.contains("keep the sample sheet's name"), "{asked}");
+    assert!(
+        asked.contains("samples.csv line 1:"),
+        "the summariser read the history"
+    );
+
+    // The session is resumed: what is sent is the summary, not the folded history.
+    let session = events
+        .iter()
+        .find(|e| e["type"] == "session")
+        .and_then(|e| e["id"].as_str())
+        .expect("the session's id")
+        .to_owned();
+    let before = turn_requests(&server).len();
+    let resumed = run(
+        &sandbox,
+        &project,
+        &base,
+        &["--session", &session],
+        &["and now?".to_owned()],
+    );
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let requests = turn_requests(&server);
+    let (_, first) = &requests[before];
+    let messages = first["messages"].as_array().unwrap();
+    // system, the summary, the answer that compacted and its result, the new message.
+    let opening = messages[1]["content"].as_str().unwrap();
+    assert!(
+        opening.starts_with("[The conversation before this point was compacted"),
+        "{opening}"
+    );
+    assert!(
+        opening.contains("The person is reading files one by one"),
+        "{opening}"
+    );
+    let results: Vec<&str> = messages
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["tool_call_id"].as_str())
+        .collect();
+    assert_eq!(
+        results,
+        ["fold"],
+        "only the compacting call's result is sent"
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"] == samples)
+    );
+    assert_eq!(messages.last().unwrap()["content"], "and now?");
+}
