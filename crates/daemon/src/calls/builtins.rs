@@ -656,6 +656,7 @@ mod tests {
     fn picture_output() -> ToolOutput {
         ToolOutput {
             session_cwd: None,
+            leaves_plan_mode: false,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {
