@@ -1,3 +1,4 @@
+#![cfg(test)]
 #![expect(
     clippy::disallowed_methods,
     reason = "tests plant files and read what the tools wrote"
