@@ -34,6 +34,7 @@ mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;
 mod permission_mode;
+mod plans;
 mod programs;
 mod progress;
 mod python;

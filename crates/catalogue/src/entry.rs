@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, shell, web,
+    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans, shell, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -63,6 +63,10 @@ pub static ALL: &[CatalogueEntry] = &[
     files::RM,
     files::MV,
     planner::PLANNER,
+    plans::PLAN_WRITE,
+    plans::PLAN_LIST,
+    plans::PLAN_READ,
+    plans::PLAN_EXIT,
     shell::RUN_COMMAND,
     shell::BACKGROUND_LIST,
     shell::BACKGROUND_OUTPUT,

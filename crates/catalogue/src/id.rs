@@ -8,7 +8,7 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner};
+use crate::{files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans};
 use crate::{shell, web};
 
 macro_rules! builtin_tools {
@@ -88,10 +88,10 @@ builtin_tools! {
     CodarisDocsRead = "codaris_docs_read" => None,
     SpawnAgent = "spawn_agent" => None,
     SwitchModel = "switch_model" => None,
-    PlanWrite = "plan_write" => None,
-    PlanList = "plan_list" => None,
-    PlanRead = "plan_read" => None,
-    PlanExit = "plan_exit" => None,
+    PlanWrite = "plan_write" => Some(&plans::PLAN_WRITE),
+    PlanList = "plan_list" => Some(&plans::PLAN_LIST),
+    PlanRead = "plan_read" => Some(&plans::PLAN_READ),
+    PlanExit = "plan_exit" => Some(&plans::PLAN_EXIT),
     CompactContext = "compact_context" => Some(&loop_tools::COMPACT_CONTEXT),
     SessionDescribe = "session_describe" => None,
     ConfigGet = "config_get" => None,

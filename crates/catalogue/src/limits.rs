@@ -21,3 +21,9 @@ pub const PUBMED_MAX_RESULTS: u64 = 100;
 
 /// `search_geo_sra`: the most GEO series or SRA experiments `max_results` may ask for.
 pub const GEO_SRA_MAX_RESULTS: u64 = 50;
+
+/// `plan_write`: the longest slug, in ASCII characters.
+pub const PLAN_SLUG_MAX: usize = 64;
+
+/// `plan_write`: the largest plan document, in bytes of UTF-8.
+pub const PLAN_MAX_BYTES: usize = 256 * 1024;

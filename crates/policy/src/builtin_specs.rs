@@ -162,7 +162,9 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     t(B::PlanWrite, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
     t(B::PlanList, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
     t(B::PlanRead, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t(B::PlanExit, C::None, ReadOnly, NO_PATHS, M::AGENT),
+    // Callable where it does something, plan mode, and in agent mode where it answers that
+    // there is nothing to leave; its card is what lets it run (`leave_plan`).
+    t(B::PlanExit, C::LeavePlan, ReadOnly, NO_PATHS, M::AGENT_PLAN),
     // Context and the session's own filing.
     t(
         B::CompactContext,

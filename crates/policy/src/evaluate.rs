@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::builtin_specs::{builtin, spec as builtin_spec};
 use crate::capability::{CapabilityName, HTTP_CARRYING};
+use crate::closest;
 use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
@@ -82,9 +83,18 @@ fn judge<'a>(
         return Finding::RefusedAtCard(refused);
     }
     // A built-in's spec is found by its id, never by searching; a carried spec serves the rest.
-    let Some(spec) = call.tool.builtin().map(builtin_spec).or(call.spec) else {
+    // A built-in of the tool surface that is not built yet has a spec but nothing runs it and
+    // no search finds it: in a turn with a surface (the daemon's) it is as unknown as a guessed
+    // name, and answered with the closest. Without one (`bound` absent: every known tool, an
+    // auditor's what-if) it is judged by its spec, the rules it will have once built.
+    let built = task.bound.is_none() || call.tool.builtin().is_none_or(|b| b.entry().is_some());
+    let spec = call.tool.builtin().map(builtin_spec).or(call.spec);
+    let (Some(spec), true) = (spec, built) else {
         rules.insert(Rule::KnownTool);
-        return Finding::UnknownTool;
+        return Finding::UnknownTool {
+            closest: closest::names(tool, task),
+            not_built: !built,
+        };
     };
     let object = call.args.as_object();
     // A report-only call is the read-only form of its tool: no gate, no class, no mutation.
@@ -623,6 +633,11 @@ fn class_needs<'a>(
             name: CapabilityName::UseTool,
             target: Some(Cow::Borrowed(tool)),
         }],
+        PermissionClass::LeavePlan if task.activity == Activity::Plan => vec![Need {
+            name: CapabilityName::UseTool,
+            target: Some(Cow::Borrowed(tool)),
+        }],
+        PermissionClass::LeavePlan => Vec::new(),
         PermissionClass::Pipeline => vec![Need {
             name: CapabilityName::RunPipeline,
             ..command_dir(uses, task)

@@ -23,6 +23,7 @@
 
 mod builtin_specs;
 mod capability;
+mod closest;
 mod code;
 mod command;
 mod corpus;
@@ -49,7 +50,12 @@ mod verdict;
 /// "5": the `plan` and `ask` allowlists are checked before the binding, and a call outside them
 /// that would change something is refused `read_only_activity` (else `mode_forbids`) instead of
 /// `not_bound`, which sent the model searching for a tool no search could bind.
-pub const POLICY_VERSION: &str = "5";
+/// "6": a built-in tool that is not built yet (no catalogue entry: `question`, …) is refused
+/// `unknown_tool` instead of `not_bound`, and `unknown_tool` names the closest tools the task
+/// can reach (`task.other_tools` adds the daemon's MCP tools); `plan_exit` is in plan mode's
+/// allowlist with the `leave_plan` class (a card in plan mode whatever the permission mode,
+/// nothing elsewhere).
+pub const POLICY_VERSION: &str = "6";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;

@@ -36,6 +36,10 @@ pub enum PermissionClass {
     /// unless `push_image` was granted for it. Without a `registry` it pushes nowhere and never
     /// prompts.
     Push,
+    /// Takes the session out of plan mode (`plan_exit`): in plan mode it prompts in every
+    /// permission mode unless granted, since leaving the mode is the person's call and not the
+    /// model's; elsewhere there is no plan mode to leave and it never prompts.
+    LeavePlan,
 }
 
 /// What a call of the tool can change, which decides the capability a read-only activity asks

@@ -112,7 +112,12 @@ pub(crate) enum Protection {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Finding<'a> {
     RepeatedSearch(&'a RepeatedSearch),
-    UnknownTool,
+    /// No tool by the name, or (`not_built`) a built-in not built yet; `closest` are the
+    /// names the model can reach nearest to it.
+    UnknownTool {
+        closest: Vec<String>,
+        not_built: bool,
+    },
     Withheld(Withholding),
     DefinitionChanged(&'a str),
     SlashRequired(&'static [&'static str]),
@@ -167,14 +172,25 @@ pub(crate) fn decide(
     let (code, sentence, capability) = match finding {
         // The guard saw this search already this turn; another search or a bound tool helps.
         Finding::RepeatedSearch(repeat) => (Code::RepeatedSearch, repeat.sentence(), None),
-        // No spec, built in or carried: the name was guessed or mistyped.
-        Finding::UnknownTool => (
-            Code::UnknownTool,
-            format!(
-                "no tool is named {t}; call `search_tools` with what you need instead of guessing a name"
-            ),
-            None,
-        ),
+        // No spec, built in or carried: the name was guessed or mistyped. Or a tool of the
+        // surface that is not built: no search can bind it, so none is suggested for it.
+        Finding::UnknownTool { closest, not_built } => {
+            let what = if not_built {
+                format!("tool {t} is not built in this Codaris and no search finds it")
+            } else {
+                format!("no tool is named {t}")
+            };
+            let instead = if closest.is_empty() {
+                "call `search_tools` with what you need instead of guessing a name".to_owned()
+            } else {
+                let names: Vec<String> = closest.iter().map(|n| format!("`{n}`")).collect();
+                format!(
+                    "the closest names are {}: call one of them, or `search_tools` with what you need instead of guessing a name",
+                    names.join(", ")
+                )
+            };
+            (Code::UnknownTool, format!("{what}; {instead}"), None)
+        }
         // Withheld whatever the surface says; searching does not bring it back.
         Finding::Withheld(why) => {
             let reason = match why {
@@ -492,7 +508,13 @@ mod tests {
         }));
         vec![
             (Finding::RepeatedSearch(repeat), Code::RepeatedSearch),
-            (Finding::UnknownTool, Code::UnknownTool),
+            (
+                Finding::UnknownTool {
+                    closest: vec!["read_file".to_owned()],
+                    not_built: false,
+                },
+                Code::UnknownTool,
+            ),
             (
                 Finding::Withheld(Withholding::AuditTurn),
                 Code::ToolWithheld,

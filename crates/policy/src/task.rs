@@ -218,6 +218,15 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub push_registries: Vec<String>,
+    /// Tools the model can reach beside the built-in ones (the connected MCP servers' tools,
+    /// `server__tool`), given by the daemon only for a call it found no tool for, so the
+    /// `unknown_tool` refusal can name the closest. Per call; absent when none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub other_tools: Vec<String>,
 }
 
 impl Task {

@@ -287,6 +287,11 @@ proptest! {
         if spec.modes.allows(mode) || earlier.contains(&decision.code) {
             return Ok(());
         }
+        // A tool that is not built is on no surface and no mode switch brings it: unknown.
+        if req.tool.builtin().is_some_and(|b| b.entry().is_none()) {
+            prop_assert_eq!(decision.code, Code::UnknownTool);
+            return Ok(());
+        }
         prop_assert!(
             matches!(decision.code, Code::ModeForbids | Code::ReadOnlyActivity),
             "{:?}", decision

@@ -32,6 +32,7 @@ pub fn apply_limits(output: ToolOutput, limits: OutputLimits) -> ToolOutput {
     ToolOutput {
         content,
         session_cwd: output.session_cwd,
+        leaves_plan_mode: output.leaves_plan_mode,
     }
 }
 

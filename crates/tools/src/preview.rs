@@ -28,6 +28,8 @@ pub enum PreviewKind {
     Command,
     /// An HTTP request.
     Http,
+    /// The plan documents a person agrees to when leaving plan mode (`plan_exit`).
+    Plan,
     /// Nothing could be worked out; the text says why (the call would fail).
     Unavailable,
 }
@@ -39,6 +41,7 @@ impl PreviewKind {
             PreviewKind::Diff => "diff",
             PreviewKind::Command => "command",
             PreviewKind::Http => "http",
+            PreviewKind::Plan => "plan",
             PreviewKind::Unavailable => "",
         }
     }

@@ -25,6 +25,9 @@ pub struct ToolOutput {
     /// A new working directory for the session (`worktree_create` moves it into the
     /// worktree); the daemon owns sessions and carries the move out.
     pub session_cwd: Option<PathBuf>,
+    /// The call asks the daemon to take the session out of plan mode (`plan_exit`, once the
+    /// person agreed on its card); the daemon owns sessions and carries the switch out.
+    pub leaves_plan_mode: bool,
 }
 
 impl ToolOutput {
@@ -32,6 +35,7 @@ impl ToolOutput {
         Self {
             content: vec![Content::Text(text.into())],
             session_cwd: None,
+            leaves_plan_mode: false,
         }
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use codaris_agent::{Picture, ToolDefinition, ToolRun};
 use codaris_index::{Entry, Kind};
-use codaris_policy::{BuiltinTool, ToolId};
+use codaris_policy::{Activity, BuiltinTool, ToolId};
 use codaris_tools::files::human_size;
 use codaris_tools::shell::{PoolConfig, SandboxPaths, ShellPools, TaskNotice};
 use codaris_tools::{
@@ -132,6 +132,10 @@ impl Builtins {
         let pools = Arc::new(pools);
         let mut tools = codaris_tools::files::file_tools();
         tools.push(Arc::new(codaris_tools::Planner));
+        tools.push(Arc::new(codaris_tools::PlanWrite));
+        tools.push(Arc::new(codaris_tools::PlanList));
+        tools.push(Arc::new(codaris_tools::PlanRead));
+        tools.push(Arc::new(codaris_tools::PlanExit));
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -259,14 +263,32 @@ impl Builtins {
     ) -> Option<BuiltinRun> {
         let name = permit.tool().as_str();
         let args = permit.args();
-        let tool = self.by_id.get(&permit.tool().builtin()?)?;
+        let id = permit.tool().builtin()?;
+        let tool = self.by_id.get(&id)?;
+        // `plan_exit` outside plan mode ran with no card: there is no mode to leave.
+        let activity = permit.task().activity;
+        if id == BuiltinTool::PlanExit && activity != Activity::Plan {
+            return Some(BuiltinRun {
+                run: ToolRun {
+                    output: format!(
+                        "the session is not in plan mode but in `{}` mode; nothing changed",
+                        activity.as_str()
+                    ),
+                    ..ToolRun::default()
+                },
+                session_cwd: None,
+                leaves_plan_mode: false,
+            });
+        }
         let mut ctx = context(session_id, permit.place(), permit.opened());
         ctx.checkpoint = checkpoint.cloned();
         ctx.read = permit.read().clone();
         let mut session_cwd = None;
+        let mut leaves_plan_mode = false;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
                 session_cwd = output.session_cwd.clone();
+                leaves_plan_mode = output.leaves_plan_mode;
                 run_of(name, args, output, pictures)
             }
             Err(ToolError::Model { message }) => ToolRun {
@@ -283,7 +305,11 @@ impl Builtins {
                 }
             }
         };
-        Some(BuiltinRun { run, session_cwd })
+        Some(BuiltinRun {
+            run,
+            session_cwd,
+            leaves_plan_mode,
+        })
     }
 }
 
@@ -499,6 +525,8 @@ pub struct BuiltinRun {
     pub run: ToolRun,
     /// The session's new working directory (`worktree_create`).
     pub session_cwd: Option<PathBuf>,
+    /// The person agreed on `plan_exit`'s card: the session leaves plan mode.
+    pub leaves_plan_mode: bool,
 }
 
 /// What the model gets for a tool's output: its text, and its pictures as `pictures` says.
@@ -668,6 +696,7 @@ mod tests {
     fn picture_output() -> ToolOutput {
         ToolOutput {
             session_cwd: None,
+            leaves_plan_mode: false,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {

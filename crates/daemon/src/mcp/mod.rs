@@ -592,6 +592,25 @@ impl McpHub {
             .collect()
     }
 
+    /// The names of every server's tools that are switched on, sorted: what a model may reach
+    /// beside the built-ins, for the `unknown_tool` refusal to name the closest of.
+    pub fn tool_names(&self) -> Vec<String> {
+        let index = self.tools.snapshot();
+        let mut names: Vec<String> = self
+            .publish()
+            .iter()
+            .flat_map(|view| {
+                view.tools
+                    .iter()
+                    .map(|tool| tool.prefixed(&view.spec.name))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|name| index.get(name).is_none_or(|e| e.enabled))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The tools of one server.
     pub fn tools_of(&self, name: &str) -> Result<Vec<ToolInfo>, DaemonError> {
         let name = self.known(name)?;

@@ -20,6 +20,7 @@ fn auto_approval_follows_the_catalogue_table() {
         (C::Http, [false, false, true]),
         (C::Always, [false, false, false]),
         (C::Pipeline, [false, false, false]),
+        (C::LeavePlan, [false, false, false]),
     ];
     for (class, row) in table {
         let got = [P::Ask, P::AcceptEdits, P::Bypass].map(|m| auto_approves(class, m));
@@ -191,6 +192,70 @@ fn an_ask_mode_tool_outside_the_list_is_refused_by_the_mode_not_the_binding() {
     // In plan mode the same tool is allowed, so the binding speaks again.
     let decision = evaluate(&call, &GrantSet::default(), &plan_task(Activity::Plan));
     assert_eq!(decision.code, crate::Code::NotBound);
+}
+
+fn decide_on_surface(tool: &str, task: &Task) -> Decision {
+    let args = json!({});
+    let call = Call {
+        tool: &ToolId::parse(tool),
+        args: &args,
+        spec: None,
+    };
+    evaluate(&call, &GrantSet::default(), task)
+}
+
+#[test]
+fn a_tool_not_built_is_unknown_with_the_closest_names_never_sent_to_a_search() {
+    let mut task = Task::new("/w/proj");
+    task.bound = Some(vec!["search_tools".into(), "read_file".into()]);
+    let decision = decide_on_surface("question", &task);
+    assert_eq!(decision.code, crate::Code::UnknownTool, "{decision:?}");
+    assert_eq!(decision.rules, vec![Rule::KnownTool]);
+    assert!(
+        decision
+            .sentence
+            .starts_with("tool `question` is not built in this Codaris")
+            && decision.sentence.contains("the closest names are `"),
+        "{}",
+        decision.sentence
+    );
+    assert!(
+        !decision.sentence.contains("to bind it"),
+        "{}",
+        decision.sentence
+    );
+    // A misspelt name: the real one first.
+    let decision = decide_on_surface("reed_file", &task);
+    assert_eq!(decision.code, crate::Code::UnknownTool);
+    assert!(
+        decision
+            .sentence
+            .starts_with("no tool is named `reed_file`; the closest names are `read_file`, "),
+        "{}",
+        decision.sentence
+    );
+    // A built tool merely not bound this round stays `not_bound`.
+    let decision = decide_on_surface("lint_pipeline", &task);
+    assert_eq!(decision.code, crate::Code::NotBound);
+    assert!(decision.sentence.contains("to bind it"));
+}
+
+#[test]
+fn plan_exit_asks_only_in_plan_mode_whatever_the_permission_mode() {
+    for pmode in [
+        PermissionMode::Ask,
+        PermissionMode::AcceptEdits,
+        PermissionMode::Bypass,
+    ] {
+        let mut task = Task::new("/w/proj");
+        task.permission_mode = pmode;
+        task.activity = Activity::Plan;
+        let decision = decide_on_surface("plan_exit", &task);
+        assert_eq!(decision.code, crate::Code::NeedsApproval, "{pmode:?}");
+        task.activity = Activity::Agent;
+        let decision = decide_on_surface("plan_exit", &task);
+        assert_eq!(decision.code, crate::Code::AllowedByDefault, "{pmode:?}");
+    }
 }
 
 #[test]

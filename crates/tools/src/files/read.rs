@@ -150,6 +150,7 @@ fn image(
     }
     Ok(ToolOutput {
         session_cwd: None,
+        leaves_plan_mode: false,
         content: vec![
             Content::Text(format!(
                 "`{}`: {media_type}, {}x{}{note}",

@@ -10,7 +10,9 @@ use codaris_agent::{
 };
 use codaris_index::{KindFilter, SearchOutcome};
 use codaris_ledger::{CardAnswer, CardRecord};
-use codaris_policy::{Capability, CapabilityName, CommandLine, Cover, Decision, Grant, Lifetime};
+use codaris_policy::{
+    Activity, Capability, CapabilityName, CommandLine, Cover, Decision, Grant, Lifetime,
+};
 use codaris_proto::v1;
 
 use super::card_text::{self, CardText};
@@ -19,7 +21,7 @@ use super::services::Services;
 use super::session::Session;
 use crate::calls::builtins::Builtins;
 use crate::calls::dispatch::{Dispatched, Pending, Permit, SessionCall};
-use crate::error::NotRecorded;
+use crate::error::{DaemonError, NotRecorded};
 use crate::server::convert::{capability_wire, turn_event_wire};
 use crate::sessions::ids::{CallId, CardId, GrantId};
 use crate::sessions::store::now_ms;
@@ -107,6 +109,24 @@ impl DaemonHost {
         tracing::info!(session = %self.session_id(), cwd = %cwd.display(), "session moved");
     }
 
+    /// Takes the session from plan to agent mode from its next turn on (`plan_exit`, agreed on
+    /// its card): its record's activity, which every turn's task is built from, as `/mode
+    /// agent` changes it. This turn keeps the task it started with.
+    fn leave_plan_mode(&self) -> Result<(), DaemonError> {
+        let record = self
+            .turns
+            .sessions
+            .change_active(self.session_id(), |record| {
+                let mut next = record.clone();
+                if next.activity == Activity::Plan {
+                    next.activity = Activity::Agent;
+                }
+                next
+            })?;
+        tracing::info!(session = %self.session_id(), activity = record.activity.as_str(), "session left plan mode");
+        Ok(())
+    }
+
     async fn decide_once(&self, call: &CallRequest) -> Result<Dispatched, HostError> {
         let dispatcher = self.session.dispatcher();
         // An MCP tool is decided under its `server__tool` name (`mcp__server__tool` read as
@@ -128,6 +148,15 @@ impl DaemonHost {
             }
             None => (call.tool.clone(), None, None),
         };
+        // No tool answers to the name: the refusal names the closest, MCP tools among them.
+        let found = match &tool {
+            ToolId::Builtin(builtin) => builtin.entry().is_some(),
+            ToolId::Mcp(_) => spec.is_some(),
+            ToolId::Unknown(_) => false,
+        };
+        if !found {
+            task.other_tools = self.turns.mcp.tool_names();
+        }
         let tool_call = SessionCall {
             session_id: self.session.id().clone(),
             call_id: CallId::new(&call.id),
@@ -505,6 +534,13 @@ impl TurnHost for DaemonHost {
                     if let Some(cwd) = builtin.session_cwd {
                         self.record_move(&cwd);
                         run.moved_to = Some(cwd);
+                    }
+                    if builtin.leaves_plan_mode
+                        && let Err(err) = self.leave_plan_mode()
+                    {
+                        run = ToolRun::error(format!(
+                            "plan_exit: the session stays in plan mode: {err}"
+                        ));
                     }
                     run
                 }

@@ -11,6 +11,7 @@
 
 use std::fs::{File, OpenOptions, ReadDir};
 use std::io::{self, Read as _};
+use std::os::fd::OwnedFd;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
@@ -150,6 +151,110 @@ pub(crate) fn read_beneath(base: &Path, rel: &Path) -> io::Result<Option<String>
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// A directory `name` directly inside the daemon's own directory `base` (a session's
+/// `plans/`), opened without following a symlink at `name`, so a link a command planted there
+/// cannot lead a bookkeeping read or write out of the workspace; made first (mode 0700) when
+/// `create`. `Ok(None)` when it does not exist and is not to be made.
+pub(crate) fn own_subdir(base: &Path, name: &str, create: bool) -> io::Result<Option<OwnedFd>> {
+    use rustix::fs::{Mode, OFlags};
+    let base = own_dir(base)?;
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(&base, name, flags, Mode::empty()) {
+        Ok(fd) => return Ok(Some(fd)),
+        Err(rustix::io::Errno::NOENT) if create => {}
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    }
+    match rustix::fs::mkdirat(&base, name, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Some(rustix::fs::openat(&base, name, flags, Mode::empty())?))
+}
+
+/// The names of the regular files directly in `dir`, as the directory lists them (a symlink
+/// is not a regular file here: it is never followed to find out what it leads to).
+pub(crate) fn regular_names(dir: &OwnedFd) -> io::Result<Vec<String>> {
+    let listing = cap_std::fs::Dir::from_std_file(File::from(dir.try_clone()?));
+    let mut names = Vec::new();
+    for entry in listing.entries()? {
+        let entry = entry?;
+        if entry.file_type()?.is_file()
+            && let Ok(name) = entry.file_name().into_string()
+        {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+/// The text of `name` directly in `dir`, read without following a symlink, refused unless it
+/// is a regular file with one link (a hard link planted to a file elsewhere is not read), and
+/// at most `limit` bytes: `Ok(None)` when it does not exist.
+pub(crate) fn read_own_at(dir: &OwnedFd, name: &str, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    use rustix::fs::{Mode, OFlags};
+    // Non-blocking, so a FIFO planted under the name cannot hold the open.
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let stat = rustix::fs::fstat(&fd)?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("`{name}` is not a regular file"),
+        ));
+    }
+    if stat.st_nlink > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("`{name}` has other hard links, which are not read"),
+        ));
+    }
+    let size = u64::try_from(stat.st_size).unwrap_or(u64::MAX);
+    if size > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("`{name}` is {size} bytes; at most {limit}"),
+        ));
+    }
+    let mut bytes = Vec::new();
+    File::from(fd).take(limit).read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Replaces `name` directly in `dir` with `bytes`: written to a new file beside it (created
+/// exclusively, so nothing planted is opened) and renamed over it, which replaces a symlink
+/// there instead of writing where it leads. `true` when the name existed before.
+pub(crate) fn replace_own_at(dir: &OwnedFd, name: &str, bytes: &[u8]) -> io::Result<bool> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use std::io::Write as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let temp = format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(dir, temp.as_str(), flags, Mode::from_raw_mode(0o600))?;
+    let written = File::from(fd).write_all(bytes);
+    let existed = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(_) => true,
+        Err(rustix::io::Errno::NOENT) => false,
+        Err(e) => return Err(e.into()),
+    };
+    let renamed = written.and_then(|()| Ok(rustix::fs::renameat(dir, temp.as_str(), dir, name)?));
+    if let Err(e) = renamed {
+        // Best effort: the half-written file is ours, and the error is what matters.
+        let _ = rustix::fs::unlinkat(dir, temp.as_str(), AtFlags::empty());
+        return Err(e);
+    }
+    Ok(existed)
 }
 
 #[cfg(test)]
