@@ -52,15 +52,12 @@ fn summarising(body: &Value) -> bool {
         .is_some_and(|s| s.starts_with("You summarise"))
 }
 
-/// The tool results since the request's last user message.
-fn results_this_turn(body: &Value) -> usize {
-    let messages = body["messages"].as_array().cloned().unwrap_or_default();
-    messages
-        .iter()
-        .rev()
-        .take_while(|m| m["role"] != "user")
-        .filter(|m| m["role"] == "tool")
-        .count()
+/// Whether a request starts a turn: its last message is the person's.
+fn starts_a_turn(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| m["role"] == "user")
 }
 
 /// A stand-in that summarises summariser requests and answers the others with `next(body, n)`,
@@ -171,8 +168,13 @@ fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget
         total / 3
     );
     let reads = Arc::new(AtomicUsize::new(0));
+    let this_turn = Arc::new(AtomicUsize::new(0));
     let server = model(move |body, _| {
-        if results_this_turn(body) == READS_PER_TURN {
+        // Counted here: a compaction inside a turn folds the turn's first reads.
+        if starts_a_turn(body) {
+            this_turn.store(0, Ordering::SeqCst);
+        }
+        if this_turn.fetch_add(1, Ordering::SeqCst) == READS_PER_TURN {
             return say("read them");
         }
         let file = reads.fetch_add(1, Ordering::SeqCst);
@@ -188,7 +190,7 @@ fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget
     let output = run(
         &sandbox,
         &project,
-        &format!("{}/v1", server.base_url()),
+        &format!("{}/v1", server.url()),
         &[],
         &prompts,
     );
@@ -206,14 +208,32 @@ fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget
     // Round 300 still reads the result marked in round 3, whole.
     let (_, last) = requests.last().unwrap();
     let text = all_text(last);
-    assert!(text.contains(&files[3]), "the kept result was evicted");
-    assert!(!text.contains(&files[0]), "an old result was still sent");
-    assert!(text.contains(
-        "[result evicted to keep the context under its budget: `read_file` {\"path\":\"f0.txt\"}"
-    ));
+    // Read results come numbered (`N<tab>text`): its first and last lines say it is whole.
+    for line in ["1\tf3.txt line 1: ", "110\tf3.txt line 110: "] {
+        assert!(
+            text.contains(line),
+            "the kept result was evicted: no `{line}`"
+        );
+    }
+    assert!(
+        !text.contains("f0.txt line 1: "),
+        "an old result was still sent"
+    );
+    assert!(files[3].contains("f3.txt line 110: "));
+    let stub = "[result evicted to keep the context under its budget: `read_file` {\"path\":\"f0.txt\"}; call it again with the same arguments to see it]";
+    assert!(
+        requests
+            .iter()
+            .any(|(_, body)| all_text(body).contains(stub)),
+        "f0.txt was never evicted"
+    );
     let events = events(&output);
     let evictions = events.iter().filter(|e| e["type"] == "eviction").count();
     assert!(evictions > 0, "{}", stdout(&output));
+    // Stubs add up too: the history is compacted now and then, each time summarised.
+    let compactions = events.iter().filter(|e| e["type"] == "compaction").count();
+    assert_eq!(summariser_requests(&server).len(), compactions);
+    eprintln!("300 rounds: {evictions} eviction batches, {compactions} compactions");
     // The usage line and its JSON say the request's share of the window.
     let usage = events.iter().rev().find(|e| e["type"] == "usage").unwrap();
     assert_eq!(usage["context_window"], WINDOW);
@@ -231,6 +251,7 @@ fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget
 #[test]
 fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary() {
     let sandbox = Sandbox::new();
+    sandbox.write_config("");
     let project = sandbox.root.path().join("proj");
     std::fs::create_dir(&project).unwrap();
     let samples = write_file(&project, "samples.csv", 40);
@@ -252,7 +273,7 @@ fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary
             body["messages"].as_array().map_or(0, Vec::len)
         )),
     });
-    let base = format!("{}/v1", server.base_url());
+    let base = format!("{}/v1", server.url());
     let output = run(
         &sandbox,
         &project,
@@ -292,13 +313,7 @@ fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary
         .expect("the session's id")
         .to_owned();
     let before = turn_requests(&server).len();
-    let resumed = run(
-        &sandbox,
-        &project,
-        &base,
-        &["--session", &session],
-        &["and now?".to_owned()],
-    );
+    let resumed = sandbox.cli(&["run", "--json", "--session", &session, "and now?"]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let requests = turn_requests(&server);
     let (_, first) = &requests[before];
