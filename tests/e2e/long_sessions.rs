@@ -345,3 +345,115 @@ fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary
     );
     assert_eq!(messages.last().unwrap()["content"], "and now?");
 }
+
+#[test]
+fn an_automatic_compaction_keeps_the_plan_the_checklist_kept_results_recent_files_bound_tools_and_open_tasks()
+ {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("[openai]\ncontext_window = 30000\nmax_output_tokens = 1000\n");
+    let project = sandbox.root.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    write_file(&project, "keep.txt", 12);
+    for i in 0..12 {
+        write_file(&project, &format!("big{i}.txt"), 110);
+    }
+    let server = model(|body, n| {
+        let compacted = body["messages"][1]["content"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("[The conversation before this point was compacted"));
+        match n {
+            _ if compacted => say("done"),
+            0 => call(
+                "f",
+                "search_tools",
+                &json!({"query": "write a plan document"}),
+            ),
+            1 => call(
+                "w",
+                "plan_write",
+                &json!({"slug": "release", "content": "# Release plan\n1. tag v1.0"}),
+            ),
+            2 => call(
+                "p",
+                "planner",
+                &json!({"action": "add", "content": "tag the release"}),
+            ),
+            3 => call("k", "read_file", &json!({"path": "keep.txt", "keep": true})),
+            4 => call(
+                "s",
+                "search_tools",
+                &json!({"query": "fetch nf-core test data"}),
+            ),
+            5 => call(
+                "b",
+                "run_command",
+                &json!({"command": "sleep 60", "background": true}),
+            ),
+            n => call(
+                &format!("r{n}"),
+                "read_file",
+                &json!({"path": format!("big{}.txt", n - 6)}),
+            ),
+        }
+    });
+    let output = {
+        let mut command = sandbox.command("codaris");
+        command.args([
+            "run",
+            "--json",
+            "--approve",
+            "session",
+            "--provider",
+            "openai",
+            "--model",
+            MODEL,
+        ]);
+        command.args(["--base-url", &format!("{}/v1", server.url()), "--cwd"]);
+        command.arg(&project);
+        command.arg("prepare the release");
+        command.output().expect("run codaris")
+    };
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let compaction = events
+        .iter()
+        .find(|e| e["type"] == "compaction")
+        .unwrap_or_else(|| panic!("no compaction: {}", stdout(&output)));
+    assert_eq!(compaction["trigger"], "auto");
+    let bound = events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["id"] == "s")
+        .and_then(|e| e["output"].as_str())
+        .unwrap()
+        .to_owned();
+    assert!(bound.contains("fetch_test_data"), "{bound}");
+    let requests = turn_requests(&server);
+    let (_, after) = requests
+        .iter()
+        .find(|(_, body)| {
+            body["messages"][1]["content"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("[The conversation before this point was compacted"))
+        })
+        .expect("a request after the compaction");
+    let opening = after["messages"][1]["content"].as_str().unwrap();
+    let item = |title: &str, then: &str| {
+        let at = opening
+            .find(&format!("### {title}"))
+            .unwrap_or_else(|| panic!("no `{title}` in {opening}"));
+        assert!(
+            opening[at..].contains(then),
+            "`{title}` lacks `{then}`: {}",
+            &opening[at..]
+        );
+    };
+    item("The person's latest request", "prepare the release");
+    item("Plan document `release`", "# Release plan\n1. tag v1.0");
+    item("The planner's checklist", "tag the release");
+    item("Open background tasks", "sleep 60");
+    item("Kept result of `read_file`", "keep.txt line 12: ");
+    item("Files read or edited most recently", "- `big");
+    item("Tools still bound by your searches", "`fetch_test_data`");
+    // The project instructions are in the system prompt of every request, compaction or not.
+    assert!(after["messages"][0]["role"] == "system");
+}

@@ -1,16 +1,17 @@
 //! Compaction's pure part: where to fold, the transcript the summariser reads, and what
 //! survives every compaction, written out for the model after the summary.
 //!
-//! What survives, in the order the model reads it:
+//! What survives, in the order the model reads it (and so the order the budget is spent in,
+//! the most expendable last):
 //! 1. the person's latest request, word for word, when it was folded;
-//! 2. what the host re-reads from disk: the plan documents, the planner's checklist, the open
+//! 2. the tools still bound by a search (the binding rule reads the whole log, so they stay
+//!    bound; the model is told which they are);
+//! 3. what the host re-reads from disk: the plan documents, the planner's checklist, the open
 //!    background tasks (project instructions need nothing: they are in the system prompt,
 //!    re-read every turn);
-//! 3. the results marked to keep (`keep: true`, `keep_result`), whole, within a budget;
-//! 4. the files read or edited most recently (up to [`RECENT_FILES`]): their paths, then the
-//!    text last read of each when no edit came after it, while the budget lasts;
-//! 5. the tools still bound by a search (the binding rule reads the whole log, so they stay
-//!    bound; the model is told which they are).
+//! 4. the results marked to keep (`keep: true`, `keep_result`), whole, within a budget;
+//! 5. the files read or edited most recently (up to [`RECENT_FILES`]): their paths, then the
+//!    text last read of each when no edit came after it, while the budget lasts.
 
 use std::collections::{BTreeSet, HashSet};
 use std::fmt::Write as _;
@@ -158,6 +159,20 @@ pub fn survivors(
     if let Some(request) = latest_request(log, fold) {
         section(&mut out, "The person's latest request", request, &mut left);
     }
+    let bound = still_bound(log, fold);
+    if !bound.is_empty() {
+        let names = bound
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        section(
+            &mut out,
+            "Tools still bound by your searches",
+            &names,
+            &mut left,
+        );
+    }
     for part in host {
         section(&mut out, &part.title, &part.body, &mut left);
     }
@@ -202,20 +217,6 @@ pub fn survivors(
                 section(&mut out, &format!("Last read of `{path}`"), text, &mut left);
             }
         }
-    }
-    let bound = still_bound(log, fold);
-    if !bound.is_empty() {
-        let names = bound
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        section(
-            &mut out,
-            "Tools still bound by your searches",
-            &names,
-            &mut left,
-        );
     }
     out.trim_end().to_owned()
 }
