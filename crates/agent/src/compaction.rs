@@ -40,11 +40,8 @@ pub(crate) async fn fit<H: TurnHost>(
     turn: u32,
     round: u32,
 ) -> Fitted {
-    let from = conversation.sent_from();
-    // A turn whose message was folded has only its own events left: none may go.
-    let current = conversation.turn_start().saturating_sub(from);
-    let (log, evicted) = conversation.for_eviction();
-    if let Some(batch) = evict::evict(&log[from..], current, evicted, fixed, budget) {
+    let (batch, tokens) = conversation.evict_for(budget, fixed);
+    if let Some(batch) = batch {
         host.emit(TurnEvent::Evicted {
             turn,
             round,
@@ -53,7 +50,7 @@ pub(crate) async fn fit<H: TurnHost>(
             tokens_after: batch.tokens_after,
         });
     }
-    let tokens = evict::request_tokens(&log[from..], evicted, fixed);
+    let from = conversation.sent_from();
     if !budget.auto_compact || tokens <= budget.at(budget.compact_at) {
         return Fitted { tokens };
     }

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::context::evict;
+use crate::context::budget::ContextBudget;
+use crate::context::evict::{self, Evicted};
 use crate::history::{Compaction, Event};
 use crate::provider::{Message, ToolCall, ToolResult};
 
@@ -116,9 +117,26 @@ impl Conversation {
         &self.evicted
     }
 
-    /// The log and the evicted set, for an eviction batch to extend.
-    pub(crate) fn for_eviction(&mut self) -> (&[Event], &mut BTreeSet<String>) {
-        (&self.log, &mut self.evicted)
+    /// A conversation of `events` (a test's or a benchmark's), nothing evicted.
+    pub fn from_events(events: Vec<Event>) -> Self {
+        Self {
+            log: events,
+            ..Self::default()
+        }
+    }
+
+    /// The round's eviction batch: when the next request (`fixed` tokens of system prompt and
+    /// tools, and the messages sent) would pass `evict_at` of the budget's room, the oldest
+    /// results before the current turn that are not marked to keep are evicted down to
+    /// `evict_to`. Returns the batch, or `None` when nothing was evicted; either way the
+    /// request's estimate afterwards.
+    pub fn evict_for(&mut self, budget: &ContextBudget, fixed: u64) -> (Option<Evicted>, u64) {
+        let from = self.sent_from();
+        // A turn whose message was folded has only its own events left: none may go.
+        let current = self.turn_start().saturating_sub(from);
+        let sent = &self.log[from..];
+        let batch = evict::evict(sent, current, &mut self.evicted, fixed, budget);
+        (batch, evict::request_tokens(sent, &self.evicted, fixed))
     }
 
     /// Folds everything before `at` into `compaction`: it is recorded there, and what is sent
