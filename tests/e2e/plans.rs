@@ -271,7 +271,7 @@ fn a_misspelt_mcp_tool_is_unknown_with_the_servers_tools_among_the_closest() {
     let (sandbox, proj) = setup();
     let fixture = binary("codaris-mcp-fixture").display().to_string();
     sandbox.write_config(&format!("[mcp.servers.fixture]\ncommand = {fixture:?}\n"));
-    let _daemon = sandbox.start_daemon(&[]);
+    let daemon = sandbox.start_daemon(&[]);
     wait_for(Duration::from_secs(60), || {
         let listed = json(&sandbox.cli(&["mcp", "list", "--json"]));
         let state = listed[0]["state"].clone();
@@ -293,4 +293,18 @@ fn a_misspelt_mcp_tool_is_unknown_with_the_servers_tools_among_the_closest() {
             .starts_with("no tool is named `fixture__ecoh`; the closest names are `fixture__echo`"),
         "{sentence}"
     );
+    // The server's tools are the decision's recorded input: offline, with no server running,
+    // the replay names the same.
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    daemon.wait(Duration::from_secs(10));
+    let replay = sandbox.cli(&["audit", "replay", "--json"]);
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
+    let report = json(&replay);
+    assert_eq!(report["differences"], json!([]), "{report:#}");
+    assert_eq!(report["decisions"], 1, "{report:#}");
 }
