@@ -123,7 +123,13 @@ fn names_with_a_separator_inside_and_servers_named_like_built_ins_reach_their_to
         "the built-in wrote this\n"
     );
     // `srv` has no tool `do`: the first `__` ends the server's name, the rest is not searched.
-    assert!(!output(&results[6]).contains("do__thing"), "{}", results[6]);
+    // The refusal names `srv__do__thing` as the closest tool; it did not run it.
+    assert!(
+        output(&results[6])
+            .starts_with("no tool is named `srv__do`; the closest names are `srv__do__thing`"),
+        "{}",
+        results[6]
+    );
 
     // Recorded under the names they were decided by (`mcp__…` read as `server__tool`), and
     // every decision replays.

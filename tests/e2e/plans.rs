@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
-use codaris_test_support::sandbox::{Sandbox, events, json, stderr, stdout};
+use codaris_test_support::sandbox::{Sandbox, binary, events, json, stderr, stdout, wait_for};
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
@@ -263,4 +264,47 @@ fn a_tool_not_built_or_misspelt_is_unknown_with_the_closest_names() {
     let report = json(&replay);
     assert_eq!(report["differences"], json!([]), "{report:#}");
     assert_eq!(report["decisions"], 2, "{report:#}");
+}
+
+#[test]
+fn a_misspelt_mcp_tool_is_unknown_with_the_servers_tools_among_the_closest() {
+    let (sandbox, proj) = setup();
+    let fixture = binary("codaris-mcp-fixture").display().to_string();
+    sandbox.write_config(&format!("[mcp.servers.fixture]\ncommand = {fixture:?}\n"));
+    let daemon = sandbox.start_daemon(&[]);
+    wait_for(Duration::from_secs(60), || {
+        let listed = json(&sandbox.cli(&["mcp", "list", "--json"]));
+        let state = listed[0]["state"].clone();
+        assert_ne!(state, "failed", "{listed}");
+        state == "ready"
+    });
+    let body = json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "fixture__ecoh", "args": {"text": "hi"}}]},
+        {"text": "ok"}
+    ]}]});
+    let output = sandbox.run_script(&proj, &body, &[], "go");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let results = results(&events);
+    assert_eq!(code(results[0]), "unknown_tool", "{results:#?}");
+    let sentence = results[0]["decision"]["sentence"].as_str().unwrap();
+    assert!(
+        sentence
+            .starts_with("no tool is named `fixture__ecoh`; the closest names are `fixture__echo`"),
+        "{sentence}"
+    );
+    // The server's tools are the decision's recorded input: offline, with no server running,
+    // the replay names the same.
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
+    daemon.wait(Duration::from_secs(10));
+    let replay = sandbox.cli(&["audit", "replay", "--json"]);
+    assert!(
+        replay.status.success(),
+        "{}{}",
+        stdout(&replay),
+        stderr(&replay)
+    );
+    let report = json(&replay);
+    assert_eq!(report["differences"], json!([]), "{report:#}");
+    assert_eq!(report["decisions"], 1, "{report:#}");
 }

@@ -37,6 +37,9 @@ const HEADING_MAX_CHARS: usize = 80;
 /// How many lines of each plan the `plan_exit` card shows.
 const CARD_LINES: usize = 12;
 
+/// How many plans the `plan_exit` card shows the first lines of; the rest by slug only.
+const CARD_PLANS: usize = 8;
+
 /// One plan document, as [`documents`] reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanDocument {
@@ -327,8 +330,9 @@ impl Tool for PlanExit {
         let text = if plans.is_empty() {
             "no plan documents were written".to_owned()
         } else {
-            plans
+            let mut parts: Vec<String> = plans
                 .iter()
+                .take(CARD_PLANS)
                 .map(|plan| {
                     let mut lines: Vec<&str> = plan.content.lines().take(CARD_LINES).collect();
                     if plan.content.lines().count() > CARD_LINES || plan.truncated {
@@ -336,8 +340,16 @@ impl Tool for PlanExit {
                     }
                     format!("{DIR}/{}{SUFFIX}:\n{}", plan.slug, lines.join("\n"))
                 })
-                .collect::<Vec<_>>()
-                .join("\n\n")
+                .collect();
+            let rest: Vec<String> = plans
+                .iter()
+                .skip(CARD_PLANS)
+                .map(|plan| format!("`{}`", plan.slug))
+                .collect();
+            if !rest.is_empty() {
+                parts.push(format!("and {} more: {}", rest.len(), rest.join(", ")));
+            }
+            parts.join("\n\n")
         };
         Some(CallPreview {
             kind: PreviewKind::Plan,

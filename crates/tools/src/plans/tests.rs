@@ -289,5 +289,23 @@ async fn plan_exit_asks_the_daemon_to_leave_plan_mode_and_its_card_shows_the_pla
     assert_eq!(preview.text, "plans/go.plan.md:\n# Go\nstep one");
     let output = PlanExit.call(&ctx, &json!({})).await?;
     assert!(output.leaves_plan_mode);
+    // Many plans: the first lines of the first ones, the rest by slug, long ones cut.
+    let long: String = (0..30).map(|i| format!("line {i}\n")).collect();
+    for i in 0..10 {
+        call(
+            &PlanWrite,
+            &ctx,
+            json!({"slug": format!("p{i}"), "content": long}),
+        )
+        .await?;
+    }
+    let preview = PlanExit.preview(&ctx, &json!({})).ok_or("a preview")?;
+    assert!(preview.text.contains("line 11\n…"), "{}", preview.text);
+    assert!(!preview.text.contains("line 12"), "{}", preview.text);
+    assert!(
+        preview.text.ends_with("\n\nand 3 more: `p7`, `p8`, `p9`"),
+        "{}",
+        preview.text
+    );
     Ok(())
 }
