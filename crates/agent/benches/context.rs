@@ -1,7 +1,9 @@
 //! What deciding what to send costs a round of a long session: the eviction batch (or the
 //! finding that none is needed) and the messages sent, on conversations of 50, 150 and 300
 //! rounds of 10 KB reads with a 40,000-token window, evicted as the loop would have evicted
-//! them. Target: at most 2 ms at 300 rounds, and no growth with the rounds already evicted.
+//! them, and 300 rounds with nothing evicted for comparison. Target: at most 2 ms at 300
+//! rounds, and no growth with the rounds already evicted (an evicted round costs its stub, made
+//! once, and its call).
 
 #![expect(clippy::unwrap_used, reason = "a bench fails loudly on a bad fixture")]
 
@@ -73,6 +75,20 @@ fn bench(c: &mut Criterion) {
             },
         );
     }
+    // The same 300 rounds with a window that holds them all: nothing evicted, for comparison.
+    let roomy = ContextBudget::new(2_000_000, 2_000);
+    let whole = session(300, &roomy);
+    assert!(whole.evicted().is_empty());
+    group.bench_function("300, nothing evicted", |b| {
+        b.iter_batched_ref(
+            || whole.clone(),
+            |conversation| {
+                let fitted = conversation.evict_for(&roomy, FIXED);
+                black_box((fitted, conversation.sent_messages()))
+            },
+            criterion::BatchSize::LargeInput,
+        );
+    });
     group.finish();
 }
 

@@ -4,13 +4,11 @@
 //! form it has always had (a `history` list beside a `messages` list), so a store written by an
 //! older daemon reads back, and an older daemon reads a newer store, byte for byte.
 
-use std::collections::BTreeSet;
-
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use crate::context::budget::ContextBudget;
-use crate::context::evict::{self, Evicted};
+use crate::context::evict::{self, Evicted, Stubs};
 use crate::history::{Compaction, Event};
 use crate::provider::{Message, ToolCall, ToolResult};
 
@@ -31,7 +29,7 @@ pub struct Conversation {
     pub notes: Vec<String>,
     /// The results replaced by a stub in what is sent (by call id). Part of the state, so every
     /// later round sends the same prefix until the next batch.
-    evicted: BTreeSet<String>,
+    evicted: Stubs,
 }
 
 impl Conversation {
@@ -50,7 +48,6 @@ impl Conversation {
     /// results as their stubs.
     pub fn sent_messages(&self) -> Vec<Message> {
         let sent = &self.log[self.sent_from()..];
-        let calls = evict::calls_of(sent);
         let mut messages = Vec::with_capacity(sent.len());
         let mut summary: Option<String> = None;
         for event in sent {
@@ -61,13 +58,12 @@ impl Conversation {
                 }
                 Event::ToolResult {
                     id,
-                    tool,
                     is_error,
                     bound,
                     ..
-                } if self.evicted.contains(id) => Message::ToolResult(ToolResult {
+                } if self.evicted.contains_key(id) => Message::ToolResult(ToolResult {
                     call_id: id.clone(),
-                    content: evict::stub(tool, calls.get(id.as_str()).copied()),
+                    content: self.evicted.get(id).cloned().unwrap_or_default(),
                     is_error: *is_error,
                     binds: bound.clone(),
                     pictures: Vec::new(),
@@ -112,8 +108,8 @@ impl Conversation {
             .unwrap_or(0)
     }
 
-    /// The results evicted so far.
-    pub fn evicted(&self) -> &BTreeSet<String> {
+    /// The results evicted so far, each with its stub.
+    pub fn evicted(&self) -> &Stubs {
         &self.evicted
     }
 
@@ -274,7 +270,7 @@ impl Serialize for Conversation {
             messages: self.messages(),
             turns: self.turns,
             notes: &self.notes,
-            evicted: self.evicted.iter().cloned().collect(),
+            evicted: self.evicted.keys().cloned().collect(),
         }
         .serialize(serializer)
     }
@@ -283,11 +279,13 @@ impl Serialize for Conversation {
 impl<'de> Deserialize<'de> for Conversation {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let stored = Stored::<StoredEvent, Vec<String>>::deserialize(deserializer)?;
+        let log = from_stored(stored.history, stored.messages);
+        let evicted = evict::stubs_of(&log, stored.evicted);
         Ok(Conversation {
-            log: from_stored(stored.history, stored.messages),
+            log,
             turns: stored.turns,
             notes: stored.notes,
-            evicted: stored.evicted.into_iter().collect(),
+            evicted,
         })
     }
 }

@@ -50,7 +50,7 @@ mod usage;
 pub use codaris_catalogue::{BuiltinTool, McpTool, ToolId};
 pub use context::budget::{ContextBudget, PerMille};
 pub use context::compact::ContextSection;
-pub use context::evict::Evicted;
+pub use context::evict::{Evicted, Stubs};
 pub use context::window::{DEFAULT_CONTEXT_WINDOW, known_context_window};
 pub use conversation::Conversation;
 pub use error::AgentError;

@@ -13,7 +13,7 @@
 //! 5. the files read or edited most recently (up to [`RECENT_FILES`]): their paths, then the
 //!    text last read of each when no edit came after it, while the budget lasts.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -68,8 +68,7 @@ pub fn fold_point(events: &[Event], budget: &ContextBudget) -> Option<usize> {
 /// The transcript of `folded` the summariser reads: one block per event, results cut to
 /// [`TRANSCRIPT_RESULT_BYTES`] (evicted ones as their stubs), the oldest part left out when
 /// the whole would pass its share of the room.
-pub fn transcript(folded: &[Event], evicted: &BTreeSet<String>, budget: &ContextBudget) -> String {
-    let calls = evict::calls_of(folded);
+pub fn transcript(folded: &[Event], evicted: &evict::Stubs, budget: &ContextBudget) -> String {
     let mut blocks: Vec<String> = Vec::with_capacity(folded.len());
     for event in folded {
         let block = match event {
@@ -98,10 +97,9 @@ pub fn transcript(folded: &[Event], evicted: &BTreeSet<String>, budget: &Context
                 is_error,
                 ..
             } => {
-                let shown = if evicted.contains(id) {
-                    evict::stub(tool, calls.get(id.as_str()).copied())
-                } else {
-                    cut(output, TRANSCRIPT_RESULT_BYTES)
+                let shown = match evicted.get(id) {
+                    Some(stub) => stub.clone(),
+                    None => cut(output, TRANSCRIPT_RESULT_BYTES),
                 };
                 let failed = if *is_error { " (failed)" } else { "" };
                 format!("## Result of `{tool}`{failed}\n{shown}")

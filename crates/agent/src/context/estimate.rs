@@ -57,6 +57,11 @@ pub fn event(event: &Event) -> u64 {
     }
 }
 
+/// The tokens of a result of call `id` reading `content`.
+pub fn result(id: &str, content: &str) -> u64 {
+    MESSAGE_TOKENS + text(id) + text(content)
+}
+
 /// The tokens of what every request carries besides its messages: the system prompt and the
 /// tools' definitions.
 pub fn fixed(system: &str, tools: &[ToolDefinition]) -> u64 {

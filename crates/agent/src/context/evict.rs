@@ -1,7 +1,7 @@
 //! Eviction: the oldest tool results give way to a one-line stub once a request would pass its
 //! share of the room.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
@@ -15,6 +15,10 @@ const WORTH_EVICTING: u64 = 64;
 /// The most of a call's arguments a stub repeats.
 const STUB_ARGS_BYTES: usize = 240;
 
+/// The evicted results by call id, each with the stub sent in its place (made once, when it
+/// was evicted: a round's cost does not grow with the results evicted before it).
+pub type Stubs = BTreeMap<String, String>;
+
 /// What one eviction batch did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Evicted {
@@ -27,15 +31,15 @@ pub struct Evicted {
 
 /// The estimated request: `fixed` (system prompt and tools) and every event sent from the
 /// last compaction on, evicted results as their stubs.
-pub fn request_tokens(events: &[Event], evicted: &BTreeSet<String>, fixed: u64) -> u64 {
-    let calls = calls_of(events);
+pub fn request_tokens(events: &[Event], evicted: &Stubs, fixed: u64) -> u64 {
     fixed
         + events
             .iter()
             .map(|event| match event {
-                Event::ToolResult { id, tool, .. } if evicted.contains(id) => {
-                    stub_tokens(id, tool, calls.get(id.as_str()).copied())
-                }
+                Event::ToolResult { id, .. } => match evicted.get(id) {
+                    Some(stub) => estimate::result(id, stub),
+                    None => estimate::event(event),
+                },
                 other => estimate::event(other),
             })
             .sum::<u64>()
@@ -48,7 +52,7 @@ pub fn request_tokens(events: &[Event], evicted: &BTreeSet<String>, fixed: u64) 
 pub fn evict(
     events: &[Event],
     current: usize,
-    evicted: &mut BTreeSet<String>,
+    evicted: &mut Stubs,
     fixed: u64,
     budget: &ContextBudget,
 ) -> Option<Evicted> {
@@ -68,16 +72,17 @@ pub fn evict(
         let Event::ToolResult { id, tool, .. } = event else {
             continue;
         };
-        if evicted.contains(id) || kept.contains(id.as_str()) {
+        if evicted.contains_key(id) || kept.contains(id.as_str()) {
             continue;
         }
         let whole = estimate::event(event);
-        let stub = stub_tokens(id, tool, calls.get(id.as_str()).copied());
-        if whole < stub + WORTH_EVICTING {
+        let stub = stub(tool, calls.get(id.as_str()).copied());
+        let small = estimate::result(id, &stub);
+        if whole < small + WORTH_EVICTING {
             continue;
         }
-        evicted.insert(id.clone());
-        total -= whole - stub;
+        evicted.insert(id.clone(), stub);
+        total -= whole - small;
         results += 1;
     }
     (results > 0).then_some(Evicted {
@@ -100,9 +105,24 @@ pub fn calls_of(events: &[Event]) -> HashMap<&str, &ToolCall> {
         .collect()
 }
 
-fn stub_tokens(id: &str, tool: &str, call: Option<&ToolCall>) -> u64 {
-    // The framing of a result plus the stub's text.
-    estimate::event(&Event::tool_result(id, tool, stub(tool, call), false))
+/// The stubs of `ids` made again from the calls in `events` (a conversation read back from
+/// its stored form keeps only the ids).
+pub fn stubs_of(events: &[Event], ids: impl IntoIterator<Item = String>) -> Stubs {
+    let calls = calls_of(events);
+    let tools: HashMap<&str, &str> = events
+        .iter()
+        .filter_map(|event| match event {
+            Event::ToolResult { id, tool, .. } => Some((id.as_str(), tool.as_str())),
+            _ => None,
+        })
+        .collect();
+    ids.into_iter()
+        .map(|id| {
+            let tool = tools.get(id.as_str()).copied().unwrap_or_default();
+            let made = stub(tool, calls.get(id.as_str()).copied());
+            (id, made)
+        })
+        .collect()
 }
 
 /// What the model reads in place of an evicted result: the tool, its arguments and how to get
