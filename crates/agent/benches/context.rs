@@ -5,8 +5,6 @@
 //! rounds, and no growth with the rounds already evicted (an evicted round costs its stub, made
 //! once, and its call).
 
-#![expect(clippy::unwrap_used, reason = "a bench fails loudly on a bad fixture")]
-
 use std::hint::black_box;
 
 use codaris_agent::{ContextBudget, Conversation, Event, ToolCall};
