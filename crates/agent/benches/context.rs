@@ -90,8 +90,38 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// p50 and p99 of calls timed one by one, the cases interleaved call by call so a load that
+/// comes and goes weighs on all of them alike.
+fn percentiles() {
+    let budget = ContextBudget::new(40_000, 2_000);
+    let roomy = ContextBudget::new(2_000_000, 2_000);
+    let cases = [
+        ("50 rounds", session(50, &budget), budget),
+        ("150 rounds", session(150, &budget), budget),
+        ("300 rounds", session(300, &budget), budget),
+        ("300 rounds, nothing evicted", session(300, &roomy), roomy),
+    ];
+    let mut samples: Vec<Vec<std::time::Duration>> = vec![Vec::new(); cases.len()];
+    for _ in 0..2_000 {
+        for (at, (_, conversation, budget)) in cases.iter().enumerate() {
+            let mut conversation = conversation.clone();
+            let started = std::time::Instant::now();
+            let fitted = conversation.evict_for(budget, FIXED);
+            black_box((fitted, conversation.sent_messages()));
+            samples[at].push(started.elapsed());
+        }
+    }
+    for ((name, ..), samples) in cases.iter().zip(&mut samples) {
+        samples.sort_unstable();
+        let p50 = samples[samples.len() / 2];
+        let p99 = samples[samples.len() * 99 / 100];
+        println!("deciding what to send, {name}: n=2000 p50={p50:?} p99={p99:?}");
+    }
+}
+
 fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     bench(&mut criterion);
     criterion.final_summary();
+    percentiles();
 }

@@ -300,6 +300,19 @@ fn wrong(kind: Kind, value: &DeValue<'_>) -> Option<String> {
                 Some(_) => None,
             }
         }
+        Kind::Share => {
+            let share = match value {
+                DeValue::Float(number) => number.as_str().replace('_', "").parse::<f64>().ok(),
+                _ => integer(value).map(|n| n as f64),
+            };
+            match share {
+                None => not("a share such as 0.6"),
+                Some(s) if !(0.05..=1.0).contains(&s) => {
+                    Some(format!("must be a share from 0.05 to 1, not {s}"))
+                }
+                Some(_) => None,
+            }
+        }
         Kind::Text => text.is_none().then(|| not("text"))?,
         Kind::OneOf(words) => {
             let list = words

@@ -13,6 +13,8 @@ pub enum Kind {
     },
     /// A number of seconds, whole or not, above zero.
     Seconds,
+    /// A share of a whole, from 0.05 to 1 (`0.6`).
+    Share,
     Text,
     /// One of these words.
     OneOf(&'static [&'static str]),
@@ -116,6 +118,13 @@ pub const KEYS: &[Key] = &[
             max: u32::MAX as u64,
         },
     ),
+    key(
+        "anthropic.context_window",
+        Kind::Integer {
+            min: 4_096,
+            max: i64::MAX as u64,
+        },
+    ),
     key("openai.api_key", Kind::Text),
     key("openai.base_url", Kind::Url),
     key(
@@ -123,6 +132,13 @@ pub const KEYS: &[Key] = &[
         Kind::Integer {
             min: 1,
             max: u32::MAX as u64,
+        },
+    ),
+    key(
+        "openai.context_window",
+        Kind::Integer {
+            min: 4_096,
+            max: i64::MAX as u64,
         },
     ),
     key("models.name", Kind::Text),
@@ -165,6 +181,11 @@ pub const KEYS: &[Key] = &[
     key("telemetry.otlp_endpoint", Kind::Url),
     key("telemetry.service_name", Kind::Text),
     key("telemetry.headers", Kind::TextMap),
+    key("compaction.enable", Kind::Bool),
+    key("compaction.evict_at", Kind::Share),
+    key("compaction.evict_to", Kind::Share),
+    key("compaction.compact_at", Kind::Share),
+    key("compaction.server_side", Kind::Bool),
 ];
 
 /// The key named `name` (dotted, `*` for a name of a map), if there is one.

@@ -113,7 +113,12 @@ fn recap_lines(messages: &[v1::HistoryMessage]) -> Vec<String> {
     messages
         .iter()
         .map(|m| {
-            let who = if m.role == "user" { "you" } else { "model" };
+            let who = match m.role.as_str() {
+                "user" => "you",
+                // Where the history was folded: its first line says how much and why.
+                "compaction" => "⋯",
+                _ => "model",
+            };
             let first = m.text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             let clean: String = first.chars().filter(|c| !c.is_control()).collect();
             let more = m.text.trim().lines().count() > 1 || clean.chars().count() > RECAP_WIDTH;
@@ -341,8 +346,16 @@ mod tests {
             recap_lines(&[
                 message("user", "fix the build\nplease"),
                 message("assistant", "\n\u{1b}[31mDone.\u{7}"),
+                message(
+                    "compaction",
+                    "context compacted (tool): 9 earlier events folded into a summary (900 → 90 tokens)\nThe summary."
+                ),
             ]),
-            ["  you> fix the build …", "  model> [31mDone."]
+            [
+                "  you> fix the build …",
+                "  model> [31mDone.",
+                "  ⋯> context compacted (tool): 9 earlier events folded into a summary (900 → 90 tokens) …"
+            ]
         );
     }
 

@@ -189,6 +189,8 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         push(&key, json!(api.base_url), provider(&key));
         let key = format!("{section}.max_output_tokens");
         push(&key, json!(api.max_output_tokens), provider(&key));
+        let key = format!("{section}.context_window");
+        push(&key, json!(api.context_window), provider(&key));
     }
     push(
         "ncbi.api_key",
@@ -257,6 +259,17 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     ];
     for (key, value, var) in rest {
         push(key, value, from(key, var, None));
+    }
+    let share = |per_mille: u16| json!(f64::from(per_mille) / 1000.0);
+    let compaction = &config.compaction;
+    for (key, value) in [
+        ("compaction.enable", json!(compaction.enable)),
+        ("compaction.evict_at", share(compaction.evict_at)),
+        ("compaction.evict_to", share(compaction.evict_to)),
+        ("compaction.compact_at", share(compaction.compact_at)),
+        ("compaction.server_side", json!(compaction.server_side)),
+    ] {
+        push(key, value, from(key, None, None));
     }
     // Unset (no export) unless the file names a collector; then the file's entries below say it.
     for key in ["telemetry.otlp_endpoint", "telemetry.headers"] {
