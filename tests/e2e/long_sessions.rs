@@ -344,6 +344,14 @@ fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary
             .any(|m| m["role"] == "tool" && m["content"] == samples)
     );
     assert_eq!(messages.last().unwrap()["content"], "and now?");
+
+    // A chat resuming it shows where the history was folded.
+    let chat = sandbox.cli(&["chat", "--resume", &session]);
+    assert!(
+        stdout(&chat).contains("  ⋯> context compacted (tool): "),
+        "{}",
+        stdout(&chat)
+    );
 }
 
 #[test]

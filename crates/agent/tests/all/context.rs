@@ -304,6 +304,13 @@ async fn eviction_keeps_marked_results_and_every_request_stays_under_the_budget(
     let (provider, host, conversation) = reads(budget, 30, 5).await;
     let requests = provider.turn_requests();
     assert_eq!(requests.len(), 30 * 6);
+    // A breakpoint on the conversation's last block: the rounds between two batches read the
+    // prefix the one before wrote.
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.cache.conversation && r.cache.tools)
+    );
     for (n, request) in requests.iter().enumerate() {
         let tokens = sent_bytes(request) / 3;
         assert!(

@@ -490,23 +490,31 @@ fn each_provider_s_output_cap_is_read_and_a_bad_one_named_in_one_line() -> Resul
 }
 
 #[test]
-fn a_context_window_and_the_compaction_shares_are_read_and_bad_ones_named() -> Result<(), ConfigError>
-{
+fn a_context_window_and_the_compaction_shares_are_read_and_bad_ones_named()
+-> Result<(), ConfigError> {
     let config = resolve(sources())?;
     assert_eq!(config.api(ProviderKind::OpenAi).context_window, None);
     assert!(config.compaction.enable && !config.compaction.server_side);
     let config = resolve(with_file(
         "[openai]\ncontext_window = 16384\n[compaction]\nevict_at = 0.5\nevict_to = 0.3\nserver_side = true\n",
     )?)?;
-    assert_eq!(config.api(ProviderKind::OpenAi).context_window, Some(16_384));
+    assert_eq!(
+        config.api(ProviderKind::OpenAi).context_window,
+        Some(16_384)
+    );
     assert_eq!(config.api(ProviderKind::Anthropic).context_window, None);
-    assert_eq!((config.compaction.evict_at, config.compaction.evict_to), (500, 300));
+    assert_eq!(
+        (config.compaction.evict_at, config.compaction.evict_to),
+        (500, 300)
+    );
     assert!(config.compaction.server_side);
     for bad in ["0", "100", "-1"] {
-        let err = resolve(with_file(&format!("[anthropic]\ncontext_window = {bad}\n"))?)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = resolve(with_file(&format!(
+            "[anthropic]\ncontext_window = {bad}\n"
+        ))?)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
         assert_eq!(
             err,
             format!(
