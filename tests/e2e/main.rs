@@ -15,6 +15,7 @@ mod demo;
 mod escapes;
 mod fence;
 mod fence_readers;
+mod filing;
 mod first_hour_gates;
 mod first_hour_output;
 mod first_hour_provider;

@@ -21,3 +21,12 @@ pub const PUBMED_MAX_RESULTS: u64 = 100;
 
 /// `search_geo_sra`: the most GEO series or SRA experiments `max_results` may ask for.
 pub const GEO_SRA_MAX_RESULTS: u64 = 50;
+
+/// `session_describe`: the longest title, in characters.
+pub const TITLE_MAX_CHARS: usize = 80;
+
+/// `session_describe`: the most tags a session carries.
+pub const TAGS_MAX: usize = 16;
+
+/// `session_describe`: the longest tag, in characters.
+pub const TAG_MAX_CHARS: usize = 32;

@@ -134,9 +134,16 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let defaults = acp_defaults(&session)?;
             crate::acp::serve(target, autostart, defaults).await
         }
-        Command::Sessions { all } => {
+        // `--all` is the default now; it stays accepted so scripts that pass it still work.
+        Command::Sessions {
+            all: _,
+            open,
+            tags,
+            limit,
+        } => {
             let target = Target::resolve(cli.global.state_dir)?;
-            sessions::list(&target, autostart, json, all).await
+            let listing = sessions::Listing { open, tags, limit };
+            sessions::list(&target, autostart, json, &listing).await
         }
         Command::Run(mut args) => {
             let target = Target::resolve(cli.global.state_dir)?;

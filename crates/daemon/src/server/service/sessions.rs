@@ -207,7 +207,16 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::ListSessionsRequest>,
     ) -> Result<Response<v1::ListSessionsResponse>, Status> {
-        let sessions = self.sessions.list(request.into_inner().include_ended)?;
+        let request = request.into_inner();
+        // A filter tag is read as `session_describe` files one, so `RNAseq` finds `rnaseq`.
+        let wanted = request
+            .tags
+            .iter()
+            .map(|tag| codaris_tools::filing::normalise_tag(tag))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| invalid("tags", err.to_string()))?;
+        let mut sessions = self.sessions.list(request.include_ended)?;
+        sessions.retain(|s| wanted.iter().all(|tag| s.tags.contains(tag)));
         Ok(Response::new(v1::ListSessionsResponse {
             sessions: sessions.into_iter().map(Into::into).collect(),
         }))
@@ -256,7 +265,10 @@ impl Sessions for SessionsService {
     ) -> Result<Response<v1::GetHistoryResponse>, Status> {
         let request = request.into_inner();
         let entries = self.turns.history(&request.session_id, request.limit)?;
+        let record = self.sessions.get(&request.session_id)?;
         Ok(Response::new(v1::GetHistoryResponse {
+            title: record.title,
+            tags: record.tags,
             messages: entries
                 .into_iter()
                 .map(|entry| v1::HistoryMessage {
