@@ -12,6 +12,7 @@ mod chat;
 mod cli_contract;
 mod config;
 mod demo;
+mod doctor;
 mod escapes;
 mod fence;
 mod fence_readers;

@@ -160,7 +160,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Doctor => {
             let target = Target::resolve(cli.global.state_dir)?;
-            doctor::doctor(&target, autostart, json).await
+            // What a `codaris run` from this shell would ask for, resolved as `run` resolves it.
+            let mut session = doctor::no_flags();
+            name_daemon_provider(&target, autostart, &mut session).await?;
+            doctor::doctor(&target, autostart, json, &session).await
         }
         Command::Config(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -1,5 +1,7 @@
-//! `codaris doctor`'s checks: for each configured provider, one cheap request
-//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing; and for
+//! `codaris doctor`'s checks: first what a new session asking what the client would ask (its
+//! flags and environment) would use, resolved as `CreateSession` resolves it
+//! ([`ModelChoice`]); then each other configured provider. One cheap request each
+//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing. And for
 //! each runtime commands start through (the `nextflow` launcher's Java, `python3`), whether
 //! the sandbox lets them read it, or the key that would.
 
@@ -8,6 +10,8 @@ use std::time::Duration;
 use codaris_agent::{ProviderChoice, ProviderKind, Secret};
 
 use crate::config::providers::ProviderSettings;
+use crate::error::DaemonError;
+use crate::sessions::model_choice::{Asked, ModelChoice, Origin};
 
 /// How long one check may take, connection included.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -15,11 +19,62 @@ pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// One provider's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    pub provider: ProviderKind,
+    /// `anthropic`, `openai`, or `scripted` (a new session's choice may name it).
+    pub provider: &'static str,
     pub model: Option<String>,
     pub base_url: String,
     /// `None` when it can be used.
     pub problem: Option<String>,
+    /// Whether this is the check of what a new session would use.
+    pub for_new_session: bool,
+    /// Where its provider, model and base URL came from, when they could be resolved.
+    pub origins: Option<[Origin; 3]>,
+}
+
+/// The check of what a new session asking `asked` would use: `None` when it would have no
+/// provider at all (nothing set up, nothing asked), which the caller reports as such.
+pub async fn check_new_session(
+    settings: &ProviderSettings,
+    asked: Asked<'_>,
+    timeout: Duration,
+) -> Option<Check> {
+    let choice = match ModelChoice::resolve(settings, asked) {
+        Ok(choice) => choice,
+        Err(DaemonError::NoProvider) => return None,
+        // A request no session could be made from (a provider name no provider has, a
+        // malformed URL): the check fails with what creating the session would say.
+        Err(err) => {
+            return Some(Check {
+                provider: ProviderChoice::parse(asked.provider).map_or("", ProviderChoice::as_str),
+                model: (!asked.model.is_empty()).then(|| asked.model.to_owned()),
+                base_url: asked.base_url.to_owned(),
+                problem: Some(err.to_string()),
+                for_new_session: true,
+                origins: None,
+            });
+        }
+    };
+    let mut check = Check {
+        provider: choice.provider.as_str(),
+        model: choice.model.clone(),
+        base_url: choice.endpoint(),
+        problem: choice.missing_model().map(|err| err.to_string()),
+        for_new_session: true,
+        origins: Some([
+            choice.provider_origin,
+            choice.model_origin,
+            choice.base_url_origin,
+        ]),
+    };
+    if let (None, Some(kind)) = (&check.problem, choice.kind()) {
+        let key = settings.api(kind).api_key.clone().map(Secret::new);
+        check.problem =
+            codaris_agent::check_provider(kind, choice.base_url.as_deref(), key.as_ref(), timeout)
+                .await
+                .err()
+                .map(|problem| problem.to_string());
+    }
+    Some(check)
 }
 
 /// One runtime as commands would meet it.
@@ -99,10 +154,12 @@ pub async fn check_all(settings: &ProviderSettings, timeout: Duration) -> Vec<Ch
             Err(err) => Some(format!("the check did not finish: {err}")),
         };
         checks.push(Check {
-            provider,
+            provider: provider.as_str(),
             model,
             base_url,
             problem,
+            for_new_session: false,
+            origins: None,
         });
     }
     checks

@@ -5,6 +5,7 @@
 pub mod filing;
 pub mod ids;
 pub mod instructions;
+pub mod model_choice;
 pub mod providers;
 pub mod store;
 pub mod turns;
