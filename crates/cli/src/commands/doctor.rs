@@ -162,3 +162,77 @@ pub fn check_line(check: &v1::ProviderCheck) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    #[test]
+    fn the_shell_s_variables_are_asked_as_run_asks_them_and_never_a_key() -> Result<(), CliError> {
+        let shell = env(&[
+            ("CODARIS_PROVIDER", "openai"),
+            ("CODARIS_MODEL", "local-model"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1"),
+            ("ANTHROPIC_BASE_URL", "http://wrong.example"),
+            ("OPENAI_API_KEY", "sk-never-sent"),
+        ]);
+        let (request, vars) = asked(&no_flags(), &shell)?;
+        assert_eq!(
+            request,
+            v1::CheckProvidersRequest {
+                provider: "openai".to_owned(),
+                model: "local-model".to_owned(),
+                base_url: "http://127.0.0.1:8080/v1".to_owned(),
+            }
+        );
+        assert!(!format!("{request:?}").contains("sk-never-sent"));
+        let check = v1::ProviderCheck {
+            provider_source: "request".to_owned(),
+            model_source: "request".to_owned(),
+            base_url_source: "request".to_owned(),
+            ..Default::default()
+        };
+        assert_eq!(
+            sources(&check, &vars),
+            [
+                "env CODARIS_PROVIDER",
+                "env CODARIS_MODEL",
+                "env OPENAI_BASE_URL"
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_provider_the_daemon_named_is_left_to_it_with_the_shell_s_base_url() -> Result<(), CliError>
+    {
+        let shell = env(&[("OPENAI_BASE_URL", "http://127.0.0.1:8080/v1")]);
+        // As `name_daemon_provider` leaves it when the daemon's provider is openai.
+        let mut session = no_flags();
+        session.provider = Some("openai".to_owned());
+        let (request, vars) = asked(&session, &shell)?;
+        assert_eq!(request.provider, "");
+        assert_eq!(request.base_url, "http://127.0.0.1:8080/v1");
+        let check = v1::ProviderCheck {
+            provider_source: "codaris login".to_owned(),
+            model_source: "daemon file".to_owned(),
+            base_url_source: "request".to_owned(),
+            ..Default::default()
+        };
+        assert_eq!(
+            sources(&check, &vars),
+            ["codaris login", "daemon file", "env OPENAI_BASE_URL"]
+        );
+        Ok(())
+    }
+}
