@@ -123,10 +123,23 @@ pub fn configured(settings: &ProviderSettings) -> Vec<ProviderKind> {
     kinds
 }
 
-/// Checks every configured provider, concurrently, in [`configured`]'s order.
-pub async fn check_all(settings: &ProviderSettings, timeout: Duration) -> Vec<Check> {
+/// Checks every configured provider, concurrently, in [`configured`]'s order, but the one
+/// `skip` names by provider and base URL (checked already as a new session's).
+pub async fn check_all(
+    settings: &ProviderSettings,
+    timeout: Duration,
+    skip: Option<(&str, &str)>,
+) -> Vec<Check> {
     let handles: Vec<_> = configured(settings)
         .into_iter()
+        .filter(|kind| {
+            let url = settings
+                .api(*kind)
+                .base_url
+                .clone()
+                .unwrap_or_else(|| kind.default_base_url().to_owned());
+            skip != Some((kind.as_str(), url.as_str()))
+        })
         .map(|kind| {
             let api = settings.api(kind).clone();
             let model = (settings.provider == Some(ProviderChoice::Api(kind)))

@@ -210,20 +210,18 @@ impl Daemon for DaemonService {
             script: None,
         };
         // What a new session would use, checked concurrently with the configured providers;
-        // a configured one that is the same provider at the same URL is not checked twice.
+        // a configured one that is the same provider at the same URL is not asked twice.
+        let same = crate::sessions::model_choice::ModelChoice::resolve(&settings, asked)
+            .ok()
+            .map(|choice| (choice.provider.as_str(), choice.endpoint()));
+        let skip = same
+            .as_ref()
+            .map(|(provider, url)| (*provider, url.as_str()));
         let (first, configured) = tokio::join!(
             check_new_session(&settings, asked, CHECK_TIMEOUT),
-            check_all(&settings, CHECK_TIMEOUT)
+            check_all(&settings, CHECK_TIMEOUT, skip)
         );
-        let mut checks: Vec<_> = first.into_iter().collect();
-        for check in configured {
-            if !checks
-                .iter()
-                .any(|c| (c.provider, &c.base_url) == (check.provider, &check.base_url))
-            {
-                checks.push(check);
-            }
-        }
+        let checks: Vec<_> = first.into_iter().chain(configured).collect();
         let sandbox = crate::calls::builtins::Setup::from_config(&self.config).sandbox_paths();
         let runtimes = crate::server::doctor::check_runtimes(&sandbox)
             .into_iter()
