@@ -184,10 +184,17 @@ impl Describe {
         if args.tags.is_some() && (args.add_tags.is_some() || args.remove_tags.is_some()) {
             return Err(FilingError::TagsWithEdits);
         }
-        let tags = args.tags.as_deref().map(tag_set).transpose()?;
-        if let Some(count) = tags.as_ref().map(BTreeSet::len).filter(|n| *n > TAGS_MAX) {
+        // No list is longer than a session's tags can be: a huge one is refused before a tag
+        // of it is read.
+        let lists = [&args.tags, &args.add_tags, &args.remove_tags];
+        if let Some(count) = lists
+            .iter()
+            .filter_map(|list| list.as_ref().map(Vec::len))
+            .find(|n| *n > TAGS_MAX)
+        {
             return Err(FilingError::TooManyTags { count });
         }
+        let tags = args.tags.as_deref().map(tag_set).transpose()?;
         let add = tag_set(args.add_tags.as_deref().unwrap_or_default())?;
         let remove = tag_set(args.remove_tags.as_deref().unwrap_or_default())?;
         if let Some(tag) = add.intersection(&remove).next() {

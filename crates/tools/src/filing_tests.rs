@@ -198,4 +198,15 @@ async fn a_session_holds_at_most_its_bound_of_tags() {
     assert_eq!(store.read("s1").unwrap().tags.len(), TAGS_MAX);
     let too_many: Vec<String> = (0..=TAGS_MAX).map(|i| format!("u{i}")).collect();
     assert!(call(&tool, "s1", json!({"tags": too_many})).await.is_err());
+    // Even a list of the same tag repeated, or one only removing, is bounded.
+    let repeated = vec!["a"; 100_000];
+    for field in ["tags", "add_tags", "remove_tags"] {
+        let refused = call(&tool, "s1", json!({field: repeated}))
+            .await
+            .unwrap_err();
+        assert!(
+            refused.ends_with(&format!("100000 tags; a session has at most {TAGS_MAX}")),
+            "{refused}"
+        );
+    }
 }
