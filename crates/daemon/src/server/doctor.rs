@@ -19,8 +19,9 @@ pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// One provider's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// `anthropic`, `openai`, or `scripted` (a new session's choice may name it).
-    pub provider: &'static str,
+    /// `anthropic`, `openai`, `scripted` (a new session's choice may name it), or the name a
+    /// request gave that names no provider.
+    pub provider: String,
     pub model: Option<String>,
     pub base_url: String,
     /// `None` when it can be used.
@@ -45,7 +46,10 @@ pub async fn check_new_session(
         // malformed URL): the check fails with what creating the session would say.
         Err(err) => {
             return Some(Check {
-                provider: ProviderChoice::parse(asked.provider).map_or("", ProviderChoice::as_str),
+                provider: match (asked.provider, settings.provider) {
+                    ("", Some(daemon)) => daemon.as_str().to_owned(),
+                    (asked, _) => asked.to_owned(),
+                },
                 model: (!asked.model.is_empty()).then(|| asked.model.to_owned()),
                 base_url: asked.base_url.to_owned(),
                 problem: Some(err.to_string()),
@@ -55,7 +59,7 @@ pub async fn check_new_session(
         }
     };
     let mut check = Check {
-        provider: choice.provider.as_str(),
+        provider: choice.provider.as_str().to_owned(),
         model: choice.model.clone(),
         base_url: choice.endpoint(),
         problem: choice.missing_model().map(|err| err.to_string()),
@@ -167,7 +171,7 @@ pub async fn check_all(
             Err(err) => Some(format!("the check did not finish: {err}")),
         };
         checks.push(Check {
-            provider: provider.as_str(),
+            provider: provider.as_str().to_owned(),
             model,
             base_url,
             problem,
@@ -183,6 +187,46 @@ mod tests {
     use super::*;
     use crate::config::ApiConfig;
     use pretty_assertions::assert_eq;
+
+    /// What no session could be made from fails the new session's check with what creating
+    /// the session would say, before anything is asked; nothing set up and nothing asked is
+    /// no check at all.
+    #[tokio::test]
+    async fn a_new_session_that_could_not_be_made_fails_its_check_without_a_request() {
+        let settings = ProviderSettings::default();
+        assert_eq!(
+            check_new_session(&settings, Asked::default(), CHECK_TIMEOUT).await,
+            None
+        );
+        let unknown = Asked {
+            provider: "nonsense",
+            ..Asked::default()
+        };
+        let check = check_new_session(&settings, unknown, CHECK_TIMEOUT).await;
+        let check = check.as_ref();
+        assert_eq!(check.map(|c| c.provider.as_str()), Some("nonsense"));
+        assert!(check.is_some_and(|c| c.for_new_session));
+        assert!(
+            check
+                .and_then(|c| c.problem.as_deref())
+                .is_some_and(|p| p.contains("must be one of")),
+            "{check:?}"
+        );
+        // An API provider with no model: named, and its server is never asked.
+        let no_model = Asked {
+            provider: "openai",
+            base_url: "http://127.0.0.1:9/v1",
+            ..Asked::default()
+        };
+        let check = check_new_session(&settings, no_model, CHECK_TIMEOUT).await;
+        assert!(
+            check
+                .as_ref()
+                .and_then(|c| c.problem.as_deref())
+                .is_some_and(|p| p.contains("needs a model")),
+            "{check:?}"
+        );
+    }
 
     #[test]
     fn the_default_provider_comes_first_then_any_other_with_a_key_or_url() {

@@ -244,7 +244,7 @@ impl Daemon for DaemonService {
                             .unwrap_or_default()
                     };
                     v1::ProviderCheck {
-                        provider: check.provider.to_owned(),
+                        provider: check.provider.clone(),
                         model: check.model.clone().unwrap_or_default(),
                         base_url: check.base_url.clone(),
                         ok: check.problem.is_none(),
