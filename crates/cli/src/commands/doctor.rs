@@ -42,11 +42,12 @@ fn asked(
 ) -> Result<(v1::CheckProvidersRequest, [Option<String>; 3]), CliError> {
     let set = |name: &str| env(name).filter(|v| !v.is_empty());
     let choice = SessionModel::from_args(session, env)?;
-    // A provider the daemon named is the daemon's: left to it, it says where it came from.
+    // The base URL came from the variable of the provider chosen (`run` takes no other).
     let url_var = codaris_agent::ProviderChoice::parse(&choice.provider).and_then(|p| match p {
         codaris_agent::ProviderChoice::Api(kind) => Some(kind.base_url_env()),
         codaris_agent::ProviderChoice::Scripted => None,
     });
+    // A provider the daemon named is the daemon's: left to it, it says where it came from.
     let provider = if set("CODARIS_PROVIDER").is_some() {
         choice.provider
     } else {
