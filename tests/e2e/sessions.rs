@@ -85,9 +85,18 @@ fn sessions_json_is_an_empty_array_then_names_each_sessions_fields() {
         "Tidy the pipeline's config\nand more detail",
     );
     ok(&first);
-    // `run` ended its session: not active, but stored.
-    assert_eq!(ok(&sandbox.cli(&["sessions", "--json"])), "[]\n");
-    let listed = all_sessions(&sandbox);
+    // `run` ended its session: listed by default, so a person finds it again to resume it;
+    // not among the open ones. `--all` (the old way to see it) lists the same.
+    assert_eq!(ok(&sandbox.cli(&["sessions", "--open", "--json"])), "[]\n");
+    assert_eq!(
+        ok(&sandbox.cli(&["sessions", "--open"])).trim(),
+        "no open sessions (`codaris sessions` lists ended ones too)"
+    );
+    let listed = json(&sandbox.cli(&["sessions", "--json"]))
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(listed, all_sessions(&sandbox));
     assert_eq!(listed.len(), 1, "{listed:?}");
     let session = &listed[0];
     assert_eq!(session["id"], json!(session_id(&first)));
@@ -100,14 +109,35 @@ fn sessions_json_is_an_empty_array_then_names_each_sessions_fields() {
     );
 
     // The table for people: a header, then the session.
-    let table = ok(&sandbox.cli(&["sessions", "--all"]));
+    let table = ok(&sandbox.cli(&["sessions"]));
     let lines: Vec<&str> = table.lines().collect();
     assert!(lines[0].starts_with("ID "), "{table}");
-    for column in ["TITLE", "CWD", "STATE", "TURNS", "LAST ACTIVITY"] {
+    for column in ["TITLE", "TAGS", "CWD", "STATE", "TURNS", "LAST ACTIVITY"] {
         assert!(lines[0].contains(column), "{table}");
     }
     assert!(lines[1].contains("Tidy the pipeline's config"), "{table}");
     assert!(lines[1].contains("ended"), "{table}");
+
+    // A second run: newest first, and `--limit` keeps the most recent.
+    let second = sandbox.run_script(&project, &two_turns(), &[], "then the tests");
+    ok(&second);
+    let ids = |args: &[&str]| -> Vec<Value> {
+        json(&sandbox.cli(args))
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["id"].clone())
+            .collect()
+    };
+    assert_eq!(
+        ids(&["sessions", "--json"]),
+        [json!(session_id(&second)), json!(session_id(&first))]
+    );
+    assert_eq!(
+        ids(&["sessions", "--limit", "1", "--json"]),
+        [json!(session_id(&second))]
+    );
+    assert_eq!(ids(&["sessions", "--limit", "0", "--json"]).len(), 2);
     sandbox.stop_daemon();
 }
 

@@ -9,7 +9,7 @@
 
 use crate::entry::CatalogueEntry;
 use crate::{files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans};
-use crate::{shell, web};
+use crate::{session, shell, web};
 
 macro_rules! builtin_tools {
     ($($variant:ident = $name:literal => $entry:expr,)*) => {
@@ -93,7 +93,7 @@ builtin_tools! {
     PlanRead = "plan_read" => Some(&plans::PLAN_READ),
     PlanExit = "plan_exit" => Some(&plans::PLAN_EXIT),
     CompactContext = "compact_context" => Some(&loop_tools::COMPACT_CONTEXT),
-    SessionDescribe = "session_describe" => None,
+    SessionDescribe = "session_describe" => Some(&session::SESSION_DESCRIBE),
     ConfigGet = "config_get" => None,
     ConfigChanges = "config_changes" => None,
     ConfigSet = "config_set" => None,

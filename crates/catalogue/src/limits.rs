@@ -27,3 +27,12 @@ pub const PLAN_SLUG_MAX: usize = 64;
 
 /// `plan_write`: the largest plan document, in bytes of UTF-8.
 pub const PLAN_MAX_BYTES: usize = 256 * 1024;
+
+/// `session_describe`: the longest title, in characters.
+pub const TITLE_MAX_CHARS: usize = 80;
+
+/// `session_describe`: the most tags a session carries.
+pub const TAGS_MAX: usize = 16;
+
+/// `session_describe`: the longest tag, in characters.
+pub const TAG_MAX_CHARS: usize = 32;

@@ -57,12 +57,23 @@ pub enum Command {
     /// only ACP messages; logs go to standard error
     #[command(after_help = crate::acp::setup::SETUP)]
     Acp(AcpArgs),
-    /// The stored sessions, most recently used first: id, title, cwd, state, turns and last
-    /// activity. `codaris chat --resume ID` or `codaris run --session ID` continues one
+    /// The stored sessions, ended ones too, most recently used first: id, title, tags, cwd,
+    /// state, turns and last activity. `codaris chat --resume ID` or `codaris run --session ID`
+    /// continues one
     Sessions {
-        /// Also list ended sessions
-        #[arg(long)]
+        /// List ended sessions too: the default now, kept so scripts that pass it still work
+        #[arg(long, conflicts_with = "open")]
         all: bool,
+        /// Only the live sessions, not the ended ones
+        #[arg(long)]
+        open: bool,
+        /// Only the sessions filed under TAG (by `session_describe`); repeat it to ask for
+        /// every one of several tags
+        #[arg(long = "tag", value_name = "TAG")]
+        tags: Vec<String>,
+        /// At most N sessions, the most recently used; 0 lists them all
+        #[arg(long, value_name = "N", default_value_t = 50)]
+        limit: usize,
     },
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]

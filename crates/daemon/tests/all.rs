@@ -8,6 +8,7 @@ mod api;
 mod binary;
 mod card_preview;
 mod cards;
+mod filing;
 mod floor_plan;
 mod mcp;
 mod nextflow;

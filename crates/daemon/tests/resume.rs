@@ -109,6 +109,7 @@ async fn an_ended_session_resumed_after_a_restart_sends_the_model_its_earlier_me
     let listed = sessions
         .list_sessions(v1::ListSessionsRequest {
             include_ended: true,
+            ..Default::default()
         })
         .await
         .unwrap()

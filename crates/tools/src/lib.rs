@@ -10,6 +10,7 @@
 
 mod context;
 pub mod files;
+pub mod filing;
 mod implied;
 mod limits;
 pub mod ncbi;

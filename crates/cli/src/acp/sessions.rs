@@ -127,6 +127,7 @@ pub async fn list(
         .sessions()?
         .list_sessions(v1::ListSessionsRequest {
             include_ended: true,
+            ..Default::default()
         })
         .await
         .map_err(|status| rpc_error(&status))?

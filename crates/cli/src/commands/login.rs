@@ -159,7 +159,7 @@ pub async fn login(
     // A person is told at once whether what they set up answers; a script runs `doctor`.
     let check = if interactive {
         daemon
-            .check_providers(v1::CheckProvidersRequest {})
+            .check_providers(v1::CheckProvidersRequest::default())
             .await?
             .into_inner()
             .checks

@@ -134,9 +134,16 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let defaults = acp_defaults(&session)?;
             crate::acp::serve(target, autostart, defaults).await
         }
-        Command::Sessions { all } => {
+        // `--all` is the default now; it stays accepted so scripts that pass it still work.
+        Command::Sessions {
+            all: _,
+            open,
+            tags,
+            limit,
+        } => {
             let target = Target::resolve(cli.global.state_dir)?;
-            sessions::list(&target, autostart, json, all).await
+            let listing = sessions::Listing { open, tags, limit };
+            sessions::list(&target, autostart, json, &listing).await
         }
         Command::Run(mut args) => {
             let target = Target::resolve(cli.global.state_dir)?;
@@ -153,7 +160,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Doctor => {
             let target = Target::resolve(cli.global.state_dir)?;
-            doctor::doctor(&target, autostart, json).await
+            // What a `codaris run` from this shell would ask for, resolved as `run` resolves it.
+            let mut session = doctor::no_flags();
+            name_daemon_provider(&target, autostart, &mut session).await?;
+            doctor::doctor(&target, autostart, json, &session).await
         }
         Command::Config(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

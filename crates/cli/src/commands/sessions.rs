@@ -1,9 +1,10 @@
-//! `codaris sessions`: the stored sessions, most recently used first; and resuming one, for
-//! `codaris chat --resume` and `codaris run --session`.
+//! `codaris sessions`: the stored sessions, ended ones included, most recently used first (a
+//! `codaris run` ends its session, and a person looks for it afterwards to resume it); and
+//! resuming one, for `codaris chat --resume` and `codaris run --session`.
 //!
-//! `--json` prints one array (`[]` when there is none) of objects with `id`, `title`, `cwd`,
-//! `state`, `turns`, `last_activity_ms`, `created_at_ms`, `provider`, `model`, `activity`
-//! and `permission_mode`: a contract, extended by adding fields only.
+//! `--json` prints one array (`[]` when there is none) of objects with `id`, `title`, `tags`,
+//! `cwd`, `state`, `turns`, `last_activity_ms`, `created_at_ms`, `provider`, `model`,
+//! `activity` and `permission_mode`: a contract, extended by adding fields only.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -17,23 +18,34 @@ use crate::output;
 
 type Sessions = v1::sessions_client::SessionsClient<tonic::transport::Channel>;
 
+/// Which sessions `codaris sessions` lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Listing {
+    /// The live ones only.
+    pub open: bool,
+    /// Only those filed under every one of these tags.
+    pub tags: Vec<String>,
+    /// At most this many, the most recently used; 0: all. Ended sessions accumulate, so the
+    /// default shows the recent ones.
+    pub limit: usize,
+}
+
 pub async fn list(
     target: &Target,
     autostart: bool,
     json_out: bool,
-    all: bool,
+    listing: &Listing,
 ) -> Result<Outcome, CliError> {
     let channel = client::open(target, autostart).await?;
     let mut sessions = v1::sessions_client::SessionsClient::new(channel);
-    let listed = fetch(&mut sessions, all).await?;
+    let mut listed = fetch_filed(&mut sessions, !listing.open, &listing.tags).await?;
+    if listing.limit > 0 {
+        listed.truncate(listing.limit);
+    }
     if json_out {
         output::json(&Value::Array(listed.iter().map(to_json).collect()))?;
     } else if listed.is_empty() {
-        output::line(if all {
-            "no sessions"
-        } else {
-            "no active sessions (`codaris sessions --all` lists ended ones too)"
-        })?;
+        output::line(&none_listed(listing))?;
     } else {
         for line in table(&listed, None, now_ms()) {
             output::line(&line)?;
@@ -42,10 +54,33 @@ pub async fn list(
     Ok(Outcome::Success)
 }
 
+/// What an empty listing says, naming the filter that left nothing.
+fn none_listed(listing: &Listing) -> String {
+    let tags: Vec<String> = listing.tags.iter().map(|t| format!("`{t}`")).collect();
+    match (listing.open, tags.is_empty()) {
+        (false, true) => "no sessions".to_owned(),
+        (true, true) => "no open sessions (`codaris sessions` lists ended ones too)".to_owned(),
+        (false, false) => format!("no sessions filed under {}", tags.join(" and ")),
+        (true, false) => format!("no open sessions filed under {}", tags.join(" and ")),
+    }
+}
+
 /// The sessions, most recently used first (ended ones too with `all`).
 pub async fn fetch(sessions: &mut Sessions, all: bool) -> Result<Vec<v1::Session>, CliError> {
+    fetch_filed(sessions, all, &[]).await
+}
+
+/// [`fetch`], only the sessions filed under every one of `tags`.
+async fn fetch_filed(
+    sessions: &mut Sessions,
+    all: bool,
+    tags: &[String],
+) -> Result<Vec<v1::Session>, CliError> {
     let mut listed = sessions
-        .list_sessions(v1::ListSessionsRequest { include_ended: all })
+        .list_sessions(v1::ListSessionsRequest {
+            include_ended: all,
+            tags: tags.to_vec(),
+        })
         .await?
         .into_inner()
         .sessions;
@@ -200,6 +235,7 @@ pub fn to_json(session: &v1::Session) -> Value {
     json!({
         "id": session.id,
         "title": session.title,
+        "tags": session.tags,
         "cwd": session.cwd,
         "state": state_name(session.state),
         "turns": session.turns,
@@ -214,10 +250,12 @@ pub fn to_json(session: &v1::Session) -> Value {
 
 /// The widest title the table shows; the JSON has it whole.
 const TITLE_WIDTH: usize = 40;
+/// The widest tag list the table shows.
+const TAGS_WIDTH: usize = 24;
 
 /// The table for people: a header and one line per session, `current` marked with `*`.
 pub fn table(sessions: &[v1::Session], current: Option<&str>, now_ms: u64) -> Vec<String> {
-    let rows: Vec<[String; 6]> = sessions
+    let rows: Vec<[String; 7]> = sessions
         .iter()
         .map(|s| {
             let mark = if current == Some(s.id.as_str()) {
@@ -227,7 +265,15 @@ pub fn table(sessions: &[v1::Session], current: Option<&str>, now_ms: u64) -> Ve
             };
             [
                 format!("{}{mark}", s.id),
-                shorten(if s.title.is_empty() { "-" } else { &s.title }),
+                shorten(if s.title.is_empty() { "-" } else { &s.title }, TITLE_WIDTH),
+                shorten(
+                    &if s.tags.is_empty() {
+                        "-".to_owned()
+                    } else {
+                        s.tags.join(",")
+                    },
+                    TAGS_WIDTH,
+                ),
                 s.cwd.clone(),
                 state_name(s.state).to_owned(),
                 s.turns.to_string(),
@@ -235,7 +281,16 @@ pub fn table(sessions: &[v1::Session], current: Option<&str>, now_ms: u64) -> Ve
             ]
         })
         .collect();
-    let header = ["ID", "TITLE", "CWD", "STATE", "TURNS", "LAST ACTIVITY"].map(str::to_owned);
+    let header = [
+        "ID",
+        "TITLE",
+        "TAGS",
+        "CWD",
+        "STATE",
+        "TURNS",
+        "LAST ACTIVITY",
+    ]
+    .map(str::to_owned);
     let mut widths = header.clone().map(|h| h.chars().count());
     for row in &rows {
         for (width, cell) in widths.iter_mut().zip(row) {
@@ -255,13 +310,14 @@ pub fn table(sessions: &[v1::Session], current: Option<&str>, now_ms: u64) -> Ve
         .collect()
 }
 
-fn shorten(title: &str) -> String {
-    // Titles come from what people typed: no control character reaches the terminal.
+fn shorten(title: &str, width: usize) -> String {
+    // Titles come from what people typed or a model filed (checked by `session_describe`, but
+    // a record may be older): no control character reaches the terminal.
     let clean: String = title.chars().filter(|c| !c.is_control()).collect();
-    if clean.chars().count() <= TITLE_WIDTH {
+    if clean.chars().count() <= width {
         return clean;
     }
-    let mut cut: String = clean.chars().take(TITLE_WIDTH - 1).collect();
+    let mut cut: String = clean.chars().take(width - 1).collect();
     cut.push('…');
     cut
 }
@@ -306,20 +362,19 @@ mod tests {
     #[test]
     fn the_table_lines_up_marks_the_current_session_and_cuts_long_titles() {
         let long = "a very long title that goes on and on past the width of the column";
+        let mut tagged = session("s000002", "fix it", 61_000);
+        tagged.tags = vec!["ci".to_owned(), "rnaseq".to_owned()];
         let lines = table(
-            &[
-                session("s000002", "fix it", 61_000),
-                session("s000001", long, 1_000),
-            ],
+            &[tagged, session("s000001", long, 1_000)],
             Some("s000001"),
             121_000,
         );
         assert_eq!(
             lines,
             [
-                "ID        TITLE                                     CWD   STATE   TURNS  LAST ACTIVITY",
-                "s000002   fix it                                    /w/p  active  2      1m 00s ago",
-                "s000001*  a very long title that goes on and on p…  /w/p  active  2      2m 00s ago",
+                "ID        TITLE                                     TAGS       CWD   STATE   TURNS  LAST ACTIVITY",
+                "s000002   fix it                                    ci,rnaseq  /w/p  active  2      1m 00s ago",
+                "s000001*  a very long title that goes on and on p…  -          /w/p  active  2      2m 00s ago",
             ]
         );
     }
@@ -330,9 +385,27 @@ mod tests {
         old.last_activity_at = None;
         assert_eq!(
             to_json(&old),
-            json!({"id": "s000001", "title": "", "cwd": "/w/p", "state": "active", "turns": 2,
+            json!({"id": "s000001", "title": "", "tags": [], "cwd": "/w/p", "state": "active", "turns": 2,
                    "last_activity_ms": 1000, "created_at_ms": 1000, "provider": "scripted",
                    "model": null, "activity": "agent", "permission_mode": "ask"})
+        );
+    }
+
+    #[test]
+    fn an_empty_listing_names_the_filter_that_left_nothing() {
+        let listing = |open: bool, tags: &[&str]| Listing {
+            open,
+            tags: tags.iter().map(|t| (*t).to_owned()).collect(),
+            limit: 50,
+        };
+        assert_eq!(none_listed(&listing(false, &[])), "no sessions");
+        assert_eq!(
+            none_listed(&listing(true, &[])),
+            "no open sessions (`codaris sessions` lists ended ones too)"
+        );
+        assert_eq!(
+            none_listed(&listing(false, &["qc", "rnaseq"])),
+            "no sessions filed under `qc` and `rnaseq`"
         );
     }
 
@@ -361,7 +434,7 @@ mod tests {
 
     #[test]
     fn a_title_with_escapes_cannot_reach_the_terminal() {
-        assert_eq!(shorten("bad \u{1b}[2Jtitle"), "bad [2Jtitle");
+        assert_eq!(shorten("bad \u{1b}[2Jtitle", TITLE_WIDTH), "bad [2Jtitle");
         assert_eq!(ago(200_000_000, 0), "2 days ago");
     }
 }

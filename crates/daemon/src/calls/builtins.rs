@@ -136,6 +136,13 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::PlanList));
         tools.push(Arc::new(codaris_tools::PlanRead));
         tools.push(Arc::new(codaris_tools::PlanExit));
+        let filing = setup
+            .filing
+            .clone()
+            .unwrap_or_else(|| Arc::new(codaris_tools::filing::MemoryFiling::default()));
+        tools.push(Arc::new(codaris_tools::filing::SessionDescribe::new(
+            filing,
+        )));
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -408,6 +415,9 @@ pub struct Setup {
     pub nextflow: codaris_tools::nextflow::NextflowSetup,
     /// Where samplesheet gates are kept: the ledger's store; `None` keeps them in memory.
     pub gates: Option<Arc<dyn codaris_tools::nextflow::GateStore>>,
+    /// Where `session_describe` files sessions: the session records; `None` keeps them in
+    /// memory.
+    pub filing: Option<Arc<dyn codaris_tools::filing::FilingStore>>,
     /// `[ncbi]`: the one E-utilities client every session's searches share (and its limit).
     pub ncbi: crate::config::ncbi::NcbiConfig,
     /// The engines `web_research` asks; empty: those of `websearch`.
@@ -432,6 +442,7 @@ impl Default for Setup {
             http_default_headers: http::HeaderMap::new(),
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
             gates: None,
+            filing: None,
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
         }
@@ -465,6 +476,7 @@ impl Setup {
             http_default_headers: config.http_default_headers.clone(),
             nextflow: config.nextflow.clone(),
             gates: None,
+            filing: None,
             ncbi: config.ncbi.clone(),
             research_engines: config.research_engines.clone(),
         }

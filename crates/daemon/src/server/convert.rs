@@ -86,6 +86,7 @@ impl From<SessionRecord> for v1::Session {
                     bytes: file.bytes,
                 })
                 .collect(),
+            tags: record.tags,
         }
     }
 }
@@ -355,6 +356,7 @@ mod tests {
         // Written before titles and last activity were kept: no title, and the creation
         // time stands in for the last activity.
         assert_eq!(session.title, "");
+        assert!(session.tags.is_empty(), "written before tags were kept");
         assert_eq!(
             session.last_activity_at,
             Some(timestamp_ms(1_700_000_000_000))

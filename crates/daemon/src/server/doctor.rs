@@ -1,5 +1,7 @@
-//! `codaris doctor`'s checks: for each configured provider, one cheap request
-//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing; and for
+//! `codaris doctor`'s checks: first what a new session asking what the client would ask (its
+//! flags and environment) would use, resolved as `CreateSession` resolves it
+//! ([`ModelChoice`]); then each other configured provider. One cheap request each
+//! ([`codaris_agent::check_provider`]), all at once, each naming what is missing. And for
 //! each runtime commands start through (the `nextflow` launcher's Java, `python3`), whether
 //! the sandbox lets them read it, or the key that would.
 
@@ -8,6 +10,8 @@ use std::time::Duration;
 use codaris_agent::{ProviderChoice, ProviderKind, Secret};
 
 use crate::config::providers::ProviderSettings;
+use crate::error::DaemonError;
+use crate::sessions::model_choice::{Asked, ModelChoice, Origin};
 
 /// How long one check may take, connection included.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -15,11 +19,66 @@ pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 /// One provider's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    pub provider: ProviderKind,
+    /// `anthropic`, `openai`, `scripted` (a new session's choice may name it), or the name a
+    /// request gave that names no provider.
+    pub provider: String,
     pub model: Option<String>,
     pub base_url: String,
     /// `None` when it can be used.
     pub problem: Option<String>,
+    /// Whether this is the check of what a new session would use.
+    pub for_new_session: bool,
+    /// Where its provider, model and base URL came from, when they could be resolved.
+    pub origins: Option<[Origin; 3]>,
+}
+
+/// The check of what a new session asking `asked` would use: `None` when it would have no
+/// provider at all (nothing set up, nothing asked), which the caller reports as such.
+pub async fn check_new_session(
+    settings: &ProviderSettings,
+    asked: Asked<'_>,
+    timeout: Duration,
+) -> Option<Check> {
+    let choice = match ModelChoice::resolve(settings, asked) {
+        Ok(choice) => choice,
+        Err(DaemonError::NoProvider) => return None,
+        // A request no session could be made from (a provider name no provider has, a
+        // malformed URL): the check fails with what creating the session would say.
+        Err(err) => {
+            return Some(Check {
+                provider: match (asked.provider, settings.provider) {
+                    ("", Some(daemon)) => daemon.as_str().to_owned(),
+                    (asked, _) => asked.to_owned(),
+                },
+                model: (!asked.model.is_empty()).then(|| asked.model.to_owned()),
+                base_url: asked.base_url.to_owned(),
+                problem: Some(err.to_string()),
+                for_new_session: true,
+                origins: None,
+            });
+        }
+    };
+    let mut check = Check {
+        provider: choice.provider.as_str().to_owned(),
+        model: choice.model.clone(),
+        base_url: choice.endpoint(),
+        problem: choice.missing_model().map(|err| err.to_string()),
+        for_new_session: true,
+        origins: Some([
+            choice.provider_origin,
+            choice.model_origin,
+            choice.base_url_origin,
+        ]),
+    };
+    if let (None, Some(kind)) = (&check.problem, choice.kind()) {
+        let key = settings.api(kind).api_key.clone().map(Secret::new);
+        check.problem =
+            codaris_agent::check_provider(kind, choice.base_url.as_deref(), key.as_ref(), timeout)
+                .await
+                .err()
+                .map(|problem| problem.to_string());
+    }
+    Some(check)
 }
 
 /// One runtime as commands would meet it.
@@ -68,10 +127,23 @@ pub fn configured(settings: &ProviderSettings) -> Vec<ProviderKind> {
     kinds
 }
 
-/// Checks every configured provider, concurrently, in [`configured`]'s order.
-pub async fn check_all(settings: &ProviderSettings, timeout: Duration) -> Vec<Check> {
+/// Checks every configured provider, concurrently, in [`configured`]'s order, but the one
+/// `skip` names by provider and base URL (checked already as a new session's).
+pub async fn check_all(
+    settings: &ProviderSettings,
+    timeout: Duration,
+    skip: Option<(&str, &str)>,
+) -> Vec<Check> {
     let handles: Vec<_> = configured(settings)
         .into_iter()
+        .filter(|kind| {
+            let url = settings
+                .api(*kind)
+                .base_url
+                .clone()
+                .unwrap_or_else(|| kind.default_base_url().to_owned());
+            skip != Some((kind.as_str(), url.as_str()))
+        })
         .map(|kind| {
             let api = settings.api(kind).clone();
             let model = (settings.provider == Some(ProviderChoice::Api(kind)))
@@ -99,10 +171,12 @@ pub async fn check_all(settings: &ProviderSettings, timeout: Duration) -> Vec<Ch
             Err(err) => Some(format!("the check did not finish: {err}")),
         };
         checks.push(Check {
-            provider,
+            provider: provider.as_str().to_owned(),
             model,
             base_url,
             problem,
+            for_new_session: false,
+            origins: None,
         });
     }
     checks
@@ -113,6 +187,46 @@ mod tests {
     use super::*;
     use crate::config::ApiConfig;
     use pretty_assertions::assert_eq;
+
+    /// What no session could be made from fails the new session's check with what creating
+    /// the session would say, before anything is asked; nothing set up and nothing asked is
+    /// no check at all.
+    #[tokio::test]
+    async fn a_new_session_that_could_not_be_made_fails_its_check_without_a_request() {
+        let settings = ProviderSettings::default();
+        assert_eq!(
+            check_new_session(&settings, Asked::default(), CHECK_TIMEOUT).await,
+            None
+        );
+        let unknown = Asked {
+            provider: "nonsense",
+            ..Asked::default()
+        };
+        let check = check_new_session(&settings, unknown, CHECK_TIMEOUT).await;
+        let check = check.as_ref();
+        assert_eq!(check.map(|c| c.provider.as_str()), Some("nonsense"));
+        assert!(check.is_some_and(|c| c.for_new_session));
+        assert!(
+            check
+                .and_then(|c| c.problem.as_deref())
+                .is_some_and(|p| p.contains("must be one of")),
+            "{check:?}"
+        );
+        // An API provider with no model: named, and its server is never asked.
+        let no_model = Asked {
+            provider: "openai",
+            base_url: "http://127.0.0.1:9/v1",
+            ..Asked::default()
+        };
+        let check = check_new_session(&settings, no_model, CHECK_TIMEOUT).await;
+        assert!(
+            check
+                .as_ref()
+                .and_then(|c| c.problem.as_deref())
+                .is_some_and(|p| p.contains("needs a model")),
+            "{check:?}"
+        );
+    }
 
     #[test]
     fn the_default_provider_comes_first_then_any_other_with_a_key_or_url() {

@@ -57,6 +57,9 @@ pub async fn serve(
     // and skills and references.
     let mut setup = crate::calls::builtins::Setup::from_config(&config);
     setup.gates = Some(Arc::new(crate::calls::gates::LedgerGates(ledger.gates()?)));
+    setup.filing = Some(Arc::new(crate::sessions::filing::RecordFiling(
+        sessions.clone(),
+    )));
     let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,

@@ -62,6 +62,10 @@ pub struct SessionRecord {
     /// The project's instruction files found when the session was created.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub instructions: Vec<InstructionFile>,
+    /// The tags `session_describe` filed it under, normalised and sorted
+    /// ([`codaris_tools::filing`]); absent from records written before tags were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
@@ -229,6 +233,7 @@ impl SessionStore {
             last_turn_ended_ms: None,
             base_url: new.base_url,
             instructions: new.instructions,
+            tags: Vec::new(),
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {
@@ -360,6 +365,36 @@ impl SessionStore {
             return Err(DaemonError::SessionEnded { id: id.to_owned() });
         }
         Ok(record)
+    }
+
+    /// Refiles an active session: `change` gives its new title and tags from the current ones
+    /// (`None`: as they are). The record as it now is, and whether this call changed it; an
+    /// ended session is refused, as for [`SessionStore::change_active`].
+    pub fn refile(
+        &self,
+        id: &str,
+        change: &codaris_tools::filing::Change<'_>,
+    ) -> Result<(SessionRecord, bool), DaemonError> {
+        let mut ended = false;
+        let changed = self.update(id, |record| {
+            ended = record.state == SessionState::Ended;
+            if ended {
+                return None;
+            }
+            let filing = codaris_tools::filing::Filing {
+                title: record.title.clone(),
+                tags: record.tags.clone(),
+            };
+            change(&filing).map(|new| SessionRecord {
+                title: new.title,
+                tags: new.tags,
+                ..record.clone()
+            })
+        })?;
+        if ended {
+            return Err(DaemonError::SessionEnded { id: id.to_owned() });
+        }
+        Ok(changed)
     }
 
     /// (active, total) counts for the status line, without reading a record ([`Counts`]).

@@ -359,3 +359,49 @@ fn a_leftover_workspace_holds_its_id() -> Result<(), Box<dyn std::error::Error>>
     assert_eq!(session_number("g000000000001"), None);
     Ok(())
 }
+
+/// A record written before tags were kept reads back with none, and can be filed: its title
+/// (the first prompt's) stays until one is set. An ended session is not refiled.
+#[test]
+fn an_older_record_without_tags_reads_back_and_is_filed() -> Result<(), Box<dyn std::error::Error>>
+{
+    let temp = tempfile::tempdir()?;
+    let ledger = Arc::new(Ledger::open(&temp.path().join("ledger"))?);
+    let store = SessionStore::open(ledger.clone(), &temp.path().join("sessions"))?;
+    let written = store.create(new_session())?;
+    store.name_after(&written.id, "align the reads")?;
+    let mut older = serde_json::to_value(store.get(&written.id)?)?;
+    older
+        .as_object_mut()
+        .ok_or("a record is an object")?
+        .remove("tags");
+    assert!(older.get("tags").is_none());
+    ledger
+        .sessions::<serde_json::Value>()?
+        .update(&written.id, |_| Some(older.clone()))?;
+    let read = store.get(&written.id)?;
+    assert!(read.tags.is_empty());
+    assert_eq!(read.title, "align the reads");
+
+    let add = |filing: &codaris_tools::filing::Filing| {
+        Some(codaris_tools::filing::Filing {
+            tags: vec!["qc".to_owned()],
+            ..filing.clone()
+        })
+    };
+    let (filed, changed) = store.refile(&written.id, &add)?;
+    assert!(changed);
+    assert_eq!(
+        (filed.title.as_str(), filed.tags.as_slice()),
+        ("align the reads", ["qc".to_owned()].as_slice())
+    );
+    assert_eq!(store.get(&written.id)?.tags, ["qc"]);
+    assert!(!store.refile(&written.id, &|_| None)?.1);
+
+    store.end(&written.id)?;
+    assert!(matches!(
+        store.refile(&written.id, &add),
+        Err(DaemonError::SessionEnded { .. })
+    ));
+    Ok(())
+}

@@ -198,11 +198,30 @@ impl Daemon for DaemonService {
 
     async fn check_providers(
         &self,
-        _request: Request<v1::CheckProvidersRequest>,
+        request: Request<v1::CheckProvidersRequest>,
     ) -> Result<Response<v1::CheckProvidersResponse>, Status> {
+        use crate::server::doctor::{CHECK_TIMEOUT, check_all, check_new_session};
+        let request = request.into_inner();
         let settings = self.providers.current();
-        let checks =
-            crate::server::doctor::check_all(&settings, crate::server::doctor::CHECK_TIMEOUT).await;
+        let asked = crate::sessions::model_choice::Asked {
+            provider: &request.provider,
+            model: &request.model,
+            base_url: &request.base_url,
+            script: None,
+        };
+        // What a new session would use, checked concurrently with the configured providers;
+        // a configured one that is the same provider at the same URL is not asked twice.
+        let same = crate::sessions::model_choice::ModelChoice::resolve(&settings, asked)
+            .ok()
+            .map(|choice| (choice.provider.as_str(), choice.endpoint()));
+        let skip = same
+            .as_ref()
+            .map(|(provider, url)| (*provider, url.as_str()));
+        let (first, configured) = tokio::join!(
+            check_new_session(&settings, asked, CHECK_TIMEOUT),
+            check_all(&settings, CHECK_TIMEOUT, skip)
+        );
+        let checks: Vec<_> = first.into_iter().chain(configured).collect();
         let sandbox = crate::calls::builtins::Setup::from_config(&self.config).sandbox_paths();
         let runtimes = crate::server::doctor::check_runtimes(&sandbox)
             .into_iter()
@@ -217,12 +236,24 @@ impl Daemon for DaemonService {
             runtimes,
             checks: checks
                 .into_iter()
-                .map(|check| v1::ProviderCheck {
-                    provider: check.provider.as_str().to_owned(),
-                    model: check.model.unwrap_or_default(),
-                    base_url: check.base_url,
-                    ok: check.problem.is_none(),
-                    problem: check.problem.unwrap_or_default(),
+                .map(|check| {
+                    let origin = |i: usize| {
+                        check
+                            .origins
+                            .map(|o| o[i].as_str().to_owned())
+                            .unwrap_or_default()
+                    };
+                    v1::ProviderCheck {
+                        provider: check.provider.clone(),
+                        model: check.model.clone().unwrap_or_default(),
+                        base_url: check.base_url.clone(),
+                        ok: check.problem.is_none(),
+                        problem: check.problem.clone().unwrap_or_default(),
+                        for_new_session: check.for_new_session,
+                        provider_source: origin(0),
+                        model_source: origin(1),
+                        base_url_source: origin(2),
+                    }
                 })
                 .collect(),
         }))

@@ -1,7 +1,6 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use codaris_agent::ProviderChoice;
 use codaris_proto::v1;
 use codaris_proto::v1::sessions_server::Sessions;
 use tonic::{Request, Response, Status};
@@ -10,6 +9,7 @@ use super::ResponseStream;
 use crate::config::Config;
 use crate::error::DaemonError;
 use crate::server::convert::{activity_from_wire, permission_mode_from_wire};
+use crate::sessions::model_choice::{Asked, ModelChoice};
 use crate::sessions::providers::LiveProviders;
 use crate::sessions::store::{NewSession, SessionStore};
 use crate::sessions::turns::{SessionChange, Turns};
@@ -105,75 +105,22 @@ impl SessionsService {
             ));
         }
         let settings = self.providers.current();
-        // The scripted model only when asked for: by name, or by giving it a script. Nothing
-        // set up is an error now, not a test double answering.
-        let provider = if !request.provider.is_empty() {
-            ProviderChoice::parse(&request.provider).ok_or_else(|| {
-                invalid(
-                    "provider",
-                    format!(
-                        "must be one of {}, not `{}`",
-                        ProviderChoice::NAMES,
-                        request.provider
-                    ),
-                )
-            })?
-        } else if script.is_some() {
-            ProviderChoice::Scripted
-        } else {
-            settings.provider.ok_or(DaemonError::NoProvider)?
-        };
-        let base_url = match provider {
-            ProviderChoice::Scripted if script.is_none() => {
-                return Err(invalid(
-                    "script",
-                    "the scripted provider plays a script file: give `--script FILE`",
-                ));
-            }
-            ProviderChoice::Scripted if !request.base_url.is_empty() => {
-                return Err(invalid(
-                    "base_url",
-                    "the scripted provider asks no server; leave the base URL out",
-                ));
-            }
-            ProviderChoice::Scripted => None,
-            ProviderChoice::Api(kind) => {
-                let base_url = if request.base_url.is_empty() {
-                    settings.api(kind).base_url.clone()
-                } else {
-                    Some(
-                        crate::config::http_url("base_url", &request.base_url)
-                            .map_err(|err| invalid("base_url", err.to_string()))?,
-                    )
-                };
-                // A server on this machine (llama.cpp, Ollama) may need no key; any other
-                // does, and a missing one is said now rather than after the retries.
-                let local = base_url
-                    .as_deref()
-                    .is_some_and(codaris_agent::is_loopback_url);
-                if settings.api(kind).api_key.is_none() && !local {
-                    return Err(DaemonError::MissingKey {
-                        provider: kind.as_str(),
-                        var: kind.api_key_env(),
-                    });
-                }
-                base_url
-            }
-        };
-        let model = (!request.model.is_empty())
-            .then_some(request.model)
-            .or_else(|| settings.model.clone());
-        if let ProviderChoice::Api(kind) = provider
-            && model.is_none()
+        let choice = ModelChoice::resolve(
+            &settings,
+            Asked {
+                provider: &request.provider,
+                model: &request.model,
+                base_url: &request.base_url,
+                script: script.as_deref(),
+            },
+        )?;
+        if let Some(refused) = choice
+            .missing_key(&settings)
+            .or_else(|| choice.missing_model())
         {
-            return Err(invalid(
-                "model",
-                format!(
-                    "provider `{}` needs a model: give --model, set CODARIS_MODEL, or run `codaris login --model M`",
-                    kind.as_str()
-                ),
-            ));
+            return Err(refused);
         }
+        let (provider, model, base_url) = (choice.provider, choice.model, choice.base_url);
         Ok(NewSession {
             instructions: crate::sessions::instructions::find(&cwd),
             cwd,
@@ -207,7 +154,16 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::ListSessionsRequest>,
     ) -> Result<Response<v1::ListSessionsResponse>, Status> {
-        let sessions = self.sessions.list(request.into_inner().include_ended)?;
+        let request = request.into_inner();
+        // A filter tag is read as `session_describe` files one, so `RNAseq` finds `rnaseq`.
+        let wanted = request
+            .tags
+            .iter()
+            .map(|tag| codaris_tools::filing::normalise_tag(tag))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| invalid("tags", err.to_string()))?;
+        let mut sessions = self.sessions.list(request.include_ended)?;
+        sessions.retain(|s| wanted.iter().all(|tag| s.tags.contains(tag)));
         Ok(Response::new(v1::ListSessionsResponse {
             sessions: sessions.into_iter().map(Into::into).collect(),
         }))
@@ -256,7 +212,10 @@ impl Sessions for SessionsService {
     ) -> Result<Response<v1::GetHistoryResponse>, Status> {
         let request = request.into_inner();
         let entries = self.turns.history(&request.session_id, request.limit)?;
+        let record = self.sessions.get(&request.session_id)?;
         Ok(Response::new(v1::GetHistoryResponse {
+            title: record.title,
+            tags: record.tags,
             messages: entries
                 .into_iter()
                 .map(|entry| v1::HistoryMessage {
