@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans, session, shell,
-    web,
+    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans, session,
+    shell, web,
 };
 
 /// A built-in tool as the model is shown it.
