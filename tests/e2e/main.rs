@@ -29,6 +29,7 @@ mod leftovers;
 mod lifecycle;
 mod limits;
 mod long_sessions;
+mod long_sessions_cache;
 mod mcp;
 mod mcp_names;
 mod mcp_paths;

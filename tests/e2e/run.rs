@@ -131,7 +131,7 @@ fn a_scripted_session_streams_its_events_and_replays_clean() {
     );
     assert_eq!(
         events[15]["line"],
-        "Usage: input 100 tokens, output 20 tokens, cache read 900 (90%), cache written 0."
+        "Usage: input 100 tokens, output 20 tokens, cache read 900 (90%), cache written 0. Context: 1000 of 200000 tokens (1%)."
     );
     assert_eq!(
         events[16],

@@ -125,7 +125,9 @@ async fn a_picture_read_reaches_a_claude_model_as_an_image_block() {
                 {"type": "text", "text": "`dot.png`: image/png, 1x1"},
                 {"type": "image", "source":
                     {"type": "base64", "media_type": "image/png", "data": PNG_BASE64}}
-            ]
+            ],
+            // The conversation's breakpoint: the next round reads all this from the cache.
+            "cache_control": {"type": "ephemeral"}
         }]})
     );
     daemon.stop().await;

@@ -69,11 +69,14 @@ async fn tools_indexed(channel: Channel) -> u32 {
 }
 
 /// The built-in tools that run in this daemon, as the index lists them.
+/// What the index holds of the built-ins: the tools that run here and the loop's
+/// `compact_context` (compaction is on by default); never the always-on loop tools.
 fn core_names() -> Vec<String> {
     let mut names: Vec<String> = codaris_daemon::calls::builtins::Builtins::new(Default::default())
         .0
         .names()
         .map(str::to_owned)
+        .chain(["compact_context".to_owned()])
         .collect();
     names.sort();
     names

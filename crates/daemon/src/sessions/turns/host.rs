@@ -610,7 +610,7 @@ impl TurnHost for DaemonHost {
                 super::survivors::model_named(model, record.model.as_deref(), &self.turns.config)?;
             let mut named = record.clone();
             named.model = Some(name);
-            super::live::provider_for(&named, &self.turns.providers.current())
+            super::model::provider_for(&named, &self.turns.providers.current())
                 .map_err(|err| err.to_string())
         })
     }

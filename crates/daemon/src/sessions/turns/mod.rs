@@ -9,6 +9,7 @@ mod checkpoints;
 mod host;
 mod live;
 mod log;
+mod model;
 mod resume;
 mod services;
 mod session;

@@ -10,7 +10,8 @@ use codaris_agent::{Conversation, Event};
 use codaris_ledger::GrantRecord;
 use codaris_policy::{Activity, Lifetime, PermissionMode};
 
-use super::live::{Turns, model_for};
+use super::live::Turns;
+use super::model::model_for;
 use crate::error::DaemonError;
 use crate::sessions::store::{SessionRecord, SessionState, now_ms};
 
