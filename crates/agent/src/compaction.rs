@@ -96,28 +96,53 @@ pub(crate) async fn compact<H: TurnHost>(
     host: &H,
 ) -> u64 {
     let from = conversation.sent_from();
-    let events = conversation.events();
-    let evicted = conversation.evicted();
-    let before = evict::request_tokens(&events[from..], evicted, fold.fixed);
-    let folded = &events[from..at];
-    let transcript = compact::transcript(folded, evicted, fold.budget);
+    let folded = &conversation.events()[from..at];
+    let transcript = compact::transcript(folded, conversation.evicted(), fold.budget);
     let summary = match summarise(summariser, &transcript, fold.instructions).await {
         Some(summary) => summary,
         None => compact::digest(folded),
     };
+    record(conversation, at, summary, &fold, host).await
+}
+
+/// Records the summary the API sent from a server-side compaction: everything before the
+/// answer it came with is folded, and what survives is written out after it as for a local
+/// compaction.
+pub(crate) async fn server_compacted<H: TurnHost>(
+    conversation: &mut Conversation,
+    summary: String,
+    fold: Fold<'_>,
+    host: &H,
+) {
+    let at = conversation.events().len();
+    if at > conversation.sent_from() + 1 {
+        record(conversation, at, summary, &fold, host).await;
+    }
+}
+
+/// Folds the events from the last compaction up to `at` into `summary` and what survives
+/// (re-read from the host now), reports it, and returns the estimated request afterwards.
+async fn record<H: TurnHost>(
+    conversation: &mut Conversation,
+    at: usize,
+    summary: String,
+    fold: &Fold<'_>,
+    host: &H,
+) -> u64 {
     let sections: Vec<ContextSection> = host.survivors().await;
-    let survivors = compact::survivors(events, at, &sections, fold.budget);
+    let from = conversation.sent_from();
+    let events = conversation.events();
+    let evicted = conversation.evicted();
+    let before = evict::request_tokens(&events[from..], evicted, fold.fixed);
+    let folded = events[from..at]
+        .iter()
+        .filter(|e| !matches!(e, Event::ToolCall { .. }))
+        .count();
     let mut compaction = Compaction {
         trigger: fold.trigger,
         summary,
-        survivors,
-        folded: u32::try_from(
-            folded
-                .iter()
-                .filter(|e| !matches!(e, Event::ToolCall { .. }))
-                .count(),
-        )
-        .unwrap_or(u32::MAX),
+        survivors: compact::survivors(events, at, &sections, fold.budget),
+        folded: u32::try_from(folded).unwrap_or(u32::MAX),
         tokens_before: before,
         tokens_after: 0,
     };
@@ -135,52 +160,6 @@ pub(crate) async fn compact<H: TurnHost>(
     });
     conversation.fold(at, compaction);
     after
-}
-
-/// Records the summary the API sent from a server-side compaction: everything before the
-/// answer it came with is folded, and what survives is written out after it as for a local
-/// compaction.
-pub(crate) async fn server_compacted<H: TurnHost>(
-    conversation: &mut Conversation,
-    summary: String,
-    fold: Fold<'_>,
-    host: &H,
-) {
-    let from = conversation.sent_from();
-    let at = conversation.events().len();
-    if at <= from + 1 {
-        return;
-    }
-    let events = conversation.events();
-    let before = evict::request_tokens(&events[from..], conversation.evicted(), fold.fixed);
-    let sections: Vec<ContextSection> = host.survivors().await;
-    let survivors = compact::survivors(events, at, &sections, fold.budget);
-    let folded = &events[from..at];
-    let mut compaction = Compaction {
-        trigger: CompactionTrigger::Server,
-        summary,
-        survivors,
-        folded: u32::try_from(
-            folded
-                .iter()
-                .filter(|e| !matches!(e, Event::ToolCall { .. }))
-                .count(),
-        )
-        .unwrap_or(u32::MAX),
-        tokens_before: before,
-        tokens_after: 0,
-    };
-    let after = fold.fixed + estimate::event(&Event::Compaction(Box::new(compaction.clone())));
-    compaction.tokens_after = after;
-    host.emit(TurnEvent::Compacted {
-        turn: fold.turn,
-        round: fold.round,
-        trigger: CompactionTrigger::Server,
-        folded: compaction.folded,
-        tokens_before: before,
-        tokens_after: after,
-    });
-    conversation.fold(at, compaction);
 }
 
 /// Asks `provider` for a summary of `transcript`; `None` when it fails or says nothing.

@@ -167,16 +167,8 @@ pub fn check_line(check: &v1::ProviderCheck) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::session_model::tests::env;
     use pretty_assertions::assert_eq;
-
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| (*v).to_owned())
-        }
-    }
 
     #[test]
     fn the_shell_s_variables_are_asked_as_run_asks_them_and_never_a_key() -> Result<(), CliError> {

@@ -76,7 +76,7 @@ impl SessionModel {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use clap::Parser;
     use pretty_assertions::assert_eq;
@@ -91,7 +91,10 @@ mod tests {
         }
     }
 
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    /// A shell's environment of `pairs`, as the resolvers read one.
+    pub(crate) fn env(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> {
         move |name| {
             pairs
                 .iter()
