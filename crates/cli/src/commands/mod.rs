@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod policy;
 pub mod result_view;
 pub mod run;
+pub mod run_event;
 pub mod run_input;
 pub mod session_model;
 pub mod sessions;
