@@ -91,6 +91,21 @@ fn skills_only(tools: Vec<v1::ToolInfo>) -> Vec<v1::ToolInfo> {
 }
 
 #[tokio::test]
+async fn with_compaction_off_compact_context_is_not_indexed() {
+    let daemon = InProcess::start_with_toml("[compaction]\nenable = false\n").await;
+    let channel = daemon.channel().await;
+    let listed = v1::tools_client::ToolsClient::new(channel.clone())
+        .list_tools(v1::ListToolsRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let names: Vec<&str> = listed.tools.iter().map(|t| t.name.as_str()).collect();
+    assert!(!names.contains(&"compact_context"), "{names:?}");
+    assert!(names.contains(&"read_file"));
+    daemon.stop().await;
+}
+
+#[tokio::test]
 async fn only_tools_that_run_here_are_indexed() {
     let daemon = InProcess::start().await;
     let channel = daemon.channel().await;
