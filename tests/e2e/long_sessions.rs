@@ -107,13 +107,7 @@ fn write_file(dir: &Path, name: &str, lines: usize) -> String {
     text
 }
 
-fn run(
-    sandbox: &Sandbox,
-    cwd: &Path,
-    base_url: &str,
-    extra: &[&str],
-    prompts: &[String],
-) -> std::process::Output {
+fn run(sandbox: &Sandbox, cwd: &Path, base_url: &str, prompts: &[String]) -> std::process::Output {
     let mut command = sandbox.command("codaris");
     command.args([
         "run",
@@ -127,7 +121,6 @@ fn run(
         "--cwd",
     ]);
     command.arg(cwd);
-    command.args(extra);
     command.args(prompts);
     command.output().expect("run codaris")
 }
@@ -191,7 +184,6 @@ fn three_hundred_rounds_twenty_windows_of_results_every_request_under_the_budget
         &sandbox,
         &project,
         &format!("{}/v1", server.url()),
-        &[],
         &prompts,
     );
     assert!(output.status.success(), "{}", stderr(&output));
@@ -278,7 +270,6 @@ fn compact_context_keeps_what_it_is_told_and_a_resumed_session_sends_the_summary
         &sandbox,
         &project,
         &base,
-        &[],
         &["look at the samples".to_owned()],
     );
     assert!(output.status.success(), "{}", stderr(&output));
@@ -464,4 +455,62 @@ fn an_automatic_compaction_keeps_the_plan_the_checklist_kept_results_recent_file
     item("Tools still bound by your searches", "`fetch_test_data`");
     // The project instructions are in the system prompt of every request, compaction or not.
     assert!(after["messages"][0]["role"] == "system");
+}
+
+#[test]
+fn compact_context_summarises_with_the_configured_model_it_names_and_refuses_an_unknown_one() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config(
+        "[[models]]\nname = \"small-summariser\"\n[[models]]\nname = \"other-model\"\n",
+    );
+    let project = sandbox.root.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    write_file(&project, "notes.txt", 20);
+    let server = model(|_, n| match n {
+        0 => call("read", "read_file", &json!({"path": "notes.txt"})),
+        1 => call(
+            "find",
+            "search_tools",
+            &json!({"query": "compact the context"}),
+        ),
+        2 => call("nope", "compact_context", &json!({"model": "llama"})),
+        3 => call("fold", "compact_context", &json!({"model": "summariser"})),
+        _ => say("done"),
+    });
+    let output = run(
+        &sandbox,
+        &project,
+        &format!("{}/v1", server.url()),
+        &["tidy up".to_owned()],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let result = |id: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["id"] == id)
+            .unwrap_or_else(|| panic!("no result for {id}: {}", stdout(&output)))
+            .clone()
+    };
+    let refused = result("nope");
+    assert_eq!(refused["failed"], true);
+    assert!(
+        refused["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("compact_context: no configured model matches `llama`"),
+        "{refused}"
+    );
+    assert!(
+        result("fold")["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("compacted: ")
+    );
+    let summariser = summariser_requests(&server);
+    assert_eq!(summariser.len(), 1);
+    assert_eq!(summariser[0]["model"], "small-summariser");
+    // The turn itself went on with the session's model.
+    let (_, last) = turn_requests(&server).pop().unwrap();
+    assert_eq!(last["model"], MODEL);
 }
