@@ -1,7 +1,7 @@
 //! The loop's own tools, run where they are declared: `search_tools` against the host's index,
 //! `request_capability` read here and asked through the host's card call.
 
-use codaris_index::{DEFAULT_LIMIT, KindFilter, SearchOutcome, render};
+use codaris_index::{DEFAULT_LIMIT, KindFilter, SearchOutcome, Withheld, render_withheld};
 use codaris_policy::{
     Capability, CapabilityName, HeldBack, OperatingMode, Scope, Task, normalize_absolute,
 };
@@ -42,10 +42,17 @@ pub(crate) fn search(
         }
     };
     let mut outcome = index.search(query, kind, DEFAULT_LIMIT);
-    let left_out = leave_out_mode_forbidden(&mut outcome, task, &index.registry());
-    let bound = outcome.bindable().into_iter().map(str::to_owned).collect();
+    let registry = index.registry();
+    let left_out = leave_out_mode_forbidden(&mut outcome, task, &registry);
+    let withheld = withheld_hits(&outcome, task, &registry);
+    let bound = outcome
+        .bindable()
+        .into_iter()
+        .filter(|name| !withheld.iter().any(|w| w.name == *name))
+        .map(str::to_owned)
+        .collect();
     let text = match left_out {
-        None => render(&outcome),
+        None => render_withheld(&outcome, &withheld),
         // Every hit was a tool the mode forbids: a "Matches" list binding nothing would read
         // like slash-gated hits, so say plainly why nothing was bound.
         Some((mode, names)) if outcome.hits().is_empty() => format!(
@@ -55,7 +62,7 @@ pub(crate) fn search(
         ),
         Some((mode, names)) => format!(
             "{}\nNot available in `{mode}` mode, so not bound: {} (only the user can switch to agent mode, `/mode agent` in chat).",
-            render(&outcome),
+            render_withheld(&outcome, &withheld),
             names.join(", "),
             mode = mode.as_str(),
         ),
@@ -86,6 +93,23 @@ fn leave_out_mode_forbidden(
         _ => true,
     });
     forbidden
+}
+
+/// The bindable hits the turn will not get (switched off, withheld in an `/audit` turn or an
+/// extension workspace): the surface would never send them and dispatch refuses them, so the
+/// answer names them with the reason instead of binding them.
+fn withheld_hits(outcome: &SearchOutcome, task: &Task, registry: &Registry) -> Vec<Withheld> {
+    outcome
+        .bindable()
+        .into_iter()
+        .filter_map(|name| match withholding(name, task, registry) {
+            Some(HeldBack::Withheld(why)) => Some(Withheld {
+                name: name.to_owned(),
+                reason: why.reason().to_owned(),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Reads a `request_capability` call; a malformed one is answered at once, with no card.
@@ -199,8 +223,8 @@ mod search_tests {
     use super::*;
     use crate::registry::RegistryTool;
 
-    /// An index answering every search with `edit` then `read_file`.
-    struct TwoHits(Arc<Registry>);
+    /// An index answering every search with its hits, in order.
+    struct TwoHits(Arc<Registry>, Vec<&'static str>);
 
     impl ToolIndex for TwoHits {
         fn registry(&self) -> Arc<Registry> {
@@ -219,14 +243,87 @@ mod search_tests {
             };
             SearchOutcome::Hits {
                 query: query.to_owned(),
-                hits: vec![hit("edit"), hit("read_file")],
+                hits: self.1.iter().map(|name| hit(name)).collect(),
             }
         }
     }
 
+    /// An index answering every search with `edit` then `read_file`.
     fn index() -> TwoHits {
         let tools = ["edit", "read_file"].map(RegistryTool::builtin);
-        TwoHits(Arc::new(Registry::new(tools, &[])))
+        TwoHits(
+            Arc::new(Registry::new(tools, &[])),
+            vec!["edit", "read_file"],
+        )
+    }
+
+    /// An index answering every search with `hits`, each registered, those in `off` switched
+    /// off.
+    fn index_of(hits: &[&'static str], off: &[&str]) -> TwoHits {
+        let tools = hits.iter().map(|name| {
+            let mut tool = RegistryTool::builtin(*name);
+            tool.enabled = !off.contains(name);
+            tool
+        });
+        TwoHits(Arc::new(Registry::new(tools, &[])), hits.to_vec())
+    }
+
+    #[test]
+    fn a_withheld_tool_is_named_with_its_reason_and_never_bound() {
+        // An `/audit` turn withholds review_pipeline; lint_pipeline stays.
+        let mut audit = Task::new("/w");
+        audit.slash = vec!["/audit".to_owned()];
+        let index = index_of(&["review_pipeline", "lint_pipeline"], &[]);
+        let (run, bound) = search(
+            &index,
+            &audit,
+            permit(&audit, json!({"query": "review pipeline pack"})),
+        );
+        assert_eq!(bound, ["lint_pipeline"]);
+        assert!(
+            run.output
+                .contains("Bound for your next step: lint_pipeline\n"),
+            "{}",
+            run.output
+        );
+        assert!(
+            run.output.ends_with(
+                "Withheld from this turn, so not bound: review_pipeline (is withheld in an `/audit` turn; report through the compliance audit instead)"
+            ),
+            "{}",
+            run.output
+        );
+        // An extension workspace withholds the planner: nothing is bound, and it says why.
+        let mut extension = Task::new("/w");
+        extension.extension = true;
+        let index = index_of(&["planner"], &[]);
+        let (run, bound) = search(
+            &index,
+            &extension,
+            permit(&extension, json!({"query": "plan the steps"})),
+        );
+        assert!(bound.is_empty());
+        assert!(run.output.contains("Bound for your next step: none\nWithheld from this turn, so not bound: planner (is withheld in an extension workspace"), "{}", run.output);
+        // A switched-off tool.
+        let index = index_of(&["webfetch", "read_file"], &["webfetch"]);
+        let task = Task::new("/w");
+        let (run, bound) = search(
+            &index,
+            &task,
+            permit(&task, json!({"query": "fetch a page"})),
+        );
+        assert_eq!(bound, ["read_file"]);
+        assert!(
+            run.output
+                .contains("webfetch (is switched off for this task"),
+            "{}",
+            run.output
+        );
+        assert!(
+            !run.output.contains("Bound for your next step: webfetch"),
+            "{}",
+            run.output
+        );
     }
 
     /// A permit for a `search_tools` call with `args`, decided in `task`.

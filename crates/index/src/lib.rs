@@ -47,6 +47,7 @@ pub use eval::EvalReport;
 pub use eval::Metrics;
 pub use index::Index;
 pub use render::render;
+pub use render::{Withheld, render_withheld};
 pub use request::DEFAULT_LIMIT;
 pub use request::Hit;
 pub use request::MAX_QUERY_CHARS;

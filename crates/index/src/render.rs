@@ -1,6 +1,7 @@
 //! The text `search_tools` returns to the model. The agent reads the binding back from this text
 //! in the conversation, so its shape is a contract: one `Matches for` line, one `- ` line per
-//! hit, one `Bound for your next step:` line.
+//! hit, one `Bound for your next step:` line (then, when some hits are withheld from the turn,
+//! one `Withheld from this turn, so not bound:` line).
 
 use std::fmt::Write as _;
 
@@ -12,6 +13,21 @@ const MAX_DESCRIPTION_CHARS: usize = 200;
 
 /// Renders a search outcome as the model reads it.
 pub fn render(outcome: &SearchOutcome) -> String {
+    render_withheld(outcome, &[])
+}
+
+/// A hit the turn will not get, and why (switched off, withheld in an `/audit` turn, …): shown
+/// with its reason, never bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Withheld {
+    pub name: String,
+    pub reason: String,
+}
+
+/// Renders a search outcome as the model reads it, `withheld` hits left out of the
+/// `Bound for your next step:` line and named after it with their reasons, so the answer never
+/// claims a tool the turn will not be sent.
+pub fn render_withheld(outcome: &SearchOutcome, withheld: &[Withheld]) -> String {
     match outcome {
         SearchOutcome::Hits { query, hits } => {
             let mut out = format!("Matches for \"{query}\":\n");
@@ -19,13 +35,30 @@ pub fn render(outcome: &SearchOutcome) -> String {
                 out.push_str(&hit_line(hit));
                 out.push('\n');
             }
-            let bound = outcome.bindable();
-            if bound.is_empty() {
+            let bound: Vec<&str> = outcome
+                .bindable()
+                .into_iter()
+                .filter(|name| !withheld.iter().any(|w| w.name == *name))
+                .collect();
+            if !bound.is_empty() {
+                let _ = write!(out, "Bound for your next step: {}", bound.join(", "));
+            } else if withheld.is_empty() {
                 out.push_str(
                     "Bound for your next step: none (these hits are run by a slash command or read with read_file)",
                 );
             } else {
-                let _ = write!(out, "Bound for your next step: {}", bound.join(", "));
+                out.push_str("Bound for your next step: none");
+            }
+            if !withheld.is_empty() {
+                let named: Vec<String> = withheld
+                    .iter()
+                    .map(|w| format!("{} ({})", w.name, w.reason))
+                    .collect();
+                let _ = write!(
+                    out,
+                    "\nWithheld from this turn, so not bound: {}",
+                    named.join("; ")
+                );
             }
             out
         }

@@ -179,6 +179,25 @@ pub enum Withholding {
     MemoryChild,
 }
 
+impl Withholding {
+    /// Why a tool so withheld cannot be called, as the decision's sentence and a search's
+    /// answer say it after the tool's name.
+    pub fn reason(self) -> &'static str {
+        match self {
+            Withholding::SwitchedOff => {
+                "is switched off for this task; use another tool or ask the user to switch it on"
+            }
+            Withholding::AuditTurn => {
+                "is withheld in an `/audit` turn; report through the compliance audit instead"
+            }
+            Withholding::ExtensionWorkspace => {
+                "is withheld in an extension workspace; keep the checklist in your reply instead"
+            }
+            Withholding::MemoryChild => "belongs to the memory subagent and cannot be called here",
+        }
+    }
+}
+
 /// Where a spec came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -193,20 +193,7 @@ pub(crate) fn decide(
         }
         // Withheld whatever the surface says; searching does not bring it back.
         Finding::Withheld(why) => {
-            let reason = match why {
-                Withholding::SwitchedOff => {
-                    "is switched off for this task; use another tool or ask the user to switch it on"
-                }
-                Withholding::AuditTurn => {
-                    "is withheld in an `/audit` turn; report through the compliance audit instead"
-                }
-                Withholding::ExtensionWorkspace => {
-                    "is withheld in an extension workspace; keep the checklist in your reply instead"
-                }
-                Withholding::MemoryChild => {
-                    "belongs to the memory subagent and cannot be called here"
-                }
-            };
+            let reason = why.reason();
             (Code::ToolWithheld, format!("tool {t} {reason}"), None)
         }
         // Only the person can accept a changed definition, by approving the server again.
