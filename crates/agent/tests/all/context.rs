@@ -600,3 +600,34 @@ async fn a_server_side_compaction_folds_what_came_before_its_answer() {
         }
     )));
 }
+
+#[tokio::test]
+async fn with_the_scripted_provider_the_summary_is_the_script_s_next_round() {
+    let script = r#"{"turns": [{"rounds": [
+        {"tool_calls": [{"name": "read_file", "args": {"path": "a.txt"}}]},
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "compact the context"}}]},
+        {"tool_calls": [{"name": "compact_context", "args": {}}]},
+        {"text": "<summary>the scripted summary</summary>"},
+        {"text": "done"}
+    ]}]}"#;
+    let provider =
+        codaris_agent::ScriptedProvider::new(codaris_agent::parse_script(script).unwrap());
+    let host = Host::default();
+    let mut conversation = Conversation::default();
+    let reason = run_turn(
+        &mut conversation,
+        "read and fold",
+        &Task::new("/w/proj"),
+        &provider,
+        &host,
+        &config(ContextBudget::new(200_000, 8_000)),
+    )
+    .await;
+    assert_eq!(reason, codaris_agent::EndReason::EndTurn);
+    let sent = conversation.sent_messages();
+    assert!(
+        matches!(&sent[0], Message::User { text } if text.contains("<summary>\nthe scripted summary\n</summary>")),
+        "{sent:?}"
+    );
+    assert!(matches!(sent.last(), Some(Message::Assistant { text, .. }) if text == "done"));
+}
