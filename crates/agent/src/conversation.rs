@@ -130,9 +130,7 @@ impl Conversation {
         let from = self.sent_from();
         // A turn whose message was folded has only its own events left: none may go.
         let current = self.turn_start().saturating_sub(from);
-        let sent = &self.log[from..];
-        let batch = evict::evict(sent, current, &mut self.evicted, fixed, budget);
-        (batch, evict::request_tokens(sent, &self.evicted, fixed))
+        evict::evict(&self.log[from..], current, &mut self.evicted, fixed, budget)
     }
 
     /// Folds everything before `at` into `compaction`: it is recorded there, and what is sent

@@ -295,14 +295,11 @@ fn still_bound(log: &[Event], fold: usize) -> Vec<String> {
 
 /// `text` cut to `max` bytes at a character boundary, saying so.
 fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
+    let kept = super::prefix(text, max);
+    if kept.len() == text.len() {
         return text.to_owned();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[… {} more bytes]", &text[..end], text.len() - end)
+    format!("{kept}\n[… {} more bytes]", text.len() - kept.len())
 }
 
 /// A summary made without the model, when the summariser failed: the person's requests, the

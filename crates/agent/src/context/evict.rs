@@ -47,18 +47,18 @@ pub fn request_tokens(events: &[Event], evicted: &Stubs, fixed: u64) -> u64 {
 
 /// Evicts the oldest results of `events` (the part sent, from the last compaction on) until
 /// the request is back under `evict_to`, when it passes `evict_at`. `current` is where the
-/// current turn starts within `events`: its results stay. Returns `None` when nothing was
-/// evicted.
+/// current turn starts within `events`: its results stay. Returns the batch (`None` when
+/// nothing was evicted) and the request's estimate afterwards.
 pub fn evict(
     events: &[Event],
     current: usize,
     evicted: &mut Stubs,
     fixed: u64,
     budget: &ContextBudget,
-) -> Option<Evicted> {
+) -> (Option<Evicted>, u64) {
     let before = request_tokens(events, evicted, fixed);
     if before <= budget.at(budget.evict_at) {
-        return None;
+        return (None, before);
     }
     let target = budget.at(budget.evict_to);
     let kept = keep::kept(events);
@@ -85,11 +85,12 @@ pub fn evict(
         total -= whole - small;
         results += 1;
     }
-    (results > 0).then_some(Evicted {
+    let batch = (results > 0).then_some(Evicted {
         results,
         tokens_before: before,
         tokens_after: total,
-    })
+    });
+    (batch, total)
 }
 
 /// Every call of `events` by id.
@@ -145,12 +146,9 @@ pub fn stub(tool: &str, call: Option<&ToolCall>) -> String {
 /// A call's arguments on one line, cut to [`STUB_ARGS_BYTES`] at a character boundary.
 fn shown_args(args: &Value) -> String {
     let text = args.to_string();
-    if text.len() <= STUB_ARGS_BYTES {
+    let kept = super::prefix(&text, STUB_ARGS_BYTES);
+    if kept.len() == text.len() {
         return text;
     }
-    let mut end = STUB_ARGS_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{kept}…")
 }

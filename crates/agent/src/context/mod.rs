@@ -21,3 +21,16 @@ pub(crate) mod estimate;
 pub(crate) mod evict;
 pub(crate) mod keep;
 pub(crate) mod window;
+
+/// The longest prefix of `text` of at most `max` bytes that ends at a character boundary
+/// (`str::floor_char_boundary` is newer than the workspace's rust-version).
+pub(crate) fn prefix(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}

@@ -123,3 +123,16 @@ pub fn found(s: &Surface) -> Vec<&str> {
 pub fn surface_of(history: &[Event], message: &str) -> Surface {
     surface(history, &state(message), &registry())
 }
+
+/// A test host's permit: the decision and the call it allows.
+pub struct TestPermit(pub codaris_policy::Decision, pub codaris_agent::CallRequest);
+
+impl codaris_agent::Permit for TestPermit {
+    fn decision(&self) -> &codaris_policy::Decision {
+        &self.0
+    }
+
+    fn args(&self) -> &serde_json::Value {
+        &self.1.args
+    }
+}

@@ -6,15 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, ContextBudget, ContextSection, Conversation,
-    Decided, EventStream, HostError, HostFuture, Message, ModelProvider, ModelRequest, Permit,
-    Registry, StopReason, StreamEvent, ToolCall, ToolDefinition, ToolIndex, ToolRun, TurnConfig,
-    TurnEvent, TurnHost, run_turn,
+    Decided, EventStream, HostError, HostFuture, Message, ModelProvider, ModelRequest, Registry,
+    StopReason, StreamEvent, ToolCall, ToolDefinition, ToolIndex, ToolRun, TurnConfig, TurnEvent,
+    TurnHost, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
-use codaris_policy::{Decision, Task, Verdict};
+use codaris_policy::{Task, Verdict};
 use serde_json::{Value, json};
 
-use super::common::{any_spec, decide_without_grants, registry};
+use super::common::{TestPermit, any_spec, decide_without_grants, registry};
 
 const SUMMARISER: &str = "You summarise";
 
@@ -152,18 +152,6 @@ impl ToolIndex for Host {
             &self.index,
             &SearchRequest::new(query).kind(kind).limit(limit),
         )
-    }
-}
-
-struct TestPermit(Decision, CallRequest);
-
-impl Permit for TestPermit {
-    fn decision(&self) -> &Decision {
-        &self.0
-    }
-
-    fn args(&self) -> &Value {
-        &self.1.args
     }
 }
 

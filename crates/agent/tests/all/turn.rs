@@ -4,15 +4,15 @@ use std::sync::{Arc, Mutex};
 
 use codaris_agent::{
     CallRequest, CapabilityAnswer, CapabilityRequest, Conversation, Decided, EndReason, HostError,
-    HostFuture, Message, Permit, Picture, Registry, ScriptedProvider, ToolDefinition, ToolIndex,
+    HostFuture, Message, Picture, Registry, ScriptedProvider, ToolDefinition, ToolIndex,
     ToolResult, ToolRun, ToolTier, TurnConfig, TurnEvent, TurnHost, parse_script, run_turn,
 };
 use codaris_index::{Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher};
-use codaris_policy::{Code, Decision, Task, Verdict};
+use codaris_policy::{Code, Task, Verdict};
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use super::common::{any_spec, decide_without_grants, registry};
+use super::common::{TestPermit, any_spec, decide_without_grants, registry};
 
 /// Decides with the real policy and no grants; "runs" a call by describing it; a search finds
 /// `lint_pipeline` in a one-entry index; a `.png` path comes back as a picture.
@@ -57,19 +57,6 @@ impl ToolIndex for FakeIndex {
             &self.index,
             &SearchRequest::new(query).kind(kind).limit(limit),
         )
-    }
-}
-
-/// The test host's permit: the decision and the call it allows.
-struct TestPermit(Decision, CallRequest);
-
-impl Permit for TestPermit {
-    fn decision(&self) -> &Decision {
-        &self.0
-    }
-
-    fn args(&self) -> &serde_json::Value {
-        &self.1.args
     }
 }
 
