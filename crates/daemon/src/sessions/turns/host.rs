@@ -607,7 +607,7 @@ impl TurnHost for DaemonHost {
                 .get(self.session_id())
                 .map_err(|err| err.to_string())?;
             let name =
-                super::survivors::model_named(model, record.model.as_deref(), &self.turns.config)?;
+                super::model::model_named(model, record.model.as_deref(), &self.turns.config)?;
             let mut named = record.clone();
             named.model = Some(name);
             super::model::provider_for(&named, &self.turns.providers.current())

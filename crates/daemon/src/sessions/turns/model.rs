@@ -1,7 +1,7 @@
 //! A session's model as its record names it: the provider built from the provider settings in
 //! force now, what it does with pictures, and how its requests share the model's context window.
 //! Used where a session is opened or resumed (`live`, `resume`) and where a turn asks for another
-//! model (`host`, `compact_context`'s `model`).
+//! model (`host`, `compact_context`'s `model`, named as [`model_named`] reads the name).
 
 use std::sync::Arc;
 
@@ -146,5 +146,98 @@ pub(super) fn provider_for(
             Ok(Box::new(ScriptedProvider::new(script)))
         }
         codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, settings.api(kind)),
+    }
+}
+
+/// The configured model `wanted` names: a configured id (`[[models]]`, or the session's own
+/// model), the same without its `provider/` prefix, or a part of exactly one of them.
+pub(super) fn model_named(
+    wanted: &str,
+    session_model: Option<&str>,
+    config: &Config,
+) -> Result<String, String> {
+    let mut known: Vec<&str> = config.models.iter().map(|m| m.name.as_str()).collect();
+    known.extend(session_model);
+    known.sort_unstable();
+    known.dedup();
+    let bare = |name: &str| name.rsplit('/').next().unwrap_or(name).to_owned();
+    if let Some(exact) = known
+        .iter()
+        .find(|name| **name == wanted || bare(name) == wanted)
+    {
+        return Ok((*exact).to_owned());
+    }
+    let lower = wanted.to_ascii_lowercase();
+    let parts: Vec<&&str> = known
+        .iter()
+        .filter(|name| name.to_ascii_lowercase().contains(&lower))
+        .collect();
+    match parts.as_slice() {
+        [one] => Ok((**one).to_owned()),
+        [] => Err(format!(
+            "no configured model matches `{wanted}`; configured: {}",
+            listed(&known)
+        )),
+        many => Err(format!(
+            "`{wanted}` matches {} configured models ({}); name one",
+            many.len(),
+            listed(&many.iter().map(|n| **n).collect::<Vec<_>>())
+        )),
+    }
+}
+
+fn listed(names: &[&str]) -> String {
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(models: &[&str]) -> Config {
+        let mut config = crate::config::resolve(crate::config::Sources {
+            state_dir: "/state".into(),
+            home: None,
+            file: None,
+            config_dir: None,
+            env: Default::default(),
+            flags: Default::default(),
+        })
+        .unwrap();
+        config.models = models
+            .iter()
+            .map(|name| crate::config::ModelConfig {
+                name: (*name).to_owned(),
+                multimodal: false,
+            })
+            .collect();
+        config
+    }
+
+    #[test]
+    fn a_model_is_named_by_its_id_its_bare_name_or_a_unique_part() {
+        let config = config(&["anthropic/claude-haiku-4-5", "gpt-5-mini", "gpt-5"]);
+        let named = |w: &str| model_named(w, Some("claude-sonnet-4-5"), &config);
+        assert_eq!(named("gpt-5").unwrap(), "gpt-5");
+        assert_eq!(
+            named("claude-haiku-4-5").unwrap(),
+            "anthropic/claude-haiku-4-5"
+        );
+        assert_eq!(named("haiku").unwrap(), "anthropic/claude-haiku-4-5");
+        assert_eq!(named("sonnet").unwrap(), "claude-sonnet-4-5");
+        let many = named("claude").unwrap_err();
+        assert!(many.contains("matches 2 configured models"), "{many}");
+        let none = named("llama").unwrap_err();
+        assert!(
+            none.starts_with("no configured model matches `llama`"),
+            "{none}"
+        );
     }
 }

@@ -1,6 +1,5 @@
-//! What a compaction re-reads from outside the conversation (the plan documents, the
-//! planner's checklist, the open background tasks), and the provider of a model
-//! `compact_context` names.
+//! What a compaction re-reads from outside the conversation: the plan documents, the
+//! planner's checklist, the open background tasks.
 //!
 //! The files are in the session's workspace, which the model can write: each is opened without
 //! following a link, must be a regular file with one link, and is read up to a cap, as project
@@ -12,7 +11,6 @@ use std::path::Path;
 use codaris_agent::ContextSection;
 use codaris_tools::shell::{TaskPool, TaskStatus};
 
-use crate::config::Config;
 use crate::sessions::instructions::open_plain;
 
 /// The most of one file a compaction brings back (the survivors' own budget cuts further).
@@ -67,97 +65,9 @@ fn read_plain(path: &Path) -> Option<String> {
     (!text.trim().is_empty()).then_some(text)
 }
 
-/// The configured model `wanted` names: a configured id (`[[models]]`, or the session's own
-/// model), the same without its `provider/` prefix, or a part of exactly one of them.
-pub(super) fn model_named(
-    wanted: &str,
-    session_model: Option<&str>,
-    config: &Config,
-) -> Result<String, String> {
-    let mut known: Vec<&str> = config.models.iter().map(|m| m.name.as_str()).collect();
-    known.extend(session_model);
-    known.sort_unstable();
-    known.dedup();
-    let bare = |name: &str| name.rsplit('/').next().unwrap_or(name).to_owned();
-    if let Some(exact) = known
-        .iter()
-        .find(|name| **name == wanted || bare(name) == wanted)
-    {
-        return Ok((*exact).to_owned());
-    }
-    let lower = wanted.to_ascii_lowercase();
-    let parts: Vec<&&str> = known
-        .iter()
-        .filter(|name| name.to_ascii_lowercase().contains(&lower))
-        .collect();
-    match parts.as_slice() {
-        [one] => Ok((**one).to_owned()),
-        [] => Err(format!(
-            "no configured model matches `{wanted}`; configured: {}",
-            listed(&known)
-        )),
-        many => Err(format!(
-            "`{wanted}` matches {} configured models ({}); name one",
-            many.len(),
-            listed(&many.iter().map(|n| **n).collect::<Vec<_>>())
-        )),
-    }
-}
-
-fn listed(names: &[&str]) -> String {
-    if names.is_empty() {
-        return "none".to_owned();
-    }
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn config(models: &[&str]) -> Config {
-        let mut config = crate::config::resolve(crate::config::Sources {
-            state_dir: "/state".into(),
-            home: None,
-            file: None,
-            config_dir: None,
-            env: Default::default(),
-            flags: Default::default(),
-        })
-        .unwrap();
-        config.models = models
-            .iter()
-            .map(|name| crate::config::ModelConfig {
-                name: (*name).to_owned(),
-                multimodal: false,
-            })
-            .collect();
-        config
-    }
-
-    #[test]
-    fn a_model_is_named_by_its_id_its_bare_name_or_a_unique_part() {
-        let config = config(&["anthropic/claude-haiku-4-5", "gpt-5-mini", "gpt-5"]);
-        let named = |w: &str| model_named(w, Some("claude-sonnet-4-5"), &config);
-        assert_eq!(named("gpt-5").unwrap(), "gpt-5");
-        assert_eq!(
-            named("claude-haiku-4-5").unwrap(),
-            "anthropic/claude-haiku-4-5"
-        );
-        assert_eq!(named("haiku").unwrap(), "anthropic/claude-haiku-4-5");
-        assert_eq!(named("sonnet").unwrap(), "claude-sonnet-4-5");
-        let many = named("claude").unwrap_err();
-        assert!(many.contains("matches 2 configured models"), "{many}");
-        let none = named("llama").unwrap_err();
-        assert!(
-            none.starts_with("no configured model matches `llama`"),
-            "{none}"
-        );
-    }
 
     #[test]
     fn a_planted_link_is_never_read() -> std::io::Result<()> {
