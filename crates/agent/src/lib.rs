@@ -153,6 +153,7 @@ pub use surface::Surface;
 pub use surface::TurnState;
 pub use surface::surface;
 pub use surface::withholding;
+pub use turn::ContextShare;
 pub use turn::TurnConfig;
 pub use turn::TurnEvent;
 pub use turn::run_turn;

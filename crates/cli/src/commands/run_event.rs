@@ -120,11 +120,13 @@ fn usage_json(u: &v1::Usage) -> Value {
                           "output_tokens": u.output_tokens, "cache_read_tokens": u.cache_read_tokens,
                           "cache_write_tokens": u.cache_write_tokens, "line": u.line});
     if let (true, Some(fields)) = (u.context_window > 0, line.as_object_mut()) {
-        let percent = (u128::from(u.context_tokens) * 200 + u128::from(u.context_window))
-            / (u128::from(u.context_window) * 2);
-        fields.insert("context_tokens".to_owned(), json!(u.context_tokens));
-        fields.insert("context_window".to_owned(), json!(u.context_window));
-        fields.insert("context_percent".to_owned(), json!(percent as u64));
+        let share = codaris_agent::ContextShare {
+            tokens: u.context_tokens,
+            window: u.context_window,
+        };
+        fields.insert("context_tokens".to_owned(), json!(share.tokens));
+        fields.insert("context_window".to_owned(), json!(share.window));
+        fields.insert("context_percent".to_owned(), json!(share.percent()));
     }
     line
 }
