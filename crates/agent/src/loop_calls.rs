@@ -99,12 +99,14 @@ fn leave_out_mode_forbidden(
 /// extension workspace): the surface would never send them and dispatch refuses them, so the
 /// answer names them with the reason instead of binding them.
 fn withheld_hits(outcome: &SearchOutcome, task: &Task, registry: &Registry) -> Vec<Withheld> {
+    // Weak hits too: the reason a tool is withheld matters more than that it matched weakly.
     outcome
-        .bindable()
-        .into_iter()
-        .filter_map(|name| match withholding(name, task, registry) {
+        .hits()
+        .iter()
+        .filter(|hit| hit.bindable)
+        .filter_map(|hit| match withholding(&hit.name, task, registry) {
             Some(HeldBack::Withheld(why)) => Some(Withheld {
-                name: name.to_owned(),
+                name: hit.name.clone(),
                 reason: why.reason().to_owned(),
             }),
             _ => None,
@@ -236,10 +238,12 @@ mod search_tests {
                 name: name.to_owned(),
                 kind: Kind::Core,
                 score: 1.0,
+                words_score: 1.0,
                 description: format!("the {name} tool"),
                 slash: Vec::new(),
                 path: None,
                 bindable: true,
+                likely: true,
             };
             SearchOutcome::Hits {
                 query: query.to_owned(),

@@ -561,6 +561,10 @@ pub struct ToolsSearchArgs {
     /// At most this many hits per query [default: 5]
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Say why each hit ranked where it did: what each query word stood for, the words each hit
+    /// matched and where, and whether `search_tools` would bind it
+    #[arg(long, conflicts_with = "queries")]
+    pub explain: bool,
     /// The query, in plain words
     #[arg(
         value_name = "QUERY",

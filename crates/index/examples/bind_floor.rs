@@ -1,11 +1,9 @@
-//! What a relevance floor for binding would bind (issue 41, item 3; not applied yet): for each
-//! floor (a share of the best bindable hit's score) and cap, over the repo's query set and its
-//! old held-out set, the hits bound per search that answer nothing (bound-but-irrelevant) and
-//! the share of searches whose bound set holds an answer within its first three (R@3 of the
-//! bound set). With a query as the argument it prints that query's bindable hits and their
-//! shares of the top score instead: the scores are peaked (for "lint nextflow" the second
-//! answer, `lint_pipeline`, has 0.14 of the first's), so a floor on raw ratios binds the top hit
-//! alone far more often than the evaluation's R@3 shows.
+//! How the relevance floor for binding was chosen (issue 41, item 3): for each floor (a share of
+//! the best bindable hit's words score, see `codaris_index::binding`) and cap, over every
+//! evaluation set, the hits bound per search that answer nothing (bound-but-irrelevant) and the
+//! share of searches whose bound set holds an answer (R@3 of the bound set). Floor 0 with cap 5
+//! is how search bound before the floor. With a query as the argument it prints that query's
+//! bindable hits and their shares of the top words score instead.
 //!
 //! `cargo run --release -p codaris-index --example bind_floor [-- QUERY]`
 
@@ -16,11 +14,11 @@ use codaris_index::{
 fn main() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/eval");
     let read = |name: &str| std::fs::read_to_string(format!("{dir}/{name}")).unwrap_or_default();
-    let Ok(entries) = parse_catalog(&read("catalog.jsonl")) else {
-        eprintln!("the catalog does not parse");
+    let build = |name: &str| parse_catalog(&read(name)).map(Index::build);
+    let (Ok(index), Ok(unseen)) = (build("catalog.jsonl"), build("unseen/catalog.jsonl")) else {
+        eprintln!("a catalogue does not parse");
         return;
     };
-    let index = Index::build(entries);
     let mut searcher = Searcher::new();
     // With a query given, its bindable hits and their shares of the top score.
     if let Some(query) = std::env::args().nth(1) {
@@ -29,13 +27,19 @@ fn main() {
             .hits()
             .iter()
             .find(|h| h.bindable)
-            .map_or(1.0, |h| h.score);
+            .map_or(1.0, |h| h.words_score);
         for hit in outcome.hits().iter().filter(|h| h.bindable) {
-            println!("{:.2}  {}", hit.score / top, hit.name);
+            println!("{:.2}  {}", hit.words_score / top, hit.name);
         }
         return;
     }
-    for set in ["queries.jsonl", "holdout.jsonl"] {
+    let sets = [
+        ("queries.jsonl", &index),
+        ("holdout.jsonl", &index),
+        ("unseen/dev.jsonl", &unseen),
+        ("unseen/queries.jsonl", &unseen),
+    ];
+    for (set, index) in sets {
         let Ok(queries) = parse_queries(&read(set)) else {
             eprintln!("{set} does not parse");
             continue;
@@ -49,12 +53,12 @@ fn main() {
             .iter()
             .map(|q| {
                 let outcome =
-                    searcher.search(&index, &SearchRequest::new(&q.query).kind(q.kind).limit(5));
+                    searcher.search(index, &SearchRequest::new(&q.query).kind(q.kind).limit(5));
                 let hits = match &outcome {
                     SearchOutcome::Hits { hits, .. } => hits
                         .iter()
                         .filter(|h| h.bindable)
-                        .map(|h| (h.name.clone(), h.score))
+                        .map(|h| (h.name.clone(), h.words_score))
                         .collect(),
                     _ => Vec::new(),
                 };
@@ -63,8 +67,8 @@ fn main() {
             .collect();
         println!("{set}: {} queries", queries.len());
         println!("floor  cap  irrelevant bound/search  R@3 of bound");
-        for floor in [0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] {
-            for cap in [5usize, 3] {
+        for floor in [0.0, 0.4, 0.5, 0.6, 0.7, 0.8] {
+            for cap in [5usize, 3, 2] {
                 let mut irrelevant = 0usize;
                 let mut found = 0usize;
                 for (hits, q) in &searched {

@@ -27,9 +27,15 @@ pub struct CatalogLine {
     /// Extra words people use for it.
     #[serde(default)]
     pub keywords: Vec<String>,
-    /// Argument names (optional).
+    /// Argument names (optional; taken from `params` when empty).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// The title the server publishes (optional).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The input parameters with their published descriptions (optional).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<CatalogParam>,
     /// Slash commands that gate it (optional).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slash: Vec<String>,
@@ -39,6 +45,16 @@ pub struct CatalogLine {
     /// For skills and references, the file to read (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+}
+
+/// One input parameter of a catalogue line: its name and what its server says it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CatalogParam {
+    /// The parameter's name.
+    pub name: String,
+    /// Its published description; empty when there is none.
+    #[serde(default)]
+    pub description: String,
 }
 
 fn yes() -> bool {
@@ -51,13 +67,26 @@ fn is_true(b: &bool) -> bool {
 
 impl From<CatalogLine> for Entry {
     fn from(line: CatalogLine) -> Entry {
+        let args = if line.args.is_empty() {
+            line.params.iter().map(|p| p.name.clone()).collect()
+        } else {
+            line.args
+        };
+        let arg_descriptions = line
+            .params
+            .into_iter()
+            .map(|p| p.description)
+            .filter(|d| !d.trim().is_empty())
+            .collect();
         Entry {
             name: line.name,
             kind: line.kind,
             server: line.server.filter(|s| !s.is_empty()),
             description: line.description,
             keywords: line.keywords,
-            args: line.args,
+            args,
+            title: line.title.filter(|t| !t.trim().is_empty()),
+            arg_descriptions,
             slash: line.slash,
             enabled: line.enabled,
             path: line.path,

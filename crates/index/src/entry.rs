@@ -170,6 +170,13 @@ pub struct Entry {
     pub keywords: Vec<String>,
     /// The names of its arguments; they count a little, as a hint of what it acts on.
     pub args: Vec<String>,
+    /// The title its server publishes beside the name (MCP `title`), ranked like a keyword.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What its arguments are, as its server describes them (input-schema `description`s), in
+    /// no particular order; they count a little, like the argument names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arg_descriptions: Vec<String>,
     /// Slash commands that run this tool. A gated tool is found and described, never bound.
     pub slash: Vec<String>,
     /// A switched-off tool is kept in the index (so `codaris tools list` shows it) but never found.
@@ -188,6 +195,8 @@ impl Entry {
             description: description.into(),
             keywords: Vec::new(),
             args: Vec::new(),
+            title: None,
+            arg_descriptions: Vec::new(),
             slash: Vec::new(),
             enabled: true,
             path: None,

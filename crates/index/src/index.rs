@@ -8,7 +8,7 @@ use crate::fuzzy::Speller;
 use crate::hash::Fixed;
 use crate::stem::stem;
 use crate::synonyms::GROUPS;
-use crate::text::{each_word, is_stop_word};
+use crate::text::{is_stop_word, split_words};
 use crate::vocabulary::Vocabulary;
 
 /// The fields of an entry that ranking reads, with how much a word in each counts and how much a
@@ -159,7 +159,9 @@ impl Index {
             // the same words, without a string built per field. The name's words, stop words
             // included, also make its name key (`read file`).
             let mut add = |field: usize, text: &str| {
-                each_word(text, &mut buf, |word| {
+                // A name's words are its identifier's parts; elsewhere a camel-case run also
+                // counts whole (`JavaScript` as `javascript`).
+                split_words(text, &mut buf, field != NAME, |word| {
                     if field == NAME {
                         if !key.is_empty() {
                             key.push(' ');
@@ -203,10 +205,16 @@ impl Index {
             for word in &entry.keywords {
                 add(KEYWORDS, word);
             }
+            if let Some(title) = &entry.title {
+                add(KEYWORDS, title);
+            }
             add(DESCRIPTION, &entry.description);
             add(ARGS, "");
             for arg in &entry.args {
                 add(ARGS, arg);
+            }
+            for text in &entry.arg_descriptions {
+                add(ARGS, text);
             }
             field_ends.push(ends);
             // Looked up before it is owned: many tools share a tool part (`read file`).

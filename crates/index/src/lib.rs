@@ -13,14 +13,16 @@
 //! Non-goals: no I/O, no logging, no clock, no environment (the daemon and the CLI read files and
 //! feed entries in); no mutation after build (rebuild and swap instead); no policy (whether a
 //! call may run is decided at dispatch by `codaris-policy`, and what a turn withholds is an input
-//! here); no embeddings or model calls; no nucleo over whole descriptions.
+//! here); no embeddings or model calls (measured, they did not earn their cost: docs/search.md); no nucleo over whole descriptions.
 
 pub mod baseline;
+pub mod binding;
 pub mod catalog;
 mod closest;
 mod entry;
 mod error;
 pub mod eval;
+mod explain;
 mod fuzzy;
 mod hash;
 mod index;
@@ -35,6 +37,7 @@ mod vocabulary;
 
 pub use baseline::Bm25;
 pub use catalog::CatalogLine;
+pub use catalog::CatalogParam;
 pub use catalog::QueryLine;
 pub use catalog::parse_catalog;
 pub use catalog::parse_queries;
@@ -45,6 +48,7 @@ pub use entry::Server;
 pub use error::IndexError;
 pub use eval::EvalReport;
 pub use eval::Metrics;
+pub use explain::{Explanation, HitReasons, Meaning, QueryWord, WordMatch, render_explanation};
 pub use index::Index;
 pub use render::render;
 pub use render::{Withheld, render_withheld};

@@ -1,7 +1,8 @@
 //! The text `search_tools` returns to the model. The agent reads the binding back from this text
 //! in the conversation, so its shape is a contract: one `Matches for` line, one `- ` line per
-//! hit, one `Bound for your next step:` line (then, when some hits are withheld from the turn,
-//! one `Withheld from this turn, so not bound:` line).
+//! hit, one `Bound for your next step:` line (then, when weaker hits are listed, one `Not bound,
+//! weaker matches:` line, and when some hits are withheld from the turn, one `Withheld from this
+//! turn, so not bound:` line).
 
 use std::fmt::Write as _;
 
@@ -48,6 +49,18 @@ pub fn render_withheld(outcome: &SearchOutcome, withheld: &[Withheld]) -> String
                 );
             } else {
                 out.push_str("Bound for your next step: none");
+            }
+            let weak: Vec<&str> = outcome
+                .weak()
+                .into_iter()
+                .filter(|name| !withheld.iter().any(|w| w.name == *name))
+                .collect();
+            if !weak.is_empty() {
+                let _ = write!(
+                    out,
+                    "\nNot bound, weaker matches: {} (search with a name to bind it)",
+                    weak.join(", ")
+                );
             }
             if !withheld.is_empty() {
                 let named: Vec<String> = withheld

@@ -68,14 +68,29 @@ pub struct Hit {
     pub kind: Kind,
     /// Its relevance; higher is better, and only the order means anything.
     pub score: f64,
+    /// What its words earned, without the boost that puts an exact name first: what the
+    /// relevance floor compares, so a query that spells one tool's name still binds a close
+    /// second answer.
+    #[serde(default)]
+    pub words_score: f64,
     /// The entry's description.
     pub description: String,
     /// Slash commands that run it; a gated tool is described but never bound.
     pub slash: Vec<String>,
     /// For skills and references, the file to read.
     pub path: Option<String>,
-    /// Whether the agent binds it for the next step: a core or MCP tool with no slash gate.
+    /// Whether the agent could bind it: a core or MCP tool with no slash gate.
     pub bindable: bool,
+    /// Whether it is a likely answer: it clears the relevance floor and the cap on weak hits
+    /// (see [`crate::binding`]). Only likely bindable hits are bound; the others are listed and
+    /// named as not bound, so a weak match costs the turn no schema tokens.
+    #[serde(default = "likely_by_default")]
+    pub likely: bool,
+}
+
+/// Hits written before the floor existed were all bound.
+fn likely_by_default() -> bool {
+    true
 }
 
 /// The answer to one search.
@@ -116,11 +131,21 @@ impl SearchOutcome {
         }
     }
 
-    /// The names the agent binds for its next step: the bindable hits, in rank order.
+    /// The names the agent binds for its next step: the likely bindable hits, in rank order.
     pub fn bindable(&self) -> Vec<&str> {
         self.hits()
             .iter()
-            .filter(|h| h.bindable)
+            .filter(|h| h.bindable && h.likely)
+            .map(|h| h.name.as_str())
+            .collect()
+    }
+
+    /// The bindable hits too weak to bind, in rank order: listed for the model to see, bound only
+    /// when it searches again with the name.
+    pub fn weak(&self) -> Vec<&str> {
+        self.hits()
+            .iter()
+            .filter(|h| h.bindable && !h.likely)
             .map(|h| h.name.as_str())
             .collect()
     }

@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 
 use nucleo_matcher::Matcher;
 
+use crate::binding::mark_likely;
 use crate::closest::closest_names;
 use crate::entry::Entry;
 use crate::fuzzy::Correction;
@@ -17,16 +18,16 @@ use crate::text::{is_stop_word, name_key, words};
 
 /// How much a synonym of a query word counts against the word itself, so a tool that uses the
 /// query's own word still comes first.
-const SYNONYM_WEIGHT: f32 = 0.6;
+pub(crate) const SYNONYM_WEIGHT: f32 = 0.6;
 /// How much matching every word of the query counts against matching only some: the score is
 /// scaled between `1 - COVERAGE` (one word of many) and 1 (all words).
-const COVERAGE: f32 = 0.8;
+pub(crate) const COVERAGE: f32 = 0.8;
 /// How much an entry whose name the query's words account for entirely gains over one whose
 /// name they miss: a name is the tool's own summary of what it does.
-const NAME_BONUS: f32 = 0.2;
+pub(crate) const NAME_BONUS: f32 = 0.2;
 /// Added to the score per exact-name tier so exact names sort first and their scores stay
 /// ordered like their ranks.
-const TIER_BONUS: f64 = 100.0;
+pub(crate) const TIER_BONUS: f64 = 100.0;
 
 /// The per-caller half of searching: nucleo's matcher (which owns scratch memory) and score
 /// buffers, reused from one search to the next. The [`Index`] is shared immutably; each thread
@@ -53,7 +54,7 @@ pub struct Searcher {
 }
 
 /// What one query word may stand for: terms with how much each counts.
-type Alternatives = Vec<(u32, f32)>;
+pub(crate) type Alternatives = Vec<(u32, f32)>;
 
 impl Searcher {
     /// A searcher with empty buffers; they grow to the index on first use.
@@ -85,7 +86,7 @@ impl Searcher {
         self.mark_tiers(index, query);
         let groups = self.query_words(index, query);
         let group_count = groups.len().max(1) as f32;
-        for alternatives in &groups {
+        for (_, alternatives) in &groups {
             self.score_word(index, alternatives);
         }
 
@@ -121,7 +122,7 @@ impl Searcher {
         self.reset();
         let ranked = top.into_sorted();
 
-        let hits: Vec<Hit> = ranked
+        let mut hits: Vec<Hit> = ranked
             .iter()
             .filter_map(|r| {
                 let entry = index.entries.get(r.doc as usize)?;
@@ -129,6 +130,7 @@ impl Searcher {
             })
             .take(limit)
             .collect();
+        mark_likely(&mut hits);
         if hits.is_empty() {
             let closest = closest_names(index, query, request);
             return SearchOutcome::NoHit {
@@ -143,7 +145,11 @@ impl Searcher {
     }
 
     /// The query's meaningful words, each with the terms it may stand for.
-    fn query_words(&mut self, index: &Index, query: &str) -> Vec<Alternatives> {
+    pub(crate) fn query_words(
+        &mut self,
+        index: &Index,
+        query: &str,
+    ) -> Vec<(String, Alternatives)> {
         // Each query word, with the word it was expanded from when it came from a short form.
         let mut raw: Vec<(String, Option<String>)> = Vec::new();
         for word in words(&without_links(query)) {
@@ -192,7 +198,7 @@ impl Searcher {
                     also(index.term(&stem(&joined)));
                 }
             }
-            groups.push(alternatives);
+            groups.push((word.clone(), alternatives));
             seen.push(stemmed);
         }
         groups
@@ -286,30 +292,35 @@ impl Searcher {
         self.tiered.clear();
     }
 
-    /// Marks the entries whose name the query spells: the whole name (tier 3), an MCP tool's
-    /// name without its server (tier 2), or the same words in another spelling, `read file` for
-    /// `read_file` (tier 1). A document keeps its best tier.
+    /// Marks the entries whose name the query spells (see [`name_tiers`]). A document keeps its
+    /// best tier.
     fn mark_tiers(&mut self, index: &Index, query: &str) {
-        let mut mark = |doc: u32, tier: u8| {
+        name_tiers(index, query, |doc, tier| {
             if let Some(t) = self.tier.get_mut(doc as usize) {
                 if *t == 0 {
                     self.tiered.push(doc);
                 }
                 *t = (*t).max(tier);
             }
-        };
-        let lower = query.to_lowercase();
-        if let Some(&doc) = index.names.get(&lower) {
-            mark(doc, 3);
-        }
-        for &doc in index.bare_names.get(&lower).into_iter().flatten() {
-            mark(doc, 2);
-        }
-        let key = name_key(query);
-        if !key.is_empty() {
-            for &doc in index.name_keys.get(&key).into_iter().flatten() {
-                mark(doc, 1);
-            }
+        });
+    }
+}
+
+/// Calls `mark` for each entry whose name the query spells: the whole name (tier 3), an MCP
+/// tool's name without its server (tier 2), or the same words in another spelling, `read file`
+/// for `read_file` (tier 1).
+pub(crate) fn name_tiers(index: &Index, query: &str, mut mark: impl FnMut(u32, u8)) {
+    let lower = query.to_lowercase();
+    if let Some(&doc) = index.names.get(&lower) {
+        mark(doc, 3);
+    }
+    for &doc in index.bare_names.get(&lower).into_iter().flatten() {
+        mark(doc, 2);
+    }
+    let key = name_key(query);
+    if !key.is_empty() {
+        for &doc in index.name_keys.get(&key).into_iter().flatten() {
+            mark(doc, 1);
         }
     }
 }
@@ -423,15 +434,18 @@ impl TopK {
 }
 
 fn hit(entry: &Entry, tier: u8, score: f32) -> Hit {
-    let score = f64::from(score) + TIER_BONUS * f64::from(tier);
+    let round = |s: f64| (s * 10_000.0).round() / 10_000.0;
+    let words_score = f64::from(score);
     Hit {
         name: entry.name.clone(),
         kind: entry.kind,
-        score: (score * 10_000.0).round() / 10_000.0,
+        score: round(words_score + TIER_BONUS * f64::from(tier)),
+        words_score: round(words_score),
         description: entry.description.clone(),
         slash: entry.slash.clone(),
         path: entry.path.clone(),
         bindable: entry.is_bindable(),
+        likely: true,
     }
 }
 

@@ -9,7 +9,7 @@
 /// Reduces a lowercase word to its stem. Words of three letters or fewer, and words with digits,
 /// are returned unchanged.
 pub(crate) fn stem(word: &str) -> String {
-    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) || KEPT.contains(&word) {
         return word.to_owned();
     }
     let mut w = word.to_owned();
@@ -28,6 +28,12 @@ pub(crate) fn stem(word: &str) -> String {
     }
     w
 }
+
+/// Words ending in `s` that are not plurals, so the rules would fold them into another word
+/// (`news` into `new`, which is a synonym of `create`).
+const KEPT: &[&str] = &[
+    "news", "alias", "canvas", "atlas", "bias", "series", "species",
+];
 
 fn has_vowel(s: &str) -> bool {
     s.bytes()

@@ -74,6 +74,12 @@ pub(crate) fn is_stop_word(word: &str) -> bool {
             | "you"
             | "your"
             | "want"
+            | "about"
+            | "also"
+            | "again"
+            | "currently"
+            | "kindly"
+            | "maybe"
             | "need"
             | "like"
             | "just"
@@ -109,7 +115,14 @@ pub(crate) fn words(text: &str) -> Vec<String> {
 
 /// Calls `f` with each word of `text`, as [`words`] splits them, lowercased into `buf` so that a
 /// caller that only looks words up allocates nothing per word.
-pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+pub(crate) fn each_word(text: &str, buf: &mut String, f: impl FnMut(&str)) {
+    split_words(text, buf, false, f);
+}
+
+/// [`each_word`], and with `whole` a run split at case changes is also given whole: `JavaScript`
+/// gives `java`, `script` and `javascript`, so prose that writes a product's name in camel case
+/// (`JavaScript`, `WhatsApp`, `PostgreSQL`) still meets a query that writes it as one word.
+pub(crate) fn split_words(text: &str, buf: &mut String, whole: bool, mut f: impl FnMut(&str)) {
     if text.is_ascii() {
         // Most tool text is ASCII: split on bytes in one pass, not on decoded characters (a
         // `char` pattern decodes UTF-8 per character, about an eighth of a build).
@@ -119,11 +132,11 @@ pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
             if b.is_ascii_alphanumeric() {
                 start.get_or_insert(i);
             } else if let Some(s) = start.take() {
-                ascii_run(&text[s..i], buf, &mut f);
+                ascii_run(&text[s..i], buf, whole, &mut f);
             }
         }
         if let Some(s) = start {
-            ascii_run(&text[s..], buf, &mut f);
+            ascii_run(&text[s..], buf, whole, &mut f);
         }
         return;
     }
@@ -132,7 +145,7 @@ pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
             continue;
         }
         if run.is_ascii() {
-            ascii_run(run, buf, &mut f);
+            ascii_run(run, buf, whole, &mut f);
             continue;
         }
         let chars: Vec<char> = run.chars().collect();
@@ -149,11 +162,15 @@ pub(crate) fn each_word(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
             }
         }
         f(&lowercase(&chars[start..]));
+        if whole && start > 0 {
+            f(&lowercase(&chars));
+        }
     }
 }
 
-/// One run of ASCII letters and digits, split at case changes.
-fn ascii_run(run: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
+/// One run of ASCII letters and digits, split at case changes (and given whole too when `whole`
+/// and it split).
+fn ascii_run(run: &str, buf: &mut String, whole: bool, f: &mut impl FnMut(&str)) {
     let bytes = run.as_bytes();
     // Most words of descriptions are lowercase already: one word, handed over as it is, with
     // no copy and none of the per-letter case checks below (whose branches do not predict).
@@ -176,6 +193,10 @@ fn ascii_run(run: &str, buf: &mut String, f: &mut impl FnMut(&str)) {
     }
     ascii_lower_into(&run[start..], buf);
     f(buf);
+    if whole && start > 0 {
+        ascii_lower_into(run, buf);
+        f(buf);
+    }
 }
 
 fn ascii_lower_into(word: &str, buf: &mut String) {

@@ -65,6 +65,35 @@ impl ToolDef {
             .unwrap_or_default()
     }
 
+    /// The title its annotations give (`annotations.title`), visible characters only and cut
+    /// at [`SEARCH_TEXT_MAX`]: search ranks it like a keyword.
+    pub fn annotated_title(&self) -> Option<String> {
+        self.annotations
+            .as_ref()
+            .and_then(|a| a.get("title"))
+            .and_then(Value::as_str)
+            .map(search_text)
+            .filter(|t| !t.is_empty())
+    }
+
+    /// What its top-level arguments are, as the schema describes them: visible characters only,
+    /// each cut at [`SEARCH_TEXT_MAX`], at most [`SEARCH_ARGUMENTS_MAX`] of them, in the
+    /// schema's order. Search counts them a little; a server cannot make them large.
+    pub fn argument_descriptions(&self) -> Vec<String> {
+        self.input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| {
+                p.values()
+                    .filter_map(|v| v.get("description").and_then(Value::as_str))
+                    .map(search_text)
+                    .filter(|d| !d.is_empty())
+                    .take(SEARCH_ARGUMENTS_MAX)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// SHA-256 (hex) of everything the model and the policy are told about the tool: name,
     /// description, input and output schema, annotations, in canonical JSON (keys sorted). A
     /// change to any of them, even whitespace in a description, changes the digest.
@@ -112,6 +141,23 @@ impl ToolDef {
 
 /// The longest description shown for one tool.
 pub const DESCRIPTION_MAX: usize = 2_000;
+
+/// The most characters of one piece of server text (a title, an argument's description) that
+/// search indexes.
+pub const SEARCH_TEXT_MAX: usize = 300;
+/// The most argument descriptions of one tool that search indexes.
+pub const SEARCH_ARGUMENTS_MAX: usize = 32;
+
+/// Server text as search indexes it: visible characters only, trimmed, at most
+/// [`SEARCH_TEXT_MAX`] characters.
+fn search_text(text: &str) -> String {
+    text.chars()
+        .filter(|c| !invisible(*c))
+        .take(SEARCH_TEXT_MAX)
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
 
 /// Characters that change nothing a reader sees.
 fn invisible(c: char) -> bool {
@@ -174,6 +220,34 @@ mod tests {
             output_schema: None,
             annotations: None,
         }
+    }
+
+    #[test]
+    fn search_text_from_a_server_is_visible_and_bounded() {
+        let long = "x".repeat(5_000);
+        let properties: serde_json::Map<String, Value> = (0..100)
+            .map(|i| (format!("p{i}"), json!({"description": long})))
+            .collect();
+        let mut hidden = tool(
+            "",
+            json!({"type": "object", "properties": {
+                "owner": {"type": "string", "description": "The repository\u{200b} owner\u{e0041}"},
+                "bare": {"type": "string"}
+            }}),
+        );
+        hidden.annotations = Some(json!({"title": " Create\u{202e} issue "}));
+        assert_eq!(hidden.argument_descriptions(), ["The repository owner"]);
+        assert_eq!(hidden.annotated_title().as_deref(), Some("Create issue"));
+        // A server cannot make search index a lot of text.
+        let big = tool("", json!({"type": "object", "properties": properties}));
+        let descriptions = big.argument_descriptions();
+        assert_eq!(descriptions.len(), SEARCH_ARGUMENTS_MAX);
+        assert!(
+            descriptions
+                .iter()
+                .all(|d| d.chars().count() == SEARCH_TEXT_MAX)
+        );
+        assert_eq!(tool("", json!({"type": "object"})).annotated_title(), None);
     }
 
     #[test]

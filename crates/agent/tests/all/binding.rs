@@ -148,10 +148,12 @@ fn a_rendered_search_outcome_binds_its_bindable_hits_only() {
         name: name.into(),
         kind: Kind::Core,
         score: 1.0,
+        words_score: 1.0,
         description: "d".into(),
         slash: slash.iter().map(|s| (*s).to_owned()).collect(),
         path: None,
         bindable: slash.is_empty(),
+        likely: true,
     };
     let outcome = SearchOutcome::Hits {
         query: "fix compliance".into(),

@@ -37,11 +37,26 @@ pub async fn search(
     let kind = kind_arg(args.kind.as_deref())?;
     let limit = limit_arg(args.limit)?;
     let query = args.query.join(" ");
+    let want = Want {
+        kind,
+        limit,
+        json,
+        explain: args.explain,
+    };
     match &args.catalog {
-        Some(catalog) => offline(catalog, args.queries.as_deref(), &query, kind, limit, json)?,
-        None => through_daemon(&target()?, autostart, json, &query, kind, limit).await?,
+        Some(catalog) => offline(catalog, args.queries.as_deref(), &query, want)?,
+        None => through_daemon(&target()?, autostart, &query, want).await?,
     }
     Ok(Outcome::Success)
+}
+
+/// What a `tools search` asks for beyond its query.
+#[derive(Debug, Clone, Copy)]
+struct Want {
+    kind: Option<KindFilter>,
+    limit: usize,
+    json: bool,
+    explain: bool,
 }
 
 /// Ranks a catalogue file for one query or every line of a query file.
@@ -49,13 +64,31 @@ fn offline(
     catalog: &Path,
     queries: Option<&Path>,
     query: &str,
-    kind: Option<KindFilter>,
-    limit: usize,
-    json: bool,
+    want: Want,
 ) -> Result<(), CliError> {
+    let Want {
+        kind,
+        limit,
+        json,
+        explain,
+    } = want;
     let entries = codaris_index::parse_catalog(&read(catalog)?)
         .map_err(|err| bad_line("catalogue", catalog, err))?;
     let index = Index::build(entries);
+    if explain {
+        let kind = kind.unwrap_or_default();
+        let request = SearchRequest::new(query).kind(kind).limit(limit);
+        let explained = Searcher::new().explain(&index, &request);
+        return if json {
+            output::json(&json!({
+                "query": query,
+                "kind": kind.as_str(),
+                "explanation": explained,
+            }))
+        } else {
+            output::line(&codaris_index::render_explanation(&explained))
+        };
+    }
     // With a query file, each line's kind counts unless --kind overrides them all.
     let queries: Vec<(String, KindFilter)> = match queries {
         Some(path) => codaris_index::parse_queries(&read(path)?)
@@ -94,6 +127,8 @@ struct ContractHit<'a> {
     name: &'a str,
     kind: &'static str,
     score: f64,
+    /// Whether `search_tools` would bind it (bindable and above the relevance floor).
+    bound: bool,
 }
 
 fn contract_line(query: &str, kind: KindFilter, hits: &[Hit]) -> Result<String, CliError> {
@@ -106,6 +141,7 @@ fn contract_line(query: &str, kind: KindFilter, hits: &[Hit]) -> Result<String, 
                 name: &hit.name,
                 kind: hit.kind.as_str(),
                 score: round(hit.score),
+                bound: hit.bindable && hit.likely,
             })
             .collect(),
     };
@@ -120,11 +156,15 @@ fn round(score: f64) -> f64 {
 async fn through_daemon(
     target: &Target,
     autostart: bool,
-    json: bool,
     query: &str,
-    kind: Option<KindFilter>,
-    limit: usize,
+    want: Want,
 ) -> Result<(), CliError> {
+    let Want {
+        kind,
+        limit,
+        json,
+        explain,
+    } = want;
     let channel = client::open(target, autostart).await?;
     let mut tools = v1::tools_client::ToolsClient::new(channel);
     let kind = kind.unwrap_or_default();
@@ -133,11 +173,16 @@ async fn through_daemon(
             query: query.to_owned(),
             kind: kind.as_str().to_owned(),
             limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            explain,
         })
         .await?
         .into_inner();
     if !json {
-        return output::line(&answer.text);
+        return output::line(if explain {
+            &answer.explanation
+        } else {
+            &answer.text
+        });
     }
     let hits: Vec<Value> = answer
         .hits
@@ -149,17 +194,23 @@ async fn through_daemon(
                 "score": round(hit.score),
                 "description": hit.description,
                 "bindable": hit.bindable,
+                "likely": hit.likely,
+                "bound": hit.bindable && hit.likely,
                 "slash": hit.slash,
                 "path": non_empty(&hit.path),
             })
         })
         .collect();
-    output::json(&json!({
+    let mut line = json!({
         "query": query,
         "kind": kind.as_str(),
         "hits": hits,
         "text": answer.text,
-    }))
+    });
+    if explain {
+        line["explanation"] = serde_json::from_str(&answer.explanation_json).unwrap_or(Value::Null);
+    }
+    output::json(&line)
 }
 
 pub async fn list(target: &Target, autostart: bool, json: bool) -> Result<Outcome, CliError> {

@@ -676,6 +676,8 @@ fn entry(spec: &ServerSpec, tool: &ToolDef) -> Entry {
     entry.server = Some(spec.name.to_string());
     entry.keywords = spec.keywords.clone();
     entry.args = tool.argument_names();
+    entry.title = tool.annotated_title();
+    entry.arg_descriptions = tool.argument_descriptions();
     entry
 }
 

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use codaris_index::{
-    Entry, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher, Server,
+    Entry, Explanation, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher, Server,
 };
 use codaris_ledger::{Ledger, ToolState};
 
@@ -142,6 +142,20 @@ impl ToolRegistry {
 
     /// Ranks the current index for `query`.
     pub fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
+        self.with_searcher(|searcher, index| {
+            searcher.search(index, &SearchRequest::new(query).kind(kind).limit(limit))
+        })
+    }
+
+    /// Ranks the index like [`Registry::search`] and explains why each hit ranked where it did.
+    pub fn explain(&self, query: &str, kind: KindFilter, limit: usize) -> Explanation {
+        self.with_searcher(|searcher, index| {
+            searcher.explain(index, &SearchRequest::new(query).kind(kind).limit(limit))
+        })
+    }
+
+    /// Runs `f` with a searcher from the pool and the current index.
+    fn with_searcher<T>(&self, f: impl FnOnce(&mut Searcher, &Index) -> T) -> T {
         let index = self.snapshot();
         let mut searcher = self
             .searchers
@@ -149,7 +163,7 @@ impl ToolRegistry {
             .unwrap_or_else(PoisonError::into_inner)
             .pop()
             .unwrap_or_default();
-        let outcome = searcher.search(&index, &SearchRequest::new(query).kind(kind).limit(limit));
+        let answer = f(&mut searcher, &index);
         let mut pool = self
             .searchers
             .lock()
@@ -157,7 +171,7 @@ impl ToolRegistry {
         if pool.len() < POOL_SIZE {
             pool.push(searcher);
         }
-        outcome
+        answer
     }
 
     /// Switches the entry called `name` on or off, records it, rebuilds and swaps the index, and

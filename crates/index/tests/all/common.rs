@@ -5,6 +5,10 @@ use codaris_index::{Entry, Index, Kind, QueryLine, parse_catalog, parse_queries}
 pub const CATALOG: &str = include_str!("../../eval/catalog.jsonl");
 pub const QUERIES: &str = include_str!("../../eval/queries.jsonl");
 pub const HOLDOUT: &str = include_str!("../../eval/holdout.jsonl");
+/// The unseen set (eval/unseen/README.md): catalogues the ranking was never tuned on.
+pub const UNSEEN_CATALOG: &str = include_str!("../../eval/unseen/catalog.jsonl");
+pub const UNSEEN_DEV: &str = include_str!("../../eval/unseen/dev.jsonl");
+pub const UNSEEN_HELD_OUT: &str = include_str!("../../eval/unseen/queries.jsonl");
 
 pub fn catalog() -> Vec<Entry> {
     parse_catalog(CATALOG).expect("the evaluation catalogue parses")

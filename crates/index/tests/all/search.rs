@@ -229,17 +229,61 @@ fn bindable_hits_are_data_in_rank_order() {
     let expected: Vec<&str> = outcome
         .hits()
         .iter()
-        .filter(|h| h.kind.is_tool() && h.slash.is_empty())
+        .filter(|h| h.kind.is_tool() && h.slash.is_empty() && h.likely)
         .map(|h| h.name.as_str())
         .collect();
     assert_eq!(bindable, expected);
     assert!(!bindable.is_empty());
     let text = render(&outcome);
-    let last = text.lines().last().unwrap();
-    assert_eq!(
-        last,
-        format!("Bound for your next step: {}", bindable.join(", "))
+    let bound_line = format!("Bound for your next step: {}", bindable.join(", "));
+    assert!(text.lines().any(|l| l == bound_line), "{text}");
+    // The weaker tools are listed, named as not bound, and never on the bound line.
+    let weak = outcome.weak();
+    if !weak.is_empty() {
+        let weak_line = format!(
+            "Not bound, weaker matches: {} (search with a name to bind it)",
+            weak.join(", ")
+        );
+        assert!(text.lines().any(|l| l == weak_line), "{text}");
+    }
+}
+
+#[test]
+fn the_relevance_floor_binds_one_strong_hit_and_not_four_weak_ones() {
+    // One tool the query describes, four that share one incidental word with it.
+    let mut entries = vec![Entry::new(
+        "lint_pipeline",
+        Kind::Core,
+        "Lint an nf-core pipeline against the community rules and report each finding.",
+    )];
+    for (name, description) in [
+        (
+            "check_run_status",
+            "Check whether a pipeline run is still going.",
+        ),
+        ("run_built_pipeline", "Run a pipeline that was built here."),
+        ("fetch_test_data", "Fetch the test data a pipeline needs."),
+        (
+            "show_pipeline_params",
+            "Show the parameters a pipeline takes.",
+        ),
+    ] {
+        entries.push(Entry::new(name, Kind::Core, description));
+    }
+    let index = Index::build(entries);
+    let outcome = search(
+        &index,
+        SearchRequest::new("lint my pipeline against the rules"),
     );
+    assert_eq!(outcome.hits().len(), 5, "{}", render(&outcome));
+    assert_eq!(outcome.bindable(), ["lint_pipeline"]);
+    assert_eq!(outcome.weak().len(), 4);
+    let text = render(&outcome);
+    assert!(
+        text.contains("Bound for your next step: lint_pipeline\n"),
+        "{text}"
+    );
+    assert!(text.contains("Not bound, weaker matches: "), "{text}");
 }
 
 #[test]

@@ -29,9 +29,20 @@ impl Tools for ToolsService {
             n => usize::try_from(n).unwrap_or(usize::MAX),
         };
         let outcome = self.registry.search(&request.query, kind, limit);
+        let (explanation, explanation_json) = if request.explain {
+            let explained = self.registry.explain(&request.query, kind, limit);
+            (
+                codaris_index::render_explanation(&explained),
+                serde_json::to_string(&explained).unwrap_or_default(),
+            )
+        } else {
+            (String::new(), String::new())
+        };
         Ok(Response::new(v1::SearchToolsResponse {
             hits: outcome.hits().iter().map(search_hit).collect(),
             text: codaris_index::render(&outcome),
+            explanation,
+            explanation_json,
         }))
     }
 
@@ -83,6 +94,7 @@ fn search_hit(hit: &Hit) -> v1::SearchHit {
         slash: hit.slash.clone(),
         path: hit.path.clone().unwrap_or_default(),
         bindable: hit.bindable,
+        likely: hit.likely,
     }
 }
 
