@@ -102,8 +102,7 @@ pub async fn eval(
         }))?;
     } else {
         output::line(&format!(
-            "{}: {} mined from {} in {} ({})",
-            SET_NAME,
+            "mined {} from {} in {} of {}",
             plural(mined.lines.len(), "query", "queries"),
             plural(mined.searches, "search", "searches"),
             plural(mined.sessions, "session", "sessions"),
