@@ -142,6 +142,49 @@ fn eval_from_ledger_measures_the_searches_of_a_scripted_session() {
     ]));
     assert!(again.contains("\"queries\":2"), "{again}");
 
+    // Offline over a catalogue file, with the plain BM25 ranking beside it: each rank is the
+    // one `codaris tools search --catalog` gives.
+    let offline = json(&sandbox.cli(&[
+        "tools",
+        "eval",
+        "--from-ledger",
+        "--json",
+        "--catalog",
+        catalog,
+        "--baseline",
+    ]));
+    assert_eq!(offline["catalog"]["source"], catalog, "{offline:#}");
+    assert!(offline["sets"][0]["baseline"]["overall"].is_object());
+    let offline_rank = |query: &str, name: &str| {
+        let output = sandbox.cli(&[
+            "tools",
+            "search",
+            "--json",
+            "--limit",
+            "10",
+            "--catalog",
+            catalog,
+            query,
+        ]);
+        json(&output)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|hit| hit["name"] == name)
+            .map(|at| at as u64 + 1)
+    };
+    assert_eq!(
+        offline["sets"][0]["results"][1]["rank"],
+        json!(offline_rank(time, "background_list"))
+    );
+    // The daemon ranks with its own index only.
+    let output = sandbox.cli(&["tools", "eval", "--from-ledger", "--baseline"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "codaris: invalid --baseline: with --from-ledger it needs --catalog: the daemon ranks with its own index only\n"
+    );
+
     // For people: the model-written query stays on one line, its escapes shown as text.
     let text = ok(&sandbox.cli(&["tools", "eval", "--from-ledger"]));
     assert!(
