@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use codaris_agent::{BINDING_TURNS, Conversation, Event, SEARCH_TOOLS};
 use codaris_index::{KindFilter, QueryLine};
+use codaris_ledger::conversations_dir;
 use serde_json::Value;
 
 use crate::error::CliError;
@@ -177,7 +178,7 @@ fn searched(
     };
     let mut hits = listed_hits(query, output);
     for name in bound {
-        if !hits.contains(name) {
+        if is_name(name) && !hits.contains(name) {
             hits.push(name.clone());
         }
     }
@@ -213,13 +214,6 @@ fn is_name(name: &str) -> bool {
     !name.is_empty()
         && name.chars().count() <= MAX_NAME_CHARS
         && !name.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-/// Where the daemon of `ledger` (its sled directory) stores each session's conversation.
-pub fn conversations_dir(ledger: &Path) -> PathBuf {
-    let mut name = ledger.as_os_str().to_owned();
-    name.push(".conversations");
-    PathBuf::from(name)
 }
 
 /// Mines every conversation stored beside the ledger at `ledger`, in session order. A missing
