@@ -543,7 +543,8 @@ pub enum ToolsCommand {
         /// The name, as `codaris tools list` shows it
         name: String,
     },
-    /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style
+    /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style;
+    /// with --from-ledger, over the searches of your own sessions
     Eval(ToolsEvalArgs),
 }
 
