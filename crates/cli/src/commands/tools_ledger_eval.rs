@@ -131,6 +131,9 @@ fn write_queries(path: &Path, lines: &[QueryLine]) -> Result<(), CliError> {
 
 fn saved(path: Option<&Path>, queries: usize) -> Result<(), CliError> {
     match path {
+        Some(path) if queries == 0 => {
+            output::line(&format!("saved no queries to {}", path.display()))
+        }
         Some(path) => output::line(&format!(
             "saved {} to {} (measure them again with `codaris tools eval --catalog FILE --queries {}`)",
             plural(queries, "query", "queries"),
