@@ -45,6 +45,7 @@ mod research;
 mod run;
 mod sandbox;
 mod sandbox_git;
+mod search_ledger;
 mod search_withheld;
 mod seqera;
 mod services;

@@ -543,7 +543,8 @@ pub enum ToolsCommand {
         /// The name, as `codaris tools list` shows it
         name: String,
     },
-    /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style
+    /// Print recall@1/3/5 and MRR of the ranking over an evaluation set, overall and per style;
+    /// with --from-ledger, over the searches of your own sessions
     Eval(ToolsEvalArgs),
 }
 
@@ -576,12 +577,21 @@ pub struct ToolsSearchArgs {
 
 #[derive(Debug, Args)]
 pub struct ToolsEvalArgs {
-    /// Catalogue to rank over [default: the evaluation set built into codaris]
+    /// Catalogue to rank over [default: the evaluation set built into codaris; with
+    /// --from-ledger, the daemon's index]
     #[arg(long, value_name = "FILE.jsonl")]
     pub catalog: Option<PathBuf>,
     /// Queries with their acceptable answers [default: the built-in set]
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(long, value_name = "FILE.jsonl", conflicts_with = "from_ledger")]
     pub queries: Option<PathBuf>,
+    /// Measure on your own work: every search in the state directory's sessions that the model
+    /// followed with a call to one of its hits (within the turns its hits stay bound) becomes a
+    /// query whose answer is the name called
+    #[arg(long)]
+    pub from_ledger: bool,
+    /// With --from-ledger, also save the mined queries as a query file (for --queries)
+    #[arg(long, value_name = "FILE.jsonl", requires = "from_ledger")]
+    pub write: Option<PathBuf>,
     /// Also measure a plain BM25 ranking over name and description, side by side
     #[arg(long)]
     pub baseline: bool,

@@ -78,6 +78,9 @@ pub enum CliError {
         line: Option<usize>,
         reason: String,
     },
+    /// `codaris tools eval --from-ledger` on a state directory no daemon has used.
+    #[error("no ledger at {}: no daemon has run with this state directory (pass --state-dir)", path.display())]
+    NoLedgerToMine { path: PathBuf },
     #[error("no query in {} has acceptable answers (`relevant`), so there is nothing to measure", path.display())]
     NothingToMeasure { path: PathBuf },
     /// `--json` given to a command that has no JSON output: refused, never silently ignored.

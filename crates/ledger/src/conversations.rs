@@ -30,6 +30,14 @@ const MAX_KEY_LEN: usize = 64;
 /// Ends the name of a save not yet renamed into place (what a crash mid-save leaves).
 const PARTIAL: &str = ".partial";
 
+/// Where the documents of the ledger at `ledger` (its sled directory) are: read offline too,
+/// by `codaris tools eval --from-ledger`, which never opens the ledger itself.
+pub fn conversations_dir(ledger: &Path) -> PathBuf {
+    let mut name = ledger.as_os_str().to_owned();
+    name.push(".conversations");
+    PathBuf::from(name)
+}
+
 /// Session conversations, one document each.
 #[derive(Debug, Clone)]
 pub struct Conversations {
@@ -43,9 +51,7 @@ impl Conversations {
     /// short by a crash left behind; only the ledger's one owner (who holds sled's lock) calls
     /// this, so no save is running.
     pub(crate) fn open(ledger: &Path) -> Result<Self, LedgerError> {
-        let mut name = ledger.as_os_str().to_owned();
-        name.push(".conversations");
-        let dir = PathBuf::from(name);
+        let dir = conversations_dir(ledger);
         match std::fs::read_dir(&dir) {
             Ok(entries) => {
                 for entry in entries.flatten() {

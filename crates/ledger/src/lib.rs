@@ -63,7 +63,7 @@ pub use chain_log::MAGIC as CHAIN_MAGIC;
 pub use chain_log::StoredLink;
 pub use chain_log::read_chain_file;
 pub use chain_log::write_chain_file;
-pub use conversations::Conversations;
+pub use conversations::{Conversations, conversations_dir};
 pub use decision_log::MAGIC as DECISIONS_MAGIC;
 pub use decision_log::StoredDecision;
 pub use decision_log::read_decisions_file;

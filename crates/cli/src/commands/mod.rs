@@ -26,6 +26,8 @@ pub mod status;
 pub mod status_line;
 pub mod surface;
 pub mod tools;
+pub mod tools_ledger;
+pub mod tools_ledger_eval;
 pub mod undo;
 
 use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
@@ -119,7 +121,7 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 ToolsCommand::Disable { name } => {
                     tools::set_enabled(&target()?, autostart, json, name, false).await
                 }
-                ToolsCommand::Eval(args) => tools::eval(json, args),
+                ToolsCommand::Eval(args) => tools::eval(target, autostart, json, args).await,
             }
         }
         Command::Chat(mut args) => {

@@ -14,7 +14,7 @@ use codaris_proto::v1;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::Outcome;
+use super::{Outcome, tools_ledger_eval};
 use crate::cli::{ToolsEvalArgs, ToolsSearchArgs};
 use crate::client::{self, Target};
 use crate::error::CliError;
@@ -329,7 +329,21 @@ fn list_table(tools: &[v1::ToolInfo]) -> String {
     lines.join("\n")
 }
 
-pub fn eval(json: bool, args: ToolsEvalArgs) -> Result<Outcome, CliError> {
+/// `codaris tools eval`: the built-in set or given files, or (`--from-ledger`) the person's own
+/// searches.
+pub async fn eval(
+    target: impl FnOnce() -> Result<Target, CliError>,
+    autostart: bool,
+    json: bool,
+    args: ToolsEvalArgs,
+) -> Result<Outcome, CliError> {
+    if args.from_ledger {
+        return tools_ledger_eval::eval(&target()?, autostart, json, &args).await;
+    }
+    eval_files(json, args)
+}
+
+fn eval_files(json: bool, args: ToolsEvalArgs) -> Result<Outcome, CliError> {
     let (catalog_name, entries) = match &args.catalog {
         Some(path) => (
             path.display().to_string(),
@@ -393,14 +407,14 @@ fn built_in(name: &'static str, text: &str) -> Result<Vec<QueryLine>, CliError> 
 }
 
 /// One query set measured by the index and, when asked, by the baseline.
-struct SetResult {
-    name: String,
-    index: EvalReport,
-    baseline: Option<EvalReport>,
+pub(super) struct SetResult {
+    pub(super) name: String,
+    pub(super) index: EvalReport,
+    pub(super) baseline: Option<EvalReport>,
 }
 
 impl SetResult {
-    fn to_json(&self) -> Value {
+    pub(super) fn to_json(&self) -> Value {
         let report = |r: &EvalReport| json!({"overall": r.overall, "by_style": r.by_style});
         let mut value = json!({
             "name": self.name,
@@ -414,7 +428,7 @@ impl SetResult {
     }
 
     /// `recall@k` and MRR per style, the baseline's columns beside the index's.
-    fn table(&self, catalog: &str, catalog_size: usize) -> String {
+    pub(super) fn table(&self, catalog: &str, catalog_size: usize) -> String {
         let mut lines = vec![format!(
             "{}: {} over {} ({catalog})",
             self.name,
@@ -452,7 +466,7 @@ fn cells(m: &Metrics) -> String {
     )
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+pub(super) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -481,7 +495,7 @@ fn limit_arg(limit: Option<usize>) -> Result<usize, CliError> {
     }
 }
 
-fn read(path: &Path) -> Result<String, CliError> {
+pub(super) fn read(path: &Path) -> Result<String, CliError> {
     std::fs::read_to_string(path).map_err(|source| CliError::Read {
         path: path.to_path_buf(),
         source,
@@ -489,7 +503,7 @@ fn read(path: &Path) -> Result<String, CliError> {
 }
 
 /// A catalogue or query file error, as one line naming the file and the line.
-fn bad_line(what: &'static str, path: &Path, err: IndexError) -> CliError {
+pub(super) fn bad_line(what: &'static str, path: &Path, err: IndexError) -> CliError {
     let (line, reason) = match err {
         IndexError::CatalogLine { line, source } | IndexError::QueryLine { line, source } => {
             (Some(line), json_reason(&source))
