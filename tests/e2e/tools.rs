@@ -154,6 +154,8 @@ fn configured_skills_are_listed_and_searched() {
             "score": null,
             "description": "Exit codes of Nextflow tasks",
             "bindable": false,
+            "likely": true,
+            "bound": false,
             "slash": [],
             "path": path("references/exit-codes.md"),
         }])
@@ -205,4 +207,57 @@ fn configured_skills_are_listed_and_searched() {
     let output = sandbox.cli(&["daemon", "stop"]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(daemon.wait(Duration::from_secs(10)).success());
+}
+
+/// `--explain`, offline over a catalogue file and through a running daemon: the same reasons,
+/// and the bound line of the model's answer agrees with what the explanation says is bound.
+#[test]
+fn search_explains_its_ranking_offline_and_through_the_daemon() {
+    let sandbox = Sandbox::new();
+    let catalog = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crates/index/eval/catalog.jsonl"
+    );
+    let output = sandbox.cli(&[
+        "tools",
+        "search",
+        "--catalog",
+        catalog,
+        "--explain",
+        "lint",
+        "nextflow",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("Explaining \"lint nextflow\"\nQuery words:\n  lint → lint\n"),
+        "{text}"
+    );
+    assert!(text.contains("1. seqera__lint_nextflow [mcp] "), "{text}");
+    assert!(
+        text.contains("— not bound: read it with read_file"),
+        "{text}"
+    );
+
+    let _daemon = sandbox.start_daemon(&[]);
+    let output = sandbox.cli(&["tools", "search", "--json", "--explain", "read a file"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let answer = json(&output);
+    let explained = answer["explanation"]["hits"].as_array().unwrap();
+    assert_eq!(explained.len(), answer["hits"].as_array().unwrap().len());
+    let bound: Vec<&str> = explained
+        .iter()
+        .filter(|h| h["binding"] == "bound")
+        .map(|h| h["name"].as_str().unwrap())
+        .collect();
+    assert!(!bound.is_empty(), "{answer}");
+    let line = format!("Bound for your next step: {}", bound.join(", "));
+    assert!(
+        answer["text"].as_str().unwrap().lines().any(|l| l == line),
+        "{answer}"
+    );
+    for hit in answer["hits"].as_array().unwrap() {
+        let name = hit["name"].as_str().unwrap();
+        assert_eq!(hit["bound"], json!(bound.contains(&name)), "{name}");
+    }
 }

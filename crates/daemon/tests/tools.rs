@@ -49,6 +49,7 @@ async fn search(channel: Channel, query: &str, kind: &str) -> v1::SearchToolsRes
             query: query.to_owned(),
             kind: kind.to_owned(),
             limit: 0,
+            explain: false,
         })
         .await
         .unwrap()
@@ -304,6 +305,7 @@ async fn unknown_names_and_kinds_are_refused_with_a_sentence() {
             query: "lint".to_owned(),
             kind: "tools".to_owned(),
             limit: 0,
+            explain: false,
         })
         .await
         .unwrap_err();

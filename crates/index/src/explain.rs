@@ -41,8 +41,8 @@ pub struct QueryWord {
 pub struct Meaning {
     /// The index term (a stem).
     pub term: String,
-    /// `itself`, `synonym`, or `other form` (a spelling correction, a short form, two words
-    /// written as one).
+    /// `itself`, `synonym`, `spelling` (a correction or completion of a word the index lacks)
+    /// or `joined words` (two query words the index has as one).
     pub how: &'static str,
     /// The share of a match it is worth (1 for the word itself).
     pub weight: f32,
@@ -114,8 +114,11 @@ impl Searcher {
                             "itself"
                         } else if synonyms.is_some_and(|s| s.contains(&term)) {
                             "synonym"
+                        } else if own.is_none() {
+                            "spelling"
                         } else {
-                            "other form"
+                            // Two query words the index has as one (`screen shot`).
+                            "joined words"
                         };
                         let term_text = term_name(term);
                         (

@@ -8,5 +8,6 @@ mod all {
     pub mod common;
     mod determinism;
     mod eval;
+    mod explain;
     mod search;
 }

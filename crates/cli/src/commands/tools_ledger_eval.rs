@@ -215,6 +215,7 @@ async fn through_daemon(
                 query: line.query.clone(),
                 kind: line.kind.as_str().to_owned(),
                 limit: u32::try_from(EVAL_DEPTH).unwrap_or(u32::MAX),
+                explain: false,
             })
             .await?
             .into_inner();

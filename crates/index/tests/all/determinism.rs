@@ -70,3 +70,28 @@ proptest! {
         prop_assert_eq!(results(&Index::build(entries)), results(&Index::build(shuffled)));
     }
 }
+
+/// Two builds of the same catalogue answer every query of the unseen set identically: the same
+/// hits, scores and binding, and the same explanation.
+#[test]
+fn two_builds_of_one_catalogue_answer_alike() {
+    use codaris_index::{parse_catalog, parse_queries, render_explanation};
+    let text = super::common::UNSEEN_CATALOG;
+    let build = || Index::build(parse_catalog(text).expect("the unseen catalogue parses"));
+    let (a, b) = (build(), build());
+    let queries = parse_queries(super::common::UNSEEN_DEV).expect("the queries parse");
+    let (mut sa, mut sb) = (Searcher::new(), Searcher::new());
+    for q in &queries {
+        let request = SearchRequest::new(&q.query).limit(10);
+        assert_eq!(
+            sa.search(&a, &request),
+            sb.search(&b, &request),
+            "{}",
+            q.query
+        );
+        assert_eq!(
+            render_explanation(&sa.explain(&a, &request)),
+            render_explanation(&sb.explain(&b, &request)),
+        );
+    }
+}

@@ -99,8 +99,20 @@ fn the_unseen_set_scores_above_its_floor() {
     println!("bm25, unseen held-out:\n{base_held}");
     at_least("unseen dev", dev.overall, 0.63, 0.78, 0.71);
     at_least("unseen held-out", held.overall, 0.62, 0.78, 0.71);
-    at_least("unseen held-out typo", held.by_style["typo"], 0.85, 0.94, 0.9);
-    at_least("unseen held-out exact", held.by_style["exact"], 1.0, 1.0, 1.0);
+    at_least(
+        "unseen held-out typo",
+        held.by_style["typo"],
+        0.85,
+        0.94,
+        0.9,
+    );
+    at_least(
+        "unseen held-out exact",
+        held.by_style["exact"],
+        1.0,
+        1.0,
+        1.0,
+    );
     assert!(held.overall.mrr >= base_held.overall.mrr + 0.08);
 }
 
