@@ -66,7 +66,9 @@ impl ToolDef {
     }
 
     /// The title its annotations give (`annotations.title`), visible characters only and cut
-    /// at [`SEARCH_TEXT_MAX`]: search ranks it like a keyword.
+    /// at [`SEARCH_TEXT_MAX`]: search ranks it like a keyword. The top-level `title` of newer
+    /// servers is not read: it is not part of the pinned definition, so an approved server could
+    /// change it afterwards to climb searches, while the annotations are pinned.
     pub fn annotated_title(&self) -> Option<String> {
         self.annotations
             .as_ref()

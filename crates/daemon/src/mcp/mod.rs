@@ -715,3 +715,41 @@ fn program_exists(command: &str, cwd: Option<&std::path::Path>) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| runnable(&dir.join(command))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codaris_index::{Index, SearchRequest, Searcher};
+    use serde_json::json;
+
+    /// What a server publishes beside the description reaches search: the annotations' title
+    /// and the arguments' descriptions, so a word found only there finds the tool.
+    #[test]
+    fn a_tools_title_and_argument_descriptions_are_searched() {
+        let Ok(name) = codaris_mcp::ServerName::parse("tickets") else {
+            panic!("a valid server name");
+        };
+        let spec = ServerSpec::stdio(name, "tickets-server", Vec::new());
+        let tool = ToolDef {
+            name: "add_note".to_owned(),
+            description: "Add a note.".to_owned(),
+            input_schema: json!({"type": "object", "properties": {
+                "requester": {"type": "string", "description": "The customer waiting on the reply"}
+            }}),
+            output_schema: None,
+            annotations: Some(json!({"title": "Reply to a support request"})),
+        };
+        let entry = entry(&spec, &tool);
+        assert_eq!(entry.title.as_deref(), Some("Reply to a support request"));
+        assert_eq!(
+            entry.arg_descriptions,
+            ["The customer waiting on the reply"]
+        );
+        let index = Index::build(vec![entry]);
+        let mut searcher = Searcher::new();
+        for query in ["support request", "customer waiting"] {
+            let outcome = searcher.search(&index, &SearchRequest::new(query));
+            assert_eq!(outcome.bindable(), ["tickets__add_note"], "{query}");
+        }
+    }
+}
