@@ -20,7 +20,7 @@ fn the_demo_walks_every_step_and_replays_clean() {
     let text = stdout(&output);
     for needle in [
         // A search binds tools from the next round.
-        "Lean tools active: bound 13 tools to model (9 always-on, 0 forced, 4 found by search;",
+        "Lean tools active: bound 12 tools to model (9 always-on, 0 forced, 3 found by search;",
         "→ print_tree",
         // The fence, a card, a grant, the same read allowed by it.
         "✗ read_file refused (read_outside_fence)",

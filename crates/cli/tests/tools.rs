@@ -64,7 +64,14 @@ fn contract_lines(output: &Output) -> Vec<Value> {
 }
 
 fn hit(name: &str, kind: &str) -> Value {
-    json!({"name": name, "kind": kind, "score": "<score>"})
+    // Skills and references are never bound; tools are when they clear the relevance floor.
+    let bound = matches!(kind, "core" | "mcp");
+    json!({"name": name, "kind": kind, "score": "<score>", "bound": bound})
+}
+
+/// A tool a slash command gates: found, never bound.
+fn gated(name: &str, kind: &str) -> Value {
+    json!({"name": name, "kind": kind, "score": "<score>", "bound": false})
 }
 
 #[test]
@@ -89,7 +96,7 @@ fn one_query_as_json_is_one_contract_line() {
             "kind": "any",
             "hits": [
                 hit("seqera__lint_nextflow", "mcp"),
-                hit("lint_pipeline", "core"),
+                gated("lint_pipeline", "core"),
                 hit("nextflow-dsl2", "skill"),
                 hit("nextflow-dsl2/channels", "reference"),
             ],
