@@ -45,3 +45,51 @@ fn in_an_audit_turn_review_pipeline_is_named_withheld_and_never_bound() {
         "{last}"
     );
 }
+
+/// In an `/extend` turn the planner is withheld (an extension workspace keeps no session
+/// checklist): a search that finds it names it with the reason and never binds it, and the
+/// model's call to it is refused as withheld, never run.
+#[test]
+fn in_an_extend_turn_the_planner_is_named_withheld_and_never_bound() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let project = sandbox.root.path().join("pipeline");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("main.nf"), "workflow {}\n").unwrap();
+    let script = calls_script(&[
+        ("search_tools", json!({"query": "planner checklist"})),
+        (
+            "planner",
+            json!({"todos": [{"content": "x", "status": "pending"}]}),
+        ),
+    ]);
+    let output = sandbox.run_script(&project, &script, &[], "/extend add a trimming step");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let events = events(&output);
+    let result = |tool: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "tool_result" && e["tool"] == tool)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {tool} result in {events:?}"))
+    };
+    let answer = result("search_tools")["output"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(answer.contains("- planner"), "{answer}");
+    let bound_line = answer
+        .lines()
+        .find(|l| l.starts_with("Bound for your next step:"))
+        .unwrap();
+    assert!(!bound_line.contains("planner"), "{answer}");
+    assert!(
+        answer.contains(
+            "Withheld from this turn, so not bound: planner (is withheld in an extension workspace"
+        ),
+        "{answer}"
+    );
+    let call = result("planner");
+    assert_eq!(call["failed"], json!(true), "{call}");
+    assert_eq!(call["decision"]["code"], json!("tool_withheld"), "{call}");
+}
