@@ -12,7 +12,7 @@ use crate::binding::{BIND_FLOOR, MAX_BOUND};
 use crate::entry::Kind;
 use crate::index::{Index, split_name};
 use crate::request::{Hit, SearchOutcome, SearchRequest};
-use crate::search::{COVERAGE, NAME_BONUS, Searcher, TIER_BONUS, name_tiers};
+use crate::search::{COVERAGE, NAME_BONUS, Searcher, TIER_BONUS, name_tiers, words_that_can_match};
 use crate::stem::stem;
 use crate::text::{is_stop_word, words};
 
@@ -62,7 +62,7 @@ pub struct HitReasons {
     pub exact_name: Option<&'static str>,
     /// The query words it matched, with their points and fields.
     pub matched: Vec<WordMatch>,
-    /// How many of the query's words it matched, and of how many.
+    /// How many of the query's words it matched, and of how many could match anything.
     pub words_matched: usize,
     pub words_total: usize,
     /// The multiplier for matching only some of the words (1 when all match).
@@ -217,8 +217,8 @@ fn hit_reasons(
             });
         }
     }
-    let total = groups.len().max(1);
-    let cover = matched.len() as f32 / total as f32;
+    let total = words_that_can_match(groups);
+    let cover = matched.len() as f32 / total.max(1) as f32;
     HitReasons {
         name: hit.name.clone(),
         kind: hit.kind,
@@ -230,7 +230,7 @@ fn hit_reasons(
             _ => None,
         },
         words_matched: matched.len(),
-        words_total: groups.len(),
+        words_total: total,
         matched,
         coverage: 1.0 - COVERAGE + COVERAGE * cover,
         name_bonus: 1.0 + NAME_BONUS * named.min(1.0),

@@ -85,7 +85,7 @@ impl Searcher {
         self.tier.resize(n, 0);
         self.mark_tiers(index, query);
         let groups = self.query_words(index, query);
-        let group_count = groups.len().max(1) as f32;
+        let group_count = words_that_can_match(&groups).max(1) as f32;
         for (_, alternatives) in &groups {
             self.score_word(index, alternatives);
         }
@@ -323,6 +323,12 @@ pub(crate) fn name_tiers(index: &Index, query: &str, mut mark: impl FnMut(u32, u
             mark(doc, 1);
         }
     }
+}
+
+/// How many query words can match anything: a word the index has nothing for (a number, a
+/// name) cannot tell entries apart, so it does not count against the ones that match the rest.
+pub(crate) fn words_that_can_match(groups: &[(String, Alternatives)]) -> usize {
+    groups.iter().filter(|(_, a)| !a.is_empty()).count()
 }
 
 /// The query with every link replaced by the word `url`: a pasted address says the request is

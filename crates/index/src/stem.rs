@@ -29,10 +29,29 @@ pub(crate) fn stem(word: &str) -> String {
     w
 }
 
-/// Words ending in `s` that are not plurals, so the rules would fold them into another word
-/// (`news` into `new`, which is a synonym of `create`).
+/// Words the rules would fold into a different word: ones ending in `s` that are not plurals
+/// (`news` into `new`, a synonym of `create`), and ones ending in `er` that are not someone or
+/// something that does their stem (`container` is not what `contain`s, `header` not `head`,
+/// `customer` not `custom`).
 const KEPT: &[&str] = &[
-    "news", "alias", "canvas", "atlas", "bias", "series", "species",
+    "news",
+    "alias",
+    "canvas",
+    "atlas",
+    "bias",
+    "series",
+    "species",
+    "customer",
+    "container",
+    "header",
+    "folder",
+    "docker",
+    "number",
+    "letter",
+    "matter",
+    "poster",
+    "corner",
+    "shower",
 ];
 
 fn has_vowel(s: &str) -> bool {
@@ -135,6 +154,20 @@ mod tests {
         same(&["screenshot", "screenshots"]);
         same(&["stop", "stopped", "stopping"]);
         same(&["install", "installing", "installed"]);
+    }
+
+    #[test]
+    fn words_that_only_look_derived_stay_whole() {
+        for (word, other) in [
+            ("news", "new"),
+            ("customer", "custom"),
+            ("container", "contain"),
+            ("header", "head"),
+        ] {
+            assert_ne!(stem(word), stem(other), "{word} folded into {other}");
+        }
+        // Agent nouns still meet their verbs.
+        same(&["lint", "linter"]);
     }
 
     #[test]
