@@ -143,3 +143,31 @@ fn the_unseen_catalogue_is_real_and_new() {
         }
     }
 }
+
+/// The held-out queries are frozen: the old held-out set as history, the unseen set's held-out
+/// part because it was written before any ranking change and must never be edited to fit one.
+/// Changing either file fails here; a new set goes in a new file.
+const HOLDOUT_LEN: usize = 14742;
+const HOLDOUT_FNV: u64 = 0xb4d90603ec18b062;
+const UNSEEN_LEN: usize = 36058;
+const UNSEEN_FNV: u64 = 0xea51af4f0e8199f9;
+
+#[test]
+fn the_held_out_queries_are_frozen() {
+    // FNV-1a, 64 bits: stable across Rust versions, unlike the standard hasher.
+    let fnv = |text: &str| {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    assert_eq!(
+        (HOLDOUT.len(), fnv(HOLDOUT)),
+        (HOLDOUT_LEN, HOLDOUT_FNV),
+        "holdout.jsonl changed"
+    );
+    assert_eq!(
+        (UNSEEN_HELD_OUT.len(), fnv(UNSEEN_HELD_OUT)),
+        (UNSEEN_LEN, UNSEEN_FNV),
+        "unseen/queries.jsonl changed"
+    );
+}
