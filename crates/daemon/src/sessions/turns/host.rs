@@ -37,6 +37,8 @@ pub struct DaemonHost {
     /// The turn's `turn_ended`, held back until the turn is sealed and kept
     /// ([`DaemonHost::release_end`]).
     held_end: std::sync::Mutex<Option<v1::turn_event::Event>>,
+    /// The model a `switch_model` call of this turn switched to, asked from the next request.
+    switched: std::sync::Mutex<Option<Arc<dyn codaris_agent::ModelProvider>>>,
 }
 
 impl DaemonHost {
@@ -58,6 +60,7 @@ impl DaemonHost {
             index,
             checkpoint,
             held_end: std::sync::Mutex::new(None),
+            switched: std::sync::Mutex::new(None),
         }
     }
 
@@ -542,6 +545,18 @@ impl TurnHost for DaemonHost {
                             "plan_exit: the session stays in plan mode: {err}"
                         ));
                     }
+                    if let Some(switch) = &builtin.switch_model {
+                        let switched =
+                            super::switch::switch_model(&self.turns, &self.session, switch);
+                        if let Some(provider) = switched.provider {
+                            *self
+                                .switched
+                                .lock()
+                                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                                Some(provider);
+                        }
+                        run = switched.run;
+                    }
                     run
                 }
                 None => match permit.tool() {
@@ -613,6 +628,13 @@ impl TurnHost for DaemonHost {
             super::model::provider_for(&named, &self.turns.providers.current())
                 .map_err(|err| err.to_string())
         })
+    }
+
+    fn switched_model(&self) -> Option<Arc<dyn codaris_agent::ModelProvider>> {
+        self.switched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn emit(&self, event: TurnEvent) {
