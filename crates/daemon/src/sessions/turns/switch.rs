@@ -6,31 +6,29 @@
 //! The turn's next request goes to the new model either way: the turn's host hands it to the
 //! loop ([`codaris_agent::TurnHost::switched_model`]).
 
-use std::sync::Arc;
-
-use codaris_agent::{ModelProvider, ProviderChoice, ProviderKind, ToolRun};
+use codaris_agent::{ProviderChoice, ProviderKind, ToolRun};
 use codaris_catalogue::Reasoning;
 use codaris_tools::{ModelSwitch, SwitchScope};
 
 use super::model::{model_for, model_named};
 use super::services::Services;
-use super::session::Session;
+use super::session::{Model, Session};
 use crate::sessions::store::SessionRecord;
 
 const TOOL: &str = "switch_model";
 
-/// What a switch did: the model's answer, and the provider the turn's next request goes to
+/// What a switch did: the model's answer, and the model the turn's next request goes to
 /// (`None`: the turn keeps the one it has).
 pub(super) struct Switched {
     pub run: ToolRun,
-    pub provider: Option<Arc<dyn ModelProvider>>,
+    pub model: Option<Model>,
 }
 
 impl Switched {
     fn refused(why: impl std::fmt::Display) -> Self {
         Switched {
             run: ToolRun::error(format!("{TOOL}: {why}")),
-            provider: None,
+            model: None,
         }
     }
 }
@@ -133,7 +131,7 @@ pub(super) fn switch_model(
             output: answer,
             ..ToolRun::default()
         },
-        provider: built.map(|b| b.provider),
+        model: built,
     }
 }
 
