@@ -8,7 +8,8 @@
 //! The model is a stand-in for OpenAI's Chat Completions on loopback that records each
 //! request's `model` and `reasoning_effort`, and answers by where the turn is: its first
 //! request searches for the tool, its second calls it with the arguments the prompt carries
-//! after `switch `, any later one (or a prompt without `switch `) answers in text.
+//! after `switch `, a third reads the file named after ` then read ` when there is one, any
+//! later one (or a prompt without `switch `) answers in text.
 
 use codaris_test_support::fake_http::{FakeHttp, Reply, Seen};
 use codaris_test_support::sandbox::{Sandbox, events, json, stderr};
@@ -56,12 +57,17 @@ fn answer(body: &Value) -> Reply {
             .filter(|m| m["role"] == "assistant")
             .count()
     });
+    let (prompt, read) = match prompt.split_once(" then read ") {
+        Some((prompt, path)) => (prompt, Some(path)),
+        None => (prompt, None),
+    };
     let switch = prompt
         .strip_prefix("switch ")
         .and_then(|args| serde_json::from_str::<Value>(args).ok());
-    match (switch, answered) {
-        (Some(_), 0) => call("search_tools", &json!({"query": "switch to another model"})),
-        (Some(args), 1) => call("switch_model", &args),
+    match (switch, answered, read) {
+        (Some(_), 0, _) => call("search_tools", &json!({"query": "switch to another model"})),
+        (Some(args), 1, _) => call("switch_model", &args),
+        (Some(_), 2, Some(path)) => call("read_file", &json!({"path": path})),
         _ => streamed(json!({"role": "assistant", "content": "done"}), "stop"),
     }
 }
@@ -271,4 +277,62 @@ fn the_scripted_provider_says_what_it_cannot_switch() {
     let listed = json(&sandbox.cli(&["sessions", "--json"]));
     assert_eq!(listed[0]["model"], "model-alpha", "{listed}");
     assert_eq!(listed[0]["reasoning"], Value::Null, "{listed}");
+}
+
+/// A 1x1 PNG, 70 bytes.
+const PNG: [u8; 70] = [
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4,
+    0x89, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0x64, 0x60, 0xf8, 0x5f,
+    0x0f, 0x00, 0x02, 0x87, 0x01, 0x80, 0xeb, 0x47, 0xba, 0x92, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+    0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// The session's model takes pictures; the one this turn switched to does not, so a picture
+/// read after the switch is refused it, and the next turn's model is sent it again.
+#[test]
+fn a_turn_switched_to_a_model_without_pictures_is_not_sent_them() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config(
+        "[[models]]\nname = \"model-alpha\"\nmultimodal = true\n\n[[models]]\nname = \"vendor/model-beta\"\n",
+    );
+    let _daemon = sandbox.start_daemon(&[]);
+    // In a project of its own: the sandbox's root holds the home directory, which is no root.
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let png = proj.join("dot.png");
+    std::fs::write(&png, PNG).unwrap();
+    let server = fake_openai();
+    let switch = format!(
+        r#"switch {{"model": "beta", "scope": "turn"}} then read {}"#,
+        png.display()
+    );
+    let events = run(
+        &sandbox,
+        &server,
+        &["--cwd", proj.to_str().unwrap()],
+        &[&switch, "and now?"],
+    );
+    let read = results_of(&events, "read_file");
+    assert_eq!(read.len(), 1, "{events:?}");
+    assert_eq!(read[0]["failed"], true, "{}", read[0]);
+    assert!(
+        read[0]["output"]
+            .as_str()
+            .unwrap()
+            .contains("the model `vendor/model-beta` does not take pictures"),
+        "{}",
+        read[0]
+    );
+    let bodies: Vec<String> = server
+        .seen()
+        .iter()
+        .filter(|seen| seen.path() == "/v1/chat/completions")
+        .filter_map(Seen::json)
+        .map(|body| body.to_string())
+        .collect();
+    assert!(
+        bodies.iter().all(|b| !b.contains("image_url")),
+        "{bodies:?}"
+    );
 }
