@@ -160,6 +160,15 @@ fn a_switch_for_the_turn_asks_the_new_model_until_the_turn_ends() {
     );
     // Search, switch, the answer after the switch; then the next turn on the session's model.
     assert_eq!(asked(&server), [alpha(), alpha(), beta(None), alpha()]);
+    // The system prompt tells the model when it may switch.
+    let first = server.seen()[0].json().unwrap();
+    assert!(
+        first["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("(switch_model) only when the person asks for it"),
+        "{first}"
+    );
 }
 
 #[test]
