@@ -51,6 +51,7 @@ mod seqera;
 mod services;
 mod sessions;
 mod setup;
+mod switch_model;
 mod tcp;
 mod telemetry;
 mod tools;

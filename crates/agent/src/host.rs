@@ -214,4 +214,10 @@ pub trait TurnHost: Send + Sync {
     ) -> HostFuture<'a, Result<Box<dyn ModelProvider>, String>> {
         Box::pin(async move { Err(format!("no configured model matches `{model}`")) })
     }
+    /// The model this turn's next request goes to when a `switch_model` call changed it (for
+    /// the session or for this turn); `None` keeps the one the turn started with. Read before
+    /// every request.
+    fn switched_model(&self) -> Option<Arc<dyn ModelProvider>> {
+        None
+    }
 }

@@ -197,6 +197,9 @@ async fn rounds<H: TurnHost>(
     (usage, context): (&mut Usage, &mut Option<ContextShare>),
 ) -> (EndReason, Option<TurnError>) {
     for round in 0..config.max_rounds {
+        // A `switch_model` call counts from the next request on.
+        let switched = host.switched_model();
+        let provider: &dyn ModelProvider = switched.as_deref().unwrap_or(provider);
         // Read every round: a tool switched off mid-turn is gone from the next round.
         let registry = host.index().registry();
         state.switch_off(&registry);

@@ -69,6 +69,7 @@ pub static ALL: &[CatalogueEntry] = &[
     plans::PLAN_READ,
     plans::PLAN_EXIT,
     session::SESSION_DESCRIBE,
+    session::SWITCH_MODEL,
     shell::RUN_COMMAND,
     shell::BACKGROUND_LIST,
     shell::BACKGROUND_OUTPUT,

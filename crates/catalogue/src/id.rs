@@ -87,7 +87,7 @@ builtin_tools! {
     CodarisDocsSearch = "codaris_docs_search" => None,
     CodarisDocsRead = "codaris_docs_read" => None,
     SpawnAgent = "spawn_agent" => None,
-    SwitchModel = "switch_model" => None,
+    SwitchModel = "switch_model" => Some(&session::SWITCH_MODEL),
     PlanWrite = "plan_write" => Some(&plans::PLAN_WRITE),
     PlanList = "plan_list" => Some(&plans::PLAN_LIST),
     PlanRead = "plan_read" => Some(&plans::PLAN_READ),

@@ -157,7 +157,7 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     t(B::CodarisDocsSearch, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::CodarisDocsRead, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::SpawnAgent, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t(B::SwitchModel, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::SwitchModel, C::None, ReadOnly, NO_PATHS, M::ALL).withheld(Withholding::Subagent),
     // Design plans live in the session bundle, not the workspace.
     t(B::PlanWrite, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
     t(B::PlanList, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),

@@ -344,6 +344,7 @@ fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> 
         }
         Withholding::ExtensionWorkspace if task.extension => Some(Withholding::ExtensionWorkspace),
         Withholding::MemoryChild => Some(Withholding::MemoryChild),
+        Withholding::Subagent if task.subagent => Some(Withholding::Subagent),
         _ => None,
     }
 }

@@ -177,6 +177,9 @@ pub enum Withholding {
     ExtensionWorkspace,
     /// The tool belongs to the memory subagent; the main model never calls it.
     MemoryChild,
+    /// The task is a subagent's ([`crate::Task::subagent`]): the tool acts for the person in
+    /// front of the session (`switch_model`), whom a child does not have.
+    Subagent,
 }
 
 impl Withholding {
@@ -194,6 +197,9 @@ impl Withholding {
                 "is withheld in an extension workspace; keep the checklist in your reply instead"
             }
             Withholding::MemoryChild => "belongs to the memory subagent and cannot be called here",
+            Withholding::Subagent => {
+                "is never offered to a subagent; say in your report what the parent should change"
+            }
         }
     }
 }

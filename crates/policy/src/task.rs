@@ -210,6 +210,11 @@ pub struct Task {
     /// True in an extension workspace, which has no session checklist.
     #[serde(default)]
     pub extension: bool,
+    /// True in a subagent's session (a child another session spawned): the tools withheld
+    /// from a subagent ([`crate::Withholding::Subagent`]) are neither offered nor run. The
+    /// daemon sets it from the session's kind; absent (false) in every task before children.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subagent: bool,
     /// Container registries the operator lets built images be pushed to (`[seqera]
     /// registries`); a `push` class call naming any other is refused. Absent when none.
     #[serde(

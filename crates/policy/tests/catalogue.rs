@@ -65,3 +65,38 @@ fn the_registration_order_lists_every_catalogued_tool_once() {
         .collect();
     assert_eq!(listed, catalogued);
 }
+
+/// `switch_model` acts for the person in front of the session: a subagent's task (a child
+/// session) is never offered it, and a call it makes anyway is refused as withheld, in every
+/// mode; any other task is offered it in agent, plan and ask.
+#[test]
+fn switch_model_is_withheld_from_a_subagent_and_offered_otherwise() {
+    use codaris_policy::{Code, HeldBack, Task, Verdict, Withholding, held_back};
+    for activity in ["agent", "plan", "ask"] {
+        let task = |subagent: bool| serde_json::json!({"cwd": "/w", "activity": activity, "subagent": subagent});
+        let decision = crate::support::decide(serde_json::json!({
+            "tool": "switch_model", "args": {"model": "gpt-5", "scope": "turn"}, "task": task(true)}));
+        assert_eq!(decision.verdict, Verdict::Deny, "{activity}");
+        assert_eq!(decision.code, Code::ToolWithheld, "{activity}");
+        assert!(
+            decision.sentence.contains("never offered to a subagent"),
+            "{}",
+            decision.sentence
+        );
+        let child: Task = serde_json::from_value(task(true)).unwrap();
+        assert_eq!(
+            held_back("switch_model", None, &child),
+            Some(HeldBack::Withheld(Withholding::Subagent))
+        );
+        let parent: Task = serde_json::from_value(task(false)).unwrap();
+        assert_eq!(held_back("switch_model", None, &parent), None, "{activity}");
+        let allowed = crate::support::decide(serde_json::json!({
+            "tool": "switch_model", "args": {"model": "gpt-5"}, "task": task(false)}));
+        assert_eq!(
+            allowed.verdict,
+            Verdict::Allow,
+            "{activity}: {}",
+            allowed.sentence
+        );
+    }
+}

@@ -28,6 +28,9 @@ pub struct ToolOutput {
     /// The call asks the daemon to take the session out of plan mode (`plan_exit`, once the
     /// person agreed on its card); the daemon owns sessions and carries the switch out.
     pub leaves_plan_mode: bool,
+    /// The call asks the daemon to switch the session's model (`switch_model`); the daemon
+    /// owns sessions and their models, carries the switch out and answers with what it did.
+    pub switch_model: Option<crate::switch_model::ModelSwitch>,
 }
 
 impl ToolOutput {
@@ -36,6 +39,7 @@ impl ToolOutput {
             content: vec![Content::Text(text.into())],
             session_cwd: None,
             leaves_plan_mode: false,
+            switch_model: None,
         }
     }
 

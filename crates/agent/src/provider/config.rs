@@ -222,6 +222,10 @@ pub struct ProviderConfig {
     /// The output cap of every answer whose request sets none ([`DEFAULT_MAX_OUTPUT_TOKENS`]
     /// unless configured); at least 1.
     pub max_output_tokens: u32,
+    /// The reasoning level the session set (`switch_model`): sent as `reasoning_effort` to
+    /// Chat Completions; the Anthropic route has no setting for it (its extended thinking is
+    /// not sent), so it is not read there. `None`: the model's own.
+    pub reasoning: Option<codaris_catalogue::Reasoning>,
 }
 
 impl ProviderConfig {
@@ -235,7 +239,15 @@ impl ProviderConfig {
             timeouts: Timeouts::default(),
             retry: RetryPolicy::default(),
             max_output_tokens: DEFAULT_MAX_OUTPUT_TOKENS,
+            reasoning: None,
         }
+    }
+
+    /// The same config with a reasoning level (see [`ProviderConfig::reasoning`]).
+    #[must_use]
+    pub fn with_reasoning(mut self, reasoning: Option<codaris_catalogue::Reasoning>) -> Self {
+        self.reasoning = reasoning;
+        self
     }
 
     /// The same config with another output cap (0 is taken as 1: a cap of nothing is no answer).

@@ -337,3 +337,21 @@ fn ask_mode_never_sends_an_mcp_tool_a_search_found() {
     assert!(!s.tools.contains(&mcp.to_owned()), "{:?}", s.tools);
     assert!(s.held_back.contains(&mcp.to_owned()), "{:?}", s.held_back);
 }
+
+/// A subagent's task (a child session) is never offered `switch_model`, even found by a
+/// search; the person's own session is.
+#[test]
+fn a_subagent_is_never_offered_switch_model_even_when_it_searched_for_it() {
+    let history = vec![Event::user("go"), search("s", &["switch_model"])];
+    let mut child = Task::new("/w");
+    child.subagent = true;
+    let st = TurnState::new(TurnPlan::from_message("go"), child, true);
+    let s = surface(&history, &st, &registry());
+    assert!(found(&s).is_empty(), "{:?}", s.tools);
+    assert_eq!(s.held_back, ["switch_model"]);
+    let own = TurnState::new(TurnPlan::from_message("go"), Task::new("/w"), true);
+    assert_eq!(
+        found(&surface(&history, &own, &registry())),
+        ["switch_model"]
+    );
+}

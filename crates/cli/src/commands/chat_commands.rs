@@ -283,7 +283,16 @@ fn status_lines(session: &v1::Session) -> Vec<String> {
         ),
         format!("cwd       {}", session.cwd),
         format!("provider  {}", session.provider),
-        format!("model     {}", model_name(session)),
+        // A level `switch_model` set rides on the model's line; none: the model's own.
+        if session.reasoning.is_empty() {
+            format!("model     {}", model_name(session))
+        } else {
+            format!(
+                "model     {} (reasoning {})",
+                model_name(session),
+                session.reasoning
+            )
+        },
         format!(
             "mode      {} (operating) · {} (permission)",
             activity_name(session.activity),
@@ -449,6 +458,22 @@ mod tests {
                 "model     (the provider's own)",
                 "mode      plan (operating) · bypass (permission)",
             ]
+        );
+    }
+
+    #[test]
+    fn status_shows_the_model_and_reasoning_level_a_switch_left() {
+        let session = v1::Session {
+            id: "s000005".to_owned(),
+            provider: "openai".to_owned(),
+            model: "gpt-5-mini".to_owned(),
+            reasoning: "high".to_owned(),
+            ..Default::default()
+        };
+        assert!(
+            status_lines(&session).contains(&"model     gpt-5-mini (reasoning high)".to_owned()),
+            "{:?}",
+            status_lines(&session)
         );
     }
 }

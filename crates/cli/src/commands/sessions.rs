@@ -243,6 +243,8 @@ pub fn to_json(session: &v1::Session) -> Value {
         "created_at_ms": ms_of(session.created_at.as_ref()),
         "provider": session.provider,
         "model": (!session.model.is_empty()).then_some(&session.model),
+        // Added after the contract was pinned: the level `switch_model` set, else null.
+        "reasoning": (!session.reasoning.is_empty()).then_some(&session.reasoning),
         "activity": activity_name(session.activity),
         "permission_mode": permission_mode_name(session.permission_mode),
     })
@@ -387,7 +389,7 @@ mod tests {
             to_json(&old),
             json!({"id": "s000001", "title": "", "tags": [], "cwd": "/w/p", "state": "active", "turns": 2,
                    "last_activity_ms": 1000, "created_at_ms": 1000, "provider": "scripted",
-                   "model": null, "activity": "agent", "permission_mode": "ask"})
+                   "model": null, "reasoning": null, "activity": "agent", "permission_mode": "ask"})
         );
     }
 

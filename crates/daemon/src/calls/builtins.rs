@@ -143,6 +143,7 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::filing::SessionDescribe::new(
             filing,
         )));
+        tools.push(Arc::new(codaris_tools::SwitchModel));
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -285,6 +286,7 @@ impl Builtins {
                 },
                 session_cwd: None,
                 leaves_plan_mode: false,
+                switch_model: None,
             });
         }
         let mut ctx = context(session_id, permit.place(), permit.opened());
@@ -292,10 +294,12 @@ impl Builtins {
         ctx.read = permit.read().clone();
         let mut session_cwd = None;
         let mut leaves_plan_mode = false;
+        let mut switch_model = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
                 session_cwd = output.session_cwd.clone();
                 leaves_plan_mode = output.leaves_plan_mode;
+                switch_model = output.switch_model.clone();
                 run_of(name, args, output, pictures)
             }
             Err(ToolError::Model { message }) => ToolRun {
@@ -316,6 +320,7 @@ impl Builtins {
             run,
             session_cwd,
             leaves_plan_mode,
+            switch_model,
         })
     }
 }
@@ -539,6 +544,9 @@ pub struct BuiltinRun {
     pub session_cwd: Option<PathBuf>,
     /// The person agreed on `plan_exit`'s card: the session leaves plan mode.
     pub leaves_plan_mode: bool,
+    /// `switch_model` asked for another model or reasoning level; the turn's host carries it
+    /// out and answers in place of `run`.
+    pub switch_model: Option<codaris_tools::ModelSwitch>,
 }
 
 /// What the model gets for a tool's output: its text, and its pictures as `pictures` says.
@@ -709,6 +717,7 @@ mod tests {
         ToolOutput {
             session_cwd: None,
             leaves_plan_mode: false,
+            switch_model: None,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {

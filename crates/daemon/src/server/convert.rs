@@ -87,6 +87,10 @@ impl From<SessionRecord> for v1::Session {
                 })
                 .collect(),
             tags: record.tags,
+            reasoning: record
+                .reasoning
+                .map(|level| level.as_str().to_owned())
+                .unwrap_or_default(),
         }
     }
 }

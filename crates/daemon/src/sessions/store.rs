@@ -66,6 +66,10 @@ pub struct SessionRecord {
     /// ([`codaris_tools::filing`]); absent from records written before tags were kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The reasoning level `switch_model` set for the session; `None`: the model's own.
+    /// Absent from records written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<codaris_catalogue::Reasoning>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
@@ -234,6 +238,7 @@ impl SessionStore {
             base_url: new.base_url,
             instructions: new.instructions,
             tags: Vec::new(),
+            reasoning: None,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {

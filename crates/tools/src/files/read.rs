@@ -151,6 +151,7 @@ fn image(
     Ok(ToolOutput {
         session_cwd: None,
         leaves_plan_mode: false,
+        switch_model: None,
         content: vec![
             Content::Text(format!(
                 "`{}`: {media_type}, {}x{}{note}",

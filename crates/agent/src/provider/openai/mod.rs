@@ -20,6 +20,7 @@ pub struct OpenAiProvider {
     endpoint: String,
     max_output_tokens: u32,
     cap_field: CapField,
+    reasoning_effort: Option<&'static str>,
 }
 
 impl OpenAiProvider {
@@ -31,16 +32,18 @@ impl OpenAiProvider {
             endpoint,
             max_output_tokens: config.max_output_tokens,
             cap_field: CapField::for_base_url(&config.base_url),
+            reasoning_effort: config.reasoning.and_then(reasoning_effort),
         })
     }
 
     fn prepare(&self, request: &ModelRequest) -> Result<Prepared, ProviderError> {
-        let body = request::body(
+        let mut body = request::body(
             &self.transport.origin.model,
             request,
             self.max_output_tokens,
             self.cap_field,
         );
+        body.reasoning_effort = self.reasoning_effort;
         let mut prepared = self.transport.prepare(&self.endpoint, &body)?;
         let headers = &mut prepared.headers;
         if let Some(key) = self
@@ -52,6 +55,15 @@ impl OpenAiProvider {
             headers.insert(AUTHORIZATION, key);
         }
         Ok(prepared)
+    }
+}
+
+/// The `reasoning_effort` a level is sent as; the model's own level sends none.
+fn reasoning_effort(level: codaris_catalogue::Reasoning) -> Option<&'static str> {
+    use codaris_catalogue::Reasoning;
+    match level {
+        Reasoning::Low | Reasoning::Medium | Reasoning::High => Some(level.as_str()),
+        Reasoning::Default => None,
     }
 }
 

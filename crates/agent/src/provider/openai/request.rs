@@ -27,6 +27,10 @@ pub(crate) struct Body<'a> {
     /// models (o-series, GPT-5) and deprecated it for the others.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
+    /// How hard a reasoning model thinks (`low`, `medium`, `high`), when the session set a
+    /// level (`switch_model`'s `reasoning`); absent, the model's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reasoning_effort: Option<&'static str>,
     stream: bool,
     stream_options: StreamOptions,
 }
@@ -166,6 +170,7 @@ pub(crate) fn body<'a>(
         tools,
         max_tokens: (field == CapField::MaxTokens).then_some(cap),
         max_completion_tokens: (field == CapField::MaxCompletionTokens).then_some(cap),
+        reasoning_effort: None,
         stream: true,
         stream_options: StreamOptions {
             include_usage: true,

@@ -133,6 +133,7 @@ impl FakeServer {
                 max_retry_after: Duration::from_secs(5),
             },
             max_output_tokens: crate::provider::DEFAULT_MAX_OUTPUT_TOKENS,
+            reasoning: None,
         }
     }
 }

@@ -37,6 +37,9 @@ pub struct DaemonHost {
     /// The turn's `turn_ended`, held back until the turn is sealed and kept
     /// ([`DaemonHost::release_end`]).
     held_end: std::sync::Mutex<Option<v1::turn_event::Event>>,
+    /// The model a `switch_model` call of this turn switched to, asked from the next request
+    /// and shown pictures as it takes them.
+    switched: std::sync::Mutex<Option<super::session::Model>>,
 }
 
 impl DaemonHost {
@@ -58,11 +61,27 @@ impl DaemonHost {
             index,
             checkpoint,
             held_end: std::sync::Mutex::new(None),
+            switched: std::sync::Mutex::new(None),
         }
     }
 
     fn session_id(&self) -> &str {
         self.session.id().as_str()
+    }
+
+    fn switched(&self) -> std::sync::MutexGuard<'_, Option<super::session::Model>> {
+        self.switched
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What the model this turn asks now does with pictures: the switched one's, else the
+    /// session's.
+    fn pictures(&self) -> crate::calls::builtins::Pictures {
+        match self.switched().as_ref() {
+            Some(model) => model.pictures.clone(),
+            None => self.session.pictures(),
+        }
     }
 
     /// Reports that the turn was cancelled.
@@ -523,7 +542,7 @@ impl TurnHost for DaemonHost {
                 .run(
                     self.session_id(),
                     &permit,
-                    &self.session.pictures(),
+                    &self.pictures(),
                     progress,
                     Some(&self.checkpoint),
                 )
@@ -542,18 +561,21 @@ impl TurnHost for DaemonHost {
                             "plan_exit: the session stays in plan mode: {err}"
                         ));
                     }
+                    if let Some(switch) = &builtin.switch_model {
+                        let switched =
+                            super::switch::switch_model(&self.turns, &self.session, switch);
+                        if let Some(model) = switched.model {
+                            *self.switched() = Some(model);
+                        }
+                        run = switched.run;
+                    }
                     run
                 }
                 None => match permit.tool() {
                     ToolId::Mcp(called) => {
                         self.turns
                             .mcp
-                            .run(
-                                called,
-                                permit.args(),
-                                &permit.task().cwd,
-                                &self.session.pictures(),
-                            )
+                            .run(called, permit.args(), &permit.task().cwd, &self.pictures())
                             .await
                     }
                     other => ToolRun::error(format!("`{other}` is not available in this codarisd")),
@@ -613,6 +635,10 @@ impl TurnHost for DaemonHost {
             super::model::provider_for(&named, &self.turns.providers.current())
                 .map_err(|err| err.to_string())
         })
+    }
+
+    fn switched_model(&self) -> Option<Arc<dyn codaris_agent::ModelProvider>> {
+        self.switched().as_ref().map(|model| model.provider.clone())
     }
 
     fn emit(&self, event: TurnEvent) {

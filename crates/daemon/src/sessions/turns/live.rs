@@ -49,7 +49,8 @@ pub(super) const ENDING_TURN_GRACE: std::time::Duration = std::time::Duration::f
 
 const SYSTEM_PROMPT: &str = "You are Codaris, an agent for building and running bioinformatics pipelines and code. \
 Use the tools you are given. When no bound tool fits, call search_tools with what you need in plain words; never guess a tool name. \
-A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability.";
+A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability. \
+Change the model or the reasoning level (switch_model) only when the person asks for it.";
 
 /// The live sessions and their turns, shared by the gRPC handlers; [`Services`] (reached
 /// through `Deref`) is what the turns use.
@@ -461,6 +462,9 @@ impl Turns {
             // Nothing in it but the session's own workspace is open to any tool.
             state_dir: Some(display(&self.config.state_dir)),
             push_registries: self.config.seqera.registries.clone(),
+            // `subagent` stays false: every session here is a person's. A child session (one
+            // `spawn_agent` starts) sets it from its record, and the policy then withholds the
+            // tools a subagent is never offered (`switch_model`), at the surface and at dispatch.
             ..Task::default()
         }
     }

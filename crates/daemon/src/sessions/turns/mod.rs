@@ -1,6 +1,6 @@
 //! A session's turns: the live sessions and the turns they run (`live`), the one value that
 //! owns a session (`session`), the daemon's side of a turn (`host`), permission cards
-//! (`cards`, `card_text`), the turn's event log (`log`), resuming a session (`resume`) and undoing
+//! (`cards`, `card_text`), the turn's event log (`log`), `switch_model` (`switch`), resuming a session (`resume`) and undoing
 //! a turn (`undo`). Each file imports the file that defines what it uses, never this one.
 
 mod card_text;
@@ -14,6 +14,7 @@ mod resume;
 mod services;
 mod session;
 mod survivors;
+mod switch;
 mod undo;
 
 pub use crate::error::NotRecorded;

@@ -105,7 +105,8 @@ fn api_provider(
         });
     }
     let mut provider = ProviderConfig::new(kind, model, api.api_key.clone().map(Secret::new))
-        .with_max_output_tokens(api.max_output_tokens);
+        .with_max_output_tokens(api.max_output_tokens)
+        .with_reasoning(record.reasoning);
     if let Some(base_url) = base_url {
         provider = provider.with_base_url(base_url.clone());
     }
