@@ -143,6 +143,14 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::filing::SessionDescribe::new(
             filing,
         )));
+        tools.push(Arc::new(codaris_tools::docs::DocsSearch));
+        tools.push(Arc::new(codaris_tools::docs::DocsRead));
+        if setup.skills.load_skill {
+            tools.push(Arc::new(codaris_tools::LoadSkill::new(
+                &setup.skills.dirs,
+                &setup.skills.entries,
+            )));
+        }
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -422,6 +430,29 @@ pub struct Setup {
     pub ncbi: crate::config::ncbi::NcbiConfig,
     /// The engines `web_research` asks; empty: those of `websearch`.
     pub research_engines: Vec<codaris_tools::Engine>,
+    /// The skills `load_skill` loads, and whether it is offered.
+    pub skills: SkillsSetup,
+}
+
+/// What `load_skill` is made of.
+#[derive(Debug, Clone)]
+pub struct SkillsSetup {
+    /// `skills.auto_discovery`: the tool is registered (default true).
+    pub load_skill: bool,
+    /// The skills directories (`skills_dirs`): the only places a skill is read from.
+    pub dirs: Vec<PathBuf>,
+    /// The skills catalogued from them (the skills scan's entries).
+    pub entries: Vec<Entry>,
+}
+
+impl Default for SkillsSetup {
+    fn default() -> Self {
+        Self {
+            load_skill: true,
+            dirs: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
 }
 
 impl Default for Setup {
@@ -445,6 +476,7 @@ impl Default for Setup {
             filing: None,
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
+            skills: SkillsSetup::default(),
         }
     }
 }
@@ -479,6 +511,11 @@ impl Setup {
             filing: None,
             ncbi: config.ncbi.clone(),
             research_engines: config.research_engines.clone(),
+            skills: SkillsSetup {
+                load_skill: config.skills_auto_discovery,
+                dirs: config.skills_dirs.clone(),
+                entries: Vec::new(),
+            },
         }
     }
 }
@@ -703,6 +740,24 @@ mod tests {
         assert!(builtins.spec("run_command").is_some());
         // The loop's own tools are the agent's, not the daemon's.
         assert!(builtins.spec("search_tools").is_none());
+    }
+
+    /// `skills.auto_discovery` off: `load_skill` is not registered, the documentation is.
+    #[test]
+    fn load_skill_is_registered_only_while_auto_discovery_is_on() {
+        let (on, _notices) = Builtins::new(Setup::default());
+        assert!(on.spec("load_skill").is_some());
+        let (off, _notices) = Builtins::new(Setup {
+            skills: SkillsSetup {
+                load_skill: false,
+                ..SkillsSetup::default()
+            },
+            ..Setup::default()
+        });
+        assert!(off.spec("load_skill").is_none());
+        assert!(!off.entries().iter().any(|e| e.name == "load_skill"));
+        assert!(off.spec("codaris_docs_search").is_some());
+        assert!(off.spec("codaris_docs_read").is_some());
     }
 
     fn picture_output() -> ToolOutput {
