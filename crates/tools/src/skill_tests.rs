@@ -131,22 +131,17 @@ fn a_name_never_becomes_a_path() {
 #[test]
 fn a_symlink_out_of_the_skills_directory_is_refused() {
     let (temp, dir, mut entries) = setup();
+    // Absolute and relative links: both lead out, and `..` out of a root is refused as well.
     symlink(temp.path().join("outside/evil"), dir.join("evil")).unwrap();
+    symlink("../outside/evil", dir.join("climbing")).unwrap();
     std::fs::create_dir_all(dir.join("linked")).unwrap();
-    symlink(
-        temp.path().join("outside/evil/SKILL.md"),
-        dir.join("linked/SKILL.md"),
-    )
-    .unwrap();
-    symlink(
-        temp.path().join("outside/secret.txt"),
-        dir.join("debugging/secret.txt"),
-    )
-    .unwrap();
-    entries.push(skill(&dir, "evil", "d"));
-    entries.push(skill(&dir, "linked", "d"));
+    symlink("../../outside/evil/SKILL.md", dir.join("linked/SKILL.md")).unwrap();
+    symlink("../../outside/secret.txt", dir.join("debugging/secret.txt")).unwrap();
+    for name in ["evil", "climbing", "linked"] {
+        entries.push(skill(&dir, name, "d"));
+    }
     let tool = LoadSkill::new(std::slice::from_ref(&dir), &entries);
-    for name in ["evil", "linked"] {
+    for name in ["evil", "climbing", "linked"] {
         let err = message(tool.load(name).unwrap_err());
         assert!(
             err.starts_with(&format!("load_skill: the skill `{name}` cannot be read: ")),
