@@ -8,4 +8,4 @@ mod sections;
 mod tools;
 
 pub use index::{DocsIndex, docs};
-pub use tools::{DocsRead, DocsSearch, PART_LINES};
+pub use tools::{DocsRead, DocsSearch, PART_LINES, search};
