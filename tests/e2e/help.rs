@@ -135,6 +135,23 @@ fn load_skill_loads_a_skill_and_answers_an_unknown_name_with_the_closest() {
         "{results:?}"
     );
     assert!(!run_text(&run).contains("TOP SECRET"));
+
+    // Switched off by the person, a skill is no longer loaded either.
+    ok(&sandbox.cli(&["tools", "disable", "debugging-failed-runs"]));
+    let again = json!({"turns": [{"rounds": [
+        call("search_tools", json!({"query": "load a skill"})),
+        call("load_skill", json!({"name": "debugging-failed-runs"})),
+        {"text": "Off."}
+    ]}]});
+    let run = sandbox.run_script(&project, &again, &[], "and now?");
+    ok(&run);
+    assert_eq!(
+        results_of(&codaris_test_support::sandbox::events(&run), "load_skill"),
+        [(
+            "load_skill: the skill `debugging-failed-runs` is switched off; only the user can switch it on".to_owned(),
+            true
+        )]
+    );
 }
 
 fn run_text(run: &std::process::Output) -> String {

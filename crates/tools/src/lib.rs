@@ -38,7 +38,7 @@ pub use limits::limit_text;
 pub use ncbi::ncbi_tools;
 pub use planner::Planner;
 pub use plans::{PlanDocument, PlanExit, PlanList, PlanRead, PlanWrite};
-pub use skill::LoadSkill;
+pub use skill::{LoadSkill, SkillSwitch};
 pub use tool::Content;
 pub use tool::Tool;
 pub use tool::ToolError;

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use codaris_catalogue::limits::SKILL_NAME_MAX_CHARS;
 use codaris_index::{Entry, Index, Kind, SearchOutcome, SearchRequest, Searcher};
@@ -38,14 +39,28 @@ struct Skill {
     file: PathBuf,
 }
 
+/// Whether the catalogued entry of a name is switched on now (`codaris tools disable` switches
+/// a skill off for search and for `load_skill` alike).
+pub type SkillSwitch = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// `load_skill` over the skills the daemon catalogued.
-#[derive(Debug)]
 pub struct LoadSkill {
     skills: BTreeMap<String, Skill>,
     /// The skills directories, resolved: the only roots a read may reach.
     fence: Fence,
     /// The skills by name and description, for the names nearest an unknown one.
     names: Index,
+    /// `None`: every skill is on.
+    switch: Option<SkillSwitch>,
+}
+
+impl std::fmt::Debug for LoadSkill {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadSkill")
+            .field("skills", &self.skills)
+            .field("fence", &self.fence)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -87,7 +102,15 @@ impl LoadSkill {
             skills,
             fence: Fence::new(roots.into_iter().map(|(_, real)| real)),
             names: Index::build(listed),
+            switch: None,
         }
+    }
+
+    /// The same tool, refusing a skill `switch` says is off.
+    #[must_use]
+    pub fn with_switch(mut self, switch: SkillSwitch) -> Self {
+        self.switch = Some(switch);
+        self
     }
 
     /// The answer to `load_skill {name}`.
@@ -96,6 +119,11 @@ impl LoadSkill {
         let Some(skill) = self.skills.get(name) else {
             return Err(self.unknown(name));
         };
+        if self.switch.as_ref().is_some_and(|on| !on(name)) {
+            return Err(ToolError::model(format!(
+                "{NAME}: the skill `{name}` is switched off; only the user can switch it on"
+            )));
+        }
         let text = open::read_text(&self.fence, &skill.file, MAX_SKILL_BYTES).map_err(|err| {
             ToolError::model(format!("{NAME}: the skill `{name}` cannot be read: {err}"))
         })?;

@@ -171,3 +171,15 @@ fn a_skills_directory_behind_a_symlink_is_read() {
             .contains("Look in the work directory first.")
     );
 }
+
+#[test]
+fn a_skill_switched_off_is_not_loaded() {
+    let (_temp, dir, entries) = setup();
+    let tool = LoadSkill::new(&[dir], &entries)
+        .with_switch(std::sync::Arc::new(|name: &str| name != "debugging"));
+    assert_eq!(
+        message(tool.load("debugging").unwrap_err()),
+        "load_skill: the skill `debugging` is switched off; only the user can switch it on"
+    );
+    assert!(tool.load("nf-core-modules").is_ok());
+}

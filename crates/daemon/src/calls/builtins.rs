@@ -146,10 +146,11 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::docs::DocsSearch));
         tools.push(Arc::new(codaris_tools::docs::DocsRead));
         if setup.skills.load_skill {
-            tools.push(Arc::new(codaris_tools::LoadSkill::new(
-                &setup.skills.dirs,
-                &setup.skills.entries,
-            )));
+            let tool = codaris_tools::LoadSkill::new(&setup.skills.dirs, &setup.skills.entries);
+            tools.push(Arc::new(match setup.skills.switch.clone() {
+                Some(switch) => tool.with_switch(switch),
+                None => tool,
+            }));
         }
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
@@ -435,7 +436,7 @@ pub struct Setup {
 }
 
 /// What `load_skill` is made of.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SkillsSetup {
     /// `skills.auto_discovery`: the tool is registered (default true).
     pub load_skill: bool,
@@ -443,6 +444,18 @@ pub struct SkillsSetup {
     pub dirs: Vec<PathBuf>,
     /// The skills catalogued from them (the skills scan's entries).
     pub entries: Vec<Entry>,
+    /// Whether a skill is switched on now (the tool registry's state); `None`: all are.
+    pub switch: Option<codaris_tools::SkillSwitch>,
+}
+
+impl std::fmt::Debug for SkillsSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillsSetup")
+            .field("load_skill", &self.load_skill)
+            .field("dirs", &self.dirs)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for SkillsSetup {
@@ -451,6 +464,7 @@ impl Default for SkillsSetup {
             load_skill: true,
             dirs: Vec::new(),
             entries: Vec::new(),
+            switch: None,
         }
     }
 }
@@ -515,6 +529,7 @@ impl Setup {
                 load_skill: config.skills_auto_discovery,
                 dirs: config.skills_dirs.clone(),
                 entries: Vec::new(),
+                switch: None,
             },
         }
     }
