@@ -262,3 +262,40 @@ fn the_docs_search_finds_the_mcp_page_for_adding_an_mcp_server() {
         "{reads:?}"
     );
 }
+
+/// Permission none, modes agent, plan and ask: each of the three runs in plan and in ask mode
+/// with no card.
+#[test]
+fn the_help_tools_run_in_plan_and_ask_mode_with_no_card() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    write(
+        &sandbox.root.path().join("skills/qc/SKILL.md"),
+        "---\nname: qc\ndescription: Check the quality of reads\n---\nRun FastQC.\n",
+    );
+    let project = sandbox.root.path().join("proj");
+    std::fs::create_dir(&project).unwrap();
+    let script = json!({"turns": [{"rounds": [
+        call("search_tools", json!({"query": "load a skill"})),
+        call("load_skill", json!({"name": "qc"})),
+        call("search_tools", json!({"query": "how do I add an MCP server to codaris"})),
+        call("codaris_docs_search", json!({"query": "plan mode"})),
+        call("search_tools", json!({"query": "read a page of codaris's documentation"})),
+        call("codaris_docs_read", json!({"page": "mcp", "offset": 1})),
+        {"text": "Done."}
+    ]}]});
+    for mode in ["plan", "ask"] {
+        let run = sandbox.run_script(&project, &script, &["--mode", mode], "help me");
+        ok(&run);
+        let events = events(&run);
+        assert!(
+            !events.iter().any(|e| e["type"] == "card"),
+            "{mode}: {events:#?}"
+        );
+        for tool in ["load_skill", "codaris_docs_search", "codaris_docs_read"] {
+            let results = results_of(&events, tool);
+            assert_eq!(results.len(), 1, "{mode} {tool}: {events:#?}");
+            assert!(!results[0].1, "{mode} {tool}: {results:?}");
+        }
+    }
+}
