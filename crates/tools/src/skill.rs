@@ -30,6 +30,9 @@ const MAX_SKILL_BYTES: u64 = 512 * 1024;
 const MAX_LIST_DEPTH: usize = 4;
 /// The most files beside a skill listed.
 const MAX_LISTED: usize = 100;
+/// The most directory entries looked at for them: a skill folder holding a whole data set
+/// costs a bounded walk, not a read of every name in it.
+const MAX_VISITED: usize = 5_000;
 /// How many near names an unknown name is answered with.
 const CLOSEST: usize = 3;
 
@@ -127,7 +130,7 @@ impl LoadSkill {
         let text = open::read_text(&self.fence, &skill.file, MAX_SKILL_BYTES).map_err(|err| {
             ToolError::model(format!("{NAME}: the skill `{name}` cannot be read: {err}"))
         })?;
-        let files = skill
+        let (files, more) = skill
             .file
             .parent()
             .map(|dir| self.files_beside(dir, &skill.file))
@@ -142,7 +145,8 @@ impl LoadSkill {
         } else {
             let _ = writeln!(
                 out,
-                "; {} file{} beside it, to read with read_file:",
+                "; {}{} file{} beside it, to read with read_file:",
+                if more { "more than " } else { "" },
                 files.len(),
                 if files.len() == 1 { "" } else { "s" }
             );
@@ -155,15 +159,23 @@ impl LoadSkill {
         Ok(out)
     }
 
-    /// The regular files under the skill's folder but `SKILL.md`, in name order, through the
-    /// fence: a symlink is neither listed nor followed.
-    fn files_beside(&self, dir: &Path, skill_file: &Path) -> Vec<(PathBuf, u64)> {
+    /// The regular files under the skill's folder but `SKILL.md`, at most [`MAX_LISTED`] in
+    /// name order, and whether there are more (or more than [`MAX_VISITED`] entries to look
+    /// at), through the fence: a symlink is neither listed nor followed.
+    fn files_beside(&self, dir: &Path, skill_file: &Path) -> (Vec<(PathBuf, u64)>, bool) {
         let mut found = Vec::new();
         let mut pending = vec![(dir.to_path_buf(), 0)];
+        let mut visited = 0;
+        let mut more = false;
         while let Some((at, depth)) = pending.pop() {
             let Ok(mut entries) = open::list(&self.fence, &at) else {
                 continue;
             };
+            visited += entries.len();
+            if visited > MAX_VISITED {
+                more = true;
+                break;
+            }
             entries.sort_by(|a, b| b.name.cmp(&a.name));
             for entry in entries {
                 let path = at.join(&entry.name);
@@ -175,8 +187,9 @@ impl LoadSkill {
             }
         }
         found.sort();
+        more |= found.len() > MAX_LISTED;
         found.truncate(MAX_LISTED);
-        found
+        (found, more)
     }
 
     /// One line naming the catalogued skills nearest `name`.

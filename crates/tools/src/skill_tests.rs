@@ -183,3 +183,26 @@ fn a_skill_switched_off_is_not_loaded() {
     );
     assert!(tool.load("nf-core-modules").is_ok());
 }
+
+/// A skill folder holding many files lists the first hundred and says there are more.
+#[test]
+fn a_crowded_skill_folder_lists_the_first_hundred() {
+    let (_temp, dir, entries) = setup();
+    for n in 0..150 {
+        write(&dir.join(format!("nf-core-modules/data/{n:03}.txt")), "x");
+    }
+    let tool = LoadSkill::new(std::slice::from_ref(&dir), &entries);
+    let answer = tool.load("nf-core-modules").unwrap();
+    let mut lines = answer.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .ends_with("; more than 100 files beside it, to read with read_file:"),
+        "{answer}"
+    );
+    let listed: Vec<&str> = lines.take_while(|l| l.starts_with("- ")).collect();
+    assert_eq!(listed.len(), 100);
+    assert!(listed[0].contains("data/000.txt"), "{}", listed[0]);
+    assert!(listed[99].contains("data/099.txt"), "{}", listed[99]);
+}
