@@ -23,6 +23,7 @@ mod first_hour_provider;
 mod first_hour_setup;
 mod full_disk;
 mod hardening;
+mod help;
 mod interrupt;
 mod ledger;
 mod leftovers;

@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans, session,
-    shell, web,
+    files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
+    session, shell, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -44,7 +44,7 @@ impl CatalogueEntry {
 }
 
 /// Every entry: the loop's two tools, then the tools the daemon runs in the order it registers
-/// them (files, the planner, the session's filing, commands, the web, the Nextflow and nf-core tools, the
+/// them (files, the planner, the session's filing, the built-in documentation and skills, commands, the web, the Nextflow and nf-core tools, the
 /// NCBI tools).
 pub static ALL: &[CatalogueEntry] = &[
     loop_tools::SEARCH_TOOLS,
@@ -70,6 +70,9 @@ pub static ALL: &[CatalogueEntry] = &[
     plans::PLAN_EXIT,
     session::SESSION_DESCRIBE,
     session::SWITCH_MODEL,
+    help::CODARIS_DOCS_SEARCH,
+    help::CODARIS_DOCS_READ,
+    help::LOAD_SKILL,
     shell::RUN_COMMAND,
     shell::BACKGROUND_LIST,
     shell::BACKGROUND_OUTPUT,

@@ -8,7 +8,9 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{files, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans};
+use crate::{
+    files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
+};
 use crate::{session, shell, web};
 
 macro_rules! builtin_tools {
@@ -83,9 +85,9 @@ builtin_tools! {
     Webfetch = "webfetch" => Some(&web::WEBFETCH),
     HttpRequest = "http_request" => Some(&web::HTTP_REQUEST),
     Question = "question" => None,
-    LoadSkill = "load_skill" => None,
-    CodarisDocsSearch = "codaris_docs_search" => None,
-    CodarisDocsRead = "codaris_docs_read" => None,
+    LoadSkill = "load_skill" => Some(&help::LOAD_SKILL),
+    CodarisDocsSearch = "codaris_docs_search" => Some(&help::CODARIS_DOCS_SEARCH),
+    CodarisDocsRead = "codaris_docs_read" => Some(&help::CODARIS_DOCS_READ),
     SpawnAgent = "spawn_agent" => None,
     SwitchModel = "switch_model" => Some(&session::SWITCH_MODEL),
     PlanWrite = "plan_write" => Some(&plans::PLAN_WRITE),

@@ -17,6 +17,7 @@
 
 mod entry;
 mod files;
+mod help;
 mod id;
 pub mod limits;
 mod loop_tools;
@@ -47,6 +48,9 @@ pub use files::RM;
 pub use files::RMDIR;
 pub use files::TOUCH;
 pub use files::WRITE;
+pub use help::CODARIS_DOCS_READ;
+pub use help::CODARIS_DOCS_SEARCH;
+pub use help::LOAD_SKILL;
 pub use id::BuiltinTool;
 pub use loop_tools::COMPACT_CONTEXT;
 pub use loop_tools::LOOP_TOOLS;

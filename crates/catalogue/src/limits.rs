@@ -36,3 +36,12 @@ pub const TAGS_MAX: usize = 16;
 
 /// `session_describe`: the longest tag, in characters.
 pub const TAG_MAX_CHARS: usize = 32;
+
+/// `load_skill`: the longest skill name, in characters (the longest the skills scan accepts).
+pub const SKILL_NAME_MAX_CHARS: usize = 100;
+
+/// `codaris_docs_search`: the most hits `limit` may ask for.
+pub const DOCS_SEARCH_LIMIT_MAX: u64 = 20;
+
+/// `codaris_docs_search`: how many hits when `limit` is not given.
+pub const DOCS_SEARCH_LIMIT_DEFAULT: u64 = 5;

@@ -62,6 +62,7 @@ const ANY: u64 = u64::MAX;
 pub const KEYS: &[Key] = &[
     key("allowed_dirs", Kind::AbsolutePaths),
     key("skills_dirs", Kind::AbsolutePaths),
+    key("skills.auto_discovery", Kind::Bool),
     key("daemon.listen", Kind::Loopback),
     key(
         "daemon.detach_grace_seconds",

@@ -9,6 +9,7 @@
 //! (the agent's surface), talking to a model.
 
 mod context;
+pub mod docs;
 pub mod files;
 pub mod filing;
 mod implied;
@@ -20,6 +21,7 @@ pub mod plans;
 pub mod preview;
 pub mod progress;
 pub mod shell;
+mod skill;
 pub mod switch_model;
 mod tls;
 mod tool;
@@ -37,6 +39,7 @@ pub use limits::limit_text;
 pub use ncbi::ncbi_tools;
 pub use planner::Planner;
 pub use plans::{PlanDocument, PlanExit, PlanList, PlanRead, PlanWrite};
+pub use skill::{LoadSkill, SkillSwitch};
 pub use switch_model::{ModelSwitch, SwitchModel, SwitchScope};
 pub use tool::Content;
 pub use tool::Tool;

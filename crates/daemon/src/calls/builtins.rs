@@ -144,6 +144,15 @@ impl Builtins {
             filing,
         )));
         tools.push(Arc::new(codaris_tools::SwitchModel));
+        tools.push(Arc::new(codaris_tools::docs::DocsSearch));
+        tools.push(Arc::new(codaris_tools::docs::DocsRead));
+        if setup.skills.load_skill {
+            let tool = codaris_tools::LoadSkill::new(&setup.skills.dirs, &setup.skills.entries);
+            tools.push(Arc::new(match setup.skills.switch.clone() {
+                Some(switch) => tool.with_switch(switch),
+                None => tool,
+            }));
+        }
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -427,6 +436,42 @@ pub struct Setup {
     pub ncbi: crate::config::ncbi::NcbiConfig,
     /// The engines `web_research` asks; empty: those of `websearch`.
     pub research_engines: Vec<codaris_tools::Engine>,
+    /// The skills `load_skill` loads, and whether it is offered.
+    pub skills: SkillsSetup,
+}
+
+/// What `load_skill` is made of.
+#[derive(Clone)]
+pub struct SkillsSetup {
+    /// `skills.auto_discovery`: the tool is registered (default true).
+    pub load_skill: bool,
+    /// The skills directories (`skills_dirs`): the only places a skill is read from.
+    pub dirs: Vec<PathBuf>,
+    /// The skills catalogued from them (the skills scan's entries).
+    pub entries: Vec<Entry>,
+    /// Whether a skill is switched on now (the tool registry's state); `None`: all are.
+    pub switch: Option<codaris_tools::SkillSwitch>,
+}
+
+impl std::fmt::Debug for SkillsSetup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillsSetup")
+            .field("load_skill", &self.load_skill)
+            .field("dirs", &self.dirs)
+            .field("entries", &self.entries.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SkillsSetup {
+    fn default() -> Self {
+        Self {
+            load_skill: true,
+            dirs: Vec::new(),
+            entries: Vec::new(),
+            switch: None,
+        }
+    }
 }
 
 impl Default for Setup {
@@ -450,6 +495,7 @@ impl Default for Setup {
             filing: None,
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
+            skills: SkillsSetup::default(),
         }
     }
 }
@@ -484,6 +530,12 @@ impl Setup {
             filing: None,
             ncbi: config.ncbi.clone(),
             research_engines: config.research_engines.clone(),
+            skills: SkillsSetup {
+                load_skill: config.skills_auto_discovery,
+                dirs: config.skills_dirs.clone(),
+                entries: Vec::new(),
+                switch: None,
+            },
         }
     }
 }
@@ -711,6 +763,24 @@ mod tests {
         assert!(builtins.spec("run_command").is_some());
         // The loop's own tools are the agent's, not the daemon's.
         assert!(builtins.spec("search_tools").is_none());
+    }
+
+    /// `skills.auto_discovery` off: `load_skill` is not registered, the documentation is.
+    #[test]
+    fn load_skill_is_registered_only_while_auto_discovery_is_on() {
+        let (on, _notices) = Builtins::new(Setup::default());
+        assert!(on.spec("load_skill").is_some());
+        let (off, _notices) = Builtins::new(Setup {
+            skills: SkillsSetup {
+                load_skill: false,
+                ..SkillsSetup::default()
+            },
+            ..Setup::default()
+        });
+        assert!(off.spec("load_skill").is_none());
+        assert!(!off.entries().iter().any(|e| e.name == "load_skill"));
+        assert!(off.spec("codaris_docs_search").is_some());
+        assert!(off.spec("codaris_docs_read").is_some());
     }
 
     fn picture_output() -> ToolOutput {

@@ -19,6 +19,8 @@ pub struct ConfigToml {
     pub allowed_dirs: Option<Vec<PathBuf>>,
     /// Directories of skills (`<dir>/<skill>/SKILL.md`), absolute; default `<config dir>/skills`.
     pub skills_dirs: Option<Vec<PathBuf>>,
+    /// `[skills]`: how the model reaches the skills.
+    pub skills: Option<SkillsToml>,
     pub daemon: Option<DaemonToml>,
     pub tools: Option<ToolsToml>,
     pub provider: Option<ProviderToml>,
@@ -40,6 +42,14 @@ pub struct ConfigToml {
     pub telemetry: Option<super::telemetry::TelemetryToml>,
     /// `[compaction]`: result eviction and compaction as a session outgrows its window.
     pub compaction: Option<super::compaction::CompactionToml>,
+}
+
+/// `[skills]` as written.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillsToml {
+    /// `load_skill`, the model loading a catalogued skill by name (default true).
+    pub auto_discovery: Option<bool>,
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]

@@ -36,6 +36,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// Where skills are looked for, in order; an earlier directory wins a name.
     pub skills_dirs: Vec<PathBuf>,
+    /// `skills.auto_discovery`: `load_skill` is offered (default true).
+    pub skills_auto_discovery: bool,
     pub listen: Option<SocketAddr>,
     /// How long a permission card waits for its answer (default 300 s).
     pub card_timeout: std::time::Duration,
@@ -198,6 +200,10 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
             .map(|dir| vec![dir.join("skills")])
             .unwrap_or_default(),
     };
+    let skills_auto_discovery = toml
+        .skills
+        .and_then(|skills| skills.auto_discovery)
+        .unwrap_or(true);
 
     let tools = toml.tools.unwrap_or_default();
     let limits = tools.output_limits.clone().unwrap_or_default();
@@ -372,6 +378,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         home,
         warnings,
         skills_dirs,
+        skills_auto_discovery,
         listen,
         card_timeout,
         detach_grace,

@@ -87,6 +87,11 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         from("skills_dirs", None, None),
     );
     push(
+        "skills.auto_discovery",
+        json!(config.skills_auto_discovery),
+        from("skills.auto_discovery", None, None),
+    );
+    push(
         "daemon.listen",
         json!(config.listen.map(|a| a.to_string())),
         from("daemon.listen", None, Some("listen")),

@@ -47,6 +47,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             home: Some(PathBuf::from("/home/me")),
             warnings: Vec::new(),
             skills_dirs: Vec::new(),
+            skills_auto_discovery: true,
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
             detach_grace: std::time::Duration::from_secs(10),

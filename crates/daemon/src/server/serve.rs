@@ -55,7 +55,20 @@ pub async fn serve(
     })?;
     // Only what has a real implementation is registered: the built-in tools that run here,
     // and skills and references.
+    let skills = skills::scan(&config.skills_dirs);
     let mut setup = crate::calls::builtins::Setup::from_config(&config);
+    setup.skills.entries = skills.clone();
+    // `load_skill` asks the registry, made below from the same entries, whether a skill is
+    // switched on: a skill `codaris tools disable` switched off is neither found nor loaded.
+    let registry: Arc<std::sync::OnceLock<Arc<ToolRegistry>>> = Arc::default();
+    setup.skills.switch = Some({
+        let registry = registry.clone();
+        Arc::new(move |name: &str| {
+            registry
+                .get()
+                .is_none_or(|tools| tools.snapshot().get(name).is_none_or(|e| e.enabled))
+        })
+    });
     setup.gates = Some(Arc::new(crate::calls::gates::LedgerGates(ledger.gates()?)));
     setup.filing = Some(Arc::new(crate::sessions::filing::RecordFiling(
         sessions.clone(),
@@ -67,8 +80,9 @@ pub async fn serve(
     });
     let mut entries = crate::calls::builtins::loop_entries(config.compaction.enable);
     entries.extend(builtins.entries());
-    entries.extend(skills::scan(&config.skills_dirs));
+    entries.extend(skills);
     let tools = Arc::new(ToolRegistry::open(entries, &ledger).map_err(StartError::ToolIndex)?);
+    let _ = registry.set(tools.clone());
     // MCP servers start in the background: the daemon serves before any of them is ready, and
     // their tools join the index as each one lists them.
     let mut servers = config.mcp_servers.clone();
