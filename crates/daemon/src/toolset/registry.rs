@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Instant;
 
 use codaris_index::{
-    Entry, Explanation, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher, Server,
+    Entry, Explanation, Index, Kind, KindFilter, SearchOutcome, SearchRequest, Searcher,
+    SearcherPool, Server,
 };
 use codaris_ledger::{Ledger, ToolState};
 
@@ -33,7 +34,7 @@ pub struct ToolRegistry {
     /// Serialises changes so two toggles never lose one another; searches never take it.
     catalogue: Mutex<Catalogue>,
     current: RwLock<Arc<Index>>,
-    searchers: Mutex<Vec<Searcher>>,
+    searchers: SearcherPool,
     /// Entries in the current index, shared with `Status`.
     indexed: Arc<AtomicU32>,
 }
@@ -117,7 +118,7 @@ impl ToolRegistry {
         Ok(Self {
             catalogue: Mutex::new(catalogue),
             current: RwLock::new(Arc::new(index)),
-            searchers: Mutex::new(Vec::new()),
+            searchers: SearcherPool::new(POOL_SIZE),
             indexed,
         })
     }
@@ -157,21 +158,7 @@ impl ToolRegistry {
     /// Runs `f` with a searcher from the pool and the current index.
     fn with_searcher<T>(&self, f: impl FnOnce(&mut Searcher, &Index) -> T) -> T {
         let index = self.snapshot();
-        let mut searcher = self
-            .searchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default();
-        let answer = f(&mut searcher, &index);
-        let mut pool = self
-            .searchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if pool.len() < POOL_SIZE {
-            pool.push(searcher);
-        }
-        answer
+        self.searchers.with(|searcher| f(searcher, &index))
     }
 
     /// Switches the entry called `name` on or off, records it, rebuilds and swaps the index, and

@@ -2,9 +2,9 @@
 //! (`codaris-index`): ranked as tools are, built once per process on the first search.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::LazyLock;
 
-use codaris_index::{Entry, Index, Kind, SearchOutcome, SearchRequest, Searcher};
+use codaris_index::{Entry, Index, Kind, SearchOutcome, SearchRequest, SearcherPool};
 
 use super::pages::PAGES;
 use super::sections::{Section, split};
@@ -18,7 +18,7 @@ pub struct DocsIndex {
     /// A section's name -> its place in `sections`.
     by_name: HashMap<String, usize>,
     index: Index,
-    searchers: Mutex<Vec<Searcher>>,
+    searchers: SearcherPool,
 }
 
 impl std::fmt::Debug for DocsIndex {
@@ -55,7 +55,7 @@ impl DocsIndex {
             index: Index::build(entries),
             sections,
             by_name,
-            searchers: Mutex::new(Vec::new()),
+            searchers: SearcherPool::new(POOL_SIZE),
         }
     }
 
@@ -71,21 +71,8 @@ impl DocsIndex {
 
     /// The sections ranked for `query`, best first, at most `limit`.
     pub fn search(&self, query: &str, limit: usize) -> SearchOutcome {
-        let mut searcher = self
-            .searchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default();
-        let outcome = searcher.search(&self.index, &SearchRequest::new(query).limit(limit));
-        let mut pool = self
-            .searchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if pool.len() < POOL_SIZE {
-            pool.push(searcher);
-        }
-        outcome
+        self.searchers
+            .with(|searcher| searcher.search(&self.index, &SearchRequest::new(query).limit(limit)))
     }
 }
 
