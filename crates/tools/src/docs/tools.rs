@@ -59,6 +59,7 @@ impl Tool for DocsSearch {
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let args: SearchArgs = parse(SEARCH, args)?;
+        super::index::ready().await;
         search(&args.query, args.limit).map(ToolOutput::text)
     }
 }
@@ -71,6 +72,7 @@ impl Tool for DocsRead {
 
     async fn call(&self, _ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let args: ReadArgs = parse(READ, args)?;
+        super::index::ready().await;
         match args.page.as_deref().map(str::trim) {
             None | Some("") => Ok(ToolOutput::text(contents())),
             Some(page) => read(page, args.offset).map(ToolOutput::text),
