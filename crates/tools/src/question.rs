@@ -49,6 +49,19 @@ pub enum Reply {
     Unanswered,
 }
 
+impl Reply {
+    /// The answer to question `number` as a client sends it: chosen labels or words of
+    /// its own, or neither (nobody could answer).
+    pub fn of(number: usize, labels: Vec<String>, custom: String) -> Result<Reply, BadReply> {
+        match (labels.is_empty(), custom.is_empty()) {
+            (true, true) => Ok(Reply::Unanswered),
+            (false, true) => Ok(Reply::Chosen(labels)),
+            (true, false) => Ok(Reply::Custom(custom)),
+            (false, false) => Err(BadReply::Both { number }),
+        }
+    }
+}
+
 /// Why an answer does not fit the questions; the question stays open.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadReply {
@@ -258,6 +271,9 @@ impl Questions {
 
     /// What the model reads for the person's `replies` (as [`Questions::accept`] gave them).
     pub fn answered(&self, replies: &[Reply]) -> String {
+        if replies.iter().all(|r| *r == Reply::Unanswered) {
+            return Questions::nobody();
+        }
         let mut out = format!("{TOOL}: the user answered");
         for (i, item) in self.items.iter().enumerate() {
             let said = match replies.get(i).unwrap_or(&Reply::Unanswered) {

@@ -16,6 +16,7 @@ use codaris_tools::shell::PoolLease;
 use tokio::sync::watch;
 
 use super::cards::Cards;
+use super::questions::OpenQuestions;
 use super::log::TurnLog;
 use crate::calls::builtins::Pictures;
 use crate::calls::dispatch::Dispatcher;
@@ -67,6 +68,9 @@ pub struct Session {
     pub(super) conversation: Arc<tokio::sync::Mutex<Conversation>>,
     between: Mutex<Between>,
     pub(super) cards: Cards,
+    /// Open `question` calls; dropping the session drops them, and the waiting turn reads
+    /// that nobody could answer.
+    pub(super) questions: OpenQuestions,
     /// Bumped to cancel the running turn.
     cancel: watch::Sender<u64>,
     closed: AtomicBool,
@@ -101,6 +105,7 @@ impl Session {
                 turn: None,
             }),
             cards: Cards::default(),
+            questions: OpenQuestions::default(),
             cancel: watch::channel(0).0,
             closed: AtomicBool::new(false),
             dispatcher: parts.dispatcher,
