@@ -158,7 +158,9 @@ fn read_item(value: &Value, number: usize) -> Result<QuestionItem, ToolError> {
         };
         // The person (and `--answer`) names an option by its label: two alike would be one.
         if read.iter().any(|o| o.label.eq_ignore_ascii_case(label)) {
-            return Err(model_error(format!("{at} the label `{label}` is given twice")));
+            return Err(model_error(format!(
+                "{at} the label `{label}` is given twice"
+            )));
         }
         let description = text(option, "description", TEXT_MAX_CHARS, &at)?.unwrap_or_default();
         read.push(QuestionOption {
@@ -256,7 +258,10 @@ impl Questions {
                             max: TEXT_MAX_CHARS,
                         });
                     }
-                    if words.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+                    if words
+                        .chars()
+                        .any(|c| c.is_control() && c != '\n' && c != '\t')
+                    {
                         return Err(BadReply::CustomControl { number });
                     }
                     match words.trim() {
@@ -358,12 +363,30 @@ mod tests {
         for (args, says) in [
             (json!({}), "`questions` must be a list"),
             (json!({"questions": []}), "from 1 to 4 questions"),
-            (json!({"questions": [{"question": "q"}]}), "`options` must be a list"),
-            (json!({"questions": [{"question": "q", "options": []}]}), "from 1 to 8 options"),
-            (json!({"questions": [{"question": "q", "options": [{"label": "a"}, {"label": "A"}]}]}), "given twice"),
-            (json!({"questions": [{"question": "q", "options": [{"label": "a\u{1b}[2J"}]}]}), "control character"),
-            (json!({"questions": [{"question": "", "options": [{"label": "a"}]}]}), "`question` is required"),
-            (json!({"questions": [{"question": "q", "options": [{"description": "d"}]}]}), "one-line `label`"),
+            (
+                json!({"questions": [{"question": "q"}]}),
+                "`options` must be a list",
+            ),
+            (
+                json!({"questions": [{"question": "q", "options": []}]}),
+                "from 1 to 8 options",
+            ),
+            (
+                json!({"questions": [{"question": "q", "options": [{"label": "a"}, {"label": "A"}]}]}),
+                "given twice",
+            ),
+            (
+                json!({"questions": [{"question": "q", "options": [{"label": "a\u{1b}[2J"}]}]}),
+                "control character",
+            ),
+            (
+                json!({"questions": [{"question": "", "options": [{"label": "a"}]}]}),
+                "`question` is required",
+            ),
+            (
+                json!({"questions": [{"question": "q", "options": [{"description": "d"}]}]}),
+                "one-line `label`",
+            ),
         ] {
             let err = Questions::read(&args).unwrap_err().to_string();
             assert!(err.contains(says), "{args}: {err}");
@@ -375,7 +398,8 @@ mod tests {
         let q = asked();
         let chosen = |l: &[&str]| Reply::Chosen(l.iter().map(|s| (*s).to_owned()).collect());
         assert_eq!(
-            q.accept(vec![chosen(&["star"]), chosen(&["lint", "test"])]).unwrap(),
+            q.accept(vec![chosen(&["star"]), chosen(&["lint", "test"])])
+                .unwrap(),
             vec![chosen(&["STAR"]), chosen(&["lint", "test"])]
         );
         assert_eq!(
@@ -389,14 +413,21 @@ mod tests {
         ));
         assert!(matches!(
             q.accept(vec![chosen(&["bwa", "STAR"])]),
-            Err(BadReply::SeveralLabels { number: 1, given: 2 })
+            Err(BadReply::SeveralLabels {
+                number: 1,
+                given: 2
+            })
         ));
         assert!(matches!(
             q.accept(vec![Reply::Custom("minimap2".into())]),
             Err(BadReply::NoCustom { number: 1 })
         ));
         assert!(matches!(
-            q.accept(vec![Reply::Unanswered, Reply::Unanswered, Reply::Unanswered]),
+            q.accept(vec![
+                Reply::Unanswered,
+                Reply::Unanswered,
+                Reply::Unanswered
+            ]),
             Err(BadReply::TooMany { given: 3, asked: 2 })
         ));
         let replies = q

@@ -120,7 +120,9 @@ mod tests {
     type TestResult = Result<(), Box<dyn std::error::Error>>;
 
     fn asked() -> Result<Questions, codaris_tools::ToolError> {
-        Questions::read(&json!({"questions": [{"question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}]}))
+        Questions::read(
+            &json!({"questions": [{"question": "Which?", "options": [{"label": "a"}, {"label": "b"}]}]}),
+        )
     }
 
     #[tokio::test]

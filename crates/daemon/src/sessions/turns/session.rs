@@ -16,8 +16,8 @@ use codaris_tools::shell::PoolLease;
 use tokio::sync::watch;
 
 use super::cards::Cards;
-use super::questions::OpenQuestions;
 use super::log::TurnLog;
+use super::questions::OpenQuestions;
 use crate::calls::builtins::Pictures;
 use crate::calls::dispatch::Dispatcher;
 use crate::sessions::ids::SessionId;
