@@ -294,7 +294,7 @@ impl Questions {
     /// What the model reads when no answer came before `seconds` ran out.
     pub fn timed_out(seconds: u64) -> String {
         format!(
-            "{TOOL}: nobody answered within {seconds} seconds; choose yourself and say what you chose, or ask again in your reply"
+            "{TOOL}: nobody answered within {seconds} s; choose yourself and say what you chose, or ask again in your reply"
         )
     }
 
