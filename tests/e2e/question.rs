@@ -74,7 +74,12 @@ fn run_answers_from_its_flags_in_order_then_says_nobody_could_answer() {
     let output = sandbox.run_script(
         &proj,
         &script,
-        &["--answer", "star", "--answer", "custom:only lint, not the tests"],
+        &[
+            "--answer",
+            "star",
+            "--answer",
+            "custom:only lint, not the tests",
+        ],
         "set up the alignment",
     );
     assert!(output.status.success(), "{}", stderr(&output));
@@ -82,7 +87,10 @@ fn run_answers_from_its_flags_in_order_then_says_nobody_could_answer() {
     let asked: Vec<&Value> = events.iter().filter(|e| e["type"] == "question").collect();
     assert_eq!(asked.len(), 2, "{events:?}");
     assert_eq!(asked[0]["questions"][1]["options"][0]["label"], "lint");
-    assert_eq!(asked[0]["questions"][0]["options"][1]["description"], "RNA-seq");
+    assert_eq!(
+        asked[0]["questions"][0]["options"][1]["description"],
+        "RNA-seq"
+    );
     assert_eq!(
         asked[0]["answers"],
         json!([{"labels": ["star"], "custom": null}, {"labels": [], "custom": "only lint, not the tests"}])
