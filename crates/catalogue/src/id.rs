@@ -184,6 +184,6 @@ mod tests {
                 assert_eq!(entry.name, tool.as_str());
             }
         }
-        assert!(BuiltinTool::Question.entry().is_none());
+        assert!(BuiltinTool::ConfigGet.entry().is_none());
     }
 }
