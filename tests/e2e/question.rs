@@ -5,6 +5,7 @@
 //! refused, the question staying open to the first), and with no answer before the card
 //! timeout the model reads that nobody answered.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -316,4 +317,30 @@ fn no_answer_before_the_timeout_is_an_answer_the_model_reads() {
                 .into_inner();
             assert!(!late.accepted);
         });
+}
+
+#[test]
+fn chat_shows_numbered_options_and_takes_a_number_asking_again_for_one_it_does_not_offer() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = project(&sandbox);
+    let script = json!({"turns": [{"rounds": [find(), one_question(), {"text": "Kept it."}]}]});
+    let mut chat = sandbox.spawn_chat(&script, Some(&proj));
+    // `3` is no option and `1,2` two for a question that takes one: asked again each time.
+    chat.stdin
+        .take()
+        .unwrap()
+        .write_all(b"clean up\n3\n1,2\n2\n")
+        .unwrap();
+    let output = chat.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in [
+        "? 1. Keep the work directory?\n    1) yes\n    2) no",
+        "answered: no",
+        "Kept it.",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in\n{text}");
+    }
+    assert!(sandbox.cli(&["daemon", "stop"]).status.success());
 }
