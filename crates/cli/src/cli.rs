@@ -240,9 +240,9 @@ pub struct RunArgs {
     /// How every permission card is answered
     #[arg(long, value_enum, default_value_t = Approve::Deny)]
     pub approve: Approve,
-    /// The answer to the model's next `question`: an option's label, or `custom:TEXT` in
-    /// your own words; repeatable, one per question in the order asked. With none left the
-    /// model reads that nobody could answer
+    /// The answer to the model's next `question`: an option's label (`a,b` for several where
+    /// the question takes several), or `custom:TEXT` in your own words; repeatable, one per
+    /// question in the order asked. With none left the model reads that nobody could answer
     #[arg(long = "answer", value_name = "LABEL")]
     pub answers: Vec<String>,
     /// A file the model reads before the first prompt, named (text, at most 256 KiB);

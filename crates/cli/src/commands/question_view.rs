@@ -26,12 +26,33 @@ impl Answers {
         question
             .questions
             .iter()
-            .map(|_| match self.0.pop_front() {
+            .map(|item| match self.0.pop_front() {
                 None => v1::QuestionAnswer::default(),
-                Some(flag) => parse(&flag),
+                Some(flag) => several(item, &flag).unwrap_or_else(|| parse(&flag)),
             })
             .collect()
     }
+}
+
+/// For a question that takes several options, a flag `a,b` naming two of its labels (and no
+/// label itself, since a label may hold a comma): those labels.
+fn several(item: &v1::QuestionItem, flag: &str) -> Option<v1::QuestionAnswer> {
+    let is_label = |text: &str| {
+        item.options
+            .iter()
+            .any(|o| o.label.eq_ignore_ascii_case(text.trim()))
+    };
+    if !item.multiple || !flag.contains(',') || is_label(flag) {
+        return None;
+    }
+    let parts: Vec<&str> = flag.split(',').map(str::trim).collect();
+    parts
+        .iter()
+        .all(|p| is_label(p))
+        .then(|| v1::QuestionAnswer {
+            labels: parts.into_iter().map(str::to_owned).collect(),
+            custom: String::new(),
+        })
 }
 
 /// One `--answer` flag (or a line typed at `chat`'s prompt, once read) as the wire answer.
@@ -202,6 +223,40 @@ mod tests {
             read_choice(&item, "minimap2").map(|a| a.custom),
             Some("minimap2".to_owned())
         );
+    }
+
+    #[test]
+    fn a_flag_names_several_labels_of_a_question_that_takes_several() {
+        let option = |l: &str| v1::QuestionOption {
+            label: l.to_owned(),
+            description: String::new(),
+        };
+        let item = |multiple: bool| v1::QuestionItem {
+            options: vec![option("lint"), option("test"), option("a, b")],
+            multiple,
+            ..Default::default()
+        };
+        let asked = |multiple: bool| v1::Question {
+            questions: vec![item(multiple)],
+            ..Default::default()
+        };
+        let take = |flag: &str, multiple: bool| {
+            Answers::new(vec![flag.to_owned()]).take_for(&asked(multiple))[0]
+                .labels
+                .clone()
+        };
+        assert_eq!(take("lint, test", true), ["lint", "test"]);
+        assert_eq!(
+            take("a, b", true),
+            ["a, b"],
+            "a label with a comma is one label"
+        );
+        assert_eq!(
+            take("lint,test", false),
+            ["lint,test"],
+            "one option only: as given"
+        );
+        assert_eq!(take("lint,nope", true), ["lint,nope"]);
     }
 
     #[test]
