@@ -404,3 +404,30 @@ fn without_a_daemon_initialize_names_the_socket() {
     let unknown = editor.call("session/frobnicate", json!({}), "");
     assert!(unknown.get("error").is_some(), "{unknown}");
 }
+
+/// ACP has no multiple-choice request: a `question` is answered at once that nobody could
+/// answer, rather than keeping the editor's turn waiting out the daemon's timeout.
+#[test]
+fn a_question_is_answered_at_once_that_nobody_could_answer() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("[daemon]\ncard_timeout_seconds = 30\n");
+    let proj = project(&sandbox);
+    let _daemon = sandbox.start_daemon(&[]);
+    let script = json!({"turns": [{"rounds": [
+        {"tool_calls": [{"name": "search_tools", "args": {"query": "ask the user a multiple-choice question"}}]},
+        {"tool_calls": [{"name": "question", "args": {"questions": [
+            {"question": "Keep it?", "options": [{"label": "yes"}, {"label": "no"}]}]}}]},
+        {"text": "done"}
+    ]}]});
+    let mut editor = Editor::start(&sandbox, &script, &[]);
+    editor.initialize();
+    let session = editor.new_session(&proj);
+    let id = session["result"]["sessionId"].as_str().unwrap().to_owned();
+    let answer = editor.prompt(&id, "ask", "");
+    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+    let seen = serde_json::to_string(&editor.seen).unwrap();
+    assert!(
+        seen.contains("question: nobody could answer") && !seen.contains("nobody answered within"),
+        "{seen}"
+    );
+}

@@ -42,6 +42,7 @@ mod plans;
 mod programs;
 mod progress;
 mod python;
+mod question;
 mod research;
 mod run;
 mod sandbox;

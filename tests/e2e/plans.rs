@@ -220,7 +220,7 @@ fn plan_exit_in_agent_mode_asks_nothing_and_says_so() {
 fn a_tool_not_built_or_misspelt_is_unknown_with_the_closest_names() {
     let (sandbox, proj) = setup();
     let body = json!({"turns": [{"rounds": [
-        {"tool_calls": [{"name": "question", "args": {"questions": []}}]},
+        {"tool_calls": [{"name": "config_get", "args": {"key": "tools"}}]},
         {"tool_calls": [{"name": "reed_file", "args": {"path": "a"}}]},
         {"text": "ok"}
     ]}]});
@@ -235,10 +235,11 @@ fn a_tool_not_built_or_misspelt_is_unknown_with_the_closest_names() {
         assert!(sentence.contains("the closest names are `"), "{sentence}");
         assert!(!sentence.contains("to bind it"), "{sentence}");
     }
-    let question = results[0]["decision"]["sentence"].as_str().unwrap();
+    let not_built = results[0]["decision"]["sentence"].as_str().unwrap();
     assert!(
-        question.starts_with("tool `question` is not built in this Codaris and no search finds it"),
-        "{question}"
+        not_built
+            .starts_with("tool `config_get` is not built in this Codaris and no search finds it"),
+        "{not_built}"
     );
     let misspelt = results[1]["decision"]["sentence"].as_str().unwrap();
     assert!(

@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::id::BuiltinTool;
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
-    session, shell, web,
+    question, session, shell, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -70,6 +70,7 @@ pub static ALL: &[CatalogueEntry] = &[
     plans::PLAN_EXIT,
     session::SESSION_DESCRIBE,
     session::SWITCH_MODEL,
+    question::QUESTION,
     help::CODARIS_DOCS_SEARCH,
     help::CODARIS_DOCS_READ,
     help::LOAD_SKILL,

@@ -11,7 +11,7 @@ use crate::entry::CatalogueEntry;
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
-use crate::{session, shell, web};
+use crate::{question, session, shell, web};
 
 macro_rules! builtin_tools {
     ($($variant:ident = $name:literal => $entry:expr,)*) => {
@@ -84,7 +84,7 @@ builtin_tools! {
     Websearch = "websearch" => Some(&web::WEBSEARCH),
     Webfetch = "webfetch" => Some(&web::WEBFETCH),
     HttpRequest = "http_request" => Some(&web::HTTP_REQUEST),
-    Question = "question" => None,
+    Question = "question" => Some(&question::QUESTION),
     LoadSkill = "load_skill" => Some(&help::LOAD_SKILL),
     CodarisDocsSearch = "codaris_docs_search" => Some(&help::CODARIS_DOCS_SEARCH),
     CodarisDocsRead = "codaris_docs_read" => Some(&help::CODARIS_DOCS_READ),
@@ -184,6 +184,6 @@ mod tests {
                 assert_eq!(entry.name, tool.as_str());
             }
         }
-        assert!(BuiltinTool::Question.entry().is_none());
+        assert!(BuiltinTool::ConfigGet.entry().is_none());
     }
 }

@@ -240,6 +240,11 @@ pub struct RunArgs {
     /// How every permission card is answered
     #[arg(long, value_enum, default_value_t = Approve::Deny)]
     pub approve: Approve,
+    /// The answer to the model's next `question`: an option's label (`a,b` for several where
+    /// the question takes several), or `custom:TEXT` in your own words; repeatable, one per
+    /// question in the order asked. With none left the model reads that nobody could answer
+    #[arg(long = "answer", value_name = "LABEL")]
+    pub answers: Vec<String>,
     /// A file the model reads before the first prompt, named (text, at most 256 KiB);
     /// repeatable. Standard input piped beside a prompt is read the same way
     #[arg(long = "context", value_name = "FILE")]

@@ -101,6 +101,16 @@ pub enum DaemonError {
     )]
     WrongCardSecret { card: String },
     #[error(
+        "question `{question}` takes only the answer of the client holding its turn, and this answer's `answer_secret` is missing or wrong; the question stays open"
+    )]
+    WrongQuestionSecret { question: String },
+    #[error("question `{question}` stays open: {source}")]
+    UnfitAnswer {
+        question: String,
+        #[source]
+        source: codaris_tools::BadReply,
+    },
+    #[error(
         "card `{card}` lists no programs, so it cannot be answered program-wide; answer once, for the session, or deny"
     )]
     NoPrograms { card: String },
@@ -204,7 +214,10 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::UndoRefused { .. }
             | DaemonError::NoCheckpoint { .. }
             | DaemonError::MissingKey { .. } => tonic::Status::failed_precondition(message),
-            DaemonError::WrongCardSecret { .. } => tonic::Status::permission_denied(message),
+            DaemonError::WrongCardSecret { .. } | DaemonError::WrongQuestionSecret { .. } => {
+                tonic::Status::permission_denied(message)
+            }
+            DaemonError::UnfitAnswer { .. } => tonic::Status::invalid_argument(message),
             DaemonError::AnswerNotYetDurable { .. } => tonic::Status::deadline_exceeded(message),
             DaemonError::InvalidArgument { .. } => tonic::Status::invalid_argument(message),
             DaemonError::Ledger(codaris_ledger::LedgerError::GrantNotFound { .. }) => {

@@ -152,7 +152,7 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     t(B::Webfetch, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::HttpRequest, C::Http, ReadOnly, HTTP, M::AGENT),
     // Interaction, skills and subagents.
-    t(B::Question, C::None, ReadOnly, NO_PATHS, M::ALL),
+    t(B::Question, C::None, ReadOnly, NO_PATHS, M::ALL).withheld(Withholding::Subagent),
     t(B::LoadSkill, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::CodarisDocsSearch, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::CodarisDocsRead, C::None, ReadOnly, NO_PATHS, M::ALL),

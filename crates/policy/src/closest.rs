@@ -117,8 +117,8 @@ mod tests {
         // Plan mode forbids `write`; a tool not built yet is never a suggestion.
         let closest = names("writ", &task);
         assert!(!closest.iter().any(|n| n == "write"), "{closest:?}");
-        assert!(!names("plan_exi", &Task::new("/w")).contains(&"question".to_owned()));
-        assert!(!names("questio", &Task::new("/w")).contains(&"question".to_owned()));
+        assert!(!names("config_se", &Task::new("/w")).contains(&"config_set".to_owned()));
+        assert!(!names("config_ge", &Task::new("/w")).contains(&"config_get".to_owned()));
         task.withheld = vec!["read_file".into()];
         assert!(!names("reed_file", &task).contains(&"read_file".to_owned()));
     }

@@ -71,11 +71,28 @@ fn the_registration_order_lists_every_catalogued_tool_once() {
 /// mode; any other task is offered it in agent, plan and ask.
 #[test]
 fn switch_model_is_withheld_from_a_subagent_and_offered_otherwise() {
+    withheld_from_a_subagent_only(
+        "switch_model",
+        &serde_json::json!({"model": "gpt-5", "scope": "turn"}),
+    );
+}
+
+/// `question` asks the person in front of the session: a child session has none, so it is
+/// withheld from a subagent's task the same way, and offered to any other.
+#[test]
+fn question_is_withheld_from_a_subagent_and_offered_otherwise() {
+    withheld_from_a_subagent_only(
+        "question",
+        &serde_json::json!({"questions": [{"question": "q", "options": [{"label": "a"}]}]}),
+    );
+}
+
+fn withheld_from_a_subagent_only(tool: &str, args: &serde_json::Value) {
     use codaris_policy::{Code, HeldBack, Task, Verdict, Withholding, held_back};
     for activity in ["agent", "plan", "ask"] {
         let task = |subagent: bool| serde_json::json!({"cwd": "/w", "activity": activity, "subagent": subagent});
         let decision = crate::support::decide(serde_json::json!({
-            "tool": "switch_model", "args": {"model": "gpt-5", "scope": "turn"}, "task": task(true)}));
+            "tool": tool, "args": args, "task": task(true)}));
         assert_eq!(decision.verdict, Verdict::Deny, "{activity}");
         assert_eq!(decision.code, Code::ToolWithheld, "{activity}");
         assert!(
@@ -85,13 +102,13 @@ fn switch_model_is_withheld_from_a_subagent_and_offered_otherwise() {
         );
         let child: Task = serde_json::from_value(task(true)).unwrap();
         assert_eq!(
-            held_back("switch_model", None, &child),
+            held_back(tool, None, &child),
             Some(HeldBack::Withheld(Withholding::Subagent))
         );
         let parent: Task = serde_json::from_value(task(false)).unwrap();
-        assert_eq!(held_back("switch_model", None, &parent), None, "{activity}");
+        assert_eq!(held_back(tool, None, &parent), None, "{activity}");
         let allowed = crate::support::decide(serde_json::json!({
-            "tool": "switch_model", "args": {"model": "gpt-5"}, "task": task(false)}));
+            "tool": tool, "args": args, "task": task(false)}));
         assert_eq!(
             allowed.verdict,
             Verdict::Allow,

@@ -34,6 +34,7 @@ pub fn apply_limits(output: ToolOutput, limits: OutputLimits) -> ToolOutput {
         session_cwd: output.session_cwd,
         leaves_plan_mode: output.leaves_plan_mode,
         switch_model: output.switch_model,
+        question: output.question,
     }
 }
 

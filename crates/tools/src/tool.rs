@@ -31,6 +31,9 @@ pub struct ToolOutput {
     /// The call asks the daemon to switch the session's model (`switch_model`); the daemon
     /// owns sessions and their models, carries the switch out and answers with what it did.
     pub switch_model: Option<crate::switch_model::ModelSwitch>,
+    /// The call asks the person questions (`question`); the daemon owns the turn's stream,
+    /// asks them, waits for the answers and answers the model in place of this output.
+    pub question: Option<crate::question::Questions>,
 }
 
 impl ToolOutput {
@@ -40,6 +43,7 @@ impl ToolOutput {
             session_cwd: None,
             leaves_plan_mode: false,
             switch_model: None,
+            question: None,
         }
     }
 

@@ -355,3 +355,17 @@ fn a_subagent_is_never_offered_switch_model_even_when_it_searched_for_it() {
         ["switch_model"]
     );
 }
+
+/// Nor `question`: a child session has no person to ask.
+#[test]
+fn a_subagent_is_never_offered_question_even_when_it_searched_for_it() {
+    let history = vec![Event::user("go"), search("s", &["question"])];
+    let mut child = Task::new("/w");
+    child.subagent = true;
+    let st = TurnState::new(TurnPlan::from_message("go"), child, true);
+    let s = surface(&history, &st, &registry());
+    assert!(found(&s).is_empty(), "{:?}", s.tools);
+    assert_eq!(s.held_back, ["question"]);
+    let own = TurnState::new(TurnPlan::from_message("go"), Task::new("/w"), true);
+    assert_eq!(found(&surface(&history, &own, &registry())), ["question"]);
+}

@@ -166,6 +166,19 @@ async fn stream(
                     shown.asking.insert(call, handle);
                 }
             }
+            Some(Event::Question(question)) => {
+                // ACP has no multiple-choice request yet: rather than keep the turn waiting
+                // out the timeout, the model reads at once that nobody could answer.
+                sessions
+                    .answer_question(v1::AnswerQuestionRequest {
+                        session_id: id.to_owned(),
+                        question_id: question.id,
+                        answer_secret: question.answer_secret,
+                        answers: Vec::new(),
+                    })
+                    .await
+                    .map_err(|status| rpc_error(&status))?;
+            }
             Some(Event::TurnEnded(ended)) => {
                 for (_, asking) in shown.asking.drain() {
                     let _ = asking.cancel();

@@ -17,6 +17,7 @@ use super::Outcome;
 use super::card_view;
 use super::chat_commands::{self, ChatState, Flow, Line};
 use super::chat_history::{self, LineEditor};
+use super::question_view;
 use super::run::{Layout, Printer, approve_name, card_answer, describe, open_session};
 use super::sessions;
 use crate::cli::{Approve, ChatArgs};
@@ -206,12 +207,63 @@ async fn turn(
                 output::line(&format!("  answered: {name}"))?;
                 printer.resume_status();
             }
+            v1::turn_event::Event::Question(question) => {
+                printer.clear_status();
+                let answers = ask_question(editor, question)?;
+                sessions
+                    .answer_question(v1::AnswerQuestionRequest {
+                        session_id: session_id.to_owned(),
+                        question_id: question.id.clone(),
+                        answer_secret: question.answer_secret.clone(),
+                        answers: answers.clone(),
+                    })
+                    .await?;
+                output::line(&format!(
+                    "  answered: {}",
+                    question_view::answers_line(&answers)
+                ))?;
+                printer.resume_status();
+            }
             other => {
                 let (value, line) = describe(other, Approve::Deny, verbose);
                 printer.event(other, value, &line)?;
             }
         }
     }
+}
+
+/// Shows the model's questions with numbered options and reads one answer for each; Ctrl-C
+/// (or the end of input) leaves the rest unanswered.
+fn ask_question(
+    editor: &mut DefaultEditor,
+    question: &v1::Question,
+) -> Result<Vec<v1::QuestionAnswer>, CliError> {
+    output::line(&format!("\n{}", question_view::lines(question)))?;
+    let mut answers = Vec::with_capacity(question.questions.len());
+    for (i, item) in question.questions.iter().enumerate() {
+        let words = if item.custom { ", your own words" } else { "" };
+        let several = if item.multiple { "(s) like 1,3" } else { "" };
+        let prompt = format!(
+            "  {}: option number{several}{words}, or Enter for no answer? ",
+            i + 1
+        );
+        loop {
+            let line = match editor.readline(&prompt) {
+                Ok(line) => line,
+                Err(ReadlineError::Interrupted | ReadlineError::Eof) => return Ok(answers),
+                Err(e) => {
+                    return Err(CliError::Terminal {
+                        message: e.to_string(),
+                    });
+                }
+            };
+            if let Some(answer) = question_view::read_choice(item, &line) {
+                answers.push(answer);
+                break;
+            }
+        }
+    }
+    Ok(answers)
 }
 
 /// Shows a card (what the call would do, then the question) and asks how to answer it until

@@ -180,6 +180,7 @@ async fn walk(root: &Path) -> Result<Outcome, CliError> {
             &session.id,
             step.prompt.to_owned(),
             Approve::Session,
+            &mut super::question_view::Answers::default(),
             &printer,
         )
         .await?;

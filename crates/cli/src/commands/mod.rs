@@ -15,6 +15,7 @@ pub mod ledger;
 pub mod login;
 pub mod mcp;
 pub mod policy;
+pub mod question_view;
 pub mod result_view;
 pub mod run;
 pub mod run_event;

@@ -27,6 +27,7 @@ use serde_json::{Value, json};
 
 use super::Outcome;
 use super::card_view;
+use super::question_view::{self, Answers};
 use super::result_view;
 use super::status_line::StatusLine;
 use crate::cli::{Approve, Mode, PermissionModeArg, RunArgs, SessionArgs};
@@ -126,7 +127,7 @@ pub async fn run(
     let printer = Printer::new(json_out, Layout::answer_on_stdout(args.verbose));
     let played = tokio::select! {
         stop = stops.next() => Err(stop),
-        played = play_all(&mut sessions, &session.id, prompts, args.approve, &printer) => {
+        played = play_all(&mut sessions, &session.id, prompts, args.approve, Answers::new(args.answers), &printer) => {
             match played {
                 Ok(failed) => Ok(failed),
                 Err(CliError::BrokenPipe) => Err(Stop::ClosedOutput),
@@ -168,6 +169,7 @@ async fn play_all(
     session_id: &str,
     prompts: Vec<String>,
     approve: Approve,
+    mut answers: Answers,
     printer: &Printer,
 ) -> Result<bool, CliError> {
     printer.print(
@@ -176,7 +178,8 @@ async fn play_all(
     )?;
     let mut failed = false;
     for prompt in prompts {
-        let reason = play_turn(sessions, session_id, prompt, approve, printer).await?;
+        let reason =
+            play_turn(sessions, session_id, prompt, approve, &mut answers, printer).await?;
         failed |= reason == "error";
     }
     Ok(failed)
@@ -199,13 +202,14 @@ async fn abandon(sessions: &mut Sessions, session_id: &str, end: bool) {
     let _ = tokio::time::timeout(CLEANUP_TIMEOUT, end).await;
 }
 
-/// Runs one turn, answering its cards with `approve`, printing every event; returns why the
-/// turn ended.
+/// Runs one turn, answering its cards with `approve` and its questions from `answers`,
+/// printing every event; returns why the turn ended.
 pub async fn play_turn(
     sessions: &mut Sessions,
     session_id: &str,
     prompt: String,
     approve: Approve,
+    answers: &mut Answers,
     printer: &Printer,
 ) -> Result<String, CliError> {
     let mut stream = sessions
@@ -236,10 +240,28 @@ pub async fn play_turn(
                 .into_inner();
             recorded = Some(reply.grant_id);
         }
+        let mut answered = None;
+        if let v1::turn_event::Event::Question(question) = &event {
+            let given = answers.take_for(question);
+            // Refused (a label the question does not offer): the run stops with the reason.
+            sessions
+                .answer_question(v1::AnswerQuestionRequest {
+                    session_id: session_id.to_owned(),
+                    question_id: question.id.clone(),
+                    answer_secret: question.answer_secret.clone(),
+                    answers: given.clone(),
+                })
+                .await?;
+            answered = Some(given);
+        }
         if let v1::turn_event::Event::TurnEnded(ended) = &event {
             reason = ended.reason.clone();
         }
-        let (mut value, text) = describe(&event, given, printer.layout.verbose);
+        let (mut value, mut text) = describe(&event, given, printer.layout.verbose);
+        if let Some(given) = answered {
+            value["answers"] = question_view::answers_json(&given);
+            text.push_str(&format!("\n  → {}", question_view::answers_line(&given)));
+        }
         if let (Some(grant_id), Some(fields)) = (recorded, value.as_object_mut()) {
             fields.insert(
                 "grant_id".to_owned(),
@@ -423,6 +445,13 @@ impl Printer {
             }
             Event::ProviderRetry(retry) if status.is_on() => {
                 status.provider_retry(retry);
+                Ok(())
+            }
+            Event::Question(_) => {
+                status.clear();
+                status.print(text)?;
+                // `run` answered the question before printing it: the call goes on.
+                status.resume();
                 Ok(())
             }
             Event::Card(card) => {

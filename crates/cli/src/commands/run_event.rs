@@ -74,6 +74,7 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
                 format!("? {} → {}", c.sentence, approve_name(approve)),
             )
         }
+        Event::Question(q) => super::question_view::describe(q),
         Event::Usage(u) => (usage_json(u), format!("   {}", u.line)),
         Event::Eviction(e) => (
             json!({"type": "eviction", "turn": e.turn, "round": e.round, "results": e.results,

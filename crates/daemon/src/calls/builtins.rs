@@ -144,6 +144,7 @@ impl Builtins {
             filing,
         )));
         tools.push(Arc::new(codaris_tools::SwitchModel));
+        tools.push(Arc::new(codaris_tools::Question));
         tools.push(Arc::new(codaris_tools::docs::DocsSearch));
         tools.push(Arc::new(codaris_tools::docs::DocsRead));
         if setup.skills.load_skill {
@@ -296,6 +297,7 @@ impl Builtins {
                 session_cwd: None,
                 leaves_plan_mode: false,
                 switch_model: None,
+                question: None,
             });
         }
         let mut ctx = context(session_id, permit.place(), permit.opened());
@@ -304,11 +306,13 @@ impl Builtins {
         let mut session_cwd = None;
         let mut leaves_plan_mode = false;
         let mut switch_model = None;
+        let mut question = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
                 session_cwd = output.session_cwd.clone();
                 leaves_plan_mode = output.leaves_plan_mode;
                 switch_model = output.switch_model.clone();
+                question = output.question.clone();
                 run_of(name, args, output, pictures)
             }
             Err(ToolError::Model { message }) => ToolRun {
@@ -330,6 +334,7 @@ impl Builtins {
             session_cwd,
             leaves_plan_mode,
             switch_model,
+            question,
         })
     }
 }
@@ -599,6 +604,9 @@ pub struct BuiltinRun {
     /// `switch_model` asked for another model or reasoning level; the turn's host carries it
     /// out and answers in place of `run`.
     pub switch_model: Option<codaris_tools::ModelSwitch>,
+    /// `question` asked the person; the turn's host asks on the turn's stream, waits and
+    /// answers in place of `run`.
+    pub question: Option<codaris_tools::Questions>,
 }
 
 /// What the model gets for a tool's output: its text, and its pictures as `pictures` says.
@@ -788,6 +796,7 @@ mod tests {
             session_cwd: None,
             leaves_plan_mode: false,
             switch_model: None,
+            question: None,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {

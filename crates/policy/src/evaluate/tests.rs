@@ -208,13 +208,13 @@ fn decide_on_surface(tool: &str, task: &Task) -> Decision {
 fn a_tool_not_built_is_unknown_with_the_closest_names_never_sent_to_a_search() {
     let mut task = Task::new("/w/proj");
     task.bound = Some(vec!["search_tools".into(), "read_file".into()]);
-    let decision = decide_on_surface("question", &task);
+    let decision = decide_on_surface("config_get", &task);
     assert_eq!(decision.code, crate::Code::UnknownTool, "{decision:?}");
     assert_eq!(decision.rules, vec![Rule::KnownTool]);
     assert!(
         decision
             .sentence
-            .starts_with("tool `question` is not built in this Codaris")
+            .starts_with("tool `config_get` is not built in this Codaris")
             && decision.sentence.contains("the closest names are `"),
         "{}",
         decision.sentence

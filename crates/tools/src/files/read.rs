@@ -152,6 +152,7 @@ fn image(
         session_cwd: None,
         leaves_plan_mode: false,
         switch_model: None,
+        question: None,
         content: vec![
             Content::Text(format!(
                 "`{}`: {media_type}, {}x{}{note}",

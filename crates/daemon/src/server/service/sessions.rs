@@ -249,6 +249,25 @@ impl Sessions for SessionsService {
         Ok(Response::new(Box::pin(stream)))
     }
 
+    async fn answer_question(
+        &self,
+        request: Request<v1::AnswerQuestionRequest>,
+    ) -> Result<Response<v1::AnswerQuestionResponse>, Status> {
+        let request = request.into_inner();
+        let given = request
+            .answers
+            .into_iter()
+            .map(|a| (a.labels, a.custom))
+            .collect();
+        let accepted = self.turns.answer_question(
+            &request.session_id,
+            &request.question_id,
+            &request.answer_secret,
+            given,
+        )?;
+        Ok(Response::new(v1::AnswerQuestionResponse { accepted }))
+    }
+
     async fn answer_card(
         &self,
         request: Request<v1::AnswerCardRequest>,

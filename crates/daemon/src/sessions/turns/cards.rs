@@ -42,8 +42,14 @@ impl std::fmt::Debug for CardSecret {
 
 impl CardSecret {
     /// A fresh secret from the kernel's random source.
-    fn fresh() -> std::io::Result<CardSecret> {
+    pub(super) fn fresh() -> std::io::Result<CardSecret> {
         crate::secret::random_hex(SECRET_BYTES).map(CardSecret)
+    }
+
+    /// The same secret again, kept beside the open card or question while the original goes
+    /// out on its event.
+    pub(super) fn duplicate(&self) -> CardSecret {
+        CardSecret(self.0.clone())
     }
 
     /// The secret as sent on the card event; the one place it leaves this module.
@@ -53,7 +59,7 @@ impl CardSecret {
 
     /// Compares in time independent of where the two differ, so the secret cannot be
     /// guessed digit by digit.
-    fn matches(&self, given: &str) -> bool {
+    pub(super) fn matches(&self, given: &str) -> bool {
         crate::secret::constant_time_eq(self.0.as_bytes(), given.as_bytes())
     }
 }

@@ -221,6 +221,35 @@ impl DaemonHost {
         ))
     }
 
+    /// Sends a `question` event and waits, at most the card timeout, for the person's
+    /// answers; what the model reads is the answers, that nobody answered in time, or (the
+    /// turn or session went away, no secret could be made) that nobody could answer.
+    async fn ask_questions(&self, asked: &codaris_tools::Questions, call: &CallId) -> ToolRun {
+        let opened = match self.session.questions.open(asked) {
+            Ok(opened) => opened,
+            Err(err) => {
+                tracing::error!(%err, "no random source for a question's answer secret; nothing was asked");
+                return ToolRun::ok(codaris_tools::Questions::nobody());
+            }
+        };
+        self.send(v1::turn_event::Event::Question(v1::Question {
+            id: opened.id.clone(),
+            tool_call_id: call.to_string(),
+            questions: asked.items.iter().map(question_wire).collect(),
+            answer_secret: opened.secret.reveal().to_owned(),
+        }));
+        match tokio::time::timeout(self.turns.card_timeout, opened.answers).await {
+            Ok(Ok(replies)) => ToolRun::ok(asked.answered(&replies)),
+            Ok(Err(_)) => ToolRun::ok(codaris_tools::Questions::nobody()),
+            Err(_) => {
+                self.session.questions.forget(&opened.id);
+                ToolRun::ok(codaris_tools::Questions::timed_out(
+                    self.turns.card_timeout.as_secs(),
+                ))
+            }
+        }
+    }
+
     /// Shows a card and waits for its answer; a yes or a no is recorded as a grant, durably,
     /// before this returns, and only then is the answer's sender told it was accepted.
     /// `programs` are what a program-wide answer grants (empty: the card offers none).
@@ -569,6 +598,9 @@ impl TurnHost for DaemonHost {
                         }
                         run = switched.run;
                     }
+                    if let Some(asked) = &builtin.question {
+                        run = self.ask_questions(asked, permit.call_id()).await;
+                    }
                     run
                 }
                 None => match permit.tool() {
@@ -739,6 +771,24 @@ impl ToolIndex for DaemonIndex {
 
     fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
         self.tools.search(query, kind, limit)
+    }
+}
+
+/// One question as the `question` event carries it.
+fn question_wire(item: &codaris_tools::QuestionItem) -> v1::QuestionItem {
+    v1::QuestionItem {
+        header: item.header.clone(),
+        question: item.question.clone(),
+        options: item
+            .options
+            .iter()
+            .map(|o| v1::QuestionOption {
+                label: o.label.clone(),
+                description: o.description.clone(),
+            })
+            .collect(),
+        multiple: item.multiple,
+        custom: item.custom,
     }
 }
 

@@ -325,6 +325,35 @@ impl Turns {
         }
     }
 
+    /// Answers an open `question` of `session_id`; `false` when it is not open (answered,
+    /// timed out, its turn gone, another session's).
+    pub fn answer_question(
+        &self,
+        session_id: &str,
+        question_id: &str,
+        secret: &str,
+        given: Vec<(Vec<String>, String)>,
+    ) -> Result<bool, DaemonError> {
+        let delivery = match self.live_of(session_id) {
+            Some(session) => session.questions.answer(question_id, secret, given),
+            None => super::questions::Delivery::NotOpen,
+        };
+        match delivery {
+            super::questions::Delivery::Delivered => Ok(true),
+            super::questions::Delivery::NotOpen => Ok(false),
+            super::questions::Delivery::WrongSecret => {
+                tracing::warn!(session = %session_id, question = %question_id, "refused an answer without the question's secret; the question stays open");
+                Err(DaemonError::WrongQuestionSecret {
+                    question: question_id.to_owned(),
+                })
+            }
+            super::questions::Delivery::Unfit(source) => Err(DaemonError::UnfitAnswer {
+                question: question_id.to_owned(),
+                source,
+            }),
+        }
+    }
+
     /// Cancels the session's running turn; `false` when none runs.
     pub fn cancel(&self, session_id: &str) -> bool {
         self.live_of(session_id).is_some_and(|s| s.cancel())

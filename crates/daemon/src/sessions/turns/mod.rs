@@ -1,7 +1,7 @@
 //! A session's turns: the live sessions and the turns they run (`live`), the one value that
 //! owns a session (`session`), the daemon's side of a turn (`host`), permission cards
-//! (`cards`, `card_text`), the turn's event log (`log`), `switch_model` (`switch`), resuming a session (`resume`) and undoing
-//! a turn (`undo`). Each file imports the file that defines what it uses, never this one.
+//! (`cards`, `card_text`), the turn's event log (`log`), `switch_model` (`switch`), `question`
+//! (`questions`), resuming a session (`resume`) and undoing a turn (`undo`). Each file imports the file that defines what it uses, never this one.
 
 mod card_text;
 mod cards;
@@ -10,6 +10,7 @@ mod host;
 mod live;
 mod log;
 mod model;
+mod questions;
 mod resume;
 mod services;
 mod session;

@@ -17,6 +17,7 @@ use tokio::sync::watch;
 
 use super::cards::Cards;
 use super::log::TurnLog;
+use super::questions::OpenQuestions;
 use crate::calls::builtins::Pictures;
 use crate::calls::dispatch::Dispatcher;
 use crate::sessions::ids::SessionId;
@@ -67,6 +68,9 @@ pub struct Session {
     pub(super) conversation: Arc<tokio::sync::Mutex<Conversation>>,
     between: Mutex<Between>,
     pub(super) cards: Cards,
+    /// Open `question` calls; dropping the session drops them, and the waiting turn reads
+    /// that nobody could answer.
+    pub(super) questions: OpenQuestions,
     /// Bumped to cancel the running turn.
     cancel: watch::Sender<u64>,
     closed: AtomicBool,
@@ -101,6 +105,7 @@ impl Session {
                 turn: None,
             }),
             cards: Cards::default(),
+            questions: OpenQuestions::default(),
             cancel: watch::channel(0).0,
             closed: AtomicBool::new(false),
             dispatcher: parts.dispatcher,
