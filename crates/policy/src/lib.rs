@@ -55,7 +55,10 @@ mod verdict;
 /// can reach (`task.other_tools` adds the daemon's MCP tools); `plan_exit` is in plan mode's
 /// allowlist with the `leave_plan` class (a card in plan mode whatever the permission mode,
 /// nothing elsewhere).
-pub const POLICY_VERSION: &str = "6";
+/// "7": `question`, `switch_model`, `load_skill`, `codaris_docs_search` and `codaris_docs_read`
+/// are built, so a call to one is no longer `unknown_tool`; `question` and `switch_model` are
+/// withheld from a subagent's task (`tool_withheld`).
+pub const POLICY_VERSION: &str = "7";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
