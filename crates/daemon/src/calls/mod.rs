@@ -8,3 +8,4 @@ pub mod gates;
 pub mod prepare;
 pub mod programs;
 pub mod resolve;
+pub mod setup;
