@@ -92,6 +92,16 @@ impl Searcher {
     /// Runs `request` and explains its hits.
     pub fn explain(&mut self, index: &Index, request: &SearchRequest<'_>) -> Explanation {
         let outcome = self.search(index, request);
+        self.explain_outcome(index, request, &outcome)
+    }
+
+    /// Explains `outcome`, the answer this index gave to `request`, without searching again.
+    pub fn explain_outcome(
+        &mut self,
+        index: &Index,
+        request: &SearchRequest<'_>,
+        outcome: &SearchOutcome,
+    ) -> Explanation {
         let query = request.query.trim();
         let groups = self.query_words(index, query);
         let mut names: Vec<&str> = vec![""; index.terms.len()];
@@ -157,7 +167,7 @@ impl Searcher {
                 HitReasons { binding, ..reasons }
             })
             .collect();
-        let query = match &outcome {
+        let query = match outcome {
             SearchOutcome::Hits { query, .. } | SearchOutcome::NoHit { query, .. } => query.clone(),
             _ => query.to_owned(),
         };

@@ -148,10 +148,19 @@ impl ToolRegistry {
         })
     }
 
-    /// Ranks the index like [`Registry::search`] and explains why each hit ranked where it did.
-    pub fn explain(&self, query: &str, kind: KindFilter, limit: usize) -> Explanation {
+    /// Ranks the index like [`Registry::search`] and explains why each hit ranked where it did,
+    /// both from one snapshot of the index and one search.
+    pub fn search_explained(
+        &self,
+        query: &str,
+        kind: KindFilter,
+        limit: usize,
+    ) -> (SearchOutcome, Explanation) {
         self.with_searcher(|searcher, index| {
-            searcher.explain(index, &SearchRequest::new(query).kind(kind).limit(limit))
+            let request = SearchRequest::new(query).kind(kind).limit(limit);
+            let outcome = searcher.search(index, &request);
+            let explained = searcher.explain_outcome(index, &request, &outcome);
+            (outcome, explained)
         })
     }
 

@@ -28,15 +28,13 @@ impl Tools for ToolsService {
             0 => DEFAULT_LIMIT,
             n => usize::try_from(n).unwrap_or(usize::MAX),
         };
-        let outcome = self.registry.search(&request.query, kind, limit);
-        let (explanation, explanation_json) = if request.explain {
-            let explained = self.registry.explain(&request.query, kind, limit);
-            (
-                codaris_index::render_explanation(&explained),
-                serde_json::to_string(&explained).unwrap_or_default(),
-            )
+        let (outcome, explanation, explanation_json) = if request.explain {
+            let (outcome, explained) = self.registry.search_explained(&request.query, kind, limit);
+            let json = serde_json::to_string(&explained).unwrap_or_default();
+            (outcome, codaris_index::render_explanation(&explained), json)
         } else {
-            (String::new(), String::new())
+            let outcome = self.registry.search(&request.query, kind, limit);
+            (outcome, String::new(), String::new())
         };
         Ok(Response::new(v1::SearchToolsResponse {
             hits: outcome.hits().iter().map(search_hit).collect(),
