@@ -156,7 +156,7 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     t(B::LoadSkill, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::CodarisDocsSearch, C::None, ReadOnly, NO_PATHS, M::ALL),
     t(B::CodarisDocsRead, C::None, ReadOnly, NO_PATHS, M::ALL),
-    t(B::SpawnAgent, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::SpawnAgent, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN).withheld(Withholding::DepthLimit),
     t(B::SwitchModel, C::None, ReadOnly, NO_PATHS, M::ALL).withheld(Withholding::Subagent),
     // Design plans live in the session bundle, not the workspace.
     t(B::PlanWrite, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
@@ -164,7 +164,7 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     t(B::PlanRead, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
     // Callable where it does something, plan mode, and in agent mode where it answers that
     // there is nothing to leave; its card is what lets it run (`leave_plan`).
-    t(B::PlanExit, C::LeavePlan, ReadOnly, NO_PATHS, M::AGENT_PLAN),
+    t(B::PlanExit, C::LeavePlan, ReadOnly, NO_PATHS, M::AGENT_PLAN).withheld(Withholding::Subagent),
     // Context and the session's own filing.
     t(
         B::CompactContext,
@@ -182,12 +182,12 @@ static TABLE: [ToolSpec; BuiltinTool::ALL.len()] = [
     ),
     // Self-configuration. Staging is a change to the configuration too, so a read-only
     // activity needs `change_config` for it, though only a commit prompts.
-    t(B::ConfigGet, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t(B::ConfigChanges, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN),
-    t(B::ConfigSet, C::None, Config, NO_PATHS, M::AGENT),
-    t(B::ConfigRevert, C::None, Config, NO_PATHS, M::AGENT),
-    t(B::ConfigCommit, C::Config, Config, NO_PATHS, M::AGENT),
-    t(B::ConfigRollback, C::Config, Config, NO_PATHS, M::AGENT),
+    t(B::ConfigGet, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN).withheld(Withholding::Subagent),
+    t(B::ConfigChanges, C::None, ReadOnly, NO_PATHS, M::AGENT_PLAN).withheld(Withholding::Subagent),
+    t(B::ConfigSet, C::None, Config, NO_PATHS, M::AGENT).withheld(Withholding::Subagent),
+    t(B::ConfigRevert, C::None, Config, NO_PATHS, M::AGENT).withheld(Withholding::Subagent),
+    t(B::ConfigCommit, C::Config, Config, NO_PATHS, M::AGENT).withheld(Withholding::Subagent),
+    t(B::ConfigRollback, C::Config, Config, NO_PATHS, M::AGENT).withheld(Withholding::Subagent),
     // Scheduler: a job's `cwd` is where a later run will act.
     t(
         B::CodarisSchedulerJobsList,

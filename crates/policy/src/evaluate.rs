@@ -336,6 +336,9 @@ fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> 
     if task.withheld.iter().any(|w| w == tool) {
         return Some(Withholding::SwitchedOff);
     }
+    if task.narrowed.as_ref().is_some_and(|n| n.removes(tool)) {
+        return Some(Withholding::Definition);
+    }
     match spec.withheld_when? {
         Withholding::AuditTurn
             if task.activity == Activity::Audit || task.typed_any(&["/audit"]) =>
@@ -345,6 +348,7 @@ fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> 
         Withholding::ExtensionWorkspace if task.extension => Some(Withholding::ExtensionWorkspace),
         Withholding::MemoryChild => Some(Withholding::MemoryChild),
         Withholding::Subagent if task.subagent => Some(Withholding::Subagent),
+        Withholding::DepthLimit if task.at_max_depth => Some(Withholding::DepthLimit),
         _ => None,
     }
 }

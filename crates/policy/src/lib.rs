@@ -58,7 +58,10 @@ mod verdict;
 /// "7": `question`, `switch_model`, `load_skill`, `codaris_docs_search` and `codaris_docs_read`
 /// are built, so a call to one is no longer `unknown_tool`; `question` and `switch_model` are
 /// withheld from a subagent's task (`tool_withheld`).
-pub const POLICY_VERSION: &str = "7";
+/// "8": subagents: `plan_exit` and the six configuration tools are withheld from a subagent's
+/// task; a subagent's agent definition removes tools (`task.narrowed`, `tool_withheld`); a
+/// session at `subagents.max_depth` is refused `spawn_agent` (`task.at_max_depth`).
+pub const POLICY_VERSION: &str = "8";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -111,6 +114,7 @@ pub use spec::Withholding;
 pub use task::Activity;
 pub use task::Implied;
 pub use task::ImpliedBy;
+pub use task::Narrowed;
 pub use task::OperatingMode;
 pub use task::PermissionMode;
 pub use task::Task;

@@ -180,6 +180,11 @@ pub enum Withholding {
     /// The task is a subagent's ([`crate::Task::subagent`]): the tool acts for the person in
     /// front of the session (`switch_model`), whom a child does not have.
     Subagent,
+    /// The subagent's definition leaves the tool out ([`crate::Task::narrowed`]).
+    Definition,
+    /// The session is as deep as `subagents.max_depth` allows ([`crate::Task::at_max_depth`]):
+    /// it spawns no further child.
+    DepthLimit,
 }
 
 impl Withholding {
@@ -199,6 +204,12 @@ impl Withholding {
             Withholding::MemoryChild => "belongs to the memory subagent and cannot be called here",
             Withholding::Subagent => {
                 "is never offered to a subagent; say in your report what the parent should change"
+            }
+            Withholding::Definition => {
+                "is not among the tools this subagent's definition gives it; do the task with the tools you have, or say in your report what is missing"
+            }
+            Withholding::DepthLimit => {
+                "cannot start another subagent here: this session is as deep as `subagents.max_depth` allows; do the task yourself"
             }
         }
     }

@@ -215,6 +215,15 @@ pub struct Task {
     /// daemon sets it from the session's kind; absent (false) in every task before children.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub subagent: bool,
+    /// What the agent definition a subagent runs under leaves it of the parent's tools
+    /// ([`crate::Withholding::Definition`]): it only ever removes names. Absent outside a
+    /// child, and in a child whose definition narrows nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<Narrowed>,
+    /// True in a session as deep as `subagents.max_depth` allows: it may not spawn another
+    /// child ([`crate::Withholding::DepthLimit`]). Absent (false) everywhere else.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_max_depth: bool,
     /// Container registries the operator lets built images be pushed to (`[seqera]
     /// registries`); a `push` class call naming any other is refused. Absent when none.
     #[serde(
@@ -252,6 +261,36 @@ impl Task {
             let word = typed.split_whitespace().next().unwrap_or("");
             commands.iter().any(|c| word.eq_ignore_ascii_case(c))
         })
+    }
+}
+
+/// The tools an agent definition leaves a subagent: with `tools`, only those (the loop's own
+/// tools always stay, so the child can still search and ask for a capability); never any in
+/// `disallowed`. Names are exact (`read_file`, `server__tool`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Narrowed {
+    /// The definition's name (`general`, `reviewer`), for the record.
+    pub agent: String,
+    /// Only these; `None`: every tool the parent has.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Never these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disallowed: Vec<String>,
+}
+
+impl Narrowed {
+    /// True when the definition takes `tool` away.
+    pub fn removes(&self, tool: &str) -> bool {
+        if self.disallowed.iter().any(|d| d == tool) {
+            return true;
+        }
+        let kept = |tools: &Vec<String>| {
+            tools.iter().any(|t| t == tool)
+                || codaris_catalogue::LOOP_TOOLS.iter().any(|e| e.name == tool)
+        };
+        self.tools.as_ref().is_some_and(|tools| !kept(tools))
     }
 }
 

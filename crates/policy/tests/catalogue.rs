@@ -117,3 +117,116 @@ fn withheld_from_a_subagent_only(tool: &str, args: &serde_json::Value) {
         );
     }
 }
+
+/// A child can neither leave plan mode nor rewrite the configuration: `plan_exit` and every
+/// configuration tool are withheld from a subagent's task in the modes that offer them, and
+/// stay offered to the parent.
+#[test]
+fn plan_exit_and_the_configuration_tools_are_never_a_subagents() {
+    use codaris_policy::{Code, HeldBack, Task, Verdict, Withholding, held_back};
+    let cases = [
+        ("plan_exit", "plan", serde_json::json!({})),
+        (
+            "config_set",
+            "agent",
+            serde_json::json!({"commands": ["set a.b=1"]}),
+        ),
+        ("config_commit", "agent", serde_json::json!({})),
+        ("config_get", "plan", serde_json::json!({"path": "."})),
+    ];
+    for (tool, activity, args) in cases {
+        let task = |subagent: bool| serde_json::json!({"cwd": "/w", "activity": activity, "subagent": subagent});
+        let decision = crate::support::decide(
+            serde_json::json!({"tool": tool, "args": args, "task": task(true)}),
+        );
+        assert_eq!(decision.verdict, Verdict::Deny, "{tool}");
+        assert_eq!(
+            decision.code,
+            Code::ToolWithheld,
+            "{tool}: {}",
+            decision.sentence
+        );
+        let child: Task = serde_json::from_value(task(true)).unwrap();
+        assert_eq!(
+            held_back(tool, None, &child),
+            Some(HeldBack::Withheld(Withholding::Subagent)),
+            "{tool}"
+        );
+        let parent: Task = serde_json::from_value(task(false)).unwrap();
+        assert_eq!(held_back(tool, None, &parent), None, "{tool}");
+    }
+}
+
+/// An agent definition only removes names: with `tools`, everything else is withheld but the
+/// loop's own tools (a child can still search and ask for a capability); `disallowed_tools`
+/// removes what it names, MCP tools included; the refusal says why.
+#[test]
+fn a_definition_narrows_a_childs_tools_and_keeps_the_loops_own() {
+    use codaris_policy::{Code, HeldBack, Narrowed, Task, Verdict, Withholding, held_back};
+    let mut task = Task::new("/w");
+    task.subagent = true;
+    task.narrowed = Some(Narrowed {
+        agent: "reviewer".to_owned(),
+        tools: Some(vec!["read_file".to_owned(), "grep".to_owned()]),
+        disallowed: vec!["grep".to_owned(), "github__create_issue".to_owned()],
+    });
+    let withheld = Some(HeldBack::Withheld(Withholding::Definition));
+    assert_eq!(held_back("read_file", None, &task), None);
+    assert_eq!(held_back("search_tools", None, &task), None);
+    assert_eq!(held_back("request_capability", None, &task), None);
+    assert_eq!(held_back("grep", None, &task), withheld, "disallowed wins");
+    assert_eq!(
+        held_back("run_command", None, &task),
+        withheld,
+        "not listed"
+    );
+    let mcp = codaris_policy::ToolSpec {
+        name: "github__create_issue".into(),
+        class: codaris_policy::PermissionClass::None,
+        effect: codaris_policy::Effect::ReadOnly,
+        paths: Vec::new().into(),
+        modes: codaris_policy::Modes::ALL,
+        slash: &[],
+        report_only: None,
+        withheld_when: None,
+        origin: codaris_policy::Origin::External,
+        held: None,
+        builtin: None,
+    };
+    assert_eq!(
+        held_back("github__create_issue", Some(&mcp), &task),
+        withheld
+    );
+    let decision = crate::support::decide(serde_json::json!({
+        "tool": "run_command", "args": {"command": "ls"},
+        "task": serde_json::to_value(&task).unwrap()}));
+    assert_eq!(decision.verdict, Verdict::Deny);
+    assert_eq!(decision.code, Code::ToolWithheld);
+    assert!(
+        decision.sentence.contains("definition gives it"),
+        "{}",
+        decision.sentence
+    );
+}
+
+/// `spawn_agent` is hidden in ask mode, and at `subagents.max_depth` (a session as deep as the
+/// limit spawns nothing more), and offered in agent and plan mode otherwise.
+#[test]
+fn spawn_agent_is_hidden_in_ask_mode_and_at_the_depth_limit() {
+    use codaris_policy::{HeldBack, OperatingMode, Task, Withholding, held_back};
+    let task = |activity: &str, deep: bool| -> Task {
+        serde_json::from_value(serde_json::json!({
+            "cwd": "/w", "activity": activity, "subagent": deep, "at_max_depth": deep}))
+        .unwrap()
+    };
+    assert_eq!(held_back("spawn_agent", None, &task("agent", false)), None);
+    assert_eq!(held_back("spawn_agent", None, &task("plan", false)), None);
+    assert_eq!(
+        held_back("spawn_agent", None, &task("ask", false)),
+        Some(HeldBack::Mode(OperatingMode::Ask))
+    );
+    assert_eq!(
+        held_back("spawn_agent", None, &task("agent", true)),
+        Some(HeldBack::Withheld(Withholding::DepthLimit))
+    );
+}
