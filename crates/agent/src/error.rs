@@ -60,6 +60,14 @@ pub enum AgentError {
         /// What serde found wrong (a missing or unknown field, a wrong type).
         detail: String,
     },
+    /// A child's script (`children[index]`) is wrong; `detail` is its own error's text.
+    #[error("script: children[{index}]: {}", detail.strip_prefix("script: ").unwrap_or(detail))]
+    ScriptChild {
+        /// 0-based index into `children`.
+        index: usize,
+        /// What is wrong in it, as its own error says it.
+        detail: String,
+    },
     /// A tool call in a round has an empty name.
     #[error("script: turns[{turn}].rounds[{round}].tool_calls[{call}]: the name is empty")]
     ScriptEmptyToolName {

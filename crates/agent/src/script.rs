@@ -10,6 +10,8 @@
 //! Each model call in turn `k` (0-based) answers with the next round of `turns[k]`; a round
 //! without tool calls ends the turn; a turn whose rounds have run out ends with the reason
 //! `script_exhausted`. Unknown fields are errors, so a typo is caught rather than ignored.
+//! A script may also carry `"children": [{"turns": [...]}, ...]`: the N-th subagent the
+//! session spawns plays the N-th, which may carry `children` of its own.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,12 +19,25 @@ use serde_json::Value;
 use crate::error::{AgentError, ScriptPlace};
 use crate::usage::Usage;
 
-/// A whole script: one entry per turn of the session.
+/// A whole script: one entry per turn of the session, and the scripts its subagents play.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Script {
     /// The turns, in order.
     pub turns: Vec<ScriptTurn>,
+    /// The scripts of the session's children: the N-th child `spawn_agent` starts in the
+    /// session plays the N-th (and its own children play its `children`). Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Script>,
+}
+
+impl Script {
+    /// The script the child at `path` plays (`[1, 0]`: the first child of the second child),
+    /// or `None` when the script has no entry there.
+    pub fn child(&self, path: &[usize]) -> Option<&Script> {
+        path.iter()
+            .try_fold(self, |script, &index| script.children.get(index))
+    }
 }
 
 /// The model's answers in one turn, one per model call.
@@ -68,6 +83,8 @@ fn empty_object() -> Value {
 #[serde(deny_unknown_fields)]
 struct RawScript {
     turns: Vec<Value>,
+    #[serde(default)]
+    children: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -83,7 +100,19 @@ pub fn parse_script(text: &str) -> Result<Script, AgentError> {
         column: e.column(),
         detail: without_position(&e),
     })?;
+    script_of(value)
+}
+
+/// One script (the file's, or a child's) from its JSON value.
+fn script_of(value: Value) -> Result<Script, AgentError> {
     let raw: RawScript = shape(value, ScriptPlace::File)?;
+    let mut children = Vec::with_capacity(raw.children.len());
+    for (index, child) in raw.children.into_iter().enumerate() {
+        children.push(script_of(child).map_err(|inner| AgentError::ScriptChild {
+            index,
+            detail: inner.to_string(),
+        })?);
+    }
     let mut turns = Vec::with_capacity(raw.turns.len());
     for (turn, value) in raw.turns.into_iter().enumerate() {
         let raw_turn: RawTurn = shape(value, ScriptPlace::Turn { turn })?;
@@ -101,7 +130,7 @@ pub fn parse_script(text: &str) -> Result<Script, AgentError> {
         }
         turns.push(ScriptTurn { rounds });
     }
-    Ok(Script { turns })
+    Ok(Script { turns, children })
 }
 
 fn shape<T: serde::de::DeserializeOwned>(

@@ -132,3 +132,34 @@ fn error_messages_read_well() {
         .collect();
     insta::assert_snapshot!("script_errors", all.join("\n"));
 }
+
+/// A script carries its subagents' scripts: the N-th child plays `children[N]`, a grandchild
+/// its parent's `children`; an entry that is not there is `None`, and an error inside a child
+/// names where it is.
+#[test]
+fn children_scripts_nest_and_their_errors_name_the_place() {
+    let script = parse_script(
+        r#"{"turns": [{"rounds": [{"text": "parent"}]}],
+            "children": [
+              {"turns": [{"rounds": [{"text": "first"}]}]},
+              {"turns": [{"rounds": [{"text": "second"}]}],
+               "children": [{"turns": [{"rounds": [{"text": "grandchild"}]}]}]}
+            ]}"#,
+    )
+    .unwrap();
+    let text = |path: &[usize]| script.child(path).map(|s| s.turns[0].rounds[0].text.clone());
+    assert_eq!(text(&[]).as_deref(), Some("parent"));
+    assert_eq!(text(&[0]).as_deref(), Some("first"));
+    assert_eq!(text(&[1, 0]).as_deref(), Some("grandchild"));
+    assert_eq!(text(&[2]), None);
+    assert_eq!(text(&[0, 0]), None);
+    let wrong = parse_script(
+        r#"{"turns": [], "children": [{"turns": []}, {"turns": [{"rounds": [{"txt": "x"}]}]}]}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        wrong.starts_with("script: children[1]: turns[0].rounds[0]: unknown field `txt`"),
+        "{wrong}"
+    );
+}
