@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::id::BuiltinTool;
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
-    question, session, shell, web,
+    question, session, shell, subagents, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -71,6 +71,7 @@ pub static ALL: &[CatalogueEntry] = &[
     session::SESSION_DESCRIBE,
     session::SWITCH_MODEL,
     question::QUESTION,
+    subagents::SPAWN_AGENT,
     help::CODARIS_DOCS_SEARCH,
     help::CODARIS_DOCS_READ,
     help::LOAD_SKILL,

@@ -11,7 +11,7 @@ use crate::entry::CatalogueEntry;
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
-use crate::{question, session, shell, web};
+use crate::{question, session, shell, subagents, web};
 
 macro_rules! builtin_tools {
     ($($variant:ident = $name:literal => $entry:expr,)*) => {
@@ -88,7 +88,7 @@ builtin_tools! {
     LoadSkill = "load_skill" => Some(&help::LOAD_SKILL),
     CodarisDocsSearch = "codaris_docs_search" => Some(&help::CODARIS_DOCS_SEARCH),
     CodarisDocsRead = "codaris_docs_read" => Some(&help::CODARIS_DOCS_READ),
-    SpawnAgent = "spawn_agent" => None,
+    SpawnAgent = "spawn_agent" => Some(&subagents::SPAWN_AGENT),
     SwitchModel = "switch_model" => Some(&session::SWITCH_MODEL),
     PlanWrite = "plan_write" => Some(&plans::PLAN_WRITE),
     PlanList = "plan_list" => Some(&plans::PLAN_LIST),

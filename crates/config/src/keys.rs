@@ -63,6 +63,7 @@ pub const KEYS: &[Key] = &[
     key("allowed_dirs", Kind::AbsolutePaths),
     key("skills_dirs", Kind::AbsolutePaths),
     key("skills.auto_discovery", Kind::Bool),
+    key("subagents.max_depth", Kind::Integer { min: 0, max: 8 }),
     key("daemon.listen", Kind::Loopback),
     key(
         "daemon.detach_grace_seconds",

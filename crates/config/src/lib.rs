@@ -1,5 +1,6 @@
 //! `codaris-config`: the keys of Codaris's configuration file as data ([`KEYS`]), and
-//! [`check`], which judges a file's text against them and reports every problem with its line.
+//! [`check`], which judges a file's text against them and reports every problem with its line;
+//! and the agent definitions subagents run under ([`agents`]), read from their text.
 //!
 //! Both binaries link it: `codaris config check` judges a file offline with no `codarisd` at
 //! hand, and `codarisd check-config` reports the same problems before it resolves the file
@@ -11,6 +12,7 @@
 //! checks that need the daemon's libraries (what an MCP server's settings add up to, whether a
 //! provider answers); those are `codarisd check-config`'s and the daemon's at start.
 
+pub mod agents;
 mod check;
 mod keys;
 

@@ -35,6 +35,7 @@ pub fn apply_limits(output: ToolOutput, limits: OutputLimits) -> ToolOutput {
         leaves_plan_mode: output.leaves_plan_mode,
         switch_model: output.switch_model,
         question: output.question,
+        spawn: output.spawn,
     }
 }
 

@@ -34,6 +34,9 @@ pub struct ToolOutput {
     /// The call asks the person questions (`question`); the daemon owns the turn's stream,
     /// asks them, waits for the answers and answers the model in place of this output.
     pub question: Option<crate::question::Questions>,
+    /// The call asks for a subagent (`spawn_agent`); the daemon owns sessions, starts the
+    /// child, runs it and answers the model in place of this output.
+    pub spawn: Option<crate::spawn_agent::SpawnRequest>,
 }
 
 impl ToolOutput {
@@ -44,6 +47,7 @@ impl ToolOutput {
             leaves_plan_mode: false,
             switch_model: None,
             question: None,
+            spawn: None,
         }
     }
 

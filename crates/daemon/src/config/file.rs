@@ -21,6 +21,8 @@ pub struct ConfigToml {
     pub skills_dirs: Option<Vec<PathBuf>>,
     /// `[skills]`: how the model reaches the skills.
     pub skills: Option<SkillsToml>,
+    /// `[subagents]`: the children `spawn_agent` starts.
+    pub subagents: Option<SubagentsToml>,
     pub daemon: Option<DaemonToml>,
     pub tools: Option<ToolsToml>,
     pub provider: Option<ProviderToml>,
@@ -52,6 +54,15 @@ pub struct SkillsToml {
     pub auto_discovery: Option<bool>,
 }
 
+/// `[subagents]` as written.
+#[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsToml {
+    /// How deep children may nest: a session this deep spawns no child (default
+    /// [`crate::config::DEFAULT_SUBAGENT_DEPTH`]; 0: no subagents at all).
+    pub max_depth: Option<u32>,
+}
+
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DaemonToml {
@@ -76,6 +87,12 @@ pub const DEFAULT_LEDGER_CACHE_MB: u64 = 64;
 
 /// The largest `daemon.ledger_cache_mb` accepted (64 GiB): anything above is a typo.
 pub const MAX_LEDGER_CACHE_MB: u64 = 64 * 1024;
+
+/// How deep subagents nest by default: a person's session, its children and theirs.
+pub const DEFAULT_SUBAGENT_DEPTH: u32 = 2;
+
+/// The deepest `subagents.max_depth` may go (what the key check also says).
+pub const MAX_SUBAGENT_DEPTH: u32 = 8;
 
 #[derive(Debug, Default, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]

@@ -27,7 +27,8 @@ pub mod telemetry;
 mod values;
 
 pub use file::{
-    ConfigToml, DEFAULT_LEDGER_CACHE_MB, DaemonToml, MAX_LEDGER_CACHE_MB, ModelToml, ToolsToml,
+    ConfigToml, DEFAULT_LEDGER_CACHE_MB, DEFAULT_SUBAGENT_DEPTH, DaemonToml, MAX_LEDGER_CACHE_MB,
+    MAX_SUBAGENT_DEPTH, ModelToml, ToolsToml,
     parse_file,
 };
 pub use inputs::{Flags, Sources};

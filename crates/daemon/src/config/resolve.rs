@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use codaris_agent::ProviderKind;
 use codaris_tools::Engine;
 
-use super::file::{ConfigToml, DEFAULT_LEDGER_CACHE_MB, MAX_LEDGER_CACHE_MB, ModelToml};
+use super::file::{
+    ConfigToml, DEFAULT_LEDGER_CACHE_MB, DEFAULT_SUBAGENT_DEPTH, MAX_LEDGER_CACHE_MB, MAX_SUBAGENT_DEPTH,
+    ModelToml,
+};
 use super::inputs::Sources;
 use super::providers::ApiConfig;
 use crate::error::ConfigError;
@@ -38,6 +41,10 @@ pub struct Config {
     pub skills_dirs: Vec<PathBuf>,
     /// `skills.auto_discovery`: `load_skill` is offered (default true).
     pub skills_auto_discovery: bool,
+    /// The user's agent definitions (`<config dir>/agents`); `None` without a config directory.
+    pub agents_dir: Option<PathBuf>,
+    /// `subagents.max_depth`: a session this deep spawns no child.
+    pub subagents_max_depth: u32,
     pub listen: Option<SocketAddr>,
     /// How long a permission card waits for its answer (default 300 s).
     pub card_timeout: std::time::Duration,
@@ -204,6 +211,17 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         .skills
         .and_then(|skills| skills.auto_discovery)
         .unwrap_or(true);
+    let agents_dir = config_dir.map(|dir| dir.join("agents"));
+    let subagents_max_depth = match toml.subagents.and_then(|s| s.max_depth) {
+        None => DEFAULT_SUBAGENT_DEPTH,
+        Some(depth @ 0..=MAX_SUBAGENT_DEPTH) => depth,
+        Some(_) => {
+            return Err(ConfigError::Invalid {
+                key: origin("subagents.max_depth"),
+                reason: format!("must be at most {MAX_SUBAGENT_DEPTH}"),
+            });
+        }
+    };
 
     let tools = toml.tools.unwrap_or_default();
     let limits = tools.output_limits.clone().unwrap_or_default();
@@ -379,6 +397,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         warnings,
         skills_dirs,
         skills_auto_discovery,
+        agents_dir,
+        subagents_max_depth,
         listen,
         card_timeout,
         detach_grace,

@@ -92,6 +92,11 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         from("skills.auto_discovery", None, None),
     );
     push(
+        "subagents.max_depth",
+        json!(config.subagents_max_depth),
+        from("subagents.max_depth", None, None),
+    );
+    push(
         "daemon.listen",
         json!(config.listen.map(|a| a.to_string())),
         from("daemon.listen", None, Some("listen")),

@@ -48,6 +48,8 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             warnings: Vec::new(),
             skills_dirs: Vec::new(),
             skills_auto_discovery: true,
+            agents_dir: None,
+            subagents_max_depth: 2,
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
             detach_grace: std::time::Duration::from_secs(10),

@@ -153,6 +153,7 @@ fn image(
         leaves_plan_mode: false,
         switch_model: None,
         question: None,
+        spawn: None,
         content: vec![
             Content::Text(format!(
                 "`{}`: {media_type}, {}x{}{note}",
