@@ -53,6 +53,7 @@ mod seqera;
 mod services;
 mod sessions;
 mod setup;
+mod subagents;
 mod switch_model;
 mod tcp;
 mod telemetry;

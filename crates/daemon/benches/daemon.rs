@@ -115,6 +115,8 @@ fn state_with_sessions(dir: &Path, count: usize) -> PathBuf {
                 script: None,
                 base_url: None,
                 instructions: Vec::new(),
+                child: None,
+                reasoning: None,
             })
             .unwrap();
     }

@@ -158,6 +158,8 @@ pub enum DaemonError {
     NoCheckpoint { id: String, turn: Option<u32> },
     #[error(transparent)]
     Checkpoint(#[from] codaris_tools::files::checkpoint::CheckpointError),
+    #[error("the daemon is stopping")]
+    ShuttingDown,
     #[error("file system error at {}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -214,6 +216,7 @@ impl From<DaemonError> for tonic::Status {
             | DaemonError::UndoRefused { .. }
             | DaemonError::NoCheckpoint { .. }
             | DaemonError::MissingKey { .. } => tonic::Status::failed_precondition(message),
+            DaemonError::ShuttingDown => tonic::Status::unavailable(message),
             DaemonError::WrongCardSecret { .. } | DaemonError::WrongQuestionSecret { .. } => {
                 tonic::Status::permission_denied(message)
             }

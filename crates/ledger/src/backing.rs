@@ -168,7 +168,7 @@ impl<'a> BackingCheck<'a> {
                 .or_else(|| grant.and_then(|g| g.id.clone()))
                 .unwrap_or_default();
             if let Err((problem, detail)) =
-                relied_on_backed(&id, grant, &decision.session_id, &self.by_id)
+                relied_on_backed(&id, grant, decision.grants_session(), &self.by_id)
             {
                 findings.push(GrantFinding {
                     problem,

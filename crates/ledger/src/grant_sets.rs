@@ -228,10 +228,10 @@ pub(crate) fn fill_each<E>(
             return true;
         };
         let set = match read.get(named.key.as_str()) {
-            Some((session, set)) if *session == record.session_id => Ok(set.clone()),
-            Some(_) => set_of(&named.key, &record.session_id),
-            None => set_of(&named.key, &record.session_id).inspect(|set| {
-                read.insert(named.key.clone(), (record.session_id.clone(), set.clone()));
+            Some((session, set)) if session == record.grants_session() => Ok(set.clone()),
+            Some(_) => set_of(&named.key, record.grants_session()),
+            None => set_of(&named.key, record.grants_session()).inspect(|set| {
+                read.insert(named.key.clone(), (record.grants_session().to_owned(), set.clone()));
             }),
         };
         let set = match set {

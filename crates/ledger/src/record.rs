@@ -135,6 +135,11 @@ pub struct CardRecord {
     /// answer by itself as its settings say); `None`: the client that held the turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answered_by: Option<String>,
+    /// The subagent's session whose call raised the card, when not `session_id`: the card is
+    /// the person's session's (shown on its stream, its answer granting there), raised for a
+    /// child. Absent from every other card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised_in: Option<String>,
 }
 
 impl CardRecord {
@@ -159,6 +164,7 @@ impl CardRecord {
             grant_id: None,
             programs,
             answered_by: None,
+            raised_in: None,
         }
     }
 }
@@ -184,6 +190,14 @@ pub struct DecisionRecord {
     /// decision saw none, or in a schema 1 record, whose grants are all in `request.grants`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_set: Option<GrantSetRef>,
+    /// The session that spawned this one, when the decision is a subagent's (`spawn_agent`).
+    /// Absent from every other decision, so theirs read and hash as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+    /// The session whose grants were in force, when not `session_id`: a subagent is decided
+    /// under the grants of the person's session it descends from, and its cards grant there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grants_of: Option<String>,
 }
 
 /// Which grant set a decision relied on, and how many grants it holds.
@@ -231,7 +245,15 @@ impl DecisionRecord {
             request,
             decision,
             grant_set: None,
+            parent_session: None,
+            grants_of: None,
         }
+    }
+
+    /// The session whose grants the decision was made with: its own, or for a subagent's the
+    /// person's session it descends from ([`DecisionRecord::grants_of`]).
+    pub fn grants_session(&self) -> &str {
+        self.grants_of.as_deref().unwrap_or(&self.session_id)
     }
 }
 

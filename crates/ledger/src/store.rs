@@ -498,7 +498,7 @@ impl Ledger {
         record: DecisionRecord,
         set: &[Grant],
     ) -> Result<DecisionRecord, LedgerError> {
-        let name = SetName::of(&record.session_id, set);
+        let name = SetName::of(record.grants_session(), set);
         self.append_named(record, set, &name)
     }
 
@@ -512,7 +512,7 @@ impl Ledger {
         record: DecisionRecord,
         view: &Arc<GrantView>,
     ) -> Result<DecisionRecord, LedgerError> {
-        let name = self.set_name(&record.session_id, view);
+        let name = self.set_name(record.grants_session(), view);
         self.append_named(record, &view.grants, &name)
     }
 
@@ -539,7 +539,7 @@ impl Ledger {
             if !self.grant_sets.contains_key(key.as_bytes())? {
                 // Two decisions racing on a new set may both write it: the same key and bytes,
                 // so the second changes nothing.
-                let listed = grant_sets::set_record(&record.session_id, key, set);
+                let listed = grant_sets::set_record(record.grants_session(), key, set);
                 pendings.push(Pending::new(
                     RecordKind::GrantSet,
                     key.as_bytes(),

@@ -17,4 +17,5 @@ mod reads;
 mod replay;
 mod store;
 mod stored_bytes;
+mod subagents;
 mod support;

@@ -4,7 +4,8 @@
 //!
 //! `--json` prints one array (`[]` when there is none) of objects with `id`, `title`, `tags`,
 //! `cwd`, `state`, `turns`, `last_activity_ms`, `created_at_ms`, `provider`, `model`,
-//! `activity` and `permission_mode`: a contract, extended by adding fields only.
+//! `activity` and `permission_mode`: a contract, extended by adding fields only (`reasoning`;
+//! `parent_session_id`, `agent` and `children` for subagents).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -247,6 +248,11 @@ pub fn to_json(session: &v1::Session) -> Value {
         "reasoning": (!session.reasoning.is_empty()).then_some(&session.reasoning),
         "activity": activity_name(session.activity),
         "permission_mode": permission_mode_name(session.permission_mode),
+        // Added with subagents: the session that spawned this one and its agent definition
+        // and task (null for a person's session), and the children it spawned.
+        "parent_session_id": (!session.parent_session_id.is_empty()).then_some(&session.parent_session_id),
+        "agent": (!session.agent.is_empty()).then_some(&session.agent),
+        "children": session.children,
     })
 }
 
@@ -389,7 +395,8 @@ mod tests {
             to_json(&old),
             json!({"id": "s000001", "title": "", "tags": [], "cwd": "/w/p", "state": "active", "turns": 2,
                    "last_activity_ms": 1000, "created_at_ms": 1000, "provider": "scripted",
-                   "model": null, "reasoning": null, "activity": "agent", "permission_mode": "ask"})
+                   "model": null, "reasoning": null, "activity": "agent", "permission_mode": "ask",
+                   "parent_session_id": null, "agent": null, "children": []})
         );
     }
 

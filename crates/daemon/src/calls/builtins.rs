@@ -146,6 +146,7 @@ impl Builtins {
         )));
         tools.push(Arc::new(codaris_tools::SwitchModel));
         tools.push(Arc::new(codaris_tools::Question));
+        tools.push(Arc::new(codaris_tools::SpawnAgent));
         tools.push(Arc::new(codaris_tools::docs::DocsSearch));
         tools.push(Arc::new(codaris_tools::docs::DocsRead));
         if setup.skills.load_skill {
@@ -299,6 +300,7 @@ impl Builtins {
                 leaves_plan_mode: false,
                 switch_model: None,
                 question: None,
+                spawn: None,
             });
         }
         let mut ctx = context(session_id, permit.place(), permit.opened());
@@ -308,12 +310,14 @@ impl Builtins {
         let mut leaves_plan_mode = false;
         let mut switch_model = None;
         let mut question = None;
+        let mut spawn = None;
         let run = match codaris_tools::progress::scope(progress, tool.call(&ctx, args)).await {
             Ok(output) => {
                 session_cwd = output.session_cwd.clone();
                 leaves_plan_mode = output.leaves_plan_mode;
                 switch_model = output.switch_model.clone();
                 question = output.question.clone();
+                spawn = output.spawn.clone();
                 run_of(name, args, output, pictures)
             }
             Err(ToolError::Model { message }) => ToolRun {
@@ -336,6 +340,7 @@ impl Builtins {
             leaves_plan_mode,
             switch_model,
             question,
+            spawn,
         })
     }
 }
@@ -416,6 +421,9 @@ pub struct BuiltinRun {
     /// `question` asked the person; the turn's host asks on the turn's stream, waits and
     /// answers in place of `run`.
     pub question: Option<codaris_tools::Questions>,
+    /// `spawn_agent` asked for a subagent; the turn's host starts it and answers with its
+    /// report in place of `run`.
+    pub spawn: Option<codaris_tools::SpawnRequest>,
 }
 
 fn run_of(tool: &str, args: &Value, output: ToolOutput, pictures: &Pictures) -> ToolRun {
@@ -604,6 +612,7 @@ mod tests {
             leaves_plan_mode: false,
             switch_model: None,
             question: None,
+            spawn: None,
             content: vec![
                 Content::Text("`plot.png`: image/png, 1x1".to_owned()),
                 Content::Image {

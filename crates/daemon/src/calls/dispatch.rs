@@ -170,6 +170,18 @@ pub struct Dispatcher {
     /// clones: each session's value holds a dispatcher of its own ([`Dispatcher::for_session`]),
     /// so the set goes with the session.
     sets: Arc<GrantSets>,
+    /// Set for a subagent's session: its calls are decided under the grants of the person's
+    /// session it descends from, and recorded naming its parent.
+    lineage: Option<Lineage>,
+}
+
+/// A subagent's session's place, as its decisions record it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lineage {
+    /// The session that spawned it.
+    pub parent: String,
+    /// The person's session its family descends from, whose grants are in force.
+    pub root: String,
 }
 
 /// The grant set built from the standing grants and the last view decided on. Building it
@@ -206,6 +218,7 @@ impl Dispatcher {
             ledger,
             standing: Vec::new(),
             sets: Arc::default(),
+            lineage: None,
         }
     }
 
@@ -216,6 +229,14 @@ impl Dispatcher {
             sets: Arc::default(),
             ..self.clone()
         }
+    }
+
+    /// The same dispatcher deciding a subagent's calls: under `lineage.root`'s grants, each
+    /// decision naming its parent and whose grants it used.
+    #[must_use]
+    pub fn for_child(mut self, lineage: Lineage) -> Self {
+        self.lineage = Some(lineage);
+        self
     }
 
     /// Lets go of the grant set kept for the last view (the session ended).
@@ -306,7 +327,11 @@ impl Dispatcher {
         let mut retakes = 0;
         loop {
             // The session's view is kept in memory by the ledger: no grant is decoded here.
-            let view = self.ledger.grant_view_shared(call.session_id.as_str())?;
+            let grants_of = self
+                .lineage
+                .as_ref()
+                .map_or(call.session_id.as_str(), |l| l.root.as_str());
+            let view = self.ledger.grant_view_shared(grants_of)?;
             for corrupt in &view.corrupt {
                 tracing::error!(%corrupt, "a grant record does not decode; it grants nothing");
             }
@@ -331,10 +356,13 @@ impl Dispatcher {
                 retakes += 1;
                 continue;
             }
-            let record = self.ledger.append_decision_in_view(
-                DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms()),
-                &view,
-            )?;
+            let mut record =
+                DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms());
+            if let Some(lineage) = &self.lineage {
+                record.parent_session = Some(lineage.parent.clone());
+                record.grants_of = Some(lineage.root.clone());
+            }
+            let record = self.ledger.append_decision_in_view(record, &view)?;
             // Names and codes only, never the arguments: this event is exported with the
             // call's span when telemetry is on.
             tracing::info!(

@@ -204,6 +204,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     let skills_dirs = match toml.skills_dirs {
         Some(dirs) => absolute_dirs(&origin("skills_dirs"), dirs.into_iter())?,
         None => config_dir
+            .as_ref()
             .map(|dir| vec![dir.join("skills")])
             .unwrap_or_default(),
     };

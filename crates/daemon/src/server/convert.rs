@@ -91,6 +91,17 @@ impl From<SessionRecord> for v1::Session {
                 .reasoning
                 .map(|level| level.as_str().to_owned())
                 .unwrap_or_default(),
+            parent_session_id: record
+                .child
+                .as_ref()
+                .map(|child| child.parent.clone())
+                .unwrap_or_default(),
+            agent: record
+                .child
+                .as_ref()
+                .map(|child| format!("{}: {}", child.agent, child.description))
+                .unwrap_or_default(),
+            children: record.children,
         }
     }
 }

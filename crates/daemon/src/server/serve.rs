@@ -324,7 +324,7 @@ async fn routes(
         )),
     };
     let mcp_service = McpService { hub: mcp.clone() };
-    let turns = Arc::new(crate::sessions::turns::Turns::new(
+    let turns = crate::sessions::turns::Turns::new(
         config.clone(),
         ledger.clone(),
         sessions.clone(),
@@ -332,7 +332,7 @@ async fn routes(
         builtins,
         mcp,
         providers.clone(),
-    ));
+    );
     // A background command that finishes tells its session at the next turn. A weak handle,
     // so this task does not keep the turns (and the ledger) alive after the server stops: the
     // sender lives in the shell pools they own, and dropping them ends the loop.

@@ -70,6 +70,39 @@ pub struct SessionRecord {
     /// Absent from records written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<codaris_catalogue::Reasoning>,
+    /// What makes it a subagent's session (`spawn_agent`); `None` for a person's session.
+    /// Absent from records written before children existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<ChildOf>,
+    /// The children it spawned, in order (the N-th plays a script's `children[N]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<String>,
+}
+
+/// A subagent's session's place in its family, fixed when it is spawned.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildOf {
+    /// The session that spawned it.
+    pub parent: String,
+    /// The person's session the family descends from: its grants are in force for every
+    /// call of the family, and its stream shows the family's cards.
+    pub root: String,
+    /// 1 for a person's session's child, 2 for a grandchild, …
+    pub depth: u32,
+    /// The agent definition it runs under, and what it was asked to do (a few words).
+    pub agent: String,
+    pub description: String,
+    /// The definition's instructions as they were when it was spawned: a resumed child is
+    /// told what it was told first.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub instructions: String,
+    /// What the definition leaves it of the parent's tools; `None`: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrowed: Option<codaris_policy::Narrowed>,
+    /// Which entry of the family's script it plays (the scripted provider): `[1]` the
+    /// parent's second child, `[1, 0]` that one's first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_path: Vec<usize>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
@@ -123,6 +156,10 @@ pub struct NewSession {
     pub script: Option<PathBuf>,
     pub base_url: Option<String>,
     pub instructions: Vec<InstructionFile>,
+    /// Set for a subagent's session.
+    pub child: Option<ChildOf>,
+    /// The reasoning level it starts with (a child's `spawn_agent` may name one).
+    pub reasoning: Option<codaris_catalogue::Reasoning>,
 }
 
 /// The session records and conversations, through the ledger's handles.
@@ -238,7 +275,9 @@ impl SessionStore {
             base_url: new.base_url,
             instructions: new.instructions,
             tags: Vec::new(),
-            reasoning: None,
+            reasoning: new.reasoning,
+            child: new.child,
+            children: Vec::new(),
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {
@@ -296,6 +335,23 @@ impl SessionStore {
             self.recount(|c| c.active = c.active.saturating_sub(1));
         }
         Ok((record, ended_here))
+    }
+
+    /// Names `child` as the next child `parent` spawned, and returns its index among them
+    /// (which script entry it plays). Refused once the parent has ended.
+    pub fn add_child(&self, parent: &str, child: &str) -> Result<usize, DaemonError> {
+        let record = self.change_active(parent, |record| {
+            let mut next = record.clone();
+            if !next.children.iter().any(|c| c == child) {
+                next.children.push(child.to_owned());
+            }
+            next
+        })?;
+        Ok(record
+            .children
+            .iter()
+            .position(|c| c == child)
+            .unwrap_or_default())
     }
 
     /// Moves the session's working directory (into a worktree).

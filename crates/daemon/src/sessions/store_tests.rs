@@ -18,6 +18,8 @@ fn new_session() -> NewSession {
         script: None,
         base_url: None,
         instructions: Vec::new(),
+        child: None,
+        reasoning: None,
     }
 }
 

@@ -394,7 +394,7 @@ impl<'a> Judge<'a> {
         };
         match self.sets.get(named.key.as_str()) {
             None => Err(grant_sets::set_missing(&named.key)),
-            Some((owner, _)) if *owner != record.session_id => {
+            Some((owner, _)) if *owner != record.grants_session() => {
                 Err(grant_sets::set_of_other_session(&named.key, owner))
             }
             Some((_, listed)) => listed.clone(),

@@ -130,6 +130,8 @@ impl SessionsService {
             model,
             script,
             base_url,
+            child: None,
+            reasoning: None,
         })
     }
 }

@@ -313,6 +313,19 @@ impl TurnHost for DaemonHost {
                     if let Some(asked) = &builtin.question {
                         run = self.ask_questions(asked, permit.call_id()).await;
                     }
+                    if let Some(request) = &builtin.spawn {
+                        let log = self.log.clone();
+                        let id = permit.call_id().to_string();
+                        let progress: super::children::Progress = Arc::new(move |line: &str| {
+                            log.push(v1::turn_event::Event::ToolProgress(v1::ToolProgress {
+                                id: id.clone(),
+                                tool: "spawn_agent".to_owned(),
+                                message: line.to_owned(),
+                            }));
+                        });
+                        run = super::children::spawn(&self.turns, &self.session, request, progress)
+                            .await;
+                    }
                     run
                 }
                 None => match permit.tool() {

@@ -22,7 +22,7 @@ use super::services::Services;
 use super::session::Session;
 
 use crate::calls::builtins::Builtins;
-use crate::calls::dispatch::Dispatcher;
+use crate::calls::dispatch::{Dispatcher, Lineage};
 use crate::config::Config;
 use crate::error::DaemonError;
 use crate::sessions::ids::{GrantId, SessionId};
@@ -84,11 +84,11 @@ impl Turns {
         builtins: Builtins,
         mcp: Arc<crate::mcp::McpHub>,
         providers: Arc<crate::sessions::providers::LiveProviders>,
-    ) -> Self {
+    ) -> Arc<Self> {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
             .with_command_allowlist(&config.command_allowlist);
-        Self {
+        let turns = Arc::new(Self {
             services: Arc::new(Services {
                 card_timeout: config.card_timeout,
                 config,
@@ -98,11 +98,18 @@ impl Turns {
                 builtins,
                 mcp,
                 providers,
+                family: std::sync::OnceLock::new(),
             }),
             live: Mutex::new(HashMap::new()),
             dispatcher,
             sealing: Mutex::new(HashMap::new()),
-        }
+        });
+        // Weak: the services live as long as the sessions, which own nothing of them.
+        let _ = turns
+            .services
+            .family
+            .set(Box::new(LiveFamily(Arc::downgrade(&turns))));
+        turns
     }
 
     /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
@@ -164,7 +171,10 @@ impl Turns {
             let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());
             let config = TurnConfig {
                 // Read at each turn: an edit of AGENTS.md counts from the next turn.
-                system: crate::sessions::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
+                system: subagent_prompt(
+                    crate::sessions::instructions::system_prompt(SYSTEM_PROMPT, &record.cwd),
+                    record.child.as_ref(),
+                ),
                 max_rounds: MAX_ROUNDS,
                 lean: turns.config.lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.
@@ -179,6 +189,7 @@ impl Turns {
                 biased;
                 _ = cancelled.changed() => {
                     session.cards.close(&turns.ledger, CardAnswer::SessionEnded);
+                    turns.cancel_children(&session);
                     host.cancelled(turn);
                     tracing::info!(session = %record.id, turn, "turn cancelled");
                 }
@@ -194,6 +205,12 @@ impl Turns {
             drop(conversation);
             // Only now does the client read `turn_ended`: what it does next sees the turn whole.
             host.release_end();
+            // A background child's report that came while the turn ran wakes the session now.
+            if let Some(text) = session.take_wakes()
+                && let Some(family) = turns.services.family.get()
+            {
+                family.wake(&record.id, text);
+            }
         }.instrument(span));
         Ok(events)
     }
@@ -354,9 +371,53 @@ impl Turns {
         }
     }
 
-    /// Cancels the session's running turn; `false` when none runs.
+    /// Cancels the session's running turn and its running children (a background child
+    /// too, whether or not the session's own turn runs); `false` when nothing ran.
     pub fn cancel(&self, session_id: &str) -> bool {
-        self.live_of(session_id).is_some_and(|s| s.cancel())
+        let Some(session) = self.live_of(session_id) else {
+            return false;
+        };
+        let children = self.cancel_children(&session);
+        session.cancel() || children
+    }
+
+    /// Cancels every running child of `session`, and theirs; `true` when one ran.
+    fn cancel_children(&self, session: &Session) -> bool {
+        let mut any = false;
+        for child in session.running_children() {
+            tracing::info!(parent = %session.id(), child = %child, "cancelling a subagent with its parent");
+            any |= self.cancel(child.as_str());
+        }
+        any
+    }
+
+    /// Starts a turn of `session_id` with `text` (a background child's report), followed by
+    /// nobody: it runs to its end as any turn does, and a client may attach to it. A session
+    /// whose turn runs now is woken once that turn ends.
+    async fn wake_now(self: &Arc<Self>, session_id: &str, text: String) {
+        if let Some(session) = self.live_of(session_id)
+            && session.running()
+        {
+            session.queue_wake(text);
+            return;
+        }
+        match self.start(session_id, text.clone()).await {
+            Ok(mut events) => {
+                // Held to its end, so the turn is not taken for abandoned (`detach_grace`).
+                tokio::spawn(async move { while events.recv().await.is_some() {} });
+            }
+            Err(crate::error::DaemonError::TurnRunning { .. }) => {
+                if let Some(session) = self.live_of(session_id) {
+                    session.queue_wake(text);
+                }
+            }
+            Err(err) => {
+                tracing::warn!(session = %session_id, %err, "could not wake the session with a subagent's report; it waits for the next turn");
+                if let Some(session) = self.live_of(session_id) {
+                    session.note(text);
+                }
+            }
+        }
     }
 
     /// Ends the session's live state: its value leaves the map and goes — the running turn is
@@ -369,6 +430,7 @@ impl Turns {
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);
         if let Some(session) = removed {
+            self.cancel_children(&session);
             session.close();
         }
     }
@@ -457,6 +519,10 @@ impl Turns {
                 ledger: self.ledger.clone(),
                 dispatcher: self.dispatcher.for_session(),
                 pool: self.builtins.pools().map(|pools| pools.lease(id.as_str())),
+                lineage: record.child.as_ref().map(|child| Lineage {
+                    parent: child.parent.clone(),
+                    root: child.root.clone(),
+                }),
             },
         ));
         map.insert(id, session.clone());
@@ -491,9 +557,14 @@ impl Turns {
             // Nothing in it but the session's own workspace is open to any tool.
             state_dir: Some(display(&self.config.state_dir)),
             push_registries: self.config.seqera.registries.clone(),
-            // `subagent` stays false: every session here is a person's. A child session (one
-            // `spawn_agent` starts) sets it from its record, and the policy then withholds the
-            // tools a subagent is never offered (`switch_model`), at the surface and at dispatch.
+            // A child session (one `spawn_agent` started): the policy withholds what a
+            // subagent is never offered (`question`, `switch_model`, `plan_exit`, the
+            // configuration tools) and what its definition removes, at the surface and at
+            // dispatch.
+            subagent: record.child.is_some(),
+            narrowed: record.child.as_ref().and_then(|c| c.narrowed.clone()),
+            at_max_depth: record.child.as_ref().map_or(0, |c| c.depth)
+                >= self.config.subagents_max_depth,
             ..Task::default()
         }
     }
@@ -512,5 +583,56 @@ impl Turns {
             .chain(&self.config.allowed_dirs)
             .map(|p| p.display().to_string())
             .collect()
+    }
+}
+
+/// A subagent's system prompt: the session's, then what its definition tells it.
+fn subagent_prompt(system: String, child: Option<&crate::sessions::store::ChildOf>) -> String {
+    let Some(child) = child else {
+        return system;
+    };
+    let mut prompt = system;
+    prompt.push_str(&format!(
+        "\n\nYou are a subagent (`{}`) another agent started for one task; your last answer is the report it reads. You cannot ask the person questions.",
+        child.agent
+    ));
+    if !child.instructions.is_empty() {
+        prompt.push_str("\n\n");
+        prompt.push_str(&child.instructions);
+    }
+    prompt
+}
+
+/// The live sessions as subagents use them, held weakly by the services they own.
+struct LiveFamily(std::sync::Weak<Turns>);
+
+impl super::family::Family for LiveFamily {
+    fn start<'a>(
+        &'a self,
+        session_id: &'a str,
+        text: String,
+    ) -> super::family::FamilyFuture<'a, Result<mpsc::Receiver<v1::TurnEvent>, DaemonError>> {
+        Box::pin(async move {
+            let Some(turns) = self.0.upgrade() else {
+                return Err(DaemonError::ShuttingDown);
+            };
+            turns.start(session_id, text).await
+        })
+    }
+
+    fn live(&self, session_id: &str) -> Option<Arc<Session>> {
+        self.0.upgrade()?.live_of(session_id)
+    }
+
+    fn cancel(&self, session_id: &str) -> bool {
+        self.0.upgrade().is_some_and(|turns| turns.cancel(session_id))
+    }
+
+    fn wake(&self, session_id: &str, text: String) {
+        let Some(turns) = self.0.upgrade() else {
+            return;
+        };
+        let session_id = session_id.to_owned();
+        tokio::spawn(async move { turns.wake_now(&session_id, text).await });
     }
 }

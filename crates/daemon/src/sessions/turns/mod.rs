@@ -6,6 +6,8 @@
 mod card_text;
 mod cards;
 mod checkpoints;
+mod children;
+mod family;
 mod host;
 mod live;
 mod log;

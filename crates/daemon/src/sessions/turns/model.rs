@@ -144,6 +144,14 @@ pub(super) fn provider_for(
                 field: "script",
                 reason: format!("{}: {err}", path.display()),
             })?;
+            // A subagent plays its entry of the family's script: a script without one leaves
+            // it nothing to say, and its turn ends `script_exhausted` like any other.
+            let path_in_script = record
+                .child
+                .as_ref()
+                .map(|child| child.script_path.as_slice())
+                .unwrap_or_default();
+            let script = script.child(path_in_script).cloned().unwrap_or_default();
             Ok(Box::new(ScriptedProvider::new(script)))
         }
         codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, settings.api(kind)),

@@ -13,8 +13,16 @@ use crate::config::Config;
 use crate::sessions::store::SessionStore;
 use crate::toolset::registry::ToolRegistry;
 
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("config", &self.config)
+            .field("card_timeout", &self.card_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 /// The services of the turns, shared by every live session.
-#[derive(Debug)]
 pub struct Services {
     pub config: Arc<Config>,
     pub ledger: Arc<Ledger>,
@@ -26,4 +34,6 @@ pub struct Services {
     pub card_timeout: Duration,
     /// The provider settings in force: a session's key comes from here when it first runs.
     pub providers: Arc<crate::sessions::providers::LiveProviders>,
+    /// The live sessions, as subagents use them; set once the sessions exist.
+    pub family: std::sync::OnceLock<Box<dyn super::family::Family>>,
 }

@@ -19,7 +19,7 @@ use super::cards::Cards;
 use super::log::TurnLog;
 use super::questions::OpenQuestions;
 use crate::calls::builtins::Pictures;
-use crate::calls::dispatch::Dispatcher;
+use crate::calls::dispatch::{Dispatcher, Lineage};
 use crate::sessions::ids::SessionId;
 
 /// A session's model and what it does with pictures, which go together.
@@ -42,6 +42,12 @@ struct Between {
     notes: Vec<String>,
     /// The running turn's events, or the last turn's once it ended.
     turn: Option<Arc<TurnLog>>,
+    /// Background children's reports that wake the session: each starts a turn once none
+    /// runs.
+    wakes: Vec<String>,
+    /// The children running now (foreground or background): cancelling the session's turn
+    /// cancels them.
+    children: Vec<SessionId>,
 }
 
 /// What the session holds in other crates' keeping, let go of when it closes: each is held
@@ -60,6 +66,8 @@ pub(super) struct Parts {
     /// The session's own dispatcher ([`Dispatcher::for_session`]).
     pub dispatcher: Dispatcher,
     pub pool: Option<PoolLease>,
+    /// Set for a subagent's session.
+    pub lineage: Option<Lineage>,
 }
 
 pub struct Session {
@@ -79,6 +87,9 @@ pub struct Session {
     held: Mutex<Held>,
     /// Lapsed cards are recorded when the session closes.
     ledger: Arc<Ledger>,
+    /// Set for a subagent's session: its parent, and the person's session whose grants and
+    /// stream its calls use.
+    lineage: Option<Lineage>,
 }
 
 impl std::fmt::Debug for Session {
@@ -103,12 +114,18 @@ impl Session {
                 model,
                 notes: Vec::new(),
                 turn: None,
+                wakes: Vec::new(),
+                children: Vec::new(),
             }),
             cards: Cards::default(),
             questions: OpenQuestions::default(),
             cancel: watch::channel(0).0,
             closed: AtomicBool::new(false),
-            dispatcher: parts.dispatcher,
+            dispatcher: match &parts.lineage {
+                Some(lineage) => parts.dispatcher.for_child(lineage.clone()),
+                None => parts.dispatcher,
+            },
+            lineage: parts.lineage,
             held: Mutex::new(Held {
                 grants: Some(parts.ledger.lease_grant_view(id.as_str())),
                 pool: parts.pool,
@@ -159,6 +176,40 @@ impl Session {
     /// The notes waiting for the next turn, taken.
     pub(super) fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut self.between().notes)
+    }
+
+    /// Set for a subagent's session.
+    pub(super) fn lineage(&self) -> Option<&Lineage> {
+        self.lineage.as_ref()
+    }
+
+    /// Keeps a background child's report to wake the session with.
+    pub(super) fn queue_wake(&self, text: String) {
+        self.between().wakes.push(text);
+    }
+
+    /// The reports waiting to wake the session, taken, joined into one prompt.
+    pub(super) fn take_wakes(&self) -> Option<String> {
+        let wakes = std::mem::take(&mut self.between().wakes);
+        (!wakes.is_empty()).then(|| wakes.join("\n\n"))
+    }
+
+    /// A child of the session started running.
+    pub(super) fn child_started(&self, child: &SessionId) {
+        let mut between = self.between();
+        if !between.children.contains(child) {
+            between.children.push(child.clone());
+        }
+    }
+
+    /// A child of the session stopped running.
+    pub(super) fn child_ended(&self, child: &SessionId) {
+        self.between().children.retain(|c| c != child);
+    }
+
+    /// The children running now.
+    pub(super) fn running_children(&self) -> Vec<SessionId> {
+        self.between().children.clone()
     }
 
     /// The current (or last) turn's log.

@@ -45,6 +45,7 @@ fn live(
             ledger: ledger.clone(),
             dispatcher: dispatcher.for_session(),
             pool: Some(pools.lease(id)),
+            lineage: None,
         },
     ));
     let pool = Arc::downgrade(&pools.pool(id)?);

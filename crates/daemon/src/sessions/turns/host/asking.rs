@@ -17,6 +17,16 @@ use crate::sessions::store::now_ms;
 
 use super::{Asked, DaemonHost};
 
+/// Who a card is shown to (see [`DaemonHost::person`]).
+struct Person {
+    /// The session whose open cards hold it and whose answer grants.
+    session: std::sync::Arc<super::super::session::Session>,
+    /// That session's running turn's log, for a subagent's card; `None`: this turn's own.
+    log: Option<std::sync::Arc<super::super::log::TurnLog>>,
+    /// For a subagent's card: its session id and `agent: description`.
+    child: Option<(String, String)>,
+}
+
 impl DaemonHost {
     /// The person refused this call alone at its card (Ctrl-C): the policy decides the call
     /// again with that answer as its input (`refused_at_card`), and the decision is recorded
@@ -87,20 +97,28 @@ impl DaemonHost {
         {
             return Asked::DeniedBefore;
         }
+        let Some(person) = self.person() else {
+            // A background subagent whose family's person follows no turn: nobody could see
+            // the card, so nothing is granted rather than a wait until the timeout.
+            tracing::info!(session = %self.session_id(), "a subagent's card has no turn of its person's session to be shown on; nothing was granted");
+            return Asked::Unanswered;
+        };
         let ledger = self.turns.ledger.clone();
         let Ok(number) = ledger.next_id() else {
             return Asked::Unanswered;
         };
         let id = CardId::mint(number);
-        let card = CardRecord::asked(
+        let mut card = CardRecord::asked(
             id.to_string(),
-            self.session_id().to_owned(),
+            person.session.id().as_str().to_owned(),
             capability.clone(),
             text.recorded,
             programs.clone(),
             now_ms(),
         );
-        let opened = match self.session.cards.open(&id, !programs.is_empty()) {
+        card.raised_in = person.child.as_ref().map(|(child, _)| child.clone());
+        let cards = &person.session.cards;
+        let opened = match cards.open(&id, !programs.is_empty()) {
             Ok(opened) => opened,
             Err(err) => {
                 tracing::error!(%err, "no random source for a card's answer secret; nothing was asked");
@@ -112,10 +130,11 @@ impl DaemonHost {
             tokio::task::spawn_blocking(move || ledger.append_card(&card)).await
         };
         if !matches!(stored, Ok(Ok(()))) {
-            self.session.cards.forget(&id);
+            cards.forget(&id);
             return Asked::Unanswered;
         }
-        self.send(v1::turn_event::Event::Card(v1::Card {
+        let (raised_in, raised_in_agent) = person.child.clone().unwrap_or_default();
+        let event = v1::turn_event::Event::Card(v1::Card {
             id: id.to_string(),
             capability: capability.as_ref().map(capability_wire),
             sentence: text.shown,
@@ -123,13 +142,19 @@ impl DaemonHost {
             programs: programs.clone(),
             answer_secret: opened.secret.reveal().to_owned(),
             preview: text.preview,
-        }));
+            raised_in,
+            raised_in_agent,
+        });
+        match &person.log {
+            Some(log) => log.push(event),
+            None => self.send(event),
+        }
         let (answer, by, reply) =
             match tokio::time::timeout(self.turns.card_timeout, opened.answer).await {
                 Ok(Ok(given)) => (given.answer, given.by, Some(given.reply)),
                 Ok(Err(_)) => (CardAnswer::SessionEnded, None, None),
                 Err(_) => {
-                    self.session.cards.forget(&id);
+                    cards.forget(&id);
                     (CardAnswer::TimedOut, None, None)
                 }
             };
@@ -189,10 +214,46 @@ impl DaemonHost {
         }
     }
 
+    /// Who is asked on a card: the session's own person, or for a subagent the person's
+    /// session its family descends from, on that session's running turn (`None`: it runs
+    /// none, so nobody could see the card).
+    fn person(&self) -> Option<Person> {
+        let Some(lineage) = self.session.lineage() else {
+            return Some(Person {
+                session: self.session.clone(),
+                log: None,
+                child: None,
+            });
+        };
+        let root = self.turns.family.get()?.live(&lineage.root)?;
+        let log = root.turn_log().filter(|log| !log.finished())?;
+        let label = self
+            .turns
+            .sessions
+            .get(self.session_id())
+            .ok()
+            .and_then(|record| record.child)
+            .map(|child| format!("{}: {}", child.agent, child.description))
+            .unwrap_or_default();
+        Some(Person {
+            session: root,
+            log: Some(log),
+            child: Some((self.session_id().to_owned(), label)),
+        })
+    }
+
+    /// The session whose grants are in force for this session's calls: its own, or for a
+    /// subagent the person's session its family descends from.
+    fn grants_session(&self) -> String {
+        self.session
+            .lineage()
+            .map_or_else(|| self.session_id().to_owned(), |l| l.root.clone())
+    }
+
     /// What the session's recorded grants say about `capability` now.
     pub(super) async fn cover(&self, capability: &Capability) -> Cover {
         let ledger = self.turns.ledger.clone();
-        let session = self.session_id().to_owned();
+        let session = self.grants_session();
         let capability = capability.clone();
         let looked = tokio::task::spawn_blocking(move || {
             ledger
