@@ -28,9 +28,9 @@ mod nextflow_runs;
 mod planner;
 mod plans;
 pub mod question;
-pub mod subagents;
 mod session;
 mod shell;
+pub mod subagents;
 mod tool_id;
 mod web;
 
@@ -82,7 +82,6 @@ pub use plans::PLAN_LIST;
 pub use plans::PLAN_READ;
 pub use plans::PLAN_WRITE;
 pub use question::QUESTION;
-pub use subagents::SPAWN_AGENT;
 pub use session::Reasoning;
 pub use session::SESSION_DESCRIBE;
 pub use session::SWITCH_MODEL;
@@ -96,6 +95,7 @@ pub use shell::RUN_COMMAND;
 pub use shell::SHARE_FILE;
 pub use shell::SSH_RUN_COMMAND;
 pub use shell::WORKTREE_CREATE;
+pub use subagents::SPAWN_AGENT;
 #[cfg(feature = "count-parses")]
 pub use tool_id::parse_count;
 pub use tool_id::{

@@ -83,7 +83,9 @@ pub enum AgentDefinitionError {
     Unterminated,
     #[error("its front matter has no `description:`")]
     NoDescription,
-    #[error("`{name}` is not an agent name (1 to {NAME_MAX_CHARS} of a-z, 0-9, `-`, `_`, starting with a letter or digit)")]
+    #[error(
+        "`{name}` is not an agent name (1 to {NAME_MAX_CHARS} of a-z, 0-9, `-`, `_`, starting with a letter or digit)"
+    )]
     BadName { name: String },
     #[error("`{key}` lists `{item}`, which is not a tool name")]
     BadTool { key: &'static str, item: String },
@@ -146,7 +148,10 @@ pub fn parse_definition(
         let inline = inline.strip_prefix('[').unwrap_or(inline);
         let inline = inline.strip_suffix(']').unwrap_or(inline);
         let mut items = Vec::new();
-        for item in inline.split(',').chain(value.items.iter().map(String::as_str)) {
+        for item in inline
+            .split(',')
+            .chain(value.items.iter().map(String::as_str))
+        {
             let item = unquote(item.trim()).trim();
             if item.is_empty() {
                 continue;
@@ -281,7 +286,11 @@ mod tests {
         .unwrap();
         assert_eq!(parsed.name, "checker");
         assert_eq!(parsed.model, None);
-        assert_eq!(parsed.tools, Some(Vec::new()), "an empty list keeps nothing");
+        assert_eq!(
+            parsed.tools,
+            Some(Vec::new()),
+            "an empty list keeps nothing"
+        );
         assert_eq!(parsed.instructions, "");
     }
 
@@ -298,10 +307,16 @@ mod tests {
         assert!(err("a", "---\nname: ../etc\ndescription: x\n---\n").contains("not an agent name"));
         assert!(err("Bad Name", "---\ndescription: x\n---\n").contains("not an agent name"));
         assert!(
-            err("a", "---\ndescription: x\ntools: read_file; rm -rf /\n---\n")
-                .contains("not a tool name")
+            err(
+                "a",
+                "---\ndescription: x\ntools: read_file; rm -rf /\n---\n"
+            )
+            .contains("not a tool name")
         );
-        let long = format!("---\ndescription: x\n---\n{}", "a".repeat(DEFINITION_MAX_BYTES));
+        let long = format!(
+            "---\ndescription: x\n---\n{}",
+            "a".repeat(DEFINITION_MAX_BYTES)
+        );
         assert!(err("a", &long).contains("at most"));
     }
 

@@ -231,7 +231,10 @@ pub(crate) fn fill_each<E>(
             Some((session, set)) if session == record.grants_session() => Ok(set.clone()),
             Some(_) => set_of(&named.key, record.grants_session()),
             None => set_of(&named.key, record.grants_session()).inspect(|set| {
-                read.insert(named.key.clone(), (record.grants_session().to_owned(), set.clone()));
+                read.insert(
+                    named.key.clone(),
+                    (record.grants_session().to_owned(), set.clone()),
+                );
             }),
         };
         let set = match set {

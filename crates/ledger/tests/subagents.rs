@@ -33,7 +33,11 @@ fn a_childs_decision_on_its_parents_grants_audits_clean_and_names_both() {
         &ledger,
         "s1",
         "c1",
-        Grant::new(CapabilityName::MutateOutsideFence, Some("/tmp/out"), Lifetime::Session),
+        Grant::new(
+            CapabilityName::MutateOutsideFence,
+            Some("/tmp/out"),
+            Lifetime::Session,
+        ),
         CardAnswer::AllowSession,
     );
     let stored = child_decision(&ledger, Some("s1"));
@@ -58,10 +62,17 @@ fn a_childs_decision_that_hides_whose_grants_it_used_is_caught() {
         &ledger,
         "s1",
         "c1",
-        Grant::new(CapabilityName::MutateOutsideFence, Some("/tmp/out"), Lifetime::Session),
+        Grant::new(
+            CapabilityName::MutateOutsideFence,
+            Some("/tmp/out"),
+            Lifetime::Session,
+        ),
         CardAnswer::AllowSession,
     );
     child_decision(&ledger, None);
     let report = audited(&ledger);
-    assert!(!report.is_clean(), "the parent's grant is not the child's own");
+    assert!(
+        !report.is_clean(),
+        "the parent's grant is not the child's own"
+    );
 }

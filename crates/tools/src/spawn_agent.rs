@@ -119,8 +119,7 @@ impl SpawnRequest {
                     || model.chars().any(|c| c.is_control() || c.is_whitespace()) =>
             {
                 return Err(wrong(
-                    "`model` is a configured model id (no spaces or control characters)"
-                        .to_owned(),
+                    "`model` is a configured model id (no spaces or control characters)".to_owned(),
                 ));
             }
             Some(model) => Some(model.to_owned()),
@@ -199,8 +198,8 @@ mod tests {
 
     #[test]
     fn a_task_runs_under_general_in_the_foreground_and_wakes_by_default() {
-        let request = read(json!({"prompt": " lint it ", "description": "lint\nthe  pipeline"}))
-            .unwrap();
+        let request =
+            read(json!({"prompt": " lint it ", "description": "lint\nthe  pipeline"})).unwrap();
         assert_eq!(
             request,
             SpawnRequest {
@@ -216,9 +215,11 @@ mod tests {
                 resume: None,
             }
         );
-        let full = read(json!({"agent": "reviewer", "prompt": "p", "description": "d",
+        let full = read(
+            json!({"agent": "reviewer", "prompt": "p", "description": "d",
             "background": true, "notify_on_finish": false, "timeout_seconds": 60,
-            "expected_seconds": 30, "resume": "s000004", "reasoning": "high", "model": "gpt-5"}))
+            "expected_seconds": 30, "resume": "s000004", "reasoning": "high", "model": "gpt-5"}),
+        )
         .unwrap();
         assert!(full.background && !full.notify_on_finish);
         assert_eq!(full.timeout_seconds, 60);
@@ -231,7 +232,9 @@ mod tests {
         let err = |args: Value| read(args).unwrap_err();
         assert!(err(json!({"description": "d"})).contains("whole task"));
         assert!(err(json!({"prompt": "p"})).contains("few words"));
-        assert!(err(json!({"prompt": "p", "description": "d", "agent": "../x"})).contains("not one"));
+        assert!(
+            err(json!({"prompt": "p", "description": "d", "agent": "../x"})).contains("not one")
+        );
         assert!(
             err(json!({"prompt": "p", "description": "d", "resume": "../../s1"}))
                 .contains("session id")

@@ -147,7 +147,11 @@ fn children_scripts_nest_and_their_errors_name_the_place() {
             ]}"#,
     )
     .unwrap();
-    let text = |path: &[usize]| script.child(path).map(|s| s.turns[0].rounds[0].text.clone());
+    let text = |path: &[usize]| {
+        script
+            .child(path)
+            .map(|s| s.turns[0].rounds[0].text.clone())
+    };
     assert_eq!(text(&[]).as_deref(), Some("parent"));
     assert_eq!(text(&[0]).as_deref(), Some("first"));
     assert_eq!(text(&[1, 0]).as_deref(), Some("grandchild"));

@@ -274,7 +274,19 @@ fn ask(
     card: &v1::Card,
 ) -> Result<(v1::CardAnswer, &'static str), CliError> {
     let preview = card_view::preview_lines(card, card_view::colour_wanted());
-    output::styled(&format!("\n{preview}? {}", output::shown(&card.sentence)))?;
+    let raised = if card.raised_in.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "[subagent {} · {}] ",
+            output::shown(&card.raised_in),
+            output::shown(&card.raised_in_agent)
+        )
+    };
+    output::styled(&format!(
+        "\n{preview}? {raised}{}",
+        output::shown(&card.sentence)
+    ))?;
     let programs = card
         .programs
         .iter()

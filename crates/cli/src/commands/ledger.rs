@@ -185,5 +185,8 @@ fn decision_json(record: &v1::DecisionRecord) -> serde_json::Value {
             "rules": decision.rules,
         },
         "request": input,
+        // Added with subagents: a child's decision names its parent and whose grants it used.
+        "parent_session_id": (!record.parent_session_id.is_empty()).then_some(&record.parent_session_id),
+        "grants_of": (!record.grants_of.is_empty()).then_some(&record.grants_of),
     })
 }

@@ -66,12 +66,21 @@ pub fn describe(event: &v1::turn_event::Event, approve: Approve, verbose: bool) 
             let preview = c.preview.as_ref().map(
                 |p| json!({"kind": p.kind, "text": p.text, "path": (!p.path.is_empty()).then_some(&p.path)}),
             );
+            // A subagent's card is the session's own all the same; the line says whose call
+            // raised it, so the person knows who asks.
+            let raised = if c.raised_in.is_empty() {
+                String::new()
+            } else {
+                format!("[subagent {} · {}] ", c.raised_in, c.raised_in_agent)
+            };
             (
                 json!({"type": "card", "id": c.id,
                        "capability": {"name": capability.name, "path": (!capability.path.is_empty()).then_some(&capability.path)},
                        "programs": c.programs,
-                       "sentence": c.sentence, "preview": preview, "answer": approve_name(approve)}),
-                format!("? {} → {}", c.sentence, approve_name(approve)),
+                       "sentence": c.sentence, "preview": preview, "answer": approve_name(approve),
+                       "raised_in": (!c.raised_in.is_empty()).then_some(&c.raised_in),
+                       "raised_in_agent": (!c.raised_in_agent.is_empty()).then_some(&c.raised_in_agent)}),
+                format!("? {raised}{} → {}", c.sentence, approve_name(approve)),
             )
         }
         Event::Question(q) => super::question_view::describe(q),

@@ -28,8 +28,7 @@ mod values;
 
 pub use file::{
     ConfigToml, DEFAULT_LEDGER_CACHE_MB, DEFAULT_SUBAGENT_DEPTH, DaemonToml, MAX_LEDGER_CACHE_MB,
-    MAX_SUBAGENT_DEPTH, ModelToml, ToolsToml,
-    parse_file,
+    MAX_SUBAGENT_DEPTH, ModelToml, ToolsToml, parse_file,
 };
 pub use inputs::{Flags, Sources};
 pub use load::{check_file, load};

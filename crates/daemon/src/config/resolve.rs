@@ -8,8 +8,8 @@ use codaris_agent::ProviderKind;
 use codaris_tools::Engine;
 
 use super::file::{
-    ConfigToml, DEFAULT_LEDGER_CACHE_MB, DEFAULT_SUBAGENT_DEPTH, MAX_LEDGER_CACHE_MB, MAX_SUBAGENT_DEPTH,
-    ModelToml,
+    ConfigToml, DEFAULT_LEDGER_CACHE_MB, DEFAULT_SUBAGENT_DEPTH, MAX_LEDGER_CACHE_MB,
+    MAX_SUBAGENT_DEPTH, ModelToml,
 };
 use super::inputs::Sources;
 use super::providers::ApiConfig;

@@ -165,6 +165,8 @@ pub fn decision_record_wire(record: &codaris_ledger::DecisionRecord) -> v1::Deci
         decided_at: Some(timestamp_ms(record.decided_at_ms)),
         input_json: serde_json::to_string(&record.request).unwrap_or_default(),
         policy_version: record.policy_version.clone(),
+        parent_session_id: record.parent_session.clone().unwrap_or_default(),
+        grants_of: record.grants_of.clone().unwrap_or_default(),
     }
 }
 

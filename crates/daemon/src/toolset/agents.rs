@@ -119,9 +119,7 @@ fn read_dir(found: &mut Found, dir: &Path, source: AgentSource) {
             .and_then(|text| parse_definition(&stem, &text, source).map_err(|e| e.to_string()));
         match parsed {
             Ok(agent) => put(found, agent, Some(path)),
-            Err(reason) => found
-                .problems
-                .push(format!("{}: {reason}", path.display())),
+            Err(reason) => found.problems.push(format!("{}: {reason}", path.display())),
         }
     }
 }
@@ -173,13 +171,22 @@ mod tests {
         let temp = tempfile::tempdir().unwrap();
         let user = temp.path().join("config/agents");
         let project = temp.path().join("proj");
-        write(&user.join("general.md"), "---\ndescription: mine\n---\nuser general");
-        write(&user.join("reviewer.md"), "---\ndescription: user reviewer\n---\n");
+        write(
+            &user.join("general.md"),
+            "---\ndescription: mine\n---\nuser general",
+        );
+        write(
+            &user.join("reviewer.md"),
+            "---\ndescription: user reviewer\n---\n",
+        );
         write(
             &project.join(".codaris/agents/reviewer.md"),
             "---\ndescription: project reviewer\ntools: read_file\n---\nbe strict",
         );
-        write(&project.join(".codaris/agents/broken.md"), "no front matter");
+        write(
+            &project.join(".codaris/agents/broken.md"),
+            "no front matter",
+        );
         let found = find(Some(&user), &project);
         let names: Vec<&str> = found.agents.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(names, ["general", "reviewer"]);
@@ -207,7 +214,11 @@ mod tests {
         symlink(&secret, project.join(".codaris/agents/evil.md")).unwrap();
         let found = find(None, &project);
         assert!(found.get("evil").is_none());
-        assert!(found.problems[0].contains("symbolic link"), "{:?}", found.problems);
+        assert!(
+            found.problems[0].contains("symbolic link"),
+            "{:?}",
+            found.problems
+        );
 
         let linked_dir = temp.path().join("linked");
         std::fs::create_dir_all(temp.path().join("elsewhere")).unwrap();
@@ -219,7 +230,11 @@ mod tests {
         symlink(temp.path().join("elsewhere"), linked_dir.join(".codaris")).unwrap();
         let found = find(None, &linked_dir);
         assert!(found.get("evil").is_none());
-        assert!(found.problems[0].contains("symbolic link"), "{:?}", found.problems);
+        assert!(
+            found.problems[0].contains("symbolic link"),
+            "{:?}",
+            found.problems
+        );
         assert_eq!(found.agents.len(), 1, "only the built-in general");
     }
 }

@@ -186,6 +186,15 @@ impl Sessions for SessionsService {
         let record = self.sessions.end(&request.into_inner().id)?;
         self.turns.end(&record.id);
         tracing::info!(session = %record.id, "session ended");
+        // Its subagents' sessions end with it: nobody is left to read their reports.
+        let mut children = record.children.clone();
+        while let Some(child) = children.pop() {
+            if let Ok(Some(ended)) = self.sessions.end_if_active(&child) {
+                self.turns.end(&ended.id);
+                tracing::info!(session = %ended.id, parent = %record.id, "subagent's session ended with its parent");
+                children.extend(ended.children);
+            }
+        }
         Ok(Response::new(record.into()))
     }
 

@@ -177,16 +177,18 @@ async fn create_child(
         )));
     };
     let model = match request.model.as_ref().or(definition.model.as_ref()) {
-        Some(wanted) => Some(
-            model_named(wanted, parent.model.as_deref(), &services.config).map_err(refused)?,
-        ),
+        Some(wanted) => {
+            Some(model_named(wanted, parent.model.as_deref(), &services.config).map_err(refused)?)
+        }
         None => parent.model.clone(),
     };
-    let narrowed = (definition.tools.is_some() || !definition.disallowed_tools.is_empty())
-        .then(|| codaris_policy::Narrowed {
-            agent: definition.name.clone(),
-            tools: definition.tools.clone(),
-            disallowed: definition.disallowed_tools.clone(),
+    let narrowed =
+        (definition.tools.is_some() || !definition.disallowed_tools.is_empty()).then(|| {
+            codaris_policy::Narrowed {
+                agent: definition.name.clone(),
+                tools: definition.tools.clone(),
+                disallowed: definition.disallowed_tools.clone(),
+            }
         });
     let root = parent
         .child

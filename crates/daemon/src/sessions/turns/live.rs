@@ -625,7 +625,9 @@ impl super::family::Family for LiveFamily {
     }
 
     fn cancel(&self, session_id: &str) -> bool {
-        self.0.upgrade().is_some_and(|turns| turns.cancel(session_id))
+        self.0
+            .upgrade()
+            .is_some_and(|turns| turns.cancel(session_id))
     }
 
     fn wake(&self, session_id: &str, text: String) {
