@@ -385,3 +385,291 @@ fn the_depth_limit_stops_a_child_spawning_another() {
     );
     assert_eq!(sessions(&sandbox).len(), 2, "no grandchild was made");
 }
+
+mod background {
+    //! A background child over gRPC: the parent's turn ends while the child works, and the
+    //! child's end wakes the parent (a turn of its own, whose prompt is the child's report) —
+    //! or, with `notify_on_finish: false`, waits for the parent's next turn.
+
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    use codaris_proto::v1;
+    use codaris_test_support::sandbox::Sandbox;
+    use hyper_util::rt::TokioIo;
+    use serde_json::{Value, json};
+    use tokio::net::UnixStream;
+    use tonic::transport::{Channel, Endpoint, Uri};
+
+    use super::{find, project, spawn};
+
+    type Sessions = v1::sessions_client::SessionsClient<Channel>;
+
+    async fn connect(socket: PathBuf) -> Sessions {
+        let channel =
+            Endpoint::from_static("http://codarisd.local")
+                .connect_with_connector(tower::service_fn(move |_: Uri| {
+                    let socket = socket.clone();
+                    async move {
+                        Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?))
+                    }
+                }))
+                .await
+                .unwrap();
+        Sessions::new(channel)
+    }
+
+    /// A session playing `script`, and its first turn run to its end.
+    async fn first_turn(sandbox: &Sandbox, script: &Value) -> (Sessions, String) {
+        let proj = project(sandbox);
+        let path = sandbox.root.path().join("script.json");
+        std::fs::write(&path, script.to_string()).unwrap();
+        let mut sessions = connect(sandbox.socket()).await;
+        let session = sessions
+            .create_session(v1::CreateSessionRequest {
+                cwd: proj.display().to_string(),
+                provider: "scripted".to_owned(),
+                script: path.display().to_string(),
+                permission_mode: v1::PermissionMode::Bypass.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut stream = sessions
+            .turn(v1::TurnRequest {
+                session_id: session.id.clone(),
+                text: "start the background work".to_owned(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        while let Some(event) = stream.message().await.unwrap() {
+            if matches!(event.event, Some(v1::turn_event::Event::TurnEnded(_))) {
+                break;
+            }
+        }
+        (sessions, session.id)
+    }
+
+    async fn turns_of(sessions: &mut Sessions, id: &str) -> u32 {
+        sessions
+            .get_session(v1::GetSessionRequest { id: id.to_owned() })
+            .await
+            .unwrap()
+            .into_inner()
+            .turns
+    }
+
+    async fn history(sessions: &mut Sessions, id: &str) -> Vec<(String, String)> {
+        sessions
+            .get_history(v1::GetHistoryRequest {
+                session_id: id.to_owned(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .messages
+            .into_iter()
+            .map(|m| (m.role, m.text))
+            .collect()
+    }
+
+    /// Polls (a blocking wait on the runtime's own thread would stall the daemon client).
+    async fn until(mut done: impl AsyncFnMut() -> bool) {
+        for _ in 0..300 {
+            if done().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("not within 30 s");
+    }
+
+    fn script(notify: bool) -> Value {
+        json!({
+            "turns": [
+                {"rounds": [
+                    find(),
+                    spawn(json!({"prompt": "lint slowly", "description": "lint in the background",
+                                 "background": true, "notify_on_finish": notify})),
+                    {"text": "It runs in the background."}
+                ]},
+                {"rounds": [{"text": "The linter's report is in."}]}
+            ],
+            "children": [{"turns": [{"rounds": [
+                {"tool_calls": [{"name": "run_command", "args": {"command": "sleep 1"}}]},
+                {"text": "No lint errors."}
+            ]}]}]
+        })
+    }
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_background_child_wakes_its_parent_with_its_report() {
+        let sandbox = Sandbox::new();
+        sandbox.write_config("");
+        let _daemon = sandbox.start_daemon(&[]);
+        runtime().block_on(async {
+            let (mut sessions, id) = first_turn(&sandbox, &script(true)).await;
+            assert_eq!(id, "s000001");
+            // The parent's turn ended first; the child's end starts the parent's second turn.
+            until(async || turns_of(&mut sessions, "s000001").await == 2).await;
+            let said = history(&mut sessions, "s000001").await;
+            let wake = &said[said.len() - 2];
+            assert_eq!(wake.0, "user");
+            assert!(
+                wake.1.starts_with("[subagent `s000002` (general: lint in the background) reported:\nNo lint errors.]"),
+                "{said:#?}"
+            );
+            assert_eq!(
+                said.last().unwrap(),
+                &("assistant".to_owned(), "The linter's report is in.".to_owned())
+            );
+        });
+    }
+
+    #[test]
+    fn without_notify_the_report_waits_for_the_next_turn() {
+        let sandbox = Sandbox::new();
+        sandbox.write_config("");
+        let _daemon = sandbox.start_daemon(&[]);
+        runtime().block_on(async {
+            let (mut sessions, _) = first_turn(&sandbox, &script(false)).await;
+            until(async || turns_of(&mut sessions, "s000002").await == 1).await;
+            // The child has ended and counted its turn; nothing wakes the parent.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            assert_eq!(turns_of(&mut sessions, "s000001").await, 1);
+        });
+    }
+}
+
+/// The parent's turn cancelled while its foreground child runs a command: both turns stop and
+/// the child's command is killed; ending the parent's session ends the child's.
+#[test]
+fn cancelling_the_parent_stops_the_child_and_kills_its_command() {
+    use codaris_test_support::sandbox::{alive, wait_for};
+    use rustix::process::{Pid, Signal, kill_process};
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = project(&sandbox);
+    let _daemon = sandbox.start_daemon(&[]);
+    let script = json!({
+        "turns": [{"rounds": [
+            find(),
+            spawn(json!({"prompt": "wait a long time", "description": "sleep"})),
+            {"text": "done"}
+        ]}],
+        "children": [{"turns": [{"rounds": [
+            {"tool_calls": [{"name": "run_command",
+                             "args": {"command": "echo $$ > sleep.pid && exec sleep 300"}}]},
+            {"text": "slept"}
+        ]}]}]
+    });
+    let mut run = sandbox
+        .command("codaris")
+        .args(sandbox.run_args(&proj, &script, &["--permission-mode", "bypass"], "go"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = 0;
+    wait_for(Duration::from_secs(30), || {
+        pid = std::fs::read_to_string(proj.join("sleep.pid"))
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(0);
+        pid != 0 && alive(pid)
+    });
+    assert!(pid != 0, "the child's command never started");
+    kill_process(
+        Pid::from_raw(i32::try_from(run.id()).unwrap()).unwrap(),
+        Signal::INT,
+    )
+    .unwrap();
+    wait_for(Duration::from_secs(20), || !alive(pid));
+    assert!(
+        !alive(pid),
+        "the child's command outlived its parent's cancel"
+    );
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    wait_for(Duration::from_secs(10), || {
+        sessions(&sandbox).iter().all(|s| s["state"] == "ended")
+    });
+    let listed = sessions(&sandbox);
+    assert_eq!(listed.len(), 2, "{listed:#?}");
+    assert!(
+        listed.iter().all(|s| s["state"] == "ended"),
+        "the child's session ended with its parent's: {listed:#?}"
+    );
+}
+
+/// `codaris agents list` shows what `spawn_agent` can name in a project — the project's over
+/// the user's over the built-in — and a project's link left out with why.
+#[test]
+fn agents_list_shows_the_definitions_a_project_can_name() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = project(&sandbox);
+    // The configuration file is `<root>/config.toml`, so its directory holds `agents`.
+    let user = sandbox.root.path().join("agents");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(
+        user.join("reviewer.md"),
+        "---\ndescription: the user's reviewer\n---\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(proj.join(".codaris/agents")).unwrap();
+    std::fs::write(
+        proj.join(".codaris/agents/reviewer.md"),
+        "---\ndescription: the project's reviewer\ntools: read_file, grep\ndisallowed_tools: [grep]\n---\nBe strict.\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        sandbox.state_dir().join("token"),
+        proj.join(".codaris/agents/token.md"),
+    )
+    .unwrap();
+    let output = sandbox.cli(&["agents", "list", "--json", "--cwd", proj.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let listed = json(&output);
+    let names: Vec<&str> = listed["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["general", "reviewer"]);
+    let reviewer = &listed["agents"][1];
+    assert_eq!(reviewer["source"], "project");
+    assert_eq!(reviewer["description"], "the project's reviewer");
+    assert_eq!(reviewer["tools"], json!(["read_file", "grep"]));
+    assert_eq!(reviewer["disallowed_tools"], json!(["grep"]));
+    let problems = listed["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .as_str()
+            .unwrap()
+            .contains("token.md: a symbolic link"),
+        "{problems:?}"
+    );
+    let text = sandbox.cli(&["agents", "list", "--cwd", proj.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    assert!(
+        text.contains(
+            "reviewer (project) — the project's reviewer [tools: read_file, grep; not: grep]"
+        ),
+        "{text}"
+    );
+}

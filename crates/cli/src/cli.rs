@@ -78,6 +78,9 @@ pub enum Command {
     /// Search the tool index, list it, and measure search quality
     #[command(subcommand)]
     Tools(ToolsCommand),
+    /// The agent definitions `spawn_agent` can name (built in, yours, the project's)
+    #[command(subcommand)]
+    Agents(AgentsCommand),
     /// Add, list, switch and approve the daemon's MCP servers, and list their tools
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -527,6 +530,17 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List them: the built-in `general`, `<config dir>/agents/*.md` and the project's
+    /// `.codaris/agents/*.md` (which win), and any file left out with why
+    List {
+        /// The project whose `.codaris/agents` is read [default: the current directory]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

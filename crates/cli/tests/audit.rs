@@ -64,6 +64,8 @@ fn record_session(state: &std::path::Path, tamper: bool) {
                 request,
                 decision,
                 grant_set: None,
+                parent_session: None,
+                grants_of: None,
             })
             .unwrap();
     }

@@ -1,5 +1,6 @@
 //! One module per command group; each turns parsed arguments into calls and printed lines.
 
+pub mod agents;
 pub mod audit;
 pub mod card_view;
 pub mod chat;
@@ -31,7 +32,9 @@ pub mod tools_ledger;
 pub mod tools_ledger_eval;
 pub mod undo;
 
-use crate::cli::{AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand};
+use crate::cli::{
+    AgentsCommand, AuditCommand, Cli, Command, DaemonCommand, PolicyCommand, ToolsCommand,
+};
 use crate::client::Target;
 use crate::error::CliError;
 
@@ -109,6 +112,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             status::show(&target, autostart, json)
                 .await
                 .map(|()| Outcome::Success)
+        }
+        Command::Agents(AgentsCommand::List { cwd }) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            agents::list(&target, autostart, json, cwd).await
         }
         Command::Tools(command) => {
             let target = || Target::resolve(cli.global.state_dir.clone());

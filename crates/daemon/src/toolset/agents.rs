@@ -45,13 +45,19 @@ impl Found {
     }
 }
 
-/// Every definition a session in `cwd` can name, with `user_dir` the user's directory.
-pub fn find(user_dir: Option<&Path>, cwd: &Path) -> Found {
+/// The built-in definition and the user's in `user_dir`, with no project's.
+pub fn find_user(user_dir: Option<&Path>) -> Found {
     let mut found = Found::default();
     put(&mut found, general(), None);
     if let Some(dir) = user_dir {
         read_dir(&mut found, dir, AgentSource::User);
     }
+    sorted(found)
+}
+
+/// Every definition a session in `cwd` can name, with `user_dir` the user's directory.
+pub fn find(user_dir: Option<&Path>, cwd: &Path) -> Found {
+    let mut found = find_user(user_dir);
     let project = cwd.join(".codaris");
     // The project's own directories are judged as they are, not through links.
     for part in [&project, &project.join("agents")] {

@@ -279,6 +279,47 @@ impl Sessions for SessionsService {
         Ok(Response::new(v1::AnswerQuestionResponse { accepted }))
     }
 
+    async fn list_agents(
+        &self,
+        request: Request<v1::ListAgentsRequest>,
+    ) -> Result<Response<v1::ListAgentsResponse>, Status> {
+        let cwd = request.into_inner().cwd;
+        if !cwd.is_empty() && !std::path::Path::new(&cwd).is_absolute() {
+            return Err(invalid("cwd", "an absolute path").into());
+        }
+        let user = self.turns.config.agents_dir.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            let project = (!cwd.is_empty()).then(|| std::path::PathBuf::from(&cwd));
+            match project {
+                Some(project) => crate::toolset::agents::find(user.as_deref(), &project),
+                None => crate::toolset::agents::find_user(user.as_deref()),
+            }
+        })
+        .await
+        .map_err(|err| Status::internal(err.to_string()))?;
+        let agents = found
+            .agents
+            .iter()
+            .map(|agent| v1::AgentDefinition {
+                name: agent.name.clone(),
+                description: agent.description.clone(),
+                source: agent.source.as_str().to_owned(),
+                path: found
+                    .path_of(&agent.name)
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                tools: agent.tools.clone().unwrap_or_default(),
+                tools_listed: agent.tools.is_some(),
+                disallowed_tools: agent.disallowed_tools.clone(),
+                model: agent.model.clone().unwrap_or_default(),
+            })
+            .collect();
+        Ok(Response::new(v1::ListAgentsResponse {
+            agents,
+            problems: found.problems,
+        }))
+    }
+
     async fn answer_card(
         &self,
         request: Request<v1::AnswerCardRequest>,

@@ -98,13 +98,12 @@ pub(super) async fn spawn(
         ));
     }
     // Dropped with the parent's call (the parent's turn cancelled or gone): the child stops.
-    let guard = CancelOnDrop {
+    let mut guard = CancelOnDrop {
         family: family.as_ref(),
         child: &child.id,
         armed: true,
     };
     let report = follow(events, timeout, family.as_ref(), &named, Some(progress)).await;
-    let mut guard = guard;
     guard.armed = false;
     parent.child_ended(&child_id);
     let text = report.text(&named);
