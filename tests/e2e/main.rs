@@ -7,6 +7,7 @@
 mod acp;
 mod acp_node;
 mod acp_raw;
+mod acp_roots;
 mod cards;
 mod chat;
 mod cli_contract;

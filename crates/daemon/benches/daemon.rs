@@ -115,6 +115,7 @@ fn state_with_sessions(dir: &Path, count: usize) -> PathBuf {
                 script: None,
                 base_url: None,
                 instructions: Vec::new(),
+                additional_dirs: Vec::new(),
             })
             .unwrap();
     }

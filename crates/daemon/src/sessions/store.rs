@@ -70,6 +70,10 @@ pub struct SessionRecord {
     /// Absent from records written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<codaris_catalogue::Reasoning>,
+    /// Directories this session's tools may use besides its cwd, for it only (an editor's
+    /// `additionalDirectories`), resolved when it was created; absent from older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.
@@ -123,6 +127,8 @@ pub struct NewSession {
     pub script: Option<PathBuf>,
     pub base_url: Option<String>,
     pub instructions: Vec<InstructionFile>,
+    /// The session's own additional roots, resolved ([`super::extra_roots::admit`]).
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 /// The session records and conversations, through the ledger's handles.
@@ -239,6 +245,7 @@ impl SessionStore {
             instructions: new.instructions,
             tags: Vec::new(),
             reasoning: None,
+            additional_dirs: new.additional_dirs,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {

@@ -18,6 +18,7 @@ fn new_session() -> NewSession {
         script: None,
         base_url: None,
         instructions: Vec::new(),
+        additional_dirs: Vec::new(),
     }
 }
 
