@@ -6,6 +6,7 @@
 
 mod acp;
 mod acp_node;
+mod acp_questions;
 mod acp_raw;
 mod acp_roots;
 mod cards;

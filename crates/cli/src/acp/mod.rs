@@ -11,6 +11,7 @@
 
 mod adapter;
 mod modes;
+mod questions;
 mod sessions;
 pub mod setup;
 mod turn;
@@ -23,9 +24,10 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
     InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::{
     Agent, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
@@ -167,6 +169,14 @@ fn connection(
                 let adapter = Arc::clone(&initialize);
                 answer(&cx, responder, async move {
                     adapter.set_client(request.client_info.as_ref().map(|c| c.name.as_str()));
+                    let caps = &request.client_capabilities;
+                    adapter.set_traits(adapter::ClientTraits {
+                        compaction: caps
+                            .session
+                            .as_ref()
+                            .is_some_and(|s| s.compaction.is_some()),
+                        forms: caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()),
+                    });
                     adapter.connect().await?;
                     Ok(initialize_response())
                 })
@@ -274,7 +284,8 @@ fn connection(
 }
 
 /// What the adapter can do, and nothing more: text and resource links in a prompt, sessions
-/// listed, loaded (history replayed), resumed and closed. No auth methods: provider keys
+/// listed, loaded (history replayed), resumed and closed, additional directories as roots of
+/// the session that names them. No auth methods: provider keys
 /// live in the daemon.
 fn initialize_response() -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
@@ -287,7 +298,8 @@ fn initialize_response() -> InitializeResponse {
                     SessionCapabilities::new()
                         .list(SessionListCapabilities::new())
                         .resume(SessionResumeCapabilities::new())
-                        .close(SessionCloseCapabilities::new()),
+                        .close(SessionCloseCapabilities::new())
+                        .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
                 ),
         )
 }
