@@ -146,7 +146,7 @@ mod tests {
             ),
         ];
         for (dir, said) in cases {
-            let err = admit(&[dir.clone()], &state, Some(&home)).unwrap_err();
+            let err = admit(std::slice::from_ref(&dir), &state, Some(&home)).unwrap_err();
             assert!(reason(err).contains(said), "{dir}: {said}");
         }
         Ok(())
