@@ -99,8 +99,12 @@ async fn additional_directories_are_roots_of_their_session_only_and_refuse_what_
     let _daemon = sandbox.start_daemon(&[]);
 
     let seen: Arc<Mutex<Seen>> = Arc::default();
-    // Cards of session A are allowed once; any other session's are refused.
+    // Cards of session A (then C's first turn) are allowed once; B's command too, so the
+    // sandbox is what stops it; any other card is refused.
     let trusted: Arc<Mutex<Option<String>>> = Arc::default();
+    let command_only: Arc<Mutex<Option<String>>> = Arc::default();
+    let command_card = Arc::clone(&command_only);
+    let command_set = Arc::clone(&command_only);
     let on_update = Arc::clone(&seen);
     let on_card = Arc::clone(&seen);
     let trusted_card = Arc::clone(&trusted);
@@ -130,7 +134,11 @@ async fn additional_directories_are_roots_of_their_session_only_and_refuse_what_
             async move |request: RequestPermissionRequest, responder, _cx| {
                 let session = request.session_id.0.to_string();
                 on_card.lock().unwrap().cards.push(session.clone());
-                let kind = if trusted_card.lock().unwrap().as_deref() == Some(session.as_str()) {
+                let command = command_card.lock().unwrap().as_deref() == Some(session.as_str())
+                    && *request.tool_call.tool_call_id.0 == *"call_0_2_0";
+                let kind = if command
+                    || trusted_card.lock().unwrap().as_deref() == Some(session.as_str())
+                {
                     PermissionOptionKind::AllowOnce
                 } else {
                     PermissionOptionKind::RejectOnce
@@ -190,6 +198,7 @@ async fn additional_directories_are_roots_of_their_session_only_and_refuse_what_
                     .await?
                     .stop_reason;
                 let b = new(&pa, Vec::new()).await?.session_id;
+                *command_set.lock().unwrap() = Some(b.0.to_string());
                 std::fs::remove_file(da.join("new.txt")).unwrap();
                 std::fs::remove_file(da.join("cmd.txt")).unwrap();
                 let b_stop = cx
@@ -281,13 +290,23 @@ async fn additional_directories_are_roots_of_their_session_only_and_refuse_what_
         "{:?}",
         seen.cards
     );
-    // B: the same turn in the same project, without the root: refused.
+    // B: the same turn in the same project, without the root: the read and the write are
+    // refused, and its command, allowed, cannot write there under the sandbox.
     let b_ended = ended(&seen, &b);
+    assert_eq!(b_ended.len(), 3, "{b_ended:#?}");
     assert!(
-        b_ended.iter().all(|u| u["status"] == "failed"),
+        b_ended[..2].iter().all(|u| u["status"] == "failed"),
         "{b_ended:#?}"
     );
-    assert!(!data_a.join("new.txt").exists() && !data_a.join("cmd.txt").exists());
+    assert!(!data_a.join("new.txt").exists());
+    if sandbox.landlock_or_skip("additional_directories_are_roots_of_their_session_only") {
+        assert!(!data_a.join("cmd.txt").exists(), "{b_ended:#?}");
+        let said = b_ended[2]["rawOutput"].as_str().unwrap();
+        assert!(
+            said.contains("the sandbox refused `../data/cmd.txt`"),
+            "{said}"
+        );
+    }
     // C: its root worked, until swapped for a link: then it leads nowhere the session may
     // go, by the link's target or by its own path, and the secret stays unread.
     let c_ended = ended(&seen, &c);
