@@ -13,9 +13,9 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, ClientSessionCapabilities, CompactionCapabilities,
     CreateElicitationRequest, CreateElicitationResponse, ElicitationCapabilities,
-    ElicitationFormCapabilities, Implementation, InitializeRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, StopReason,
+    ElicitationFormCapabilities, Implementation, InitializeRequest, LoadSessionRequest,
+    NewSessionRequest, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
 };
 use agent_client_protocol::{Agent, Client};
 use codaris_test_support::sandbox::Sandbox;
@@ -134,7 +134,11 @@ async fn play(capabilities: ClientCapabilities) -> (StopReason, Seen) {
                     .await?
                     .session_id;
                 let done = cx
-                    .send_request(PromptRequest::new(id, text("set up the alignment")))
+                    .send_request(PromptRequest::new(id.clone(), text("set up the alignment")))
+                    .block_task()
+                    .await?;
+                // The history replayed: its compaction among it.
+                cx.send_request(LoadSessionRequest::new(id, proj.clone()))
                     .block_task()
                     .await?;
                 Ok(done.stop_reason)
@@ -197,8 +201,16 @@ async fn without_forms_each_question_is_a_permission_request_and_a_compaction_is
         "question: the user answered\n1. Aligner: STAR\n2. Checks: lint"
     );
     usage_seen(&seen);
+    // The turn's compaction, then the replayed history's.
     let compactions = updates_of(&seen.updates, "compaction_update");
-    assert_eq!(compactions.len(), 1, "{:#?}", seen.updates);
+    assert_eq!(compactions.len(), 2, "{:#?}", seen.updates);
+    assert!(
+        compactions[1]["compactionId"]
+            .as_str()
+            .unwrap()
+            .starts_with("compaction-history-"),
+        "{compactions:#?}"
+    );
     assert_eq!(compactions[0]["status"], "completed");
     assert!(
         compactions[0]["summary"][0]["text"]
@@ -229,5 +241,6 @@ async fn with_forms_the_questions_are_one_form_and_no_compaction_is_sent_unasked
         "question: the user answered\n1. Aligner: bwa\n2. Checks: lint, test"
     );
     usage_seen(&seen);
+    // Neither the turn's compaction nor the replayed one reach an editor that did not ask.
     assert!(updates_of(&seen.updates, "compaction_update").is_empty());
 }

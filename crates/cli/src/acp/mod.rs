@@ -118,8 +118,10 @@ where
     })
 }
 
-/// [`answer`], then the slash commands of the session the answer opened.
-fn answer_then_commands<T, F>(
+/// [`answer`], the slash commands of the session it reopened sent first: the editor named the
+/// session, so it knows it before the answer, and an editor that closes the connection as
+/// soon as it has the answer never makes the adapter write into a closed pipe.
+fn commands_then_answer<T, F>(
     cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
     responder: agent_client_protocol::v1::Responder<T>,
     session: String,
@@ -132,11 +134,11 @@ where
     let cx2 = cx.clone();
     cx.spawn(async move {
         let result = work.await;
-        let opened = result.is_ok();
+        if result.is_ok() {
+            sessions::announce_commands(&cx2, &session);
+        }
         if let Err(err) = responder.respond_with_result(result) {
             eprintln!("codaris acp: a reply was not sent: {}", err.message);
-        } else if opened {
-            sessions::announce_commands(&cx2, &session);
         }
         Ok(())
     })
@@ -236,7 +238,7 @@ fn connection(
                 let adapter = Arc::clone(&load);
                 let cx2 = cx.clone();
                 let id = request.session_id.0.to_string();
-                answer_then_commands(&cx, responder, id, async move {
+                commands_then_answer(&cx, responder, id, async move {
                     sessions::load(&adapter, &cx2, request).await
                 })
             },
@@ -246,7 +248,7 @@ fn connection(
             async move |request: ResumeSessionRequest, responder, cx| {
                 let adapter = Arc::clone(&resume);
                 let id = request.session_id.0.to_string();
-                answer_then_commands(&cx, responder, id, async move {
+                commands_then_answer(&cx, responder, id, async move {
                     sessions::resume(&adapter, request).await
                 })
             },

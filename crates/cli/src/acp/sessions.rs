@@ -246,11 +246,14 @@ pub async fn load(
         .map_err(|status| rpc_error(&status))?
         .into_inner()
         .messages;
-    for message in history {
-        let update = if message.role == "user" {
-            updates::user_chunk(&message.text)
-        } else {
-            updates::text_chunk(&message.text)
+    let compaction = adapter.traits().compaction;
+    for (n, message) in history.iter().enumerate() {
+        let update = match message.role.as_str() {
+            "user" => updates::user_chunk(&message.text),
+            // Where the history was folded: the editor's compaction entry where it takes
+            // them, else the line that says so, as the model's.
+            "compaction" if compaction => updates::replayed_compaction(n, &message.text),
+            _ => updates::text_chunk(&message.text),
         };
         cx.send_notification(SessionNotification::new(id.clone(), update))?;
     }

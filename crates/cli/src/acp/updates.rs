@@ -239,6 +239,18 @@ pub fn compaction(compaction: &v1::Compaction) -> SessionUpdate {
     )
 }
 
+/// A compaction of a replayed history (`session/load`), by its place in the history: the
+/// history says what was folded, not the turn and round it happened in.
+pub fn replayed_compaction(place: usize, said: &str) -> SessionUpdate {
+    SessionUpdate::CompactionUpdate(
+        CompactionUpdate::new(
+            format!("compaction-history-{place}"),
+            CompactionStatus::Completed,
+        )
+        .summary(vec![ContentBlock::Text(TextContent::new(said))]),
+    )
+}
+
 /// Why a turn ended, as the prompt's `stopReason`; `None` for `error`, which is a JSON-RPC
 /// error with the daemon's sentence instead.
 pub fn stop_reason(reason: &str) -> Option<StopReason> {
