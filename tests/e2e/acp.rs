@@ -52,10 +52,17 @@ pub fn script() -> Value {
 }
 
 fn agent(sandbox: &Sandbox, script: &Path) -> AcpAgent {
+    agent_with(sandbox, script, &[])
+}
+
+/// `codaris acp --script SCRIPT` and `extra` flags, on the sandbox's daemon and home.
+pub fn agent_with(sandbox: &Sandbox, script: &Path, extra: &[&str]) -> AcpAgent {
     let bin = codaris_test_support::sandbox::binary("codaris");
+    let mut args = vec!["acp", "--script", script.to_str().unwrap()];
+    args.extend_from_slice(extra);
     AcpAgent::new(
         AcpAgentConfig::new(bin)
-            .args(["acp", "--script", script.to_str().unwrap()])
+            .args(args)
             .env(
                 "HOME",
                 sandbox.root.path().join("home").display().to_string(),
@@ -76,11 +83,11 @@ fn agent(sandbox: &Sandbox, script: &Path) -> AcpAgent {
     )
 }
 
-fn text(prompt: &str) -> Vec<ContentBlock> {
+pub fn text(prompt: &str) -> Vec<ContentBlock> {
     vec![ContentBlock::Text(TextContent::new(prompt))]
 }
 
-fn updates_of<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
+pub fn updates_of<'a>(seen: &'a [Value], kind: &str) -> Vec<&'a Value> {
     seen.iter().filter(|u| u["sessionUpdate"] == kind).collect()
 }
 

@@ -405,10 +405,12 @@ fn without_a_daemon_initialize_names_the_socket() {
     assert!(unknown.get("error").is_some(), "{unknown}");
 }
 
-/// ACP has no multiple-choice request: a `question` is answered at once that nobody could
-/// answer, rather than keeping the editor's turn waiting out the daemon's timeout.
+/// An editor without forms is asked a `question` as a permission request, an option per
+/// label: the option it picks is the label the model reads; an option id the request never
+/// offered chooses nothing, and the model reads at once that nobody could answer (never
+/// waiting out the daemon's timeout).
 #[test]
-fn a_question_is_answered_at_once_that_nobody_could_answer() {
+fn a_question_is_a_permission_request_and_an_option_never_offered_answers_nothing() {
     let sandbox = Sandbox::new();
     sandbox.write_config("[daemon]\ncard_timeout_seconds = 30\n");
     let proj = project(&sandbox);
@@ -421,13 +423,31 @@ fn a_question_is_answered_at_once_that_nobody_could_answer() {
     ]}]});
     let mut editor = Editor::start(&sandbox, &script, &[]);
     editor.initialize();
-    let session = editor.new_session(&proj);
-    let id = session["result"]["sessionId"].as_str().unwrap().to_owned();
-    let answer = editor.prompt(&id, "ask", "");
-    assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
-    let seen = serde_json::to_string(&editor.seen).unwrap();
-    assert!(
-        seen.contains("question: nobody could answer") && !seen.contains("nobody answered within"),
-        "{seen}"
-    );
+    for (option, read) in [
+        ("option-1", "question: the user answered\\n1. Keep it?: no"),
+        ("option-9", "question: nobody could answer"),
+    ] {
+        editor.seen.clear();
+        let session = editor.new_session(&proj);
+        let id = session["result"]["sessionId"].as_str().unwrap().to_owned();
+        let answer = editor.prompt(&id, "ask", option);
+        assert_eq!(answer["result"]["stopReason"], "end_turn", "{answer}");
+        let asked = editor
+            .seen
+            .iter()
+            .find(|m| m["method"] == "session/request_permission")
+            .unwrap_or_else(|| panic!("{:#?}", editor.seen));
+        let names: Vec<&Value> = asked["params"]["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| &o["name"])
+            .collect();
+        assert_eq!(names, [&json!("yes"), &json!("no"), &json!("Skip")]);
+        let seen = serde_json::to_string(&editor.seen).unwrap();
+        assert!(
+            seen.contains(read) && !seen.contains("nobody answered within"),
+            "{option}: {seen}"
+        );
+    }
 }

@@ -6,7 +6,9 @@
 
 mod acp;
 mod acp_node;
+mod acp_questions;
 mod acp_raw;
+mod acp_roots;
 mod cards;
 mod chat;
 mod cli_contract;

@@ -117,6 +117,7 @@ fn state_with_sessions(dir: &Path, count: usize) -> PathBuf {
                 instructions: Vec::new(),
                 child: None,
                 reasoning: None,
+                additional_dirs: Vec::new(),
             })
             .unwrap();
     }

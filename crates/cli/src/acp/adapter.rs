@@ -52,7 +52,20 @@ pub struct Adapter {
     channel: OnceCell<Channel>,
     /// `acp:<clientInfo.name>`, as the ledger records who answered a card.
     answered_by: Mutex<String>,
+    /// What the editor said it understands in `initialize`.
+    traits: Mutex<ClientTraits>,
     live: Mutex<HashMap<String, Live>>,
+}
+
+/// The parts of the editor's capabilities that change what the adapter sends: the schema
+/// forbids `compaction_update` to a client that did not ask for it, and a question is a form
+/// only where the client takes forms.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ClientTraits {
+    /// `session.compaction` was advertised.
+    pub compaction: bool,
+    /// `elicitation.form` was advertised.
+    pub forms: bool,
 }
 
 impl Adapter {
@@ -63,6 +76,7 @@ impl Adapter {
             defaults,
             channel: OnceCell::new(),
             answered_by: Mutex::new("acp:unknown".to_owned()),
+            traits: Mutex::new(ClientTraits::default()),
             live: Mutex::new(HashMap::new()),
         }
     }
@@ -110,6 +124,14 @@ impl Adapter {
             name
         };
         *lock(&self.answered_by) = format!("acp:{name}");
+    }
+
+    pub fn set_traits(&self, traits: ClientTraits) {
+        *lock(&self.traits) = traits;
+    }
+
+    pub fn traits(&self) -> ClientTraits {
+        *lock(&self.traits)
     }
 
     pub fn answered_by(&self) -> String {

@@ -11,6 +11,7 @@
 
 mod adapter;
 mod modes;
+mod questions;
 mod sessions;
 pub mod setup;
 mod turn;
@@ -23,9 +24,10 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
     InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest, SessionCapabilities,
-    SessionCloseCapabilities, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
+    SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::{
     Agent, JsonRpcResponse, Stdio, on_receive_notification, on_receive_request,
@@ -116,8 +118,10 @@ where
     })
 }
 
-/// [`answer`], then the slash commands of the session the answer opened.
-fn answer_then_commands<T, F>(
+/// [`answer`], the slash commands of the session it reopened sent first: the editor named the
+/// session, so it knows it before the answer, and an editor that closes the connection as
+/// soon as it has the answer never makes the adapter write into a closed pipe.
+fn commands_then_answer<T, F>(
     cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Client>,
     responder: agent_client_protocol::v1::Responder<T>,
     session: String,
@@ -130,11 +134,11 @@ where
     let cx2 = cx.clone();
     cx.spawn(async move {
         let result = work.await;
-        let opened = result.is_ok();
+        if result.is_ok() {
+            sessions::announce_commands(&cx2, &session);
+        }
         if let Err(err) = responder.respond_with_result(result) {
             eprintln!("codaris acp: a reply was not sent: {}", err.message);
-        } else if opened {
-            sessions::announce_commands(&cx2, &session);
         }
         Ok(())
     })
@@ -167,6 +171,14 @@ fn connection(
                 let adapter = Arc::clone(&initialize);
                 answer(&cx, responder, async move {
                     adapter.set_client(request.client_info.as_ref().map(|c| c.name.as_str()));
+                    let caps = &request.client_capabilities;
+                    adapter.set_traits(adapter::ClientTraits {
+                        compaction: caps
+                            .session
+                            .as_ref()
+                            .is_some_and(|s| s.compaction.is_some()),
+                        forms: caps.elicitation.as_ref().is_some_and(|e| e.form.is_some()),
+                    });
                     adapter.connect().await?;
                     Ok(initialize_response())
                 })
@@ -226,7 +238,7 @@ fn connection(
                 let adapter = Arc::clone(&load);
                 let cx2 = cx.clone();
                 let id = request.session_id.0.to_string();
-                answer_then_commands(&cx, responder, id, async move {
+                commands_then_answer(&cx, responder, id, async move {
                     sessions::load(&adapter, &cx2, request).await
                 })
             },
@@ -236,7 +248,7 @@ fn connection(
             async move |request: ResumeSessionRequest, responder, cx| {
                 let adapter = Arc::clone(&resume);
                 let id = request.session_id.0.to_string();
-                answer_then_commands(&cx, responder, id, async move {
+                commands_then_answer(&cx, responder, id, async move {
                     sessions::resume(&adapter, request).await
                 })
             },
@@ -274,7 +286,8 @@ fn connection(
 }
 
 /// What the adapter can do, and nothing more: text and resource links in a prompt, sessions
-/// listed, loaded (history replayed), resumed and closed. No auth methods: provider keys
+/// listed, loaded (history replayed), resumed and closed, additional directories as roots of
+/// the session that names them. No auth methods: provider keys
 /// live in the daemon.
 fn initialize_response() -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
@@ -287,7 +300,8 @@ fn initialize_response() -> InitializeResponse {
                     SessionCapabilities::new()
                         .list(SessionListCapabilities::new())
                         .resume(SessionResumeCapabilities::new())
-                        .close(SessionCloseCapabilities::new()),
+                        .close(SessionCloseCapabilities::new())
+                        .additional_directories(SessionAdditionalDirectoriesCapabilities::new()),
                 ),
         )
 }

@@ -22,13 +22,7 @@ pub async fn new(
     adapter: &Adapter,
     request: NewSessionRequest,
 ) -> Result<NewSessionResponse, Error> {
-    if !request.additional_directories.is_empty() {
-        // Not advertised: a session's roots are its cwd and the configured `allowed_dirs`.
-        return Err(Error::new(
-            ErrorCode::INVALID_PARAMS,
-            "codaris does not take additionalDirectories; add the folders to `allowed_dirs` in its configuration",
-        ));
-    }
+    let additional_dirs = utf8_dirs(&request.additional_directories)?;
     let cwd = request.cwd.to_str().ok_or_else(|| {
         Error::new(
             ErrorCode::INVALID_PARAMS,
@@ -52,6 +46,8 @@ pub async fn new(
             model: defaults.model.clone(),
             script: defaults.script.clone(),
             base_url: defaults.base_url.clone(),
+            // The daemon resolves each and refuses what a project may not be.
+            additional_dirs,
         })
         .await
         .map_err(|status| rpc_error(&status))?
@@ -60,6 +56,62 @@ pub async fn new(
     Ok(NewSessionResponse::new(session.id.clone())
         .modes(modes::modes(&session))
         .config_options(modes::config_options(&session)))
+}
+
+/// The editor's additional directories as the daemon takes them; one that is not UTF-8 is
+/// refused (the daemon's paths are strings).
+fn utf8_dirs(dirs: &[std::path::PathBuf]) -> Result<Vec<String>, Error> {
+    dirs.iter()
+        .map(|dir| {
+            dir.to_str().map(str::to_owned).ok_or_else(|| {
+                Error::new(
+                    ErrorCode::INVALID_PARAMS,
+                    format!("additional directory `{}` is not UTF-8", dir.display()),
+                )
+            })
+        })
+        .collect()
+}
+
+/// A session keeps the additional directories it was opened with: `session/load` and
+/// `session/resume` take none or the same ones (resolved), never others, so what its ledger
+/// shows as its roots is what it was created with.
+fn same_dirs(session: &v1::Session, asked: &[std::path::PathBuf]) -> Result<(), Error> {
+    if asked.is_empty() {
+        return Ok(());
+    }
+    let resolved: Vec<String> = asked
+        .iter()
+        .map(|dir| {
+            dir.canonicalize()
+                .unwrap_or_else(|_| dir.clone())
+                .display()
+                .to_string()
+        })
+        .collect();
+    let mut kept = session.additional_dirs.clone();
+    let mut wanted = resolved;
+    kept.sort();
+    wanted.sort();
+    wanted.dedup();
+    if kept == wanted {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorCode::INVALID_PARAMS,
+        format!(
+            "session `{}` keeps the additional directories it was opened with ({}); open a new session for others",
+            session.id,
+            if kept.is_empty() {
+                "none".to_owned()
+            } else {
+                kept.iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        ),
+    ))
 }
 
 /// Refuses a project the editor names that would open the whole disk or the home directory
@@ -144,6 +196,7 @@ pub async fn list(
         .map(|s| {
             let updated = s.last_activity_at.map(|t| t.to_string());
             SessionInfo::new(s.id.clone(), s.cwd.clone())
+                .additional_directories(s.additional_dirs.iter().map(Into::into).collect())
                 .title((!s.title.is_empty()).then(|| s.title.clone()))
                 .updated_at(updated)
         })
@@ -151,10 +204,21 @@ pub async fn list(
     Ok(ListSessionsResponse::new(infos))
 }
 
-/// Reopens a stored session for this connection (the daemon keeps its cwd and grants rules).
-async fn reopen(adapter: &Adapter, id: &str) -> Result<v1::Session, Error> {
-    let session = adapter
-        .sessions()?
+/// Reopens a stored session for this connection (the daemon keeps its cwd, additional roots
+/// and grants rules).
+async fn reopen(
+    adapter: &Adapter,
+    id: &str,
+    dirs: &[std::path::PathBuf],
+) -> Result<v1::Session, Error> {
+    let mut sessions = adapter.sessions()?;
+    let stored = sessions
+        .get_session(v1::GetSessionRequest { id: id.to_owned() })
+        .await
+        .map_err(|status| rpc_error(&status))?
+        .into_inner();
+    same_dirs(&stored, dirs)?;
+    let session = sessions
         .resume_session(v1::ResumeSessionRequest { id: id.to_owned() })
         .await
         .map_err(|status| rpc_error(&status))?
@@ -171,7 +235,7 @@ pub async fn load(
     request: LoadSessionRequest,
 ) -> Result<LoadSessionResponse, Error> {
     let id = request.session_id.0.to_string();
-    let session = reopen(adapter, &id).await?;
+    let session = reopen(adapter, &id, &request.additional_directories).await?;
     let history = adapter
         .sessions()?
         .get_history(v1::GetHistoryRequest {
@@ -182,11 +246,14 @@ pub async fn load(
         .map_err(|status| rpc_error(&status))?
         .into_inner()
         .messages;
-    for message in history {
-        let update = if message.role == "user" {
-            updates::user_chunk(&message.text)
-        } else {
-            updates::text_chunk(&message.text)
+    let compaction = adapter.traits().compaction;
+    for (n, message) in history.iter().enumerate() {
+        let update = match message.role.as_str() {
+            "user" => updates::user_chunk(&message.text),
+            // Where the history was folded: the editor's compaction entry where it takes
+            // them, else the line that says so, as the model's.
+            "compaction" if compaction => updates::replayed_compaction(n, &message.text),
+            _ => updates::text_chunk(&message.text),
         };
         cx.send_notification(SessionNotification::new(id.clone(), update))?;
     }
@@ -201,7 +268,7 @@ pub async fn resume(
     request: ResumeSessionRequest,
 ) -> Result<ResumeSessionResponse, Error> {
     let id = request.session_id.0.to_string();
-    let session = reopen(adapter, &id).await?;
+    let session = reopen(adapter, &id, &request.additional_directories).await?;
     Ok(ResumeSessionResponse::new()
         .modes(modes::modes(&session))
         .config_options(modes::config_options(&session)))

@@ -18,7 +18,7 @@ use codaris_proto::v1;
 use serde_json::Value;
 
 use super::adapter::{Adapter, PROMPT_MAX_BYTES, rpc_error};
-use super::updates;
+use super::{questions, updates};
 use crate::commands::run::prost_to_json;
 
 /// How many of a running call's latest output lines its card shows.
@@ -93,6 +93,8 @@ struct Shown {
     output: HashMap<String, Vec<String>>,
     /// Open permission requests by the call they are about, withdrawn if the daemon moves on.
     asking: HashMap<String, RequestCancellationHandle>,
+    /// Open questions by their `question` call; dropping one withdraws it.
+    questions: HashMap<String, tokio::sync::oneshot::Sender<()>>,
 }
 
 async fn stream(
@@ -150,6 +152,8 @@ async fn stream(
                     // The daemon moved on (the card lapsed): the editor's card goes away.
                     let _ = asking.cancel();
                 }
+                // Answered or lapsed: what the editor is still asked goes away.
+                shown.questions.remove(&result.id);
                 let args = shown.args.remove(&result.id).unwrap_or(Value::Null);
                 shown.output.remove(&result.id);
                 if result.tool == updates::PLANNER {
@@ -167,22 +171,15 @@ async fn stream(
                 }
             }
             Some(Event::Question(question)) => {
-                // ACP has no multiple-choice request yet: rather than keep the turn waiting
-                // out the timeout, the model reads at once that nobody could answer.
-                sessions
-                    .answer_question(v1::AnswerQuestionRequest {
-                        session_id: id.to_owned(),
-                        question_id: question.id,
-                        answer_secret: question.answer_secret,
-                        answers: Vec::new(),
-                    })
-                    .await
-                    .map_err(|status| rpc_error(&status))?;
+                let call = question.tool_call_id.clone();
+                let withdraw = questions::ask(adapter, cx, id, question)?;
+                shown.questions.insert(call, withdraw);
             }
             Some(Event::TurnEnded(ended)) => {
                 for (_, asking) in shown.asking.drain() {
                     let _ = asking.cancel();
                 }
+                shown.questions.clear();
                 return match updates::stop_reason(&ended.reason) {
                     Some(reason) => Ok(reason),
                     None if ended.error.is_empty() => Err(Error::new(
@@ -191,6 +188,15 @@ async fn stream(
                     )),
                     None => Err(Error::new(ErrorCode::INTERNAL_ERROR, ended.error)),
                 };
+            }
+            Some(Event::Usage(usage)) => {
+                if let Some(update) = updates::usage(&usage) {
+                    send(update)?;
+                }
+            }
+            // The schema lets only a client that advertised `session.compaction` have these.
+            Some(Event::Compaction(compaction)) if adapter.traits().compaction => {
+                send(updates::compaction(&compaction))?;
             }
             Some(Event::ProviderRetry(retry)) => {
                 eprintln!(

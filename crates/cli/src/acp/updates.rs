@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-    SessionUpdate, StopReason, TextContent, ToolCall, ToolCallContent, ToolCallLocation,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    CompactionStatus, CompactionUpdate, ContentBlock, ContentChunk, Diff, Plan, PlanEntry,
+    PlanEntryPriority, PlanEntryStatus, SessionUpdate, StopReason, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind, UsageUpdate,
 };
 use codaris_proto::v1;
 use serde_json::Value;
@@ -212,6 +213,44 @@ pub fn plan(listing: &str) -> SessionUpdate {
     SessionUpdate::Plan(Plan::new(entries))
 }
 
+/// The context window's fill after a model request, as `usage_update`; `None` while the daemon
+/// does not know the window (a session with no budget), since the update needs its size.
+pub fn usage(usage: &v1::Usage) -> Option<SessionUpdate> {
+    (usage.context_window > 0).then(|| {
+        SessionUpdate::UsageUpdate(UsageUpdate::new(usage.context_tokens, usage.context_window))
+    })
+}
+
+/// A compaction the daemon made, as one `compaction_update`: it is reported once it is done,
+/// so the first update is also the last (`completed`). Its id is the turn and round it
+/// happened in, unique within the session; the summary says what was folded (the summary's
+/// own text is the model's, kept in the conversation, not sent on the turn stream).
+pub fn compaction(compaction: &v1::Compaction) -> SessionUpdate {
+    let said = format!(
+        "context compacted ({}): {} events folded, {} → {} tokens",
+        compaction.trigger, compaction.folded, compaction.tokens_before, compaction.tokens_after
+    );
+    SessionUpdate::CompactionUpdate(
+        CompactionUpdate::new(
+            format!("compaction-{}-{}", compaction.turn, compaction.round),
+            CompactionStatus::Completed,
+        )
+        .summary(vec![ContentBlock::Text(TextContent::new(said))]),
+    )
+}
+
+/// A compaction of a replayed history (`session/load`), by its place in the history: the
+/// history says what was folded, not the turn and round it happened in.
+pub fn replayed_compaction(place: usize, said: &str) -> SessionUpdate {
+    SessionUpdate::CompactionUpdate(
+        CompactionUpdate::new(
+            format!("compaction-history-{place}"),
+            CompactionStatus::Completed,
+        )
+        .summary(vec![ContentBlock::Text(TextContent::new(said))]),
+    )
+}
+
 /// Why a turn ended, as the prompt's `stopReason`; `None` for `error`, which is a JSON-RPC
 /// error with the daemon's sentence instead.
 pub fn stop_reason(reason: &str) -> Option<StopReason> {
@@ -322,6 +361,38 @@ mod tests {
             ])
         );
         assert_eq!(wire(&plan("the checklist is empty"))["entries"], json!([]));
+    }
+
+    #[test]
+    fn usage_is_the_windows_fill_once_the_window_is_known_and_a_compaction_is_completed() {
+        let known = v1::Usage {
+            context_tokens: 1_200,
+            context_window: 200_000,
+            ..v1::Usage::default()
+        };
+        let update = wire(&usage(&known).unwrap());
+        assert_eq!(update["sessionUpdate"], "usage_update");
+        assert_eq!(
+            (update["used"].clone(), update["size"].clone()),
+            (json!(1_200), json!(200_000))
+        );
+        assert!(usage(&v1::Usage::default()).is_none());
+        let folded = v1::Compaction {
+            turn: 2,
+            round: 3,
+            trigger: "tool".to_owned(),
+            folded: 7,
+            tokens_before: 900,
+            tokens_after: 120,
+        };
+        let update = wire(&compaction(&folded));
+        assert_eq!(update["sessionUpdate"], "compaction_update");
+        assert_eq!(update["compactionId"], "compaction-2-3");
+        assert_eq!(update["status"], "completed");
+        assert_eq!(
+            update["summary"][0]["text"],
+            "context compacted (tool): 7 events folded, 900 → 120 tokens"
+        );
     }
 
     #[test]

@@ -318,6 +318,7 @@ async fn clear(sessions: &mut Sessions, state: &mut ChatState) -> Result<(), Cli
             model: old.model.clone(),
             script: state.script.clone(),
             base_url: old.base_url.clone(),
+            additional_dirs: old.additional_dirs.clone(),
         })
         .await?
         .into_inner();

@@ -89,6 +89,7 @@ pub async fn open_session(
             model: choice.model,
             script,
             base_url: choice.base_url,
+            additional_dirs: Vec::new(),
         })
         .await?
         .into_inner();

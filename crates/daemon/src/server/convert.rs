@@ -91,6 +91,11 @@ impl From<SessionRecord> for v1::Session {
                 .reasoning
                 .map(|level| level.as_str().to_owned())
                 .unwrap_or_default(),
+            additional_dirs: record
+                .additional_dirs
+                .iter()
+                .map(|dir| dir.display().to_string())
+                .collect(),
             parent_session_id: record
                 .child
                 .as_ref()

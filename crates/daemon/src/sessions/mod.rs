@@ -2,6 +2,7 @@
 //! they run (`turns`), the project instructions read into a turn's prompt, and the provider
 //! settings a new session is made with.
 
+pub mod extra_roots;
 pub mod filing;
 pub mod ids;
 pub mod instructions;

@@ -77,6 +77,10 @@ pub struct SessionRecord {
     /// The children it spawned, in order (the N-th plays a script's `children[N]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<String>,
+    /// Directories this session's tools may use besides its cwd, for it only (an editor's
+    /// `additionalDirectories`), resolved when it was created; absent from older records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 /// A subagent's session's place in its family, fixed when it is spawned.
@@ -160,6 +164,8 @@ pub struct NewSession {
     pub child: Option<ChildOf>,
     /// The reasoning level it starts with (a child's `spawn_agent` may name one).
     pub reasoning: Option<codaris_catalogue::Reasoning>,
+    /// The session's own additional roots, resolved ([`super::extra_roots::admit`]).
+    pub additional_dirs: Vec<PathBuf>,
 }
 
 /// The session records and conversations, through the ledger's handles.
@@ -278,6 +284,7 @@ impl SessionStore {
             reasoning: new.reasoning,
             child: new.child,
             children: Vec::new(),
+            additional_dirs: new.additional_dirs,
         };
         self.records.insert_new(&id, &record)?;
         self.recount(|c| {

@@ -121,7 +121,13 @@ impl SessionsService {
             return Err(refused);
         }
         let (provider, model, base_url) = (choice.provider, choice.model, choice.base_url);
+        let additional_dirs = crate::sessions::extra_roots::admit(
+            &request.additional_dirs,
+            &self.config.state_dir,
+            self.config.home.as_deref(),
+        )?;
         Ok(NewSession {
+            additional_dirs,
             instructions: crate::sessions::instructions::find(&cwd),
             cwd,
             activity,

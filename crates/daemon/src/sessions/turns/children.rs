@@ -202,6 +202,8 @@ async fn create_child(
         script: parent.script.clone(),
         base_url: parent.base_url.clone(),
         instructions: parent.instructions.clone(),
+        // The parent's own roots (an editor's `additionalDirectories`) are the child's fence too.
+        additional_dirs: parent.additional_dirs.clone(),
         child: Some(ChildOf {
             parent: parent.id.clone(),
             root,

@@ -581,6 +581,9 @@ impl Turns {
             .then_some(&record.cwd);
         own.into_iter()
             .chain(&self.config.allowed_dirs)
+            .chain(crate::sessions::extra_roots::in_force(
+                &record.additional_dirs,
+            ))
             .map(|p| p.display().to_string())
             .collect()
     }
