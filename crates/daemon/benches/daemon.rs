@@ -117,6 +117,7 @@ fn state_with_sessions(dir: &Path, count: usize) -> PathBuf {
                 instructions: Vec::new(),
                 child: None,
                 reasoning: None,
+                title: String::new(),
                 additional_dirs: Vec::new(),
             })
             .unwrap();

@@ -164,6 +164,9 @@ pub struct NewSession {
     pub child: Option<ChildOf>,
     /// The reasoning level it starts with (a child's `spawn_agent` may name one).
     pub reasoning: Option<codaris_catalogue::Reasoning>,
+    /// Its title from the start ([`title_of`] its task, for a child); empty: its first
+    /// prompt names it.
+    pub title: String,
     /// The session's own additional roots, resolved ([`super::extra_roots::admit`]).
     pub additional_dirs: Vec<PathBuf>,
 }
@@ -276,7 +279,7 @@ impl SessionStore {
             model: new.model,
             script: new.script,
             turns: 0,
-            title: String::new(),
+            title: new.title.clone(),
             last_turn_ended_ms: None,
             base_url: new.base_url,
             instructions: new.instructions,

@@ -20,6 +20,7 @@ fn new_session() -> NewSession {
         instructions: Vec::new(),
         child: None,
         reasoning: None,
+        title: String::new(),
         additional_dirs: Vec::new(),
     }
 }

@@ -138,6 +138,7 @@ impl SessionsService {
             base_url,
             child: None,
             reasoning: None,
+            title: String::new(),
         })
     }
 }

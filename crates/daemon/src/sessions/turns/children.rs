@@ -78,6 +78,7 @@ pub(super) async fn spawn(
             };
             let report = follow(events, timeout, family.as_ref(), &named_bg, None).await;
             parent.child_ended(&child_id);
+            family.release(child_id.as_str());
             let notice = format!("[{}]", report.text(&named_bg));
             if notify {
                 family.wake(parent.id().as_str(), notice);
@@ -106,6 +107,7 @@ pub(super) async fn spawn(
     let report = follow(events, timeout, family.as_ref(), &named, Some(progress)).await;
     guard.armed = false;
     parent.child_ended(&child_id);
+    family.release(&child.id);
     let text = report.text(&named);
     if report.ordinary() {
         ToolRun::ok(text)
@@ -217,26 +219,37 @@ async fn create_child(
         reasoning: request
             .reasoning
             .filter(|r| *r != codaris_catalogue::Reasoning::Default),
+        title: crate::sessions::store::title_of(&request.prompt),
     };
+    // The N-th child plays the N-th entry of the family's script: taken as the parent's count
+    // now, and checked once the child is listed there (two spawned at once may race for it).
+    let script_path = |index: usize| {
+        let mut path = parent
+            .child
+            .as_ref()
+            .map(|c| c.script_path.clone())
+            .unwrap_or_default();
+        path.push(index);
+        path
+    };
+    let mut new = new;
+    if let Some(child) = new.child.as_mut() {
+        child.script_path = script_path(parent.children.len());
+    }
     let created = services.sessions.create(new).map_err(refused)?;
-    // Its index among the parent's children is known once it is listed there: the N-th child
-    // plays the N-th entry of the family's script.
     let index = services
         .sessions
         .add_child(&parent.id, &created.id)
         .map_err(refused)?;
-    let mut script_path = parent
-        .child
-        .as_ref()
-        .map(|c| c.script_path.clone())
-        .unwrap_or_default();
-    script_path.push(index);
+    if index == parent.children.len() {
+        return Ok(created);
+    }
     services
         .sessions
         .change_active(&created.id, |record| {
             let mut next = record.clone();
             if let Some(child) = next.child.as_mut() {
-                child.script_path = script_path.clone();
+                child.script_path = script_path(index);
             }
             next
         })

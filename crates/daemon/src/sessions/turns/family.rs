@@ -31,4 +31,7 @@ pub trait Family: Send + Sync {
     /// Wakes `session_id` with `text` (a background child's report): a turn starts now when
     /// none runs, else once the running one ends.
     fn wake(&self, session_id: &str, text: String);
+    /// Lets go of a finished child's live value (its record and kept conversation stay, so
+    /// `resume` makes it again): what a session holds must not grow with its finished children.
+    fn release(&self, session_id: &str);
 }

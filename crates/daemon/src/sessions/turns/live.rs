@@ -435,6 +435,19 @@ impl Turns {
         }
     }
 
+    /// Lets go of a session's live value when no turn of it runs (a finished subagent): its
+    /// record and kept conversation stay, and its next turn makes the value again.
+    fn release(&self, session_id: &str) {
+        let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
+        if live.get(session_id).is_some_and(|s| !s.running()) {
+            let released = live.remove(session_id);
+            drop(live);
+            if let Some(session) = released {
+                session.close();
+            }
+        }
+    }
+
     /// How many sessions have a live value (made at their first turn since the daemon started).
     pub fn live_sessions(&self) -> usize {
         self.live
@@ -631,6 +644,12 @@ impl super::family::Family for LiveFamily {
         self.0
             .upgrade()
             .is_some_and(|turns| turns.cancel(session_id))
+    }
+
+    fn release(&self, session_id: &str) {
+        if let Some(turns) = self.0.upgrade() {
+            turns.release(session_id);
+        }
     }
 
     fn wake(&self, session_id: &str, text: String) {
