@@ -419,8 +419,9 @@ mod background {
         Sessions::new(channel)
     }
 
-    /// A session playing `script`, and its first turn run to its end.
-    async fn first_turn(sandbox: &Sandbox, script: &Value) -> (Sessions, String) {
+    /// A session playing `script`, and its first turn run to its end; what `background_list`
+    /// answered in it.
+    async fn first_turn(sandbox: &Sandbox, script: &Value) -> (Sessions, String, Vec<String>) {
         let proj = project(sandbox);
         let path = sandbox.root.path().join("script.json");
         std::fs::write(&path, script.to_string()).unwrap();
@@ -444,12 +445,19 @@ mod background {
             .await
             .unwrap()
             .into_inner();
+        let mut listed = Vec::new();
         while let Some(event) = stream.message().await.unwrap() {
-            if matches!(event.event, Some(v1::turn_event::Event::TurnEnded(_))) {
-                break;
+            match event.event {
+                Some(v1::turn_event::Event::TurnEnded(_)) => break,
+                Some(v1::turn_event::Event::ToolResult(result))
+                    if result.tool == "background_list" =>
+                {
+                    listed.push(result.output);
+                }
+                _ => {}
             }
         }
-        (sessions, session.id)
+        (sessions, session.id, listed)
     }
 
     async fn turns_of(sessions: &mut Sessions, id: &str) -> u32 {
@@ -494,12 +502,14 @@ mod background {
                     find(),
                     spawn(json!({"prompt": "lint slowly", "description": "lint in the background",
                                  "background": true, "notify_on_finish": notify})),
+                    {"tool_calls": [{"name": "search_tools", "args": {"query": "list background tasks"}}]},
+                    {"tool_calls": [{"name": "background_list", "args": {}}]},
                     {"text": "It runs in the background."}
                 ]},
                 {"rounds": [{"text": "The linter's report is in."}]}
             ],
             "children": [{"turns": [{"rounds": [
-                {"tool_calls": [{"name": "run_command", "args": {"command": "sleep 1"}}]},
+                {"tool_calls": [{"name": "run_command", "args": {"command": "sleep 5"}}]},
                 {"text": "No lint errors."}
             ]}]}]
         })
@@ -518,8 +528,15 @@ mod background {
         sandbox.write_config("");
         let _daemon = sandbox.start_daemon(&[]);
         runtime().block_on(async {
-            let (mut sessions, id) = first_turn(&sandbox, &script(true)).await;
+            let (mut sessions, id, listed) = first_turn(&sandbox, &script(true)).await;
             assert_eq!(id, "s000001");
+            // While it works, the parent finds it among its background work.
+            assert_eq!(listed.len(), 1, "{listed:?}");
+            assert!(
+                listed[0].starts_with("agent s000002  running  ")
+                    && listed[0].ends_with("general: lint in the background"),
+                "{listed:?}"
+            );
             // The parent's turn ended first; the child's end starts the parent's second turn.
             until(async || turns_of(&mut sessions, "s000001").await == 2).await;
             let said = history(&mut sessions, "s000001").await;
@@ -542,7 +559,7 @@ mod background {
         sandbox.write_config("");
         let _daemon = sandbox.start_daemon(&[]);
         runtime().block_on(async {
-            let (mut sessions, _) = first_turn(&sandbox, &script(false)).await;
+            let (mut sessions, _, _) = first_turn(&sandbox, &script(false)).await;
             until(async || turns_of(&mut sessions, "s000002").await == 1).await;
             // The child has ended and counted its turn; nothing wakes the parent.
             tokio::time::sleep(Duration::from_secs(1)).await;

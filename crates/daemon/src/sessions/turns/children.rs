@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use super::family::Family;
 use super::model::model_named;
 use super::services::Services;
-use super::session::Session;
+use super::session::{RunningChild, Session};
 use crate::sessions::ids::SessionId;
 use crate::sessions::store::{ChildOf, NewSession, SessionRecord};
 
@@ -63,8 +63,13 @@ pub(super) async fn spawn(
         Err(err) => return refused(format!("`{}` could not start: {err}", child.id)),
     };
     let child_id = SessionId::new(&child.id);
-    parent.child_started(&child_id);
     let named = Named::of(&child);
+    parent.child_started(RunningChild {
+        id: child_id.clone(),
+        label: named.label(),
+        background: request.background,
+        started: std::time::Instant::now(),
+    });
     tracing::info!(parent = %parent.id(), child = %child.id, agent = %named.agent, background = request.background, resumed = request.resume.is_some(), "subagent started");
     let timeout = Duration::from_secs(request.timeout_seconds);
     if request.background {
@@ -410,4 +415,32 @@ fn listed(names: &[String]) -> String {
         .map(|n| format!("`{n}`"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `background_list`'s answer with the session's background children added, one line each
+/// (`agent ID  running  Ns  AGENT: DESCRIPTION`), so the model finds them where it looks for
+/// its background work.
+pub(super) fn with_background_children(listed: String, parent: &Session) -> String {
+    let children: Vec<String> = parent
+        .running_children()
+        .into_iter()
+        .filter(|c| c.background)
+        .map(|c| {
+            format!(
+                "agent {}  running  {}s  {}",
+                c.id,
+                c.started.elapsed().as_secs(),
+                c.label
+            )
+        })
+        .collect();
+    if children.is_empty() {
+        return listed;
+    }
+    let lines = children.join("\n");
+    if listed.starts_with("no background tasks") {
+        lines
+    } else {
+        format!("{listed}\n{lines}")
+    }
 }

@@ -313,6 +313,10 @@ impl TurnHost for DaemonHost {
                     if let Some(asked) = &builtin.question {
                         run = self.ask_questions(asked, permit.call_id()).await;
                     }
+                    if permit.tool().as_str() == "background_list" && !run.is_error {
+                        run.output =
+                            super::children::with_background_children(run.output, &self.session);
+                    }
                     if let Some(request) = &builtin.spawn {
                         let log = self.log.clone();
                         let id = permit.call_id().to_string();

@@ -385,8 +385,8 @@ impl Turns {
     fn cancel_children(&self, session: &Session) -> bool {
         let mut any = false;
         for child in session.running_children() {
-            tracing::info!(parent = %session.id(), child = %child, "cancelling a subagent with its parent");
-            any |= self.cancel(child.as_str());
+            tracing::info!(parent = %session.id(), child = %child.id, "cancelling a subagent with its parent");
+            any |= self.cancel(child.id.as_str());
         }
         any
     }

@@ -46,8 +46,18 @@ struct Between {
     /// runs.
     wakes: Vec<String>,
     /// The children running now (foreground or background): cancelling the session's turn
-    /// cancels them.
-    children: Vec<SessionId>,
+    /// cancels them, and `background_list` lists the background ones.
+    children: Vec<RunningChild>,
+}
+
+/// A child of the session that is running now.
+#[derive(Debug, Clone)]
+pub(super) struct RunningChild {
+    pub id: SessionId,
+    /// `AGENT: DESCRIPTION`.
+    pub label: String,
+    pub background: bool,
+    pub started: std::time::Instant,
 }
 
 /// What the session holds in other crates' keeping, let go of when it closes: each is held
@@ -195,20 +205,19 @@ impl Session {
     }
 
     /// A child of the session started running.
-    pub(super) fn child_started(&self, child: &SessionId) {
+    pub(super) fn child_started(&self, child: RunningChild) {
         let mut between = self.between();
-        if !between.children.contains(child) {
-            between.children.push(child.clone());
-        }
+        between.children.retain(|c| c.id != child.id);
+        between.children.push(child);
     }
 
     /// A child of the session stopped running.
     pub(super) fn child_ended(&self, child: &SessionId) {
-        self.between().children.retain(|c| c != child);
+        self.between().children.retain(|c| c.id != *child);
     }
 
     /// The children running now.
-    pub(super) fn running_children(&self) -> Vec<SessionId> {
+    pub(super) fn running_children(&self) -> Vec<RunningChild> {
         self.between().children.clone()
     }
 
