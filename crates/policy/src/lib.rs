@@ -32,6 +32,7 @@ mod evaluate;
 mod grant;
 mod grant_set;
 mod guard;
+mod hook;
 mod path;
 mod request;
 mod spec;
@@ -58,7 +59,10 @@ mod verdict;
 /// "7": `question`, `switch_model`, `load_skill`, `codaris_docs_search` and `codaris_docs_read`
 /// are built, so a call to one is no longer `unknown_tool`; `question` and `switch_model` are
 /// withheld from a subagent's task (`tool_withheld`).
-pub const POLICY_VERSION: &str = "7";
+/// "8": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
+/// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
+/// its `allow` answers the permission prompt (`allowed_by_hook`).
+pub const POLICY_VERSION: &str = "8";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -92,6 +96,10 @@ pub use grant_set::Cover;
 pub use grant_set::GrantSet;
 pub use guard::RepeatedSearch;
 pub use guard::ending;
+pub use hook::HookAnswer;
+pub use hook::HookCard;
+pub use hook::HookDecision;
+pub use hook::HookOutcome;
 pub use path::BadPath;
 pub use path::MAX_PATH_BYTES;
 pub use path::normalize_absolute;
