@@ -54,6 +54,7 @@ pub use background::WAIT_MAX_SECONDS;
 pub use contain::Containment;
 pub use contain::owner_of;
 pub use env::is_variable_name;
+pub use env::passes;
 pub use landlock::LandlockStatus;
 pub use landlock::landlock_status;
 pub use limits::DEFAULT_PIDS_MAX;
