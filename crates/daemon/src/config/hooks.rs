@@ -1,5 +1,5 @@
 //! `[[hooks.pre_tool_use]]`: the operator's programs that see every tool call before the
-//! permission gate (see `docs/configuration.md`, "Hooks"). What runs them is
+//! permission gate (see `docs/hooks.md`). What runs them is
 //! `crate::calls::hooks`; here the entries are read and checked.
 
 use std::time::Duration;

@@ -60,7 +60,10 @@ pub async fn run(
             .answer();
         }
     };
-    let group = child.id();
+    // Armed until the hook is waited for: a hook cut short (its timeout, or the turn dropped
+    // while it ran) is stopped with everything it started. Until then its pid is not reaped,
+    // so the group id still names its group.
+    let mut group = Group(child.id().and_then(|pid| i32::try_from(pid).ok()));
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let work = async {
         let write = async move {
@@ -82,12 +85,7 @@ pub async fn run(
         Ok(done) => done,
         Err(_) => {
             // The group first: the hook's children hold its pipes as much as it does.
-            if let Some(pid) = group
-                .and_then(|pid| i32::try_from(pid).ok())
-                .and_then(rustix::process::Pid::from_raw)
-            {
-                let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-            }
+            group.kill();
             let _ = child.kill().await;
             tracing::warn!(hook.program = %program, tool.name = %tool, "a pre_tool_use hook ran past its timeout and was killed");
             return HookFailure::TimedOut {
@@ -97,6 +95,7 @@ pub async fn run(
             .answer();
         }
     };
+    group.disarm();
     let io = |source| {
         HookFailure::Io {
             program: program.to_owned(),
@@ -144,6 +143,28 @@ pub async fn run(
         (None, None) => Ended::Code(-1),
     };
     read(program, ended, &out, &err)
+}
+
+/// A running hook's process group, killed when dropped armed.
+struct Group(Option<i32>);
+
+impl Group {
+    fn kill(&mut self) {
+        if let Some(pid) = self.0.take().and_then(rustix::process::Pid::from_raw) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+
+    /// The hook was waited for: its pid may be reused, so its group is never signalled.
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+    }
 }
 
 /// All of `pipe`, or `None` when it holds more than [`MAX_OUTPUT_BYTES`].
