@@ -564,3 +564,57 @@ fn a_claude_code_style_hook_works_unchanged_and_sees_no_provider_key() {
     );
     assert!(env["PATH"].is_string());
 }
+
+#[test]
+fn config_check_names_a_bad_hook_and_config_show_lists_the_hooks_in_force() {
+    let sandbox = Sandbox::new();
+    let bad = sandbox.root.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[hooks.pre_tool_use]]\nmatcher = \"write|(edit\"\ncommand = [\"/bin/true\"]\n\n\
+         [[hooks.pre_tool_use]]\nmatcher = \"write\"\ncommand = []\n",
+    )
+    .unwrap();
+    let output = sandbox.cli(&["config", "check", bad.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let said = format!("{}{}", stdout(&output), stderr(&output));
+    let line_of = |key: &str| {
+        said.lines()
+            .find(|line| line.contains(key))
+            .unwrap_or_else(|| panic!("nothing names {key}: {said}"))
+            .to_owned()
+    };
+    assert!(
+        line_of("`hooks.pre_tool_use.matcher`").contains("is not a regular expression"),
+        "{said}"
+    );
+    assert!(
+        line_of("`hooks.pre_tool_use.command`").contains("names no program"),
+        "{said}"
+    );
+
+    configure(
+        &sandbox,
+        &[(
+            "write|edit",
+            vec!["/usr/local/bin/guard".to_owned(), "--strict".to_owned()],
+            None,
+        )],
+        "",
+    );
+    let _daemon = sandbox.start_daemon(&[]);
+    let shown = json(&sandbox.cli(&["config", "show", "--json"]));
+    let entry = shown["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "hooks.pre_tool_use")
+        .cloned()
+        .unwrap_or_else(|| panic!("no hooks in {shown}"));
+    assert_eq!(
+        entry["value"],
+        json!([{"matcher": "write|edit", "command": ["/usr/local/bin/guard", "--strict"],
+                "timeout_seconds": 60.0}])
+    );
+    assert_eq!(entry["source"], "file");
+}
