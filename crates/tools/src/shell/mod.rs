@@ -76,6 +76,8 @@ pub use pools::ShellPools;
 pub use preview_server::PreviewServer;
 pub use proc_stat::ProcStat;
 pub use reaper::reap_orphans;
+pub use reaper::spawn_registered;
+pub use reaper::unregister;
 pub use run::DEFAULT_TIMEOUT_SECONDS;
 pub use run::MAX_TIMEOUT_SECONDS;
 pub use run::RESULT_STREAM_BYTES;

@@ -50,7 +50,9 @@ pub async fn run(
         // Its own group, so a timeout stops whatever it started too.
         .process_group(0)
         .kill_on_drop(true);
-    let mut child = match command.spawn() {
+    // Registered with the daemon's orphan reaper, which would otherwise take the exit status
+    // of a child outside the daemon's process group before this wait could.
+    let mut child = match codaris_tools::shell::spawn_registered(&mut command) {
         Ok(child) => child,
         Err(source) => {
             return HookFailure::Start {
@@ -63,7 +65,9 @@ pub async fn run(
     // Armed until the hook is waited for: a hook cut short (its timeout, or the turn dropped
     // while it ran) is stopped with everything it started. Until then its pid is not reaped,
     // so the group id still names its group.
-    let mut group = Group(child.id().and_then(|pid| i32::try_from(pid).ok()));
+    let pid = child.id().and_then(|pid| i32::try_from(pid).ok());
+    let _registered = Registered(pid);
+    let mut group = Group(pid);
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let work = async {
         let write = async move {
@@ -143,6 +147,17 @@ pub async fn run(
         (None, None) => Ended::Code(-1),
     };
     read(program, ended, &out, &err)
+}
+
+/// A hook's entry in the orphan reaper's registry, taken out when its run is over.
+struct Registered(Option<i32>);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            codaris_tools::shell::unregister(pid);
+        }
+    }
 }
 
 /// A running hook's process group, killed when dropped armed.
