@@ -527,6 +527,10 @@ fn a_claude_code_style_hook_works_unchanged_and_sees_no_provider_key() {
         &[
             ("ANTHROPIC_API_KEY", "sk-ant-hook-must-not-see"),
             ("OPENAI_API_KEY", "sk-openai-hook-must-not-see"),
+            // Not the providers', but no more a hook's business: only a command's environment
+            // passes (the providers' keys leave the daemon's own at start anyway).
+            ("GITHUB_TOKEN", "gh-hook-must-not-see"),
+            ("NCBI_API_KEY", "ncbi-hook-must-not-see"),
         ],
         &[],
     );
@@ -554,6 +558,8 @@ fn a_claude_code_style_hook_works_unchanged_and_sees_no_provider_key() {
     for secret in [
         "sk-ant-hook-must-not-see",
         "sk-openai-hook-must-not-see",
+        "gh-hook-must-not-see",
+        "ncbi-hook-must-not-see",
         "API_KEY",
     ] {
         assert!(!text.contains(secret), "{secret} in {text}");

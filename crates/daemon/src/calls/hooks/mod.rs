@@ -209,3 +209,69 @@ fn combine(matching: &[&PreToolUseHook], answers: Vec<Answer>, args: &Value) -> 
 fn program(hook: &PreToolUseHook) -> &str {
     hook.command.first().map_or("", String::as_str)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn hook(program: &str) -> PreToolUseHook {
+        PreToolUseHook {
+            matcher: "write".to_owned(),
+            pattern: codaris_config::hook_matcher("write").unwrap(),
+            command: vec![program.to_owned()],
+            timeout: Duration::from_secs(1),
+        }
+    }
+
+    fn answer(decision: HookDecision, updated: Option<Value>) -> Answer {
+        Answer {
+            decision,
+            reason: String::new(),
+            updated_input: updated.and_then(|v| v.as_object().cloned()),
+        }
+    }
+
+    #[test]
+    fn one_rewrite_replaces_the_arguments_and_keeps_the_model_s() {
+        let (a, b) = (hook("/a"), hook("/b"));
+        let args = json!({"path": "x"});
+        let new = json!({"path": "y"});
+        let hooked = combine(
+            &[&a, &b],
+            vec![
+                answer(HookDecision::Allow, Some(new.clone())),
+                answer(HookDecision::None, Some(new.clone())),
+            ],
+            &args,
+        );
+        assert_eq!(hooked.args, Some(new));
+        assert_eq!(hooked.outcome.original_args, Some(args));
+        assert!(hooked.outcome.answers.iter().all(|a| a.updated_input));
+        assert_eq!(hooked.outcome.decision(), HookDecision::Allow);
+    }
+
+    #[test]
+    fn two_different_rewrites_deny_and_a_denied_call_keeps_its_arguments() {
+        let (a, b) = (hook("/a"), hook("/b"));
+        let args = json!({"path": "x"});
+        let hooked = combine(
+            &[&a, &b],
+            vec![
+                answer(HookDecision::Allow, Some(json!({"path": "y"}))),
+                answer(HookDecision::Allow, Some(json!({"path": "z"}))),
+            ],
+            &args,
+        );
+        assert_eq!(hooked.outcome.decision(), HookDecision::Deny);
+        let deciding = hooked.outcome.deciding().unwrap();
+        assert_eq!(
+            deciding.reason,
+            "hook `/b` rewrote the arguments differently from hook `/a`"
+        );
+        assert_eq!(hooked.args, None);
+        assert_eq!(hooked.outcome.original_args, None);
+        assert!(hooked.outcome.answers.iter().all(|a| !a.updated_input));
+    }
+}
