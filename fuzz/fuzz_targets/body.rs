@@ -29,6 +29,7 @@ pub fn run(data: &[u8]) {
             | Code::NeedsApproval
             | Code::DeniedByUser
             | Code::AllowedByGrant
+            | Code::AllowedByHook
     );
     assert_eq!(
         decision.capability.is_some(),

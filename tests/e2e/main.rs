@@ -26,6 +26,7 @@ mod first_hour_setup;
 mod full_disk;
 mod hardening;
 mod help;
+mod hooks;
 mod interrupt;
 mod ledger;
 mod leftovers;

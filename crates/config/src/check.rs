@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
-use crate::keys::{KEYS, Kind, MAPS, TABLE_ARRAYS, key_named};
+use crate::keys::{KEYS, Kind, MAPS, REQUIRED, TABLE_ARRAYS, key_named};
 
 /// One thing wrong with the file: the line it is on (1-based), the key it concerns when
 /// there is one (dotted, as the documentation spells it), and why, one line.
@@ -136,7 +136,10 @@ fn walk(text: &str, prefix: &str, prefix_shown: &str, table: &DeTable<'_>, out: 
             DeValue::Array(items) if TABLE_ARRAYS.contains(&key.as_str()) => {
                 for (index, item) in items.iter().enumerate() {
                     match item.get_ref() {
-                        DeValue::Table(inner) => walk(text, &key, &key_shown, inner, out),
+                        DeValue::Table(inner) => {
+                            walk(text, &key, &key_shown, inner, out);
+                            missing(&key, &key_shown, index, inner, at(item.span()), out);
+                        }
                         _ => out.push(Problem {
                             line: at(item.span()),
                             message: format!(
@@ -157,6 +160,34 @@ fn walk(text: &str, prefix: &str, prefix_shown: &str, table: &DeTable<'_>, out: 
                 },
                 key: Some(key_shown),
             }),
+        }
+    }
+}
+
+/// A problem for each key [`REQUIRED`] of the array of tables `key` that its entry `index`
+/// (from 0), written on `line`, leaves out.
+fn missing(
+    key: &str,
+    key_shown: &str,
+    index: usize,
+    entry: &DeTable<'_>,
+    line: usize,
+    out: &mut Vec<Problem>,
+) {
+    let required = REQUIRED
+        .iter()
+        .filter(|(array, _)| *array == key)
+        .flat_map(|(_, names)| names.iter());
+    for name in required {
+        if !entry.keys().any(|k| k.get_ref() == name) {
+            out.push(Problem {
+                line,
+                message: format!(
+                    "`{key_shown}` entry {} has no `{name}`; each `[[{key_shown}]]` sets one",
+                    index + 1
+                ),
+                key: Some(format!("{key_shown}.{name}")),
+            });
         }
     }
 }
@@ -376,6 +407,22 @@ fn wrong(kind: Kind, value: &DeValue<'_>) -> Option<String> {
                     "`{n}` is not an engine: use brave, bing, duckduckgo or searxng:<http(s) URL>"
                 )
             }),
+        },
+        Kind::Matcher => match text {
+            Some(matcher) => crate::hooks::hook_matcher(matcher).err().map(|err| {
+                format!(
+                    "`{matcher}` is not a regular expression: {}",
+                    one_line(&err.to_string())
+                )
+            }),
+            None => not("a regular expression over tool names"),
+        },
+        Kind::Argv => match texts(value) {
+            None => not("a program and its arguments as a list of text (not a shell line)"),
+            Some(argv) if argv.first().is_none_or(|program| program.trim().is_empty()) => {
+                Some("names no program; give the program and its arguments, such as `[\"/usr/local/bin/check\", \"--strict\"]`".to_owned())
+            }
+            Some(_) => None,
         },
         Kind::VariableNames => match texts(value) {
             None => not("a list of variable names"),

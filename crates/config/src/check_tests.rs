@@ -143,3 +143,66 @@ fn a_syntax_error_is_reported_once_and_the_rest_still_checked() {
         "{found:?}"
     );
 }
+
+#[test]
+fn a_hook_with_a_bad_matcher_an_empty_command_or_none_is_named_by_its_key() {
+    let text = "\
+[[hooks.pre_tool_use]]
+matcher = \"write|(edit\"
+command = [\"/bin/check\"]
+
+[[hooks.pre_tool_use]]
+matcher = \"run_command\"
+command = []
+
+[[hooks.pre_tool_use]]
+matcher = \"*\"
+command = \"/bin/check --strict\"
+
+[[hooks.pre_tool_use]]
+matcher = \"read_file\"
+timeout_seconds = 5
+
+[[hooks.pre_tool_use]]
+matcher = \"mcp__docs__.*\"
+command = [\"/bin/check\", \"--strict\"]
+timeout_seconds = 2.5
+";
+    let found = check(text);
+    let keys: Vec<(usize, Option<&str>)> =
+        found.iter().map(|p| (p.line, p.key.as_deref())).collect();
+    assert_eq!(
+        keys,
+        vec![
+            (2, Some("hooks.pre_tool_use.matcher")),
+            (7, Some("hooks.pre_tool_use.command")),
+            (11, Some("hooks.pre_tool_use.command")),
+            (13, Some("hooks.pre_tool_use.command")),
+        ],
+        "{found:?}"
+    );
+    assert!(
+        found[0]
+            .message
+            .starts_with("`hooks.pre_tool_use.matcher` `write|(edit` is not a regular expression"),
+        "{}",
+        found[0].message
+    );
+    assert!(
+        found[1].message.contains("names no program"),
+        "{}",
+        found[1].message
+    );
+    assert!(
+        found[2].message.contains("not a shell line"),
+        "{}",
+        found[2].message
+    );
+    assert_eq!(
+        found[3].message,
+        "`hooks.pre_tool_use` entry 4 has no `command`; each `[[hooks.pre_tool_use]]` sets one"
+    );
+    for problem in &found {
+        assert!(!problem.message.contains('\n'), "{}", problem.message);
+    }
+}

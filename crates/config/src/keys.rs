@@ -36,6 +36,12 @@ pub enum Kind {
     Engines,
     /// Names of environment variables.
     VariableNames,
+    /// A PreToolUse hook's `matcher`: a regular expression over tool names
+    /// ([`crate::hook_matcher`]).
+    Matcher,
+    /// A program and its arguments, not a shell line: a list of text whose first entry names
+    /// the program.
+    Argv,
 }
 
 /// One key: its dotted name (`*` stands for a name of [`MAPS`]' tables; an entry of
@@ -49,8 +55,11 @@ pub struct Key {
 /// Tables whose keys are names the person chooses (`[mcp.servers.docs]`).
 pub const MAPS: &[&str] = &["mcp.servers"];
 
-/// Arrays of tables (`[[models]]`).
-pub const TABLE_ARRAYS: &[&str] = &["models"];
+/// Arrays of tables (`[[models]]`, `[[hooks.pre_tool_use]]`).
+pub const TABLE_ARRAYS: &[&str] = &["models", "hooks.pre_tool_use"];
+
+/// The keys each entry of an array of tables must set.
+pub const REQUIRED: &[(&str, &[&str])] = &[("hooks.pre_tool_use", &["command"])];
 
 const fn key(name: &'static str, kind: Kind) -> Key {
     Key { name, kind }
@@ -188,6 +197,9 @@ pub const KEYS: &[Key] = &[
     key("compaction.evict_to", Kind::Share),
     key("compaction.compact_at", Kind::Share),
     key("compaction.server_side", Kind::Bool),
+    key("hooks.pre_tool_use.matcher", Kind::Matcher),
+    key("hooks.pre_tool_use.command", Kind::Argv),
+    key("hooks.pre_tool_use.timeout_seconds", Kind::Seconds),
 ];
 
 /// The key named `name` (dotted, `*` for a name of a map), if there is one.

@@ -14,14 +14,18 @@
 
 pub mod agents;
 mod check;
+mod hooks;
 mod keys;
 
 pub use check::Problem;
 pub use check::check;
 pub use check::key_lines;
+pub use hooks::DEFAULT_HOOK_TIMEOUT_SECONDS;
+pub use hooks::hook_matcher;
 pub use keys::KEYS;
 pub use keys::Key;
 pub use keys::Kind;
 pub use keys::MAPS;
+pub use keys::REQUIRED;
 pub use keys::TABLE_ARRAYS;
 pub use keys::key_named;

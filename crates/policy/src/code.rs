@@ -44,6 +44,10 @@ pub enum Code {
     RegistryNotListed,
     /// The permission class and mode require the person's approval on a card.
     NeedsApproval,
+    /// An operator's PreToolUse hook refused the call.
+    BlockedByHook,
+    /// An operator's PreToolUse hook asks the person about a call the policy would allow.
+    AskedByHook,
     /// The person already refused this capability in this session.
     DeniedByUser,
     /// Nothing about the call needs approval.
@@ -52,11 +56,13 @@ pub enum Code {
     AllowedByMode,
     /// A grant in the ledger covers every capability the call needs.
     AllowedByGrant,
+    /// An operator's PreToolUse hook answered the permission prompt the call would raise.
+    AllowedByHook,
 }
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 19] = [
+    pub const ALL: [Code; 22] = [
         Code::ArgsNotObject,
         Code::RepeatedSearch,
         Code::UnknownTool,
@@ -72,18 +78,24 @@ impl Code {
         Code::BadPath,
         Code::RegistryNotListed,
         Code::NeedsApproval,
+        Code::BlockedByHook,
+        Code::AskedByHook,
         Code::DeniedByUser,
         Code::AllowedByDefault,
         Code::AllowedByMode,
         Code::AllowedByGrant,
+        Code::AllowedByHook,
     ];
 
     /// The verdict a decision with this code carries. A code never changes its verdict, which
     /// is what lets a reader of the ledger trust the code alone.
     pub fn verdict(self) -> Verdict {
         match self {
-            Code::AllowedByDefault | Code::AllowedByMode | Code::AllowedByGrant => Verdict::Allow,
-            Code::NeedsApproval => Verdict::Ask,
+            Code::AllowedByDefault
+            | Code::AllowedByMode
+            | Code::AllowedByGrant
+            | Code::AllowedByHook => Verdict::Allow,
+            Code::NeedsApproval | Code::AskedByHook => Verdict::Ask,
             Code::ArgsNotObject
             | Code::RepeatedSearch
             | Code::UnknownTool
@@ -98,6 +110,7 @@ impl Code {
             | Code::ProtectedPath
             | Code::BadPath
             | Code::RegistryNotListed
+            | Code::BlockedByHook
             | Code::DeniedByUser => Verdict::Deny,
         }
     }
@@ -120,10 +133,13 @@ impl Code {
             Code::BadPath => "bad_path",
             Code::RegistryNotListed => "registry_not_listed",
             Code::NeedsApproval => "needs_approval",
+            Code::BlockedByHook => "blocked_by_hook",
+            Code::AskedByHook => "asked_by_hook",
             Code::DeniedByUser => "denied_by_user",
             Code::AllowedByDefault => "allowed_by_default",
             Code::AllowedByMode => "allowed_by_mode",
             Code::AllowedByGrant => "allowed_by_grant",
+            Code::AllowedByHook => "allowed_by_hook",
         }
     }
 }
@@ -152,13 +168,13 @@ mod tests {
     }
 
     #[test]
-    fn only_allowed_codes_allow_and_only_needs_approval_asks() {
+    fn only_allowed_codes_allow_and_only_approval_and_hook_prompts_ask() {
         for code in Code::ALL {
             let allows = code.as_str().starts_with("allowed_by_");
             assert_eq!(code.verdict() == Verdict::Allow, allows, "{code:?}");
             assert_eq!(
                 code.verdict() == Verdict::Ask,
-                code == Code::NeedsApproval,
+                matches!(code, Code::NeedsApproval | Code::AskedByHook),
                 "{code:?}"
             );
         }

@@ -13,6 +13,8 @@ use crate::verdict::Verdict;
 pub enum Rule {
     /// The loop guard found the call repeating an earlier search of the turn.
     LoopGuard,
+    /// An operator's PreToolUse hook answered about the call (`task.hook`).
+    Hook,
     /// The tool has a built-in spec or the call carried one.
     KnownTool,
     /// The tool is not withheld for this task.
@@ -43,8 +45,9 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in evaluation order.
-    pub const ALL: [Rule; 14] = [
+    pub const ALL: [Rule; 15] = [
         Rule::LoopGuard,
+        Rule::Hook,
         Rule::KnownTool,
         Rule::Withheld,
         Rule::SlashGate,
@@ -64,6 +67,7 @@ impl Rule {
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::LoopGuard => "loop_guard",
+            Rule::Hook => "hook",
             Rule::KnownTool => "known_tool",
             Rule::Withheld => "withheld",
             Rule::SlashGate => "slash_gate",

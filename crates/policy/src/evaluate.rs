@@ -1,7 +1,7 @@
 //! `evaluate`: the rules, in order, applied to one call.
 //!
 //! Rule order (the documentation lists the same): loop guard, the person's refusal at the call's
-//! card, known tool, withheld, slash gate, mode allowlist, binding, argument shape, path shape, protected paths, read-only activity, fence,
+//! card, an operator hook's `deny` (its `allow` and `ask` speak at the permission class), known tool, withheld, slash gate, mode allowlist, binding, argument shape, path shape, protected paths, read-only activity, fence,
 //! permission class. Verdicts combine with `max`; among equally severe outcomes the earlier rule
 //! speaks. A refusal is final the moment it is found, so evaluation stops there; a prompt is
 //! remembered while later capabilities are still checked for a recorded refusal.
@@ -17,6 +17,7 @@ use crate::closest;
 use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
+use crate::hook::{HookCard, HookDecision, HookOutcome};
 use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
@@ -81,6 +82,22 @@ fn judge<'a>(
     if let Some(refused) = &task.refused_at_card {
         rules.insert(Rule::UserRefusal);
         return Finding::RefusedAtCard(refused);
+    }
+    // The operator's hooks ran before the permission gate. A `deny` is final like the
+    // person's refusal; so is the person's refusal on the card a hook's `ask` raised.
+    let hook = task.hook.as_ref().and_then(HookOutcome::deciding);
+    if let Some(answer) = hook {
+        rules.insert(Rule::Hook);
+        if answer.decision == HookDecision::Deny {
+            return Finding::BlockedByHook(answer);
+        }
+    }
+    let hook_card = task.hook.as_ref().and_then(|h| h.at_card);
+    if let Some(answer) = hook.filter(|a| a.decision == HookDecision::Ask)
+        && hook_card == Some(HookCard::Refused)
+    {
+        rules.insert(Rule::UserRefusal);
+        return Finding::RefusedAtHookCard(answer);
     }
     // A built-in's spec is found by its id, never by searching; a carried spec serves the rest.
     // A built-in of the tool surface that is not built yet has a spec but nothing runs it and
@@ -234,7 +251,19 @@ fn judge<'a>(
     }
 
     if let Some(need) = prompt {
-        return Finding::NeedsApproval { mode: pmode, need };
+        // A hook's `allow` answers the permission prompt, and only it: everything that refuses
+        // (the fence, protected paths, a recorded refusal) was decided above.
+        return match hook.filter(|a| a.decision == HookDecision::Allow) {
+            Some(answer) => Finding::AllowedByHook { answer, need },
+            None => Finding::NeedsApproval { mode: pmode, need },
+        };
+    }
+    // A hook's `ask` puts an allowed call before the person, whatever the permission mode,
+    // until they answered its card.
+    if let Some(answer) = hook.filter(|a| a.decision == HookDecision::Ask)
+        && hook_card != Some(HookCard::Approved)
+    {
+        return Finding::AskedByHook(answer);
     }
     if let Some(need) = granted.first {
         return Finding::AllowedByGrant {

@@ -32,6 +32,7 @@ mod evaluate;
 mod grant;
 mod grant_set;
 mod guard;
+mod hook;
 mod path;
 mod request;
 mod spec;
@@ -61,7 +62,10 @@ mod verdict;
 /// "8": subagents: `plan_exit` and the six configuration tools are withheld from a subagent's
 /// task; a subagent's agent definition removes tools (`task.narrowed`, `tool_withheld`); a
 /// session at `subagents.max_depth` is refused `spawn_agent` (`task.at_max_depth`).
-pub const POLICY_VERSION: &str = "8";
+/// "9": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
+/// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
+/// its `allow` answers the permission prompt (`allowed_by_hook`).
+pub const POLICY_VERSION: &str = "9";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -95,6 +99,10 @@ pub use grant_set::Cover;
 pub use grant_set::GrantSet;
 pub use guard::RepeatedSearch;
 pub use guard::ending;
+pub use hook::HookAnswer;
+pub use hook::HookCard;
+pub use hook::HookDecision;
+pub use hook::HookOutcome;
 pub use path::BadPath;
 pub use path::MAX_PATH_BYTES;
 pub use path::normalize_absolute;

@@ -12,6 +12,7 @@ use crate::decision::{Decision, RuleSet};
 use crate::grant::UsedGrant;
 use crate::grant_set::GrantSet;
 use crate::guard::RepeatedSearch;
+use crate::hook::HookAnswer;
 use crate::path::{BadPath, MAX_PATH_BYTES};
 use crate::spec::Withholding;
 use crate::task::{Activity, OperatingMode, PermissionMode};
@@ -157,6 +158,54 @@ pub(crate) enum Finding<'a> {
     },
     AllowedByMode(PermissionMode),
     AllowedByDefault,
+    /// An operator's hook refused the call.
+    BlockedByHook(&'a HookAnswer),
+    /// The person refused the call on the card a hook's `ask` raised.
+    RefusedAtHookCard(&'a HookAnswer),
+    /// A hook asks the person about a call the policy allows.
+    AskedByHook(&'a HookAnswer),
+    /// A hook answered the permission prompt `need` would raise.
+    AllowedByHook {
+        answer: &'a HookAnswer,
+        need: Need<'a>,
+    },
+}
+
+/// A hook's reason as a sentence's end: on one line, without a final period, at most
+/// [`MAX_REASON_CHARS`] characters (the hook's own text, not a value of the call).
+struct Reason<'a>(&'a str);
+
+/// The longest reason of a hook a sentence repeats.
+const MAX_REASON_CHARS: usize = 500;
+
+impl Display for Reason<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let words: Vec<&str> = self.0.split_whitespace().collect();
+        let line = words.join(" ");
+        let line = line.trim_end_matches('.');
+        match line.char_indices().nth(MAX_REASON_CHARS) {
+            Some((cut, _)) => write!(f, "{}…", &line[..cut]),
+            None => f.write_str(line),
+        }
+    }
+}
+
+/// A hook as a sentence names it: its program, in backticks.
+fn hook_name(answer: &HookAnswer) -> Quoted<'_> {
+    Quoted(answer.command.first().map_or("", String::as_str))
+}
+
+/// `: <reason>` when the hook gave one.
+struct Because<'a>(&'a HookAnswer);
+
+impl Display for Because<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.0.reason.trim().is_empty() {
+            Ok(())
+        } else {
+            write!(f, ": {}", Reason(&self.0.reason))
+        }
+    }
 }
 
 /// Builds the decision for `finding`; `rules` are those that matched.
@@ -455,6 +504,55 @@ pub(crate) fn decide(
             ),
             None,
         ),
+        // The operator's hook refused: the model reads its reason, as Claude Code's do.
+        Finding::BlockedByHook(answer) => {
+            let reason = if answer.reason.trim().is_empty() {
+                format!("hook {} refused the call", hook_name(answer))
+            } else {
+                Reason(&answer.reason).to_string()
+            };
+            (
+                Code::BlockedByHook,
+                format!("blocked by hook: {reason}"),
+                None,
+            )
+        }
+        // The person said no on the card the hook asked for; no grant stands behind it.
+        Finding::RefusedAtHookCard(answer) => (
+            Code::DeniedByUser,
+            format!(
+                "the user refused this call on the card hook {} asked for; do not repeat it unchanged, find another way or ask them",
+                hook_name(answer)
+            ),
+            // What the person refused: this tool, for this call (no grant records it).
+            Some(Capability::new(
+                CapabilityName::UseTool,
+                Some(tool.to_owned()),
+            )),
+        ),
+        // A card the permission mode would not raise; no grant is asked for, so the answer
+        // covers this call only.
+        Finding::AskedByHook(answer) => (
+            Code::AskedByHook,
+            format!(
+                "hook {} asks the user to approve this call of {t}{}; wait for their answer",
+                hook_name(answer),
+                Because(answer)
+            ),
+            None,
+        ),
+        // The hook answered the prompt the permission class would raise.
+        Finding::AllowedByHook { answer, need } => (
+            Code::AllowedByHook,
+            format!(
+                "tool {t} is allowed by hook {} for {}{}{}",
+                hook_name(answer),
+                Quoted(need.name.as_str()),
+                On(&need),
+                Because(answer)
+            ),
+            Some(need.capability()),
+        ),
         // Nothing about the call needs approval.
         Finding::AllowedByDefault => (
             Code::AllowedByDefault,
@@ -486,6 +584,15 @@ mod tests {
     /// One finding per arm of the table, with the code it must produce.
     fn every_arm() -> Vec<(Finding<'static>, Code)> {
         let write = || need(CapabilityName::Write, "/w/a\nb");
+        let hook = |reason: &str| -> &'static HookAnswer {
+            Box::leak(Box::new(HookAnswer {
+                matcher: "write|edit".to_owned(),
+                command: vec!["/etc/codaris/hooks/check\n.py".to_owned()],
+                decision: crate::hook::HookDecision::Deny,
+                reason: reason.to_owned(),
+                updated_input: false,
+            }))
+        };
         // A test's finding lives as long as the test binary.
         let repeat: &'static RepeatedSearch = Box::leak(Box::new(RepeatedSearch {
             query: "lint".to_owned(),
@@ -590,6 +697,23 @@ mod tests {
                 Code::AllowedByMode,
             ),
             (Finding::AllowedByDefault, Code::AllowedByDefault),
+            (
+                Finding::BlockedByHook(hook("no `rm`.\nplease.")),
+                Code::BlockedByHook,
+            ),
+            (Finding::BlockedByHook(hook("")), Code::BlockedByHook),
+            (Finding::RefusedAtHookCard(hook("")), Code::DeniedByUser),
+            (
+                Finding::AskedByHook(hook("review first")),
+                Code::AskedByHook,
+            ),
+            (
+                Finding::AllowedByHook {
+                    answer: hook("safe"),
+                    need: write(),
+                },
+                Code::AllowedByHook,
+            ),
         ]
     }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::capability::Capability;
 use crate::guard::RepeatedSearch;
+use crate::hook::HookOutcome;
 use crate::path::BadPath;
 
 /// What the session is doing this turn.
@@ -241,6 +242,12 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub other_tools: Vec<String>,
+    /// What the operator's PreToolUse hooks answered about this call (`[[hooks.pre_tool_use]]`,
+    /// run by the daemon before the decision): a hook's `deny` refuses it, `ask` raises a card
+    /// whatever the permission mode, `allow` skips the permission prompt. Per call; absent when
+    /// no hook matched the tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hook: Option<HookOutcome>,
 }
 
 impl Task {

@@ -44,6 +44,8 @@ pub struct ConfigToml {
     pub telemetry: Option<super::telemetry::TelemetryToml>,
     /// `[compaction]`: result eviction and compaction as a session outgrows its window.
     pub compaction: Option<super::compaction::CompactionToml>,
+    /// `[[hooks.pre_tool_use]]`: the operator's programs that see each call before the gate.
+    pub hooks: Option<super::hooks::HooksToml>,
 }
 
 /// `[skills]` as written.

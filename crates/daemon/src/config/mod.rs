@@ -10,6 +10,7 @@
 
 pub mod compaction;
 mod file;
+pub mod hooks;
 mod inputs;
 mod load;
 pub mod logging;

@@ -107,6 +107,8 @@ pub struct Config {
     pub telemetry: Option<super::telemetry::TelemetryConfig>,
     /// `[compaction]`, resolved.
     pub compaction: super::compaction::CompactionConfig,
+    /// `[[hooks.pre_tool_use]]`, in file order.
+    pub pre_tool_use: Vec<super::hooks::PreToolUseHook>,
 }
 
 impl Config {
@@ -362,6 +364,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     )?;
     let telemetry = super::telemetry::resolve(toml.telemetry, &origin)?;
     let compaction = super::compaction::resolve(toml.compaction, &origin)?;
+    let pre_tool_use = super::hooks::resolve(toml.hooks, &origin)?;
     let session_limits = super::session_limits::resolve(
         tools.session_pids_max,
         tools.session_memory_max.as_ref(),
@@ -431,6 +434,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         logging,
         telemetry,
         compaction,
+        pre_tool_use,
     })
 }
 

@@ -281,6 +281,23 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     ] {
         push(key, value, from(key, None, None));
     }
+    // Each hook resolved (its default timeout filled in), in the order they run their answers in.
+    let hooks: Vec<Value> = config
+        .pre_tool_use
+        .iter()
+        .map(|hook| {
+            json!({
+                "matcher": hook.matcher,
+                "command": hook.command,
+                "timeout_seconds": hook.timeout.as_secs_f64(),
+            })
+        })
+        .collect();
+    push(
+        "hooks.pre_tool_use",
+        json!(hooks),
+        from("hooks.pre_tool_use", None, None),
+    );
     // Unset (no export) unless the file names a collector; then the file's entries below say it.
     for key in ["telemetry.otlp_endpoint", "telemetry.headers"] {
         if !recorded
@@ -563,7 +580,11 @@ mod tests {
         let missing: Vec<&str> = codaris_config::KEYS
             .iter()
             .map(|key| key.name)
-            .filter(|name| !name.starts_with("mcp.servers.*.") && !name.starts_with("models."))
+            .filter(|name| {
+                !name.starts_with("mcp.servers.*.")
+                    && !name.starts_with("models.")
+                    && !name.starts_with("hooks.pre_tool_use.")
+            })
             .filter(|name| !shown.contains(name))
             .collect();
         assert_eq!(missing, Vec::<&str>::new());

@@ -89,6 +89,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             logging: crate::config::logging::LogSettings::default(),
             telemetry: None,
             compaction: crate::config::compaction::CompactionConfig::default(),
+            pre_tool_use: Vec::new(),
         }
     );
     Ok(())

@@ -8,7 +8,8 @@
 //! wait into an error. So a zombie child is reaped only if it is neither
 //!
 //! - in the daemon's own process group (what other crates spawn stays there), nor
-//! - registered here by the shell tools, which register each child they spawn, under the
+//! - registered here by the shell tools (and the daemon's PreToolUse hooks, which run in a
+//!   process group of their own too), which register each child they spawn, under the
 //!   registry's lock, before it can exit, and unregister it once its wait returned.
 
 use std::collections::BTreeSet;
@@ -28,7 +29,7 @@ fn waited() -> MutexGuard<'static, BTreeSet<i32>> {
 }
 
 /// Spawns `command` as a child someone will wait for: registered before it can exit.
-pub(crate) fn spawn_registered(
+pub fn spawn_registered(
     command: &mut tokio::process::Command,
 ) -> std::io::Result<tokio::process::Child> {
     let mut registry = waited();
@@ -40,7 +41,7 @@ pub(crate) fn spawn_registered(
 }
 
 /// The wait for `pid` returned: from now on a zombie of that number is nobody's.
-pub(crate) fn unregister(pid: i32) {
+pub fn unregister(pid: i32) {
     waited().remove(&pid);
 }
 

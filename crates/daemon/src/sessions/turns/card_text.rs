@@ -27,6 +27,7 @@ pub(super) fn person_sentence(
             sentence.push_str(", outside the allowed folders");
         }
         Code::ReadOnlyActivity => sentence.push_str(", in a read-only turn"),
+        Code::AskedByHook => sentence.push_str(", and an operator's hook asks you first"),
         _ => {}
     }
     sentence

@@ -24,6 +24,7 @@ use crate::sessions::ids::CallId;
 use crate::toolset::registry::ToolRegistry;
 
 mod asking;
+mod hooking;
 
 pub struct DaemonHost {
     turns: Arc<Services>,
@@ -218,6 +219,10 @@ impl TurnHost for DaemonHost {
         call: &'a CallRequest,
     ) -> HostFuture<'a, Result<Decided<Permit>, HostError>> {
         Box::pin(async move {
+            // The hooks answer once, before the first decision; every decision of the call
+            // judges their answers and the arguments they left.
+            let hooked = self.hooked(call).await;
+            let call = hooked.as_ref().unwrap_or(call);
             let pending = match self.decide_once(call).await? {
                 Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
@@ -243,6 +248,9 @@ impl TurnHost for DaemonHost {
                     &CallId::new(&call.id),
                 )
                 .await;
+            if asked.code == codaris_policy::Code::AskedByHook {
+                return self.answered_for_hook(call, asked, answered).await;
+            }
             match answered {
                 Asked::Answered(CardAnswer::DenyOnce) => {
                     return self.refused_at_card(call, asked).await;
