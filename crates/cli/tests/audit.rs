@@ -64,6 +64,7 @@ fn record_session(state: &std::path::Path, tamper: bool) {
                 request,
                 decision,
                 grant_set: None,
+                shadow: None,
             })
             .unwrap();
     }

@@ -184,6 +184,19 @@ pub struct DecisionRecord {
     /// decision saw none, or in a schema 1 record, whose grants are all in `request.grants`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant_set: Option<GrantSetRef>,
+    /// The shadow configuration's decision of the same call (`[policy] shadow`), recorded
+    /// only when its verdict differs from `decision`, which it never changes. Not an input:
+    /// replay compares `decision` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowDecision>,
+}
+
+/// What a shadow configuration decided beside a live decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShadowDecision {
+    /// The shadow configuration's file, as `[policy] shadow` named it.
+    pub config: String,
+    pub decision: Decision,
 }
 
 /// Which grant set a decision relied on, and how many grants it holds.
@@ -231,6 +244,7 @@ impl DecisionRecord {
             request,
             decision,
             grant_set: None,
+            shadow: None,
         }
     }
 }

@@ -45,6 +45,7 @@ fn a_changed_rule_shows_up_as_differences_with_both_decisions() {
                 request,
                 decision,
                 grant_set: None,
+                shadow: None,
             })
             .unwrap();
     }

@@ -485,6 +485,8 @@ impl Turns {
             permission_mode: record.permission_mode,
             cwd: display(&record.cwd),
             allowed_roots: self.roots(record),
+            // The roots' tail is the configuration's: what a candidate replays replace.
+            configured_roots: Some(self.config.allowed_dirs.len()),
             workspace: Some(display(&record.workspace)),
             protected,
             secret,
