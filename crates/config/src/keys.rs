@@ -187,6 +187,7 @@ pub const KEYS: &[Key] = &[
     key("compaction.evict_to", Kind::Share),
     key("compaction.compact_at", Kind::Share),
     key("compaction.server_side", Kind::Bool),
+    key("policy.shadow", Kind::AbsolutePath),
 ];
 
 /// The key named `name` (dotted, `*` for a name of a map), if there is one.

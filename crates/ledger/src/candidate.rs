@@ -383,6 +383,29 @@ pub struct VerdictChanges {
 }
 
 impl VerdictChanges {
+    /// The last line of a summary: `43 of 120 decisions would change`, or a clear statement
+    /// that none would.
+    pub fn count_line(&self) -> String {
+        match (self.changed, self.decisions) {
+            (0, 1) => "the 1 decision would not change".to_owned(),
+            (0, all) => format!("none of the {all} decisions would change"),
+            (changed, all) => format!(
+                "{changed} of {all} decision{} would change",
+                if all == 1 { "" } else { "s" }
+            ),
+        }
+    }
+
+    /// The summary a person reads: each group on a line, most frequent first, then
+    /// [`VerdictChanges::count_line`].
+    pub fn summary(&self) -> Vec<String> {
+        self.groups
+            .iter()
+            .map(ToString::to_string)
+            .chain(std::iter::once(self.count_line()))
+            .collect()
+    }
+
     fn new(decisions: usize, changes: Vec<Change>, corrupt: &[Corrupt]) -> VerdictChanges {
         VerdictChanges {
             decisions,

@@ -62,7 +62,10 @@ fn an_identical_candidate_changes_nothing() {
     let records = history(&recorded_inputs());
     let report = replay_under(&records, &[], &Candidate::new(recorded_inputs()));
     assert_eq!((report.decisions, report.changed), (7, 0));
-    assert!(report.groups.is_empty());
+    assert_eq!(
+        report.summary(),
+        vec!["none of the 7 decisions would change"]
+    );
 }
 
 #[test]
@@ -77,6 +80,10 @@ fn a_narrowed_allowlist_changes_exactly_the_calls_it_covered() {
     assert_eq!(seqs, vec![1, 2]);
     let lines: Vec<String> = report.groups.iter().map(ToString::to_string).collect();
     assert_eq!(lines, vec!["allow → ask: 2 run_command calls of cargo"]);
+    assert_eq!(
+        report.summary().last().map(String::as_str),
+        Some("2 of 7 decisions would change")
+    );
 }
 
 #[test]

@@ -170,6 +170,8 @@ pub struct Dispatcher {
     /// clones: each session's value holds a dispatcher of its own ([`Dispatcher::for_session`]),
     /// so the set goes with the session.
     sets: Arc<GrantSets>,
+    /// `[policy] shadow`: every call decided a second time ([`crate::calls::shadow`]).
+    shadow: Option<Arc<crate::calls::shadow::ShadowPolicy>>,
 }
 
 /// The grant set built from the standing grants and the last view decided on. Building it
@@ -206,7 +208,15 @@ impl Dispatcher {
             ledger,
             standing: Vec::new(),
             sets: Arc::default(),
+            shadow: None,
         }
+    }
+
+    /// The same dispatcher deciding every call under `shadow` too, when there is one.
+    #[must_use]
+    pub fn with_shadow(mut self, shadow: Option<&crate::config::policy::Shadow>) -> Self {
+        self.shadow = shadow.map(|s| Arc::new(crate::calls::shadow::ShadowPolicy::new(s)));
+        self
     }
 
     /// The same dispatcher with a grant-set cache of its own, for one session's value to own.
@@ -331,10 +341,10 @@ impl Dispatcher {
                 retakes += 1;
                 continue;
             }
-            let record = self.ledger.append_decision_in_view(
-                DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms()),
-                &view,
-            )?;
+            let record =
+                DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms());
+            let record = crate::calls::shadow::beside(self.shadow.as_deref(), record, &view.grants);
+            let record = self.ledger.append_decision_in_view(record, &view)?;
             // Names and codes only, never the arguments: this event is exported with the
             // call's span when telemetry is on.
             tracing::info!(

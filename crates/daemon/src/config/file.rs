@@ -42,6 +42,8 @@ pub struct ConfigToml {
     pub telemetry: Option<super::telemetry::TelemetryToml>,
     /// `[compaction]`: result eviction and compaction as a session outgrows its window.
     pub compaction: Option<super::compaction::CompactionToml>,
+    /// `[policy]`: a shadow configuration every live call is also decided under.
+    pub policy: Option<super::policy::PolicyToml>,
 }
 
 /// `[skills]` as written.

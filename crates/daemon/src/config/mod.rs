@@ -16,6 +16,7 @@ pub mod logging;
 pub mod mcp;
 pub mod ncbi;
 pub mod nextflow;
+pub mod policy;
 pub mod providers;
 mod record;
 pub mod research;
@@ -31,7 +32,7 @@ pub use file::{
     parse_file,
 };
 pub use inputs::{Flags, Sources};
-pub use load::{check_file, load};
+pub use load::{candidate_inputs, check_file, load, resolve_file};
 pub use providers::{ApiConfig, ApiToml, ProviderToml};
 pub use record::{REDACTED, Recorded, record};
 pub use resolve::{Config, ModelConfig, env_vars, opens_home, resolve};

@@ -100,6 +100,10 @@ pub struct Config {
     pub telemetry: Option<super::telemetry::TelemetryConfig>,
     /// `[compaction]`, resolved.
     pub compaction: super::compaction::CompactionConfig,
+    /// `policy.shadow`: the shadow configuration's file.
+    pub shadow_path: Option<PathBuf>,
+    /// That file's operator inputs, read and judged by `load` (resolving reads no file).
+    pub shadow: Option<super::policy::Shadow>,
 }
 
 impl Config {
@@ -343,6 +347,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     )?;
     let telemetry = super::telemetry::resolve(toml.telemetry, &origin)?;
     let compaction = super::compaction::resolve(toml.compaction, &origin)?;
+    let shadow_path = super::policy::resolve(toml.policy, &origin)?;
     let session_limits = super::session_limits::resolve(
         tools.session_pids_max,
         tools.session_memory_max.as_ref(),
@@ -410,6 +415,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         logging,
         telemetry,
         compaction,
+        shadow_path,
+        shadow: None,
     })
 }
 

@@ -87,7 +87,8 @@ impl Turns {
     ) -> Self {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
-            .with_command_allowlist(&config.command_allowlist);
+            .with_command_allowlist(&config.command_allowlist)
+            .with_shadow(config.shadow.as_ref());
         Self {
             services: Arc::new(Services {
                 card_timeout: config.card_timeout,
