@@ -87,6 +87,8 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             logging: crate::config::logging::LogSettings::default(),
             telemetry: None,
             compaction: crate::config::compaction::CompactionConfig::default(),
+            shadow_path: None,
+            shadow: None,
         }
     );
     Ok(())
