@@ -508,7 +508,7 @@ pub enum AuditCommand {
         /// allowlists and registries instead of the recorded ones, and list the decisions whose
         /// verdict would change, grouped (the candidate is judged as `codarisd check-config`
         /// judges a file; a bad one is refused and nothing is replayed)
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["explain", "show"])]
         config: Option<PathBuf>,
     },
     /// List the decisions the shadow configuration (`[policy] shadow`) decided differently,
