@@ -319,8 +319,26 @@ fn a_shadow_the_daemon_cannot_use_is_refused_at_start() {
             shadow
         };
         sandbox.write_config(&format!("[policy]\nshadow = \"{shadow}\"\n"));
-        let output = sandbox.command("codarisd").output().unwrap();
-        assert!(!output.status.success());
+        // A daemon that took the shadow would serve on: it gets 20 s to refuse, then is stopped.
+        let mut daemon = sandbox
+            .command("codarisd")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let began = std::time::Instant::now();
+        while daemon.try_wait().unwrap().is_none() && began.elapsed().as_secs() < 20 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let started = daemon.try_wait().unwrap().is_none();
+        if started {
+            daemon.kill().unwrap();
+        }
+        let output = daemon.wait_with_output().unwrap();
+        assert!(
+            !started && !output.status.success(),
+            "{shadow}: codarisd started"
+        );
         let text = stderr(&output);
         let last = text.lines().last().unwrap_or("");
         assert!(
