@@ -147,7 +147,7 @@ pub fn load_shadow(path: &Path) -> Result<super::policy::Shadow, ConfigError> {
     })?;
     Ok(super::policy::Shadow {
         path: path.to_path_buf(),
-        inputs: super::policy::operator_inputs(&config),
+        inputs: operator_inputs(&config),
     })
 }
 
@@ -165,5 +165,20 @@ pub fn candidate_inputs(file: Option<PathBuf>) -> Result<String, String> {
         }
     };
     let config = resolve_file(&path).map_err(|problems| problems.join("\n"))?;
-    serde_json::to_string(&super::policy::operator_inputs(&config)).map_err(|err| err.to_string())
+    serde_json::to_string(&operator_inputs(&config)).map_err(|err| err.to_string())
+}
+
+/// The operator inputs of a resolved configuration, its roots resolved through symlinks as
+/// the daemon resolves every task's roots, so that they compare with recorded ones.
+pub fn operator_inputs(config: &Config) -> codaris_ledger::OperatorInputs {
+    codaris_ledger::OperatorInputs {
+        allowed_dirs: config
+            .allowed_dirs
+            .iter()
+            .map(|dir| codaris_tools::resolve_existing(dir).display().to_string())
+            .collect(),
+        http_allowlist: config.http_allowlist.clone(),
+        command_allowlist: config.command_allowlist.clone(),
+        push_registries: config.seqera.registries.clone(),
+    }
 }

@@ -8,7 +8,7 @@
 //! ```
 //!
 //! The shadow file is judged as `codarisd check-config` judges a file (alone, no environment);
-//! only its operator inputs are used ([`operator_inputs`]); `codarisd check-config
+//! only its operator inputs are used (`super::load::operator_inputs`); `codarisd check-config
 //! --operator-inputs` gives a candidate's the same way to `codaris audit replay --config`.
 //! Reading either file is `super::load`'s.
 
@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use codaris_ledger::OperatorInputs;
 use serde::{Deserialize, Serialize};
 
-use super::resolve::Config;
 use crate::error::ConfigError;
 
 /// `[policy]` as written.
@@ -46,20 +45,5 @@ pub fn resolve(
             reason: format!("`{}` is not an absolute path", path.display()),
         }),
         other => Ok(other),
-    }
-}
-
-/// The operator inputs of a resolved configuration, its roots resolved through symlinks as
-/// the daemon resolves every task's roots, so that they compare with recorded ones.
-pub fn operator_inputs(config: &Config) -> OperatorInputs {
-    OperatorInputs {
-        allowed_dirs: config
-            .allowed_dirs
-            .iter()
-            .map(|dir| codaris_tools::resolve_existing(dir).display().to_string())
-            .collect(),
-        http_allowlist: config.http_allowlist.clone(),
-        command_allowlist: config.command_allowlist.clone(),
-        push_registries: config.seqera.registries.clone(),
     }
 }
