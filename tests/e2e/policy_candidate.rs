@@ -345,5 +345,13 @@ fn a_shadow_the_daemon_cannot_use_is_refused_at_start() {
             last.contains("policy.shadow") && last.contains(said),
             "{shadow}: {text}"
         );
+        // `codaris config check` says so before a start is tried.
+        let checked = sandbox.cli(&["config", "check"]);
+        assert!(!checked.status.success(), "{shadow}: {}", stdout(&checked));
+        assert!(
+            stderr(&checked).contains("policy.shadow"),
+            "{}",
+            stderr(&checked)
+        );
     }
 }

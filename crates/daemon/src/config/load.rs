@@ -90,9 +90,13 @@ pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
                 .0
         }
     };
-    resolve_file(&path)
-        .map(|_| path)
-        .map_err(|problems| problems.join("\n"))
+    let config = resolve_file(&path).map_err(|problems| problems.join("\n"))?;
+    // A shadow the daemon would refuse at start is refused here too (its own shadow, if it
+    // names one, is not followed: only the running file's is used).
+    if let Some(shadow) = &config.shadow_path {
+        load_shadow(shadow).map_err(|err| err.to_string())?;
+    }
+    Ok(path)
 }
 
 /// The configuration the file at `path` resolves to on its own (no environment, no state
