@@ -42,6 +42,7 @@ mod nextflow_runs;
 mod nextflow_testdata;
 mod permission_mode;
 mod plans;
+mod policy_candidate;
 mod programs;
 mod progress;
 mod python;

@@ -507,6 +507,19 @@ pub enum AuditCommand {
         /// Show at most this many differences in full
         #[arg(long, default_value_t = 5, value_name = "N")]
         show: usize,
+        /// Decide every recorded call again with this candidate configuration's roots,
+        /// allowlists and registries instead of the recorded ones, and list the decisions whose
+        /// verdict would change, grouped (the candidate is judged as `codarisd check-config`
+        /// judges a file; a bad one is refused and nothing is replayed)
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["explain", "show"])]
+        config: Option<PathBuf>,
+    },
+    /// List the decisions the shadow configuration (`[policy] shadow`) decided differently,
+    /// grouped; the live decisions stood
+    Shadow {
+        /// Read a `codaris ledger export` file instead of a stopped daemon's state directory
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
     },
     /// Check a stopped daemon's ledger is whole: every grant backed, the chain unbroken, and
     /// nothing cut off after the chain's head the daemon published in the configuration

@@ -66,6 +66,7 @@ fn record_session(state: &std::path::Path, tamper: bool) {
                 grant_set: None,
                 parent_session: None,
                 grants_of: None,
+                shadow: None,
             })
             .unwrap();
     }

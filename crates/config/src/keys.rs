@@ -200,6 +200,7 @@ pub const KEYS: &[Key] = &[
     key("hooks.pre_tool_use.matcher", Kind::Matcher),
     key("hooks.pre_tool_use.command", Kind::Argv),
     key("hooks.pre_tool_use.timeout_seconds", Kind::Seconds),
+    key("policy.shadow", Kind::AbsolutePath),
 ];
 
 /// The key named `name` (dotted, `*` for a name of a map), if there is one.

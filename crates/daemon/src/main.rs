@@ -41,6 +41,10 @@ enum Command {
     CheckConfig {
         /// The file to check
         file: Option<PathBuf>,
+        /// On success print the file's operator inputs (roots, allowlists, registries) as
+        /// JSON instead of `ok`: what `codaris audit replay --config` replays a candidate with
+        #[arg(long)]
+        operator_inputs: bool,
     },
 }
 
@@ -65,7 +69,24 @@ fn main() -> ExitCode {
     if let Some(Command::McpServer { name }) = &args.command {
         return mcp_server(name, &keys);
     }
-    if let Some(Command::CheckConfig { file }) = args.command {
+    if let Some(Command::CheckConfig {
+        file,
+        operator_inputs: true,
+    }) = &args.command
+    {
+        return match codaris_daemon::config::candidate_inputs(file.clone().or(args.config.clone()))
+        {
+            Ok(json) => {
+                println!("{json}");
+                ExitCode::SUCCESS
+            }
+            Err(lines) => {
+                eprintln!("{lines}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if let Some(Command::CheckConfig { file, .. }) = args.command {
         return match codaris_daemon::config::check_file(file.or(args.config)) {
             Ok(path) => {
                 println!("ok: {}", path.display());

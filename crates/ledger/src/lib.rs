@@ -31,6 +31,7 @@
 //! sessions or conversations (it stores their JSON).
 
 mod backing;
+mod candidate;
 mod canonical;
 mod chain;
 mod chain_log;
@@ -55,6 +56,20 @@ mod undo;
 
 pub use backing::GrantFinding;
 pub use backing::GrantProblem;
+pub use candidate::Candidate;
+pub use candidate::Change;
+pub use candidate::Group;
+pub use candidate::OperatorInputs;
+pub use candidate::Replaced;
+pub use candidate::RootsReplaced;
+pub use candidate::Subject;
+pub use candidate::VerdictChanges;
+pub use candidate::decide_under;
+pub use candidate::replaced_inputs;
+pub use candidate::replay_under;
+pub use candidate::shadow_changes;
+pub use candidate::summarize;
+pub use candidate::under_candidate;
 pub use chain::ChainFinding;
 pub use chain::ChainProblem;
 pub use chain::Link;
@@ -90,6 +105,7 @@ pub use record::GrantSetRecord;
 pub use record::GrantSetRef;
 pub use record::HTTP_ALLOWLIST;
 pub use record::SCHEMA;
+pub use record::ShadowDecision;
 pub use record::standing_grant_id;
 pub use replay::Difference;
 pub use replay::Evidence;

@@ -198,6 +198,19 @@ pub struct DecisionRecord {
     /// under the grants of the person's session it descends from, and its cards grant there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grants_of: Option<String>,
+    /// The shadow configuration's decision of the same call (`[policy] shadow`), recorded
+    /// only when its verdict differs from `decision`, which it never changes. Not an input:
+    /// replay compares `decision` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadow: Option<ShadowDecision>,
+}
+
+/// What a shadow configuration decided beside a live decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShadowDecision {
+    /// The shadow configuration's file, as `[policy] shadow` named it.
+    pub config: String,
+    pub decision: Decision,
 }
 
 /// Which grant set a decision relied on, and how many grants it holds.
@@ -247,6 +260,7 @@ impl DecisionRecord {
             grant_set: None,
             parent_session: None,
             grants_of: None,
+            shadow: None,
         }
     }
 

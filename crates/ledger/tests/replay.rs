@@ -47,6 +47,7 @@ fn a_changed_rule_shows_up_as_differences_with_both_decisions() {
                 grant_set: None,
                 parent_session: None,
                 grants_of: None,
+                shadow: None,
             })
             .unwrap();
     }

@@ -160,6 +160,12 @@ pub struct Task {
     /// Absolute roots the fence allows (`CODARIS_ALLOWED_DIRS`); relative entries are ignored.
     #[serde(default, deserialize_with = "null_as_default")]
     pub allowed_roots: Vec<String>,
+    /// How many of `allowed_roots`, at their end, the operator's configuration gave
+    /// (`allowed_dirs`); the ones before are the session's own. The policy never reads it: it
+    /// tells a replay under a candidate configuration which roots the candidate replaces.
+    /// Absent in a task recorded before it existed (such a replay then only adds roots).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configured_roots: Option<usize>,
     /// The session's own workspace, also inside the fence.
     #[serde(default)]
     pub workspace: Option<String>,

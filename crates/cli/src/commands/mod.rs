@@ -2,6 +2,7 @@
 
 pub mod agents;
 pub mod audit;
+pub mod audit_candidate;
 pub mod card_view;
 pub mod chat;
 pub mod chat_commands;
@@ -194,11 +195,24 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         }
         Command::Audit(AuditCommand::Replay {
             from,
+            config: Some(candidate),
+            ..
+        }) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            audit_candidate::replay(&target, from.as_deref(), &candidate, json)
+        }
+        Command::Audit(AuditCommand::Replay {
+            from,
             explain,
             show,
+            config: None,
         }) => {
             let target = Target::resolve(cli.global.state_dir)?;
             audit::replay(&target, from.as_deref(), explain, show, json)
+        }
+        Command::Audit(AuditCommand::Shadow { from }) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            audit_candidate::shadow(&target, from.as_deref(), json)
         }
         Command::Audit(AuditCommand::Verify { show }) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -173,6 +173,8 @@ pub struct Dispatcher {
     /// Set for a subagent's session: its calls are decided under the grants of the person's
     /// session it descends from, and recorded naming its parent.
     lineage: Option<Lineage>,
+    /// `[policy] shadow`: every call decided a second time ([`crate::calls::shadow`]).
+    shadow: Option<Arc<crate::calls::shadow::ShadowPolicy>>,
 }
 
 /// A subagent's session's place, as its decisions record it.
@@ -219,7 +221,15 @@ impl Dispatcher {
             standing: Vec::new(),
             sets: Arc::default(),
             lineage: None,
+            shadow: None,
         }
+    }
+
+    /// The same dispatcher deciding every call under `shadow` too, when there is one.
+    #[must_use]
+    pub fn with_shadow(mut self, shadow: Option<&crate::config::policy::Shadow>) -> Self {
+        self.shadow = shadow.map(|s| Arc::new(crate::calls::shadow::ShadowPolicy::new(s)));
+        self
     }
 
     /// The same dispatcher with a grant-set cache of its own, for one session's value to own.
@@ -362,6 +372,7 @@ impl Dispatcher {
                 record.parent_session = Some(lineage.parent.clone());
                 record.grants_of = Some(lineage.root.clone());
             }
+            let record = crate::calls::shadow::beside(self.shadow.as_deref(), record, &view.grants);
             let record = self.ledger.append_decision_in_view(record, &view)?;
             // Names and codes only, never the arguments: this event is exported with the
             // call's span when telemetry is on.

@@ -11,3 +11,4 @@ pub mod prepare;
 pub mod programs;
 pub mod resolve;
 pub mod setup;
+pub mod shadow;

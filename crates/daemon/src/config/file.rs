@@ -46,6 +46,8 @@ pub struct ConfigToml {
     pub compaction: Option<super::compaction::CompactionToml>,
     /// `[[hooks.pre_tool_use]]`: the operator's programs that see each call before the gate.
     pub hooks: Option<super::hooks::HooksToml>,
+    /// `[policy]`: a shadow configuration every live call is also decided under.
+    pub policy: Option<super::policy::PolicyToml>,
 }
 
 /// `[skills]` as written.

@@ -1,7 +1,7 @@
 //! The only I/O of configuration: reading the file and the environment, then resolving.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::file::parse_file;
 use super::inputs::{Flags, Sources};
@@ -63,6 +63,10 @@ pub fn load(
         flags,
     })?;
     config.config_path = Some(cwd.join(&path));
+    // The shadow is judged now, so a daemon never starts with one it cannot read.
+    if let Some(shadow) = &config.shadow_path {
+        config.shadow = Some(load_shadow(shadow)?);
+    }
     config.recorded.set_lines(lines);
     // What `codaris login` stored: above the file, below the environment.
     if let Some(stored) = super::providers::read_credentials(&credentials)? {
@@ -77,49 +81,108 @@ pub fn load(
 /// problem [`codaris_config::check`] finds, one line each, `file:line: message` (as `codaris
 /// config check` prints them); with none, the daemon's own resolution, whose error is one line.
 pub fn check_file(file: Option<PathBuf>) -> Result<PathBuf, String> {
-    let lookup = |name: &str| std::env::var_os(name);
     let path = match file {
         Some(path) => path,
         None => {
+            let lookup = |name: &str| std::env::var_os(name);
             codaris_paths::resolve_config_file(&lookup)
                 .map_err(|err| err.to_string())?
                 .0
         }
     };
-    let text = std::fs::read_to_string(&path).map_err(|err| {
-        format!(
+    let config = resolve_file(&path).map_err(|problems| problems.join("\n"))?;
+    // A shadow the daemon would refuse at start is refused here too (its own shadow, if it
+    // names one, is not followed: only the running file's is used).
+    if let Some(shadow) = &config.shadow_path {
+        load_shadow(shadow).map_err(|err| err.to_string())?;
+    }
+    Ok(path)
+}
+
+/// The configuration the file at `path` resolves to on its own (no environment, no state
+/// directory), as `check-config` judges it; else every problem, one line each, `file:line:
+/// message` where a line is known. A shadow configuration and a candidate are read so.
+pub fn resolve_file(path: &Path) -> Result<Config, Vec<String>> {
+    let text = std::fs::read_to_string(path).map_err(|err| {
+        vec![format!(
             "{}: cannot read: {}",
             path.display(),
             crate::error::io_reason(&err)
-        )
+        )]
     })?;
     let problems = codaris_config::check(&text);
     if !problems.is_empty() {
         return Err(problems
             .iter()
             .map(|p| format!("{}:{}: {}", path.display(), p.line, p.message))
-            .collect::<Vec<_>>()
-            .join("\n"));
+            .collect());
     }
-    let parsed = parse_file(&path, &text).map_err(|err| match err {
+    let parsed = parse_file(path, &text).map_err(|err| match err {
         crate::ConfigError::Parse {
             file,
             line: Some(line),
             message,
         } => {
-            format!("{}:{line}: {message}", file.display())
+            vec![format!("{}:{line}: {message}", file.display())]
         }
-        other => other.to_string(),
+        other => vec![other.to_string()],
     })?;
     let sources = Sources {
         state_dir: PathBuf::from("/nonexistent-state"),
         home: None,
-        config_dir: path.parent().map(std::path::Path::to_path_buf),
-        file: Some((path.clone(), parsed)),
+        config_dir: path.parent().map(Path::to_path_buf),
+        file: Some((path.to_path_buf(), parsed)),
         env: BTreeMap::new(),
         flags: Flags::default(),
     };
-    resolve(sources)
-        .map(|_| path)
-        .map_err(|err| err.to_string())
+    resolve(sources).map_err(|err| vec![err.to_string()])
+}
+
+/// Reads the shadow file at `path` and judges it: its operator inputs, or why it cannot be
+/// one, as one sentence under `policy.shadow`.
+pub fn load_shadow(path: &Path) -> Result<super::policy::Shadow, ConfigError> {
+    let config = resolve_file(path).map_err(|problems| ConfigError::Invalid {
+        key: "policy.shadow".to_owned(),
+        reason: format!(
+            "`{}` is not a configuration the daemon would start with: {}",
+            path.display(),
+            problems.join("; ")
+        ),
+    })?;
+    Ok(super::policy::Shadow {
+        path: path.to_path_buf(),
+        inputs: operator_inputs(&config),
+    })
+}
+
+/// `codarisd check-config --operator-inputs [FILE]`: the operator inputs of `file` (default:
+/// the one the daemon would read), judged as `check-config` judges it, as one line of JSON;
+/// else every problem, one line each.
+pub fn candidate_inputs(file: Option<PathBuf>) -> Result<String, String> {
+    let path = match file {
+        Some(path) => path,
+        None => {
+            let lookup = |name: &str| std::env::var_os(name);
+            codaris_paths::resolve_config_file(&lookup)
+                .map_err(|err| err.to_string())?
+                .0
+        }
+    };
+    let config = resolve_file(&path).map_err(|problems| problems.join("\n"))?;
+    serde_json::to_string(&operator_inputs(&config)).map_err(|err| err.to_string())
+}
+
+/// The operator inputs of a resolved configuration, its roots resolved through symlinks as
+/// the daemon resolves every task's roots, so that they compare with recorded ones.
+pub fn operator_inputs(config: &Config) -> codaris_ledger::OperatorInputs {
+    codaris_ledger::OperatorInputs {
+        allowed_dirs: config
+            .allowed_dirs
+            .iter()
+            .map(|dir| codaris_tools::resolve_existing(dir).display().to_string())
+            .collect(),
+        http_allowlist: config.http_allowlist.clone(),
+        command_allowlist: config.command_allowlist.clone(),
+        push_registries: config.seqera.registries.clone(),
+    }
 }

@@ -17,6 +17,7 @@ pub mod logging;
 pub mod mcp;
 pub mod ncbi;
 pub mod nextflow;
+pub mod policy;
 pub mod providers;
 mod record;
 pub mod research;
@@ -32,7 +33,7 @@ pub use file::{
     MAX_SUBAGENT_DEPTH, ModelToml, ToolsToml, parse_file,
 };
 pub use inputs::{Flags, Sources};
-pub use load::{check_file, load};
+pub use load::{candidate_inputs, check_file, load, resolve_file};
 pub use providers::{ApiConfig, ApiToml, ProviderToml};
 pub use record::{REDACTED, Recorded, record};
 pub use resolve::{Config, ModelConfig, env_vars, opens_home, resolve};

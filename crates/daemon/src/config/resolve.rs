@@ -109,6 +109,10 @@ pub struct Config {
     pub compaction: super::compaction::CompactionConfig,
     /// `[[hooks.pre_tool_use]]`, in file order.
     pub pre_tool_use: Vec<super::hooks::PreToolUseHook>,
+    /// `policy.shadow`: the shadow configuration's file.
+    pub shadow_path: Option<PathBuf>,
+    /// That file's operator inputs, read and judged by `load` (resolving reads no file).
+    pub shadow: Option<super::policy::Shadow>,
 }
 
 impl Config {
@@ -365,6 +369,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
     let telemetry = super::telemetry::resolve(toml.telemetry, &origin)?;
     let compaction = super::compaction::resolve(toml.compaction, &origin)?;
     let pre_tool_use = super::hooks::resolve(toml.hooks, &origin)?;
+    let shadow_path = super::policy::resolve(toml.policy, &origin)?;
     let session_limits = super::session_limits::resolve(
         tools.session_pids_max,
         tools.session_memory_max.as_ref(),
@@ -435,6 +440,8 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         telemetry,
         compaction,
         pre_tool_use,
+        shadow_path,
+        shadow: None,
     })
 }
 

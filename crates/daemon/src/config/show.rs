@@ -278,6 +278,10 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         ("compaction.evict_to", share(compaction.evict_to)),
         ("compaction.compact_at", share(compaction.compact_at)),
         ("compaction.server_side", json!(compaction.server_side)),
+        (
+            "policy.shadow",
+            json!(config.shadow_path.as_ref().map(|p| p.display().to_string())),
+        ),
     ] {
         push(key, value, from(key, None, None));
     }

@@ -90,6 +90,8 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             telemetry: None,
             compaction: crate::config::compaction::CompactionConfig::default(),
             pre_tool_use: Vec::new(),
+            shadow_path: None,
+            shadow: None,
         }
     );
     Ok(())

@@ -87,7 +87,8 @@ impl Turns {
     ) -> Arc<Self> {
         let dispatcher = Dispatcher::new(ledger.clone())
             .with_http_allowlist(&config.http_allowlist)
-            .with_command_allowlist(&config.command_allowlist);
+            .with_command_allowlist(&config.command_allowlist)
+            .with_shadow(config.shadow.as_ref());
         let turns = Arc::new(Self {
             services: Arc::new(Services {
                 card_timeout: config.card_timeout,
@@ -564,6 +565,8 @@ impl Turns {
             permission_mode: record.permission_mode,
             cwd: display(&record.cwd),
             allowed_roots: self.roots(record),
+            // The roots' tail is the configuration's: what a candidate replays replace.
+            configured_roots: Some(self.config.allowed_dirs.len()),
             workspace: Some(display(&record.workspace)),
             protected,
             secret,
