@@ -34,6 +34,7 @@ pages! {
     "cli" => "docs/cli.md",
     "decision-codes" => "docs/decision-codes.md",
     "first-hour" => "docs/first-hour.md",
+    "hooks" => "docs/hooks.md",
     "ledger" => "docs/ledger.md",
     "mcp" => "docs/mcp.md",
     "nextflow" => "docs/nextflow.md",
