@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    EnvVariable, Implementation, InitializeRequest, LoadSessionRequest, McpServer, McpServerStdio,
-    NewSessionRequest, PermissionOptionKind, PromptRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
-    SessionNotification, StopReason,
+    EnvVariable, Implementation, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
+    McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, StopReason,
 };
 use agent_client_protocol::{Agent, Client};
 use codaris_test_support::sandbox::{Sandbox, binary, stderr};
@@ -139,6 +139,12 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
                     let err = new(servers).await.unwrap_err();
                     refusals.push(format!("{} {:?}", err.message, err.data));
                 }
+                let made = cx
+                    .send_request(ListSessionsRequest::new())
+                    .block_task()
+                    .await?
+                    .sessions
+                    .len();
 
                 // A: the editor's server `ed`, with a variable of its own and a provider
                 // key's name set to its own value.
@@ -170,7 +176,7 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
                     .stop_reason;
                 Ok((
                     init,
-                    refusals,
+                    (refusals, made),
                     a.0.to_string(),
                     b.0.to_string(),
                     [a_stop, b_stop, again],
@@ -178,7 +184,8 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
             },
         )
         .await;
-    let (init, refusals, a, b, stops) = outcome.unwrap();
+    let (init, (refusals, made), a, b, stops) = outcome.unwrap();
+    assert_eq!(made, 0, "a refused session/new made a session");
     assert_eq!(
         init["agentCapabilities"]["mcpCapabilities"]["http"],
         json!(true),
