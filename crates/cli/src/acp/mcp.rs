@@ -8,13 +8,17 @@ use agent_client_protocol::v1::schema::McpServer;
 use agent_client_protocol::{Error, ErrorCode};
 use codaris_proto::v1;
 
-/// The daemon's registrations of the editor's servers; an SSE one (which codaris does not
-/// speak) or a command that is not UTF-8 is refused with a sentence.
-pub fn registrations(servers: &[McpServer]) -> Result<Vec<v1::AddServerRequest>, Error> {
-    servers.iter().map(registration).collect()
+/// The daemon's registrations of the editor's servers, a stdio one started in the editor's
+/// project `cwd` (as the editor would start it); an SSE one (which codaris does not speak) or
+/// a command that is not UTF-8 is refused with a sentence.
+pub fn registrations(
+    servers: &[McpServer],
+    cwd: &std::path::Path,
+) -> Result<Vec<v1::AddServerRequest>, Error> {
+    servers.iter().map(|s| registration(s, cwd)).collect()
 }
 
-fn registration(server: &McpServer) -> Result<v1::AddServerRequest, Error> {
+fn registration(server: &McpServer, cwd: &std::path::Path) -> Result<v1::AddServerRequest, Error> {
     let refused = |name: &str, why: &str| {
         Error::new(
             ErrorCode::INVALID_PARAMS,
@@ -35,6 +39,11 @@ fn registration(server: &McpServer) -> Result<v1::AddServerRequest, Error> {
                 .iter()
                 .map(|var| format!("{}={}", var.name, var.value))
                 .collect(),
+            // The daemon refuses one that is not absolute, as `codaris mcp add` does.
+            cwd: cwd
+                .to_str()
+                .ok_or_else(|| refused(&stdio.name, "would start in a folder that is not UTF-8"))?
+                .to_owned(),
             ..Default::default()
         }),
         McpServer::Http(http) => Ok(v1::AddServerRequest {
@@ -76,18 +85,20 @@ mod tests {
             McpServerHttp::new("web", "http://127.0.0.1:9/mcp")
                 .headers(vec![HttpHeader::new("Authorization", "Bearer t")]),
         );
-        let Ok(got) = registrations(&[stdio, http]) else {
+        let Ok(got) = registrations(&[stdio, http], std::path::Path::new("/proj")) else {
             panic!("both convert");
         };
         assert_eq!(got[0].command, "/bin/fx");
         assert_eq!(got[0].env, ["TZ=UTC=1"]);
+        assert_eq!(got[0].cwd, "/proj");
+        assert_eq!(got[1].cwd, "");
         assert_eq!(got[1].url, "http://127.0.0.1:9/mcp");
         assert_eq!(
             got[1].headers.get("Authorization").map(String::as_str),
             Some("Bearer t")
         );
         let sse = McpServer::Sse(McpServerSse::new("old", "http://127.0.0.1:9/sse"));
-        let Err(err) = registrations(&[sse]) else {
+        let Err(err) = registrations(&[sse], std::path::Path::new("/proj")) else {
             panic!("sse is refused");
         };
         assert!(err.message.contains("`old` speaks SSE"), "{}", err.message);

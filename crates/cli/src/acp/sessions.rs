@@ -34,7 +34,7 @@ pub async fn new(
         adapter.state_dir(),
         std::env::var_os("HOME").as_deref(),
     )?;
-    let mcp_servers = mcp::registrations(&request.mcp_servers)?;
+    let mcp_servers = mcp::registrations(&request.mcp_servers, &request.cwd)?;
     let defaults = &adapter.defaults;
     let session = adapter
         .sessions()?
@@ -197,8 +197,9 @@ async fn reopen(
     id: &str,
     dirs: &[std::path::PathBuf],
     servers: &[agent_client_protocol::v1::schema::McpServer],
+    cwd: &std::path::Path,
 ) -> Result<v1::Session, Error> {
-    let mcp_servers = mcp::registrations(servers)?;
+    let mcp_servers = mcp::registrations(servers, cwd)?;
     let mut sessions = adapter.sessions()?;
     let stored = sessions
         .get_session(v1::GetSessionRequest { id: id.to_owned() })
@@ -231,6 +232,7 @@ pub async fn load(
         &id,
         &request.additional_directories,
         &request.mcp_servers,
+        &request.cwd,
     )
     .await?;
     let history = adapter
@@ -270,6 +272,7 @@ pub async fn resume(
         &id,
         &request.additional_directories,
         &request.mcp_servers,
+        &request.cwd,
     )
     .await?;
     Ok(ResumeSessionResponse::new()

@@ -59,6 +59,8 @@ impl SessionMcp {
                 tracing::warn!(server = %view.spec.name, state = view.state.as_str(), error = ?view.error, "a session's own MCP server is not ready; its tools are not offered");
             }
         }
+        // The lists they came up with are the ones the editor approved.
+        self.servers();
     }
 
     /// The names of its servers.
