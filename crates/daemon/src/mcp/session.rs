@@ -20,7 +20,8 @@ use codaris_mcp::names::McpTool;
 use codaris_mcp::{ServerName, ServerRegistry, ServerSpec, ServerView, State, ToolDef};
 use serde_json::Value;
 
-use super::{McpDecisionInput, Pins, described, entry, external_spec, marks_of, run_on};
+use super::listing::{McpDecisionInput, described, entry, external_spec, marks_of, run_on};
+use super::pins::Pins;
 use crate::calls::builtins::Pictures;
 use crate::sessions::store::now_ms;
 
