@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    EnvVariable, Implementation, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    McpServer, McpServerStdio, NewSessionRequest, PermissionOptionKind, PromptRequest,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, StopReason,
+    EnvVariable, HttpHeader, Implementation, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
 };
 use agent_client_protocol::{Agent, Client};
 use codaris_test_support::sandbox::{Sandbox, binary, stderr};
@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 use crate::acp::{agent_with, text};
 
 /// Every session's first turn searches for the echo tool and calls it, then binds and calls
-/// the environment tool of the editor's server `ed`; the second turn (after `session/load`) echoes again.
+/// the environment tool of the editor's stdio server `ed`, then the echo of its HTTP server
+/// `web`; the second turn (after `session/load`) echoes again.
 fn script() -> Value {
     json!({"turns": [
         {"rounds": [
@@ -32,6 +33,8 @@ fn script() -> Value {
             {"tool_calls": [{"name": "ed__echo", "args": {"text": "from the editor's server"}}]},
             {"tool_calls": [{"name": "search_tools", "args": {"query": "ed__env"}}]},
             {"tool_calls": [{"name": "ed__env", "args": {}}]},
+            {"tool_calls": [{"name": "search_tools", "args": {"query": "web__echo"}}]},
+            {"tool_calls": [{"name": "web__echo", "args": {"text": "over http"}}]},
             {"text": "done"}
         ]},
         {"rounds": [
@@ -39,6 +42,16 @@ fn script() -> Value {
             {"text": "done again"}
         ]}
     ]})
+}
+
+/// A child process killed when the test ends, passed or not.
+struct Stopped(std::process::Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn stdio(name: &str, fixture: &Path) -> McpServer {
@@ -70,6 +83,25 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
         "[mcp.servers.conf]\ncommand = {:?}\n",
         fixture.display().to_string()
     ));
+    // The editor's HTTP server: the fixture listening on loopback.
+    let mut http = Stopped(
+        std::process::Command::new(&fixture)
+            .args(["--http", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(http.0.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
     let script_path = root.join("script.json");
     std::fs::write(&script_path, script().to_string()).unwrap();
     // A provider key in the daemon's environment: no MCP server may inherit it.
@@ -152,7 +184,10 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
                     EnvVariable::new("EDITOR_SETTING", "from-the-editor"),
                     EnvVariable::new("ANTHROPIC_API_KEY", "the-editors-own-value"),
                 ]));
-                let a = new(vec![ed.clone()]).await?.session_id;
+                let web = McpServer::Http(McpServerHttp::new("web", &url).headers(vec![
+                    HttpHeader::new("Authorization", "Bearer editor-token"),
+                ]));
+                let a = new(vec![ed.clone(), web]).await?.session_id;
                 let a_stop = cx
                     .send_request(PromptRequest::new(a.clone(), text("use the editor's tool")))
                     .block_task()
@@ -222,7 +257,8 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
         "{a_out:#?}"
     );
     assert!(!a_out[3].contains("sk-daemon-secret"), "{a_out:#?}");
-    assert!(a_out[4].contains("again after load"), "{a_out:#?}");
+    assert!(a_out[5].contains("over http"), "{a_out:#?}");
+    assert!(a_out[6].contains("again after load"), "{a_out:#?}");
     // B never saw it.
     assert!(!b_out[0].contains("ed__echo"), "{b_out:#?}");
     assert!(
@@ -244,6 +280,15 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
         !exported.contains("the-editors-own-value"),
         "the env was recorded"
     );
+    assert!(!exported.contains("editor-token"), "a header was recorded");
+    let web: Vec<bool> = exported
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "decision" && l["request"]["tool"] == "web__echo")
+        .map(|d| d["session_id"] == a.as_str() && d["decision"]["code"] == "allowed_by_default")
+        .collect();
+    // A's call allowed, B's (no such tool there) not.
+    assert_eq!(web, [true, false]);
     let decisions: Vec<Value> = exported
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
