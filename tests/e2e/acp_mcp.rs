@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
@@ -17,9 +18,13 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, StopReason,
 };
 use agent_client_protocol::{Agent, Client};
-use codaris_test_support::sandbox::{Sandbox, binary, stderr};
+use codaris_proto::v1;
+use codaris_test_support::sandbox::{Sandbox, binary, stderr, wait_for};
+use hyper_util::rt::TokioIo;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
+use tokio::net::UnixStream;
+use tonic::transport::{Endpoint, Uri};
 
 use crate::acp::{agent_with, text};
 
@@ -42,6 +47,22 @@ fn script() -> Value {
             {"text": "done again"}
         ]}
     ]})
+}
+
+/// Ends session `id` through the daemon's API (the adapter lets sessions go, never ends them).
+async fn end_session(sandbox: &Sandbox, id: &str) {
+    let socket = sandbox.socket();
+    let channel = Endpoint::from_static("http://codarisd.local")
+        .connect_with_connector(tower::service_fn(move |_: Uri| {
+            let socket = socket.clone();
+            async move { Ok::<_, std::io::Error>(TokioIo::new(UnixStream::connect(socket).await?)) }
+        }))
+        .await
+        .unwrap();
+    v1::sessions_client::SessionsClient::new(channel)
+        .end_session(v1::EndSessionRequest { id: id.to_owned() })
+        .await
+        .unwrap();
 }
 
 /// A child process killed when the test ends, passed or not.
@@ -180,10 +201,15 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
 
                 // A: the editor's server `ed`, with a variable of its own and a provider
                 // key's name set to its own value.
-                let ed = McpServer::Stdio(McpServerStdio::new("ed", &fx).env(vec![
-                    EnvVariable::new("EDITOR_SETTING", "from-the-editor"),
-                    EnvVariable::new("ANTHROPIC_API_KEY", "the-editors-own-value"),
-                ]));
+                // `--page-size 97` changes nothing here; it marks this server's processes.
+                let ed = McpServer::Stdio(
+                    McpServerStdio::new("ed", &fx)
+                        .args(vec!["--page-size".to_owned(), "97".to_owned()])
+                        .env(vec![
+                            EnvVariable::new("EDITOR_SETTING", "from-the-editor"),
+                            EnvVariable::new("ANTHROPIC_API_KEY", "the-editors-own-value"),
+                        ]),
+                );
                 let web = McpServer::Http(McpServerHttp::new("web", &url).headers(vec![
                     HttpHeader::new("Authorization", "Bearer editor-token"),
                 ]));
@@ -268,6 +294,34 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
 
     // Decided and recorded under `ed__echo`, with the definition the policy was given;
     // nothing of the server's environment in the ledger.
+    // `session/load` replaced the server it started at `session/new`: one runs.
+    let running = || {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|l| l.contains("codaris-mcp-fixture") && l.contains("--page-size 97"))
+            .count()
+    };
+    wait_for(Duration::from_secs(10), || running() == 1);
+    assert_eq!(running(), 1);
+
+    // The session's server keeps its name while it runs: `codaris mcp add` may not take it.
+    let added = sandbox.cli(&["mcp", "add", "ed", "--", fixture.to_str().unwrap()]);
+    assert!(!added.status.success());
+    assert!(
+        stderr(&added).contains("is a session's own server"),
+        "{}",
+        stderr(&added)
+    );
+
+    // Ending the session stops its server.
+    end_session(&sandbox, &a).await;
+    wait_for(Duration::from_secs(10), || running() == 0);
+    assert_eq!(running(), 0, "the session's server outlived it");
+
     let export = root.join("export.jsonl");
     let output = sandbox.cli(&["ledger", "export", "-o", export.to_str().unwrap()]);
     assert!(output.status.success(), "{}", stderr(&output));
