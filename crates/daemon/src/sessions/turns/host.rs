@@ -154,10 +154,9 @@ impl DaemonHost {
         // lookup of the parts of the name read where the call entered the loop.
         let mut task = call.task.clone();
         // The session's own servers first: their names are kept apart from the daemon's.
-        let own = self.index.own.as_deref();
-        let known = call.tool.mcp().and_then(|t| match own {
-            Some(own) if own.has_server(t) => own.decision_input(t),
-            _ => self.turns.mcp.decision_input(t),
+        let known = call.tool.mcp().and_then(|t| match self.index.own_for(t) {
+            Some(own) => own.decision_input(t),
+            None => self.turns.mcp.decision_input(t),
         });
         let (tool, spec, marks) = match known {
             Some(input) => {
@@ -178,7 +177,7 @@ impl DaemonHost {
         };
         if !found {
             task.other_tools = self.turns.mcp.tool_names();
-            if let Some(own) = own {
+            if let Some(own) = &self.index.own {
                 task.other_tools.extend(own.tool_names());
                 task.other_tools.sort();
             }
@@ -338,12 +337,12 @@ impl TurnHost for DaemonHost {
                     run
                 }
                 None => match permit.tool() {
-                    ToolId::Mcp(called) => match self.index.own.as_deref() {
-                        Some(own) if own.has_server(called) => {
+                    ToolId::Mcp(called) => match self.index.own_for(called) {
+                        Some(own) => {
                             own.run(called, permit.args(), &permit.task().cwd, &self.pictures())
                                 .await
                         }
-                        _ => {
+                        None => {
                             self.turns
                                 .mcp
                                 .run(called, permit.args(), &permit.task().cwd, &self.pictures())
@@ -357,17 +356,11 @@ impl TurnHost for DaemonHost {
     }
 
     fn limit(&self, tool: &ToolId, run: ToolRun) -> ToolRun {
-        let own = |t| {
-            self.index
-                .own
-                .as_deref()
-                .filter(|own| own.has_server(t))
-                .map(|own| own.output_limits(t))
-        };
-        match tool
-            .mcp()
-            .and_then(|t| own(t).unwrap_or_else(|| self.turns.mcp.output_limits(t)))
-        {
+        let limits = tool.mcp().and_then(|t| match self.index.own_for(t) {
+            Some(own) => own.output_limits(t),
+            None => self.turns.mcp.output_limits(t),
+        });
+        match limits {
             Some(own) => self.turns.builtins.limit_with(run, own),
             None => self.turns.builtins.limit(run),
         }
@@ -485,6 +478,15 @@ impl DaemonIndex {
             .as_deref()
             .and_then(|own| own.listed_spec(server, &entry.name))
             .or_else(|| hub.listed_spec(server, &entry.name))
+    }
+
+    /// The session's own servers, when `called` names one of them (its calls go there, never
+    /// to a daemon server: the names are kept apart when the session is made).
+    fn own_for(
+        &self,
+        called: &codaris_mcp::names::McpTool,
+    ) -> Option<&crate::mcp::session::SessionMcp> {
+        self.own.as_deref().filter(|own| own.has_server(called))
     }
 
     /// The index this session searches and binds from: the daemon's, joined with its own
