@@ -25,6 +25,10 @@ use super::pins::Pins;
 use crate::calls::builtins::Pictures;
 use crate::sessions::store::now_ms;
 
+/// How long opening a session waits for its servers: below an editor's own patience with
+/// `session/new` (CodeCompanion's is 20 s).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The MCP servers of one session, and the approval of each one's first tool list.
 #[derive(Debug)]
 pub struct SessionMcp {
@@ -46,18 +50,22 @@ impl SessionMcp {
         }
     }
 
-    /// Waits until each of its servers is ready or failed, each within its startup timeout
-    /// (they start side by side), so that the session's first turn finds their tools.
+    /// Waits until each of its servers is ready or failed, at most [`SETTLE`] in all (they
+    /// start side by side), so that the session's first turn finds their tools. One still
+    /// starting after that keeps starting, and its tools join the session's index when it is
+    /// ready.
     pub async fn settled(&self) {
+        let deadline = tokio::time::Instant::now() + SETTLE;
         for view in self.registry.servers() {
             let timeout = view
                 .spec
                 .startup_timeout
-                .unwrap_or(codaris_mcp::DEFAULT_STARTUP_TIMEOUT);
+                .unwrap_or(codaris_mcp::DEFAULT_STARTUP_TIMEOUT)
+                .min(deadline.saturating_duration_since(tokio::time::Instant::now()));
             if let Some(view) = self.registry.settled(&view.spec.name, timeout).await
                 && view.state != State::Ready
             {
-                tracing::warn!(server = %view.spec.name, state = view.state.as_str(), error = ?view.error, "a session's own MCP server is not ready; its tools are not offered");
+                tracing::warn!(server = %view.spec.name, state = view.state.as_str(), error = ?view.error, "a session's own MCP server is not ready yet; its tools join when it is");
             }
         }
         // The lists they came up with are the ones the editor approved.
