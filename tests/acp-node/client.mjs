@@ -2,14 +2,16 @@
 // real binary over stdio as an editor does. tests/e2e/acp_node.rs runs it against a daemon
 // playing a script and checks the summary it prints (one JSON line on standard output).
 //
-// usage: node client.mjs CODARIS SCRIPT PROJECT
+// usage: node client.mjs CODARIS SCRIPT PROJECT MCP_SERVER
+// (MCP_SERVER: a stdio MCP server program, given to the session as the editor's server `ed`)
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import { client, methods, ndJsonStream } from "@agentclientprotocol/sdk";
 
-const [codaris, script, project] = process.argv.slice(2);
+const [codaris, script, project, mcpServer] = process.argv.slice(2);
+const mcpServers = [{ name: "ed", command: mcpServer, args: [], env: [] }];
 const agent = spawn(codaris, ["acp", "--script", script], { stdio: ["pipe", "pipe", "inherit"] });
 const updates = [];
 const cards = [];
@@ -46,7 +48,7 @@ const summary = await client({ name: "codaris-node" })
         clientCapabilities: {},
         clientInfo: { name: "codaris-node", version: "1.0" },
       });
-      const session = await cx.request(methods.agent.session.new, { cwd: project, mcpServers: [] });
+      const session = await cx.request(methods.agent.session.new, { cwd: project, mcpServers });
       const id = session.sessionId;
       const first = await cx.request(methods.agent.session.prompt, {
         sessionId: id,
@@ -64,9 +66,10 @@ const summary = await client({ name: "codaris-node" })
         sessionId: id,
         prompt: [{ type: "text", text: "write a file" }],
       });
-      await cx.request(methods.agent.session.load, { sessionId: id, cwd: project, mcpServers: [] });
+      await cx.request(methods.agent.session.load, { sessionId: id, cwd: project, mcpServers });
       return {
         agent: init.agentInfo?.name,
+        mcp_http: init.agentCapabilities?.mcpCapabilities?.http,
         modes: session.modes?.availableModes.map((m) => m.id),
         stops: [first.stopReason, cancelled.stopReason, refused.stopReason],
         pid,

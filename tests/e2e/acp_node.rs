@@ -33,6 +33,7 @@ fn the_typescript_sdk_drives_the_same_scenario() {
         .arg(binary("codaris"))
         .arg(&script)
         .arg(&proj)
+        .arg(binary("codaris-mcp-fixture"))
         .env("HOME", sandbox.root.path().join("home"))
         .env("CODARIS_STATE_DIR", sandbox.state_dir())
         .env("CODARIS_CONFIG", sandbox.root.path().join("config.toml"))
@@ -46,6 +47,8 @@ fn the_typescript_sdk_drives_the_same_scenario() {
     );
     let summary: Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(summary["agent"], "codaris");
+    // The SDK's stdio server shape is taken: session/new and session/load succeed with it.
+    assert_eq!(summary["mcp_http"], true);
     assert_eq!(summary["modes"], json!(["agent", "plan", "ask"]));
     assert_eq!(
         summary["stops"],

@@ -5,6 +5,7 @@
 #![cfg(test)]
 
 mod acp;
+mod acp_mcp;
 mod acp_node;
 mod acp_questions;
 mod acp_raw;

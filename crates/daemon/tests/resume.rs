@@ -130,7 +130,10 @@ async fn an_ended_session_resumed_after_a_restart_sends_the_model_its_earlier_me
     );
 
     let resumed = sessions
-        .resume_session(v1::ResumeSessionRequest { id: id.clone() })
+        .resume_session(v1::ResumeSessionRequest {
+            id: id.clone(),
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner();
@@ -236,7 +239,10 @@ async fn a_resume_never_revives_a_grant_the_end_lapsed() {
         .await
         .unwrap();
     sessions
-        .resume_session(v1::ResumeSessionRequest { id: id.clone() })
+        .resume_session(v1::ResumeSessionRequest {
+            id: id.clone(),
+            ..Default::default()
+        })
         .await
         .unwrap();
     assert_eq!(
@@ -355,6 +361,7 @@ async fn resuming_an_unknown_or_malformed_id_is_refused_plainly() {
     let unknown = sessions
         .resume_session(v1::ResumeSessionRequest {
             id: "s424242".to_owned(),
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -371,6 +378,7 @@ async fn resuming_an_unknown_or_malformed_id_is_refused_plainly() {
     let malformed = sessions
         .resume_session(v1::ResumeSessionRequest {
             id: "../../etc".to_owned(),
+            ..Default::default()
         })
         .await
         .unwrap_err();

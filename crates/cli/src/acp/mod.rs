@@ -10,6 +10,7 @@
 //! the editor's answers to its own cards.
 
 mod adapter;
+mod mcp;
 mod modes;
 mod questions;
 mod sessions;
@@ -23,8 +24,8 @@ use std::sync::Arc;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentCapabilities, CancelNotification, CloseSessionRequest, Implementation, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptCapabilities, PromptRequest, ResumeSessionRequest,
+    InitializeResponse, ListSessionsRequest, LoadSessionRequest, McpCapabilities,
+    NewSessionRequest, PromptCapabilities, PromptRequest, ResumeSessionRequest,
     SessionAdditionalDirectoriesCapabilities, SessionCapabilities, SessionCloseCapabilities,
     SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
     SetSessionModeRequest,
@@ -287,7 +288,8 @@ fn connection(
 
 /// What the adapter can do, and nothing more: text and resource links in a prompt, sessions
 /// listed, loaded (history replayed), resumed and closed, additional directories as roots of
-/// the session that names them. No auth methods: provider keys
+/// the session that names them, the editor's stdio and HTTP MCP servers as the session's own.
+/// No auth methods: provider keys
 /// live in the daemon.
 fn initialize_response() -> InitializeResponse {
     InitializeResponse::new(ProtocolVersion::V1)
@@ -295,6 +297,7 @@ fn initialize_response() -> InitializeResponse {
         .agent_capabilities(
             AgentCapabilities::new()
                 .load_session(true)
+                .mcp_capabilities(McpCapabilities::new().http(true))
                 .prompt_capabilities(PromptCapabilities::new())
                 .session_capabilities(
                     SessionCapabilities::new()

@@ -5,7 +5,7 @@ use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     AvailableCommandsUpdate, CloseSessionRequest, CloseSessionResponse, ConfigOptionUpdate,
     CurrentModeUpdate, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpServer, NewSessionRequest, NewSessionResponse, ResumeSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, ResumeSessionRequest,
     ResumeSessionResponse, SessionConfigOptionValue, SessionInfo, SessionNotification,
     SessionUpdate, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
     SetSessionModeRequest, SetSessionModeResponse,
@@ -14,7 +14,7 @@ use agent_client_protocol::{Client, Error, ErrorCode};
 use codaris_proto::v1;
 
 use super::adapter::{Adapter, rpc_error, unknown_session};
-use super::{modes, updates};
+use super::{mcp, modes, updates};
 
 /// `session/new`: a daemon session in the editor's project, with this command's model and
 /// modes; then the slash commands.
@@ -34,7 +34,7 @@ pub async fn new(
         adapter.state_dir(),
         std::env::var_os("HOME").as_deref(),
     )?;
-    report_mcp_servers(&request.mcp_servers);
+    let mcp_servers = mcp::registrations(&request.mcp_servers, &request.cwd)?;
     let defaults = &adapter.defaults;
     let session = adapter
         .sessions()?
@@ -48,6 +48,8 @@ pub async fn new(
             base_url: defaults.base_url.clone(),
             // The daemon resolves each and refuses what a project may not be.
             additional_dirs,
+            // The daemon checks each and refuses a clash before any session is made.
+            mcp_servers,
         })
         .await
         .map_err(|status| rpc_error(&status))?
@@ -144,23 +146,6 @@ fn check_cwd(
     Ok(())
 }
 
-/// The editor's MCP servers do not join a session yet: said on standard error (the editor's
-/// ACP log) so nobody believes their tools are there.
-fn report_mcp_servers(servers: &[McpServer]) {
-    for server in servers {
-        let name = match server {
-            McpServer::Stdio(s) => s.name.as_str(),
-            McpServer::Http(s) => s.name.as_str(),
-            McpServer::Sse(s) => s.name.as_str(),
-            _ => "?",
-        };
-        eprintln!(
-            "codaris acp: the editor's MCP server `{}` is not joined to the session; add it with `codaris mcp add`",
-            name.escape_debug()
-        );
-    }
-}
-
 /// Sends the slash commands; after the session's answer, which names the session.
 pub fn announce_commands(cx: &ConnectionTo<Client>, id: &str) {
     let _ = cx.send_notification(SessionNotification::new(
@@ -205,12 +190,16 @@ pub async fn list(
 }
 
 /// Reopens a stored session for this connection (the daemon keeps its cwd, additional roots
-/// and grants rules).
+/// and grants rules); the editor's MCP servers, which the daemon never stores, start again
+/// from `servers`.
 async fn reopen(
     adapter: &Adapter,
     id: &str,
     dirs: &[std::path::PathBuf],
+    servers: &[agent_client_protocol::v1::schema::McpServer],
+    cwd: &std::path::Path,
 ) -> Result<v1::Session, Error> {
+    let mcp_servers = mcp::registrations(servers, cwd)?;
     let mut sessions = adapter.sessions()?;
     let stored = sessions
         .get_session(v1::GetSessionRequest { id: id.to_owned() })
@@ -219,7 +208,10 @@ async fn reopen(
         .into_inner();
     same_dirs(&stored, dirs)?;
     let session = sessions
-        .resume_session(v1::ResumeSessionRequest { id: id.to_owned() })
+        .resume_session(v1::ResumeSessionRequest {
+            id: id.to_owned(),
+            mcp_servers,
+        })
         .await
         .map_err(|status| rpc_error(&status))?
         .into_inner();
@@ -235,7 +227,14 @@ pub async fn load(
     request: LoadSessionRequest,
 ) -> Result<LoadSessionResponse, Error> {
     let id = request.session_id.0.to_string();
-    let session = reopen(adapter, &id, &request.additional_directories).await?;
+    let session = reopen(
+        adapter,
+        &id,
+        &request.additional_directories,
+        &request.mcp_servers,
+        &request.cwd,
+    )
+    .await?;
     let history = adapter
         .sessions()?
         .get_history(v1::GetHistoryRequest {
@@ -268,7 +267,14 @@ pub async fn resume(
     request: ResumeSessionRequest,
 ) -> Result<ResumeSessionResponse, Error> {
     let id = request.session_id.0.to_string();
-    let session = reopen(adapter, &id, &request.additional_directories).await?;
+    let session = reopen(
+        adapter,
+        &id,
+        &request.additional_directories,
+        &request.mcp_servers,
+        &request.cwd,
+    )
+    .await?;
     Ok(ResumeSessionResponse::new()
         .modes(modes::modes(&session))
         .config_options(modes::config_options(&session)))

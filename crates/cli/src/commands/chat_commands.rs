@@ -319,6 +319,7 @@ async fn clear(sessions: &mut Sessions, state: &mut ChatState) -> Result<(), Cli
             script: state.script.clone(),
             base_url: old.base_url.clone(),
             additional_dirs: old.additional_dirs.clone(),
+            mcp_servers: Vec::new(),
         })
         .await?
         .into_inner();

@@ -90,6 +90,7 @@ pub async fn open_session(
             script,
             base_url: choice.base_url,
             additional_dirs: Vec::new(),
+            mcp_servers: Vec::new(),
         })
         .await?
         .into_inner();

@@ -108,7 +108,10 @@ pub async fn resume(
         .into_inner();
     let was_ended = found.state == i32::from(v1::SessionState::Ended);
     let mut session = sessions
-        .resume_session(v1::ResumeSessionRequest { id: id.to_owned() })
+        .resume_session(v1::ResumeSessionRequest {
+            id: id.to_owned(),
+            mcp_servers: Vec::new(),
+        })
         .await
         .map_err(|status| no_session(status, id))?
         .into_inner();

@@ -5,19 +5,24 @@
 //! A call reaches [`McpHub::run`] only with the dispatcher's permit, like a built-in's.
 
 pub mod builtin;
+mod listing;
 pub mod paths;
 mod pins;
+pub mod session;
+
+pub use listing::McpDecisionInput;
+use listing::{described, entry, external_spec, marks_of, run_on};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_agent::{ToolDefinition, ToolRun, ToolTier};
-use codaris_index::{Entry, Kind, Server};
+use codaris_index::Server;
 use codaris_ledger::{Ledger, McpState};
 use codaris_mcp::names::McpTool;
-use codaris_mcp::{Approval, ServerName, ServerRegistry, ServerSpec, ServerView, State, ToolDef};
-use codaris_policy::{Access, ExternalSpec, PathArg, PathDefault, PermissionClass};
+use codaris_mcp::{ServerName, ServerRegistry, ServerSpec, ServerView, State, ToolDef};
+use codaris_policy::ExternalSpec;
 use serde_json::Value;
 
 pub use pins::Pins;
@@ -45,32 +50,6 @@ pub struct ServerInfo {
     pub origin: Origin,
     /// Tools held back until the server is approved again.
     pub held: usize,
-}
-
-/// What deciding a call of an MCP tool of a known server takes, from one lookup of its name.
-#[derive(Debug, Clone)]
-pub struct McpDecisionInput {
-    /// The name it is decided and recorded under: `server__tool`.
-    pub tool: McpTool,
-    pub spec: ExternalSpec,
-    pub marks: paths::ArgumentMarks,
-    /// Its server is switched off: the tool is withheld.
-    pub switched_off: bool,
-}
-
-/// What the daemon reads of an MCP tool's arguments: its input schema, whether its server is
-/// trusted, and the variables its server's environment expands (`~` and `$HOME` are the
-/// server's home, as its process would read them).
-fn marks_of(view: &ServerView, tool: &ToolDef) -> paths::ArgumentMarks {
-    let named = match &view.spec.transport {
-        codaris_mcp::Transport::Stdio { env, .. } => env.clone(),
-        codaris_mcp::Transport::Http { .. } => BTreeMap::new(),
-    };
-    paths::ArgumentMarks::new(
-        view.spec.trust,
-        tool.input_schema.clone(),
-        codaris_mcp::server_env(std::env::vars_os(), &named),
-    )
 }
 
 /// One tool of a server as `codaris mcp tools` shows it.
@@ -105,6 +84,10 @@ pub struct McpHub {
     /// Held while the index is republished, so that two publishes never interleave and the
     /// later one always indexes the newer servers.
     publishing: Mutex<()>,
+    /// Each session's own servers (an editor's), by session id: outside the daemon's index.
+    sessions: session::SessionServers,
+    /// The daemon's allowed folders, told to a session's server that shares roots.
+    roots: Vec<std::path::PathBuf>,
 }
 
 impl McpHub {
@@ -150,7 +133,9 @@ impl McpHub {
             }
         }
         let hub = Arc::new(McpHub {
-            registry: ServerRegistry::with_roots(roots),
+            registry: ServerRegistry::with_roots(roots.clone()),
+            sessions: Mutex::new(BTreeMap::new()),
+            roots,
             state,
             tools,
             configured: configured.iter().map(|s| s.name.clone()).collect(),
@@ -333,40 +318,11 @@ impl McpHub {
     }
 
     fn spec_of(&self, view: &ServerView, tool: &ToolDef) -> ExternalSpec {
-        let read_only = view.spec.trust && tool.claims_read_only();
-        let access = if read_only {
-            Access::Read
-        } else {
-            Access::Mutate
-        };
-        let builtin = builtin::is_builtin(&view.spec.name);
         let held = match self.pins().get(&view.spec.name) {
-            Some(pins) if !builtin => pins.held(&view.spec, tool),
+            Some(pins) if !builtin::is_builtin(&view.spec.name) => pins.held(&view.spec, tool),
             _ => None,
         };
-        ExternalSpec {
-            read_only,
-            paths: tool
-                .argument_names()
-                .into_iter()
-                .filter(|name| PATH_ARGS.contains(&name.as_str()))
-                .map(|name| PathArg {
-                    name: name.into(),
-                    access,
-                    default: PathDefault::Optional,
-                })
-                .collect(),
-            permission: match view.spec.approval {
-                _ if builtin && tool.name == builtin::BUILD_CONTAINER_IMAGE => {
-                    PermissionClass::Push
-                }
-                Approval::Ask => PermissionClass::Always,
-                Approval::Never => PermissionClass::None,
-            },
-            modes: None,
-            definition: Some(tool.definition_digest()),
-            held,
-        }
+        external_spec(view, tool, held)
     }
 
     /// What the daemon reads of an MCP tool's arguments: its input schema, whether its server is
@@ -420,36 +376,7 @@ impl McpHub {
         cwd: &str,
         pictures: &Pictures,
     ) -> ToolRun {
-        let sent = if builtin::is_builtin(&ServerName::of(called)) {
-            builtin::absolute_paths(args, cwd)
-        } else {
-            args.clone()
-        };
-        match self.registry.call_tool(called, sent).await {
-            Ok(rendered) => {
-                let images = rendered
-                    .pictures
-                    .into_iter()
-                    .filter_map(|p| {
-                        use base64::Engine as _;
-                        base64::engine::general_purpose::STANDARD
-                            .decode(p.data.as_bytes())
-                            .ok()
-                            .map(|bytes| (p.mime_type, bytes))
-                    })
-                    .collect();
-                let mut run = crate::calls::builtins::picture_run(
-                    called.called(),
-                    args,
-                    rendered.text,
-                    images,
-                    pictures,
-                );
-                run.is_error |= rendered.is_error;
-                run
-            }
-            Err(err) => ToolRun::error(err.to_string()),
-        }
+        run_on(&self.registry, called, args, cwd, pictures).await
     }
 
     /// The output limits of the server behind `called`, when it sets its own.
@@ -479,6 +406,16 @@ impl McpHub {
             return Err(DaemonError::McpServer {
                 name: spec.name.to_string(),
                 reason: "already exists; remove it first".to_owned(),
+            });
+        }
+        if self
+            .session_servers()
+            .values()
+            .any(|s| s.names().contains(&spec.name.to_string()))
+        {
+            return Err(DaemonError::McpServer {
+                name: spec.name.to_string(),
+                reason: "is a session's own server (an editor's); choose another name".to_owned(),
             });
         }
         if let codaris_mcp::Transport::Stdio { command, .. } = &spec.transport
@@ -546,7 +483,22 @@ impl McpHub {
 
     /// Accepts the server's current tool definitions and launch: nothing of it is held back
     /// until it changes again. Refused while the server is not ready (nothing to approve).
+    /// A name that is no daemon server's but a session's own (an editor's) approves that
+    /// server in every session that has one ready: the policy's sentence for a held tool names
+    /// this command whichever server holds it.
     pub fn approve(&self, name: &str) -> Result<usize, DaemonError> {
+        if let Ok(parsed) = ServerName::parse(name)
+            && self.registry.server(&parsed).is_none()
+        {
+            let sessions: Vec<_> = self.session_servers().values().cloned().collect();
+            let approved: Vec<usize> = sessions
+                .iter()
+                .filter_map(|own| own.approve(&parsed))
+                .collect();
+            if let Some(most) = approved.iter().max() {
+                return Ok(*most);
+            }
+        }
         let name = self.known(name)?;
         let Some(view) = self.registry.server(&name) else {
             return Err(DaemonError::McpUnknown {
@@ -651,14 +603,96 @@ impl McpHub {
         Ok(parsed)
     }
 
-    /// Stops every server (for the daemon's stop): none outlives the daemon.
+    /// Stops every server (for the daemon's stop), the sessions' own too: none outlives the
+    /// daemon.
     pub async fn shutdown(&self) {
+        let sessions = std::mem::take(&mut *self.session_servers());
+        for own in sessions.values() {
+            own.shutdown().await;
+        }
         self.registry.shutdown().await;
+    }
+
+    fn session_servers(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<String, Arc<session::SessionMcp>>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Refuses a session's own servers before the session is made: a name that is the
+    /// built-in's, a daemon server's (configured or added) or another of them, twice in the
+    /// list, or a program that does not exist. Names stay apart so that a `server__tool` a
+    /// session calls names one server only.
+    pub fn check_session_servers(&self, specs: &[ServerSpec]) -> Result<(), DaemonError> {
+        let refused = |spec: &ServerSpec, reason: &str| DaemonError::McpServer {
+            name: spec.name.to_string(),
+            reason: reason.to_owned(),
+        };
+        let pending: BTreeSet<ServerName> = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|s| s.name.clone())
+            .collect();
+        let mut seen = BTreeSet::new();
+        for spec in specs {
+            if builtin::is_builtin(&spec.name)
+                || self.configured.contains(&spec.name)
+                || pending.contains(&spec.name)
+                || self.registry.server(&spec.name).is_some()
+            {
+                return Err(refused(
+                    spec,
+                    "is one of codarisd's servers already; rename the editor's server",
+                ));
+            }
+            if !seen.insert(spec.name.clone()) {
+                return Err(refused(
+                    spec,
+                    "is named twice; give each server its own name",
+                ));
+            }
+            if let codaris_mcp::Transport::Stdio { command, .. } = &spec.transport
+                && !program_exists(command, spec_cwd(spec))
+            {
+                return Err(refused(
+                    spec,
+                    &format!("cannot start: the program `{command}` does not exist"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts `specs` as the session's own servers (checked by
+    /// [`McpHub::check_session_servers`]), stopping any it had, and waits until each is ready
+    /// or failed: the editor's first prompt finds their tools.
+    pub async fn join(&self, session: &str, specs: Vec<ServerSpec>) {
+        let own = Arc::new(session::SessionMcp::start(specs, self.roots.clone()));
+        let old = self
+            .session_servers()
+            .insert(session.to_owned(), own.clone());
+        if let Some(old) = old {
+            old.shutdown().await;
+        }
+        own.settled().await;
+    }
+
+    /// The session's own servers, when it has any.
+    pub fn session(&self, session: &str) -> Option<Arc<session::SessionMcp>> {
+        self.session_servers().get(session).cloned()
+    }
+
+    /// Stops the session's own servers (it ended).
+    pub async fn leave(&self, session: &str) {
+        let own = self.session_servers().remove(session);
+        if let Some(own) = own {
+            own.shutdown().await;
+        }
     }
 }
 
-/// The index entry of one MCP tool: `[server]` before its description, the server's keywords
-/// beside its own name.
 /// A tool known only by the name it was called under (its server is switched off and was never
 /// listed): no arguments, no claims, so the policy counts it as mutating, and withholds it.
 fn unlisted(called: &McpTool) -> ToolDef {
@@ -668,26 +702,6 @@ fn unlisted(called: &McpTool) -> ToolDef {
         input_schema: serde_json::json!({"type": "object"}),
         output_schema: None,
         annotations: None,
-    }
-}
-
-fn entry(spec: &ServerSpec, tool: &ToolDef) -> Entry {
-    let mut entry = Entry::new(tool.prefixed(&spec.name), Kind::Mcp, described(spec, tool));
-    entry.server = Some(spec.name.to_string());
-    entry.keywords = spec.keywords.clone();
-    entry.args = tool.argument_names();
-    entry.title = tool.annotated_title();
-    entry.arg_descriptions = tool.argument_descriptions();
-    entry
-}
-
-fn described(spec: &ServerSpec, tool: &ToolDef) -> String {
-    let description = tool.shown_description();
-    let description = description.trim();
-    if description.is_empty() {
-        format!("[{}] {}", spec.name, tool.name)
-    } else {
-        format!("[{}] {description}", spec.name)
     }
 }
 

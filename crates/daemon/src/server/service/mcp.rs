@@ -115,7 +115,7 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> DaemonError {
 }
 
 /// The registration an `AddServer` request asks for, every field checked before the hub sees it.
-fn spec_of(request: v1::AddServerRequest) -> Result<ServerSpec, DaemonError> {
+pub(crate) fn spec_of(request: v1::AddServerRequest) -> Result<ServerSpec, DaemonError> {
     let name = ServerName::parse(&request.name).map_err(|err| invalid("name", err.to_string()))?;
     let transport = match (request.command.trim().is_empty(), request.url.is_empty()) {
         (false, true) => {

@@ -36,6 +36,20 @@ fn invalid(field: &'static str, reason: impl Into<String>) -> DaemonError {
 }
 
 impl SessionsService {
+    /// A session's own MCP servers, each read as `AddServer` reads one and checked against
+    /// the daemon's servers and one another.
+    fn own_servers(
+        &self,
+        requests: Vec<v1::AddServerRequest>,
+    ) -> Result<Vec<codaris_mcp::ServerSpec>, DaemonError> {
+        let specs = requests
+            .into_iter()
+            .map(super::mcp::spec_of)
+            .collect::<Result<Vec<_>, _>>()?;
+        self.turns.mcp.check_session_servers(&specs)?;
+        Ok(specs)
+    }
+
     fn new_session(&self, request: v1::CreateSessionRequest) -> Result<NewSession, DaemonError> {
         let cwd = if request.cwd.is_empty() {
             self.default_cwd.clone()
@@ -153,9 +167,16 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::CreateSessionRequest>,
     ) -> Result<Response<v1::Session>, Status> {
-        let new = self.new_session(request.into_inner())?;
+        let mut request = request.into_inner();
+        // The session's own servers are checked first: a refused one makes no session.
+        let own = self.own_servers(std::mem::take(&mut request.mcp_servers))?;
+        let new = self.new_session(request)?;
         let record = self.sessions.create(new)?;
         tracing::info!(session = %record.id, "session created");
+        if !own.is_empty() {
+            tracing::info!(session = %record.id, servers = ?own.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(), "the session's own MCP servers start");
+            self.turns.mcp.join(&record.id, own).await;
+        }
         Ok(Response::new(record.into()))
     }
 
@@ -192,6 +213,7 @@ impl Sessions for SessionsService {
     ) -> Result<Response<v1::Session>, Status> {
         let record = self.sessions.end(&request.into_inner().id)?;
         self.turns.end(&record.id);
+        self.turns.mcp.leave(&record.id).await;
         tracing::info!(session = %record.id, "session ended");
         // Its subagents' sessions end with it: nobody is left to read their reports.
         let mut children = record.children.clone();
@@ -209,7 +231,13 @@ impl Sessions for SessionsService {
         &self,
         request: Request<v1::ResumeSessionRequest>,
     ) -> Result<Response<v1::Session>, Status> {
-        let record = self.turns.resume(&request.into_inner().id)?;
+        let request = request.into_inner();
+        let own = self.own_servers(request.mcp_servers)?;
+        let record = self.turns.resume(&request.id)?;
+        if !own.is_empty() {
+            tracing::info!(session = %record.id, servers = ?own.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(), "the session's own MCP servers start again");
+            self.turns.mcp.join(&record.id, own).await;
+        }
         Ok(Response::new(record.into()))
     }
 

@@ -25,6 +25,7 @@ use crate::toolset::registry::ToolRegistry;
 
 mod asking;
 mod hooking;
+mod own_index;
 
 pub struct DaemonHost {
     turns: Arc<Services>,
@@ -52,6 +53,8 @@ impl DaemonHost {
             tools: turns.tools.clone(),
             builtins: turns.builtins.clone(),
             built: std::sync::Mutex::new(None),
+            own: turns.mcp.session(session.id().as_str()),
+            joined: std::sync::Mutex::new(None),
         };
         Self {
             turns,
@@ -151,10 +154,11 @@ impl DaemonHost {
         // it) with the spec its server's registration and definition give it, all from one
         // lookup of the parts of the name read where the call entered the loop.
         let mut task = call.task.clone();
-        let known = call
-            .tool
-            .mcp()
-            .and_then(|t| self.turns.mcp.decision_input(t));
+        // The session's own servers first: their names are kept apart from the daemon's.
+        let known = call.tool.mcp().and_then(|t| match self.index.own_for(t) {
+            Some(own) => own.decision_input(t),
+            None => self.turns.mcp.decision_input(t),
+        });
         let (tool, spec, marks) = match known {
             Some(input) => {
                 let name = input.tool.prefixed();
@@ -174,6 +178,10 @@ impl DaemonHost {
         };
         if !found {
             task.other_tools = self.turns.mcp.tool_names();
+            if let Some(own) = &self.index.own {
+                task.other_tools.extend(own.tool_names());
+                task.other_tools.sort();
+            }
         }
         let tool_call = SessionCall {
             session_id: self.session.id().clone(),
@@ -341,12 +349,18 @@ impl TurnHost for DaemonHost {
                     run
                 }
                 None => match permit.tool() {
-                    ToolId::Mcp(called) => {
-                        self.turns
-                            .mcp
-                            .run(called, permit.args(), &permit.task().cwd, &self.pictures())
-                            .await
-                    }
+                    ToolId::Mcp(called) => match self.index.own_for(called) {
+                        Some(own) => {
+                            own.run(called, permit.args(), &permit.task().cwd, &self.pictures())
+                                .await
+                        }
+                        None => {
+                            self.turns
+                                .mcp
+                                .run(called, permit.args(), &permit.task().cwd, &self.pictures())
+                                .await
+                        }
+                    },
                     other => ToolRun::error(format!("`{other}` is not available in this codarisd")),
                 },
             }
@@ -354,7 +368,11 @@ impl TurnHost for DaemonHost {
     }
 
     fn limit(&self, tool: &ToolId, run: ToolRun) -> ToolRun {
-        match tool.mcp().and_then(|t| self.turns.mcp.output_limits(t)) {
+        let limits = tool.mcp().and_then(|t| match self.index.own_for(t) {
+            Some(own) => own.output_limits(t),
+            None => self.turns.mcp.output_limits(t),
+        });
+        match limits {
             Some(own) => self.turns.builtins.limit_with(run, own),
             None => self.turns.builtins.limit(run),
         }
@@ -451,23 +469,52 @@ struct DaemonIndex {
     /// The registry last built and the index snapshot it was built from: rebuilt only when a
     /// switch swapped the index.
     built: std::sync::Mutex<Option<(Arc<codaris_index::Index>, Arc<Registry>)>>,
+    /// The session's own MCP servers (an editor's), when it has any: their tools are indexed
+    /// for this session only, beside the daemon's ([`own_index`]).
+    own: Option<Arc<crate::mcp::session::SessionMcp>>,
+    /// The daemon's index and the own servers' generation the session's index was last
+    /// joined from, and that index.
+    joined: std::sync::Mutex<Option<own_index::Joined>>,
 }
 
 impl DaemonIndex {
     /// The schema of a bound MCP tool, found by its index entry (which names its server): the
     /// surface's names are the index's own, so nothing is parsed here.
     fn mcp_spec(&self, hub: &crate::mcp::McpHub, name: &str) -> Option<ToolDefinition> {
-        let index = self.tools.snapshot();
+        let index = self.snapshot();
         let entry = index
             .get(name)
             .filter(|e| e.kind == codaris_index::Kind::Mcp)?;
-        hub.listed_spec(entry.server.as_deref()?, &entry.name)
+        let server = entry.server.as_deref()?;
+        self.own
+            .as_deref()
+            .and_then(|own| own.listed_spec(server, &entry.name))
+            .or_else(|| hub.listed_spec(server, &entry.name))
+    }
+
+    /// The session's own servers, when `called` names one of them (its calls go there, never
+    /// to a daemon server: the names are kept apart when the session is made).
+    fn own_for(
+        &self,
+        called: &codaris_mcp::names::McpTool,
+    ) -> Option<&crate::mcp::session::SessionMcp> {
+        self.own.as_deref().filter(|own| own.has_server(called))
+    }
+
+    /// The index this session searches and binds from: the daemon's, joined with its own
+    /// servers' tools when it has any.
+    fn snapshot(&self) -> Arc<codaris_index::Index> {
+        let daemon = self.tools.snapshot();
+        match &self.own {
+            Some(own) => own_index::joined(&self.joined, &daemon, &self.tools, own),
+            None => daemon,
+        }
     }
 }
 
 impl ToolIndex for DaemonIndex {
     fn registry(&self) -> Arc<Registry> {
-        let index = self.tools.snapshot();
+        let index = self.snapshot();
         let mut built = self
             .built
             .lock()
@@ -500,14 +547,20 @@ impl ToolIndex for DaemonIndex {
                 enabled: entry.enabled,
                 takes_url: entry.args.iter().any(|a| a == "url"),
             });
-        let servers = self.tools.servers();
+        let mut servers = self.tools.servers();
+        if let Some(own) = &self.own {
+            servers.extend(own.entries().1);
+        }
         let registry = Arc::new(Registry::new(builtin.chain(mcp), &servers));
         *built = Some((index, registry.clone()));
         registry
     }
 
     fn search(&self, query: &str, kind: KindFilter, limit: usize) -> SearchOutcome {
-        self.tools.search(query, kind, limit)
+        match &self.own {
+            Some(_) => own_index::search(&self.snapshot(), query, kind, limit),
+            None => self.tools.search(query, kind, limit),
+        }
     }
 }
 
