@@ -24,6 +24,9 @@ def generate_stubs(proto_root: str, out: str) -> None:
         "codaris/v1/sessions.proto",
         "codaris/v1/tools.proto",
         "codaris/v1/ledger.proto",
+        # `CreateSessionRequest.mcp_servers` (an editor's servers) takes `Mcp`'s
+        # `AddServerRequest`, so the sessions stubs import these.
+        "codaris/v1/mcp.proto",
     ]
     args = ["protoc", f"-I{proto_root}", f"-I{well_known}", f"--python_out={out}",
             f"--grpc_python_out={out}"] + protos

@@ -43,6 +43,17 @@ pub struct OperatorInputs {
     /// `seqera.registries`: the task's `push_registries`.
     #[serde(default)]
     pub push_registries: Vec<String>,
+    /// `[[hooks.pre_tool_use]]`, each as its answers record it: a recorded answer stands
+    /// under the candidate only where it keeps that hook (the same matcher and command).
+    #[serde(default)]
+    pub hooks: Vec<CandidateHook>,
+}
+
+/// A PreToolUse hook as a recorded answer names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CandidateHook {
+    pub matcher: String,
+    pub command: Vec<String>,
 }
 
 impl OperatorInputs {
@@ -102,17 +113,17 @@ pub struct Replaced {
     pub allowlists: bool,
     /// `push_registries` gives way to the candidate's.
     pub registries: bool,
+    /// Recorded hook answers stand only where the candidate keeps their hook.
+    pub hooks: bool,
 }
 
 /// The seam that decides which recorded operator inputs a candidate replaces in one recorded
 /// request; everything it does not name stays as recorded.
 ///
 /// Recorded hook answers (PreToolUse hooks, recorded with each decision) are operator inputs
-/// too. They are kept as recorded today, since nothing here replaces them; judging them
-/// against the candidate is this function's: it then takes the candidate, and answers that a
-/// recorded hook answer stands where the candidate keeps that hook (same matcher and
-/// command) and is dropped where the candidate removes it, and [`under_candidate`] drops the
-/// ones it names. Replay never runs a hook either way.
+/// too: one stands where the candidate keeps its hook (the same matcher and command) and is
+/// dropped where the candidate removes it ([`under_candidate`]); a hook the candidate adds has
+/// no recorded answer, so it cannot be judged. Replay never runs a hook either way.
 pub fn replaced_inputs(request: &Request) -> Replaced {
     Replaced {
         roots: match request.task.configured_roots {
@@ -121,6 +132,7 @@ pub fn replaced_inputs(request: &Request) -> Replaced {
         },
         allowlists: true,
         registries: true,
+        hooks: true,
     }
 }
 
@@ -147,7 +159,40 @@ pub fn under_candidate(task: &Task, candidate: &Candidate, replaced: Replaced) -
         task.push_registries
             .clone_from(&candidate.inputs.push_registries);
     }
+    if replaced.hooks
+        && let Some(outcome) = task.hook.as_mut()
+    {
+        let kept = |answer: &codaris_policy::HookAnswer| {
+            candidate
+                .inputs
+                .hooks
+                .iter()
+                .any(|h| h.matcher == answer.matcher && h.command == answer.command)
+        };
+        outcome.answers.retain(kept);
+        if outcome.answers.is_empty() {
+            task.hook = None;
+        }
+    }
     task
+}
+
+/// The arguments a call is judged on under the candidate: the model's own when the hook whose
+/// `updatedInput` replaced them is not among the candidate's, else the recorded ones.
+fn args_under<'a>(request: &'a Request, task: &Task) -> &'a serde_json::Value {
+    let rewrite_kept = task
+        .hook
+        .as_ref()
+        .is_some_and(|h| h.answers.iter().any(|a| a.updated_input));
+    match request
+        .task
+        .hook
+        .as_ref()
+        .and_then(|h| h.original_args.as_ref())
+    {
+        Some(original) if !rewrite_kept => original,
+        _ => &request.args,
+    }
 }
 
 /// True for a grant the configuration gave (an allowlist entry), not a person.
@@ -179,7 +224,7 @@ fn decide(request: &Request, task: &Task, grants: &GrantSet) -> Decision {
         .map(|s| s.to_tool_spec(request.tool.as_str()));
     let call = Call {
         tool: &request.tool,
-        args: &request.args,
+        args: args_under(request, task),
         spec: spec.as_ref(),
     };
     evaluate_read(&call, grants, task, None)

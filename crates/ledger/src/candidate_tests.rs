@@ -10,6 +10,7 @@ fn recorded_inputs() -> OperatorInputs {
         http_allowlist: vec!["https://api.github.com".to_owned()],
         command_allowlist: vec!["cargo test".to_owned(), "git status".to_owned()],
         push_registries: Vec::new(),
+        hooks: vec![guard()],
     }
 }
 
@@ -230,4 +231,67 @@ fn the_shadow_decides_a_live_call_with_the_sessions_grants_after_its_own() {
         decide_under(&live.request, &[person], &strict).verdict,
         Verdict::Allow
     );
+}
+
+/// The operator's hook the recorded decisions below were answered by.
+fn guard() -> CandidateHook {
+    CandidateHook {
+        matcher: "read_file".to_owned(),
+        command: vec!["/usr/local/bin/guard".to_owned()],
+    }
+}
+
+/// `record`, answered by [`guard`] as `answer`, with `original` the model's own arguments when
+/// the hook rewrote them.
+fn hooked(
+    args: Value,
+    answer: codaris_policy::HookDecision,
+    original: Option<Value>,
+) -> DecisionRecord {
+    let mut record = record(1, "read_file", args, &recorded_inputs());
+    record.request.task.hook = Some(codaris_policy::HookOutcome {
+        answers: vec![codaris_policy::HookAnswer {
+            matcher: guard().matcher,
+            command: guard().command,
+            decision: answer,
+            reason: "the guard says so".to_owned(),
+            updated_input: original.is_some(),
+        }],
+        original_args: original,
+        at_card: None,
+    });
+    record.decision = record.request.evaluate();
+    record
+}
+
+/// A recorded hook answer stands where the candidate keeps its hook and is dropped where it
+/// does not: a call the hook blocked is judged again without it, and a path the hook rewrote is
+/// judged as the model sent it. No hook runs.
+#[test]
+fn recorded_hook_answers_stand_only_where_the_candidate_keeps_their_hook() {
+    use codaris_policy::{HookDecision, Verdict};
+    let keeps = Candidate::new(recorded_inputs());
+    let drops = Candidate::new(OperatorInputs {
+        hooks: Vec::new(),
+        ..recorded_inputs()
+    });
+    let blocked = hooked(json!({"path": "/w/proj/main.nf"}), HookDecision::Deny, None);
+    assert_eq!(blocked.decision.verdict, Verdict::Deny);
+    assert_eq!(decide_under(&blocked.request, &[], &keeps).verdict, Verdict::Deny);
+    assert_eq!(decide_under(&blocked.request, &[], &drops).verdict, Verdict::Allow);
+
+    let rewritten = hooked(
+        json!({"path": "/w/proj/copy.csv"}),
+        HookDecision::None,
+        Some(json!({"path": "/srv/x/b.csv"})),
+    );
+    assert_eq!(rewritten.decision.verdict, Verdict::Allow);
+    assert_eq!(decide_under(&rewritten.request, &[], &keeps).verdict, Verdict::Allow);
+    assert_ne!(
+        decide_under(&rewritten.request, &[], &drops).verdict,
+        Verdict::Allow,
+        "judged on the model's own path, outside the fence"
+    );
+    let changes = replay_under(&[blocked, rewritten], &[], &drops);
+    assert_eq!(changes.changes.len(), 2, "{changes:?}");
 }

@@ -57,6 +57,7 @@ mod undo;
 pub use backing::GrantFinding;
 pub use backing::GrantProblem;
 pub use candidate::Candidate;
+pub use candidate::CandidateHook;
 pub use candidate::Change;
 pub use candidate::Group;
 pub use candidate::OperatorInputs;

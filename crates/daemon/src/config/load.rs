@@ -184,5 +184,13 @@ pub fn operator_inputs(config: &Config) -> codaris_ledger::OperatorInputs {
         http_allowlist: config.http_allowlist.clone(),
         command_allowlist: config.command_allowlist.clone(),
         push_registries: config.seqera.registries.clone(),
+        hooks: config
+            .pre_tool_use
+            .iter()
+            .map(|hook| codaris_ledger::CandidateHook {
+                matcher: hook.matcher.clone(),
+                command: hook.command.clone(),
+            })
+            .collect(),
     }
 }

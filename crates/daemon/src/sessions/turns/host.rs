@@ -53,7 +53,13 @@ impl DaemonHost {
             tools: turns.tools.clone(),
             builtins: turns.builtins.clone(),
             built: std::sync::Mutex::new(None),
-            own: turns.mcp.session(session.id().as_str()),
+            // A subagent has its family's person's editor servers, as it has the rest of the
+            // parent's tools.
+            own: turns.mcp.session(session.id().as_str()).or_else(|| {
+                session
+                    .lineage()
+                    .and_then(|lineage| turns.mcp.session(&lineage.root))
+            }),
             joined: std::sync::Mutex::new(None),
         };
         Self {
