@@ -372,3 +372,90 @@ async fn an_editors_stdio_server_joins_its_session_only_and_a_clash_makes_no_ses
         decisions[0]
     );
 }
+
+/// A subagent has its family's editor servers, as it has the rest of its parent's tools: the
+/// child of a session the editor gave `ed` finds and calls `ed__echo`, and the call is decided
+/// and recorded under the child.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_calls_its_familys_editor_server() {
+    let sandbox = Sandbox::new();
+    let root = std::fs::canonicalize(sandbox.root.path()).unwrap();
+    let proj = root.join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let fixture = binary("codaris-mcp-fixture");
+    sandbox.write_config("");
+    let script = json!({
+        "turns": [{"rounds": [
+            {"tool_calls": [{"name": "search_tools", "args": {"query": "delegate a task to a subagent"}}]},
+            {"tool_calls": [{"name": "spawn_agent", "args": {"prompt": "echo it", "description": "echo"}}]},
+            {"text": "done"}
+        ]}],
+        "children": [{"turns": [{"rounds": [
+            {"tool_calls": [{"name": "search_tools", "args": {"query": "echoes its text"}}]},
+            {"tool_calls": [{"name": "ed__echo", "args": {"text": "from the child"}}]},
+            {"text": "echoed"}
+        ]}]}]
+    });
+    let script_path = root.join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let _daemon = sandbox.start_daemon_in(&root, &[], &[]);
+    let seen: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let on_update = Arc::clone(&seen);
+    let p = proj.clone();
+    let stop = Client
+        .v1()
+        .name("codaris-e2e")
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                on_update.lock().unwrap().push((
+                    n.session_id.0.to_string(),
+                    serde_json::to_value(&n.update).unwrap(),
+                ));
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(
+            agent_with(&sandbox, &script_path, &[]),
+            async move |cx: ConnectionTo<Agent>| {
+                cx.send_request(
+                    InitializeRequest::new(ProtocolVersion::V1)
+                        .client_info(Implementation::new("codaris-e2e", "1.0")),
+                )
+                .block_task()
+                .await?;
+                let session = cx
+                    .send_request(
+                        NewSessionRequest::new(&p).mcp_servers(vec![stdio("ed", &fixture)]),
+                    )
+                    .block_task()
+                    .await?
+                    .session_id;
+                let stop = cx
+                    .send_request(PromptRequest::new(session, text("have a child echo")))
+                    .block_task()
+                    .await?
+                    .stop_reason;
+                Ok(stop)
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::EndTurn);
+    let updates = seen.lock().unwrap().clone();
+    let reports = outputs(&updates, "s000001");
+    assert!(
+        reports.iter().any(
+            |r| r.contains("subagent `s000002` (general: echo) reported") && r.contains("echoed")
+        ),
+        "{reports:#?}"
+    );
+    let decided = sandbox.cli(&["ledger", "decisions", "--session", "s000002", "--json"]);
+    let echo = codaris_test_support::sandbox::events(&decided)
+        .into_iter()
+        .find(|d| d["tool"] == "ed__echo")
+        .expect("the child's call of the editor's tool is recorded under the child");
+    assert_eq!(echo["decision"]["verdict"], "allow", "{echo}");
+    assert_eq!(echo["parent_session_id"], "s000001");
+    end_session(&sandbox, "s000001").await;
+}

@@ -277,8 +277,14 @@ fn recorded_hook_answers_stand_only_where_the_candidate_keeps_their_hook() {
     });
     let blocked = hooked(json!({"path": "/w/proj/main.nf"}), HookDecision::Deny, None);
     assert_eq!(blocked.decision.verdict, Verdict::Deny);
-    assert_eq!(decide_under(&blocked.request, &[], &keeps).verdict, Verdict::Deny);
-    assert_eq!(decide_under(&blocked.request, &[], &drops).verdict, Verdict::Allow);
+    assert_eq!(
+        decide_under(&blocked.request, &[], &keeps).verdict,
+        Verdict::Deny
+    );
+    assert_eq!(
+        decide_under(&blocked.request, &[], &drops).verdict,
+        Verdict::Allow
+    );
 
     let rewritten = hooked(
         json!({"path": "/w/proj/copy.csv"}),
@@ -286,7 +292,10 @@ fn recorded_hook_answers_stand_only_where_the_candidate_keeps_their_hook() {
         Some(json!({"path": "/srv/x/b.csv"})),
     );
     assert_eq!(rewritten.decision.verdict, Verdict::Allow);
-    assert_eq!(decide_under(&rewritten.request, &[], &keeps).verdict, Verdict::Allow);
+    assert_eq!(
+        decide_under(&rewritten.request, &[], &keeps).verdict,
+        Verdict::Allow
+    );
     assert_ne!(
         decide_under(&rewritten.request, &[], &drops).verdict,
         Verdict::Allow,
