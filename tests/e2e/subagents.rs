@@ -24,6 +24,15 @@ fn spawn(args: Value) -> Value {
     call("spawn_agent", args)
 }
 
+/// A parent's one turn that finds `spawn_agent`, spawns one child with `args` and ends, and the
+/// child's one turn of `child_rounds`.
+fn one_child(args: Value, child_rounds: Value) -> Value {
+    json!({
+        "turns": [{"rounds": [find(), spawn(args), {"text": "done"}]}],
+        "children": [{"turns": [{"rounds": child_rounds}]}]
+    })
+}
+
 fn project(sandbox: &Sandbox) -> PathBuf {
     let proj = sandbox.root.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
@@ -133,13 +142,9 @@ fn a_childs_narrowed_set_refuses_question_config_set_and_what_its_definition_lea
         "---\nname: reader\ndescription: reads files and reports\ntools: read_file, question, config_set\n---\nRead, never write.\n",
     )
     .unwrap();
-    let script = json!({
-        "turns": [{"rounds": [
-            find(),
-            spawn(json!({"agent": "reader", "prompt": "try everything", "description": "probe the limits"})),
-            {"text": "done"}
-        ]}],
-        "children": [{"turns": [{"rounds": [
+    let script = one_child(
+        json!({"agent": "reader", "prompt": "try everything", "description": "probe the limits"}),
+        json!([
             {"tool_calls": [
                 {"name": "question", "args": {"questions": [{"question": "ok?", "options": [{"label": "yes"}]}]}},
                 {"name": "config_set", "args": {"commands": ["set tools.background=false"]}},
@@ -147,8 +152,8 @@ fn a_childs_narrowed_set_refuses_question_config_set_and_what_its_definition_lea
                 {"name": "read_file", "args": {"path": "main.nf"}}
             ]},
             {"text": "I could only read."}
-        ]}]}]
-    });
+        ]),
+    );
     let output = sandbox.run_script(&proj, &script, &["--permission-mode", "bypass"], "probe");
     assert!(output.status.success(), "{}", stderr(&output));
     let report = &outputs(&events(&output), "spawn_agent")[0];
@@ -200,20 +205,16 @@ fn a_write_in_a_plan_mode_parents_child_is_refused() {
     let sandbox = Sandbox::new();
     sandbox.write_config("");
     let proj = project(&sandbox);
-    let script = json!({
-        "turns": [{"rounds": [
-            find(),
-            spawn(json!({"prompt": "write the notes", "description": "write notes"})),
-            {"text": "done"}
-        ]}],
-        "children": [{"turns": [{"rounds": [
+    let script = one_child(
+        json!({"prompt": "write the notes", "description": "write notes"}),
+        json!([
             {"tool_calls": [
                 {"name": "write", "args": {"path": "notes.md", "content": "x"}},
                 {"name": "plan_exit", "args": {}}
             ]},
             {"text": "Both were refused."}
-        ]}]}]
-    });
+        ]),
+    );
     let output = sandbox.run_script(
         &proj,
         &script,
@@ -245,17 +246,13 @@ fn a_childs_card_is_answered_by_the_parents_person_and_recorded_under_the_child(
     let sandbox = Sandbox::new();
     sandbox.write_config("");
     let proj = project(&sandbox);
-    let script = json!({
-        "turns": [{"rounds": [
-            find(),
-            spawn(json!({"prompt": "write the notes", "description": "write notes"})),
-            {"text": "done"}
-        ]}],
-        "children": [{"turns": [{"rounds": [
+    let script = one_child(
+        json!({"prompt": "write the notes", "description": "write notes"}),
+        json!([
             {"tool_calls": [{"name": "write", "args": {"path": "notes.md", "content": "from the child\n"}}]},
             {"text": "Wrote notes.md."}
-        ]}]}]
-    });
+        ]),
+    );
     let output = sandbox.run_script(&proj, &script, &["--approve", "session"], "notes please");
     assert!(output.status.success(), "{}", stderr(&output));
     let events = events(&output);
@@ -360,18 +357,14 @@ fn the_depth_limit_stops_a_child_spawning_another() {
     let sandbox = Sandbox::new();
     sandbox.write_config("[subagents]\nmax_depth = 1\n");
     let proj = project(&sandbox);
-    let script = json!({
-        "turns": [{"rounds": [
-            find(),
-            spawn(json!({"prompt": "go deeper", "description": "deeper"})),
-            {"text": "done"}
-        ]}],
-        "children": [{"turns": [{"rounds": [
+    let script = one_child(
+        json!({"prompt": "go deeper", "description": "deeper"}),
+        json!([
             find(),
             {"tool_calls": [{"name": "spawn_agent", "args": {"prompt": "deeper still", "description": "deepest"}}]},
             {"text": "I could not go deeper."}
-        ]}]}]
-    });
+        ]),
+    );
     let output = sandbox.run_script(&proj, &script, &[], "depth");
     assert!(output.status.success(), "{}", stderr(&output));
     let refused = decision_of(&sandbox, "s000002", "spawn_agent");
@@ -581,18 +574,14 @@ fn cancelling_the_parent_stops_the_child_and_kills_its_command() {
     sandbox.write_config("");
     let proj = project(&sandbox);
     let _daemon = sandbox.start_daemon(&[]);
-    let script = json!({
-        "turns": [{"rounds": [
-            find(),
-            spawn(json!({"prompt": "wait a long time", "description": "sleep"})),
-            {"text": "done"}
-        ]}],
-        "children": [{"turns": [{"rounds": [
+    let script = one_child(
+        json!({"prompt": "wait a long time", "description": "sleep"}),
+        json!([
             {"tool_calls": [{"name": "run_command",
                              "args": {"command": "echo $$ > sleep.pid && exec sleep 300"}}]},
             {"text": "slept"}
-        ]}]}]
-    });
+        ]),
+    );
     let mut run = sandbox
         .command("codaris")
         .args(sandbox.run_args(&proj, &script, &["--permission-mode", "bypass"], "go"))
