@@ -30,6 +30,7 @@ fn recorded_inputs() -> OperatorInputs {
         http_allowlist: vec!["https://api.github.com".to_owned()],
         command_allowlist: vec!["cargo test".to_owned(), "git status".to_owned()],
         push_registries: Vec::new(),
+        hooks: Vec::new(),
     }
 }
 
@@ -39,6 +40,7 @@ fn candidate() -> Candidate {
         http_allowlist: Vec::new(),
         command_allowlist: vec!["git status".to_owned()],
         push_registries: Vec::new(),
+        hooks: Vec::new(),
     })
 }
 
