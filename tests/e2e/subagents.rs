@@ -546,6 +546,66 @@ mod background {
         });
     }
 
+    /// A background child whose person's session runs no turn has nobody to show a card to:
+    /// its request for a capability is refused at once (no card recorded, nothing granted)
+    /// instead of waiting out the card timeout (300 s, far past this test's 30), its write stays
+    /// refused, and its report still wakes the parent.
+    #[test]
+    fn a_background_childs_card_with_nobody_watching_is_refused_at_once() {
+        let sandbox = Sandbox::new();
+        sandbox.write_config("");
+        let _daemon = sandbox.start_daemon(&[]);
+        let outside = sandbox.root.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        let target = outside.join("notes.md");
+        let script = json!({
+            "turns": [
+                {"rounds": [
+                    find(),
+                    spawn(json!({"prompt": "write outside", "description": "write outside",
+                                 "background": true})),
+                    {"text": "It runs."}
+                ]},
+                {"rounds": [{"text": "Noted."}]}
+            ],
+            "children": [{"turns": [{"rounds": [
+                // Long enough for the parent's turn to have ended.
+                {"tool_calls": [{"name": "run_command", "args": {"command": "sleep 3"}}]},
+                {"tool_calls": [{"name": "request_capability", "args": {
+                    "capability": "mutate_outside_fence", "path": outside.display().to_string(),
+                    "reason": "write the notes there"}}]},
+                {"tool_calls": [{"name": "write", "args": {"path": target.display().to_string(), "content": "x"}}]},
+                {"text": "The write was refused."}
+            ]}]}]
+        });
+        runtime().block_on(async {
+            let (mut sessions, _, _) = first_turn(&sandbox, &script).await;
+            until(async || turns_of(&mut sessions, "s000001").await == 2).await;
+            let said = history(&mut sessions, "s000001").await;
+            let wake = &said[said.len() - 2].1;
+            assert!(wake.contains("The write was refused."), "{said:#?}");
+        });
+        assert!(!target.exists(), "the child wrote outside its fence");
+        let export = sandbox.cli(&["ledger", "export"]);
+        let lines = String::from_utf8_lossy(&export.stdout).into_owned();
+        let records: Vec<Value> = lines
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .collect();
+        let write = records
+            .iter()
+            .find(|l| l["type"] == "decision" && l["request"]["tool"] == "write")
+            .expect("the child's write was decided");
+        assert_eq!(write["session_id"], "s000002");
+        assert_eq!(write["decision"]["verdict"], "deny", "{write}");
+        assert!(
+            !records
+                .iter()
+                .any(|l| l["type"] == "card" || l["type"] == "grant"),
+            "no card was shown and nothing granted for the child: {lines}"
+        );
+    }
+
     #[test]
     fn without_notify_the_report_waits_for_the_next_turn() {
         let sandbox = Sandbox::new();
