@@ -586,8 +586,8 @@ impl Turns {
     }
 
     /// The fence follows the project: the session's own directory, unless that is `/` or the
-    /// home directory (or above it), then the configured `allowed_dirs`. The workspace is a
-    /// root of its own (`Task::workspace`).
+    /// home directory (or above it), then its own additional roots (an editor's), then the
+    /// configured `allowed_dirs`. The workspace is a root of its own (`Task::workspace`).
     fn roots(&self, record: &SessionRecord) -> Vec<String> {
         // Judged where the paths really lead: a link to the home directory opens it too.
         let real =
@@ -595,14 +595,27 @@ impl Turns {
         let home = self.config.home.as_deref().map(real);
         let own = (!crate::config::opens_home(&real(&record.cwd), home.as_deref()))
             .then_some(&record.cwd);
-        own.into_iter()
-            .chain(&self.config.allowed_dirs)
-            .chain(crate::sessions::extra_roots::in_force(
-                &record.additional_dirs,
-            ))
-            .map(|p| p.display().to_string())
-            .collect()
+        fence_roots(
+            own,
+            crate::sessions::extra_roots::in_force(&record.additional_dirs),
+            &self.config.allowed_dirs,
+        )
     }
+}
+
+/// A task's roots in their order: the session's own directory, its own additional roots, and
+/// last the configuration's `allowed_dirs`, which `configured_roots` counts from the end (a
+/// candidate replay swaps exactly that tail for its own).
+fn fence_roots<'a>(
+    own: Option<&'a std::path::PathBuf>,
+    additional: impl Iterator<Item = &'a std::path::PathBuf>,
+    configured: &'a [std::path::PathBuf],
+) -> Vec<String> {
+    own.into_iter()
+        .chain(additional)
+        .chain(configured)
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 /// A subagent's system prompt: the session's, then what its definition tells it.
@@ -661,5 +674,23 @@ impl super::family::Family for LiveFamily {
         };
         let session_id = session_id.to_owned();
         tokio::spawn(async move { turns.wake_now(&session_id, text).await });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    /// The configuration's roots are the tail `configured_roots` counts, whatever else the
+    /// session has: an editor's additional root must never be what a candidate swaps out.
+    #[test]
+    fn the_configured_roots_are_the_tail_after_the_sessions_own() {
+        let own = PathBuf::from("/w/proj");
+        let extra = [PathBuf::from("/w/shared")];
+        let configured = [PathBuf::from("/data"), PathBuf::from("/refs")];
+        let roots = super::fence_roots(Some(&own), extra.iter(), &configured);
+        assert_eq!(roots, ["/w/proj", "/w/shared", "/data", "/refs"]);
+        let tail = &roots[roots.len() - configured.len()..];
+        assert_eq!(tail, ["/data", "/refs"]);
     }
 }
