@@ -18,6 +18,8 @@
 //! applies them, `Task::narrowed`); the body is the child's instructions. Pure: text in,
 //! definition out; the daemon finds the files (`<config dir>/agents`, `<project>/.codaris/agents`).
 
+use crate::front_matter;
+
 /// The longest definition file read: anything longer is not a definition someone wrote.
 pub const DEFINITION_MAX_BYTES: usize = 64 * 1024;
 
@@ -113,26 +115,15 @@ pub fn parse_definition(
     if text.len() > DEFINITION_MAX_BYTES {
         return Err(AgentDefinitionError::TooLong { bytes: text.len() });
     }
-    let text = text.trim_start_matches('\u{feff}');
-    let rest = text
-        .strip_prefix("---\r\n")
-        .or_else(|| text.strip_prefix("---\n"))
-        .ok_or(AgentDefinitionError::NoFrontMatter)?;
-    let mut block_end = None;
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        if matches!(line.trim_end(), "---" | "...") {
-            block_end = Some((offset, offset + line.len()));
-            break;
-        }
-        offset += line.len();
+    if !front_matter::opens(text) {
+        return Err(AgentDefinitionError::NoFrontMatter);
     }
-    let (end, body_start) = block_end.ok_or(AgentDefinitionError::Unterminated)?;
-    let fields = fields(&rest[..end]);
+    let (block, body) = front_matter::split(text).ok_or(AgentDefinitionError::Unterminated)?;
+    let fields = front_matter::fields(block);
     let field = |key: &str| fields.iter().find(|(k, _)| k == key).map(|(_, v)| v);
     let text_of = |key: &str| {
         field(key)
-            .map(|v| v.text.trim().to_owned())
+            .map(|v| front_matter::unquote(v.text.trim()).trim().to_owned())
             .filter(|t| !t.is_empty())
     };
     let name = text_of("name").unwrap_or_else(|| stem.to_owned());
@@ -144,7 +135,7 @@ pub fn parse_definition(
         let Some(value) = field(key) else {
             return Ok(None);
         };
-        let inline = value.text.trim();
+        let inline = front_matter::unquote(value.text.trim());
         let inline = inline.strip_prefix('[').unwrap_or(inline);
         let inline = inline.strip_suffix(']').unwrap_or(inline);
         let mut items = Vec::new();
@@ -152,7 +143,7 @@ pub fn parse_definition(
             .split(',')
             .chain(value.items.iter().map(String::as_str))
         {
-            let item = unquote(item.trim()).trim();
+            let item = front_matter::unquote(item.trim()).trim();
             if item.is_empty() {
                 continue;
             }
@@ -174,7 +165,7 @@ pub fn parse_definition(
     Ok(AgentDefinition {
         name,
         description: one_line(&description),
-        instructions: rest[body_start..].trim().to_owned(),
+        instructions: body.trim().to_owned(),
         tools: list("tools")?,
         disallowed_tools: list("disallowed_tools")?
             .or(list("disallowedTools")?)
@@ -182,67 +173,6 @@ pub fn parse_definition(
         model: text_of("model").filter(|m| m != "inherit"),
         source,
     })
-}
-
-/// One key's value: its text (folded from continuation lines) and its `- item` lines.
-#[derive(Debug, Default)]
-struct Value {
-    text: String,
-    items: Vec<String>,
-}
-
-/// The keys of a front matter block: a small subset of YAML (`key: value`, quoted or not,
-/// `>`/`|` blocks and indented lines folded into one, `- item` lists); unknown keys are kept
-/// and ignored, so Claude Code's own keys (`color`, …) do no harm.
-fn fields(block: &str) -> Vec<(String, Value)> {
-    let mut fields: Vec<(String, Value)> = Vec::new();
-    for line in block.lines() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        if let Some(item) = trimmed.strip_prefix("- ")
-            && let Some((_, value)) = fields.last_mut()
-        {
-            value.items.push(unquote(item.trim()).to_owned());
-            continue;
-        }
-        if line.starts_with([' ', '\t']) {
-            if let Some((_, value)) = fields.last_mut() {
-                if !value.text.is_empty() {
-                    value.text.push(' ');
-                }
-                value.text.push_str(trimmed);
-            }
-            continue;
-        }
-        let Some((key, text)) = trimmed.split_once(':') else {
-            continue;
-        };
-        let text = text.trim();
-        let text = if matches!(text, ">" | "|" | ">-" | "|-" | ">+" | "|+") {
-            ""
-        } else {
-            unquote(text)
-        };
-        fields.push((
-            key.trim().to_owned(),
-            Value {
-                text: text.to_owned(),
-                items: Vec::new(),
-            },
-        ));
-    }
-    fields
-}
-
-fn unquote(text: &str) -> &str {
-    let quoted = |q: char| text.len() >= 2 && text.starts_with(q) && text.ends_with(q);
-    if quoted('"') || quoted('\'') {
-        &text[1..text.len() - 1]
-    } else {
-        text
-    }
 }
 
 /// The text on one line, control characters dropped, so a listing cannot be rewritten by it.

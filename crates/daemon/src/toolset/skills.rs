@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use codaris_config::front_matter;
 use codaris_index::{Entry, Kind};
 
 /// How many lines of a file are read looking for its front matter or its first line.
@@ -153,7 +154,7 @@ fn references(dir: &Path, skill: &str) -> Vec<Entry> {
 /// Reads one reference file into an entry called `name`.
 pub fn read_reference(file: &Path, name: String) -> Result<Entry, SkillError> {
     let head = read_head(file)?;
-    let (front, body) = match front_matter_split(&head) {
+    let (front, body) = match front_matter::split(&head) {
         Some((block, body)) => (parse_block(block), body),
         None => (FrontMatter::default(), head.as_str()),
     };
@@ -169,83 +170,20 @@ pub fn read_reference(file: &Path, name: String) -> Result<Entry, SkillError> {
 
 /// Parses the front matter block at the top of `text`.
 pub fn front_matter(text: &str) -> Result<FrontMatter, SkillError> {
-    let text = text.trim_start_matches('\u{feff}');
-    if text.lines().next().map(str::trim_end) != Some("---") {
+    if !front_matter::opens(text) {
         return Err(SkillError::NoFrontMatter);
     }
-    front_matter_split(text)
+    front_matter::split(text)
         .map(|(block, _)| parse_block(block))
         .ok_or(SkillError::Unterminated)
 }
 
-/// The block between the opening `---` and the closing `---` (or `...`), and the text after it.
-fn front_matter_split(text: &str) -> Option<(&str, &str)> {
-    let text = text.trim_start_matches('\u{feff}');
-    let rest = text
-        .strip_prefix("---\r\n")
-        .or_else(|| text.strip_prefix("---\n"))?;
-    let mut offset = 0;
-    for line in rest.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if bare == "---" || bare == "..." {
-            return Some((&rest[..offset], &rest[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    None
-}
-
-/// The keys of a front matter block. A small subset of YAML: `key: value` lines, values quoted or
-/// not, `>`/`|` blocks and indented continuation lines folded into one line, and `- item` lists.
-/// Other keys are ignored.
+/// The keys of a front matter block that describe a skill ([`front_matter::fields`] reads
+/// it); other keys are ignored.
 fn parse_block(block: &str) -> FrontMatter {
-    #[derive(Default)]
-    struct Field {
-        text: String,
-        items: Vec<String>,
-    }
-    let mut fields: Vec<(String, Field)> = Vec::new();
-    for line in block.lines() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            continue;
-        }
-        let indented = line.starts_with([' ', '\t']);
-        if let Some(item) = trimmed.strip_prefix("- ")
-            && let Some((_, field)) = fields.last_mut()
-        {
-            field.items.push(unquote(item.trim()).to_owned());
-            continue;
-        }
-        if indented {
-            if let Some((_, field)) = fields.last_mut() {
-                if !field.text.is_empty() {
-                    field.text.push(' ');
-                }
-                field.text.push_str(trimmed);
-            }
-            continue;
-        }
-        let Some((key, value)) = trimmed.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        let value = if matches!(value, ">" | "|" | ">-" | "|-" | ">+" | "|+") {
-            ""
-        } else {
-            value
-        };
-        fields.push((
-            key.trim().to_owned(),
-            Field {
-                text: value.to_owned(),
-                items: Vec::new(),
-            },
-        ));
-    }
     let mut front = FrontMatter::default();
-    for (key, field) in fields {
-        let text = unquote(field.text.trim()).trim().to_owned();
+    for (key, field) in front_matter::fields(block) {
+        let text = front_matter::unquote(field.text.trim()).trim().to_owned();
         match key.as_str() {
             "name" if !text.is_empty() => front.name = Some(text),
             "description" if !text.is_empty() => front.description = Some(text),
@@ -254,7 +192,7 @@ fn parse_block(block: &str) -> FrontMatter {
                 let list = list.strip_suffix(']').unwrap_or(list);
                 front.keywords = list
                     .split(',')
-                    .map(|k| unquote(k.trim()).trim().to_owned())
+                    .map(|k| front_matter::unquote(k.trim()).trim().to_owned())
                     .chain(field.items)
                     .filter(|k| !k.is_empty())
                     .collect();
@@ -263,18 +201,6 @@ fn parse_block(block: &str) -> FrontMatter {
         }
     }
     front
-}
-
-fn unquote(value: &str) -> &str {
-    for quote in ['"', '\''] {
-        if let Some(inner) = value
-            .strip_prefix(quote)
-            .and_then(|v| v.strip_suffix(quote))
-        {
-            return inner;
-        }
-    }
-    value
 }
 
 /// The first heading or, failing that, the first non-empty line, without its `#` marks.
