@@ -14,6 +14,7 @@ mod cards;
 mod chat;
 mod cli_contract;
 mod config;
+mod config_tools;
 mod demo;
 mod doctor;
 mod escapes;

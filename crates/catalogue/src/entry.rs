@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
-    question, session, shell, subagents, web,
+    config, files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner,
+    plans, question, session, shell, subagents, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -75,6 +75,12 @@ pub static ALL: &[CatalogueEntry] = &[
     help::CODARIS_DOCS_SEARCH,
     help::CODARIS_DOCS_READ,
     help::LOAD_SKILL,
+    config::CONFIG_GET,
+    config::CONFIG_CHANGES,
+    config::CONFIG_SET,
+    config::CONFIG_REVERT,
+    config::CONFIG_COMMIT,
+    config::CONFIG_ROLLBACK,
     shell::RUN_COMMAND,
     shell::BACKGROUND_LIST,
     shell::BACKGROUND_OUTPUT,

@@ -8,10 +8,10 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
+use crate::{config, question, session, shell, subagents, web};
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
-use crate::{question, session, shell, subagents, web};
 
 macro_rules! builtin_tools {
     ($($variant:ident = $name:literal => $entry:expr,)*) => {
@@ -96,12 +96,12 @@ builtin_tools! {
     PlanExit = "plan_exit" => Some(&plans::PLAN_EXIT),
     CompactContext = "compact_context" => Some(&loop_tools::COMPACT_CONTEXT),
     SessionDescribe = "session_describe" => Some(&session::SESSION_DESCRIBE),
-    ConfigGet = "config_get" => None,
-    ConfigChanges = "config_changes" => None,
-    ConfigSet = "config_set" => None,
-    ConfigRevert = "config_revert" => None,
-    ConfigCommit = "config_commit" => None,
-    ConfigRollback = "config_rollback" => None,
+    ConfigGet = "config_get" => Some(&config::CONFIG_GET),
+    ConfigChanges = "config_changes" => Some(&config::CONFIG_CHANGES),
+    ConfigSet = "config_set" => Some(&config::CONFIG_SET),
+    ConfigRevert = "config_revert" => Some(&config::CONFIG_REVERT),
+    ConfigCommit = "config_commit" => Some(&config::CONFIG_COMMIT),
+    ConfigRollback = "config_rollback" => Some(&config::CONFIG_ROLLBACK),
     CodarisSchedulerJobsList = "codaris_scheduler_jobs_list" => None,
     CodarisSchedulerJobGet = "codaris_scheduler_job_get" => None,
     CodarisSchedulerJobRuns = "codaris_scheduler_job_runs" => None,
@@ -184,6 +184,6 @@ mod tests {
                 assert_eq!(entry.name, tool.as_str());
             }
         }
-        assert!(BuiltinTool::ConfigGet.entry().is_none());
+        assert!(BuiltinTool::CodarisMemorySave.entry().is_none());
     }
 }

@@ -15,6 +15,7 @@
 //! `codaris-policy`'s), how it runs (`codaris-tools`), which tools a turn sees (the agent's
 //! surface). No I/O; `serde_json` only, for the schemas (and `serde`, for an id on the wire).
 
+pub mod config;
 mod entry;
 mod files;
 mod help;

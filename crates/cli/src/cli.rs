@@ -168,6 +168,25 @@ pub enum ConfigCommand {
     },
     /// The configuration file the daemon reads, and whether it exists
     Path,
+    /// A value of the file by dotted path (`tools.command_allowlist`; `.`, the default, is the
+    /// whole file), secrets redacted
+    Get { path: Option<String> },
+    /// Stage edits of the file, each checked as it is staged (all or none): `PATH=VALUE` sets,
+    /// or a whole command `set|add_list|del_list PATH=VALUE`, `delete PATH`. Nothing is in
+    /// force until `codaris config commit`
+    Set {
+        #[arg(required = true)]
+        commands: Vec<String>,
+    },
+    /// The staged commands, the diff they make, and which recorded decisions they would turn
+    Changes,
+    /// Discard staged commands: all of them, or those at or under PATH
+    Revert { path: Option<String> },
+    /// Validate the staged commands as codarisd reads its file at start, keep the previous file
+    /// as a snapshot, write the new one, record the change in the ledger and reload codarisd
+    Commit,
+    /// Put back the file the last commit replaced, record it and reload codarisd
+    Rollback,
 }
 
 #[derive(Debug, Subcommand)]

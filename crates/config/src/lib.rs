@@ -14,6 +14,7 @@
 
 pub mod agents;
 mod check;
+pub mod edit;
 pub mod front_matter;
 mod hooks;
 mod keys;

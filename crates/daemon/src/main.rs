@@ -123,7 +123,8 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
     let flags = Flags {
         listen: args.listen,
     };
-    let mut config = config::load(args.state_dir, args.config, flags, keys)?;
+    let inputs = config::LoadInputs::gather(args.state_dir, args.config, flags, keys)?;
+    let mut config = inputs.load()?;
     // The built-in MCP server is a program of its own, beside this one. When it is missing the
     // server is still registered, so `codaris mcp list` shows it failed; the log says why.
     let builtin = std::env::current_exe()
@@ -170,7 +171,7 @@ fn run(args: Args, keys: &HeldKeys) -> Result<(), StartError> {
         })?;
         // A daemon whose state directory is deleted or replaced stops.
         codaris_daemon::server::watch::spawn(watch, shutdown.clone());
-        codaris_daemon::serve(config, claim, shutdown).await
+        codaris_daemon::serve_reloading(config, inputs, claim, shutdown).await
     });
     // Outside the runtime: the exporter's blocking client must not be dropped on it.
     drop(runtime);

@@ -78,6 +78,18 @@ fn core_names() -> Vec<String> {
         .names()
         .map(str::to_owned)
         .chain(["compact_context".to_owned()])
+        // The daemon always wires the configuration's editor, so its six tools run here.
+        .chain(
+            [
+                "config_get",
+                "config_changes",
+                "config_set",
+                "config_revert",
+                "config_commit",
+                "config_rollback",
+            ]
+            .map(str::to_owned),
+        )
         .collect();
     names.sort();
     names

@@ -33,6 +33,8 @@ pub enum RecordKind {
     GrantSet,
     /// An undo of a turn (see `undo.rs`).
     Undo,
+    /// A change of the configuration file (see `config_change.rs`).
+    ConfigChange,
 }
 
 impl RecordKind {
@@ -43,6 +45,7 @@ impl RecordKind {
             RecordKind::Decision => "decision",
             RecordKind::GrantSet => "grant_set",
             RecordKind::Undo => "undo",
+            RecordKind::ConfigChange => "config_change",
         }
     }
 }

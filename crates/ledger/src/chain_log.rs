@@ -212,6 +212,7 @@ fn kind_byte(kind: RecordKind) -> u8 {
         RecordKind::Decision => 2,
         RecordKind::GrantSet => 3,
         RecordKind::Undo => 4,
+        RecordKind::ConfigChange => 5,
     }
 }
 
@@ -222,6 +223,7 @@ fn kind_of(byte: u8) -> Option<RecordKind> {
         2 => Some(RecordKind::Decision),
         3 => Some(RecordKind::GrantSet),
         4 => Some(RecordKind::Undo),
+        5 => Some(RecordKind::ConfigChange),
         _ => None,
     }
 }

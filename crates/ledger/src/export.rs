@@ -29,6 +29,8 @@ pub enum ExportLine {
     GrantSet(GrantSetRecord),
     /// An undo of a turn, with its decision.
     Undo(crate::undo::UndoRecord),
+    /// A change of the configuration file.
+    ConfigChange(crate::config_change::ConfigChangeRecord),
     /// One link of the chain (every link, whatever session the export is limited to).
     Link(Link),
     /// A stored record that does not decode, carried so that an export never silently lacks
@@ -54,6 +56,7 @@ impl crate::record::Versioned for ExportLine {
             ExportLine::Decision(record) => Some(record.schema),
             ExportLine::GrantSet(record) => Some(record.schema),
             ExportLine::Undo(record) => Some(record.schema),
+            ExportLine::ConfigChange(record) => Some(record.schema),
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => None,
         }
     }
@@ -87,6 +90,9 @@ impl Ledger {
         let (undos, bad_undos) = self.undos(session_id)?;
         corrupt.extend(bad_undos);
         lines.extend(undos.into_iter().map(ExportLine::Undo));
+        let (changes, bad_changes) = self.config_changes(session_id)?;
+        corrupt.extend(bad_changes);
+        lines.extend(changes.into_iter().map(ExportLine::ConfigChange));
         let (decisions, bad_decisions) = self.stored_decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(

@@ -293,7 +293,8 @@ versioned!(
     CardRecord,
     DecisionRecord,
     GrantSetRecord,
-    crate::undo::UndoRecord
+    crate::undo::UndoRecord,
+    crate::config_change::ConfigChangeRecord
 );
 
 /// A record that belongs to one session.
@@ -320,6 +321,13 @@ impl SessionScoped for GrantSetRecord {
 }
 
 impl SessionScoped for crate::undo::UndoRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+/// A change made by a person's `codaris config` has no session: it is in no session's export.
+impl SessionScoped for crate::config_change::ConfigChangeRecord {
     fn session_id(&self) -> &str {
         &self.session_id
     }

@@ -58,6 +58,8 @@ pub struct ReplayReport {
     pub undos: usize,
     /// Undos whose decision does not replay, and turns undone twice.
     pub undo_findings: Vec<crate::undo::UndoFinding>,
+    /// Changes of the configuration file recorded (linked in the chain like every record).
+    pub config_changes: usize,
     /// Links of the chain walked.
     pub chain_links: usize,
     /// Records inserted, altered or removed, as the chain shows them.
@@ -106,6 +108,7 @@ pub fn replay(records: &[DecisionRecord], corrupt: &[Corrupt]) -> ReplayReport {
         grants: 0,
         unbacked_grants: Vec::new(),
         undos: 0,
+        config_changes: 0,
         undo_findings: Vec::new(),
         chain_links: 0,
         chain_findings: Vec::new(),
@@ -123,6 +126,8 @@ pub struct Evidence {
     pub grant_sets: Vec<GrantSetRecord>,
     /// Undos of turns, oldest first.
     pub undos: Vec<crate::undo::UndoRecord>,
+    /// Changes of the configuration file, oldest first.
+    pub config_changes: Vec<crate::config_change::ConfigChangeRecord>,
     /// Each with the grants its set names filled in: the request `evaluate` saw.
     pub decisions: Vec<DecisionRecord>,
     pub links: Vec<Link>,
@@ -147,6 +152,7 @@ impl Evidence {
                 ExportLine::Card(record) => evidence.cards.push(record),
                 ExportLine::GrantSet(record) => evidence.grant_sets.push(record),
                 ExportLine::Undo(record) => evidence.undos.push(record),
+                ExportLine::ConfigChange(record) => evidence.config_changes.push(record),
                 ExportLine::Decision(record) => evidence.decisions.push(*record),
                 ExportLine::Link(link) => evidence.links.push(link),
                 ExportLine::Unreadable {
@@ -184,6 +190,7 @@ pub fn audit(evidence: &Evidence) -> ReplayReport {
         &evidence.links,
     );
     report.undos = evidence.undos.len();
+    report.config_changes = evidence.config_changes.len();
     report.undo_findings = crate::undo::verify_undos(&evidence.undos);
     report.chain_links = evidence.links.len();
     report.chain_findings = chain::verify(
@@ -227,6 +234,14 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             key: undo.id.clone(),
             session_id: undo.session_id.clone(),
             digest: digest(undo),
+        });
+    }
+    for change in &evidence.config_changes {
+        records.push(Stored {
+            kind: RecordKind::ConfigChange,
+            key: change.id.clone(),
+            session_id: change.session_id.clone(),
+            digest: digest(change),
         });
     }
     for (seq, session_id, digest) in &evidence.stored_decisions {

@@ -93,6 +93,8 @@ pub struct Ledger {
     cards: sled::Tree,
     /// Undos of turns, by id (see `undo.rs`).
     undos: sled::Tree,
+    /// Changes of the configuration file, by id (see `config_change.rs`).
+    config_changes: sled::Tree,
     /// The decisions, in a file of their own (see `decision_log.rs`); only ever added to.
     decisions: Mutex<DecisionLog>,
     /// The grant sets decisions name, by key (see `grant_sets.rs`).
@@ -237,6 +239,7 @@ impl Ledger {
             grant_cache: grants::GrantCache::default(),
             cards: db.open_tree("cards")?,
             undos: db.open_tree("undos")?,
+            config_changes: db.open_tree("config_changes")?,
             decisions: Mutex::new(DecisionLog::open(
                 &sibling(path, ".decisions"),
                 durable_decisions,
@@ -465,6 +468,34 @@ impl Ledger {
         Ok(id)
     }
 
+    /// Records a change of the configuration file, durably, under a new id (`c…`), which it
+    /// returns: the file is written only once its record is on the device.
+    pub fn append_config_change(
+        &self,
+        record: &crate::config_change::ConfigChangeRecord,
+    ) -> Result<String, LedgerError> {
+        let id = format!("c{:012}", self.next_id()?);
+        let record = crate::config_change::ConfigChangeRecord {
+            id: id.clone(),
+            ..record.clone()
+        };
+        self.commit(Pending::new(
+            RecordKind::ConfigChange,
+            id.as_bytes(),
+            id.clone(),
+            &record,
+        )?)?;
+        Ok(id)
+    }
+
+    /// Changes of the configuration file, oldest first (ids grow), of one session when given.
+    pub fn config_changes(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<crate::config_change::ConfigChangeRecord>, Vec<Corrupt>), LedgerError> {
+        self.scan_session(&self.config_changes, "config_changes", session_id)
+    }
+
     /// Undos oldest first (ids grow), of one session when given.
     pub fn undos(
         &self,
@@ -636,6 +667,7 @@ impl Ledger {
             RecordKind::Decision => None,
             RecordKind::GrantSet => Some(&self.grant_sets),
             RecordKind::Undo => Some(&self.undos),
+            RecordKind::ConfigChange => Some(&self.config_changes),
         }
     }
 }

@@ -59,8 +59,9 @@ struct Server {
 pub struct ServerRegistry {
     servers: Arc<Mutex<BTreeMap<ServerName, Server>>>,
     changes: Arc<watch::Sender<u64>>,
-    /// What a server that shares roots is told (`roots/list`).
-    roots: Arc<Vec<PathBuf>>,
+    /// What a server that shares roots is told (`roots/list`) when it starts; the daemon's
+    /// allowed folders, which a committed configuration may change ([`ServerRegistry::set_roots`]).
+    roots: Arc<Mutex<Arc<Vec<PathBuf>>>>,
 }
 
 impl Default for ServerRegistry {
@@ -79,7 +80,7 @@ impl ServerRegistry {
         ServerRegistry {
             servers: Arc::new(Mutex::new(BTreeMap::new())),
             changes: Arc::new(watch::channel(0).0),
-            roots: Arc::new(roots),
+            roots: Arc::new(Mutex::new(Arc::new(roots))),
         }
     }
 
@@ -102,12 +103,23 @@ impl ServerRegistry {
         let changes = self.changes.clone();
         let published: Arc<dyn Fn() + Send + Sync> =
             Arc::new(move || ServerRegistry::bump(&changes));
-        let run = supervisor::start(spec.clone(), self.roots.clone(), published);
+        let roots = self
+            .roots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let run = supervisor::start(spec.clone(), roots, published);
         let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
         if let Some(old) = replaced {
             old.run.stop.cancel();
         }
         ServerRegistry::bump(&self.changes);
+    }
+
+    /// What servers that share roots are told from their next start: a running one is told
+    /// once it is added again.
+    pub fn set_roots(&self, roots: Vec<PathBuf>) {
+        *self.roots.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(roots);
     }
 
     /// Stops and forgets the server; false when there was none.

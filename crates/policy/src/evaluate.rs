@@ -723,13 +723,16 @@ fn http_target(url: &str, args: &Value, uses: &[PathUse<'_>], task: &Task) -> St
     }
 }
 
-/// The catalogue's table: which classes a permission mode approves without a card.
+/// The catalogue's table: which classes a permission mode approves without a card. Unlike the
+/// catalogue, `bypass` does not approve the `config` class: a commit rewrites the policy's own
+/// inputs (the roots, the allowlists, hooks and MCP servers that run outside the sandbox), and
+/// the threat model lets no tool write the configuration without the person.
 fn auto_approves(class: PermissionClass, mode: PermissionMode) -> bool {
     use PermissionClass as C;
     use PermissionMode as P;
     matches!(
         (class, mode),
-        (C::Write, P::AcceptEdits | P::Bypass) | (C::Command | C::Config | C::Http, P::Bypass)
+        (C::Write, P::AcceptEdits | P::Bypass) | (C::Command | C::Http, P::Bypass)
     )
 }
 

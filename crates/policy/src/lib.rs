@@ -65,7 +65,11 @@ mod verdict;
 /// "9": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
 /// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
 /// its `allow` answers the permission prompt (`allowed_by_hook`).
-pub const POLICY_VERSION: &str = "9";
+/// "10": the six configuration tools are built, so a call to one is no longer `unknown_tool`;
+/// the `config` class (`config_commit`, `config_rollback`) asks in every permission mode,
+/// `bypass` included: a commit can widen the fence, add hooks and start MCP servers, all run
+/// outside the sandbox, so only the person (or the operator's hook) agrees to one.
+pub const POLICY_VERSION: &str = "10";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;

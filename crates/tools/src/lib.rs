@@ -8,12 +8,14 @@
 //! Non-goals: deciding (the policy), recording (the ledger), choosing which tools a turn sees
 //! (the agent's surface), talking to a model.
 
+pub mod config_tools;
 mod context;
 pub mod docs;
 pub mod files;
 pub mod filing;
 mod implied;
 mod limits;
+mod live;
 pub mod ncbi;
 pub mod nextflow;
 mod planner;
@@ -38,6 +40,7 @@ pub use files::file_tools;
 pub use limits::OutputLimits;
 pub use limits::apply_limits;
 pub use limits::limit_text;
+pub use live::Live;
 pub use ncbi::ncbi_tools;
 pub use planner::Planner;
 pub use plans::{PlanDocument, PlanExit, PlanList, PlanRead, PlanWrite};

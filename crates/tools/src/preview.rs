@@ -30,6 +30,9 @@ pub enum PreviewKind {
     Http,
     /// The plan documents a person agrees to when leaving plan mode (`plan_exit`).
     Plan,
+    /// A change of the configuration file (`config_commit`, `config_rollback`): its diff,
+    /// secrets redacted, and which recorded decisions it would have turned.
+    Config,
     /// Nothing could be worked out; the text says why (the call would fail).
     Unavailable,
 }
@@ -42,6 +45,7 @@ impl PreviewKind {
             PreviewKind::Command => "command",
             PreviewKind::Http => "http",
             PreviewKind::Plan => "plan",
+            PreviewKind::Config => "config",
             PreviewKind::Unavailable => "",
         }
     }

@@ -49,7 +49,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
     let (pools, _notices) = ShellPools::new(PoolConfig::default());
     let setup = NextflowSetup {
         nextflow: stand_in_nextflow().display().to_string(),
-        profiles: vec!["test".to_owned(), "docker".to_owned()],
+        profiles: codaris_tools::Live::new(vec!["test".to_owned(), "docker".to_owned()]),
         ..NextflowSetup::default()
     };
     let tools = nextflow_tools(&Arc::new(pools), &setup, Arc::new(MemoryGates::default()));

@@ -73,7 +73,7 @@ fn env() -> Result<Env, Box<dyn std::error::Error>> {
         nextflow: wrapper(&bin, &hold)?.to_string_lossy().into_owned(),
         // `unknown` is allowed here and unknown to the scenario: the stand-in stops on it
         // before it records the run, as Nextflow does on a profile it does not have.
-        profiles: vec!["test".to_owned(), "unknown".to_owned()],
+        profiles: codaris_tools::Live::new(vec!["test".to_owned(), "unknown".to_owned()]),
         ..NextflowSetup::default()
     };
     let ctx = ToolContext {

@@ -35,7 +35,7 @@ pub fn preview_lines(card: &v1::Card, colour: bool) -> String {
         // The preview quotes what the model wrote: its escapes are shown, only ours act.
         let line = crate::output::shown(line);
         let painted = match preview.kind.as_str() {
-            "diff" if colour => paint_diff_line(&line),
+            "diff" | "config" if colour => paint_diff_line(&line),
             _ => line.into_owned(),
         };
         out.push_str("    ");

@@ -25,7 +25,104 @@ pub async fn run(
         ConfigCommand::Show => show(target, autostart, json_out).await,
         ConfigCommand::Check { file } => check(file, json_out),
         ConfigCommand::Path => path(target, json_out).await,
+        ConfigCommand::Get { path } => {
+            edit(target, autostart, json_out, Action::Get, path, Vec::new()).await
+        }
+        ConfigCommand::Set { commands } => {
+            let commands = commands.iter().map(|c| as_command(c)).collect();
+            edit(target, autostart, json_out, Action::Set, None, commands).await
+        }
+        ConfigCommand::Changes => {
+            edit(
+                target,
+                autostart,
+                json_out,
+                Action::Changes,
+                None,
+                Vec::new(),
+            )
+            .await
+        }
+        ConfigCommand::Revert { path } => {
+            edit(
+                target,
+                autostart,
+                json_out,
+                Action::Revert,
+                path,
+                Vec::new(),
+            )
+            .await
+        }
+        ConfigCommand::Commit => {
+            edit(
+                target,
+                autostart,
+                json_out,
+                Action::Commit,
+                None,
+                Vec::new(),
+            )
+            .await
+        }
+        ConfigCommand::Rollback => {
+            edit(
+                target,
+                autostart,
+                json_out,
+                Action::Rollback,
+                None,
+                Vec::new(),
+            )
+            .await
+        }
     }
+}
+
+use v1::edit_config_request::Action;
+
+/// `PATH=VALUE` as `set PATH=VALUE`; a whole command as it is.
+fn as_command(given: &str) -> String {
+    let given = given.trim();
+    let is_command = ["set ", "add_list ", "del_list ", "delete "]
+        .iter()
+        .any(|word| given.starts_with(word));
+    if is_command {
+        given.to_owned()
+    } else {
+        format!("set {given}")
+    }
+}
+
+/// One edit through the daemon, which owns the file, the ledger and the reload; its answer
+/// printed (`--json`: `{"action", "text"}`).
+async fn edit(
+    target: &Target,
+    autostart: bool,
+    json_out: bool,
+    action: Action,
+    path: Option<String>,
+    commands: Vec<String>,
+) -> Result<Outcome, CliError> {
+    let channel = client::open(target, autostart).await?;
+    let answer = v1::daemon_client::DaemonClient::new(channel)
+        .edit_config(v1::EditConfigRequest {
+            action: action as i32,
+            path: path.unwrap_or_default(),
+            commands,
+        })
+        .await?
+        .into_inner();
+    if json_out {
+        let name = action
+            .as_str_name()
+            .trim_start_matches("ACTION_")
+            .to_lowercase();
+        output::json(&json!({"action": name, "text": answer.text}))?;
+    } else {
+        output::line(answer.text.trim_end())?;
+    }
+    Ok(Outcome::Success)
 }
 
 async fn show(target: &Target, autostart: bool, json_out: bool) -> Result<Outcome, CliError> {

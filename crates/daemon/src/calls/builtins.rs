@@ -38,7 +38,8 @@ pub struct Builtins {
     pools: Option<Arc<ShellPools>>,
     /// The tools this daemon runs, by their id: a call's typed id finds its tool.
     by_id: HashMap<BuiltinTool, Arc<dyn Tool>>,
-    limits: OutputLimits,
+    /// `tools.output_limits`, live: a committed configuration changes them.
+    limits: codaris_tools::Live<OutputLimits>,
 }
 
 impl std::fmt::Debug for Builtins {
@@ -77,22 +78,28 @@ impl Builtins {
     /// Cuts every result to `limits` before the model sees it.
     #[must_use]
     pub fn with_limits(mut self, limits: OutputLimits) -> Self {
-        self.limits = limits;
+        self.limits = codaris_tools::Live::new(limits);
         self
+    }
+
+    /// The output limits in force, shared: setting them changes every later result.
+    pub fn output_limits(&self) -> codaris_tools::Live<OutputLimits> {
+        self.limits.clone()
     }
 
     /// `run` with its text cut to the output limits: every result the model reads passes
     /// here, errors and the loop's own tools included.
     pub fn limit(&self, mut run: ToolRun) -> ToolRun {
-        run.output = limit_text(&run.output, self.limits);
+        run.output = limit_text(&run.output, *self.limits.get());
         run
     }
 
     /// [`Builtins::limit`] with `over`'s limits where it sets them (an MCP server's own).
     pub fn limit_with(&self, mut run: ToolRun, over: codaris_mcp::OutputLimitOverrides) -> ToolRun {
+        let base = *self.limits.get();
         let limits = OutputLimits {
-            max_bytes: over.max_bytes.unwrap_or(self.limits.max_bytes),
-            max_lines: over.max_lines.unwrap_or(self.limits.max_lines),
+            max_bytes: over.max_bytes.unwrap_or(base.max_bytes),
+            max_lines: over.max_lines.unwrap_or(base.max_lines),
         };
         run.output = limit_text(&run.output, limits);
         run
@@ -156,6 +163,9 @@ impl Builtins {
                 None => tool,
             }));
         }
+        if let Some(editor) = &setup.config_editor {
+            tools.extend(codaris_tools::config_tools::config_tools(editor));
+        }
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.
@@ -210,7 +220,7 @@ impl Builtins {
             tools,
             pools: None,
             by_id,
-            limits: OutputLimits::default(),
+            limits: codaris_tools::Live::new(OutputLimits::default()),
         }
     }
 
@@ -545,11 +555,47 @@ mod tests {
         Ok(())
     }
 
+    /// An editor that refuses everything: the configuration tools are registered only with
+    /// one, and this test is about registration, not editing.
+    #[derive(Debug)]
+    struct NoEditing;
+
+    #[async_trait::async_trait]
+    impl codaris_tools::config_tools::ConfigEditor for NoEditing {
+        fn get(&self, _: &str) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        fn changes(&self) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        fn stage(&self, _: &str, _: &[String]) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        fn revert(&self, _: Option<&str>) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        fn check_commit(&self) -> Result<codaris_tools::preview::CallPreview, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        fn check_rollback(&self) -> Result<codaris_tools::preview::CallPreview, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        async fn commit(&self, _: &str) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+        async fn rollback(&self, _: &str) -> Result<String, ToolError> {
+            Err(ToolError::model("no file"))
+        }
+    }
+
     /// The catalogue is exactly the loop's two tools and what this daemon runs with every
     /// optional tool on, and each tool answers with its catalogue entry.
     #[test]
     fn every_registered_tool_is_catalogued_and_every_entry_runs_here() {
-        let (builtins, _notices) = Builtins::new(Setup::default());
+        let (builtins, _notices) = Builtins::new(Setup {
+            config_editor: Some(Arc::new(NoEditing)),
+            ..Setup::default()
+        });
         let mut names: Vec<&str> = codaris_catalogue::LOOP_TOOLS
             .iter()
             .map(|e| e.name)

@@ -163,9 +163,9 @@ const MAX_RETAKES: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Dispatcher {
     ledger: Arc<Ledger>,
-    /// Grants the operator gave in the configuration (e.g. `tools.http_allowlist`), in force in
-    /// every session and recorded with each decision like any other grant.
-    standing: Vec<Grant>,
+    /// What the operator's configuration adds to every decision, shared by every session's
+    /// dispatcher: a committed configuration changes it for their next calls.
+    operator: codaris_tools::Live<Operator>,
     /// The policy's grant set for the current view of the session decided for, shared by the
     /// clones: each session's value holds a dispatcher of its own ([`Dispatcher::for_session`]),
     /// so the set goes with the session.
@@ -173,8 +173,57 @@ pub struct Dispatcher {
     /// Set for a subagent's session: its calls are decided under the grants of the person's
     /// session it descends from, and recorded naming its parent.
     lineage: Option<Lineage>,
+}
+
+/// What the operator's configuration adds to every decision.
+#[derive(Debug, Default, Clone)]
+pub struct Operator {
+    /// Grants the operator gave in the configuration (e.g. `tools.http_allowlist`), in force in
+    /// every session and recorded with each decision like any other grant.
+    standing: Vec<Grant>,
     /// `[policy] shadow`: every call decided a second time ([`crate::calls::shadow`]).
     shadow: Option<Arc<crate::calls::shadow::ShadowPolicy>>,
+}
+
+impl Operator {
+    /// What `config`'s allowlists and shadow add up to.
+    pub fn of(config: &crate::config::Config) -> Self {
+        Self::default()
+            .with_http_allowlist(&config.http_allowlist)
+            .with_command_allowlist(&config.command_allowlist)
+            .with_shadow(config.shadow.as_ref())
+    }
+
+    fn with_shadow(mut self, shadow: Option<&crate::config::policy::Shadow>) -> Self {
+        self.shadow = shadow.map(|s| Arc::new(crate::calls::shadow::ShadowPolicy::new(s)));
+        self
+    }
+
+    /// The configuration's HTTP allowlist as standing `send_http` grants, one per origin.
+    fn with_http_allowlist(mut self, origins: &[String]) -> Self {
+        self.standing.extend(origins.iter().map(|origin| {
+            Grant::new(
+                CapabilityName::SendHttp,
+                Some(&codaris_policy::http_origin(origin)),
+                Lifetime::Session,
+            )
+            .with_id(codaris_ledger::standing_grant_id(
+                codaris_ledger::HTTP_ALLOWLIST,
+                origin,
+            ))
+        }));
+        self
+    }
+
+    /// The configuration's command allowlist as standing `run_program` grants, one per prefix.
+    fn with_command_allowlist(mut self, prefixes: &[String]) -> Self {
+        self.standing.extend(prefixes.iter().map(|prefix| {
+            Grant::new(CapabilityName::RunProgram, Some(prefix), Lifetime::Session).with_id(
+                codaris_ledger::standing_grant_id(codaris_ledger::COMMAND_ALLOWLIST, prefix),
+            )
+        }));
+        self
+    }
 }
 
 /// A subagent's session's place, as its decisions record it.
@@ -195,21 +244,22 @@ struct GrantSets {
     built: Mutex<Option<BuiltSet>>,
 }
 
-/// A view, and the grant set built from the standing grants and its grants.
-type BuiltSet = (Arc<GrantView>, Arc<GrantSet>);
+/// A view and the operator's grants, and the grant set built from them.
+type BuiltSet = (Arc<GrantView>, Arc<Operator>, Arc<GrantSet>);
 
 impl GrantSets {
-    fn for_view(&self, view: &Arc<GrantView>, standing: &[Grant]) -> Arc<GrantSet> {
+    fn for_view(&self, view: &Arc<GrantView>, operator: &Arc<Operator>) -> Arc<GrantSet> {
         let mut built = self.built.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((seen, set)) = built.as_ref()
+        if let Some((seen, seen_operator, set)) = built.as_ref()
             && Arc::ptr_eq(seen, view)
+            && Arc::ptr_eq(seen_operator, operator)
         {
             return set.clone();
         }
         let set = Arc::new(GrantSet::from_grants(
-            standing.iter().chain(&view.grants).cloned(),
+            operator.standing.iter().chain(&view.grants).cloned(),
         ));
-        *built = Some((view.clone(), set.clone()));
+        *built = Some((view.clone(), operator.clone(), set.clone()));
         set
     }
 }
@@ -218,18 +268,24 @@ impl Dispatcher {
     pub fn new(ledger: Arc<Ledger>) -> Self {
         Self {
             ledger,
-            standing: Vec::new(),
+            operator: codaris_tools::Live::default(),
             sets: Arc::default(),
             lineage: None,
-            shadow: None,
         }
     }
 
     /// The same dispatcher deciding every call under `shadow` too, when there is one.
     #[must_use]
     pub fn with_shadow(mut self, shadow: Option<&crate::config::policy::Shadow>) -> Self {
-        self.shadow = shadow.map(|s| Arc::new(crate::calls::shadow::ShadowPolicy::new(s)));
+        let operator = (*self.operator.get()).clone().with_shadow(shadow);
+        self.operator = codaris_tools::Live::new(operator);
         self
+    }
+
+    /// The operator's part of every decision from now on, for every session: `operator`
+    /// replaces what the configuration gave before (a commit reloaded it).
+    pub fn reconfigure(&self, operator: Operator) {
+        self.operator.set(operator);
     }
 
     /// The same dispatcher with a grant-set cache of its own, for one session's value to own.
@@ -265,34 +321,24 @@ impl Dispatcher {
             .built
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        built.as_ref().map(|(_, set)| Arc::downgrade(set))
+        built.as_ref().map(|(_, _, set)| Arc::downgrade(set))
     }
 
     /// The configuration's HTTP allowlist as standing `send_http` grants, one per origin.
     #[must_use]
     pub fn with_http_allowlist(mut self, origins: &[String]) -> Self {
-        self.standing.extend(origins.iter().map(|origin| {
-            Grant::new(
-                CapabilityName::SendHttp,
-                Some(&codaris_policy::http_origin(origin)),
-                Lifetime::Session,
-            )
-            .with_id(codaris_ledger::standing_grant_id(
-                codaris_ledger::HTTP_ALLOWLIST,
-                origin,
-            ))
-        }));
+        let operator = (*self.operator.get()).clone().with_http_allowlist(origins);
+        self.operator = codaris_tools::Live::new(operator);
         self
     }
 
     /// The configuration's command allowlist as standing `run_program` grants, one per prefix.
     #[must_use]
     pub fn with_command_allowlist(mut self, prefixes: &[String]) -> Self {
-        self.standing.extend(prefixes.iter().map(|prefix| {
-            Grant::new(CapabilityName::RunProgram, Some(prefix), Lifetime::Session).with_id(
-                codaris_ledger::standing_grant_id(codaris_ledger::COMMAND_ALLOWLIST, prefix),
-            )
-        }));
+        let operator = (*self.operator.get())
+            .clone()
+            .with_command_allowlist(prefixes);
+        self.operator = codaris_tools::Live::new(operator);
         self
     }
 
@@ -351,8 +397,10 @@ impl Dispatcher {
             // The grants in force are the standing ones followed by the view's; the request
             // carries the standing ones, and the ledger names the view's by their grant set, so
             // nothing here is proportional to the session's grants.
-            let request = prepared.request(&call.tool, self.standing.clone(), call.spec.clone());
-            let set = self.sets.for_view(&view, &self.standing);
+            let operator = self.operator.get();
+            let request =
+                prepared.request(&call.tool, operator.standing.clone(), call.spec.clone());
+            let set = self.sets.for_view(&view, &operator);
             let decision = request.evaluate_read(&set, prepared.command());
             let mut spent_by_another = false;
             for used in decision.consumes() {
@@ -372,7 +420,8 @@ impl Dispatcher {
                 record.parent_session = Some(lineage.parent.clone());
                 record.grants_of = Some(lineage.root.clone());
             }
-            let record = crate::calls::shadow::beside(self.shadow.as_deref(), record, &view.grants);
+            let record =
+                crate::calls::shadow::beside(operator.shadow.as_deref(), record, &view.grants);
             let record = self.ledger.append_decision_in_view(record, &view)?;
             // Names and codes only, never the arguments: this event is exported with the
             // call's span when telemetry is on.

@@ -45,6 +45,8 @@ pub struct Setup {
     /// Where `session_describe` files sessions: the session records; `None` keeps them in
     /// memory.
     pub filing: Option<Arc<dyn codaris_tools::filing::FilingStore>>,
+    /// The configuration file's editor (the six `config_*` tools): `None` registers none.
+    pub config_editor: Option<Arc<dyn codaris_tools::config_tools::ConfigEditor>>,
     /// `[ncbi]`: the one E-utilities client every session's searches share (and its limit).
     pub ncbi: crate::config::ncbi::NcbiConfig,
     /// The engines `web_research` asks; empty: those of `websearch`.
@@ -106,6 +108,7 @@ impl Default for Setup {
             nextflow: codaris_tools::nextflow::NextflowSetup::default(),
             gates: None,
             filing: None,
+            config_editor: None,
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
             skills: SkillsSetup::default(),
@@ -141,6 +144,7 @@ impl Setup {
             nextflow: config.nextflow.clone(),
             gates: None,
             filing: None,
+            config_editor: None,
             ncbi: config.ncbi.clone(),
             research_engines: config.research_engines.clone(),
             skills: SkillsSetup {

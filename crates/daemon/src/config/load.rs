@@ -18,62 +18,153 @@ pub fn load(
     flags: Flags,
     keys: &crate::server::keys::HeldKeys,
 ) -> Result<Config, ConfigError> {
-    let lookup = |name: &str| std::env::var_os(name);
-    let state_dir = match state_dir {
-        Some(dir) if dir.is_absolute() => dir,
-        Some(dir) => std::env::current_dir()
-            .map(|cwd| cwd.join(&dir))
-            .map_err(|source| ConfigError::Unreadable { file: dir, source })?,
-        None => codaris_paths::resolve_state_dir(&lookup)?,
-    };
-    let (path, explicit) = match config_file {
-        Some(file) => (file, true),
-        None => codaris_paths::resolve_config_file(&lookup)?,
-    };
-    let (file, lines) = match std::fs::read_to_string(&path) {
-        Ok(text) => (
-            Some((path.clone(), parse_file(&path, &text)?)),
-            codaris_config::key_lines(&text),
-        ),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            (None, BTreeMap::new())
-        }
-        Err(source) => return Err(ConfigError::Unreadable { file: path, source }),
-    };
-    let env = env_vars()
-        .iter()
-        .filter_map(|name| {
-            std::env::var_os(name)
-                .or_else(|| keys.get(name).cloned())
-                .map(|value| ((*name).to_owned(), value))
+    LoadInputs::gather(state_dir, config_file, flags, keys)?.load()
+}
+
+/// Everything [`load`] reads besides the file's text: kept by the running daemon, so that a
+/// committed configuration (`config_commit`) is resolved exactly as the daemon's start resolved
+/// its own, environment and flags included, and a staged one is judged so before it is written.
+#[derive(Clone)]
+pub struct LoadInputs {
+    state_dir: PathBuf,
+    /// The file as named (the command line's, the environment's or the default).
+    path: PathBuf,
+    /// Named on the command line or by `CODARIS_CONFIG`: its absence is an error.
+    explicit: bool,
+    env: BTreeMap<String, std::ffi::OsString>,
+    cwd: PathBuf,
+    home: Option<PathBuf>,
+    flags: Flags,
+}
+
+/// Names only: the environment holds provider keys.
+impl std::fmt::Debug for LoadInputs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadInputs")
+            .field("state_dir", &self.state_dir)
+            .field("path", &self.path)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoadInputs {
+    /// Reads the environment and works out which state directory and file are meant.
+    pub fn gather(
+        state_dir: Option<PathBuf>,
+        config_file: Option<PathBuf>,
+        flags: Flags,
+        keys: &crate::server::keys::HeldKeys,
+    ) -> Result<Self, ConfigError> {
+        let lookup = |name: &str| std::env::var_os(name);
+        let state_dir = match state_dir {
+            Some(dir) if dir.is_absolute() => dir,
+            Some(dir) => std::env::current_dir()
+                .map(|cwd| cwd.join(&dir))
+                .map_err(|source| ConfigError::Unreadable { file: dir, source })?,
+            None => codaris_paths::resolve_state_dir(&lookup)?,
+        };
+        let (path, explicit) = match config_file {
+            Some(file) => (file, true),
+            None => codaris_paths::resolve_config_file(&lookup)?,
+        };
+        let env = env_vars()
+            .iter()
+            .filter_map(|name| {
+                std::env::var_os(name)
+                    .or_else(|| keys.get(name).cloned())
+                    .map(|value| ((*name).to_owned(), value))
+            })
+            .collect();
+        Ok(Self {
+            state_dir,
+            path,
+            explicit,
+            env,
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|home| home.is_absolute()),
+            flags,
         })
-        .collect();
-    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-    let config_dir = path.parent().map(|dir| cwd.join(dir));
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .filter(|home| home.is_absolute());
-    let credentials = state_dir.join(super::providers::CREDENTIALS_FILE);
-    let mut config = resolve(Sources {
-        state_dir,
-        home,
-        file,
-        config_dir,
-        env,
-        flags,
-    })?;
-    config.config_path = Some(cwd.join(&path));
-    // The shadow is judged now, so a daemon never starts with one it cannot read.
-    if let Some(shadow) = &config.shadow_path {
-        config.shadow = Some(load_shadow(shadow)?);
     }
-    config.recorded.set_lines(lines);
-    // What `codaris login` stored: above the file, below the environment.
-    if let Some(stored) = super::providers::read_credentials(&credentials)? {
-        config.providers =
-            super::providers::resolve(&config.provider_inputs, Some((&credentials, &stored)))?;
+
+    /// The inputs of a daemon started in-process with a ready `config` (tests, benches): its
+    /// state directory and file, no environment.
+    pub fn of(config: &Config) -> Self {
+        Self {
+            state_dir: config.state_dir.clone(),
+            path: config
+                .config_path
+                .clone()
+                .or_else(|| config.config_file.clone())
+                .unwrap_or_else(|| config.state_dir.join("config.toml")),
+            explicit: false,
+            env: BTreeMap::new(),
+            cwd: PathBuf::from("/"),
+            home: config.home.clone(),
+            flags: Flags::default(),
+        }
     }
-    Ok(config)
+
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The file the daemon reads, absolute.
+    pub fn file(&self) -> PathBuf {
+        self.cwd.join(&self.path)
+    }
+
+    /// Reads the file and resolves it.
+    pub fn load(&self) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(text) => Some(text),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound && !self.explicit => None,
+            Err(source) => {
+                return Err(ConfigError::Unreadable {
+                    file: self.path.clone(),
+                    source,
+                });
+            }
+        };
+        self.load_text(text.as_deref())
+    }
+
+    /// Resolves `text` as if the file held it (`None`: no file), with this daemon's
+    /// environment and flags. Reads the shadow configuration and the stored login.
+    pub fn load_text(&self, text: Option<&str>) -> Result<Config, ConfigError> {
+        let path = &self.path;
+        let (file, lines) = match text {
+            Some(text) => (
+                Some((path.clone(), parse_file(path, text)?)),
+                codaris_config::key_lines(text),
+            ),
+            None => (None, BTreeMap::new()),
+        };
+        let config_dir = path.parent().map(|dir| self.cwd.join(dir));
+        let credentials = self.state_dir.join(super::providers::CREDENTIALS_FILE);
+        let mut config = resolve(Sources {
+            state_dir: self.state_dir.clone(),
+            home: self.home.clone(),
+            file,
+            config_dir,
+            env: self.env.clone(),
+            flags: self.flags.clone(),
+        })?;
+        config.config_path = Some(self.file());
+        // The shadow is judged now, so a daemon never starts with one it cannot read.
+        if let Some(shadow) = &config.shadow_path {
+            config.shadow = Some(load_shadow(shadow)?);
+        }
+        config.recorded.set_lines(lines);
+        // What `codaris login` stored: above the file, below the environment.
+        if let Some(stored) = super::providers::read_credentials(&credentials)? {
+            config.providers =
+                super::providers::resolve(&config.provider_inputs, Some((&credentials, &stored)))?;
+        }
+        Ok(config)
+    }
 }
 
 /// `codarisd check-config [FILE]`: parses and resolves `file` (default: the one the daemon

@@ -33,7 +33,7 @@ pub use file::{
     MAX_SUBAGENT_DEPTH, ModelToml, ToolsToml, parse_file,
 };
 pub use inputs::{Flags, Sources};
-pub use load::{candidate_inputs, check_file, load, resolve_file};
+pub use load::{LoadInputs, candidate_inputs, check_file, load, operator_inputs, resolve_file};
 pub use providers::{ApiConfig, ApiToml, ProviderToml};
 pub use record::{REDACTED, Recorded, record};
 pub use resolve::{Config, ModelConfig, env_vars, opens_home, resolve};

@@ -81,7 +81,7 @@ pub fn resolve(
                     reason: format!("`{bad}` is not a profile name"),
                 });
             }
-            list
+            codaris_tools::Live::new(list)
         }
     };
     let test_datasets = match toml.test_datasets {
@@ -120,8 +120,8 @@ mod tests {
         assert_eq!(setup.nf_core, "nf-core");
         assert_eq!(setup.nf_test, "nf-test");
         assert_eq!(setup.rules_dir, Some(PathBuf::from("/etc/codaris/rules")));
-        assert!(setup.profiles.iter().any(|p| p == "docker"));
-        assert!(!setup.profiles.iter().any(|p| p == "wave"));
+        assert!(setup.profiles.get().iter().any(|p| p == "docker"));
+        assert!(!setup.profiles.get().iter().any(|p| p == "wave"));
         assert_eq!(
             setup.test_datasets,
             "https://raw.githubusercontent.com/nf-core/test-datasets/"
@@ -136,7 +136,7 @@ mod tests {
             &origin,
         )?;
         assert_eq!(mirror.test_datasets, "http://127.0.0.1:9/data/");
-        assert_eq!(mirror.profiles, ["test"]);
+        assert_eq!(*mirror.profiles.get(), ["test"]);
         assert!(mirror.allowed_profiles("test,docker").is_err());
         Ok(())
     }

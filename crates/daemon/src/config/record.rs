@@ -57,14 +57,10 @@ impl std::fmt::Debug for Recorded {
 /// The shown form of a secret that is set.
 pub const REDACTED: &str = "<redacted>";
 
-/// Whether the value at dotted `key` is a secret.
+/// Whether the value at dotted `key` is a secret: one rule for `config show`, `config_get`
+/// and a commit's diff.
 fn is_secret(key: &str) -> bool {
-    let last = key.rsplit('.').next().unwrap_or(key);
-    last == "api_key"
-        || last == "token"
-        || (key.starts_with("mcp.") && (key.contains(".headers.") || key.contains(".env.")))
-        // A collector's headers carry its token.
-        || key.starts_with("telemetry.headers.")
+    codaris_config::edit::is_secret(key)
 }
 
 fn flatten(prefix: &str, value: Value, out: &mut BTreeMap<String, Value>) {

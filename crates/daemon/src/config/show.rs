@@ -242,7 +242,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
             json!(nextflow.rules_dir.as_ref().map(|d| d.display().to_string())),
             None,
         ),
-        ("nextflow.profiles", json!(nextflow.profiles), None),
+        ("nextflow.profiles", json!(*nextflow.profiles.get()), None),
         (
             "nextflow.test_datasets",
             json!(nextflow.test_datasets),

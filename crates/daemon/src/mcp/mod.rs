@@ -8,7 +8,9 @@ pub mod builtin;
 mod listing;
 pub mod paths;
 mod pins;
+pub mod reconfigure;
 pub mod session;
+
 
 pub use listing::McpDecisionInput;
 use listing::{described, entry, external_spec, marks_of, run_on};
@@ -71,7 +73,8 @@ pub struct McpHub {
     registry: ServerRegistry,
     state: McpState,
     tools: Arc<ToolRegistry>,
-    configured: BTreeSet<ServerName>,
+    /// The configuration's servers by name, as last put in force (at start or by a commit).
+    configured: Mutex<BTreeMap<ServerName, ServerSpec>>,
     pins: Mutex<BTreeMap<ServerName, Pins>>,
     /// The servers to start at [`McpHub::launch`].
     pending: Mutex<Vec<ServerSpec>>,
@@ -87,7 +90,7 @@ pub struct McpHub {
     /// Each session's own servers (an editor's), by session id: outside the daemon's index.
     sessions: session::SessionServers,
     /// The daemon's allowed folders, told to a session's server that shares roots.
-    roots: Vec<std::path::PathBuf>,
+    roots: Mutex<Vec<std::path::PathBuf>>,
 }
 
 impl McpHub {
@@ -135,10 +138,15 @@ impl McpHub {
         let hub = Arc::new(McpHub {
             registry: ServerRegistry::with_roots(roots.clone()),
             sessions: Mutex::new(BTreeMap::new()),
-            roots,
+            roots: Mutex::new(roots),
             state,
             tools,
-            configured: configured.iter().map(|s| s.name.clone()).collect(),
+            configured: Mutex::new(
+                configured
+                    .iter()
+                    .map(|s| (s.name.clone(), s.clone()))
+                    .collect(),
+            ),
             pins: Mutex::new(pins),
             last_tools: Mutex::new(BTreeMap::new()),
             pending: Mutex::new(Vec::new()),
@@ -147,7 +155,7 @@ impl McpHub {
         });
         let mut specs = configured;
         for (name, spec) in registered {
-            if hub.configured.contains(&spec.name) || spec.name.as_str() != name {
+            if hub.is_configured(&spec.name) || spec.name.as_str() != name {
                 tracing::warn!(server = %name, "a run-time MCP registration shadows the configuration or is misnamed; it is not started");
                 continue;
             }
@@ -188,6 +196,14 @@ impl McpHub {
                 }
             }
         });
+    }
+
+    /// Whether `name` is one of the configuration's servers.
+    fn is_configured(&self, name: &ServerName) -> bool {
+        self.configured
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(name)
     }
 
     fn pins(&self) -> std::sync::MutexGuard<'_, BTreeMap<ServerName, Pins>> {
@@ -396,7 +412,7 @@ impl McpHub {
                 reason: "is Codaris's built-in server; choose another name".to_owned(),
             });
         }
-        if self.configured.contains(&spec.name) {
+        if self.is_configured(&spec.name) {
             return Err(DaemonError::McpServer {
                 name: spec.name.to_string(),
                 reason: "is declared in the configuration file; change it there".to_owned(),
@@ -446,7 +462,7 @@ impl McpHub {
                         .to_owned(),
             });
         }
-        if self.configured.contains(&name) {
+        if self.is_configured(&name) {
             return Err(DaemonError::McpServer {
                 name: name.to_string(),
                 reason: "is declared in the configuration file; remove it there".to_owned(),
@@ -532,7 +548,7 @@ impl McpHub {
                     None => 0,
                 };
                 ServerInfo {
-                    origin: if self.configured.contains(&view.spec.name) {
+                    origin: if self.is_configured(&view.spec.name) {
                         Origin::Config
                     } else {
                         Origin::Runtime
@@ -638,7 +654,7 @@ impl McpHub {
         let mut seen = BTreeSet::new();
         for spec in specs {
             if builtin::is_builtin(&spec.name)
-                || self.configured.contains(&spec.name)
+                || self.is_configured(&spec.name)
                 || pending.contains(&spec.name)
                 || self.registry.server(&spec.name).is_some()
             {
@@ -669,7 +685,12 @@ impl McpHub {
     /// [`McpHub::check_session_servers`]), stopping any it had, and waits until each is ready
     /// or failed: the editor's first prompt finds their tools.
     pub async fn join(&self, session: &str, specs: Vec<ServerSpec>) {
-        let own = Arc::new(session::SessionMcp::start(specs, self.roots.clone()));
+        let roots = self
+            .roots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let own = Arc::new(session::SessionMcp::start(specs, roots));
         let old = self
             .session_servers()
             .insert(session.to_owned(), own.clone());

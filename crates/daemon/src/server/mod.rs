@@ -18,7 +18,7 @@ pub mod state;
 pub mod telemetry;
 pub mod watch;
 
-pub use serve::serve;
+pub use serve::{serve, serve_reloading};
 pub use shutdown::Shutdown;
 pub use state::StateClaim;
 pub use watch::StateWatch;

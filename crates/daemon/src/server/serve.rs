@@ -35,9 +35,24 @@ pub async fn serve(
     claim: StateClaim,
     shutdown: Shutdown,
 ) -> Result<(), StartError> {
+    let inputs = crate::config::LoadInputs::of(&config);
+    serve_reloading(config, inputs, claim, shutdown).await
+}
+
+/// [`serve`], with what the configuration was loaded from: a committed configuration
+/// (`config_commit`) is resolved from the same environment and flags.
+pub async fn serve_reloading(
+    config: Config,
+    inputs: crate::config::LoadInputs,
+    claim: StateClaim,
+    shutdown: Shutdown,
+) -> Result<(), StartError> {
     let started = Instant::now();
     let layout = claim.layout().clone();
-    let config = Arc::new(config);
+    // What the services read is live (a commit replaces it); what is set up once here reads
+    // the configuration the daemon started with.
+    let live = codaris_tools::Live::new(config);
+    let config = live.get();
 
     let ledger = Arc::new(Ledger::open_with(
         &layout.ledger(),
@@ -73,6 +88,8 @@ pub async fn serve(
     setup.filing = Some(Arc::new(crate::sessions::filing::RecordFiling(
         sessions.clone(),
     )));
+    let editor = Arc::new(crate::reconfig::ConfigEditing::new(inputs, ledger.clone()));
+    setup.config_editor = Some(editor.clone());
     let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
@@ -97,7 +114,8 @@ pub async fn serve(
             .map_err(StartError::ToolIndex)?;
 
     let routes = routes(
-        &config,
+        &live,
+        &editor,
         layout.socket().display().to_string(),
         sessions,
         tools,
@@ -250,7 +268,8 @@ fn watch_ledger(
     reason = "everything the routes share, built once in serve"
 )]
 async fn routes(
-    config: &Arc<Config>,
+    live: &codaris_tools::Live<Config>,
+    editor: &Arc<crate::reconfig::ConfigEditing>,
     socket: String,
     sessions: SessionStore,
     tools: Arc<ToolRegistry>,
@@ -261,6 +280,7 @@ async fn routes(
     shutdown: &Shutdown,
     started: Instant,
 ) -> Result<Routes, StartError> {
+    let config = &live.get();
     let (health, health_service) = tonic_health::server::health_reporter();
     health
         .set_serving::<v1::daemon_server::DaemonServer<DaemonService>>()
@@ -299,7 +319,7 @@ async fn routes(
             .join(crate::config::providers::CREDENTIALS_FILE),
     ));
     let daemon = DaemonService {
-        config: config.clone(),
+        config: live.clone(),
         providers: providers.clone(),
         socket,
         started_at_ms: now_ms(),
@@ -322,10 +342,13 @@ async fn routes(
             config.nextflow.clone(),
             builtins.pools(),
         )),
+        editor: editor.clone(),
     };
     let mcp_service = McpService { hub: mcp.clone() };
+    let limits = builtins.output_limits();
+    let hub = mcp.clone();
     let turns = crate::sessions::turns::Turns::new(
-        config.clone(),
+        live.clone(),
         ledger.clone(),
         sessions.clone(),
         tools.clone(),
@@ -333,6 +356,13 @@ async fn routes(
         mcp,
         providers.clone(),
     );
+    editor.connect(crate::reconfig::InForce {
+        live: live.clone(),
+        dispatcher: turns.dispatcher().clone(),
+        limits,
+        profiles: config.nextflow.profiles.clone(),
+        hub,
+    });
     // A background command that finishes tells its session at the next turn. A weak handle,
     // so this task does not keep the turns (and the ledger) alive after the server stops: the
     // sender lives in the shell pools they own, and dropping them ends the loop.
@@ -356,7 +386,7 @@ async fn routes(
         }
     });
     let sessions = SessionsService {
-        config: config.clone(),
+        config: live.clone(),
         providers,
         sessions,
         default_cwd,

@@ -61,6 +61,8 @@ impl Ledger {
         corrupt.extend(bad_sets);
         let (undos, bad_undos) = self.undos(None)?;
         corrupt.extend(bad_undos);
+        let (changes, bad_changes) = self.config_changes(None)?;
+        corrupt.extend(bad_changes);
         let CheckedLinks {
             links,
             hash_ok,
@@ -85,6 +87,14 @@ impl Ledger {
         }
         for undo in &undos {
             chain.record(RecordKind::Undo, &undo.id, &undo.session_id, &digest(undo));
+        }
+        for change in &changes {
+            chain.record(
+                RecordKind::ConfigChange,
+                &change.id,
+                &change.session_id,
+                &digest(change),
+            );
         }
         for set in &sets {
             chain.record(
@@ -162,6 +172,7 @@ impl Ledger {
             grants: grants.len(),
             unbacked_grants: unbacked,
             undos: undos.len(),
+            config_changes: changes.len(),
             undo_findings: crate::undo::verify_undos(&undos),
             chain_links: links.len(),
             chain_findings: chain.finish(),

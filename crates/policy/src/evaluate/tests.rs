@@ -16,7 +16,8 @@ fn auto_approval_follows_the_catalogue_table() {
         (C::None, [false, false, false]),
         (C::Write, [false, true, true]),
         (C::Command, [false, false, true]),
-        (C::Config, [false, false, true]),
+        // Not the catalogue's: `bypass` does not commit a configuration either.
+        (C::Config, [false, false, false]),
         (C::Http, [false, false, true]),
         (C::Always, [false, false, false]),
         (C::Pipeline, [false, false, false]),
@@ -208,13 +209,13 @@ fn decide_on_surface(tool: &str, task: &Task) -> Decision {
 fn a_tool_not_built_is_unknown_with_the_closest_names_never_sent_to_a_search() {
     let mut task = Task::new("/w/proj");
     task.bound = Some(vec!["search_tools".into(), "read_file".into()]);
-    let decision = decide_on_surface("config_get", &task);
+    let decision = decide_on_surface("codaris_memory_save", &task);
     assert_eq!(decision.code, crate::Code::UnknownTool, "{decision:?}");
     assert_eq!(decision.rules, vec![Rule::KnownTool]);
     assert!(
         decision
             .sentence
-            .starts_with("tool `config_get` is not built in this Codaris")
+            .starts_with("tool `codaris_memory_save` is not built in this Codaris")
             && decision.sentence.contains("the closest names are `"),
         "{}",
         decision.sentence

@@ -40,8 +40,9 @@ pub struct NextflowSetup {
     pub nextflow: String,
     /// The operator's compliance rule files (`*.toml`), beside the built-in rules.
     pub rules_dir: Option<PathBuf>,
-    /// The profiles a run or a test may use (`[nextflow] profiles`).
-    pub profiles: Vec<String>,
+    /// The profiles a run or a test may use (`[nextflow] profiles`): live, so a committed
+    /// configuration changes them for the launches that follow.
+    pub profiles: crate::Live<Vec<String>>,
     /// Where nf-core's test-datasets are downloaded from (`[nextflow] test_datasets`): the
     /// URL the branches hang off, ending in `/`.
     pub test_datasets: String,
@@ -72,7 +73,7 @@ impl Default for NextflowSetup {
             nf_test: "nf-test".to_owned(),
             nextflow: "nextflow".to_owned(),
             rules_dir: None,
-            profiles: DEFAULT_PROFILES.map(str::to_owned).to_vec(),
+            profiles: crate::Live::new(DEFAULT_PROFILES.map(str::to_owned).to_vec()),
             test_datasets: DEFAULT_TEST_DATASETS.to_owned(),
         }
     }
@@ -82,6 +83,7 @@ impl NextflowSetup {
     /// The profiles of a `profile` argument (`test,docker`), each checked against the
     /// operator's allowlist; the error is the model's sentence.
     pub fn allowed_profiles(&self, profile: &str) -> Result<Vec<String>, String> {
+        let allowed = self.profiles.get();
         let mut chosen = Vec::new();
         for name in profile.split(',').map(str::trim) {
             if name.is_empty() {
@@ -89,10 +91,10 @@ impl NextflowSetup {
                     "`profile` `{profile}` has an empty name in its list"
                 ));
             }
-            if !self.profiles.iter().any(|allowed| allowed == name) {
+            if !allowed.iter().any(|allowed| allowed == name) {
                 return Err(format!(
                     "profile `{name}` is not in the operator's allowlist ([nextflow] profiles: {})",
-                    self.profiles.join(", ")
+                    allowed.join(", ")
                 ));
             }
             chosen.push(name.to_owned());

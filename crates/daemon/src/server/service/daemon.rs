@@ -16,7 +16,8 @@ use crate::sessions::store::SessionStore;
 /// What the Status call reports and the handle Shutdown pulls.
 #[derive(Debug)]
 pub struct DaemonService {
-    pub config: Arc<Config>,
+    /// The configuration in force: a committed one replaces it (`config_commit`).
+    pub config: codaris_tools::Live<Config>,
     /// The provider settings in force, swapped by `Login`.
     pub providers: Arc<crate::sessions::providers::LiveProviders>,
     pub socket: String,
@@ -32,6 +33,8 @@ pub struct DaemonService {
     pub limits: Option<v1::SessionLimits>,
     /// The domain tools' programs, probed in the background when first asked for.
     pub programs: Arc<crate::calls::programs::ProgramProbe>,
+    /// The configuration file's editor, shared with the `config_*` tools.
+    pub editor: Arc<crate::reconfig::ConfigEditing>,
 }
 
 #[tonic::async_trait]
@@ -83,10 +86,11 @@ impl Daemon for DaemonService {
             pid: std::process::id(),
             started_at: Some(timestamp_ms(self.started_at_ms)),
             uptime_ms,
-            state_dir: self.config.state_dir.display().to_string(),
+            state_dir: self.config.get().state_dir.display().to_string(),
             socket: self.socket.clone(),
             tcp_listen: self
                 .config
+                .get()
                 .listen
                 .map(|addr| addr.to_string())
                 .unwrap_or_default(),
@@ -95,16 +99,18 @@ impl Daemon for DaemonService {
             tools_indexed: self.tools_indexed.load(Ordering::Relaxed),
             config_file: self
                 .config
+                .get()
                 .config_file
                 .as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             sandbox: self.sandbox.clone(),
             limits: self.limits.clone(),
-            warnings: self.config.warnings.clone(),
+            warnings: self.config.get().warnings.clone(),
             programs: self.programs.current(),
             allowed_dirs: self
                 .config
+                .get()
                 .allowed_dirs
                 .iter()
                 .map(|d| d.display().to_string())
@@ -114,8 +120,8 @@ impl Daemon for DaemonService {
                 .map(|p| p.as_str().to_owned())
                 .unwrap_or_default(),
             model: providers.model.clone().unwrap_or_default(),
-            http_allowlist: self.config.http_allowlist.clone(),
-            command_allowlist: self.config.command_allowlist.clone(),
+            http_allowlist: self.config.get().http_allowlist.clone(),
+            command_allowlist: self.config.get().command_allowlist.clone(),
         }))
     }
 
@@ -222,7 +228,8 @@ impl Daemon for DaemonService {
             check_all(&settings, CHECK_TIMEOUT, skip)
         );
         let checks: Vec<_> = first.into_iter().chain(configured).collect();
-        let sandbox = crate::calls::builtins::Setup::from_config(&self.config).sandbox_paths();
+        let sandbox =
+            crate::calls::builtins::Setup::from_config(&self.config.get()).sandbox_paths();
         let runtimes = crate::server::doctor::check_runtimes(&sandbox)
             .into_iter()
             .map(|check| v1::RuntimeCheck {
@@ -259,12 +266,62 @@ impl Daemon for DaemonService {
         }))
     }
 
+    async fn edit_config(
+        &self,
+        request: Request<v1::EditConfigRequest>,
+    ) -> Result<Response<v1::EditConfigResponse>, Status> {
+        use codaris_tools::config_tools::ConfigEditor;
+        use v1::edit_config_request::Action;
+        let request = request.into_inner();
+        let editor = self.editor.clone();
+        let refused = |err: codaris_tools::ToolError| Status::failed_precondition(err.to_string());
+        // A person's change: no session, and no card (the person is at the terminal).
+        let text = match request.action() {
+            Action::Commit => editor.commit("").await.map_err(refused)?,
+            Action::Rollback => editor.rollback("").await.map_err(refused)?,
+            Action::Unspecified => {
+                return Err(Status::invalid_argument(
+                    "say what to do: get, changes, set, revert, commit or rollback",
+                ));
+            }
+            action => {
+                let blocking = tokio::task::spawn_blocking(move || match action {
+                    Action::Get => editor.get(if request.path.is_empty() {
+                        "."
+                    } else {
+                        &request.path
+                    }),
+                    Action::Set => editor.stage("", &request.commands),
+                    Action::Revert => {
+                        editor.revert((!request.path.is_empty()).then_some(request.path.as_str()))
+                    }
+                    // What a commit would do, as its card would show it, else why it cannot.
+                    _ => match editor.check_commit() {
+                        Ok(preview) => Ok(preview.text),
+                        Err(why) => editor.changes().map(|staged| {
+                            if staged == "nothing is staged" {
+                                staged
+                            } else {
+                                format!("{staged}\n{why}")
+                            }
+                        }),
+                    },
+                });
+                blocking
+                    .await
+                    .map_err(|err| Status::internal(err.to_string()))?
+                    .map_err(refused)?
+            }
+        };
+        Ok(Response::new(v1::EditConfigResponse { text }))
+    }
+
     async fn get_config(
         &self,
         _request: Request<v1::GetConfigRequest>,
     ) -> Result<Response<v1::GetConfigResponse>, Status> {
         let settings = self.providers.current();
-        let entries = crate::config::entries(&self.config, &settings);
+        let entries = crate::config::entries(&self.config.get(), &settings);
         Ok(Response::new(v1::GetConfigResponse {
             entries: entries
                 .into_iter()
@@ -279,6 +336,7 @@ impl Daemon for DaemonService {
                 .collect(),
             file: self
                 .config
+                .get()
                 .config_path
                 .as_ref()
                 .map(|p| p.display().to_string())

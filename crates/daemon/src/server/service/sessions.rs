@@ -19,7 +19,8 @@ use tokio_stream::StreamExt;
 
 #[derive(Debug)]
 pub struct SessionsService {
-    pub config: Arc<Config>,
+    /// The configuration in force: a committed one replaces it (`config_commit`).
+    pub config: codaris_tools::Live<Config>,
     /// The provider settings in force (a login swaps them).
     pub providers: Arc<LiveProviders>,
     pub sessions: SessionStore,
@@ -137,8 +138,8 @@ impl SessionsService {
         let (provider, model, base_url) = (choice.provider, choice.model, choice.base_url);
         let additional_dirs = crate::sessions::extra_roots::admit(
             &request.additional_dirs,
-            &self.config.state_dir,
-            self.config.home.as_deref(),
+            &self.config.get().state_dir,
+            self.config.get().home.as_deref(),
         )?;
         Ok(NewSession {
             additional_dirs,
@@ -322,7 +323,7 @@ impl Sessions for SessionsService {
         if !cwd.is_empty() && !std::path::Path::new(&cwd).is_absolute() {
             return Err(invalid("cwd", "an absolute path").into());
         }
-        let user = self.turns.config.agents_dir.clone();
+        let user = self.turns.config.get().agents_dir.clone();
         let found = tokio::task::spawn_blocking(move || {
             let project = (!cwd.is_empty()).then(|| std::path::PathBuf::from(&cwd));
             match project {

@@ -157,14 +157,14 @@ async fn create_child(
     request: &SpawnRequest,
 ) -> Result<SessionRecord, ToolRun> {
     let depth = parent.child.as_ref().map_or(0, |c| c.depth) + 1;
-    if depth > services.config.subagents_max_depth {
+    if depth > services.config.get().subagents_max_depth {
         // The policy withholds `spawn_agent` at the limit; this is the daemon holding it too.
         return Err(refused(format!(
             "this session is as deep as `subagents.max_depth` ({}) allows",
-            services.config.subagents_max_depth
+            services.config.get().subagents_max_depth
         )));
     }
-    let agents_dir = services.config.agents_dir.clone();
+    let agents_dir = services.config.get().agents_dir.clone();
     let cwd = parent.cwd.clone();
     let found = tokio::task::spawn_blocking(move || {
         crate::toolset::agents::find(agents_dir.as_deref(), &cwd)
@@ -183,9 +183,10 @@ async fn create_child(
         )));
     };
     let model = match request.model.as_ref().or(definition.model.as_ref()) {
-        Some(wanted) => {
-            Some(model_named(wanted, parent.model.as_deref(), &services.config).map_err(refused)?)
-        }
+        Some(wanted) => Some(
+            model_named(wanted, parent.model.as_deref(), &services.config.get())
+                .map_err(refused)?,
+        ),
         None => parent.model.clone(),
     };
     let narrowed =

@@ -421,8 +421,11 @@ impl TurnHost for DaemonHost {
                 .sessions
                 .get(self.session_id())
                 .map_err(|err| err.to_string())?;
-            let name =
-                super::model::model_named(model, record.model.as_deref(), &self.turns.config)?;
+            let name = super::model::model_named(
+                model,
+                record.model.as_deref(),
+                &self.turns.config.get(),
+            )?;
             let mut named = record.clone();
             named.model = Some(name);
             super::model::provider_for(&named, &self.turns.providers.current())

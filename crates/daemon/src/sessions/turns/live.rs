@@ -77,7 +77,7 @@ impl std::ops::Deref for Turns {
 
 impl Turns {
     pub fn new(
-        config: Arc<Config>,
+        config: codaris_tools::Live<Config>,
         ledger: Arc<Ledger>,
         sessions: SessionStore,
         tools: Arc<ToolRegistry>,
@@ -85,13 +85,12 @@ impl Turns {
         mcp: Arc<crate::mcp::McpHub>,
         providers: Arc<crate::sessions::providers::LiveProviders>,
     ) -> Arc<Self> {
-        let dispatcher = Dispatcher::new(ledger.clone())
-            .with_http_allowlist(&config.http_allowlist)
-            .with_command_allowlist(&config.command_allowlist)
-            .with_shadow(config.shadow.as_ref());
+        let now = config.get();
+        let dispatcher = Dispatcher::new(ledger.clone());
+        dispatcher.reconfigure(crate::calls::dispatch::Operator::of(&now));
         let turns = Arc::new(Self {
             services: Arc::new(Services {
-                card_timeout: config.card_timeout,
+                card_timeout: now.card_timeout,
                 config,
                 ledger,
                 sessions,
@@ -111,6 +110,12 @@ impl Turns {
             .family
             .set(Box::new(LiveFamily(Arc::downgrade(&turns))));
         turns
+    }
+
+    /// The dispatcher every session's own is made from: they share its operator part, which a
+    /// committed configuration replaces.
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
     }
 
     /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
@@ -163,7 +168,11 @@ impl Turns {
         // Taken before any event reaches the client, so an undo that follows always waits.
         let sealing = self.sealing_of(&record.id).lock_owned().await;
         let checkpoint = codaris_tools::files::Checkpoint::new(
-            super::checkpoints::turn_store(&self.config.state_dir, &record.id, conversation.turns),
+            super::checkpoints::turn_store(
+                &self.config.get().state_dir,
+                &record.id,
+                conversation.turns,
+            ),
             record.id.clone(),
             conversation.turns,
         );
@@ -177,9 +186,9 @@ impl Turns {
                     record.child.as_ref(),
                 ),
                 max_rounds: MAX_ROUNDS,
-                lean: turns.config.lean_surface,
+                lean: turns.config.get().lean_surface,
                 // Deferred tools and tool references exist on the Anthropic route only.
-                tool_search_api: turns.config.tool_search_api
+                tool_search_api: turns.config.get().tool_search_api
                     && record.provider == ProviderChoice::Api(ProviderKind::Anthropic),
                 context: Some(model.context),
             };
@@ -243,7 +252,7 @@ impl Turns {
     ) -> impl FnOnce() + Send + 'static {
         let session = Arc::downgrade(session);
         let log = log.clone();
-        let grace = self.config.detach_grace;
+        let grace = self.config.get().detach_grace;
         move || {
             tokio::spawn(async move {
                 tokio::time::sleep(grace).await;
@@ -528,7 +537,7 @@ impl Turns {
         let session = Arc::new(Session::new(
             id.clone(),
             conversation,
-            model_for(record, &self.providers.current(), &self.config)?,
+            model_for(record, &self.providers.current(), &self.config.get())?,
             super::session::Parts {
                 ledger: self.ledger.clone(),
                 dispatcher: self.dispatcher.for_session(),
@@ -545,18 +554,20 @@ impl Turns {
 
     /// The task state every call of this session is decided in.
     fn task(&self, record: &SessionRecord) -> Task {
+        // One configuration for the whole task, whatever a commit puts in force meanwhile.
+        let config = self.config.get();
         let display = |p: &PathBuf| p.display().to_string();
-        let protected = vec![display(&self.config.state_dir.join("ledger"))];
+        let protected = vec![display(&config.state_dir.join("ledger"))];
         // The token opens the API to whoever holds it, and the file can hold provider keys.
-        let layout = codaris_paths::StateLayout::new(&self.config.state_dir);
+        let layout = codaris_paths::StateLayout::new(&config.state_dir);
         let mut secret = vec![
             display(&layout.token()),
             display(&self.providers.file().to_path_buf()),
         ];
-        secret.extend(self.config.config_file.as_ref().map(display));
+        secret.extend(config.config_file.as_ref().map(display));
         // The chain's key and published head: a tool that could rewrite them could hide a cut.
         secret.extend(
-            crate::server::chain_head::files(&self.config)
+            crate::server::chain_head::files(&config)
                 .iter()
                 .map(display),
         );
@@ -564,15 +575,15 @@ impl Turns {
             activity: record.activity,
             permission_mode: record.permission_mode,
             cwd: display(&record.cwd),
-            allowed_roots: self.roots(record),
+            allowed_roots: Self::roots_of(&config, record),
             // The roots' tail is the configuration's: what a candidate replays replace.
-            configured_roots: Some(self.config.allowed_dirs.len()),
+            configured_roots: Some(config.allowed_dirs.len()),
             workspace: Some(display(&record.workspace)),
             protected,
             secret,
             // Nothing in it but the session's own workspace is open to any tool.
-            state_dir: Some(display(&self.config.state_dir)),
-            push_registries: self.config.seqera.registries.clone(),
+            state_dir: Some(display(&config.state_dir)),
+            push_registries: config.seqera.registries.clone(),
             // A child session (one `spawn_agent` started): the policy withholds what a
             // subagent is never offered (`question`, `switch_model`, `plan_exit`, the
             // configuration tools) and what its definition removes, at the surface and at
@@ -580,7 +591,7 @@ impl Turns {
             subagent: record.child.is_some(),
             narrowed: record.child.as_ref().and_then(|c| c.narrowed.clone()),
             at_max_depth: record.child.as_ref().map_or(0, |c| c.depth)
-                >= self.config.subagents_max_depth,
+                >= config.subagents_max_depth,
             ..Task::default()
         }
     }
@@ -588,17 +599,17 @@ impl Turns {
     /// The fence follows the project: the session's own directory, unless that is `/` or the
     /// home directory (or above it), then its own additional roots (an editor's), then the
     /// configured `allowed_dirs`. The workspace is a root of its own (`Task::workspace`).
-    fn roots(&self, record: &SessionRecord) -> Vec<String> {
+    fn roots_of(config: &Config, record: &SessionRecord) -> Vec<String> {
         // Judged where the paths really lead: a link to the home directory opens it too.
         let real =
             |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let home = self.config.home.as_deref().map(real);
+        let home = config.home.as_deref().map(real);
         let own = (!crate::config::opens_home(&real(&record.cwd), home.as_deref()))
             .then_some(&record.cwd);
         fence_roots(
             own,
             crate::sessions::extra_roots::in_force(&record.additional_dirs),
-            &self.config.allowed_dirs,
+            &config.allowed_dirs,
         )
     }
 }

@@ -122,7 +122,13 @@ impl Turns {
             && change.model != record.model
             && record.provider != codaris_agent::ProviderChoice::Scripted;
         let model = switch
-            .then(|| model_for(&apply(&record), &self.providers.current(), &self.config))
+            .then(|| {
+                model_for(
+                    &apply(&record),
+                    &self.providers.current(),
+                    &self.config.get(),
+                )
+            })
             .transpose()?;
         let updated = self.sessions.change_active(&record.id, apply)?;
         if let (Some(model), Some(live)) = (model, live) {

@@ -24,7 +24,8 @@ impl std::fmt::Debug for Services {
 
 /// The services of the turns, shared by every live session.
 pub struct Services {
-    pub config: Arc<Config>,
+    /// The configuration in force: a committed one replaces it (`config_commit`).
+    pub config: codaris_tools::Live<Config>,
     pub ledger: Arc<Ledger>,
     pub sessions: SessionStore,
     pub tools: Arc<ToolRegistry>,

@@ -60,10 +60,12 @@ pub(super) fn switch_model(
         Err(err) => return Switched::refused(err),
     };
     let model = match &switch.model {
-        Some(wanted) => match model_named(wanted, record.model.as_deref(), &services.config) {
-            Ok(name) => Some(name),
-            Err(why) => return Switched::refused(why),
-        },
+        Some(wanted) => {
+            match model_named(wanted, record.model.as_deref(), &services.config.get()) {
+                Ok(name) => Some(name),
+                Err(why) => return Switched::refused(why),
+            }
+        }
         None => None,
     };
     let unsupported = switch.reasoning.and_then(|_| no_reasoning(record.provider));
@@ -87,7 +89,11 @@ pub(super) fn switch_model(
     let built = match record.provider {
         ProviderChoice::Scripted => None,
         ProviderChoice::Api(_) => {
-            match model_for(&target, &services.providers.current(), &services.config) {
+            match model_for(
+                &target,
+                &services.providers.current(),
+                &services.config.get(),
+            ) {
                 Ok(built) => Some(built),
                 Err(err) => return Switched::refused(err),
             }

@@ -64,7 +64,7 @@ impl Turns {
             .map_err(|_| DaemonError::TurnRunning {
                 id: record.id.clone(),
             })?;
-        let state_dir = self.config.state_dir.clone();
+        let state_dir = self.config.get().state_dir.clone();
         let workspace = record.workspace.clone();
         let id = record.id.clone();
         let ledger = self.ledger.clone();

@@ -10,7 +10,7 @@ use crate::calls::hooks::{HookCall, pre_tool_use};
 impl DaemonHost {
     /// `call` as the hooks left it, or `None` when no hook matches its tool (then nothing ran).
     pub(super) async fn hooked(&self, call: &CallRequest) -> Option<CallRequest> {
-        let config = &self.turns.config;
+        let config = self.turns.config.get();
         if config.pre_tool_use.is_empty() {
             return None;
         }
