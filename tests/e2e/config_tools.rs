@@ -331,3 +331,119 @@ fn bypass_does_not_commit_without_the_person() {
         before
     );
 }
+
+/// The MCP servers listed, but for the built-in `seqera`.
+fn server_names(sandbox: &Sandbox) -> Vec<String> {
+    let listed = json(&sandbox.cli(&["mcp", "list", "--json"]));
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] != "seqera")
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_commit_reloads_allowlists_output_limits_profiles_hooks_and_mcp_servers() {
+    use std::os::unix::fs::PermissionsExt;
+    let sandbox = Sandbox::new();
+    let proj = project(&sandbox);
+    std::fs::write(
+        proj.join("long.txt"),
+        (1..=40).map(|n| format!("line {n}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let pipe = proj.join("pipe");
+    std::fs::create_dir_all(&pipe).unwrap();
+    std::fs::write(pipe.join("main.nf"), "workflow { }\n").unwrap();
+    let hook = sandbox.root.path().join("deny-writes");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncat >/dev/null\necho '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no writes today\"}}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fixture = codaris_test_support::sandbox::binary("codaris-mcp-fixture")
+        .display()
+        .to_string();
+    sandbox.write_config(SURFACE);
+    let _daemon = sandbox.start_daemon(&[]);
+    let calls = [
+        ("run_command", json!({"command": "echo allowlisted"})),
+        ("read_file", json!({"path": "long.txt"})),
+        (
+            "run_built_pipeline",
+            json!({"path": "pipe", "profile": "slurm"}),
+        ),
+        ("write", json!({"path": "new.txt", "content": "x\n"})),
+    ];
+    let before = run(&sandbox, &proj, &calls, &["--approve", "deny"]);
+    let said = outputs(&before);
+    assert_eq!(
+        results(&before)[0]["decision"]["verdict"],
+        "deny",
+        "{before:?}"
+    );
+    assert!(said[1].contains("line 40"), "{said:?}");
+    assert!(
+        said[2].contains("profile `slurm` is not in the operator's allowlist"),
+        "{said:?}"
+    );
+    assert_eq!(
+        results(&before)[3]["decision"]["verdict"],
+        "deny",
+        "{before:?}"
+    );
+    assert!(server_names(&sandbox).is_empty());
+
+    cli_ok(
+        &sandbox,
+        &[
+            "config",
+            "set",
+            "add_list tools.command_allowlist=echo allowlisted",
+            "tools.output_limits.max_lines=5",
+            "add_list nextflow.profiles=slurm",
+            &format!(
+                "add_list hooks.pre_tool_use={{ matcher = \"^write$\", command = [{:?}] }}",
+                hook.display().to_string()
+            ),
+            &format!("mcp.servers.fixture.command={fixture}"),
+        ],
+    );
+    let committed = cli_ok(&sandbox, &["config", "commit"]);
+    assert!(
+        committed.contains("MCP servers: started fixture"),
+        "{committed}"
+    );
+
+    let after = run(&sandbox, &proj, &calls, &["--approve", "deny"]);
+    let said = outputs(&after);
+    // The allowlist lets the command run without a card.
+    assert_eq!(
+        results(&after)[0]["decision"]["verdict"],
+        "allow",
+        "{after:?}"
+    );
+    assert!(said[0].contains("allowlisted"), "{said:?}");
+    // The output is cut at the new limit.
+    assert!(!said[1].contains("line 40"), "{said:?}");
+    // The profile is allowed now: the call goes on to its card, which is refused.
+    assert!(
+        !said[2].contains("not in the operator's allowlist"),
+        "{said:?}"
+    );
+    // The hook refuses the write.
+    assert!(said[3].contains("no writes today"), "{said:?}");
+    assert_eq!(server_names(&sandbox), ["fixture"]);
+
+    // Taking the server out of the file stops it.
+    cli_ok(&sandbox, &["config", "set", "delete mcp.servers.fixture"]);
+    let committed = cli_ok(&sandbox, &["config", "commit"]);
+    assert!(
+        committed.contains("MCP servers: stopped fixture"),
+        "{committed}"
+    );
+    assert!(server_names(&sandbox).is_empty());
+}

@@ -11,7 +11,6 @@ mod pins;
 pub mod reconfigure;
 pub mod session;
 
-
 pub use listing::McpDecisionInput;
 use listing::{described, entry, external_spec, marks_of, run_on};
 
