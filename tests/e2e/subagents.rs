@@ -170,11 +170,13 @@ fn a_childs_narrowed_set_refuses_question_config_set_and_what_its_definition_lea
     );
     assert_eq!(question["parent_session_id"], "s000001");
     assert_eq!(question["request"]["task"]["subagent"], true);
-    // The configuration tools are not built yet, so the policy refuses `config_set` as unknown
-    // before it would withhold it (its withholding from a subagent is the policy's own test);
-    // either way the child cannot run it.
+    // Withheld from every subagent, whatever its definition lists.
     let config_set = decision_of(&sandbox, "s000002", "config_set");
     assert_eq!(config_set["decision"]["verdict"], "deny", "{config_set}");
+    assert_eq!(
+        config_set["decision"]["code"], "tool_withheld",
+        "{config_set}"
+    );
     assert_eq!(config_set["request"]["task"]["subagent"], true);
     let left_out = decision_of(&sandbox, "s000002", "run_command");
     assert_eq!(left_out["decision"]["code"], "tool_withheld", "{left_out}");

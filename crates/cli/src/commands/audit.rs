@@ -173,6 +173,15 @@ fn print_report(report: &ReplayReport, source: &str, show: usize) -> Result<(), 
         report.unbacked_grants.len(),
         report.chain_findings.len()
     ))?;
+    // Changes of the configuration are chained like every record; their count says when the
+    // operator's inputs changed within what was replayed.
+    if report.config_changes > 0 {
+        output::line(&format!(
+            "the configuration file was changed {} time{} through codaris (`config_change` records)",
+            report.config_changes,
+            if report.config_changes == 1 { "" } else { "s" }
+        ))?;
+    }
     // Undos are decisions of their own: each decided again from what it found.
     if report.undos > 0 || !report.undo_findings.is_empty() {
         output::line(&format!(
