@@ -610,15 +610,48 @@ impl Ledger {
         if let Some(session) = session_id {
             return self.session_decisions(session);
         }
-        let mut records = Vec::new();
+        // The file is read in order; decoding its lines, most of a whole-ledger read (`audit
+        // replay`, a candidate's replay), is shared by the cores in chunks that keep the order.
+        let raw: Vec<_> = self.decision_log().reader().records().collect();
+        let decode = |chunk: &[crate::log_file::Read]| -> Vec<Result<DecisionRecord, Corrupt>> {
+            chunk
+                .iter()
+                .map(|record| {
+                    let (at, payload) = record.as_ref().map_err(Clone::clone)?;
+                    let (seq, json) = crate::decision_log::split(*at, payload)?;
+                    self.decode_decision(seq, json)
+                })
+                .collect()
+        };
+        let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let decoded: Vec<Result<DecisionRecord, Corrupt>> = if workers < 2 || raw.len() < 4096 {
+            decode(&raw)
+        } else {
+            std::thread::scope(|scope| {
+                let parts: Vec<_> = raw
+                    .chunks(raw.len().div_ceil(workers))
+                    .map(|chunk| scope.spawn(move || decode(chunk)))
+                    .collect();
+                parts
+                    .into_iter()
+                    .flat_map(|part| {
+                        // A part that could not be decoded is reported, never dropped silently.
+                        part.join().unwrap_or_else(|_| {
+                            vec![Err(Corrupt {
+                                place: "decisions".to_owned(),
+                                key: String::new(),
+                                reason: "a part of the decision log could not be decoded"
+                                    .to_owned(),
+                            })]
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let mut records = Vec::with_capacity(decoded.len());
         let mut corrupt = Vec::new();
-        let reader = self.decision_log().reader();
-        for record in reader.records() {
-            let decoded = record.and_then(|(at, payload)| {
-                let (seq, json) = crate::decision_log::split(at, &payload)?;
-                self.decode_decision(seq, json)
-            });
-            match decoded {
+        for one in decoded {
+            match one {
                 Ok(record) => records.push(record),
                 Err(bad) => corrupt.push(bad),
             }
