@@ -33,6 +33,7 @@ mod grant;
 mod grant_set;
 mod guard;
 mod hook;
+mod launch;
 mod path;
 mod request;
 mod spec;
@@ -65,7 +66,12 @@ mod verdict;
 /// "9": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
 /// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
 /// its `allow` answers the permission prompt (`allowed_by_hook`).
-pub const POLICY_VERSION: &str = "9";
+/// "13": the `launch` class (`seqera__launch_pipeline`): `launch_on_platform` for the
+/// workspace, compute environment and work directory, a card in every mode unless granted;
+/// `compute_env_not_listed` for a compute environment outside `task.compute_envs`, and
+/// `samplesheet_not_gated` for a local samplesheet outside `task.gated_sheets` or one no
+/// compute environment reads.
+pub const POLICY_VERSION: &str = "13";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -103,6 +109,7 @@ pub use hook::HookAnswer;
 pub use hook::HookCard;
 pub use hook::HookDecision;
 pub use hook::HookOutcome;
+pub use launch::{LaunchSheet, REMOTE_SCHEMES, SheetPlace, launch_samplesheets, launch_target};
 pub use path::BadPath;
 pub use path::MAX_PATH_BYTES;
 pub use path::normalize_absolute;
