@@ -138,8 +138,10 @@ mod tests {
             "outdir": "/tmp/out",
         }});
         let sheets = launch_samplesheets(&args, "/w/proj");
-        let places: Vec<(&str, &SheetPlace)> =
-            sheets.iter().map(|s| (s.param.as_str(), &s.place)).collect();
+        let places: Vec<(&str, &SheetPlace)> = sheets
+            .iter()
+            .map(|s| (s.param.as_str(), &s.place))
+            .collect();
         assert_eq!(
             places,
             [

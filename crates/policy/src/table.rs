@@ -732,7 +732,10 @@ mod tests {
                 Finding::ComputeEnvNotListed(Some("ce\nx")),
                 Code::ComputeEnvNotListed,
             ),
-            (Finding::ComputeEnvNotListed(None), Code::ComputeEnvNotListed),
+            (
+                Finding::ComputeEnvNotListed(None),
+                Code::ComputeEnvNotListed,
+            ),
             (
                 Finding::SamplesheetNotGated {
                     param: "input".into(),
