@@ -43,6 +43,7 @@ mod nextflow_runs;
 mod nextflow_testdata;
 mod permission_mode;
 mod plans;
+mod platform;
 mod policy_candidate;
 mod programs;
 mod progress;

@@ -145,6 +145,31 @@ pub fn launch_body_sha256(args: &Value) -> Option<String> {
     launch_request(args).ok().map(|request| request.sha256())
 }
 
+/// What vouches for each samplesheet the launch passes, as the policy read them before letting
+/// it through: a location the compute environment reads (not gated here), or a local file
+/// whose gate held.
+fn sheet_lines(args: &Value) -> String {
+    use codaris_policy::SheetPlace;
+    // The policy judged these already; `/` only makes a relative path printable.
+    codaris_policy::launch_samplesheets(args, "/")
+        .into_iter()
+        .filter_map(|sheet| match sheet.place {
+            SheetPlace::Remote(at) => Some(format!(
+                "\nsamplesheet `{}`: {at}, read by the compute environment itself (not gated by Codaris)",
+                sheet.param
+            )),
+            SheetPlace::Local(_) => {
+                let given = args.get("params")?.get(&sheet.param)?.as_str()?;
+                Some(format!(
+                    "\nsamplesheet `{}`: {given}, a local file whose samplesheet gate held",
+                    sheet.param
+                ))
+            }
+            SheetPlace::Ungateable(_) => None,
+        })
+        .collect()
+}
+
 /// `launch_pipeline` of one server.
 #[derive(Debug, Clone)]
 pub struct LaunchPipeline {
@@ -229,10 +254,16 @@ impl SeqeraTool for LaunchPipeline {
                 })
                 .unwrap_or_else(|| "chosen by Platform (describe_run shows it)".to_owned()),
         };
-        Ok(format!(
-            "launched run {id} ({name}) of {} in {place}\nlaunch body sha256: {digest}\nfollow it: describe_run {{\"run_id\": \"{id}\", \"workspace_id\": {}}}, then list_run_tasks and get_run_log",
-            request.pipeline, request.workspace
-        ))
+        let mut out = format!(
+            "launched run {id} ({name}) of {} in {place}\nlaunch body sha256: {digest}",
+            request.pipeline
+        );
+        out.push_str(&sheet_lines(value));
+        out.push_str(&format!(
+            "\nfollow it: describe_run {{\"run_id\": \"{id}\", \"workspace_id\": {}}}, then list_run_tasks and get_run_log",
+            request.workspace
+        ));
+        Ok(out)
     }
 }
 

@@ -71,6 +71,7 @@ async fn a_launch_posts_the_documented_body_with_the_bearer_token_and_answers_ho
         format!(
             "launched run {LAUNCHED_RUN} (rnaseq-first) of https://github.com/nf-core/rnaseq in workspace {WORKSPACE}\n\
              launch body sha256: {sent}\n\
+             samplesheet `input`: s3://lab/sheet.csv, read by the compute environment itself (not gated by Codaris)\n\
              follow it: describe_run {{\"run_id\": \"{LAUNCHED_RUN}\", \"workspace_id\": {WORKSPACE}}}, then list_run_tasks and get_run_log"
         )
     );

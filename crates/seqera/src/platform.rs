@@ -528,6 +528,16 @@ impl PlatformTool {
                 text(task, "hash"),
                 duration(task.get("duration").and_then(Value::as_u64))
             ));
+            // The executor's own id for the task's job (a Batch job, a Slurm job id), as a
+            // local run's trace shows it in `native_id`.
+            let native = text(task, "nativeId");
+            if !native.is_empty() {
+                let executor = text(task, "executor");
+                out.push_str(&format!("  job {}", cut(&native, 120)));
+                if !executor.is_empty() {
+                    out.push_str(&format!(" ({executor})"));
+                }
+            }
         }
         Ok(out)
     }
@@ -566,6 +576,13 @@ impl PlatformTool {
         for line in shown {
             out.push('\n');
             out.push_str(&cut(line, 2000));
+        }
+        // The whole log read as a local run's console is (`analyze_run_log`): the failed task,
+        // its exit, its stderr's tail and the likely cause, in the same words.
+        let report = codaris_nextflow::runlog::read_console(&lines.join("\n"));
+        if report.error.is_some() {
+            out.push_str("\n\nanalysis (as analyze_run_log reads a console):\n");
+            out.push_str(codaris_nextflow::runlog::render_analysis(None, Some(&report)).trim_end());
         }
         Ok(out)
     }

@@ -217,8 +217,8 @@ fn run(id: &str, in_workspace: bool) -> Option<Value> {
 fn tasks(id: &str) -> Vec<Value> {
     let failed = fails(id);
     vec![
-        json!({"task": {"taskId": 1, "hash": "3a/1b2c3d", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample1", "status": "COMPLETED", "exit": 0, "duration": 61_000, "realtime": 58_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/3a/1b2c3d"}}),
-        json!({"task": {"taskId": 2, "hash": "7f/9e8d7c", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample2", "status": if failed { "FAILED" } else { "COMPLETED" }, "exit": if failed { 137 } else { 0 }, "duration": 75_000, "realtime": 74_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/7f/9e8d7c"}}),
+        json!({"task": {"taskId": 1, "hash": "3a/1b2c3d", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample1", "status": "COMPLETED", "exit": 0, "duration": 61_000, "realtime": 58_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/3a/1b2c3d", "nativeId": "ca1878f1-169c-4013-b30d-c5807ea1a3dd", "executor": "awsbatch", "queue": "TowerForge-work"}}),
+        json!({"task": {"taskId": 2, "hash": "7f/9e8d7c", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample2", "status": if failed { "FAILED" } else { "COMPLETED" }, "exit": if failed { 137 } else { 0 }, "duration": 75_000, "realtime": 74_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/7f/9e8d7c", "nativeId": "0f3c2a9e-5b1d-4e7a-9c8b-2d6e4f1a7b3c", "executor": "awsbatch", "queue": "TowerForge-work"}}),
         json!({"task": {"taskId": 3, "hash": "c2/4a5b6c", "name": "NFCORE_RNASEQ:RNASEQ:TRIMGALORE (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:TRIMGALORE", "tag": "sample1", "status": "CACHED", "exit": 0, "duration": 120_000, "realtime": 118_000, "cpus": 4, "memory": 8_589_934_592_u64, "workdir": "s3://lab-bucket/work/c2/4a5b6c"}}),
     ]
 }
@@ -232,9 +232,33 @@ fn log(id: &str) -> Vec<String> {
         "executor >  awsbatch (12)".to_owned(),
     ];
     if fails(id) {
+        // Nextflow's console error block, as a task killed for memory prints it.
         lines.push(LOG_ERROR_LINE.to_owned());
-        lines.push("Caused by:".to_owned());
-        lines.push("  Process `NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)` terminated with an error exit status (137)".to_owned());
+        for line in [
+            "",
+            "Caused by:",
+            "  Process `NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)` terminated with an error exit status (137)",
+            "",
+            "Command executed:",
+            "",
+            "  fastqc --quiet --threads 2 sample2_1.fastq.gz sample2_2.fastq.gz",
+            "",
+            "Command exit status:",
+            "  137",
+            "",
+            "Command output:",
+            "  (empty)",
+            "",
+            "Command error:",
+            "  .command.sh: line 2:   312 Killed                  fastqc --quiet --threads 2 sample2_1.fastq.gz sample2_2.fastq.gz",
+            "",
+            "Work dir:",
+            "  s3://lab-bucket/work/7f/9e8d7c0a1b2c3d4e5f",
+            "",
+            " -- Check '.nextflow.log' file for details",
+        ] {
+            lines.push(line.to_owned());
+        }
     } else {
         lines.push("Completed at: 01-Jan-2030 09:10:00".to_owned());
     }

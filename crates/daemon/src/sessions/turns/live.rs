@@ -573,6 +573,7 @@ impl Turns {
             // Nothing in it but the session's own workspace is open to any tool.
             state_dir: Some(display(&self.config.state_dir)),
             push_registries: self.config.seqera.registries.clone(),
+            compute_envs: self.config.seqera.compute_envs.clone(),
             // A child session (one `spawn_agent` started): the policy withholds what a
             // subagent is never offered (`question`, `switch_model`, `plan_exit`, the
             // configuration tools) and what its definition removes, at the surface and at
