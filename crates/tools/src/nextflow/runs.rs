@@ -98,10 +98,13 @@ impl Tool for CheckRunStatus {
                 Err(OpenError::NotFound { .. } | OpenError::NotAFile { .. }) => {}
                 Err(refused) => return Err(refused.to_string()),
             }
-            query
-                .status()
-                .map(|status| status.render())
-                .map_err(|err| err.to_string())
+            let mut status = query.status().map_err(|err| err.to_string())?;
+            // A queued or running job's state is the scheduler's to say, where its client is.
+            status.scheduler = super::scheduler::scheduler_states(
+                &status.listed_job_ids(),
+                std::env::var_os("PATH").as_deref(),
+            );
+            Ok(status.render())
         })
         .await
     }
