@@ -32,8 +32,8 @@ pub fn job_ids(log: &str) -> HashMap<String, String> {
     ids
 }
 
-/// `ab/cdef12` from a task directory `…/ab/cdef1234…`.
-fn short_hash(dir: &str) -> Option<String> {
+/// `ab/cdef12` from a task directory `…/ab/cdef1234…` (a path or a URL).
+pub fn short_hash(dir: &str) -> Option<String> {
     let mut parts = dir.trim_end_matches('/').rsplit('/');
     let name = parts.next()?;
     let prefix = parts.next()?;

@@ -250,9 +250,10 @@ impl RunQuery {
     }
 }
 
-/// ` (job 4242)`, the executor's id of a task's job, or nothing.
+/// ` (native_id 4242)`, the executor's id of a task's job (a Slurm job id, a Batch job's, the
+/// local executor's process id), as the trace names it; or nothing.
 fn job(native_id: Option<&str>) -> String {
-    native_id.map_or_else(String::new, |id| format!(" (job {id})"))
+    native_id.map_or_else(String::new, |id| format!(" (native_id {id})"))
 }
 
 impl RunStatus {
