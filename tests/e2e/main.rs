@@ -17,6 +17,7 @@ mod config;
 mod demo;
 mod doctor;
 mod escapes;
+mod executors;
 mod fence;
 mod fence_readers;
 mod filing;
