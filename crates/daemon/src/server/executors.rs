@@ -1,8 +1,9 @@
 //! `codaris doctor`'s executor profiles: for each profile in `[nextflow] profiles` that names
 //! one of Nextflow's distributed executors, what a run with it needs from this machine — the
 //! scheduler's client programs (found on the daemon's PATH and readable by the sandbox's
-//! commands) and, for Slurm, munge's socket; for a cloud executor, where its credentials are
-//! looked for — each found or named as missing.
+//! commands) and, for Slurm, munge's socket; for a cloud executor, its credentials, which a
+//! run gets only through a variable `tools.env_passthrough` lists or a file commands can read
+//! — each found or named as missing.
 //!
 //! Known by name only (`slurm`, `pbs`, `pbspro`, `sge`, `lsf`, `awsbatch`, `google_batch`,
 //! `k8s`): an institution's nf-core/configs profile that sets `process.executor` itself is not
@@ -82,9 +83,11 @@ fn on_path(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
 }
 
 /// Checks each executor profile of `profiles`: clients on `path` and readable by commands
-/// (`readable`), munge's socket at `munge` for Slurm, credentials in `env` or under `home`.
+/// (`readable`), munge's socket at `munge` for Slurm, credentials in `env` (and passed to
+/// commands: `passthrough`, `tools.env_passthrough`) or in a file under `home` commands can read.
 pub fn check_executors(
     profiles: &[String],
+    passthrough: &[String],
     path: Option<&OsStr>,
     env: &dyn Fn(&str) -> Option<String>,
     home: Option<&Path>,
@@ -136,19 +139,27 @@ pub fn check_executors(
                         .find(|file| file.is_file())
                 });
                 match (var, file) {
-                    (Some(var), _) => found.push(format!("credentials named by `{var}`")),
-                    (None, Some(file)) => {
+                    (Some(var), _) if passthrough.iter().any(|p| p == var) => {
+                        found.push(format!("credentials named by `{var}`, passed to commands"));
+                    }
+                    (Some(var), _) => missing.push(format!(
+                        "`{var}` is set for the daemon but commands do not get it: add it to `tools.env_passthrough`"
+                    )),
+                    (None, Some(file)) if readable(&file) => {
                         found.push(format!("credentials in {}", file.display()));
                     }
+                    (None, Some(file)) => missing.push(format!(
+                        "commands cannot read `{}` (the sandbox hides it): name the credentials by a variable in `tools.env_passthrough`",
+                        file.display()
+                    )),
                     (None, None) => missing.push(format!(
-                        "no credentials: set one of {} for the daemon, or write ~/{}",
+                        "no credentials: set one of {} for the daemon and list it in `tools.env_passthrough`",
                         needs
                             .credential_vars
                             .iter()
                             .map(|v| format!("`{v}`"))
                             .collect::<Vec<_>>()
-                            .join(", "),
-                        needs.credential_files.first().copied().unwrap_or_default()
+                            .join(", ")
                     )),
                 }
             }
@@ -190,6 +201,7 @@ mod tests {
         let none = |_: &str| None;
         let checks = check_executors(
             &profiles,
+            &[],
             Some(bin.as_os_str()),
             &none,
             Some(dir.path()),
@@ -213,8 +225,10 @@ mod tests {
         let munge = dir.path().join("munge.socket.2");
         std::fs::write(&munge, "").unwrap();
         let env = |name: &str| (name == "AWS_PROFILE").then(|| "lab".to_owned());
+        let passed = ["AWS_PROFILE".to_owned()];
         let checks = check_executors(
             &profiles,
+            &passed,
             Some(bin.as_os_str()),
             &env,
             None,
@@ -222,9 +236,27 @@ mod tests {
             &|_| true,
         );
         assert!(checks.iter().all(|c| c.problem.is_none()), "{checks:?}");
+        // Set for the daemon, not passed to commands: named.
+        let checks = check_executors(
+            &profiles[3..],
+            &[],
+            Some(bin.as_os_str()),
+            &env,
+            None,
+            &munge,
+            &|_| true,
+        );
+        assert!(
+            checks[0]
+                .problem
+                .as_deref()
+                .is_some_and(|p| p.contains("add it to `tools.env_passthrough`")),
+            "{checks:?}"
+        );
         // A client the sandbox cannot read is named as such.
         let checks = check_executors(
             &profiles[2..3],
+            &[],
             Some(bin.as_os_str()),
             &none,
             None,

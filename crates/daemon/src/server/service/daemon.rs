@@ -236,6 +236,7 @@ impl Daemon for DaemonService {
             |path: &std::path::Path| codaris_tools::shell::readable_by_commands(&sandbox, path);
         let executors = crate::server::executors::check_executors(
             &self.config.nextflow.profiles,
+            &self.config.env_passthrough,
             std::env::var_os("PATH").as_deref(),
             &|name| std::env::var(name).ok(),
             self.config.home.as_deref(),
