@@ -198,6 +198,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::disallowed_methods,
+        reason = "the test reads the arguments its stand-ins recorded"
+    )]
     fn squeue_says_why_a_job_waits_and_sacct_how_one_ended() {
         let dir = tempfile::tempdir().unwrap();
         stand_in(dir.path(), "squeue", "4242|PENDING|Resources\n");
