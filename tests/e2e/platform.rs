@@ -170,6 +170,17 @@ fn a_launch_after_its_card_sends_the_documented_body_and_records_its_digest_then
                 && d["decision"]["verdict"] == "allow"),
         "{launch_decisions:#?}"
     );
+    // `codaris runs` lists it with where it went.
+    let runs = sandbox.cli(&["runs", "--json"]);
+    assert!(runs.status.success(), "{}", stderr(&runs));
+    let listed: Vec<Value> = stdout(&runs)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert_eq!(listed.len(), 1, "{listed:#?}");
+    assert_eq!(listed[0]["where"], "seqera_platform");
+    assert_eq!(listed[0]["place"], target.as_str());
+    assert_eq!(listed[0]["launch_body_sha256"], digest.as_str());
     // The answers: the run's id and name, where its samplesheet is, how to follow it; then
     // the run followed to its failed task with its exit and likely cause.
     let results: Vec<&Value> = of_type(&events, "tool_result")
