@@ -90,6 +90,13 @@ pub enum Command {
     /// List and download the files a session's model shared with share_file
     #[command(subcommand)]
     Shared(SharedCommand),
+    /// The pipeline runs Codaris launched, local and on Seqera Platform, newest first, with
+    /// where each went (from the ledger's decisions that let them start)
+    Runs {
+        /// At most N runs; 0 lists them all
+        #[arg(short = 'n', long, value_name = "N", default_value_t = 50)]
+        limit: usize,
+    },
     /// Replay recorded decisions offline against this build's policy
     #[command(subcommand)]
     Audit(AuditCommand),

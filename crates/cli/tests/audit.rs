@@ -67,6 +67,7 @@ fn record_session(state: &std::path::Path, tamper: bool) {
                 parent_session: None,
                 grants_of: None,
                 shadow: None,
+                launch_body_sha256: None,
             })
             .unwrap();
     }

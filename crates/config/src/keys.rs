@@ -189,6 +189,7 @@ pub const KEYS: &[Key] = &[
     key("seqera.platform_url", Kind::Url),
     key("seqera.token", Kind::Text),
     key("seqera.registries", Kind::Texts),
+    key("seqera.compute_envs", Kind::Texts),
     key("telemetry.otlp_endpoint", Kind::Url),
     key("telemetry.service_name", Kind::Text),
     key("telemetry.headers", Kind::TextMap),

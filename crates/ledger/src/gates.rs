@@ -53,6 +53,16 @@ impl Gates {
         })
     }
 
+    /// Every key, in key order (a launch elsewhere looks for the gates of one sheet, whatever
+    /// local pipeline it passed for).
+    pub fn keys(&self) -> Result<Vec<String>, LedgerError> {
+        self.tree
+            .iter()
+            .keys()
+            .map(|key| Ok(String::from_utf8_lossy(&key?).into_owned()))
+            .collect()
+    }
+
     /// Forgets the gate under `key` (a later check of the sheet failed).
     pub fn remove(&self, key: &str) -> Result<(), LedgerError> {
         if self.tree.remove(key.as_bytes())?.is_some() {
@@ -82,6 +92,7 @@ mod tests {
         let gates = ledger.gates()?;
         let kept: Option<serde_json::Value> = gates.get("/p\u{0}/p/sheet.csv")?;
         assert_eq!(kept, Some(serde_json::json!({"sheet_sha256": "ab"})));
+        assert_eq!(gates.keys()?, ["/p\u{0}/p/sheet.csv"]);
         gates.remove("/p\u{0}/p/sheet.csv")?;
         assert_eq!(gates.get::<serde_json::Value>("/p\u{0}/p/sheet.csv")?, None);
         Ok(())

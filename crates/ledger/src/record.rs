@@ -203,6 +203,11 @@ pub struct DecisionRecord {
     /// replay compares `decision` alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadow: Option<ShadowDecision>,
+    /// SHA-256 (hex) of the exact body a launch on Seqera Platform sends
+    /// (`seqera__launch_pipeline`), a function of `request.args` alone; the server sends those
+    /// bytes only after this record is stored. Absent from every other decision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_body_sha256: Option<String>,
 }
 
 /// What a shadow configuration decided beside a live decision.
@@ -261,6 +266,7 @@ impl DecisionRecord {
             parent_session: None,
             grants_of: None,
             shadow: None,
+            launch_body_sha256: None,
         }
     }
 

@@ -48,6 +48,7 @@ fn a_changed_rule_shows_up_as_differences_with_both_decisions() {
                 parent_session: None,
                 grants_of: None,
                 shadow: None,
+                launch_body_sha256: None,
             })
             .unwrap();
     }

@@ -6,6 +6,7 @@
 //! recorded output as well as on the real program.
 
 pub mod audit;
+pub mod executor;
 pub mod files;
 pub mod launch;
 pub mod nfcore;

@@ -36,6 +36,10 @@ pub enum CapabilityName {
     /// Push a built container image to one registry (`quay.io/me`), which the operator must
     /// also list (`[seqera] registries`): images there are pulled by other people's runs.
     PushImage,
+    /// Launch a pipeline on Seqera Platform, scoped to where it runs: the workspace, the
+    /// compute environment and the work directory (`workspace 123; compute environment ce1;
+    /// work dir s3://b/w`), so the card names all three and a grant covers exactly them.
+    LaunchOnPlatform,
 }
 
 /// How a capability's `path` is compared with a grant's.
@@ -54,7 +58,7 @@ pub enum Scope {
 
 impl CapabilityName {
     /// Every capability name, in documentation order.
-    pub const ALL: [CapabilityName; 10] = [
+    pub const ALL: [CapabilityName; 11] = [
         CapabilityName::ReadOutsideFence,
         CapabilityName::MutateOutsideFence,
         CapabilityName::Write,
@@ -65,6 +69,7 @@ impl CapabilityName {
         CapabilityName::RunProgram,
         CapabilityName::RunPipeline,
         CapabilityName::PushImage,
+        CapabilityName::LaunchOnPlatform,
     ];
 
     /// How this capability is matched against grants.
@@ -75,9 +80,10 @@ impl CapabilityName {
             | CapabilityName::Write
             | CapabilityName::RunCommand
             | CapabilityName::RunPipeline => Scope::Path,
-            CapabilityName::SendHttp | CapabilityName::UseTool | CapabilityName::PushImage => {
-                Scope::Exact
-            }
+            CapabilityName::SendHttp
+            | CapabilityName::UseTool
+            | CapabilityName::PushImage
+            | CapabilityName::LaunchOnPlatform => Scope::Exact,
             CapabilityName::ChangeConfig => Scope::Unscoped,
             CapabilityName::RunProgram => Scope::Command,
         }
@@ -96,6 +102,7 @@ impl CapabilityName {
             CapabilityName::RunProgram => "run_program",
             CapabilityName::RunPipeline => "run_pipeline",
             CapabilityName::PushImage => "push_image",
+            CapabilityName::LaunchOnPlatform => "launch_on_platform",
         }
     }
 

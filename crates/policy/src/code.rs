@@ -42,6 +42,12 @@ pub enum Code {
     BadPath,
     /// The call would push an image to a registry the operator does not list.
     RegistryNotListed,
+    /// A launch on Seqera Platform names a compute environment the operator does not list
+    /// (or none, where the operator lists some).
+    ComputeEnvNotListed,
+    /// A launch on Seqera Platform passes a samplesheet that is a local file without a gate
+    /// that holds, or a location no compute environment reads as a dataset.
+    SamplesheetNotGated,
     /// The permission class and mode require the person's approval on a card.
     NeedsApproval,
     /// An operator's PreToolUse hook refused the call.
@@ -62,7 +68,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 24] = [
         Code::ArgsNotObject,
         Code::RepeatedSearch,
         Code::UnknownTool,
@@ -77,6 +83,8 @@ impl Code {
         Code::ProtectedPath,
         Code::BadPath,
         Code::RegistryNotListed,
+        Code::ComputeEnvNotListed,
+        Code::SamplesheetNotGated,
         Code::NeedsApproval,
         Code::BlockedByHook,
         Code::AskedByHook,
@@ -110,6 +118,8 @@ impl Code {
             | Code::ProtectedPath
             | Code::BadPath
             | Code::RegistryNotListed
+            | Code::ComputeEnvNotListed
+            | Code::SamplesheetNotGated
             | Code::BlockedByHook
             | Code::DeniedByUser => Verdict::Deny,
         }
@@ -132,6 +142,8 @@ impl Code {
             Code::ProtectedPath => "protected_path",
             Code::BadPath => "bad_path",
             Code::RegistryNotListed => "registry_not_listed",
+            Code::ComputeEnvNotListed => "compute_env_not_listed",
+            Code::SamplesheetNotGated => "samplesheet_not_gated",
             Code::NeedsApproval => "needs_approval",
             Code::BlockedByHook => "blocked_by_hook",
             Code::AskedByHook => "asked_by_hook",

@@ -33,6 +33,7 @@ mod grant;
 mod grant_set;
 mod guard;
 mod hook;
+mod launch;
 mod path;
 mod request;
 mod spec;
@@ -69,7 +70,12 @@ mod verdict;
 /// the `config` class (`config_commit`, `config_rollback`) asks in every permission mode,
 /// `bypass` included: a commit can widen the fence, add hooks and start MCP servers, all run
 /// outside the sandbox, so only the person (or the operator's hook) agrees to one.
-pub const POLICY_VERSION: &str = "10";
+/// "11": the `launch` class (`seqera__launch_pipeline`): `launch_on_platform` for the
+/// workspace, compute environment and work directory, a card in every mode unless granted;
+/// `compute_env_not_listed` for a compute environment outside `task.compute_envs`, and
+/// `samplesheet_not_gated` for a local samplesheet outside `task.gated_sheets` or one no
+/// compute environment reads.
+pub const POLICY_VERSION: &str = "11";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -107,6 +113,7 @@ pub use hook::HookAnswer;
 pub use hook::HookCard;
 pub use hook::HookDecision;
 pub use hook::HookOutcome;
+pub use launch::{LaunchSheet, REMOTE_SCHEMES, SheetPlace, launch_samplesheets, launch_target};
 pub use path::BadPath;
 pub use path::MAX_PATH_BYTES;
 pub use path::normalize_absolute;

@@ -36,6 +36,13 @@ pub enum PermissionClass {
     /// unless `push_image` was granted for it. Without a `registry` it pushes nowhere and never
     /// prompts.
     Push,
+    /// Launches a pipeline on Seqera Platform (`seqera__launch_pipeline`): refused when the
+    /// operator lists compute environments (`task.compute_envs`) and the call names none of
+    /// them, or when a samplesheet parameter is a local file without a gate that holds
+    /// (`task.gated_sheets`) or a location no compute environment reads; then prompts in every
+    /// mode unless `launch_on_platform` was granted for its workspace, compute environment
+    /// and work directory.
+    Launch,
     /// Takes the session out of plan mode (`plan_exit`): in plan mode it prompts in every
     /// permission mode unless granted, since leaving the mode is the person's call and not the
     /// model's; elsewhere there is no plan mode to leave and it never prompts.

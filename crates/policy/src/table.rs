@@ -64,6 +64,9 @@ impl Display for Action<'_, '_> {
             CapabilityName::RunProgram => write!(f, "run {target}"),
             CapabilityName::RunPipeline => write!(f, "run the pipeline {target}"),
             CapabilityName::PushImage => write!(f, "push an image to the registry {target}"),
+            CapabilityName::LaunchOnPlatform => {
+                write!(f, "launch a pipeline on Seqera Platform in {target}")
+            }
         }
     }
 }
@@ -148,6 +151,16 @@ pub(crate) enum Finding<'a> {
     /// The person refused this call alone at its card (`task.refused_at_card`).
     RefusedAtCard(&'a Capability),
     RegistryNotListed(Need<'a>),
+    /// A launch names a compute environment the operator does not list (`None`: it names
+    /// none, where some are listed).
+    ComputeEnvNotListed(Option<&'a str>),
+    /// A launch's samplesheet parameter `param` is `value`, which no gate or compute
+    /// environment vouches for; `local`: a local file without a gate that holds.
+    SamplesheetNotGated {
+        param: String,
+        value: String,
+        local: bool,
+    },
     NeedsApproval {
         mode: PermissionMode,
         need: Need<'a>,
@@ -453,6 +466,43 @@ pub(crate) fn decide(
             ),
             None,
         ),
+        // Only the operator lists compute environments; no card or grant lifts this.
+        Finding::ComputeEnvNotListed(named) => (
+            Code::ComputeEnvNotListed,
+            match named {
+                Some(ce) => format!(
+                    "tool {t} may not launch on the compute environment {}: the operator has not listed it (`[seqera] compute_envs`); launch on a listed one, or ask the user to have it listed",
+                    Quoted(ce)
+                ),
+                None => format!(
+                    "tool {t} must name its compute environment (`compute_env`): the operator lists the ones launches may use (`[seqera] compute_envs`)"
+                ),
+            },
+            None,
+        ),
+        // A sheet is vouched for by its gate or by living where the compute environment reads;
+        // no card stands in for either.
+        Finding::SamplesheetNotGated {
+            param,
+            value,
+            local,
+        } => (
+            Code::SamplesheetNotGated,
+            if local {
+                format!(
+                    "tool {t}: the samplesheet {} ({}) has no samplesheet gate that holds; check it with prepare_samplesheet_gate first, or point it at s3://, gs://, az:// or a Platform dataset the compute environment reads",
+                    Quoted(&param),
+                    Quoted(&value)
+                )
+            } else {
+                format!(
+                    "tool {t}: the samplesheet {} ({}) can be neither gated nor read by a compute environment as a dataset; use a local file with a passing gate, or s3://, gs://, az:// or a Platform dataset",
+                    Quoted(&param),
+                    Quoted(&value)
+                )
+            },
+            None,
+        ),
         // The class prompts in this permission mode and no grant covers the call.
         Finding::NeedsApproval { mode, need } => (
             Code::NeedsApproval,
@@ -677,6 +727,30 @@ mod tests {
             (
                 Finding::RegistryNotListed(need(CapabilityName::PushImage, "quay.io/x\ny")),
                 Code::RegistryNotListed,
+            ),
+            (
+                Finding::ComputeEnvNotListed(Some("ce\nx")),
+                Code::ComputeEnvNotListed,
+            ),
+            (
+                Finding::ComputeEnvNotListed(None),
+                Code::ComputeEnvNotListed,
+            ),
+            (
+                Finding::SamplesheetNotGated {
+                    param: "input".into(),
+                    value: "/w/s\n.csv".into(),
+                    local: true,
+                },
+                Code::SamplesheetNotGated,
+            ),
+            (
+                Finding::SamplesheetNotGated {
+                    param: "input".into(),
+                    value: "ftp://x".into(),
+                    local: false,
+                },
+                Code::SamplesheetNotGated,
             ),
             (
                 Finding::NeedsApproval {

@@ -239,6 +239,24 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub push_registries: Vec<String>,
+    /// Seqera Platform compute environments a launch may name (`[seqera] compute_envs`, ids or
+    /// names); when any are listed, a `launch` class call naming another, or none, is refused.
+    /// Absent when the operator restricts none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub compute_envs: Vec<String>,
+    /// The local samplesheets of a `launch` class call that have a samplesheet gate that holds,
+    /// as the policy makes them absolute (found by the daemon before the decision). Per call;
+    /// absent when none.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub gated_sheets: Vec<String>,
     /// Tools the model can reach beside the built-in ones (the connected MCP servers' tools,
     /// `server__tool`), given by the daemon only for a call it found no tool for, so the
     /// `unknown_tool` refusal can name the closest. Per call; absent when none.

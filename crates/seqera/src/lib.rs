@@ -4,6 +4,8 @@
 //!   build on Seqera Wave; never a push to a registry the operator did not list.
 //! - `lint_nextflow`: `nextflow lint -o json`, findings as file:line:column.
 //! - Seqera Platform's read-only set: workspaces, pipelines, runs, tasks, a run's log (`GET`s).
+//! - `launch_pipeline`: a run launched on Seqera Platform (its one `POST`), decided by the
+//!   daemon's policy as `launch_on_platform` before it reaches the server.
 //!
 //! The daemon runs the server as `codarisd mcp-server seqera` over stdio and treats it like any
 //! other MCP server (its calls pass the policy at dispatch and are recorded), except that its
@@ -14,11 +16,12 @@
 //! caller that wants them without the protocol.
 //!
 //! Non-goals: deciding what a call may do (the daemon's policy does, before the call reaches the
-//! server); writing anything to Seqera Platform.
+//! server); writing anything to Seqera Platform but a launch.
 
 mod args;
 pub mod build;
 mod http;
+pub mod launch;
 pub mod lint;
 pub mod modules;
 pub mod platform;

@@ -1,5 +1,5 @@
 //! Seqera Platform's read-only set: workspaces, pipelines, runs, a run, its tasks, its log.
-//! `GET`s only, with the token as a bearer token, against `platform_url` (the public
+//! `GET`s only (the one `POST`, a launch, is `launch.rs`'s), with the token as a bearer token, against `platform_url` (the public
 //! `https://api.cloud.seqera.io` or an Enterprise install's API). Answers are compact text.
 
 use serde_json::{Value, json};
@@ -17,9 +17,9 @@ const MAX_TAIL: u64 = 2000;
 
 /// The Platform API client of one server.
 #[derive(Clone)]
-struct Platform {
-    url: String,
-    token: Option<String>,
+pub(crate) struct Platform {
+    pub(crate) url: String,
+    pub(crate) token: Option<String>,
 }
 
 impl std::fmt::Debug for Platform {
@@ -34,10 +34,32 @@ impl std::fmt::Debug for Platform {
 
 impl Platform {
     /// `GET {url}{path}` with `query`, as JSON.
-    async fn get(
+    pub(crate) async fn get(
         &self,
         path: &str,
         query: &[(&str, String)],
+        what: &str,
+    ) -> Result<Value, ToolFailure> {
+        self.send("GET", path, query, None, what).await
+    }
+
+    /// `POST {url}{path}` with `query` and exactly `body` (JSON bytes), as JSON.
+    pub(crate) async fn post(
+        &self,
+        path: &str,
+        query: &[(&str, String)],
+        body: Vec<u8>,
+        what: &str,
+    ) -> Result<Value, ToolFailure> {
+        self.send("POST", path, query, Some(body), what).await
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<Vec<u8>>,
         what: &str,
     ) -> Result<Value, ToolFailure> {
         let Some(token) = &self.token else {
@@ -46,8 +68,15 @@ impl Platform {
             ));
         };
         let client = http::client()?;
-        let answer = client
-            .get(format!("{}{path}", self.url))
+        let url = format!("{}{path}", self.url);
+        let request = match body {
+            Some(body) => client
+                .post(url)
+                .header("Content-Type", "application/json")
+                .body(body),
+            None => client.get(url),
+        };
+        let answer = request
             .query(query)
             .bearer_auth(token)
             .header("Accept", "application/json")
@@ -69,7 +98,7 @@ impl Platform {
         match status.as_u16() {
             200 => serde_json::from_str(&text).map_err(|_| {
                 ToolFailure::new(format!(
-                    "Seqera Platform's answer to GET {path} is not JSON: {}",
+                    "Seqera Platform's answer to {method} {path} is not JSON: {}",
                     cut(&redact(&text, Some(token)), QUOTED_BODY)
                 ))
             }),
@@ -85,7 +114,7 @@ impl Platform {
                 said()
             ))),
             _ => Err(ToolFailure::new(format!(
-                "Seqera Platform answered {status} to GET {path}: {}",
+                "Seqera Platform answered {status} to {method} {path}: {}",
                 said()
             ))),
         }
@@ -249,7 +278,7 @@ fn duration(ms: Option<u64>) -> String {
     }
 }
 
-fn where_(workspace: Option<u64>) -> String {
+pub(crate) fn where_(workspace: Option<u64>) -> String {
     workspace.map_or("the personal workspace".to_owned(), |id| {
         format!("workspace {id}")
     })
@@ -499,6 +528,16 @@ impl PlatformTool {
                 text(task, "hash"),
                 duration(task.get("duration").and_then(Value::as_u64))
             ));
+            // The executor's own id for the task's job (a Batch job, a Slurm job id), as a
+            // local run's trace shows it in `native_id`.
+            let native = text(task, "nativeId");
+            if !native.is_empty() {
+                let executor = text(task, "executor");
+                out.push_str(&format!("  job {}", cut(&native, 120)));
+                if !executor.is_empty() {
+                    out.push_str(&format!(" ({executor})"));
+                }
+            }
         }
         Ok(out)
     }
@@ -537,6 +576,13 @@ impl PlatformTool {
         for line in shown {
             out.push('\n');
             out.push_str(&cut(line, 2000));
+        }
+        // The whole log read as a local run's console is (`analyze_run_log`): the failed task,
+        // its exit, its stderr's tail and the likely cause, in the same words.
+        let report = codaris_nextflow::runlog::read_console(&lines.join("\n"));
+        if report.error.is_some() {
+            out.push_str("\n\nanalysis (as analyze_run_log reads a console):\n");
+            out.push_str(codaris_nextflow::runlog::render_analysis(None, Some(&report)).trim_end());
         }
         Ok(out)
     }

@@ -128,7 +128,7 @@ async fn a_run_its_tasks_and_its_log() {
     );
     assert!(
         tasks.contains(
-            "2  FAILED exit 137  NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)  7f/9e8d7c  1m 15s"
+            "2  FAILED exit 137  NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)  7f/9e8d7c  1m 15s  job 0f3c2a9e-5b1d-4e7a-9c8b-2d6e4f1a7b3c (awsbatch)"
         ),
         "{tasks}"
     );
@@ -141,9 +141,29 @@ async fn a_run_its_tasks_and_its_log() {
     .unwrap();
     assert_eq!(
         log.lines().next().unwrap(),
-        format!("log of run {FAILED_RUN}: the last 3 of 6 lines")
+        format!("log of run {FAILED_RUN}: the last 3 of 25 lines")
     );
-    assert!(log.contains(LOG_ERROR_LINE), "{log}");
+    // The analysis reads the whole log, not only the lines shown.
+    assert!(
+        log.contains("analysis (as analyze_run_log reads a console):"),
+        "{log}"
+    );
+    assert!(log.contains("137"), "{log}");
+    let full = call(
+        &platform,
+        Kind::GetRunLog,
+        json!({"run_id": FAILED_RUN, "workspace_id": ws}),
+    )
+    .await
+    .unwrap();
+    assert!(full.contains(LOG_ERROR_LINE), "{full}");
+    // The same diagnosis a local run's console gets.
+    assert!(full.contains("\nexit_status: 137"), "{full}");
+    assert!(
+        full.contains("\nstderr_tail: `.command.sh: line 2:"),
+        "{full}"
+    );
+    assert!(full.contains("\nlikely_cause: out_of_memory"), "{full}");
 }
 
 #[tokio::test]

@@ -15,6 +15,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 
 use crate::build::BuildContainerImage;
+use crate::launch::LaunchPipeline;
 use crate::lint::LintNextflow;
 use crate::platform::PlatformTool;
 use crate::{SeqeraSetup, SeqeraTool};
@@ -31,6 +32,7 @@ pub fn tools(setup: &SeqeraSetup) -> Vec<Arc<dyn SeqeraTool>> {
     for tool in PlatformTool::all(setup) {
         tools.push(Arc::new(tool));
     }
+    tools.push(Arc::new(LaunchPipeline::new(setup)));
     tools
 }
 

@@ -47,6 +47,7 @@ async fn it_names_itself_and_lists_every_tool_with_its_read_only_hint() {
             ("describe_run".to_owned(), Some(true)),
             ("list_run_tasks".to_owned(), Some(true)),
             ("get_run_log".to_owned(), Some(true)),
+            ("launch_pipeline".to_owned(), Some(false)),
         ]
     );
     let build = &listed[0];
@@ -135,7 +136,7 @@ fn tools_has_every_tool_once() {
     unique.sort_unstable();
     unique.dedup();
     assert_eq!(unique.len(), names.len());
-    assert_eq!(names.len(), 8);
+    assert_eq!(names.len(), 9);
 }
 
 #[test]
@@ -147,8 +148,9 @@ fn no_tool_prints_the_token_in_debug() {
     let server = SeqeraServer::new(&setup);
     assert!(!format!("{server:?}").contains("s3cr3t-debug-token"));
     let printed = format!(
-        "{:?} {:?} {:?}",
+        "{:?} {:?} {:?} {:?}",
         crate::build::BuildContainerImage::new(&setup),
+        crate::launch::LaunchPipeline::new(&setup),
         crate::platform::PlatformTool::all(&setup),
         crate::wave::Wave::new(&setup)
     );

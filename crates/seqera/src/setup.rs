@@ -51,6 +51,9 @@ pub struct SeqeraSetup {
     pub poll_interval: Duration,
     /// How long a Wave build is waited for.
     pub build_timeout: Duration,
+    /// The only compute environments a launch may use (`[seqera] compute_envs`; empty: any).
+    /// The daemon's policy input, checked before a launch reaches the server: not passed to it.
+    pub compute_envs: Vec<String>,
 }
 
 impl Default for SeqeraSetup {
@@ -64,6 +67,7 @@ impl Default for SeqeraSetup {
             modules: None,
             poll_interval: DEFAULT_POLL_INTERVAL,
             build_timeout: DEFAULT_BUILD_TIMEOUT,
+            compute_envs: Vec::new(),
         }
     }
 }
@@ -167,6 +171,7 @@ impl std::fmt::Debug for SeqeraSetup {
             .field("modules", &self.modules)
             .field("poll_interval", &self.poll_interval)
             .field("build_timeout", &self.build_timeout)
+            .field("compute_envs", &self.compute_envs)
             .finish()
     }
 }

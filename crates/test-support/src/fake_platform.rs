@@ -1,7 +1,11 @@
-//! A stand-in for Seqera Platform's REST API (`codaris-fake-platform`), read-only, written
-//! from the documented answer shapes (the Platform OpenAPI: `DescribeUserResponse`,
+//! A stand-in for Seqera Platform's REST API (`codaris-fake-platform`), written from the
+//! documented answer shapes (the Platform OpenAPI: `DescribeUserResponse`,
 //! `ListWorkspacesAndOrgResponse`, `ListPipelinesResponse`, `ListWorkflowsResponse`,
-//! `DescribeWorkflowResponse`, `ListTasksResponse`, `WorkflowLogResponse`).
+//! `DescribeWorkflowResponse`, `ListTasksResponse`, `WorkflowLogResponse`) and its one write,
+//! `POST /workflow/launch` (`SubmitWorkflowLaunchRequest` `{"launch": {…}}` →
+//! `SubmitWorkflowLaunchResponse` `{"workflowId": …}`; see crates/seqera/tests/fixtures/
+//! platform-api). A launch in [`WORKSPACE`] is answered with [`LAUNCHED_RUN`], a run that fails
+//! at one task like [`FAILED_RUN`], so a launch can be followed to its diagnosis.
 //!
 //! Every request must carry `Authorization: Bearer <the fixture token>` (401 otherwise). It
 //! holds one user, a personal context and two workspaces; workspace [`WORKSPACE`] has two
@@ -20,6 +24,8 @@ pub const USER_ID: u64 = 7;
 pub const WORKSPACE: u64 = 123_456;
 /// A run of [`WORKSPACE`] that failed.
 pub const FAILED_RUN: &str = "4Bi5xBK6E2Nbhj";
+/// The run every launch in [`WORKSPACE`] starts: it fails at `FASTQC (sample2)`, exit 137.
+pub const LAUNCHED_RUN: &str = "5mLaunchedRun1";
 /// A run of [`WORKSPACE`] that succeeded.
 pub const SUCCEEDED_RUN: &str = "2kLzHvN9aQpWx1";
 /// The error line in the failed run's log.
@@ -56,7 +62,8 @@ fn answer(seen: &Seen, bearer: &str) -> Reply {
     if seen.header("authorization") != Some(bearer) {
         return message(401, "Unauthorized");
     }
-    if seen.method != "GET" {
+    let launch = seen.method == "POST" && seen.path() == "/workflow/launch";
+    if seen.method != "GET" && !launch {
         return Reply::not_implemented(NAME, seen);
     }
     let workspace = seen.param("workspaceId");
@@ -69,6 +76,19 @@ fn answer(seen: &Seen, bearer: &str) -> Reply {
     }
     let in_workspace = workspace.as_deref() == Some(&WORKSPACE.to_string());
     let parts: Vec<&str> = seen.path().trim_matches('/').split('/').collect();
+    if launch {
+        // Platform requires the pipeline; everything else has a default.
+        let pipeline = seen
+            .json()
+            .and_then(|body| body.pointer("/launch/pipeline").cloned());
+        return match pipeline {
+            Some(Value::String(p)) if !p.is_empty() && in_workspace => {
+                Reply::json(200, &json!({"workflowId": LAUNCHED_RUN}))
+            }
+            Some(Value::String(_)) => message(403, "Forbidden"),
+            _ => message(400, "Missing pipeline repository"),
+        };
+    }
     match parts.as_slice() {
         ["user-info"] => Reply::json(
             200,
@@ -121,7 +141,7 @@ fn answer(seen: &Seen, bearer: &str) -> Reply {
         }
         ["workflow", id] => match run(id, in_workspace) {
             Some(run) => {
-                let failed = *id == FAILED_RUN;
+                let failed = fails(id);
                 Reply::json(
                     200,
                     &json!({
@@ -178,7 +198,16 @@ fn runs() -> Vec<Value> {
     ]
 }
 
+fn fails(id: &str) -> bool {
+    id == FAILED_RUN || id == LAUNCHED_RUN
+}
+
 fn run(id: &str, in_workspace: bool) -> Option<Value> {
+    if in_workspace && id == LAUNCHED_RUN {
+        return Some(
+            json!({"id": LAUNCHED_RUN, "runName": "launched_by_codaris", "projectName": "nf-core/rnaseq", "repository": "https://github.com/nf-core/rnaseq", "revision": "3.14.0", "status": "FAILED", "userName": "ada", "submit": "2030-01-04T10:00:00Z", "start": "2030-01-04T10:01:00Z", "complete": "2030-01-04T10:20:00Z", "duration": 1_140_000, "exitStatus": 1, "errorMessage": "Process `NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)` terminated with an error exit status (137)", "workDir": "s3://lab-bucket/work", "commitId": "b89fac3"}),
+        );
+    }
     in_workspace
         .then(runs)?
         .into_iter()
@@ -186,10 +215,10 @@ fn run(id: &str, in_workspace: bool) -> Option<Value> {
 }
 
 fn tasks(id: &str) -> Vec<Value> {
-    let failed = id == FAILED_RUN;
+    let failed = fails(id);
     vec![
-        json!({"task": {"taskId": 1, "hash": "3a/1b2c3d", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample1", "status": "COMPLETED", "exit": 0, "duration": 61_000, "realtime": 58_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/3a/1b2c3d"}}),
-        json!({"task": {"taskId": 2, "hash": "7f/9e8d7c", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample2", "status": if failed { "FAILED" } else { "COMPLETED" }, "exit": if failed { 137 } else { 0 }, "duration": 75_000, "realtime": 74_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/7f/9e8d7c"}}),
+        json!({"task": {"taskId": 1, "hash": "3a/1b2c3d", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample1", "status": "COMPLETED", "exit": 0, "duration": 61_000, "realtime": 58_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/3a/1b2c3d", "nativeId": "ca1878f1-169c-4013-b30d-c5807ea1a3dd", "executor": "awsbatch", "queue": "TowerForge-work"}}),
+        json!({"task": {"taskId": 2, "hash": "7f/9e8d7c", "name": "NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)", "process": "NFCORE_RNASEQ:RNASEQ:FASTQC", "tag": "sample2", "status": if failed { "FAILED" } else { "COMPLETED" }, "exit": if failed { 137 } else { 0 }, "duration": 75_000, "realtime": 74_000, "cpus": 2, "memory": 4_294_967_296_u64, "workdir": "s3://lab-bucket/work/7f/9e8d7c", "nativeId": "0f3c2a9e-5b1d-4e7a-9c8b-2d6e4f1a7b3c", "executor": "awsbatch", "queue": "TowerForge-work"}}),
         json!({"task": {"taskId": 3, "hash": "c2/4a5b6c", "name": "NFCORE_RNASEQ:RNASEQ:TRIMGALORE (sample1)", "process": "NFCORE_RNASEQ:RNASEQ:TRIMGALORE", "tag": "sample1", "status": "CACHED", "exit": 0, "duration": 120_000, "realtime": 118_000, "cpus": 4, "memory": 8_589_934_592_u64, "workdir": "s3://lab-bucket/work/c2/4a5b6c"}}),
     ]
 }
@@ -202,10 +231,34 @@ fn log(id: &str) -> Vec<String> {
         ),
         "executor >  awsbatch (12)".to_owned(),
     ];
-    if id == FAILED_RUN {
+    if fails(id) {
+        // Nextflow's console error block, as a task killed for memory prints it.
         lines.push(LOG_ERROR_LINE.to_owned());
-        lines.push("Caused by:".to_owned());
-        lines.push("  Process `NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)` terminated with an error exit status (137)".to_owned());
+        for line in [
+            "",
+            "Caused by:",
+            "  Process `NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)` terminated with an error exit status (137)",
+            "",
+            "Command executed:",
+            "",
+            "  fastqc --quiet --threads 2 sample2_1.fastq.gz sample2_2.fastq.gz",
+            "",
+            "Command exit status:",
+            "  137",
+            "",
+            "Command output:",
+            "  (empty)",
+            "",
+            "Command error:",
+            "  .command.sh: line 2:   312 Killed                  fastqc --quiet --threads 2 sample2_1.fastq.gz sample2_2.fastq.gz",
+            "",
+            "Work dir:",
+            "  s3://lab-bucket/work/7f/9e8d7c0a1b2c3d4e5f",
+            "",
+            " -- Check '.nextflow.log' file for details",
+        ] {
+            lines.push(line.to_owned());
+        }
     } else {
         lines.push("Completed at: 01-Jan-2030 09:10:00".to_owned());
     }

@@ -95,7 +95,7 @@ pub async fn doctor(
     let channel = client::open(target, autostart).await?;
     let mut daemon = v1::daemon_client::DaemonClient::new(channel);
     let answer = daemon.check_providers(request).await?.into_inner();
-    let (checks, runtimes) = (answer.checks, answer.runtimes);
+    let (checks, runtimes, executors) = (answer.checks, answer.runtimes, answer.executors);
     let ok = !checks.is_empty() && checks.iter().all(|check| check.ok);
     if json_out {
         let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
@@ -120,6 +120,14 @@ pub async fn doctor(
                 "ok": check.ok,
                 "problem": non_empty(&check.problem),
             })).collect::<Vec<_>>(),
+            // Added with executor profiles: what a run with each needs from this machine.
+            "executors": executors.iter().map(|check| json!({
+                "profile": check.profile,
+                "executor": check.executor,
+                "ok": check.ok,
+                "problem": non_empty(&check.problem),
+                "found": check.found,
+            })).collect::<Vec<_>>(),
         }))?;
     } else if checks.is_empty() {
         output::line(&format!("fail  {NONE_SET_UP}"))?;
@@ -138,6 +146,12 @@ pub async fn doctor(
     if !json_out {
         for check in runtimes.iter().filter(|check| !check.ok) {
             output::line(&format!("warn  {}: {}", check.program, check.problem))?;
+        }
+        for check in executors.iter().filter(|check| !check.ok) {
+            output::line(&format!(
+                "warn  executor profile `{}` ({}): {}",
+                check.profile, check.executor, check.problem
+            ))?;
         }
     }
     Ok(if ok {

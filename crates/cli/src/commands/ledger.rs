@@ -188,5 +188,7 @@ fn decision_json(record: &v1::DecisionRecord) -> serde_json::Value {
         // Added with subagents: a child's decision names its parent and whose grants it used.
         "parent_session_id": (!record.parent_session_id.is_empty()).then_some(&record.parent_session_id),
         "grants_of": (!record.grants_of.is_empty()).then_some(&record.grants_of),
+        // Added with launches on Seqera Platform: the digest of the body the launch sent.
+        "launch_body_sha256": (!record.launch_body_sha256.is_empty()).then_some(&record.launch_body_sha256),
     })
 }

@@ -22,6 +22,7 @@ pub mod result_view;
 pub mod run;
 pub mod run_event;
 pub mod run_input;
+pub mod runs;
 pub mod session_model;
 pub mod sessions;
 pub mod shared;
@@ -188,6 +189,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
             ledger::run(&target, autostart, json, command).await
+        }
+        Command::Runs { limit } => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            runs::run(&target, autostart, json, limit).await
         }
         Command::Shared(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

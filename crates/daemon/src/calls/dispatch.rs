@@ -344,7 +344,10 @@ impl Dispatcher {
 
     /// Decides `call` and records the decision durably; an allowed call comes back as its
     /// permit. Blocking (it waits for the disk): call it from `spawn_blocking` on an async path.
-    pub fn decide(&self, call: SessionCall) -> Result<Dispatched, DaemonError> {
+    pub fn decide(&self, mut call: SessionCall) -> Result<Dispatched, DaemonError> {
+        // A launch's local samplesheets are vouched for by their gates, which the policy
+        // cannot read: found here and judged as the task's input.
+        crate::mcp::launch::note_gated_sheets(&self.ledger, &call.tool, &call.args, &mut call.task);
         let mut prepared = Prepared::new(&call);
         let (record, opened) = self.recorded(&call, &prepared)?;
         Ok(match record.decision.verdict {
@@ -416,6 +419,7 @@ impl Dispatcher {
             }
             let mut record =
                 DecisionRecord::new(call.session_id.to_string(), request, decision, now_ms());
+            record.launch_body_sha256 = crate::mcp::launch::body_sha256(&call.tool, &call.args);
             if let Some(lineage) = &self.lineage {
                 record.parent_session = Some(lineage.parent.clone());
                 record.grants_of = Some(lineage.root.clone());

@@ -7,6 +7,7 @@
 //! platform_url = "https://api.cloud.seqera.io"
 //! token = "…"                     # or TOWER_ACCESS_TOKEN
 //! registries = ["quay.io/lab"]    # the only registries a built image may be pushed to
+//! compute_envs = ["hjE97A8TvD9PklUb0hwEJ"]  # the only compute environments a launch may use
 //! ```
 //!
 //! The token comes from the file or the environment (the environment wins), is sent only to
@@ -28,6 +29,7 @@ pub struct SeqeraToml {
     pub platform_url: Option<String>,
     pub token: Option<String>,
     pub registries: Option<Vec<String>>,
+    pub compute_envs: Option<Vec<String>>,
 }
 
 /// `[seqera]`, resolved (the token is redacted in `Debug` by `SeqeraSetup`).
@@ -72,6 +74,22 @@ pub fn resolve_seqera(
             setup.registries.push(registry);
         }
     }
+    for ce in toml.compute_envs.unwrap_or_default() {
+        let ce = ce.trim().to_owned();
+        // Compared with the launch's `compute_env` exactly, which is an id of letters and
+        // digits: anything else could never match, so it is a mistake worth saying.
+        if ce.is_empty() || ce.len() > 64 || !ce.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(ConfigError::Invalid {
+                key: origin("seqera.compute_envs"),
+                reason: format!(
+                    "`{ce}` is not a compute environment id; write the id Platform shows (letters and digits)"
+                ),
+            });
+        }
+        if !setup.compute_envs.contains(&ce) {
+            setup.compute_envs.push(ce);
+        }
+    }
     setup.nextflow = std::path::PathBuf::from(nextflow_bin);
     Ok(setup)
 }
@@ -102,6 +120,29 @@ mod tests {
         for bad in ["https://quay.io/lab", "a b", ""] {
             let toml = SeqeraToml {
                 registries: Some(vec![bad.into()]),
+                ..SeqeraToml::default()
+            };
+            assert!(
+                resolve_seqera(Some(toml), None, "nextflow", &origin).is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn compute_envs_are_ids_kept_once() {
+        let toml = SeqeraToml {
+            compute_envs: Some(vec!["ce1".into(), " ce1 ".into(), "Ab2".into()]),
+            ..SeqeraToml::default()
+        };
+        let setup = resolve_seqera(Some(toml), None, "nextflow", &origin).ok();
+        assert_eq!(
+            setup.map(|s| s.compute_envs),
+            Some(vec!["ce1".to_owned(), "Ab2".to_owned()])
+        );
+        for bad in ["", "ce 1", "../ce", "ce,2"] {
+            let toml = SeqeraToml {
+                compute_envs: Some(vec![bad.into()]),
                 ..SeqeraToml::default()
             };
             assert!(

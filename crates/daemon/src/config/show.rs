@@ -233,7 +233,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     );
     let nextflow = &config.nextflow;
     let seqera = &config.seqera;
-    let rest: [(&str, Value, Option<&str>); 13] = [
+    let rest: [(&str, Value, Option<&str>); 14] = [
         ("nextflow.bin", json!(nextflow.nextflow), None),
         ("nextflow.nf_core", json!(nextflow.nf_core), None),
         ("nextflow.nf_test", json!(nextflow.nf_test), None),
@@ -254,6 +254,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         ("seqera.wave_url", json!(seqera.wave_url), None),
         ("seqera.platform_url", json!(seqera.platform_url), None),
         ("seqera.registries", json!(seqera.registries), None),
+        ("seqera.compute_envs", json!(seqera.compute_envs), None),
         (
             "telemetry.service_name",
             json!(

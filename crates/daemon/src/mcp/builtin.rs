@@ -7,7 +7,8 @@
 //! - It is not pinned: its definitions and its launch (the daemon's own program, its settings)
 //!   change with Codaris itself, not behind the person's back.
 //! - `build_container_image` is the policy's `push` class (`push_image` for a registry the
-//!   operator lists), and relative path arguments are made absolute against the session's
+//!   operator lists), `launch_pipeline` the `launch` class (`launch_on_platform` for the
+//!   workspace, compute environment and work dir, a card in every mode), and relative path arguments are made absolute against the session's
 //!   directory before the call leaves, since the server runs in the daemon's.
 
 use std::collections::BTreeMap;
@@ -49,6 +50,9 @@ pub fn seqera_program(daemon: &Path) -> (PathBuf, Option<ProgramMissing>) {
 
 /// Its tool that can push an image to a registry.
 pub const BUILD_CONTAINER_IMAGE: &str = "build_container_image";
+
+/// Its tool that launches a run on Seqera Platform: the policy's `launch` class.
+pub const LAUNCH_PIPELINE: &str = codaris_seqera::launch::LAUNCH_PIPELINE;
 
 /// Words its tools are found by, beside their names and descriptions.
 const KEYWORDS: [&str; 10] = [

@@ -69,6 +69,7 @@ pub(super) fn external_spec(
             .collect(),
         permission: match view.spec.approval {
             _ if builtin && tool.name == builtin::BUILD_CONTAINER_IMAGE => PermissionClass::Push,
+            _ if builtin && tool.name == builtin::LAUNCH_PIPELINE => PermissionClass::Launch,
             Approval::Ask => PermissionClass::Always,
             Approval::Never => PermissionClass::None,
         },

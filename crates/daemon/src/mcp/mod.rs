@@ -5,6 +5,7 @@
 //! A call reaches [`McpHub::run`] only with the dispatcher's permit, like a built-in's.
 
 pub mod builtin;
+pub mod launch;
 mod listing;
 pub mod paths;
 mod pins;

@@ -172,6 +172,7 @@ pub fn decision_record_wire(record: &codaris_ledger::DecisionRecord) -> v1::Deci
         policy_version: record.policy_version.clone(),
         parent_session_id: record.parent_session.clone().unwrap_or_default(),
         grants_of: record.grants_of.clone().unwrap_or_default(),
+        launch_body_sha256: record.launch_body_sha256.clone().unwrap_or_default(),
     }
 }
 

@@ -6,6 +6,7 @@ pub mod auth;
 pub mod chain_head;
 pub mod convert;
 pub mod doctor;
+pub mod executors;
 pub mod keys;
 pub mod logging;
 pub mod notify;

@@ -11,6 +11,7 @@
 
 mod failing;
 mod history;
+mod jobs;
 mod read;
 mod render;
 mod status;
@@ -23,6 +24,7 @@ use std::path::PathBuf;
 
 pub use failing::{ConfigSetting, ProcessSource, Resources, TaskReport, Usage, failing_task};
 pub use history::{History, HistoryEntry, HistoryStatus};
+pub use jobs::{job_ids, short_hash};
 pub use read::FileText;
 pub use status::{RunQuery, RunState, RunStatus, RunningTask, TaskCounts, run_status};
 pub use taskdir::{

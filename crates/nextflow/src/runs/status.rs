@@ -167,6 +167,16 @@ impl RunQuery {
         );
         let mut running_tasks = scan.started;
         running_tasks.truncate(MAX_RUNNING_LISTED);
+        let mut submitted_tasks = scan.submitted;
+        // The executor's job ids, from the log's submission lines.
+        let jobs = self
+            .log_tail
+            .as_deref()
+            .map(super::jobs::job_ids)
+            .unwrap_or_default();
+        for task in running_tasks.iter_mut().chain(submitted_tasks.iter_mut()) {
+            task.native_id = jobs.get(&task.hash).cloned();
+        }
         let mut process_now = running_tasks.last().and_then(|t| t.name.clone());
         if process_now.is_none() && running {
             process_now = summary
@@ -226,11 +236,34 @@ impl RunQuery {
                 submitted: if running { scan.submitted_count } else { 0 },
             },
             running_tasks: if running { running_tasks } else { Vec::new() },
+            submitted_tasks: if running {
+                std::mem::take(&mut submitted_tasks)
+            } else {
+                Vec::new()
+            },
+            scheduler: Vec::new(),
             process_now: if running { process_now } else { None },
             first_failed: summary.first_failed,
             log_lines,
             notes,
         })
+    }
+}
+
+/// ` (native_id 4242)`, the executor's id of a task's job (a Slurm job id, a Batch job's, the
+/// local executor's process id), as the trace names it; or nothing.
+fn job(native_id: Option<&str>) -> String {
+    native_id.map_or_else(String::new, |id| format!(" (native_id {id})"))
+}
+
+impl RunStatus {
+    /// The job ids of the tasks listed as running or submitted, in order.
+    pub fn listed_job_ids(&self) -> Vec<&str> {
+        self.running_tasks
+            .iter()
+            .chain(&self.submitted_tasks)
+            .filter_map(|t| t.native_id.as_deref())
+            .collect()
     }
 }
 
@@ -307,6 +340,8 @@ fn newest_trace(files: &dyn Files, launch: &Path) -> Option<PathBuf> {
 #[derive(Debug, Default)]
 struct Scan {
     started: Vec<RunningTask>,
+    /// Handed to the executor and not begun (waiting in a scheduler's queue, or stuck).
+    submitted: Vec<RunningTask>,
     started_count: u64,
     submitted_count: u64,
 }
@@ -369,10 +404,23 @@ fn scan_work(
                         hash: short,
                         name,
                         work_dir: task.path.clone(),
+                        native_id: None,
                     });
                 }
             } else if d.has_file(".command.run") {
                 scan.submitted_count += 1;
+                if scan.submitted.len() < MAX_RUNNING_LISTED {
+                    let name = d
+                        .head(".command.run", 8 * 1024)
+                        .ok()
+                        .and_then(|t| parse_wrapper(&t.text).name);
+                    scan.submitted.push(RunningTask {
+                        hash: short,
+                        name,
+                        work_dir: task.path.clone(),
+                        native_id: None,
+                    });
+                }
             }
         }
     }
@@ -430,6 +478,8 @@ pub struct RunningTask {
     /// The task name from its `.command.run`.
     pub name: Option<String>,
     pub work_dir: PathBuf,
+    /// The executor's id of its job (a Slurm job id), from the log's submission line.
+    pub native_id: Option<String>,
 }
 
 /// The answer of `check_run_status`.
@@ -447,6 +497,11 @@ pub struct RunStatus {
     pub trace: Option<PathBuf>,
     pub tasks: TaskCounts,
     pub running_tasks: Vec<RunningTask>,
+    /// Tasks handed to the executor that have not begun, while the run runs.
+    pub submitted_tasks: Vec<RunningTask>,
+    /// The scheduler's state of the listed tasks' jobs, one line each, or why it is unknown:
+    /// filled by a caller that can ask the scheduler (`squeue`, `sacct`); empty otherwise.
+    pub scheduler: Vec<String>,
     /// The process of the task started last, while the run runs.
     pub process_now: Option<String>,
     pub first_failed: Option<TraceRow>,
@@ -506,7 +561,27 @@ impl RunStatus {
             fact(
                 &mut out,
                 "running",
-                format!("[{}] {} in {}", task.hash, name, task.work_dir.display()),
+                format!(
+                    "[{}] {} in {}{}",
+                    task.hash,
+                    name,
+                    task.work_dir.display(),
+                    job(task.native_id.as_deref())
+                ),
+            );
+        }
+        for task in &self.submitted_tasks {
+            let name = task.name.as_deref().unwrap_or("(name unknown)");
+            fact(
+                &mut out,
+                "submitted",
+                format!(
+                    "[{}] {} in {}{}",
+                    task.hash,
+                    name,
+                    task.work_dir.display(),
+                    job(task.native_id.as_deref())
+                ),
             );
         }
         if self.tasks.running as usize > self.running_tasks.len() && !self.running_tasks.is_empty()
@@ -531,11 +606,15 @@ impl RunStatus {
                 &mut out,
                 "first failed",
                 format!(
-                    "[{}] {} ({exit})",
+                    "[{}] {} ({exit}){}",
                     row.hash.as_deref().unwrap_or("-"),
-                    row.name.as_deref().unwrap_or("-")
+                    row.name.as_deref().unwrap_or("-"),
+                    job(row.native_id.as_deref())
                 ),
             );
+        }
+        for line in &self.scheduler {
+            fact(&mut out, "scheduler", line);
         }
         for line in &self.log_lines {
             out.push_str("log| ");

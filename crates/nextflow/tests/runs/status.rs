@@ -28,7 +28,10 @@ fn a_finished_failed_run() -> TestResult {
     assert!(text.contains("\ntasks completed: 11\n"));
     assert!(text.contains("\ntasks failed: 2\n"));
     assert!(
-        text.contains("\nfirst failed: [3b/1e91fb] eachAcn (dowloading AF002815.1) (exit 1)\n")
+        text.contains(
+            "\nfirst failed: [3b/1e91fb] eachAcn (dowloading AF002815.1) (exit 1) (native_id 13050)\n"
+        ),
+        "{text}"
     );
     Ok(())
 }
@@ -97,6 +100,55 @@ fn a_run_in_progress() -> TestResult {
     assert!(text.contains("\nprocess running now: NFCORE_DEMO:DEMO:MULTIQC\n"));
     assert!(text.contains("\nlog| [c5/f00c97] Submitted process > NFCORE_DEMO:DEMO:MULTIQC\n"));
     assert!(!text.contains('\r'));
+    Ok(())
+}
+
+#[test]
+fn a_slurm_run_in_progress_names_each_task_s_job() -> TestResult {
+    // On a grid executor the log's submission lines carry each task's job id; while a task
+    // waits in the queue or runs, nothing else has it.
+    let trace = "task_id\thash\tnative_id\tname\tstatus\texit\n";
+    let l = Launch::new(&history_row("calm_noether", "-", "-", SESSION), Some(trace))?;
+    let running = l.task(
+        "c5/f00c97",
+        &[
+            (".command.begin", b""),
+            (
+                ".command.run",
+                b"#!/bin/bash\n### name: 'NFCORE_DEMO:DEMO:FASTQC (s1)'\n",
+            ),
+        ],
+    )?;
+    let queued = l.task(
+        "d1/a2b3c4",
+        &[(
+            ".command.run",
+            b"#!/bin/bash\n### name: 'NFCORE_DEMO:DEMO:MULTIQC'\n",
+        )],
+    )?;
+    let log = format!(
+        "Dec-07 01:00:00.000 [Task submitter] DEBUG nextflow.executor.GridTaskHandler - [SLURM] submitted process NFCORE_DEMO:DEMO:FASTQC (s1) > jobId: 4242; workDir: {}\n\
+         Dec-07 01:00:01.000 [Task submitter] DEBUG nextflow.executor.GridTaskHandler - [SLURM] submitted process NFCORE_DEMO:DEMO:MULTIQC > jobId: 4243; workDir: {}\n",
+        running.display(),
+        queued.display()
+    );
+    let s = RunQuery::new(l.path()).log_tail(&log).status()?;
+    assert_eq!(s.listed_job_ids(), ["4242", "4243"]);
+    let text = s.render();
+    assert!(
+        text.contains(&format!(
+            "\nrunning: [c5/f00c97] NFCORE_DEMO:DEMO:FASTQC (s1) in {} (native_id 4242)\n",
+            running.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "\nsubmitted: [d1/a2b3c4] NFCORE_DEMO:DEMO:MULTIQC in {} (native_id 4243)\n",
+            queued.display()
+        )),
+        "{text}"
+    );
     Ok(())
 }
 

@@ -31,6 +31,7 @@ pages! {
     "acp" => "docs/acp.md",
     "api" => "docs/api.md",
     "architecture" => "docs/architecture.md",
+    "beyond-one-machine" => "docs/beyond-one-machine.md",
     "cli" => "docs/cli.md",
     "decision-codes" => "docs/decision-codes.md",
     "first-hour" => "docs/first-hour.md",

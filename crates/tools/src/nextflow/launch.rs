@@ -17,9 +17,11 @@ use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use codaris_nextflow::executor::ExecutorSettings;
 use codaris_nextflow::launch::{
     LaunchPlan, param_pairs, params_file_values, run_name, samplesheet_params,
 };
+use codaris_nextflow::parse::load_config;
 use codaris_nextflow::runner::{Invocation, find_program, install_hint};
 use serde_json::Value;
 
@@ -280,6 +282,15 @@ pub(super) fn card_preview(
         return Err(refusal);
     }
     let mut text = format!("$ {}\nin {}", plan.display(), plan.launch_dir.display());
+    // Where its tasks go: a cluster's scheduler or a cloud service, with the queue and the
+    // ceiling the chosen profiles set, read from the pipeline's config as the card is shown.
+    if let Some(line) = load_config(&plan.pipeline, "nextflow.config")
+        .ok()
+        .and_then(|config| ExecutorSettings::of(&config, &plan.profiles).card_line())
+    {
+        text.push('\n');
+        text.push_str(&line);
+    }
     text.push_str(&gate_lines(&prepared.gates));
     text.push('\n');
     Ok(CallPreview {

@@ -17,6 +17,7 @@ mod review_pack;
 mod run;
 mod runner;
 mod runs;
+mod scheduler;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

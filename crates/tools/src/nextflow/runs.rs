@@ -98,10 +98,13 @@ impl Tool for CheckRunStatus {
                 Err(OpenError::NotFound { .. } | OpenError::NotAFile { .. }) => {}
                 Err(refused) => return Err(refused.to_string()),
             }
-            query
-                .status()
-                .map(|status| status.render())
-                .map_err(|err| err.to_string())
+            let mut status = query.status().map_err(|err| err.to_string())?;
+            // A queued or running job's state is the scheduler's to say, where its client is.
+            status.scheduler = super::scheduler::scheduler_states(
+                &status.listed_job_ids(),
+                std::env::var_os("PATH").as_deref(),
+            );
+            Ok(status.render())
         })
         .await
     }
@@ -227,6 +230,7 @@ impl Tool for AnalyzeRunLog {
                 runlog::render_analysis(Some(&log), shown)
             );
             answer.push_str(&version_lines(&fence, &launch, &log, shown));
+            answer.push_str(&native_id_line(&fence, &path, &log));
             Ok(answer)
         })
         .await
@@ -340,6 +344,27 @@ impl ReadSpan {
             self.skipped
         )
     }
+}
+
+/// The failed task's job id on its executor (a Slurm job id), from the log's submission line
+/// for its work directory: the id to ask the scheduler about. Empty when the log has none.
+fn native_id_line(fence: &Fence, path: &Path, log: &LogReport) -> String {
+    let Some(hash) = log
+        .error
+        .as_ref()
+        .and_then(|e| e.work_dir.as_deref())
+        .and_then(runs::short_hash)
+    else {
+        return String::new();
+    };
+    let Ok(tail) = log_tail(fence, path) else {
+        return String::new();
+    };
+    runs::job_ids(&tail)
+        .get(&hash)
+        .map_or_else(String::new, |id| {
+            format!("native_id: {id} (the executor's job id of the failed task, from the log)\n")
+        })
 }
 
 /// The end of the log at `path` (its last [`LOG_TAIL_BYTES`]), opened beneath the fence.

@@ -239,8 +239,30 @@ impl Daemon for DaemonService {
                 problem: check.problem.unwrap_or_default(),
             })
             .collect();
+        let readable =
+            |path: &std::path::Path| codaris_tools::shell::readable_by_commands(&sandbox, path);
+        let config = self.config.get();
+        let executors = crate::server::executors::check_executors(
+            &config.nextflow.profiles.get(),
+            &config.env_passthrough,
+            std::env::var_os("PATH").as_deref(),
+            &|name| std::env::var(name).ok(),
+            config.home.as_deref(),
+            std::path::Path::new(crate::server::executors::MUNGE_SOCKET),
+            &readable,
+        )
+        .into_iter()
+        .map(|check| v1::ExecutorCheck {
+            profile: check.profile,
+            executor: check.executor.to_owned(),
+            ok: check.problem.is_none(),
+            problem: check.problem.unwrap_or_default(),
+            found: check.found,
+        })
+        .collect();
         Ok(Response::new(v1::CheckProvidersResponse {
             runtimes,
+            executors,
             checks: checks
                 .into_iter()
                 .map(|check| {

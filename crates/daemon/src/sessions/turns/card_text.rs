@@ -73,6 +73,10 @@ fn capability_action(tool: &str, capability: Option<&Capability>, cwd: &str) -> 
         CapabilityName::RunProgram => format!("run {on}"),
         CapabilityName::RunPipeline => format!("run the pipeline {on}"),
         CapabilityName::PushImage => format!("push an image to the registry {on}"),
+        // The target names the workspace, the compute environment and the work dir.
+        CapabilityName::LaunchOnPlatform => {
+            format!("launch a pipeline on Seqera Platform in {on}")
+        }
     }
 }
 

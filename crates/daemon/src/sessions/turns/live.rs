@@ -584,6 +584,7 @@ impl Turns {
             // Nothing in it but the session's own workspace is open to any tool.
             state_dir: Some(display(&config.state_dir)),
             push_registries: config.seqera.registries.clone(),
+            compute_envs: config.seqera.compute_envs.clone(),
             // A child session (one `spawn_agent` started): the policy withholds what a
             // subagent is never offered (`question`, `switch_model`, `plan_exit`, the
             // configuration tools) and what its definition removes, at the surface and at
