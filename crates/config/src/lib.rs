@@ -16,6 +16,7 @@ pub mod agents;
 mod check;
 pub mod front_matter;
 mod hooks;
+pub mod jobs;
 mod keys;
 
 pub use check::Problem;
