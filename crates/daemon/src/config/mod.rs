@@ -21,6 +21,7 @@ pub mod policy;
 pub mod providers;
 mod record;
 pub mod research;
+pub mod scheduler;
 mod resolve;
 pub mod seqera;
 pub mod session_limits;
