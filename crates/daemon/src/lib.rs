@@ -18,6 +18,7 @@ pub mod calls;
 pub mod config;
 pub mod error;
 pub mod mcp;
+pub mod scheduler;
 pub mod secret;
 pub mod server;
 pub mod sessions;

@@ -65,7 +65,10 @@ mod verdict;
 /// "9": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
 /// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
 /// its `allow` answers the permission prompt (`allowed_by_hook`).
-pub const POLICY_VERSION: &str = "9";
+/// "11": the scheduler's eleven `codaris_scheduler_*` tools are real (offered while
+/// `[scheduler] enabled`): agent mode only, the changing ones class `always`, list/get/runs
+/// `none`; a call to one is decided rather than refused as a tool not built.
+pub const POLICY_VERSION: &str = "11";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;

@@ -147,6 +147,9 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::SwitchModel));
         tools.push(Arc::new(codaris_tools::Question));
         tools.push(Arc::new(codaris_tools::SpawnAgent));
+        if let Some(host) = &setup.scheduler {
+            tools.extend(codaris_tools::scheduler::scheduler_tools(host));
+        }
         tools.push(Arc::new(codaris_tools::docs::DocsSearch));
         tools.push(Arc::new(codaris_tools::docs::DocsRead));
         if setup.skills.load_skill {

@@ -73,6 +73,13 @@ pub async fn serve(
     setup.filing = Some(Arc::new(crate::sessions::filing::RecordFiling(
         sessions.clone(),
     )));
+    // The scheduler's tools are offered only while it is on; its runs start once the turns
+    // exist (`routes`).
+    let scheduler =
+        crate::scheduler::Scheduler::new(&config, crate::scheduler::Scheduler::clock_from_env());
+    if scheduler.enabled() {
+        setup.scheduler = Some(Arc::new(crate::scheduler::SchedulerTools(scheduler.clone())));
+    }
     let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
@@ -107,6 +114,7 @@ pub async fn serve(
         ledger.clone(),
         &shutdown,
         started,
+        scheduler,
     )
     .await?;
 
@@ -260,6 +268,7 @@ async fn routes(
     ledger: Arc<Ledger>,
     shutdown: &Shutdown,
     started: Instant,
+    scheduler: Arc<crate::scheduler::Scheduler>,
 ) -> Result<Routes, StartError> {
     let (health, health_service) = tonic_health::server::health_reporter();
     health
@@ -355,6 +364,7 @@ async fn routes(
             turns.close_all();
         }
     });
+    scheduler.start(turns.services());
     let sessions = SessionsService {
         config: config.clone(),
         providers,
@@ -376,7 +386,10 @@ async fn routes(
         .add_service(v1::ledger_server::LedgerServer::new(LedgerService {
             ledger,
         }))
-        .add_service(v1::mcp_server::McpServer::new(mcp_service));
+        .add_service(v1::mcp_server::McpServer::new(mcp_service))
+        .add_service(v1::scheduler_server::SchedulerServer::new(
+            crate::server::service::scheduler::SchedulerService { scheduler },
+        ));
     Ok(builder.routes())
 }
 
