@@ -16,6 +16,7 @@ pub mod install;
 pub mod ledger;
 pub mod login;
 pub mod mcp;
+pub mod scheduler;
 pub mod policy;
 pub mod question_view;
 pub mod result_view;
@@ -184,6 +185,14 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Mcp(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
             mcp::run(&target, autostart, json, command).await
+        }
+        Command::Scheduler(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            let here = std::env::current_dir().map_err(|source| CliError::Read {
+                path: std::path::PathBuf::from("."),
+                source,
+            })?;
+            scheduler::run(&target, autostart, json, command, &here).await
         }
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
