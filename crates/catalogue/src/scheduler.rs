@@ -103,7 +103,10 @@ fn field_properties(props: &mut Map<String, Value>) {
             "permission_mode",
             json!({"type": "string", "enum": ["ask", "accept_edits", "bypass"]}),
         ),
-        ("body", json!({"type": "string", "description": "the prompt each run is given"})),
+        (
+            "body",
+            json!({"type": "string", "description": "the prompt each run is given"}),
+        ),
     ] {
         props.insert(name.to_owned(), schema);
     }

@@ -97,7 +97,9 @@ pub enum JobError {
     Missing { field: &'static str },
     #[error("`{field}` is one line without control characters")]
     NotOneLine { field: &'static str },
-    #[error("`schedule` `{schedule}` is neither a cron expression nor `every <n><s|m|h|d>`: {reason}")]
+    #[error(
+        "`schedule` `{schedule}` is neither a cron expression nor `every <n><s|m|h|d>`: {reason}"
+    )]
     BadSchedule { schedule: String, reason: String },
     #[error("`schedule` `{schedule}` runs more often than every {MIN_INTERVAL_SECONDS} s")]
     TooOften { schedule: String },
@@ -220,11 +222,13 @@ impl Zone {
     pub fn parse(name: Option<&str>) -> Result<Zone, JobError> {
         match name {
             None => Ok(Zone::Local),
-            Some(name) => chrono_tz::Tz::from_str(name)
-                .map(Zone::Named)
-                .map_err(|_| JobError::BadTimezone {
-                    timezone: name.chars().take(80).collect(),
-                }),
+            Some(name) => {
+                chrono_tz::Tz::from_str(name)
+                    .map(Zone::Named)
+                    .map_err(|_| JobError::BadTimezone {
+                        timezone: name.chars().take(80).collect(),
+                    })
+            }
         }
     }
 }
@@ -387,7 +391,9 @@ mod tests {
     use super::*;
 
     fn at(text: &str) -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+        DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .with_timezone(&Utc)
     }
 
     #[test]

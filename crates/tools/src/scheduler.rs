@@ -136,8 +136,12 @@ pub enum JobRequest {
 pub trait JobsHost: Send + Sync + std::fmt::Debug {
     /// Carries out `request` for the session `session` working in `cwd`: the model's answer,
     /// or the sentence saying why not.
-    async fn handle(&self, session: &str, cwd: &std::path::Path, request: JobRequest)
-    -> Result<String, String>;
+    async fn handle(
+        &self,
+        session: &str,
+        cwd: &std::path::Path,
+        request: JobRequest,
+    ) -> Result<String, String>;
 }
 
 /// One of the eleven tools: reads its arguments, hands them to the host.
@@ -181,8 +185,8 @@ impl Tool for SchedulerTool {
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let name = self.entry.name;
-        let request =
-            read_request(self.entry.id, args).map_err(|e| ToolError::model(format!("{name}: {e}")))?;
+        let request = read_request(self.entry.id, args)
+            .map_err(|e| ToolError::model(format!("{name}: {e}")))?;
         self.host
             .handle(&ctx.session_id, &ctx.cwd, request)
             .await
@@ -195,7 +199,10 @@ impl Tool for SchedulerTool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum JobArgsError {
     #[error("`{name}` must be {what}")]
-    Shape { name: &'static str, what: &'static str },
+    Shape {
+        name: &'static str,
+        what: &'static str,
+    },
     #[error("`scope` is `user` or `project`, not `{value}`")]
     Scope { value: String },
     #[error("{0}")]
@@ -345,7 +352,13 @@ mod tests {
             &json!({"job_id": "nightly", "description": "d", "schedule": "every 1h", "body": "go"}),
         )
         .unwrap();
-        let JobRequest::Write { scope, job, replace, .. } = request else {
+        let JobRequest::Write {
+            scope,
+            job,
+            replace,
+            ..
+        } = request
+        else {
             panic!("not a write: {request:?}");
         };
         assert_eq!(scope, JobScope::User);
@@ -357,10 +370,19 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        assert!(err(json!({"job_id": "../x", "description": "d", "schedule": "every 1h", "body": "b"})).contains("not a job id"));
+        assert!(
+            err(json!({"job_id": "../x", "description": "d", "schedule": "every 1h", "body": "b"}))
+                .contains("not a job id")
+        );
         assert!(err(json!({"job_id": "x", "scope": "everywhere", "description": "d", "schedule": "every 1h", "body": "b"})).contains("`scope`"));
-        assert!(err(json!({"job_id": "x", "description": "d", "schedule": "every 5s", "body": "b"})).contains("more often"));
-        assert!(err(json!({"job_id": "x", "description": "d", "schedule": "every 1h"})).contains("`body`"));
+        assert!(
+            err(json!({"job_id": "x", "description": "d", "schedule": "every 5s", "body": "b"}))
+                .contains("more often")
+        );
+        assert!(
+            err(json!({"job_id": "x", "description": "d", "schedule": "every 1h"}))
+                .contains("`body`")
+        );
     }
 
     #[test]
@@ -370,7 +392,10 @@ mod tests {
             &json!({"job_id": "a", "new_job_id": "b", "paused": true, "model": ""}),
         )
         .unwrap();
-        let JobRequest::Patch { new_job_id, patch, .. } = request else {
+        let JobRequest::Patch {
+            new_job_id, patch, ..
+        } = request
+        else {
             panic!("not a patch");
         };
         assert_eq!(new_job_id.as_deref(), Some("b"));

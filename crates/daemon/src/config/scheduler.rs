@@ -26,7 +26,10 @@ pub struct SchedulerConfig {
 }
 
 /// `[scheduler]` with the configuration directory the user's jobs live in.
-pub fn resolve(toml: Option<SchedulerToml>, config_dir: Option<&std::path::Path>) -> SchedulerConfig {
+pub fn resolve(
+    toml: Option<SchedulerToml>,
+    config_dir: Option<&std::path::Path>,
+) -> SchedulerConfig {
     SchedulerConfig {
         enabled: toml.and_then(|t| t.enabled).unwrap_or(false),
         user_dir: config_dir.map(|dir| dir.join("scheduler")),

@@ -116,7 +116,10 @@ impl Scheduler {
                 for key in &keys {
                     self.refresh(key, false);
                 }
-                let jobs: Vec<Value> = keys.iter().map(|k| self.job_json(k, include_body)).collect();
+                let jobs: Vec<Value> = keys
+                    .iter()
+                    .map(|k| self.job_json(k, include_body))
+                    .collect();
                 Ok(Answer {
                     line: format!("{} scheduled jobs", jobs.len()),
                     json: json!({"jobs": jobs}),
@@ -160,8 +163,15 @@ impl Scheduler {
                     // A job a session made works where that session works.
                     job.cwd = Some(cwd.display().to_string());
                 }
-                self.run_cwd(&key, job.cwd.as_deref())?;
+                let run_cwd = self.run_cwd(&key, job.cwd.as_deref())?;
                 files::save(&key, &job)?;
+                // A job a session made runs with that session's provider and model: its
+                // session is made now, from the asking one.
+                if let Some(services) = self.services.get()
+                    && let Some(asking) = from.and_then(|id| services.sessions.get(id).ok())
+                {
+                    self.job_session(services, &key, &run_cwd, Some(&asking))?;
+                }
                 let next = self.refresh(&key, true);
                 Ok(Answer {
                     line: format!(
@@ -180,9 +190,8 @@ impl Scheduler {
                 patch,
             } => {
                 let key = self.existing(scope, &job_id, cwd)?;
-                let loaded = files::load(&key)?.ok_or_else(|| SchedulerError::NoJob {
-                    job: key.label(),
-                })?;
+                let loaded =
+                    files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
                 let job = patch.apply(&loaded.job);
                 job.check().map_err(|source| SchedulerError::BadJob {
                     job: key.label(),
@@ -246,9 +255,8 @@ impl Scheduler {
                 paused,
             } => {
                 let key = self.existing(scope, &job_id, cwd)?;
-                let loaded = files::load(&key)?.ok_or_else(|| SchedulerError::NoJob {
-                    job: key.label(),
-                })?;
+                let loaded =
+                    files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
                 let mut job = loaded.job;
                 job.paused = paused;
                 let digest = files::save(&key, &job)?;
@@ -287,18 +295,20 @@ impl Scheduler {
                 })?;
                 self.refresh(&key, true);
                 Ok(Answer {
-                    line: format!("deleted job `{}`, its state and its run history", key.label()),
+                    line: format!(
+                        "deleted job `{}`, its state and its run history",
+                        key.label()
+                    ),
                     json: json!({"scope": key.scope.as_str(), "job_id": key.id, "deleted": true}),
                 })
             }
             JobRequest::Run { scope, job_id } => {
                 let key = self.existing(scope, &job_id, cwd)?;
-                let asking = from.and_then(|id| {
-                    self.services
-                        .get()
-                        .and_then(|s| s.sessions.get(id).ok())
-                });
-                let run = self.start_run(&key, Trigger::Manual, asking.as_ref()).await?;
+                let asking =
+                    from.and_then(|id| self.services.get().and_then(|s| s.sessions.get(id).ok()));
+                let run = self
+                    .start_run(&key, Trigger::Manual, asking.as_ref())
+                    .await?;
                 Ok(Answer {
                     line: format!(
                         "started a run of `{}` in the background: run session `{run}`",
@@ -352,7 +362,12 @@ impl JobsHost for SchedulerTools {
         cwd: &Path,
         request: JobRequest,
     ) -> Result<String, String> {
-        let (cwd, from) = match self.0.services.get().and_then(|s| s.sessions.get(session).ok()) {
+        let (cwd, from) = match self
+            .0
+            .services
+            .get()
+            .and_then(|s| s.sessions.get(session).ok())
+        {
             // A project job lives under the session's own directory.
             Some(record) => (record.cwd.clone(), Some(session)),
             None => (cwd.to_path_buf(), None),

@@ -233,11 +233,9 @@ impl Scheduler {
         }
         let projects = self.inner().kept.projects.clone();
         for project in projects {
-            if let Ok(dir) = files::dir_for(
-                codaris_tools::scheduler::JobScope::Project,
-                None,
-                &project,
-            ) {
+            if let Ok(dir) =
+                files::dir_for(codaris_tools::scheduler::JobScope::Project, None, &project)
+            {
                 keys.extend(files::ids_in(&dir).into_iter().map(|id| JobKey {
                     scope: codaris_tools::scheduler::JobScope::Project,
                     dir: dir.clone(),
@@ -337,7 +335,8 @@ impl Scheduler {
         cwd: &Path,
     ) -> Result<(JobKey, String), SchedulerError> {
         let key = self.key(scope, id, cwd)?;
-        let loaded = files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
+        let loaded =
+            files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
         let (file, digest) = (key.file(), loaded.digest.clone());
         self.save_kept(|kept| {
             kept.approved.insert(file, digest);

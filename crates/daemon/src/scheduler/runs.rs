@@ -54,8 +54,12 @@ impl Scheduler {
             .ok_or_else(|| start_error(format!("no agent definition is named `{agent}`")))?;
         let model = match job.model.as_ref().or(definition.model.as_ref()) {
             Some(wanted) => Some(
-                crate::sessions::turns::model_named(wanted, parent.model.as_deref(), &services.config)
-                    .map_err(start_error)?,
+                crate::sessions::turns::model_named(
+                    wanted,
+                    parent.model.as_deref(),
+                    &services.config,
+                )
+                .map_err(start_error)?,
             ),
             None => parent.model.clone(),
         };
@@ -230,7 +234,7 @@ impl Scheduler {
 
     /// `key`'s session, made when it has none: the parent of its runs, which never runs a
     /// turn itself (so nobody watches a run's cards: they are answered by the job's rule).
-    fn job_session(
+    pub(super) fn job_session(
         &self,
         services: &crate::sessions::turns::Services,
         key: &JobKey,
@@ -324,7 +328,10 @@ async fn follow(mut events: mpsc::Receiver<v1::TurnEvent>) -> (RunStatus, String
             };
         }
     }
-    (RunStatus::Failed, "the run's turn stopped without ending".to_owned())
+    (
+        RunStatus::Failed,
+        "the run's turn stopped without ending".to_owned(),
+    )
 }
 
 #[cfg(test)]

@@ -78,7 +78,9 @@ pub async fn serve(
     let scheduler =
         crate::scheduler::Scheduler::new(&config, crate::scheduler::Scheduler::clock_from_env());
     if scheduler.enabled() {
-        setup.scheduler = Some(Arc::new(crate::scheduler::SchedulerTools(scheduler.clone())));
+        setup.scheduler = Some(Arc::new(crate::scheduler::SchedulerTools(
+            scheduler.clone(),
+        )));
     }
     let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {

@@ -113,8 +113,11 @@ impl SchedulerRpc for SchedulerService {
         &self,
         request: Request<v1::SchedulerJobRequest>,
     ) -> Result<Response<v1::SchedulerReply>, Status> {
-        self.job(request.into_inner(), |scope, job_id| JobRequest::Get { scope, job_id })
-            .await
+        self.job(request.into_inner(), |scope, job_id| JobRequest::Get {
+            scope,
+            job_id,
+        })
+        .await
     }
 
     async fn runs(
@@ -138,8 +141,11 @@ impl SchedulerRpc for SchedulerService {
         &self,
         request: Request<v1::SchedulerJobRequest>,
     ) -> Result<Response<v1::SchedulerReply>, Status> {
-        self.job(request.into_inner(), |scope, job_id| JobRequest::Run { scope, job_id })
-            .await
+        self.job(request.into_inner(), |scope, job_id| JobRequest::Run {
+            scope,
+            job_id,
+        })
+        .await
     }
 
     async fn cancel(
@@ -192,7 +198,10 @@ impl SchedulerRpc for SchedulerService {
             .approve(scope, &id, &cwd)
             .map_err(status_of)?;
         Ok(Response::new(v1::SchedulerReply {
-            line: format!("approved job `{}` as it is now (sha256 {digest})", key.label()),
+            line: format!(
+                "approved job `{}` as it is now (sha256 {digest})",
+                key.label()
+            ),
             json: serde_json::json!({
                 "scope": key.scope.as_str(),
                 "job_id": key.id,

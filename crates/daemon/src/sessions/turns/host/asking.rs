@@ -98,7 +98,9 @@ impl DaemonHost {
             return Asked::DeniedBefore;
         }
         if let Some(job) = self.job_run() {
-            return self.answer_by_job_rule(capability, programs, text, &job).await;
+            return self
+                .answer_by_job_rule(capability, programs, text, &job)
+                .await;
         }
         let Some(person) = self.person() else {
             // A background subagent whose family's person follows no turn: nobody could see
