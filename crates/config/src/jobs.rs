@@ -134,7 +134,7 @@ pub fn job_id(id: &str) -> Result<&str, JobError> {
 /// A schedule, read.
 #[derive(Debug, Clone)]
 pub enum Schedule {
-    Cron(croner::Cron),
+    Cron(Box<croner::Cron>),
     /// Every so many seconds, counted from the last run (or from when the job was first seen).
     Every(u64),
 }
@@ -185,7 +185,7 @@ impl Schedule {
                 schedule: text.to_owned(),
             });
         }
-        Ok(Schedule::Cron(cron))
+        Ok(Schedule::Cron(Box::new(cron)))
     }
 
     /// The first run strictly after `after`: a cron schedule's next occurrence in `zone`, an

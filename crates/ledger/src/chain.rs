@@ -33,6 +33,8 @@ pub enum RecordKind {
     GrantSet,
     /// An undo of a turn (see `undo.rs`).
     Undo,
+    /// The operator's approval of a scheduled project job (see `job_approval.rs`).
+    JobApproval,
 }
 
 impl RecordKind {
@@ -43,6 +45,7 @@ impl RecordKind {
             RecordKind::Decision => "decision",
             RecordKind::GrantSet => "grant_set",
             RecordKind::Undo => "undo",
+            RecordKind::JobApproval => "job_approval",
         }
     }
 }

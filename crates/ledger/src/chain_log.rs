@@ -212,6 +212,8 @@ fn kind_byte(kind: RecordKind) -> u8 {
         RecordKind::Decision => 2,
         RecordKind::GrantSet => 3,
         RecordKind::Undo => 4,
+        // 5 is the configuration change's.
+        RecordKind::JobApproval => 6,
     }
 }
 
@@ -222,6 +224,7 @@ fn kind_of(byte: u8) -> Option<RecordKind> {
         2 => Some(RecordKind::Decision),
         3 => Some(RecordKind::GrantSet),
         4 => Some(RecordKind::Undo),
+        6 => Some(RecordKind::JobApproval),
         _ => None,
     }
 }

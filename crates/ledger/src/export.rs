@@ -29,6 +29,8 @@ pub enum ExportLine {
     GrantSet(GrantSetRecord),
     /// An undo of a turn, with its decision.
     Undo(crate::undo::UndoRecord),
+    /// The operator's approval of a scheduled project job.
+    JobApproval(crate::job_approval::JobApprovalRecord),
     /// One link of the chain (every link, whatever session the export is limited to).
     Link(Link),
     /// A stored record that does not decode, carried so that an export never silently lacks
@@ -54,6 +56,7 @@ impl crate::record::Versioned for ExportLine {
             ExportLine::Decision(record) => Some(record.schema),
             ExportLine::GrantSet(record) => Some(record.schema),
             ExportLine::Undo(record) => Some(record.schema),
+            ExportLine::JobApproval(record) => Some(record.schema),
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => None,
         }
     }
@@ -87,6 +90,9 @@ impl Ledger {
         let (undos, bad_undos) = self.undos(session_id)?;
         corrupt.extend(bad_undos);
         lines.extend(undos.into_iter().map(ExportLine::Undo));
+        let (approvals, bad_approvals) = self.job_approvals(session_id)?;
+        corrupt.extend(bad_approvals);
+        lines.extend(approvals.into_iter().map(ExportLine::JobApproval));
         let (decisions, bad_decisions) = self.stored_decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(

@@ -293,7 +293,8 @@ versioned!(
     CardRecord,
     DecisionRecord,
     GrantSetRecord,
-    crate::undo::UndoRecord
+    crate::undo::UndoRecord,
+    crate::job_approval::JobApprovalRecord
 );
 
 /// A record that belongs to one session.
@@ -320,6 +321,12 @@ impl SessionScoped for GrantSetRecord {
 }
 
 impl SessionScoped for crate::undo::UndoRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for crate::job_approval::JobApprovalRecord {
     fn session_id(&self) -> &str {
         &self.session_id
     }

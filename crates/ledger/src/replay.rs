@@ -123,6 +123,8 @@ pub struct Evidence {
     pub grant_sets: Vec<GrantSetRecord>,
     /// Undos of turns, oldest first.
     pub undos: Vec<crate::undo::UndoRecord>,
+    /// The operator's approvals of scheduled project jobs, oldest first.
+    pub job_approvals: Vec<crate::job_approval::JobApprovalRecord>,
     /// Each with the grants its set names filled in: the request `evaluate` saw.
     pub decisions: Vec<DecisionRecord>,
     pub links: Vec<Link>,
@@ -147,6 +149,7 @@ impl Evidence {
                 ExportLine::Card(record) => evidence.cards.push(record),
                 ExportLine::GrantSet(record) => evidence.grant_sets.push(record),
                 ExportLine::Undo(record) => evidence.undos.push(record),
+                ExportLine::JobApproval(record) => evidence.job_approvals.push(record),
                 ExportLine::Decision(record) => evidence.decisions.push(*record),
                 ExportLine::Link(link) => evidence.links.push(link),
                 ExportLine::Unreadable {
@@ -227,6 +230,14 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             key: undo.id.clone(),
             session_id: undo.session_id.clone(),
             digest: digest(undo),
+        });
+    }
+    for approval in &evidence.job_approvals {
+        records.push(Stored {
+            kind: RecordKind::JobApproval,
+            key: approval.id.clone(),
+            session_id: approval.session_id.clone(),
+            digest: digest(approval),
         });
     }
     for (seq, session_id, digest) in &evidence.stored_decisions {

@@ -552,7 +552,24 @@ mod tests {
     /// optional tool on, and each tool answers with its catalogue entry.
     #[test]
     fn every_registered_tool_is_catalogued_and_every_entry_runs_here() {
-        let (builtins, _notices) = Builtins::new(Setup::default());
+        /// The scheduler's tools are registered only with a scheduler to ask.
+        #[derive(Debug)]
+        struct NoJobs;
+        #[async_trait::async_trait]
+        impl codaris_tools::scheduler::JobsHost for NoJobs {
+            async fn handle(
+                &self,
+                _: &str,
+                _: &std::path::Path,
+                _: codaris_tools::scheduler::JobRequest,
+            ) -> Result<String, String> {
+                Err("no scheduler".to_owned())
+            }
+        }
+        let (builtins, _notices) = Builtins::new(Setup {
+            scheduler: Some(Arc::new(NoJobs)),
+            ..Setup::default()
+        });
         let mut names: Vec<&str> = codaris_catalogue::LOOP_TOOLS
             .iter()
             .map(|e| e.name)

@@ -105,7 +105,7 @@ pub fn load(key: &JobKey) -> Result<Option<Loaded>, SchedulerError> {
     })?;
     Ok(Some(Loaded {
         job,
-        digest: digest(text.as_bytes()),
+        digest: approval_digest(&text),
     }))
 }
 
@@ -128,6 +128,23 @@ fn read_bounded(path: &Path) -> Result<Option<String>, SchedulerError> {
         Ok(_) => {}
     }
     std::fs::read_to_string(path).map(Some).map_err(io)
+}
+
+/// The digest an approval names: the file's bytes but its front matter's `paused:` line, so
+/// pausing and resuming an approved job keeps it approved while any other change does not.
+pub fn approval_digest(text: &str) -> String {
+    let Some((block, body)) = codaris_config::front_matter::split(text) else {
+        return digest(text.as_bytes());
+    };
+    let mut kept = String::with_capacity(text.len());
+    for line in block.split_inclusive('\n') {
+        if !line.trim_start().starts_with("paused:") {
+            kept.push_str(line);
+        }
+    }
+    kept.push_str("---\n");
+    kept.push_str(body);
+    digest(kept.as_bytes())
 }
 
 /// The hex SHA-256 of `bytes`.
@@ -177,7 +194,7 @@ pub fn save(key: &JobKey, job: &Job) -> Result<String, SchedulerError> {
     refuse_link(&key.dir)?;
     let text = job.render();
     write_atomic(&key.file(), &text)?;
-    Ok(digest(text.as_bytes()))
+    Ok(approval_digest(&text))
 }
 
 /// Removes `key`'s file and sidecar (either may be absent).
@@ -297,16 +314,20 @@ pub fn save_sidecar(key: &JobKey, sidecar: &Sidecar) -> Result<(), SchedulerErro
     write_atomic(&key.sidecar(), &text)
 }
 
-/// What the daemon keeps of the scheduler in `<state dir>/scheduler/state.json`.
+/// Whether the operator approved `key`'s file as it is now (`digest`), by the latest approval
+/// of each file (`approved`, read from the ledger); a user's job needs none.
+pub fn is_approved(approved: &BTreeMap<PathBuf, String>, key: &JobKey, digest: &str) -> bool {
+    key.scope == JobScope::User || approved.get(&key.file()).is_some_and(|d| d == digest)
+}
+
+/// What the daemon keeps of the scheduler in `<state dir>/scheduler/state.json` (the operator's
+/// approvals are in the ledger).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kept {
     /// The projects whose jobs the scheduler reads (each one a session worked in or the
     /// operator approved a job of).
     #[serde(default)]
     pub projects: Vec<PathBuf>,
-    /// A project job's file → the digest the operator approved.
-    #[serde(default)]
-    pub approved: BTreeMap<PathBuf, String>,
     /// A job's file → its session (the parent of its runs).
     #[serde(default)]
     pub sessions: BTreeMap<PathBuf, String>,
@@ -323,10 +344,5 @@ impl Kept {
     pub fn write(&self, path: &Path) -> Result<(), SchedulerError> {
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
         write_atomic(path, &text)
-    }
-
-    /// Whether the operator approved `key`'s file as it is now (`digest`).
-    pub fn is_approved(&self, key: &JobKey, digest: &str) -> bool {
-        key.scope == JobScope::User || self.approved.get(&key.file()).is_some_and(|d| d == digest)
     }
 }

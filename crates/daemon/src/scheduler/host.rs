@@ -43,7 +43,7 @@ impl Scheduler {
         });
         match files::load(key) {
             Ok(Some(loaded)) => {
-                let approved = self.inner().kept.is_approved(key, &loaded.digest);
+                let approved = self.is_approved(key, &loaded.digest);
                 let job = &loaded.job;
                 value["description"] = json!(job.description);
                 value["schedule"] = json!(job.schedule);
@@ -178,7 +178,7 @@ impl Scheduler {
                         "{} job `{}`; {}",
                         if replace { "replaced" } else { "created" },
                         key.label(),
-                        next_line(next, &key, self.inner().kept.is_approved(&key, "")),
+                        next_line(next, &key, false),
                     ),
                     json: self.job_json(&key, true),
                 })
@@ -230,7 +230,6 @@ impl Scheduler {
                         if let Some(session) = kept.sessions.remove(&old) {
                             kept.sessions.insert(new, session);
                         }
-                        kept.approved.remove(&old);
                     })?;
                     self.refresh(&key, true);
                 }
@@ -259,15 +258,8 @@ impl Scheduler {
                     files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
                 let mut job = loaded.job;
                 job.paused = paused;
-                let digest = files::save(&key, &job)?;
-                // Pausing or resuming is not a change the operator must approve again: the
-                // approval follows the file when only `paused` moved.
-                let old = key.file();
-                if self.inner().kept.approved.get(&old) == Some(&loaded.digest) {
-                    self.save_kept(|kept| {
-                        kept.approved.insert(old, digest);
-                    })?;
-                }
+                // The approval's digest leaves `paused` out: pausing keeps a job approved.
+                files::save(&key, &job)?;
                 let next = self.refresh(&key, true);
                 Ok(Answer {
                     line: format!(
@@ -290,7 +282,6 @@ impl Scheduler {
                 files::remove(&key)?;
                 let file = key.file();
                 self.save_kept(|kept| {
-                    kept.approved.remove(&file);
                     kept.sessions.remove(&file);
                 })?;
                 self.refresh(&key, true);

@@ -66,6 +66,8 @@ pub enum SchedulerError {
         "project job `{job}` is not approved as it is now; the operator approves it with `codaris scheduler approve {id} --scope project`"
     )]
     NotApproved { job: String, id: String },
+    #[error("the approval could not be recorded: {reason}")]
+    Record { reason: String },
     #[error("the run could not start: {reason}")]
     Start { reason: String },
     #[error("`{}`: {source}", path.display())]
@@ -103,6 +105,8 @@ struct Inner {
     queue: DueQueue<JobKey>,
     /// The job's run in flight: its run session.
     running: HashMap<JobKey, String>,
+    /// Each project job file's latest approved digest, from the ledger.
+    approved: std::collections::BTreeMap<PathBuf, String>,
     kept: Kept,
 }
 
@@ -117,6 +121,7 @@ impl Scheduler {
             inner: Mutex::new(Inner {
                 queue: DueQueue::default(),
                 running: HashMap::new(),
+                approved: std::collections::BTreeMap::new(),
                 kept: Kept::read(&kept_path),
             }),
             kept_path,
@@ -155,7 +160,30 @@ impl Scheduler {
     /// Gives the scheduler the turns' services and starts it: every known job read, a missed
     /// one run once, and the loop that waits for the next.
     pub fn start(self: &Arc<Self>, services: Arc<Services>) {
-        if !self.enabled || self.services.set(services).is_err() {
+        if !self.enabled {
+            return;
+        }
+        // The approvals are the ledger's: the latest of each file counts (ids grow).
+        match services.ledger.job_approvals(None) {
+            Ok((approvals, corrupt)) => {
+                for bad in corrupt {
+                    tracing::warn!(
+                        ?bad,
+                        "a job approval does not read; that job is not approved"
+                    );
+                }
+                let mut inner = self.inner();
+                for approval in approvals {
+                    inner
+                        .approved
+                        .insert(PathBuf::from(approval.file), approval.digest);
+                }
+            }
+            Err(err) => {
+                tracing::error!(%err, "the job approvals could not be read; no project job runs")
+            }
+        }
+        if self.services.set(services).is_err() {
             return;
         }
         let now = self.clock.now();
@@ -176,7 +204,7 @@ impl Scheduler {
             }
             if let Some(due) = sidecar.next_run
                 && due <= now
-                && self.runnable(&key).is_ok()
+                && self.runnable(&key).is_ok_and(|loaded| !loaded.job.paused)
             {
                 missed.push(key.clone());
             }
@@ -211,10 +239,12 @@ impl Scheduler {
             let now = self.clock.now();
             let due = self.inner().queue.pop_due(now);
             for key in due {
-                if self.runnable(&key).is_ok() {
-                    if let Err(err) = self.start_run(&key, Trigger::Schedule, None).await {
-                        tracing::info!(job = %key.label(), %err, "a due job did not run");
-                    }
+                // Read again when due: a job paused (or changed and not yet approved) since it
+                // was queued does not run.
+                if self.runnable(&key).is_ok_and(|loaded| !loaded.job.paused)
+                    && let Err(err) = self.start_run(&key, Trigger::Schedule, None).await
+                {
+                    tracing::info!(job = %key.label(), %err, "a due job did not run");
                 }
                 self.refresh(&key, true);
             }
@@ -278,7 +308,7 @@ impl Scheduler {
     /// `key`'s job when it may run: it reads, and a project job is approved as it is.
     fn runnable(&self, key: &JobKey) -> Result<files::Loaded, SchedulerError> {
         let loaded = files::load(key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
-        if !self.inner().kept.is_approved(key, &loaded.digest) {
+        if !self.is_approved(key, &loaded.digest) {
             return Err(SchedulerError::NotApproved {
                 job: key.label(),
                 id: key.id.clone(),
@@ -326,9 +356,13 @@ impl Scheduler {
         })
     }
 
-    /// The operator approves `key`'s file as it is now: recorded with its digest, so a changed
-    /// file needs approving again.
-    pub fn approve(
+    fn is_approved(&self, key: &JobKey, digest: &str) -> bool {
+        files::is_approved(&self.inner().approved, key, digest)
+    }
+
+    /// The operator approves `key`'s file as it is now: recorded in the ledger with its digest
+    /// before it counts, so a changed file needs approving again.
+    pub async fn approve(
         &self,
         scope: codaris_tools::scheduler::JobScope,
         id: &str,
@@ -337,10 +371,24 @@ impl Scheduler {
         let key = self.key(scope, id, cwd)?;
         let loaded =
             files::load(&key)?.ok_or_else(|| SchedulerError::NoJob { job: key.label() })?;
-        let (file, digest) = (key.file(), loaded.digest.clone());
-        self.save_kept(|kept| {
-            kept.approved.insert(file, digest);
-        })?;
+        let services = self.services.get().ok_or(SchedulerError::Disabled)?;
+        let file = key.file();
+        let session = self.inner().kept.sessions.get(&file).cloned();
+        let record = codaris_ledger::JobApprovalRecord::new(
+            session.unwrap_or_default(),
+            key.scope.as_str(),
+            key.id.clone(),
+            file.display().to_string(),
+            loaded.digest.clone(),
+            crate::sessions::store::now_ms(),
+        );
+        let ledger = services.ledger.clone();
+        let record_error = |reason: String| SchedulerError::Record { reason };
+        tokio::task::spawn_blocking(move || ledger.append_job_approval(&record))
+            .await
+            .map_err(|err| record_error(err.to_string()))?
+            .map_err(|err| record_error(err.to_string()))?;
+        self.inner().approved.insert(file, loaded.digest.clone());
         tracing::info!(job = %key.label(), digest = %loaded.digest, "the operator approved a project job");
         self.refresh(&key, false);
         Ok((key, loaded.digest))

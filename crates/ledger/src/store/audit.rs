@@ -61,6 +61,8 @@ impl Ledger {
         corrupt.extend(bad_sets);
         let (undos, bad_undos) = self.undos(None)?;
         corrupt.extend(bad_undos);
+        let (approvals, bad_approvals) = self.job_approvals(None)?;
+        corrupt.extend(bad_approvals);
         let CheckedLinks {
             links,
             hash_ok,
@@ -85,6 +87,14 @@ impl Ledger {
         }
         for undo in &undos {
             chain.record(RecordKind::Undo, &undo.id, &undo.session_id, &digest(undo));
+        }
+        for approval in &approvals {
+            chain.record(
+                RecordKind::JobApproval,
+                &approval.id,
+                &approval.session_id,
+                &digest(approval),
+            );
         }
         for set in &sets {
             chain.record(

@@ -24,9 +24,9 @@ fn status_of(err: SchedulerError) -> Status {
         | SchedulerError::Exists { .. }
         | SchedulerError::NotRunning { .. }
         | SchedulerError::NotApproved { .. } => Status::failed_precondition(err.to_string()),
-        SchedulerError::Io { .. } | SchedulerError::Start { .. } => {
-            Status::internal(err.to_string())
-        }
+        SchedulerError::Io { .. }
+        | SchedulerError::Start { .. }
+        | SchedulerError::Record { .. } => Status::internal(err.to_string()),
         _ => Status::invalid_argument(err.to_string()),
     }
 }
@@ -196,6 +196,7 @@ impl SchedulerRpc for SchedulerService {
         let (key, digest) = self
             .scheduler
             .approve(scope, &id, &cwd)
+            .await
             .map_err(status_of)?;
         Ok(Response::new(v1::SchedulerReply {
             line: format!(
