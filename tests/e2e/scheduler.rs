@@ -317,7 +317,7 @@ fn a_cron_job_fires_on_the_moved_clock_and_a_missed_one_runs_once_after_a_restar
 fn a_project_job_runs_only_once_approved_and_again_after_its_file_changed() {
     let sandbox = Sandbox::new();
     let proj = project(&sandbox);
-    let _daemon = start(&sandbox, START);
+    let daemon = start(&sandbox, START);
     let script = json!({
         "turns": [{"rounds": rounds(vec![
             tool("codaris_scheduler_job_create", nightly(json!({"scope": "project", "schedule": "every 1h"}))),
@@ -359,9 +359,35 @@ fn a_project_job_runs_only_once_approved_and_again_after_its_file_changed() {
     let listed = scheduler(&sandbox, &proj, &["list"]).unwrap();
     assert_eq!(listed["jobs"][0]["approved"], false, "{listed}");
     assert_eq!(listed["jobs"][0]["next_run"], Value::Null, "{listed}");
-    approve(&sandbox);
+    let again = approve(&sandbox);
+    assert_ne!(again["digest"], approved["digest"]);
     run(&sandbox).unwrap();
     assert_eq!(settled(&sandbox, &proj, &job, 2)[0]["status"], "succeeded");
+    // Pausing and resuming is not a change that needs approving again.
+    let mut pause = vec!["pause"];
+    pause.extend_from_slice(&job);
+    scheduler(&sandbox, &proj, &pause).unwrap();
+    let mut resume = vec!["resume"];
+    resume.extend_from_slice(&job);
+    let resumed = scheduler(&sandbox, &proj, &resume).unwrap();
+    assert_eq!(resumed["approved"], true, "{resumed}");
+    // Both approvals are in the ledger with their digests, replay clean, and count after a
+    // restart.
+    let export = stdout(&sandbox.cli(&["ledger", "export"]));
+    let recorded: Vec<Value> = export
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["type"] == "job_approval")
+        .collect();
+    assert_eq!(recorded.len(), 2, "{export}");
+    assert_eq!(recorded[1]["digest"], again["digest"]);
+    assert_eq!(recorded[1]["file"], file.display().to_string());
+    drop(daemon);
+    sandbox.stop_daemon();
+    sandbox.replay_clean();
+    let _daemon = start(&sandbox, START);
+    let shown = scheduler(&sandbox, &proj, &["show", "nightly", "--scope", "project"]).unwrap();
+    assert_eq!(shown["approved"], true, "{shown}");
 }
 
 #[test]
