@@ -21,7 +21,7 @@ use codaris_tools::scheduler::JobScope;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use super::SchedulerError;
+use super::error::SchedulerError;
 
 /// A job: its scope, the directory its file is in, its id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

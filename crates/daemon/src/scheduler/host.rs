@@ -7,8 +7,9 @@ use std::sync::Arc;
 use codaris_tools::scheduler::{JobRequest, JobScope, JobsHost};
 use serde_json::{Value, json};
 
+use super::Scheduler;
+use super::error::SchedulerError;
 use super::files::{self, JobKey, Trigger};
-use super::{Scheduler, SchedulerError};
 
 /// An answer: its first line for people and models, and the JSON `--json` prints.
 #[derive(Debug, Clone)]

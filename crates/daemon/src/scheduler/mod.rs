@@ -12,9 +12,9 @@
 //!   once per missed time, then keeps its schedule from then.
 
 pub mod clock;
+pub mod error;
 pub mod files;
-mod host;
-pub use host::{Answer, SchedulerTools};
+pub mod host;
 pub mod queue;
 mod runs;
 
@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::{DateTime, Utc};
-use codaris_config::jobs::JobError;
 use tokio::sync::Notify;
 
 use crate::config::Config;
 use crate::sessions::turns::Services;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use error::SchedulerError;
 use files::{JobKey, Kept, Sidecar, Trigger};
 use queue::DueQueue;
 
@@ -36,47 +36,6 @@ use queue::DueQueue;
 /// names (RFC 3339), moved with `codaris scheduler clock`: for tests, which never wait for a
 /// schedule to come round. The system clock otherwise.
 pub const CLOCK_VAR: &str = "CODARIS_SCHEDULER_CLOCK";
-
-/// Why a scheduler request could not be carried out.
-#[derive(Debug, thiserror::Error)]
-pub enum SchedulerError {
-    #[error("the scheduler is off; set `[scheduler] enabled = true` and restart codarisd")]
-    Disabled,
-    #[error("there is no configuration directory for the user's jobs")]
-    NoUserDir,
-    #[error("`{}` is a symlink; the scheduler reads and writes no job through one", path.display())]
-    Symlink { path: PathBuf },
-    #[error("no job `{job}`")]
-    NoJob { job: String },
-    #[error("a job `{job}` exists already; replace or patch it")]
-    Exists { job: String },
-    #[error("job `{job}` does not read: {source}")]
-    BadJob {
-        job: String,
-        #[source]
-        source: JobError,
-    },
-    #[error("`cwd` `{cwd}` {reason}")]
-    BadCwd { cwd: String, reason: &'static str },
-    #[error("a run of `{job}` is in flight (`{run}`); cancel it first or wait for it")]
-    InFlight { job: String, run: String },
-    #[error("no run of `{job}` is in flight")]
-    NotRunning { job: String },
-    #[error(
-        "project job `{job}` is not approved as it is now; the operator approves it with `codaris scheduler approve {id} --scope project`"
-    )]
-    NotApproved { job: String, id: String },
-    #[error("the approval could not be recorded: {reason}")]
-    Record { reason: String },
-    #[error("the run could not start: {reason}")]
-    Start { reason: String },
-    #[error("`{}`: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// The scheduler of one daemon.
 pub struct Scheduler {

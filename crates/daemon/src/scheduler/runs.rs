@@ -7,8 +7,9 @@ use codaris_policy::{Activity, PermissionMode};
 use codaris_proto::v1;
 use tokio::sync::mpsc;
 
+use super::Scheduler;
+use super::error::SchedulerError;
 use super::files::{self, JobKey, RunRecord, RunStatus, Trigger};
-use super::{Scheduler, SchedulerError};
 use crate::sessions::store::{ChildOf, NewSession, SessionRecord};
 
 fn start_error(reason: impl std::fmt::Display) -> SchedulerError {

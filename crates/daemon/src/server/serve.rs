@@ -78,7 +78,7 @@ pub async fn serve(
     let scheduler =
         crate::scheduler::Scheduler::new(&config, crate::scheduler::Scheduler::clock_from_env());
     if scheduler.enabled() {
-        setup.scheduler = Some(Arc::new(crate::scheduler::SchedulerTools(
+        setup.scheduler = Some(Arc::new(crate::scheduler::host::SchedulerTools(
             scheduler.clone(),
         )));
     }

@@ -52,7 +52,7 @@ fn id_of(id: &str) -> Result<String, Status> {
         .map_err(|err| Status::invalid_argument(err.to_string()))
 }
 
-fn reply(answer: crate::scheduler::Answer) -> Response<v1::SchedulerReply> {
+fn reply(answer: crate::scheduler::host::Answer) -> Response<v1::SchedulerReply> {
     Response::new(v1::SchedulerReply {
         line: answer.line,
         json: answer.json.to_string(),
