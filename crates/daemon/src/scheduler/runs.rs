@@ -172,8 +172,15 @@ impl Scheduler {
         if let Err(err) = files::save_sidecar(key, &sidecar) {
             tracing::warn!(job = %key.label(), %err, "a job's state could not be written");
         }
-        if let Some(family) = self.services.get().and_then(|s| s.family.get()) {
-            family.release(run);
+        if let Some(services) = self.services.get() {
+            if let Some(family) = services.family.get() {
+                family.release(run);
+            }
+            // A run is one turn: its session ends with it (its record and transcript stay), so
+            // a nightly job does not leave a live session behind every night.
+            if let Err(err) = services.sessions.end_if_active(run) {
+                tracing::warn!(%run, %err, "a job's run session could not be ended");
+            }
         }
         tracing::info!(job = %key.label(), %run, status = status.as_str(), "a job's run ended");
     }
