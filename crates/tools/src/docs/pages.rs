@@ -42,6 +42,7 @@ pages! {
     "performance" => "docs/performance.md",
     "providers" => "docs/providers.md",
     "research" => "docs/research.md",
+    "scheduler" => "docs/scheduler.md",
     "search" => "docs/search.md",
     "surface" => "docs/surface.md",
     "tools" => "docs/tools.md",
