@@ -163,7 +163,10 @@ fn a_job_made_by_its_tools_is_listed_run_paused_resumed_renamed_and_deleted() {
         .find(|s| s["id"] == run_session.as_str())
         .unwrap_or_else(|| panic!("the run's session is listed: {sessions}"));
     assert_eq!(record["turns"], 1, "{record}");
-    assert_eq!(record["state"], "ended", "a run's session ends with its run: {record}");
+    assert_eq!(
+        record["state"], "ended",
+        "a run's session ends with its run: {record}"
+    );
     assert!(record["parent_session_id"].is_string(), "{record}");
 
     // The session's second turn plays its script's second turn.

@@ -22,6 +22,10 @@ pub trait Clock: Send + Sync + std::fmt::Debug {
     fn set(&self, _to: DateTime<Utc>) -> bool {
         false
     }
+    /// `system`, or `manual` for a clock moved by hand.
+    fn name(&self) -> &'static str {
+        "system"
+    }
 }
 
 /// The wall clock.
@@ -70,6 +74,10 @@ impl Clock for ManualClock {
     fn set(&self, to: DateTime<Utc>) -> bool {
         self.now.send_replace(to);
         true
+    }
+
+    fn name(&self) -> &'static str {
+        "manual"
     }
 }
 

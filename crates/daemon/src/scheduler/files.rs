@@ -346,3 +346,67 @@ impl Kept {
         write_atomic(path, &text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JOB: &str = "---\ndescription: d\nschedule: every 1h\npaused: false\n---\nGo.\n";
+
+    fn key(dir: &Path) -> JobKey {
+        JobKey {
+            scope: JobScope::Project,
+            dir: dir.to_path_buf(),
+            id: "nightly".to_owned(),
+        }
+    }
+
+    #[test]
+    fn an_approval_survives_pausing_but_not_any_other_change() {
+        let paused = JOB.replace("paused: false", "paused: true");
+        assert_eq!(approval_digest(JOB), approval_digest(&paused));
+        assert_ne!(
+            approval_digest(JOB),
+            approval_digest(&JOB.replace("Go.", "Go, and delete."))
+        );
+        assert_ne!(
+            approval_digest(JOB),
+            approval_digest(&JOB.replace("every 1h", "every 2h"))
+        );
+    }
+
+    #[test]
+    fn a_job_file_or_sidecar_that_is_a_symlink_is_neither_read_nor_written_through() {
+        let temp = tempfile::tempdir().unwrap();
+        let dir = temp.path().join("scheduler");
+        std::fs::create_dir_all(&dir).unwrap();
+        let elsewhere = temp.path().join("elsewhere.md");
+        std::fs::write(&elsewhere, JOB).unwrap();
+        let key = key(&dir);
+        std::os::unix::fs::symlink(&elsewhere, key.file()).unwrap();
+        assert!(matches!(load(&key), Err(SchedulerError::Symlink { .. })));
+        assert!(ids_in(&dir).is_empty(), "a linked job is not listed");
+        // A planted link where the sidecar goes is replaced, never followed.
+        std::fs::remove_file(key.file()).unwrap();
+        let target = temp.path().join("target.txt");
+        std::fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, key.sidecar()).unwrap();
+        assert_eq!(sidecar(&key), Sidecar::default());
+        save_sidecar(&key, &Sidecar::default()).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        assert!(
+            !std::fs::symlink_metadata(key.sidecar())
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // A project whose scheduler directory is a link has no jobs directory at all.
+        let project = temp.path().join("proj");
+        std::fs::create_dir_all(project.join(".codaris")).unwrap();
+        std::os::unix::fs::symlink(&dir, project.join(".codaris/scheduler")).unwrap();
+        assert!(matches!(
+            dir_for(JobScope::Project, None, &project),
+            Err(SchedulerError::Symlink { .. })
+        ));
+    }
+}
