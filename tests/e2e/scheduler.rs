@@ -462,3 +462,32 @@ fn the_scheduler_is_off_by_default_and_status_and_config_show_say_so() {
         "{search}"
     );
 }
+
+#[test]
+fn a_run_in_flight_is_cancelled_and_listed_as_such() {
+    let sandbox = Sandbox::new();
+    let proj = project(&sandbox);
+    let _daemon = start(&sandbox, START);
+    let script = json!({
+        "turns": [{"rounds": rounds(vec![
+            tool("codaris_scheduler_job_create", nightly(json!({"permission_mode": "bypass"}))),
+            tool("codaris_scheduler_job_run", json!({"job_id": "nightly"})),
+        ], "Started.")}],
+        "children": [{"turns": [{"rounds": [
+            {"tool_calls": [{"name": "run_command", "args": {"command": "sleep 60"}}]},
+            {"text": "Slept."}
+        ]}]}]
+    });
+    let output = sandbox.run_script(&proj, &script, &["--approve", "once"], "start it");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(scheduler(&sandbox, &proj, &["show", "nightly"]).unwrap()["in_flight"].is_string());
+    let cancelled = scheduler(&sandbox, &proj, &["cancel", "nightly"]).unwrap();
+    assert!(cancelled["run_session"].is_string(), "{cancelled}");
+    let listed = settled(&sandbox, &proj, &["nightly"], 1);
+    assert_eq!(listed[0]["status"], "cancelled", "{listed:?}");
+    assert!(
+        scheduler(&sandbox, &proj, &["cancel", "nightly"])
+            .unwrap_err()
+            .contains("no run of `user:nightly` is in flight")
+    );
+}
