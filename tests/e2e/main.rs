@@ -55,6 +55,7 @@ mod research;
 mod run;
 mod sandbox;
 mod sandbox_git;
+mod scheduler;
 mod search_ledger;
 mod search_withheld;
 mod seqera;

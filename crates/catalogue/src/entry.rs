@@ -5,7 +5,7 @@ use serde_json::Value;
 use crate::id::BuiltinTool;
 use crate::{
     config, files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner,
-    plans, question, session, shell, subagents, web,
+    plans, question, scheduler, session, shell, subagents, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -72,6 +72,17 @@ pub static ALL: &[CatalogueEntry] = &[
     session::SWITCH_MODEL,
     question::QUESTION,
     subagents::SPAWN_AGENT,
+    scheduler::JOBS_LIST,
+    scheduler::JOB_GET,
+    scheduler::JOB_RUNS,
+    scheduler::JOB_CREATE,
+    scheduler::JOB_REPLACE,
+    scheduler::JOB_PATCH,
+    scheduler::JOB_PAUSE,
+    scheduler::JOB_RESUME,
+    scheduler::JOB_DELETE,
+    scheduler::JOB_RUN,
+    scheduler::JOB_CANCEL,
     help::CODARIS_DOCS_SEARCH,
     help::CODARIS_DOCS_READ,
     help::LOAD_SKILL,

@@ -8,7 +8,7 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{config, question, session, shell, subagents, web};
+use crate::{config, question, scheduler, session, shell, subagents, web};
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
@@ -102,17 +102,17 @@ builtin_tools! {
     ConfigRevert = "config_revert" => Some(&config::CONFIG_REVERT),
     ConfigCommit = "config_commit" => Some(&config::CONFIG_COMMIT),
     ConfigRollback = "config_rollback" => Some(&config::CONFIG_ROLLBACK),
-    CodarisSchedulerJobsList = "codaris_scheduler_jobs_list" => None,
-    CodarisSchedulerJobGet = "codaris_scheduler_job_get" => None,
-    CodarisSchedulerJobRuns = "codaris_scheduler_job_runs" => None,
-    CodarisSchedulerJobCreate = "codaris_scheduler_job_create" => None,
-    CodarisSchedulerJobReplace = "codaris_scheduler_job_replace" => None,
-    CodarisSchedulerJobPatch = "codaris_scheduler_job_patch" => None,
-    CodarisSchedulerJobPause = "codaris_scheduler_job_pause" => None,
-    CodarisSchedulerJobResume = "codaris_scheduler_job_resume" => None,
-    CodarisSchedulerJobDelete = "codaris_scheduler_job_delete" => None,
-    CodarisSchedulerJobRun = "codaris_scheduler_job_run" => None,
-    CodarisSchedulerJobCancel = "codaris_scheduler_job_cancel" => None,
+    CodarisSchedulerJobsList = "codaris_scheduler_jobs_list" => Some(&scheduler::JOBS_LIST),
+    CodarisSchedulerJobGet = "codaris_scheduler_job_get" => Some(&scheduler::JOB_GET),
+    CodarisSchedulerJobRuns = "codaris_scheduler_job_runs" => Some(&scheduler::JOB_RUNS),
+    CodarisSchedulerJobCreate = "codaris_scheduler_job_create" => Some(&scheduler::JOB_CREATE),
+    CodarisSchedulerJobReplace = "codaris_scheduler_job_replace" => Some(&scheduler::JOB_REPLACE),
+    CodarisSchedulerJobPatch = "codaris_scheduler_job_patch" => Some(&scheduler::JOB_PATCH),
+    CodarisSchedulerJobPause = "codaris_scheduler_job_pause" => Some(&scheduler::JOB_PAUSE),
+    CodarisSchedulerJobResume = "codaris_scheduler_job_resume" => Some(&scheduler::JOB_RESUME),
+    CodarisSchedulerJobDelete = "codaris_scheduler_job_delete" => Some(&scheduler::JOB_DELETE),
+    CodarisSchedulerJobRun = "codaris_scheduler_job_run" => Some(&scheduler::JOB_RUN),
+    CodarisSchedulerJobCancel = "codaris_scheduler_job_cancel" => Some(&scheduler::JOB_CANCEL),
     CodarisMemorySearch = "codaris_memory_search" => None,
     CodarisMemoryList = "codaris_memory_list" => None,
     CodarisMemoryRead = "codaris_memory_read" => None,

@@ -29,6 +29,7 @@ mod nextflow_runs;
 mod planner;
 mod plans;
 pub mod question;
+pub mod scheduler;
 mod session;
 mod shell;
 pub mod subagents;

@@ -84,6 +84,10 @@ pub enum Command {
     /// Add, list, switch and approve the daemon's MCP servers, and list their tools
     #[command(subcommand)]
     Mcp(McpCommand),
+    /// Scheduled jobs: list, show, their runs, run one now, cancel, pause, resume, and approve a
+    /// project's job (`[scheduler] enabled`)
+    #[command(subcommand)]
+    Scheduler(SchedulerCommand),
     /// List and revoke grants, list decisions, export the ledger (through the daemon)
     #[command(subcommand)]
     Ledger(LedgerCommand),
@@ -414,6 +418,53 @@ pub enum McpCommand {
         /// The server's name
         name: String,
     },
+}
+
+/// `codaris scheduler ...`
+#[derive(Debug, Subcommand)]
+pub enum SchedulerCommand {
+    /// The user's jobs and this directory's project jobs, with their schedule and next run
+    List {
+        /// Each job's prompt too (with --json)
+        #[arg(long)]
+        include_body: bool,
+    },
+    /// One job: its fields, prompt, last and next run, whether it is approved
+    Show(SchedulerJob),
+    /// A job's runs, newest first: run session, trigger, status, timing
+    Runs {
+        #[command(flatten)]
+        job: SchedulerJob,
+        /// At most N runs (default 20, at most 100)
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: u32,
+    },
+    /// Start one run now, in the background
+    Run(SchedulerJob),
+    /// Stop a job's run in flight
+    Cancel(SchedulerJob),
+    /// Stop a job running on its schedule
+    Pause(SchedulerJob),
+    /// Let a paused job run on its schedule again
+    Resume(SchedulerJob),
+    /// Approve a project job as its file is now (a changed file needs approving again)
+    Approve(SchedulerJob),
+    /// Move the clock of a codarisd started with CODARIS_SCHEDULER_CLOCK (for tests)
+    #[command(hide = true)]
+    Clock {
+        /// The new instant, RFC 3339
+        to: String,
+    },
+}
+
+/// Which job a `codaris scheduler` command is about.
+#[derive(Debug, clap::Args)]
+pub struct SchedulerJob {
+    /// The job's id: its file's basename
+    pub job_id: String,
+    /// `user` (<config dir>/scheduler) or `project` (./.codaris/scheduler)
+    #[arg(long, default_value = "user")]
+    pub scope: String,
 }
 
 /// `codaris mcp add NAME [OPTIONS] -- COMMAND [ARGS...]` or `codaris mcp add NAME --url URL`.

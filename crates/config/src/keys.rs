@@ -185,6 +185,7 @@ pub const KEYS: &[Key] = &[
     key("ncbi.email", Kind::Text),
     key("ncbi.api_key", Kind::Text),
     key("research.engines", Kind::Engines),
+    key("scheduler.enabled", Kind::Bool),
     key("seqera.wave_url", Kind::Url),
     key("seqera.platform_url", Kind::Url),
     key("seqera.token", Kind::Text),

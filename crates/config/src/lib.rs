@@ -17,6 +17,7 @@ mod check;
 pub mod edit;
 pub mod front_matter;
 mod hooks;
+pub mod jobs;
 mod keys;
 
 pub use check::Problem;

@@ -19,6 +19,7 @@ pub mod config;
 pub mod error;
 pub mod mcp;
 pub mod reconfig;
+pub mod scheduler;
 pub mod secret;
 pub mod server;
 pub mod sessions;

@@ -35,6 +35,8 @@ pub enum RecordKind {
     Undo,
     /// A change of the configuration file (see `config_change.rs`).
     ConfigChange,
+    /// The operator's approval of a scheduled project job (see `job_approval.rs`).
+    JobApproval,
 }
 
 impl RecordKind {
@@ -46,6 +48,7 @@ impl RecordKind {
             RecordKind::GrantSet => "grant_set",
             RecordKind::Undo => "undo",
             RecordKind::ConfigChange => "config_change",
+            RecordKind::JobApproval => "job_approval",
         }
     }
 }

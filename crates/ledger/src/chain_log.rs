@@ -213,6 +213,7 @@ fn kind_byte(kind: RecordKind) -> u8 {
         RecordKind::GrantSet => 3,
         RecordKind::Undo => 4,
         RecordKind::ConfigChange => 5,
+        RecordKind::JobApproval => 6,
     }
 }
 
@@ -224,6 +225,7 @@ fn kind_of(byte: u8) -> Option<RecordKind> {
         3 => Some(RecordKind::GrantSet),
         4 => Some(RecordKind::Undo),
         5 => Some(RecordKind::ConfigChange),
+        6 => Some(RecordKind::JobApproval),
         _ => None,
     }
 }

@@ -31,6 +31,8 @@ pub enum ExportLine {
     Undo(crate::undo::UndoRecord),
     /// A change of the configuration file.
     ConfigChange(crate::config_change::ConfigChangeRecord),
+    /// The operator's approval of a scheduled project job.
+    JobApproval(crate::job_approval::JobApprovalRecord),
     /// One link of the chain (every link, whatever session the export is limited to).
     Link(Link),
     /// A stored record that does not decode, carried so that an export never silently lacks
@@ -57,6 +59,7 @@ impl crate::record::Versioned for ExportLine {
             ExportLine::GrantSet(record) => Some(record.schema),
             ExportLine::Undo(record) => Some(record.schema),
             ExportLine::ConfigChange(record) => Some(record.schema),
+            ExportLine::JobApproval(record) => Some(record.schema),
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => None,
         }
     }
@@ -93,6 +96,9 @@ impl Ledger {
         let (changes, bad_changes) = self.config_changes(session_id)?;
         corrupt.extend(bad_changes);
         lines.extend(changes.into_iter().map(ExportLine::ConfigChange));
+        let (approvals, bad_approvals) = self.job_approvals(session_id)?;
+        corrupt.extend(bad_approvals);
+        lines.extend(approvals.into_iter().map(ExportLine::JobApproval));
         let (decisions, bad_decisions) = self.stored_decisions(session_id)?;
         corrupt.extend(bad_decisions);
         lines.extend(

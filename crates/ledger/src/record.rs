@@ -300,7 +300,8 @@ versioned!(
     DecisionRecord,
     GrantSetRecord,
     crate::undo::UndoRecord,
-    crate::config_change::ConfigChangeRecord
+    crate::config_change::ConfigChangeRecord,
+    crate::job_approval::JobApprovalRecord
 );
 
 /// A record that belongs to one session.
@@ -327,6 +328,12 @@ impl SessionScoped for GrantSetRecord {
 }
 
 impl SessionScoped for crate::undo::UndoRecord {
+    fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl SessionScoped for crate::job_approval::JobApprovalRecord {
     fn session_id(&self) -> &str {
         &self.session_id
     }

@@ -128,6 +128,8 @@ pub struct Evidence {
     pub undos: Vec<crate::undo::UndoRecord>,
     /// Changes of the configuration file, oldest first.
     pub config_changes: Vec<crate::config_change::ConfigChangeRecord>,
+    /// The operator's approvals of scheduled project jobs, oldest first.
+    pub job_approvals: Vec<crate::job_approval::JobApprovalRecord>,
     /// Each with the grants its set names filled in: the request `evaluate` saw.
     pub decisions: Vec<DecisionRecord>,
     pub links: Vec<Link>,
@@ -153,6 +155,7 @@ impl Evidence {
                 ExportLine::GrantSet(record) => evidence.grant_sets.push(record),
                 ExportLine::Undo(record) => evidence.undos.push(record),
                 ExportLine::ConfigChange(record) => evidence.config_changes.push(record),
+                ExportLine::JobApproval(record) => evidence.job_approvals.push(record),
                 ExportLine::Decision(record) => evidence.decisions.push(*record),
                 ExportLine::Link(link) => evidence.links.push(link),
                 ExportLine::Unreadable {
@@ -234,6 +237,14 @@ fn stored(evidence: &Evidence) -> Vec<Stored> {
             key: undo.id.clone(),
             session_id: undo.session_id.clone(),
             digest: digest(undo),
+        });
+    }
+    for approval in &evidence.job_approvals {
+        records.push(Stored {
+            kind: RecordKind::JobApproval,
+            key: approval.id.clone(),
+            session_id: approval.session_id.clone(),
+            digest: digest(approval),
         });
     }
     for change in &evidence.config_changes {

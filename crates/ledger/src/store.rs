@@ -95,6 +95,8 @@ pub struct Ledger {
     undos: sled::Tree,
     /// Changes of the configuration file, by id (see `config_change.rs`).
     config_changes: sled::Tree,
+    /// The operator's approvals of scheduled project jobs, by id (see `job_approval.rs`).
+    job_approvals: sled::Tree,
     /// The decisions, in a file of their own (see `decision_log.rs`); only ever added to.
     decisions: Mutex<DecisionLog>,
     /// The grant sets decisions name, by key (see `grant_sets.rs`).
@@ -240,6 +242,7 @@ impl Ledger {
             cards: db.open_tree("cards")?,
             undos: db.open_tree("undos")?,
             config_changes: db.open_tree("config_changes")?,
+            job_approvals: db.open_tree("job_approvals")?,
             decisions: Mutex::new(DecisionLog::open(
                 &sibling(path, ".decisions"),
                 durable_decisions,
@@ -468,8 +471,36 @@ impl Ledger {
         Ok(id)
     }
 
+    /// Records the operator's approval of a scheduled project job, durably, under a new id
+    /// (`j…`), which it returns: the job runs only once its approval is on the device.
+    pub fn append_job_approval(
+        &self,
+        record: &crate::job_approval::JobApprovalRecord,
+    ) -> Result<String, LedgerError> {
+        let id = format!("j{:012}", self.next_id()?);
+        let record = crate::job_approval::JobApprovalRecord {
+            id: id.clone(),
+            ..record.clone()
+        };
+        self.commit(Pending::new(
+            RecordKind::JobApproval,
+            id.as_bytes(),
+            id.clone(),
+            &record,
+        )?)?;
+        Ok(id)
+    }
+
+    /// Job approvals oldest first (ids grow), of one session when given.
+    pub fn job_approvals(
+        &self,
+        session_id: Option<&str>,
+    ) -> Result<(Vec<crate::job_approval::JobApprovalRecord>, Vec<Corrupt>), LedgerError> {
+        self.scan_session(&self.job_approvals, "job_approvals", session_id)
+    }
+
     /// Records a change of the configuration file, durably, under a new id (`c…`), which it
-    /// returns: the file is written only once its record is on the device.
+    /// returns: the change is put in force only once its record is on the device.
     pub fn append_config_change(
         &self,
         record: &crate::config_change::ConfigChangeRecord,
@@ -701,6 +732,7 @@ impl Ledger {
             RecordKind::GrantSet => Some(&self.grant_sets),
             RecordKind::Undo => Some(&self.undos),
             RecordKind::ConfigChange => Some(&self.config_changes),
+            RecordKind::JobApproval => Some(&self.job_approvals),
         }
     }
 }

@@ -11,6 +11,7 @@ mod crash;
 mod full_disk;
 mod grant_cache;
 mod grant_sets;
+mod job_approvals;
 mod log_files;
 mod map_order;
 mod reads;

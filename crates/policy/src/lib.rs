@@ -75,7 +75,10 @@ mod verdict;
 /// `compute_env_not_listed` for a compute environment outside `task.compute_envs`, and
 /// `samplesheet_not_gated` for a local samplesheet outside `task.gated_sheets` or one no
 /// compute environment reads.
-pub const POLICY_VERSION: &str = "11";
+/// "12": the scheduler's eleven `codaris_scheduler_*` tools are real (offered while
+/// `[scheduler] enabled`): agent mode only, the changing ones class `always`, list/get/runs
+/// `none`; a call to one is decided rather than refused as a tool not built.
+pub const POLICY_VERSION: &str = "12";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;

@@ -23,6 +23,7 @@ pub mod plans;
 pub mod preview;
 pub mod progress;
 pub mod question;
+pub mod scheduler;
 pub mod shell;
 mod skill;
 pub mod spawn_agent;

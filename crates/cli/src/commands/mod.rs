@@ -23,6 +23,7 @@ pub mod run;
 pub mod run_event;
 pub mod run_input;
 pub mod runs;
+pub mod scheduler;
 pub mod session_model;
 pub mod sessions;
 pub mod shared;
@@ -185,6 +186,14 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Mcp(command) => {
             let target = Target::resolve(cli.global.state_dir)?;
             mcp::run(&target, autostart, json, command).await
+        }
+        Command::Scheduler(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            let here = std::env::current_dir().map_err(|source| CliError::Read {
+                path: std::path::PathBuf::from("."),
+                source,
+            })?;
+            scheduler::run(&target, autostart, json, command, &here).await
         }
         Command::Ledger(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -12,8 +12,49 @@ pub async fn fetch(channel: tonic::transport::Channel) -> Result<v1::StatusRespo
 
 pub async fn show(target: &Target, autostart: bool, json: bool) -> Result<(), CliError> {
     let channel = client::open(target, autostart).await?;
-    let status = fetch(channel).await?;
-    print(&status, json)
+    let status = fetch(channel.clone()).await?;
+    // A daemon without the scheduler's service (an older one) answers the rest all the same.
+    let scheduler = v1::scheduler_client::SchedulerClient::new(channel)
+        .status(v1::SchedulerStatusRequest {})
+        .await
+        .ok()
+        .map(tonic::Response::into_inner);
+    if json {
+        let mut value = to_json(&status);
+        value["scheduler"] = scheduler_json(scheduler.as_ref());
+        return output::json(&value);
+    }
+    print(&status, false)?;
+    output::line(&scheduler_line(scheduler.as_ref()))
+}
+
+/// `scheduler` in `status --json`: whether it is on, how many jobs are scheduled, when next.
+pub fn scheduler_json(scheduler: Option<&v1::SchedulerStatusReply>) -> serde_json::Value {
+    match scheduler {
+        Some(s) => json!({
+            "enabled": s.enabled,
+            "scheduled": s.scheduled,
+            "next_run": (!s.next_run.is_empty()).then(|| s.next_run.clone()),
+            "clock": s.clock,
+        }),
+        None => serde_json::Value::Null,
+    }
+}
+
+fn scheduler_line(scheduler: Option<&v1::SchedulerStatusReply>) -> String {
+    match scheduler {
+        Some(s) if s.enabled => format!(
+            "  scheduler  on: {} jobs scheduled{}",
+            s.scheduled,
+            if s.next_run.is_empty() {
+                String::new()
+            } else {
+                format!(", next at {}", s.next_run)
+            }
+        ),
+        Some(_) => "  scheduler  off (`[scheduler] enabled = true` turns it on)".to_owned(),
+        None => "  scheduler  unknown (the daemon does not say)".to_owned(),
+    }
 }
 
 /// The `status --json` object: a contract, extended by adding fields only.

@@ -154,6 +154,9 @@ impl Builtins {
         tools.push(Arc::new(codaris_tools::SwitchModel));
         tools.push(Arc::new(codaris_tools::Question));
         tools.push(Arc::new(codaris_tools::SpawnAgent));
+        if let Some(host) = &setup.scheduler {
+            tools.extend(codaris_tools::scheduler::scheduler_tools(host));
+        }
         tools.push(Arc::new(codaris_tools::docs::DocsSearch));
         tools.push(Arc::new(codaris_tools::docs::DocsRead));
         if setup.skills.load_skill {
@@ -592,7 +595,22 @@ mod tests {
     /// optional tool on, and each tool answers with its catalogue entry.
     #[test]
     fn every_registered_tool_is_catalogued_and_every_entry_runs_here() {
+        /// The scheduler's tools are registered only with a scheduler to ask.
+        #[derive(Debug)]
+        struct NoJobs;
+        #[async_trait::async_trait]
+        impl codaris_tools::scheduler::JobsHost for NoJobs {
+            async fn handle(
+                &self,
+                _: &str,
+                _: &std::path::Path,
+                _: codaris_tools::scheduler::JobRequest,
+            ) -> Result<String, String> {
+                Err("no scheduler".to_owned())
+            }
+        }
         let (builtins, _notices) = Builtins::new(Setup {
+            scheduler: Some(Arc::new(NoJobs)),
             config_editor: Some(Arc::new(NoEditing)),
             ..Setup::default()
         });

@@ -53,6 +53,8 @@ pub struct Setup {
     pub research_engines: Vec<codaris_tools::Engine>,
     /// The skills `load_skill` loads, and whether it is offered.
     pub skills: SkillsSetup,
+    /// The scheduler its eleven tools ask, when `[scheduler] enabled`; `None`: not offered.
+    pub scheduler: Option<Arc<dyn codaris_tools::scheduler::JobsHost>>,
 }
 
 /// What `load_skill` is made of.
@@ -112,6 +114,7 @@ impl Default for Setup {
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
             skills: SkillsSetup::default(),
+            scheduler: None,
         }
     }
 }
@@ -153,6 +156,7 @@ impl Setup {
                 entries: Vec::new(),
                 switch: None,
             },
+            scheduler: None,
         }
     }
 }

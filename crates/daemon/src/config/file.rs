@@ -38,6 +38,8 @@ pub struct ConfigToml {
     pub ncbi: Option<super::ncbi::NcbiToml>,
     /// `[research]`: the engines `web_research` asks.
     pub research: Option<super::research::ResearchToml>,
+    /// `[scheduler]`: jobs that run while nobody watches.
+    pub scheduler: Option<super::scheduler::SchedulerToml>,
     /// `[seqera]`: Wave, Seqera Platform, the token, the registries pushes may go to.
     pub seqera: Option<super::seqera::SeqeraToml>,
     /// `[telemetry]`: OpenTelemetry export over OTLP/HTTP, off unless an endpoint is named.

@@ -22,6 +22,7 @@ pub mod providers;
 mod record;
 pub mod research;
 mod resolve;
+pub mod scheduler;
 pub mod seqera;
 pub mod session_limits;
 mod show;

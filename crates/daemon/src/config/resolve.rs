@@ -95,6 +95,8 @@ pub struct Config {
     pub ncbi: super::ncbi::NcbiConfig,
     /// `[research] engines`, else `tools.websearch_engines`.
     pub research_engines: Vec<Engine>,
+    /// `[scheduler]`, resolved.
+    pub scheduler: super::scheduler::SchedulerConfig,
     /// `[seqera]`, resolved, with `[nextflow] bin` for `lint_nextflow`.
     pub seqera: super::seqera::SeqeraConfig,
     /// The program that serves the built-in MCP server (`<it> mcp-server seqera`): `codarisd`
@@ -218,6 +220,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         .skills
         .and_then(|skills| skills.auto_discovery)
         .unwrap_or(true);
+    let scheduler = super::scheduler::resolve(toml.scheduler.clone(), config_dir.as_deref());
     let agents_dir = config_dir.map(|dir| dir.join("agents"));
     let subagents_max_depth = match toml.subagents.and_then(|s| s.max_depth) {
         None => DEFAULT_SUBAGENT_DEPTH,
@@ -434,6 +437,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         nextflow,
         ncbi,
         research_engines,
+        scheduler,
         seqera,
         builtin_program: None,
         logging,

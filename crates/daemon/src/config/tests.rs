@@ -84,6 +84,10 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
                 api_key: None,
             },
             research_engines: vec![Engine::brave(), Engine::bing()],
+            scheduler: crate::config::scheduler::SchedulerConfig {
+                enabled: false,
+                user_dir: None,
+            },
             seqera: codaris_seqera::SeqeraSetup::default(),
             builtin_program: None,
             logging: crate::config::logging::LogSettings::default(),

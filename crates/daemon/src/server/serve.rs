@@ -90,6 +90,15 @@ pub async fn serve_reloading(
     )));
     let editor = Arc::new(crate::reconfig::ConfigEditing::new(inputs, ledger.clone()));
     setup.config_editor = Some(editor.clone());
+    // The scheduler's tools are offered only while it is on; its runs start once the turns
+    // exist (`routes`).
+    let scheduler =
+        crate::scheduler::Scheduler::new(&config, crate::scheduler::Scheduler::clock_from_env());
+    if scheduler.enabled() {
+        setup.scheduler = Some(Arc::new(crate::scheduler::host::SchedulerTools(
+            scheduler.clone(),
+        )));
+    }
     let (builtins, notices) = crate::calls::builtins::Builtins::new(setup);
     let builtins = builtins.with_limits(codaris_tools::OutputLimits {
         max_bytes: config.output_max_bytes,
@@ -125,6 +134,7 @@ pub async fn serve_reloading(
         ledger.clone(),
         &shutdown,
         started,
+        scheduler,
     )
     .await?;
 
@@ -279,6 +289,7 @@ async fn routes(
     ledger: Arc<Ledger>,
     shutdown: &Shutdown,
     started: Instant,
+    scheduler: Arc<crate::scheduler::Scheduler>,
 ) -> Result<Routes, StartError> {
     let config = &live.get();
     let (health, health_service) = tonic_health::server::health_reporter();
@@ -385,6 +396,7 @@ async fn routes(
             turns.close_all();
         }
     });
+    scheduler.start(turns.services());
     let sessions = SessionsService {
         config: live.clone(),
         providers,
@@ -406,7 +418,10 @@ async fn routes(
         .add_service(v1::ledger_server::LedgerServer::new(LedgerService {
             ledger,
         }))
-        .add_service(v1::mcp_server::McpServer::new(mcp_service));
+        .add_service(v1::mcp_server::McpServer::new(mcp_service))
+        .add_service(v1::scheduler_server::SchedulerServer::new(
+            crate::server::service::scheduler::SchedulerService { scheduler },
+        ));
     Ok(builder.routes())
 }
 

@@ -107,6 +107,10 @@ pub struct ChildOf {
     /// parent's second child, `[1, 0]` that one's first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub script_path: Vec<usize>,
+    /// A scheduled job's run (`user:nightly`): nobody watches it, so a card it raises is
+    /// answered by the job's rule (denied, and recorded) instead of waiting for a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.

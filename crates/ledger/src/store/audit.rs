@@ -63,6 +63,8 @@ impl Ledger {
         corrupt.extend(bad_undos);
         let (changes, bad_changes) = self.config_changes(None)?;
         corrupt.extend(bad_changes);
+        let (approvals, bad_approvals) = self.job_approvals(None)?;
+        corrupt.extend(bad_approvals);
         let CheckedLinks {
             links,
             hash_ok,
@@ -94,6 +96,14 @@ impl Ledger {
                 &change.id,
                 &change.session_id,
                 &digest(change),
+            );
+        }
+        for approval in &approvals {
+            chain.record(
+                RecordKind::JobApproval,
+                &approval.id,
+                &approval.session_id,
+                &digest(approval),
             );
         }
         for set in &sets {

@@ -204,6 +204,10 @@ impl Ledger {
                 self.config_changes
                     .insert(record.id.as_bytes(), encode(&record)?)?;
             }
+            ExportLine::JobApproval(record) => {
+                self.job_approvals
+                    .insert(record.id.as_bytes(), encode(&record)?)?;
+            }
             ExportLine::Header { .. } | ExportLine::Link(_) | ExportLine::Unreadable { .. } => {}
         }
         // A line without a link (written before the chain, or forged) leaves its record

@@ -43,7 +43,9 @@ pages! {
     "performance" => "docs/performance.md",
     "providers" => "docs/providers.md",
     "research" => "docs/research.md",
+    "scheduler" => "docs/scheduler.md",
     "search" => "docs/search.md",
+    "self-configuration" => "docs/self-configuration.md",
     "surface" => "docs/surface.md",
     "tools" => "docs/tools.md",
 }

@@ -221,6 +221,7 @@ async fn create_child(
             instructions: definition.instructions.clone(),
             narrowed,
             script_path: Vec::new(),
+            job: None,
         }),
         reasoning: request
             .reasoning

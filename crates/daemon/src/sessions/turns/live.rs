@@ -118,6 +118,11 @@ impl Turns {
         &self.dispatcher
     }
 
+    /// The services every turn uses (the scheduler starts its runs through them).
+    pub fn services(&self) -> Arc<Services> {
+        self.services.clone()
+    }
+
     /// Starts a turn and returns the stream of its events. The turn runs on its own task; when
     /// every stream following it went away, it is cancelled after `detach_grace` unless a
     /// client attaches again (`attach`).

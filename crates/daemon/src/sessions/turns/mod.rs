@@ -24,6 +24,7 @@ pub use crate::error::NotRecorded;
 pub use cards::{Cards, Delivery};
 pub use checkpoints::checkpoints_dir;
 pub use live::*;
+pub(crate) use model::model_named;
 pub use resume::{HistoryEntry, SessionChange};
 pub use services::Services;
 pub use session::Session;

@@ -160,7 +160,7 @@ pub(super) fn provider_for(
 
 /// The configured model `wanted` names: a configured id (`[[models]]`, or the session's own
 /// model), the same without its `provider/` prefix, or a part of exactly one of them.
-pub(super) fn model_named(
+pub(crate) fn model_named(
     wanted: &str,
     session_model: Option<&str>,
     config: &Config,

@@ -97,6 +97,11 @@ impl DaemonHost {
         {
             return Asked::DeniedBefore;
         }
+        if let Some(job) = self.job_run() {
+            return self
+                .answer_by_job_rule(capability, programs, text, &job)
+                .await;
+        }
         let Some(person) = self.person() else {
             // A background subagent whose family's person follows no turn: nobody could see
             // the card, so nothing is granted rather than a wait until the timeout.
@@ -209,6 +214,67 @@ impl DaemonHost {
             Ok(_) => Asked::Unanswered,
             Err(err) => {
                 tracing::error!(%err, "recording a card's answer failed; nothing was granted");
+                Asked::Unanswered
+            }
+        }
+    }
+
+    /// The job this session is a run of (`user:nightly`), when it is one.
+    fn job_run(&self) -> Option<String> {
+        self.session.lineage()?;
+        self.turns
+            .sessions
+            .get(self.session_id())
+            .ok()
+            .and_then(|record| record.child)
+            .and_then(|child| child.job)
+    }
+
+    /// A scheduled job's run raised a card: nobody watches it, so the job's rule answers at
+    /// once (deny, this call only) and the card and its answer are recorded under the run's
+    /// session, as a person's would be, so the ledger shows what the run was refused.
+    async fn answer_by_job_rule(
+        &self,
+        capability: Option<Capability>,
+        programs: Vec<String>,
+        text: CardText,
+        job: &str,
+    ) -> Asked {
+        let ledger = self.turns.ledger.clone();
+        let session = self.session_id().to_owned();
+        let by = format!("scheduler: job {job}'s rule (deny)");
+        let recorded = tokio::task::spawn_blocking(move || {
+            let id = CardId::mint(ledger.next_id()?);
+            let card = CardRecord::asked(
+                id.to_string(),
+                session,
+                capability,
+                text.recorded,
+                programs,
+                now_ms(),
+            );
+            ledger.append_card(&card)?;
+            ledger.answer_card_by(
+                id.as_str(),
+                CardAnswer::DenyOnce,
+                Vec::new(),
+                now_ms(),
+                Some(&by),
+            )?;
+            Ok::<_, codaris_ledger::LedgerError>(())
+        })
+        .await;
+        match recorded {
+            Ok(Ok(())) => {
+                tracing::info!(session = %self.session_id(), %job, "a scheduled run's card was denied by its job's rule");
+                Asked::Answered(CardAnswer::DenyOnce)
+            }
+            Ok(Err(err)) => {
+                tracing::error!(%err, "recording a scheduled run's card failed; nothing was granted");
+                Asked::Unanswered
+            }
+            Err(err) => {
+                tracing::error!(%err, "recording a scheduled run's card failed; nothing was granted");
                 Asked::Unanswered
             }
         }
