@@ -65,7 +65,11 @@ mod verdict;
 /// "9": the operator's PreToolUse hooks' answers (`task.hook`) take part: a hook's `deny` refuses
 /// the call (`blocked_by_hook`), its `ask` turns an allowed call into a card (`asked_by_hook`),
 /// its `allow` answers the permission prompt (`allowed_by_hook`).
-pub const POLICY_VERSION: &str = "9";
+/// "12": the memory subagent: a task with `memory` has the six `codaris_memory_*` tools (in any
+/// operating mode) and no other (`tool_withheld`), a recall-only one (`memory: recall`, an
+/// ask-mode turn's) not `_mkdir`, `_save` or `_delete`; every other task is still never offered
+/// a memory tool.
+pub const POLICY_VERSION: &str = "12";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -122,6 +126,7 @@ pub use spec::Withholding;
 pub use task::Activity;
 pub use task::Implied;
 pub use task::ImpliedBy;
+pub use task::MemoryRole;
 pub use task::Narrowed;
 pub use task::OperatingMode;
 pub use task::PermissionMode;
