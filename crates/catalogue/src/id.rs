@@ -11,7 +11,7 @@ use crate::entry::CatalogueEntry;
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
-use crate::{question, session, shell, subagents, web};
+use crate::{memory, question, session, shell, subagents, web};
 
 macro_rules! builtin_tools {
     ($($variant:ident = $name:literal => $entry:expr,)*) => {
@@ -113,12 +113,12 @@ builtin_tools! {
     CodarisSchedulerJobDelete = "codaris_scheduler_job_delete" => None,
     CodarisSchedulerJobRun = "codaris_scheduler_job_run" => None,
     CodarisSchedulerJobCancel = "codaris_scheduler_job_cancel" => None,
-    CodarisMemorySearch = "codaris_memory_search" => None,
-    CodarisMemoryList = "codaris_memory_list" => None,
-    CodarisMemoryRead = "codaris_memory_read" => None,
-    CodarisMemoryMkdir = "codaris_memory_mkdir" => None,
-    CodarisMemorySave = "codaris_memory_save" => None,
-    CodarisMemoryDelete = "codaris_memory_delete" => None,
+    CodarisMemorySearch = "codaris_memory_search" => Some(&memory::CODARIS_MEMORY_SEARCH),
+    CodarisMemoryList = "codaris_memory_list" => Some(&memory::CODARIS_MEMORY_LIST),
+    CodarisMemoryRead = "codaris_memory_read" => Some(&memory::CODARIS_MEMORY_READ),
+    CodarisMemoryMkdir = "codaris_memory_mkdir" => Some(&memory::CODARIS_MEMORY_MKDIR),
+    CodarisMemorySave = "codaris_memory_save" => Some(&memory::CODARIS_MEMORY_SAVE),
+    CodarisMemoryDelete = "codaris_memory_delete" => Some(&memory::CODARIS_MEMORY_DELETE),
     ReviewPipeline = "review_pipeline" => Some(&nextflow::REVIEW_PIPELINE),
     LintPipeline = "lint_pipeline" => Some(&nextflow::LINT_PIPELINE),
     RunComplianceAutofix = "run_compliance_autofix" => Some(&nextflow::RUN_COMPLIANCE_AUTOFIX),

@@ -14,6 +14,7 @@ pub mod files;
 pub mod filing;
 mod implied;
 mod limits;
+pub mod memory;
 pub mod ncbi;
 pub mod nextflow;
 mod planner;
