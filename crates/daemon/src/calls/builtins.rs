@@ -156,6 +156,11 @@ impl Builtins {
                 None => tool,
             }));
         }
+        // Registered whatever `[memory] enabled` says: the policy gives them to a memory
+        // subagent's task alone, so the index and the registry stay the same either way.
+        tools.extend(codaris_tools::memory::memory_tools(
+            setup.memory_config_dir.clone(),
+        ));
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.

@@ -51,6 +51,9 @@ pub struct Setup {
     pub research_engines: Vec<codaris_tools::Engine>,
     /// The skills `load_skill` loads, and whether it is offered.
     pub skills: SkillsSetup,
+    /// Where the memory tools keep the user scope's notes (`<config dir>/memory`): the
+    /// configuration directory; `None`: that scope has none.
+    pub memory_config_dir: Option<PathBuf>,
 }
 
 /// What `load_skill` is made of.
@@ -109,6 +112,7 @@ impl Default for Setup {
             ncbi: crate::config::ncbi::NcbiConfig::default(),
             research_engines: Vec::new(),
             skills: SkillsSetup::default(),
+            memory_config_dir: None,
         }
     }
 }
@@ -149,6 +153,7 @@ impl Setup {
                 entries: Vec::new(),
                 switch: None,
             },
+            memory_config_dir: config.memory.config_dir.clone(),
         }
     }
 }

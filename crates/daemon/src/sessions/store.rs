@@ -107,6 +107,11 @@ pub struct ChildOf {
     /// parent's second child, `[1, 0]` that one's first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub script_path: Vec<usize>,
+    /// Set for a memory subagent (`[memory] enabled`, one per turn of its parent): what it may
+    /// do with the notes. Its `script_path` is then `[k]`, the parent's turn, into the script's
+    /// `memory` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<codaris_policy::MemoryRole>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.

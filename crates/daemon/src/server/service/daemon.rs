@@ -116,6 +116,7 @@ impl Daemon for DaemonService {
             model: providers.model.clone().unwrap_or_default(),
             http_allowlist: self.config.http_allowlist.clone(),
             command_allowlist: self.config.command_allowlist.clone(),
+            memory_enabled: self.config.memory.enabled,
         }))
     }
 

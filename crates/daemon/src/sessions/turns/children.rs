@@ -220,6 +220,7 @@ async fn create_child(
             instructions: definition.instructions.clone(),
             narrowed,
             script_path: Vec::new(),
+            memory: None,
         }),
         reasoning: request
             .reasoning
