@@ -4,7 +4,8 @@
 //! other task). An ask-mode turn's child only recalls (`MemoryRole::Recall`: search, list,
 //! read); every other turn's child also keeps notes.
 //!
-//! It is started after the main turn's own task, and nothing of the main turn waits for it: the
+//! It is started after the main turn's own task, and nothing of the main turn waits for it (nor
+//! does the parent's end cut it short: it is bounded by its own timeout instead): the
 //! child's session is made and its turn run on a task of its own. When it ends, what it said
 //! last is kept on the parent's live session as a recall (`Session::recall`), and the parent's
 //! host hands it to the main model with its next request (`TurnHost::round_notes`), marked as
@@ -19,15 +20,14 @@ use codaris_proto::v1;
 use tokio::sync::mpsc;
 
 use super::services::Services;
-use super::session::{RunningChild, Session};
-use crate::sessions::ids::SessionId;
+use super::session::Session;
 use crate::sessions::store::{ChildOf, NewSession, SessionRecord};
 
 /// The agent name a memory subagent's session is listed under.
 pub(super) const MEMORY_AGENT: &str = "memory";
 
 /// How long a memory subagent may run before it is cancelled: recall is worth something only
-/// while the main turn still runs, or soon after.
+/// while the main turn still runs, or soon after, and keeping a note takes a few rounds.
 const MEMORY_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What a memory subagent is told, beside the session's system prompt.
@@ -57,9 +57,10 @@ pub(super) fn start(
     prompt: &str,
 ) {
     let (services, parent, record) = (services.clone(), parent.clone(), record.clone());
+    let title = crate::sessions::store::title_of(prompt);
     let prompt = format!("The person's message to the main agent:\n\n{prompt}");
     tokio::spawn(async move {
-        if let Err(why) = run(&services, &parent, &record, turn, prompt).await {
+        if let Err(why) = run(&services, &parent, &record, turn, prompt, title).await {
             tracing::warn!(session = %record.id, turn, %why, "the memory subagent did not run");
         }
     });
@@ -71,6 +72,7 @@ async fn run(
     record: &SessionRecord,
     turn: u32,
     prompt: String,
+    title: String,
 ) -> Result<(), String> {
     let family = services
         .family
@@ -79,24 +81,23 @@ async fn run(
     let role = role_of(record.activity);
     let child = services
         .sessions
-        .create(new_child(record, turn, role, &prompt))
+        .create(new_child(record, turn, role, title))
         .map_err(|err| err.to_string())?;
     let events = family
         .start(&child.id, prompt)
         .await
         .map_err(|err| err.to_string())?;
-    let child_id = SessionId::new(&child.id);
-    // A running child: cancelling the parent's turn, or ending its session, stops it too.
-    parent.child_started(RunningChild {
-        id: child_id.clone(),
-        label: format!("{MEMORY_AGENT}: turn {turn}"),
-        background: false,
-        started: std::time::Instant::now(),
-    });
+    // Not among the parent's running children: a one-shot `codaris run` ends its session as
+    // soon as the turn ends, and what the child keeps must not be cut off with it. It is held
+    // to [`MEMORY_TIMEOUT`] instead, and the daemon's stop closes it with every session.
     tracing::info!(parent = %record.id, child = %child.id, turn, role = ?role, "memory subagent started");
     let recalled = follow(events, family.as_ref(), &child.id).await;
-    parent.child_ended(&child_id);
     family.release(&child.id);
+    // Nothing continues a memory subagent (each turn starts its own): its session ends, its
+    // record and decisions stay.
+    if let Err(err) = services.sessions.end_if_active(&child.id) {
+        tracing::warn!(child = %child.id, %err, "could not end the memory subagent's session");
+    }
     if let Some(text) = recalled {
         parent.recall(format!(
             "[memory (subagent `{}`) recalled for this message:\n{text}]",
@@ -109,7 +110,7 @@ async fn run(
 /// The child's session: the parent's directory, roots, provider and model; agent-mode activity
 /// for a child that keeps notes (they are its own to change, even in a plan-mode turn), ask
 /// for one that only recalls.
-fn new_child(parent: &SessionRecord, turn: u32, role: MemoryRole, prompt: &str) -> NewSession {
+fn new_child(parent: &SessionRecord, turn: u32, role: MemoryRole, title: String) -> NewSession {
     let (activity, instructions) = match role {
         MemoryRole::Recall => (Activity::Ask, RECALL_INSTRUCTIONS),
         MemoryRole::Keep => (Activity::Agent, KEEP_INSTRUCTIONS),
@@ -140,7 +141,7 @@ fn new_child(parent: &SessionRecord, turn: u32, role: MemoryRole, prompt: &str) 
             memory: Some(role),
         }),
         reasoning: None,
-        title: crate::sessions::store::title_of(prompt),
+        title,
     }
 }
 
