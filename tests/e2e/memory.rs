@@ -558,3 +558,62 @@ fn memory_paths_that_leave_their_scope_are_refused() {
     assert!(!outside.join("planted.md").exists());
     assert!(outside.join("secret.md").exists() && scope.join("link").exists());
 }
+
+/// `codaris memory list|show|rm` for people: the notes of both scopes through the daemon, a note
+/// shown and removed, and a path that would leave its scope refused in one line.
+#[test]
+fn people_list_show_and_remove_notes() {
+    let (sandbox, proj) = sandbox_on();
+    let project = proj.join(".codaris/memory/cluster");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("slurm.md"), "# Slurm queue\n\nUse `long`.\n").unwrap();
+    // The configuration directory is the one `CODARIS_CONFIG` names the file in.
+    let user = sandbox.root.path().join("memory");
+    std::fs::create_dir_all(&user).unwrap();
+    std::fs::write(user.join("style.md"), "# Review style\n\nSnapshots.\n").unwrap();
+    let cwd = proj.display().to_string();
+    let cli = |args: &[&str]| {
+        let mut all = vec!["memory"];
+        all.extend_from_slice(args);
+        sandbox.cli(&all)
+    };
+
+    let listed = cli(&["list", "--json", "--cwd", &cwd]);
+    assert!(listed.status.success(), "{}", stderr(&listed));
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed["enabled"], true);
+    let paths: Vec<&str> = listed["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["path"].as_str())
+        .collect();
+    assert_eq!(paths, ["user:style.md", "project:cluster/slurm.md"]);
+    assert_eq!(listed["notes"][1]["title"], "Slurm queue");
+
+    let shown = cli(&["show", "--json", "--cwd", &cwd, "project:cluster/slurm.md"]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let shown: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(shown["body"], "Use `long`.");
+
+    for bad in [
+        "project:../main.nf",
+        "/etc/passwd",
+        "user:~/x.md",
+        "project:",
+    ] {
+        let refused = cli(&["rm", "--cwd", &cwd, bad]);
+        assert!(!refused.status.success(), "{bad}");
+        let said = stderr(&refused);
+        assert_eq!(said.trim().lines().count(), 1, "{bad}: {said}");
+    }
+    assert!(proj.join("main.nf").exists());
+
+    let removed = cli(&["rm", "--cwd", &cwd, "project:cluster"]);
+    assert!(removed.status.success(), "{}", stderr(&removed));
+    assert!(!project.exists());
+    assert!(
+        proj.join(".codaris/memory").exists(),
+        "the scope's root stays"
+    );
+}

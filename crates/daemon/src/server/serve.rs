@@ -277,6 +277,9 @@ async fn routes(
     health
         .set_serving::<v1::mcp_server::McpServer<McpService>>()
         .await;
+    health
+        .set_serving::<v1::memory_server::MemoryServer<crate::server::service::memory::MemoryService>>()
+        .await;
 
     // Made on the first reflection request: see `on_first_call`.
     let reflection = OnFirstCall::new(|| {
@@ -376,7 +379,12 @@ async fn routes(
         .add_service(v1::ledger_server::LedgerServer::new(LedgerService {
             ledger,
         }))
-        .add_service(v1::mcp_server::McpServer::new(mcp_service));
+        .add_service(v1::mcp_server::McpServer::new(mcp_service))
+        .add_service(v1::memory_server::MemoryServer::new(
+            crate::server::service::memory::MemoryService {
+                config: config.clone(),
+            },
+        ));
     Ok(builder.routes())
 }
 

@@ -170,8 +170,14 @@ impl Turns {
         let is_memory = record.child.as_ref().is_some_and(|c| c.memory.is_some());
         // A person's session's turn (never a subagent's) starts its memory subagent once the
         // turn's own task is on its way: nothing here waits for it.
-        let memory_turn = (self.config.memory.enabled && record.child.is_none())
-            .then(|| (session.clone(), record.clone(), conversation.turns, text.clone()));
+        let memory_turn = (self.config.memory.enabled && record.child.is_none()).then(|| {
+            (
+                session.clone(),
+                record.clone(),
+                conversation.turns,
+                text.clone(),
+            )
+        });
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
             let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());

@@ -159,7 +159,10 @@ async fn follow(
             Ok(Some(event)) => event,
             Ok(None) => return None,
             Err(_) => {
-                tracing::info!(child, "the memory subagent ran past its time; cancelling it");
+                tracing::info!(
+                    child,
+                    "the memory subagent ran past its time; cancelling it"
+                );
                 family.cancel(child);
                 return None;
             }
