@@ -179,9 +179,10 @@ fn memory_scripts_are_read_and_their_errors_name_the_place() {
     .unwrap();
     assert_eq!(script.memory.len(), 1);
     assert_eq!(script.memory[0].turns[0].rounds[0].text, "recalled");
-    let wrong = parse_script(r#"{"turns": [], "memory": [{"turns": [{"rounds": [{"txt": "x"}]}]}]}"#)
-        .unwrap_err()
-        .to_string();
+    let wrong =
+        parse_script(r#"{"turns": [], "memory": [{"turns": [{"rounds": [{"txt": "x"}]}]}]}"#)
+            .unwrap_err()
+            .to_string();
     assert!(
         wrong.starts_with("script: memory[0]: turns[0].rounds[0]: unknown field `txt`"),
         "{wrong}"
