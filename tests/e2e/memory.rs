@@ -578,6 +578,14 @@ fn people_list_show_and_remove_notes() {
         sandbox.cli(&all)
     };
 
+    // The switch is shown where the configuration is: `status` and `config show`.
+    let status: Value = serde_json::from_slice(&sandbox.cli(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["memory_enabled"], true, "{status}");
+    let shown = sandbox.cli(&["config", "show"]);
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    let line = shown.lines().find(|l| l.starts_with("memory.enabled"));
+    assert!(line.is_some_and(|l| l.ends_with("true")), "{shown}");
+
     let listed = cli(&["list", "--json", "--cwd", &cwd]);
     assert!(listed.status.success(), "{}", stderr(&listed));
     let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
@@ -616,4 +624,26 @@ fn people_list_show_and_remove_notes() {
         proj.join(".codaris/memory").exists(),
         "the scope's root stays"
     );
+}
+
+/// Off by default: `status` says so, and a turn starts no memory subagent even when its script
+/// has one to play.
+#[test]
+fn memory_is_off_by_default_and_then_no_subagent_starts() {
+    let sandbox = Sandbox::new();
+    sandbox.write_config("");
+    let proj = sandbox.root.path().join("proj");
+    std::fs::create_dir_all(&proj).unwrap();
+    let script = json!({
+        "turns": [{"rounds": [{"text": "hello"}]}],
+        "memory": [{"turns": [{"rounds": [{"tool_calls": [{"name": "codaris_memory_save",
+            "args": {"title": "t", "body": "b", "scope": "project", "relative_path": "x.md"}}]}]}]}]
+    });
+    let output = sandbox.run_script(&proj, &script, &[], "hi");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let status: Value = serde_json::from_slice(&sandbox.cli(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(status["memory_enabled"], false, "{status}");
+    // A memory subagent's session would be made as the turn starts, long before `run` exits.
+    assert!(memory_sessions(&sandbox).is_empty());
+    assert!(!proj.join(".codaris").exists());
 }
