@@ -11,6 +11,7 @@ const PROTOS: &[&str] = &[
     "codaris/v1/ledger.proto",
     "codaris/v1/mcp.proto",
     "codaris/v1/scheduler.proto",
+    "codaris/v1/memory.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

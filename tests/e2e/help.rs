@@ -226,7 +226,7 @@ fn the_docs_search_finds_the_mcp_page_for_adding_an_mcp_server() {
     assert!(section.contains("[mcp.servers.time]"), "{section}");
     // No page: the contents, every page and its sections.
     assert!(
-        reads[1].0.starts_with("Codaris documentation, 21 pages;"),
+        reads[1].0.starts_with("Codaris documentation, 22 pages;"),
         "{}",
         reads[1].0
     );

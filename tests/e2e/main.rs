@@ -40,6 +40,7 @@ mod long_sessions_cache;
 mod mcp;
 mod mcp_names;
 mod mcp_paths;
+mod memory;
 mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;

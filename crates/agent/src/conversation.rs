@@ -140,6 +140,26 @@ impl Conversation {
         self.log.insert(at, Event::Compaction(Box::new(compaction)));
     }
 
+    /// Adds `notes` to what the next request sends, without a message of their own (a
+    /// request must alternate as the providers require): to the turn's message when nothing
+    /// followed it yet, else to the last call's result, which the next request carries. With
+    /// neither (no turn yet), they wait for the next message.
+    pub fn note_now(&mut self, notes: Vec<String>) {
+        if notes.is_empty() {
+            return;
+        }
+        match self.log.last_mut() {
+            Some(Event::User { notes: own, .. }) => own.extend(notes),
+            Some(Event::ToolResult { output, .. }) => {
+                for note in notes {
+                    output.push_str("\n\n");
+                    output.push_str(&note);
+                }
+            }
+            _ => self.notes.extend(notes),
+        }
+    }
+
     /// Records an event.
     pub(crate) fn push(&mut self, event: Event) {
         self.log.push(event);
@@ -530,6 +550,38 @@ mod tests {
         let before = conversation.clone();
         retire_old_pictures(&mut conversation.log, MAX_PICTURES_SENT);
         assert_eq!(conversation, before);
+    }
+
+    /// What arrives mid-turn rides with the next request in place: on the turn's message
+    /// before any answer, then on the last result, never as a message of its own.
+    #[test]
+    fn a_note_now_joins_the_message_or_the_last_result_it_follows() {
+        let mut conversation = Conversation::default();
+        conversation.note_now(vec!["[memory: early]".to_owned()]);
+        assert_eq!(conversation.notes, ["[memory: early]"]);
+        let early = std::mem::take(&mut conversation.notes);
+        conversation.push(Event::User {
+            text: "go".to_owned(),
+            notes: early,
+        });
+        conversation.note_now(vec!["[memory: first]".to_owned()]);
+        conversation.note_now(Vec::new());
+        conversation.push(Event::Assistant {
+            text: String::new(),
+            calls: Vec::new(),
+        });
+        conversation.push_result(result("a", 0));
+        conversation.note_now(vec!["[memory: later]".to_owned()]);
+        let sent = conversation.sent_messages();
+        assert_eq!(sent.len(), 3, "{sent:?}");
+        assert_eq!(
+            sent[0],
+            Message::user("go\n\n[memory: early]\n[memory: first]")
+        );
+        let Message::ToolResult(last) = &sent[2] else {
+            panic!("expected the result last: {sent:?}");
+        };
+        assert_eq!(last.content, "result a\n\n[memory: later]");
     }
 
     #[test]

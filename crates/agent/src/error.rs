@@ -68,6 +68,14 @@ pub enum AgentError {
         /// What is wrong in it, as its own error says it.
         detail: String,
     },
+    /// A memory subagent's script (`memory[index]`) is wrong; `detail` is its own error's text.
+    #[error("script: memory[{index}]: {}", detail.strip_prefix("script: ").unwrap_or(detail))]
+    ScriptMemory {
+        /// 0-based index into `memory`.
+        index: usize,
+        /// What is wrong in it, as its own error says it.
+        detail: String,
+    },
     /// A tool call in a round has an empty name.
     #[error("script: turns[{turn}].rounds[{round}].tool_calls[{call}]: the name is empty")]
     ScriptEmptyToolName {

@@ -220,4 +220,9 @@ pub trait TurnHost: Send + Sync {
     fn switched_model(&self) -> Option<Arc<dyn ModelProvider>> {
         None
     }
+    /// Notes that arrived while the turn ran and go to the model with its next request (what
+    /// the memory subagent recalled), taken. Read before every request; never waited for.
+    fn round_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }

@@ -11,7 +11,9 @@
 //! without tool calls ends the turn; a turn whose rounds have run out ends with the reason
 //! `script_exhausted`. Unknown fields are errors, so a typo is caught rather than ignored.
 //! A script may also carry `"children": [{"turns": [...]}, ...]`: the N-th subagent the
-//! session spawns plays the N-th, which may carry `children` of its own.
+//! session spawns plays the N-th, which may carry `children` of its own; and
+//! `"memory": [{"turns": [...]}, ...]`: the memory subagent of the session's turn `k` (with
+//! `[memory] enabled`) plays `memory[k]`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -29,6 +31,10 @@ pub struct Script {
     /// session plays the N-th (and its own children play its `children`). Absent: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<Script>,
+    /// The scripts of the session's memory subagents: the one its turn `k` starts plays the
+    /// `k`-th. Absent: none (a memory subagent then has nothing to say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<Script>,
 }
 
 impl Script {
@@ -85,6 +91,8 @@ struct RawScript {
     turns: Vec<Value>,
     #[serde(default)]
     children: Vec<Value>,
+    #[serde(default)]
+    memory: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -113,6 +121,13 @@ fn script_of(value: Value) -> Result<Script, AgentError> {
             detail: inner.to_string(),
         })?);
     }
+    let mut memory = Vec::with_capacity(raw.memory.len());
+    for (index, script) in raw.memory.into_iter().enumerate() {
+        memory.push(script_of(script).map_err(|inner| AgentError::ScriptMemory {
+            index,
+            detail: inner.to_string(),
+        })?);
+    }
     let mut turns = Vec::with_capacity(raw.turns.len());
     for (turn, value) in raw.turns.into_iter().enumerate() {
         let raw_turn: RawTurn = shape(value, ScriptPlace::Turn { turn })?;
@@ -130,7 +145,11 @@ fn script_of(value: Value) -> Result<Script, AgentError> {
         }
         turns.push(ScriptTurn { rounds });
     }
-    Ok(Script { turns, children })
+    Ok(Script {
+        turns,
+        children,
+        memory,
+    })
 }
 
 fn shape<T: serde::de::DeserializeOwned>(

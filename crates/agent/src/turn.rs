@@ -200,6 +200,8 @@ async fn rounds<H: TurnHost>(
         // A `switch_model` call counts from the next request on.
         let switched = host.switched_model();
         let provider: &dyn ModelProvider = switched.as_deref().unwrap_or(provider);
+        // What arrived since the last request (the memory subagent's recall) rides along now.
+        conversation.note_now(host.round_notes());
         // Read every round: a tool switched off mid-turn is gone from the next round.
         let registry = host.index().registry();
         state.switch_off(&registry);

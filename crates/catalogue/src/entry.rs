@@ -4,8 +4,8 @@ use serde_json::Value;
 
 use crate::id::BuiltinTool;
 use crate::{
-    config, files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner,
-    plans, question, scheduler, session, shell, subagents, web,
+    config, files, help, loop_tools, memory, ncbi, nextflow, nextflow_launch, nextflow_runs,
+    planner, plans, question, scheduler, session, shell, subagents, web,
 };
 
 /// A built-in tool as the model is shown it.
@@ -92,6 +92,12 @@ pub static ALL: &[CatalogueEntry] = &[
     config::CONFIG_REVERT,
     config::CONFIG_COMMIT,
     config::CONFIG_ROLLBACK,
+    memory::CODARIS_MEMORY_SEARCH,
+    memory::CODARIS_MEMORY_LIST,
+    memory::CODARIS_MEMORY_READ,
+    memory::CODARIS_MEMORY_MKDIR,
+    memory::CODARIS_MEMORY_SAVE,
+    memory::CODARIS_MEMORY_DELETE,
     shell::RUN_COMMAND,
     shell::BACKGROUND_LIST,
     shell::BACKGROUND_OUTPUT,

@@ -8,7 +8,7 @@
 //! catalogue entry (`None`): the model is never shown it.
 
 use crate::entry::CatalogueEntry;
-use crate::{config, question, scheduler, session, shell, subagents, web};
+use crate::{config, memory, question, scheduler, session, shell, subagents, web};
 use crate::{
     files, help, loop_tools, ncbi, nextflow, nextflow_launch, nextflow_runs, planner, plans,
 };
@@ -113,12 +113,12 @@ builtin_tools! {
     CodarisSchedulerJobDelete = "codaris_scheduler_job_delete" => Some(&scheduler::JOB_DELETE),
     CodarisSchedulerJobRun = "codaris_scheduler_job_run" => Some(&scheduler::JOB_RUN),
     CodarisSchedulerJobCancel = "codaris_scheduler_job_cancel" => Some(&scheduler::JOB_CANCEL),
-    CodarisMemorySearch = "codaris_memory_search" => None,
-    CodarisMemoryList = "codaris_memory_list" => None,
-    CodarisMemoryRead = "codaris_memory_read" => None,
-    CodarisMemoryMkdir = "codaris_memory_mkdir" => None,
-    CodarisMemorySave = "codaris_memory_save" => None,
-    CodarisMemoryDelete = "codaris_memory_delete" => None,
+    CodarisMemorySearch = "codaris_memory_search" => Some(&memory::CODARIS_MEMORY_SEARCH),
+    CodarisMemoryList = "codaris_memory_list" => Some(&memory::CODARIS_MEMORY_LIST),
+    CodarisMemoryRead = "codaris_memory_read" => Some(&memory::CODARIS_MEMORY_READ),
+    CodarisMemoryMkdir = "codaris_memory_mkdir" => Some(&memory::CODARIS_MEMORY_MKDIR),
+    CodarisMemorySave = "codaris_memory_save" => Some(&memory::CODARIS_MEMORY_SAVE),
+    CodarisMemoryDelete = "codaris_memory_delete" => Some(&memory::CODARIS_MEMORY_DELETE),
     ReviewPipeline = "review_pipeline" => Some(&nextflow::REVIEW_PIPELINE),
     LintPipeline = "lint_pipeline" => Some(&nextflow::LINT_PIPELINE),
     RunComplianceAutofix = "run_compliance_autofix" => Some(&nextflow::RUN_COMPLIANCE_AUTOFIX),
@@ -184,6 +184,7 @@ mod tests {
                 assert_eq!(entry.name, tool.as_str());
             }
         }
-        assert!(BuiltinTool::CodarisMemorySave.entry().is_none());
+        // Every tool of the surface is built: each has its entry.
+        assert!(BuiltinTool::ALL.iter().all(|tool| tool.entry().is_some()));
     }
 }

@@ -22,6 +22,7 @@ mod help;
 mod id;
 pub mod limits;
 mod loop_tools;
+pub mod memory;
 mod ncbi;
 mod nextflow;
 mod nextflow_launch;
@@ -60,6 +61,10 @@ pub use loop_tools::COMPACT_CONTEXT;
 pub use loop_tools::LOOP_TOOLS;
 pub use loop_tools::REQUEST_CAPABILITY;
 pub use loop_tools::SEARCH_TOOLS;
+pub use memory::{
+    CODARIS_MEMORY_DELETE, CODARIS_MEMORY_LIST, CODARIS_MEMORY_MKDIR, CODARIS_MEMORY_READ,
+    CODARIS_MEMORY_SAVE, CODARIS_MEMORY_SEARCH,
+};
 pub use ncbi::SEARCH_GEO_SRA;
 pub use ncbi::SEARCH_PUBMED;
 pub use nextflow::APPLY_REMEDIATION_PLAN;

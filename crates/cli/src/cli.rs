@@ -81,6 +81,9 @@ pub enum Command {
     /// The agent definitions `spawn_agent` can name (built in, yours, the project's)
     #[command(subcommand)]
     Agents(AgentsCommand),
+    /// The notes the memory subagent keeps between sessions (yours and the project's)
+    #[command(subcommand)]
+    Memory(MemoryCommand),
     /// Add, list, switch and approve the daemon's MCP servers, and list their tools
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -620,6 +623,34 @@ pub enum Shell {
     Bash,
     Zsh,
     Fish,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// List the notes: yours (`user:`, in the daemon's configuration directory) and the
+    /// project's (`project:`, its `.codaris/memory`)
+    List {
+        /// Only `user` or `project` [default: both]
+        #[arg(long, value_name = "SCOPE")]
+        scope: Option<String>,
+        /// The project whose `.codaris/memory` is read [default: the current directory]
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// Print one note (`project:cluster/slurm.md`)
+    Show {
+        /// `scope:relative/path.md`
+        path: String,
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
+    /// Delete a note, or a folder with everything under it (never a scope's root)
+    Rm {
+        /// `scope:relative/path.md` or a folder
+        path: String,
+        #[arg(long, value_name = "DIR")]
+        cwd: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -73,6 +73,7 @@ pub const KEYS: &[Key] = &[
     key("skills_dirs", Kind::AbsolutePaths),
     key("skills.auto_discovery", Kind::Bool),
     key("subagents.max_depth", Kind::Integer { min: 0, max: 8 }),
+    key("memory.enabled", Kind::Bool),
     key("daemon.listen", Kind::Loopback),
     key(
         "daemon.detach_grace_seconds",

@@ -23,7 +23,7 @@ use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
 use crate::table::{Finding, JsonKind, Need, Protection, decide};
-use crate::task::{Activity, ImpliedBy, OperatingMode, PermissionMode, Task};
+use crate::task::{Activity, ImpliedBy, MemoryRole, OperatingMode, PermissionMode, Task};
 
 /// One tool call as the model made it, with the spec of a tool the crate does not know.
 #[derive(Debug, Clone, Copy)]
@@ -135,7 +135,7 @@ fn judge<'a>(
     // Before the binding: the surface never binds a tool the mode forbids, so `not_bound` would
     // send the model to `search_tools`, which cannot help; only a mode switch can.
     let mode = task.activity.operating_mode();
-    if !spec.modes.allows(mode) {
+    if !spec.modes.allows(mode) && !memory_tool_of_memory_task(spec, task) {
         rules.insert(Rule::ModeAllowlist);
         return mode_refusal(spec, tool, object, task, mode, report_only, rules);
     }
@@ -364,12 +364,37 @@ pub fn held_back(tool: &str, spec: Option<&ToolSpec>, task: &Task) -> Option<Hel
         return Some(HeldBack::Withheld(why));
     }
     let mode = task.activity.operating_mode();
-    (!spec.modes.allows(mode)).then_some(HeldBack::Mode(mode))
+    (!spec.modes.allows(mode) && !memory_tool_of_memory_task(spec, task))
+        .then_some(HeldBack::Mode(mode))
 }
+
+/// A memory tool in a memory subagent's task: the catalogue's "memory child" mode, which no
+/// operating mode's list holds.
+fn memory_tool_of_memory_task(spec: &ToolSpec, task: &Task) -> bool {
+    task.memory.is_some() && spec.withheld_when == Some(Withholding::MemoryChild)
+}
+
+/// The memory tools that change notes, which a recall-only child is not given.
+const MEMORY_CHANGES: [&str; 3] = [
+    "codaris_memory_mkdir",
+    "codaris_memory_save",
+    "codaris_memory_delete",
+];
 
 fn withholding(spec: &ToolSpec, tool: &str, task: &Task) -> Option<Withholding> {
     if task.withheld.iter().any(|w| w == tool) {
         return Some(Withholding::SwitchedOff);
+    }
+    // A memory subagent has the memory tools and nothing else; the loop's own tools neither
+    // (its surface is the memory tools, bound from the start: nothing to search for).
+    if let Some(role) = task.memory {
+        if spec.withheld_when != Some(Withholding::MemoryChild) {
+            return Some(Withholding::NotMemory);
+        }
+        if role == MemoryRole::Recall && MEMORY_CHANGES.contains(&tool) {
+            return Some(Withholding::RecallOnly);
+        }
+        return None;
     }
     if task.narrowed.as_ref().is_some_and(|n| n.removes(tool)) {
         return Some(Withholding::Definition);

@@ -78,7 +78,11 @@ mod verdict;
 /// "12": the scheduler's eleven `codaris_scheduler_*` tools are real (offered while
 /// `[scheduler] enabled`): agent mode only, the changing ones class `always`, list/get/runs
 /// `none`; a call to one is decided rather than refused as a tool not built.
-pub const POLICY_VERSION: &str = "12";
+/// "13": the memory subagent: a task with `memory` has the six `codaris_memory_*` tools (in any
+/// operating mode) and no other (`tool_withheld`), a recall-only one (`memory: recall`, an
+/// ask-mode turn's) not `_mkdir`, `_save` or `_delete`; every other task is still never offered
+/// a memory tool.
+pub const POLICY_VERSION: &str = "13";
 
 pub use builtin_specs::ALWAYS_ON;
 pub use builtin_specs::BUILTIN;
@@ -136,6 +140,7 @@ pub use spec::Withholding;
 pub use task::Activity;
 pub use task::Implied;
 pub use task::ImpliedBy;
+pub use task::MemoryRole;
 pub use task::Narrowed;
 pub use task::OperatingMode;
 pub use task::PermissionMode;

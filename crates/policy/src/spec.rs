@@ -192,6 +192,12 @@ pub enum Withholding {
     /// The session is as deep as `subagents.max_depth` allows ([`crate::Task::at_max_depth`]):
     /// it spawns no further child.
     DepthLimit,
+    /// The task is a memory subagent's ([`crate::Task::memory`]): it has the memory tools and
+    /// no other.
+    NotMemory,
+    /// The task is a recall-only memory subagent's (an ask-mode turn's): it searches, lists and
+    /// reads notes, and changes none.
+    RecallOnly,
 }
 
 impl Withholding {
@@ -217,6 +223,12 @@ impl Withholding {
             }
             Withholding::DepthLimit => {
                 "cannot start another subagent here: this session is as deep as `subagents.max_depth` allows; do the task yourself"
+            }
+            Withholding::NotMemory => {
+                "is not a memory tool; a memory subagent has only the `codaris_memory_*` tools"
+            }
+            Withholding::RecallOnly => {
+                "changes notes, and this memory subagent only recalls (an ask-mode turn); search, list and read instead"
             }
         }
     }

@@ -231,6 +231,13 @@ pub struct Task {
     /// child ([`crate::Withholding::DepthLimit`]). Absent (false) everywhere else.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_max_depth: bool,
+    /// Set in a memory subagent's session (the child the daemon starts at a user turn with
+    /// `[memory] enabled`): it has the `codaris_memory_*` tools and nothing else, the last three
+    /// only when it is not [`MemoryRole::Recall`] ([`crate::Withholding::NotMemory`],
+    /// [`crate::Withholding::RecallOnly`]). Absent in every other task, which is never offered a
+    /// memory tool ([`crate::Withholding::MemoryChild`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryRole>,
     /// Container registries the operator lets built images be pushed to (`[seqera]
     /// registries`); a `push` class call naming any other is refused. Absent when none.
     #[serde(
@@ -323,6 +330,16 @@ impl Narrowed {
         };
         self.tools.as_ref().is_some_and(|tools| !kept(tools))
     }
+}
+
+/// What a memory subagent may do with the notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryRole {
+    /// An ask-mode turn's child: it searches, lists and reads, and changes nothing.
+    Recall,
+    /// Every other turn's child: it may also make folders, save and delete notes.
+    Keep,
 }
 
 /// Reads `null` like an absent field, so `"slash": null` means "none typed".

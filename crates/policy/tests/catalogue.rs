@@ -230,3 +230,78 @@ fn spawn_agent_is_hidden_in_ask_mode_and_at_the_depth_limit() {
         Some(HeldBack::Withheld(Withholding::DepthLimit))
     );
 }
+
+/// The memory subagent's tools are its own: a memory task has the six (the last three only when
+/// it keeps notes, not in an ask-mode turn's recall-only child) outside every mode's list and
+/// nothing else, not even the loop's `search_tools`; any other task, a subagent's too, has none.
+#[test]
+fn the_memory_tools_are_the_memory_childs_alone() {
+    use codaris_policy::{Code, HeldBack, Task, Verdict, Withholding, held_back};
+    let reads = [
+        "codaris_memory_search",
+        "codaris_memory_list",
+        "codaris_memory_read",
+    ];
+    let changes = [
+        "codaris_memory_mkdir",
+        "codaris_memory_save",
+        "codaris_memory_delete",
+    ];
+    let decide = |tool: &str, task: serde_json::Value| {
+        crate::support::decide(serde_json::json!({"tool": tool, "args": {}, "task": task}))
+    };
+    for activity in ["agent", "plan", "ask"] {
+        // A keeping child works in agent activity whatever its parent's turn (the daemon sets
+        // it): notes are its own to change, even in a plan-mode turn.
+        let keep = serde_json::json!({"cwd": "/w", "subagent": true, "memory": "keep"});
+        let recall = serde_json::json!({"cwd": "/w", "activity": activity, "subagent": true, "memory": "recall"});
+        let main = serde_json::json!({"cwd": "/w", "activity": activity});
+        for tool in reads.iter().chain(&changes) {
+            let kept = decide(tool, keep.clone());
+            assert_eq!(
+                kept.verdict,
+                Verdict::Allow,
+                "{tool} {activity}: {}",
+                kept.sentence
+            );
+            let never = decide(tool, main.clone());
+            assert_eq!(never.code, Code::ToolWithheld, "{tool} {activity}");
+            let task: Task = serde_json::from_value(main.clone()).unwrap();
+            assert_eq!(
+                held_back(tool, None, &task),
+                Some(HeldBack::Withheld(Withholding::MemoryChild))
+            );
+        }
+        for tool in reads {
+            let read = decide(tool, recall.clone());
+            assert_eq!(
+                read.verdict,
+                Verdict::Allow,
+                "{tool} {activity}: {}",
+                read.sentence
+            );
+        }
+        for tool in changes {
+            let refused = decide(tool, recall.clone());
+            assert_eq!(refused.code, Code::ToolWithheld, "{tool} {activity}");
+            assert!(
+                refused.sentence.contains("only recalls"),
+                "{}",
+                refused.sentence
+            );
+        }
+        for other in ["read_file", "search_tools", "spawn_agent", "question"] {
+            let task: Task = serde_json::from_value(keep.clone()).unwrap();
+            assert_eq!(
+                held_back(other, None, &task),
+                Some(HeldBack::Withheld(Withholding::NotMemory)),
+                "{other} {activity}"
+            );
+            assert_eq!(
+                decide(other, keep.clone()).code,
+                Code::ToolWithheld,
+                "{other}"
+            );
+        }
+    }
+}

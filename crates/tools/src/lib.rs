@@ -16,6 +16,7 @@ pub mod filing;
 mod implied;
 mod limits;
 mod live;
+pub mod memory;
 pub mod ncbi;
 pub mod nextflow;
 mod planner;

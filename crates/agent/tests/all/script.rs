@@ -167,3 +167,24 @@ fn children_scripts_nest_and_their_errors_name_the_place() {
         "{wrong}"
     );
 }
+
+/// A script carries its memory subagents' scripts: turn `k`'s plays `memory[k]`, and an error
+/// inside one names where it is.
+#[test]
+fn memory_scripts_are_read_and_their_errors_name_the_place() {
+    let script = parse_script(
+        r#"{"turns": [{"rounds": [{"text": "main"}]}],
+            "memory": [{"turns": [{"rounds": [{"text": "recalled"}]}]}]}"#,
+    )
+    .unwrap();
+    assert_eq!(script.memory.len(), 1);
+    assert_eq!(script.memory[0].turns[0].rounds[0].text, "recalled");
+    let wrong =
+        parse_script(r#"{"turns": [], "memory": [{"turns": [{"rounds": [{"txt": "x"}]}]}]}"#)
+            .unwrap_err()
+            .to_string();
+    assert!(
+        wrong.starts_with("script: memory[0]: turns[0].rounds[0]: unknown field `txt`"),
+        "{wrong}"
+    );
+}

@@ -16,6 +16,7 @@ pub mod install;
 pub mod ledger;
 pub mod login;
 pub mod mcp;
+pub mod memory;
 pub mod policy;
 pub mod question_view;
 pub mod result_view;
@@ -119,6 +120,10 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
         Command::Agents(AgentsCommand::List { cwd }) => {
             let target = Target::resolve(cli.global.state_dir)?;
             agents::list(&target, autostart, json, cwd).await
+        }
+        Command::Memory(command) => {
+            let target = Target::resolve(cli.global.state_dir)?;
+            memory::run(&target, autostart, json, command).await
         }
         Command::Tools(command) => {
             let target = || Target::resolve(cli.global.state_dir.clone());

@@ -91,6 +91,7 @@ pub fn to_json(status: &v1::StatusResponse) -> serde_json::Value {
         "model": non_empty(&status.model),
         "http_allowlist": status.http_allowlist,
         "command_allowlist": status.command_allowlist,
+        "memory_enabled": status.memory_enabled,
         "programs": status.programs.iter().map(|p| json!({
             "name": p.name,
             "path": non_empty(&p.path),
@@ -167,6 +168,14 @@ pub fn print(status: &v1::StatusResponse, json: bool) -> Result<(), CliError> {
             list_or(&status.command_allowlist, "none (each command asks)")
         ),
         format!("  commands   {}", or(&status.sandbox, "unknown")),
+        format!(
+            "  memory     {}",
+            if status.memory_enabled {
+                "on (a memory subagent at each turn; `codaris memory list`)"
+            } else {
+                "off (`[memory] enabled`)"
+            }
+        ),
     ];
     if let Some(limits) = &status.limits {
         lines.push(format!("  limits     {}", limits.summary));

@@ -169,6 +169,11 @@ impl Builtins {
         if let Some(editor) = &setup.config_editor {
             tools.extend(codaris_tools::config_tools::config_tools(editor));
         }
+        // Registered whatever `[memory] enabled` says: the policy gives them to a memory
+        // subagent's task alone, so the index and the registry stay the same either way.
+        tools.extend(codaris_tools::memory::memory_tools(
+            setup.memory_config_dir.clone(),
+        ));
         tools.extend(codaris_tools::shell::tools(&pools));
         // The tool takes its headers as text; these were checked as names and values already,
         // so each one converts back.

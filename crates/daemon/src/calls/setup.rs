@@ -55,6 +55,9 @@ pub struct Setup {
     pub skills: SkillsSetup,
     /// The scheduler its eleven tools ask, when `[scheduler] enabled`; `None`: not offered.
     pub scheduler: Option<Arc<dyn codaris_tools::scheduler::JobsHost>>,
+    /// Where the memory tools keep the user scope's notes (`<config dir>/memory`): the
+    /// configuration directory; `None`: that scope has none.
+    pub memory_config_dir: Option<PathBuf>,
 }
 
 /// What `load_skill` is made of.
@@ -115,6 +118,7 @@ impl Default for Setup {
             research_engines: Vec::new(),
             skills: SkillsSetup::default(),
             scheduler: None,
+            memory_config_dir: None,
         }
     }
 }
@@ -157,6 +161,7 @@ impl Setup {
                 switch: None,
             },
             scheduler: None,
+            memory_config_dir: config.memory.config_dir.clone(),
         }
     }
 }

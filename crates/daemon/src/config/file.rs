@@ -23,6 +23,8 @@ pub struct ConfigToml {
     pub skills: Option<SkillsToml>,
     /// `[subagents]`: the children `spawn_agent` starts.
     pub subagents: Option<SubagentsToml>,
+    /// `[memory]`: the memory subagent each user turn starts.
+    pub memory: Option<super::memory::MemoryToml>,
     pub daemon: Option<DaemonToml>,
     pub tools: Option<ToolsToml>,
     pub provider: Option<ProviderToml>,

@@ -15,6 +15,7 @@ mod inputs;
 mod load;
 pub mod logging;
 pub mod mcp;
+pub mod memory;
 pub mod ncbi;
 pub mod nextflow;
 pub mod policy;

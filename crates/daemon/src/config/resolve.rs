@@ -45,6 +45,8 @@ pub struct Config {
     pub agents_dir: Option<PathBuf>,
     /// `subagents.max_depth`: a session this deep spawns no child.
     pub subagents_max_depth: u32,
+    /// `[memory]`: the memory subagent, and where the user scope's notes are.
+    pub memory: super::memory::Memory,
     pub listen: Option<SocketAddr>,
     /// How long a permission card waits for its answer (default 300 s).
     pub card_timeout: std::time::Duration,
@@ -221,6 +223,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         .and_then(|skills| skills.auto_discovery)
         .unwrap_or(true);
     let scheduler = super::scheduler::resolve(toml.scheduler.clone(), config_dir.as_deref());
+    let memory = super::memory::Memory::resolve(toml.memory, config_dir.as_deref());
     let agents_dir = config_dir.map(|dir| dir.join("agents"));
     let subagents_max_depth = match toml.subagents.and_then(|s| s.max_depth) {
         None => DEFAULT_SUBAGENT_DEPTH,
@@ -411,6 +414,7 @@ pub fn resolve(sources: Sources) -> Result<Config, ConfigError> {
         skills_auto_discovery,
         agents_dir,
         subagents_max_depth,
+        memory,
         listen,
         card_timeout,
         detach_grace,

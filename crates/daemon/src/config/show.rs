@@ -102,6 +102,11 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
         from("scheduler.enabled", None, None),
     );
     push(
+        "memory.enabled",
+        json!(config.memory.enabled),
+        from("memory.enabled", None, None),
+    );
+    push(
         "daemon.listen",
         json!(config.listen.map(|a| a.to_string())),
         from("daemon.listen", None, Some("listen")),

@@ -50,6 +50,7 @@ fn defaults_name_no_allowed_dir_beyond_each_session_s_own() -> Result<(), Config
             skills_auto_discovery: true,
             agents_dir: None,
             subagents_max_depth: 2,
+            memory: Default::default(),
             listen: None,
             card_timeout: std::time::Duration::from_secs(300),
             detach_grace: std::time::Duration::from_secs(10),

@@ -31,6 +31,8 @@ const AT_ONCE: &[&str] = &[
     "seqera.",
     "hooks.",
     "policy.shadow",
+    // Read at each turn of a person's session.
+    "memory.enabled",
 ];
 
 /// Of `changed` (key patterns), those that take effect only at the daemon's next start.

@@ -93,6 +93,7 @@ impl Scheduler {
                 // The N-th run plays the N-th entry of the job session's script's `children`.
                 script_path: vec![parent.children.len()],
                 job: Some(key.label()),
+                memory: None,
             }),
             reasoning: None,
             title: crate::sessions::store::title_of(&job.body),

@@ -308,6 +308,9 @@ async fn routes(
     health
         .set_serving::<v1::mcp_server::McpServer<McpService>>()
         .await;
+    health
+        .set_serving::<v1::memory_server::MemoryServer<crate::server::service::memory::MemoryService>>()
+        .await;
 
     // Made on the first reflection request: see `on_first_call`.
     let reflection = OnFirstCall::new(|| {
@@ -421,6 +424,11 @@ async fn routes(
         .add_service(v1::mcp_server::McpServer::new(mcp_service))
         .add_service(v1::scheduler_server::SchedulerServer::new(
             crate::server::service::scheduler::SchedulerService { scheduler },
+        ))
+        .add_service(v1::memory_server::MemoryServer::new(
+            crate::server::service::memory::MemoryService {
+                config: live.clone(),
+            },
         ));
     Ok(builder.routes())
 }

@@ -111,6 +111,11 @@ pub struct ChildOf {
     /// answered by the job's rule (denied, and recorded) instead of waiting for a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
+    /// Set for a memory subagent (`[memory] enabled`, one per turn of its parent): what it may
+    /// do with the notes. Its `script_path` is then `[k]`, the parent's turn, into the script's
+    /// `memory` list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<codaris_policy::MemoryRole>,
 }
 
 /// One instruction file (`AGENTS.md`, `CODARIS.md`) of a session's project.

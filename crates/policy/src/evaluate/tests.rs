@@ -206,42 +206,6 @@ fn decide_on_surface(tool: &str, task: &Task) -> Decision {
 }
 
 #[test]
-fn a_tool_not_built_is_unknown_with_the_closest_names_never_sent_to_a_search() {
-    let mut task = Task::new("/w/proj");
-    task.bound = Some(vec!["search_tools".into(), "read_file".into()]);
-    let decision = decide_on_surface("codaris_memory_save", &task);
-    assert_eq!(decision.code, crate::Code::UnknownTool, "{decision:?}");
-    assert_eq!(decision.rules, vec![Rule::KnownTool]);
-    assert!(
-        decision
-            .sentence
-            .starts_with("tool `codaris_memory_save` is not built in this Codaris")
-            && decision.sentence.contains("the closest names are `"),
-        "{}",
-        decision.sentence
-    );
-    assert!(
-        !decision.sentence.contains("to bind it"),
-        "{}",
-        decision.sentence
-    );
-    // A misspelt name: the real one first.
-    let decision = decide_on_surface("reed_file", &task);
-    assert_eq!(decision.code, crate::Code::UnknownTool);
-    assert!(
-        decision
-            .sentence
-            .starts_with("no tool is named `reed_file`; the closest names are `read_file`, "),
-        "{}",
-        decision.sentence
-    );
-    // A built tool merely not bound this round stays `not_bound`.
-    let decision = decide_on_surface("lint_pipeline", &task);
-    assert_eq!(decision.code, crate::Code::NotBound);
-    assert!(decision.sentence.contains("to bind it"));
-}
-
-#[test]
 fn plan_exit_asks_only_in_plan_mode_whatever_the_permission_mode() {
     for pmode in [
         PermissionMode::Ask,

@@ -38,6 +38,7 @@ pages! {
     "hooks" => "docs/hooks.md",
     "ledger" => "docs/ledger.md",
     "mcp" => "docs/mcp.md",
+    "memory" => "docs/memory.md",
     "nextflow" => "docs/nextflow.md",
     "operations" => "docs/operations.md",
     "performance" => "docs/performance.md",

@@ -315,7 +315,7 @@ mod tests {
                 err.starts_with("codaris_docs_read: no built-in page"),
                 "{err}"
             );
-            assert!(err.contains("mcp, nextflow"), "{err}");
+            assert!(err.contains("mcp, memory, nextflow"), "{err}");
             assert_eq!(err.lines().count(), 1);
         }
     }

@@ -122,6 +122,7 @@ impl Daemon for DaemonService {
             model: providers.model.clone().unwrap_or_default(),
             http_allowlist: self.config.get().http_allowlist.clone(),
             command_allowlist: self.config.get().command_allowlist.clone(),
+            memory_enabled: self.config.get().memory.enabled,
         }))
     }
 

@@ -3,6 +3,7 @@
 pub mod daemon;
 pub mod ledger;
 pub mod mcp;
+pub mod memory;
 pub mod scheduler;
 pub mod sessions;
 pub mod tools;

@@ -222,6 +222,7 @@ async fn create_child(
             narrowed,
             script_path: Vec::new(),
             job: None,
+            memory: None,
         }),
         reasoning: request
             .reasoning

@@ -437,6 +437,10 @@ impl TurnHost for DaemonHost {
         self.switched().as_ref().map(|model| model.provider.clone())
     }
 
+    fn round_notes(&self) -> Vec<String> {
+        self.session.take_recalled()
+    }
+
     fn emit(&self, event: TurnEvent) {
         match &event {
             TurnEvent::Binding {

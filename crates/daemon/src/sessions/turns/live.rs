@@ -181,6 +181,17 @@ impl Turns {
             record.id.clone(),
             conversation.turns,
         );
+        let is_memory = record.child.as_ref().is_some_and(|c| c.memory.is_some());
+        // A person's session's turn (never a subagent's) starts its memory subagent once the
+        // turn's own task is on its way: nothing here waits for it.
+        let memory_turn = (self.config.get().memory.enabled && record.child.is_none()).then(|| {
+            (
+                session.clone(),
+                record.clone(),
+                conversation.turns,
+                text.clone(),
+            )
+        });
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
             let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());
@@ -191,7 +202,9 @@ impl Turns {
                     record.child.as_ref(),
                 ),
                 max_rounds: MAX_ROUNDS,
-                lean: turns.config.get().lean_surface,
+                // A memory subagent is offered its tools from the start: it has no
+                // `search_tools` to find them with (the policy leaves it only them).
+                lean: turns.config.get().lean_surface && !is_memory,
                 // Deferred tools and tool references exist on the Anthropic route only.
                 tool_search_api: turns.config.get().tool_search_api
                     && record.provider == ProviderChoice::Api(ProviderKind::Anthropic),
@@ -227,6 +240,9 @@ impl Turns {
                 family.wake(&record.id, text);
             }
         }.instrument(span));
+        if let Some((session, record, turn, text)) = memory_turn {
+            super::memory::start(&self.services, &session, &record, turn, &text);
+        }
         Ok(events)
     }
 
@@ -598,6 +614,8 @@ impl Turns {
             narrowed: record.child.as_ref().and_then(|c| c.narrowed.clone()),
             at_max_depth: record.child.as_ref().map_or(0, |c| c.depth)
                 >= config.subagents_max_depth,
+            // A memory subagent: the memory tools and nothing else (`task.memory`).
+            memory: record.child.as_ref().and_then(|c| c.memory),
             ..Task::default()
         }
     }

@@ -11,6 +11,7 @@ mod family;
 mod host;
 mod live;
 mod log;
+mod memory;
 mod model;
 mod questions;
 mod resume;

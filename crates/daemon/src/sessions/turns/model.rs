@@ -151,7 +151,15 @@ pub(super) fn provider_for(
                 .as_ref()
                 .map(|child| child.script_path.as_slice())
                 .unwrap_or_default();
-            let script = script.child(path_in_script).cloned().unwrap_or_default();
+            // A memory subagent plays the `memory` entry of its parent's turn.
+            let script = match record.child.as_ref().filter(|c| c.memory.is_some()) {
+                Some(child) => child
+                    .script_path
+                    .first()
+                    .and_then(|turn| script.memory.get(*turn)),
+                None => script.child(path_in_script),
+            };
+            let script = script.cloned().unwrap_or_default();
             Ok(Box::new(ScriptedProvider::new(script)))
         }
         codaris_agent::ProviderChoice::Api(kind) => api_provider(record, kind, settings.api(kind)),

@@ -48,6 +48,8 @@ struct Between {
     /// The children running now (foreground or background): cancelling the session's turn
     /// cancels them, and `background_list` lists the background ones.
     children: Vec<RunningChild>,
+    /// What memory subagents recalled, waiting for the session's next model request.
+    recalled: Vec<String>,
 }
 
 /// A child of the session that is running now.
@@ -126,6 +128,7 @@ impl Session {
                 turn: None,
                 wakes: Vec::new(),
                 children: Vec::new(),
+                recalled: Vec::new(),
             }),
             cards: Cards::default(),
             questions: OpenQuestions::default(),
@@ -186,6 +189,17 @@ impl Session {
     /// The notes waiting for the next turn, taken.
     pub(super) fn take_notes(&self) -> Vec<String> {
         std::mem::take(&mut self.between().notes)
+    }
+
+    /// Keeps what a memory subagent recalled for the session's next model request (this
+    /// turn's next round, or the next turn's first).
+    pub(super) fn recall(&self, note: String) {
+        self.between().recalled.push(note);
+    }
+
+    /// What memory subagents recalled since the last request, taken.
+    pub(super) fn take_recalled(&self) -> Vec<String> {
+        std::mem::take(&mut self.between().recalled)
     }
 
     /// Set for a subagent's session.

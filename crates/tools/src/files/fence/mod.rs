@@ -7,6 +7,7 @@
 //! out of it at every step, which closes the time-of-check to time-of-use gap.
 
 pub(crate) mod open;
+pub(crate) mod scope;
 pub(crate) mod system;
 #[cfg(test)]
 mod tests;
