@@ -217,10 +217,10 @@ fn plan_exit_in_agent_mode_asks_nothing_and_says_so() {
 }
 
 #[test]
-fn a_tool_not_built_or_misspelt_is_unknown_with_the_closest_names() {
+fn a_misspelt_tool_is_unknown_with_the_closest_names_and_an_unbound_one_is_found_by_search() {
     let (sandbox, proj) = setup();
     let body = json!({"turns": [{"rounds": [
-        {"tool_calls": [{"name": "config_get", "args": {"key": "tools"}}]},
+        {"tool_calls": [{"name": "config_get", "args": {"path": "tools"}}]},
         {"tool_calls": [{"name": "reed_file", "args": {"path": "a"}}]},
         {"text": "ok"}
     ]}]});
@@ -229,19 +229,16 @@ fn a_tool_not_built_or_misspelt_is_unknown_with_the_closest_names() {
     let events = events(&output);
     let results = results(&events);
     assert_eq!(results.len(), 2, "{results:#?}");
-    for result in &results {
-        assert_eq!(code(result), "unknown_tool", "{result:#?}");
-        let sentence = result["decision"]["sentence"].as_str().unwrap();
-        assert!(sentence.contains("the closest names are `"), "{sentence}");
-        assert!(!sentence.contains("to bind it"), "{sentence}");
-    }
-    let not_built = results[0]["decision"]["sentence"].as_str().unwrap();
+    // Every tool of the surface is built: one not bound this turn is a search away.
+    assert_eq!(code(results[0]), "not_bound", "{:#?}", results[0]);
+    let unbound = results[0]["decision"]["sentence"].as_str().unwrap();
     assert!(
-        not_built
-            .starts_with("tool `config_get` is not built in this Codaris and no search finds it"),
-        "{not_built}"
+        unbound.contains("call `search_tools` to bind it"),
+        "{unbound}"
     );
+    assert_eq!(code(results[1]), "unknown_tool", "{:#?}", results[1]);
     let misspelt = results[1]["decision"]["sentence"].as_str().unwrap();
+    assert!(!misspelt.contains("to bind it"), "{misspelt}");
     assert!(
         misspelt.starts_with("no tool is named `reed_file`; the closest names are `read_file`, "),
         "{misspelt}"
