@@ -137,6 +137,17 @@ impl Command {
     }
 }
 
+/// The table `parent` is, for a key to go in.
+fn table_of<'a>(
+    parent: &'a mut Item,
+    shown: &str,
+) -> Result<&'a mut dyn toml_edit::TableLike, EditError> {
+    parent.as_table_like_mut().ok_or_else(|| EditError::Shape {
+        key: shown.to_owned(),
+        why: "the key above it holds a value, not a table".to_owned(),
+    })
+}
+
 /// Whether a key of `kind` holds a list `add_list` and `del_list` work on.
 fn is_list(kind: Kind) -> bool {
     matches!(
@@ -224,10 +235,7 @@ fn set(
 ) -> Result<(), EditError> {
     // Inside an inline table (`env = { A = "b" }`) every entry stays a value.
     let inline = parent.is_inline_table();
-    let table = parent.as_table_like_mut().ok_or_else(|| EditError::Shape {
-        key: shown.to_owned(),
-        why: "the key above it holds a value, not a table".to_owned(),
-    })?;
+    let table = table_of(parent, shown)?;
     let new = match names {
         Names::Key(key) => Item::Value(value_of(key.kind, raw)),
         Names::Table | Names::TableArray { .. } | Names::File => {
@@ -274,10 +282,7 @@ fn add_list(
     raw: &str,
     shown: &str,
 ) -> Result<(), EditError> {
-    let table = parent.as_table_like_mut().ok_or_else(|| EditError::Shape {
-        key: shown.to_owned(),
-        why: "the key above it holds a value, not a table".to_owned(),
-    })?;
+    let table = table_of(parent, shown)?;
     if let Names::TableArray { .. } = names {
         let Ok(Value::InlineTable(given)) = raw.parse::<Value>() else {
             return Err(EditError::NeedsTable {

@@ -20,7 +20,7 @@ use codaris_ledger::{ConfigAction, ConfigChangeRecord, Ledger, text_digest};
 use codaris_tools::ToolError;
 use codaris_tools::preview::{CallPreview, PreviewKind};
 
-pub use in_force::InForce;
+pub use in_force::{InForce, servers_of};
 use staging::{Files, Staged, applied};
 
 use crate::config::LoadInputs;

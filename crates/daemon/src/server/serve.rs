@@ -111,13 +111,7 @@ pub async fn serve_reloading(
     let _ = registry.set(tools.clone());
     // MCP servers start in the background: the daemon serves before any of them is ready, and
     // their tools join the index as each one lists them.
-    let mut servers = config.mcp_servers.clone();
-    servers.extend(
-        config
-            .builtin_program
-            .as_deref()
-            .and_then(|program| crate::mcp::builtin::seqera_spec(program, &config.seqera)),
-    );
+    let servers = crate::reconfig::servers_of(&config);
     let mcp =
         crate::mcp::McpHub::start(servers, config.allowed_dirs.clone(), &ledger, tools.clone())
             .map_err(StartError::ToolIndex)?;
