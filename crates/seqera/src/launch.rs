@@ -5,15 +5,16 @@
 //!
 //! The body is a function of the call's arguments alone ([`launch_request`]), so the daemon
 //! records the digest of the very bytes this tool sends ([`launch_body_sha256`]) with the
-//! decision that let the call through, before anything leaves. For the same reason the launch
-//! takes `params` (an object) rather than a params file read at send time, and a launchpad
-//! pipeline by its name in `pipeline` (as Platform's own example launches one) rather than by
-//! an id whose defaults Platform would have to be asked for first.
+//! decision that let the call through, before anything leaves. A params file or a launchpad
+//! pipeline (`params_file`, `launchpad_id`) is looked up by the daemon before the decision and
+//! written into the arguments (`crate::launch_resolve`); this tool never opens the file or asks
+//! for the launchpad itself, and refuses a call whose lookups were not made.
 
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 
 use crate::args::{Args, cut};
+use crate::launch_resolve::{LAUNCH_ID, LAUNCHPAD, PARAMS_FILE_MERGED, UNRESOLVED};
 use crate::platform::{Platform, where_};
 use crate::{SeqeraSetup, SeqeraTool, ToolFailure};
 
@@ -58,6 +59,22 @@ pub fn launch_request(value: &Value) -> Result<LaunchRequest, ToolFailure> {
     let wrong = |key: &str, what: &str| {
         ToolFailure::new(format!("{LAUNCH_PIPELINE}: `{key}` must be {what}"))
     };
+    if let Some(reason) = args.optional_str(UNRESOLVED)? {
+        return Err(ToolFailure::new(format!("{LAUNCH_PIPELINE}: {reason}")));
+    }
+    let from_launchpad = !matches!(value.get("launchpad_id"), None | Some(Value::Null));
+    let launch_id = args.optional_str(LAUNCH_ID)?;
+    if from_launchpad != launch_id.is_some() {
+        return Err(ToolFailure::new(format!(
+            "{LAUNCH_PIPELINE}: a launchpad pipeline's settings are looked up by the Codaris daemon before the launch is decided, and this call came without them"
+        )));
+    }
+    let file_merged = value.get(PARAMS_FILE_MERGED) == Some(&Value::Bool(true));
+    if args.optional_str("params_file")?.is_some() != file_merged {
+        return Err(ToolFailure::new(format!(
+            "{LAUNCH_PIPELINE}: a params file is read by the Codaris daemon before the launch is decided, and this call came without its parameters"
+        )));
+    }
     let pipeline = args.required_str("pipeline")?;
     if pipeline
         .chars()
@@ -72,6 +89,9 @@ pub fn launch_request(value: &Value) -> Result<LaunchRequest, ToolFailure> {
         .optional_workspace("workspace_id")?
         .ok_or_else(|| wrong("workspace_id", "a workspace id (it is required)"))?;
     let mut launch = Map::new();
+    if let Some(id) = launch_id {
+        launch.insert("id".into(), Value::from(id));
+    }
     launch.insert("pipeline".into(), Value::from(pipeline));
     if let Some(revision) = args.optional_str("revision")? {
         if revision
@@ -131,6 +151,23 @@ pub fn launch_request(value: &Value) -> Result<LaunchRequest, ToolFailure> {
         }
         launch.insert("runName".into(), Value::from(name));
     }
+    // The launchpad's own settings, as Platform holds them (only with a launchpad: the
+    // daemon writes this key, never the model).
+    match value.get(LAUNCHPAD) {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(carried)) if from_launchpad => {
+            for key in crate::launch_resolve::CARRIED {
+                if let Some(setting) = carried.get(key).filter(|v| !v.is_null()) {
+                    launch.insert(key.into(), setting.clone());
+                }
+            }
+        }
+        Some(_) => {
+            return Err(ToolFailure::new(format!(
+                "{LAUNCH_PIPELINE}: `{LAUNCHPAD}` is written by the Codaris daemon from a launchpad pipeline, not given"
+            )));
+        }
+    }
     let body = serde_json::to_vec(&json!({ "launch": launch }))
         .map_err(|err| ToolFailure::new(format!("{LAUNCH_PIPELINE}: {err}")))?;
     Ok(LaunchRequest {
@@ -138,6 +175,28 @@ pub fn launch_request(value: &Value) -> Result<LaunchRequest, ToolFailure> {
         pipeline: pipeline.to_owned(),
         body,
     })
+}
+
+/// What a person sees on a launch's card: the request exactly as it will be sent to
+/// `platform_url` (its body pretty-printed, the token left out) and the body's digest, and the
+/// action in a few words; `None` when the arguments send nothing.
+pub fn launch_preview(platform_url: &str, args: &Value) -> Option<(String, String)> {
+    let request = launch_request(args).ok()?;
+    let body: Value = serde_json::from_slice(&request.body).ok()?;
+    let pretty = serde_json::to_string_pretty(&body).ok()?;
+    let text = format!(
+        "POST {platform_url}/workflow/launch?workspaceId={}\n{pretty}\nbody sha256: {}",
+        request.workspace,
+        request.sha256()
+    );
+    // The card names where the run goes as the grant does: workspace, compute environment
+    // and work dir.
+    let action = format!(
+        "launch `{}` on Seqera Platform in {}",
+        cut(&request.pipeline, 120),
+        codaris_policy::launch_target(args)
+    );
+    Some((text, action))
 }
 
 /// The SHA-256 of the body a call with `args` sends; `None` when it would send none.
@@ -201,16 +260,18 @@ impl SeqeraTool for LaunchPipeline {
         json!({
             "type": "object",
             "properties": {
-                "pipeline": {"type": "string", "description": "A repository URL (https://github.com/nf-core/rnaseq) or the name of a launchpad pipeline (from list_pipelines)"},
+                "pipeline": {"type": "string", "description": "A repository URL (https://github.com/nf-core/rnaseq) or the name of a launchpad pipeline (from list_pipelines); or give launchpad_id"},
+                "launchpad_id": {"type": ["integer", "string"], "description": "A launchpad pipeline's id (pipelineId from list_pipelines) instead of pipeline: its repository, compute environment, work dir, profiles, params and settings are used unless given here"},
                 "workspace_id": {"type": ["integer", "string"], "description": "Workspace id (from list_workspaces)"},
                 "compute_env": {"type": "string", "description": "Compute environment id; leave out for the workspace's primary one"},
                 "revision": {"type": "string", "description": "Branch, tag or commit"},
                 "profiles": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_PROFILES, "description": "Config profiles (-profile)"},
                 "params": {"type": "object", "description": "Pipeline parameters; a samplesheet (`input`) must be at s3://, gs://, az://, a Platform dataset, or a local file whose samplesheet gate holds"},
+                "params_file": {"type": "string", "description": "Path of a JSON or YAML params file in the project; params override its values"},
                 "work_dir": {"type": "string", "description": "Work directory the compute environment uses (s3://bucket/work); leave out for the compute environment's"},
                 "run_name": {"type": "string", "description": "Run name (letters, digits, -, _)"}
             },
-            "required": ["pipeline", "workspace_id"],
+            "required": ["workspace_id"],
             "additionalProperties": false
         })
     }
@@ -258,6 +319,20 @@ impl SeqeraTool for LaunchPipeline {
             "launched run {id} ({name}) of {} in {place}\nlaunch body sha256: {digest}",
             request.pipeline
         );
+        if let Some(launchpad) = value.get("launchpad_id").filter(|v| !v.is_null()) {
+            out.push_str(&format!(
+                "\nfrom launchpad pipeline {}: its settings, where not given in the call",
+                launchpad
+                    .as_str()
+                    .map_or_else(|| launchpad.to_string(), str::to_owned)
+            ));
+        }
+        if let Some(file) = value.get("params_file").and_then(Value::as_str) {
+            out.push_str(&format!(
+                "\nparams: from `{}`, with params over its values",
+                cut(file, 200)
+            ));
+        }
         out.push_str(&sheet_lines(value));
         out.push_str(&format!(
             "\nfollow it: describe_run {{\"run_id\": \"{id}\", \"workspace_id\": {}}}, then list_run_tasks and get_run_log",

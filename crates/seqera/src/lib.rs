@@ -22,6 +22,7 @@ mod args;
 pub mod build;
 mod http;
 pub mod launch;
+pub mod launch_resolve;
 pub mod lint;
 pub mod modules;
 pub mod platform;

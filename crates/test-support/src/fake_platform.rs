@@ -28,6 +28,13 @@ pub const FAILED_RUN: &str = "4Bi5xBK6E2Nbhj";
 pub const LAUNCHED_RUN: &str = "5mLaunchedRun1";
 /// A run of [`WORKSPACE`] that succeeded.
 pub const SUCCEEDED_RUN: &str = "2kLzHvN9aQpWx1";
+/// The launchpad pipeline (`pipelineId` 101, `nf-core-rnaseq`) whose launch settings
+/// `GET /pipelines/101/launch` answers, in [`WORKSPACE`].
+pub const LAUNCHPAD_PIPELINE: u64 = 101;
+/// Its launch's id, which a launch from it sends back as the body's `id`.
+pub const LAUNCHPAD_LAUNCH_ID: &str = "7pLaunchpadRnaseq1";
+/// Its compute environment.
+pub const LAUNCHPAD_COMPUTE_ENV: &str = "4X7YrYJp9B1d1DUpfur7DS";
 /// The error line in the failed run's log.
 pub const LOG_ERROR_LINE: &str =
     "ERROR ~ Error executing process > 'NFCORE_RNASEQ:RNASEQ:FASTQC (sample2)'";
@@ -118,6 +125,28 @@ fn answer(seen: &Seen, bearer: &str) -> Reply {
                 &json!({"pipelines": pipelines, "totalSize": pipelines.len()}),
             )
         }
+        // `DescribeLaunchResponse`, shaped as tower-cli's `pipeline_launch_describe.json`.
+        ["pipelines", id, "launch"] if in_workspace && *id == LAUNCHPAD_PIPELINE.to_string() => {
+            Reply::json(
+                200,
+                &json!({"launch": {
+                    "id": LAUNCHPAD_LAUNCH_ID,
+                    "computeEnv": {"id": LAUNCHPAD_COMPUTE_ENV, "name": "aws-batch-lab", "platform": "aws-batch", "status": "AVAILABLE", "primary": true,
+                        "config": {"region": "eu-west-1", "workDir": "s3://lab-bucket/work", "computeQueue": "TowerForge-work", "discriminator": "aws-batch"}},
+                    "pipeline": "https://github.com/nf-core/rnaseq",
+                    "workDir": "s3://lab-bucket/work",
+                    "revision": "3.14.0",
+                    "configProfiles": ["test"],
+                    "paramsText": "outdir: s3://lab-bucket/results\ninput: s3://lab-bucket/samplesheet.csv\n",
+                    "configText": "process.queue = 'TowerForge-work'",
+                    "preRunScript": null, "postRunScript": null, "mainScript": null, "entryName": null,
+                    "schemaName": null, "userSecrets": null, "workspaceSecrets": null,
+                    "resume": false, "pullLatest": false, "stubRun": false,
+                    "dateCreated": "2030-01-01T00:00:00Z", "lastUpdated": "2030-01-01T00:00:00Z",
+                }}),
+            )
+        }
+        ["pipelines", _, "launch"] => message(404, "Pipeline not found"),
         ["workflow"] => {
             let search = seen.param("search").unwrap_or_default().to_lowercase();
             let max = seen

@@ -399,7 +399,7 @@ impl Builtins {
 
 /// Where a call runs: inside the fence of the place it was decided in (its paths resolved when
 /// the call was prepared, never again) widened by exactly the directories a grant `opened`.
-fn context(session_id: &str, place: &Place, opened: &[ResolvedPath]) -> ToolContext {
+pub(crate) fn context(session_id: &str, place: &Place, opened: &[ResolvedPath]) -> ToolContext {
     let owned = |path: &ResolvedPath| path.as_path().to_path_buf();
     let workspace = place.workspace.as_ref().map(owned).unwrap_or_default();
     let mut roots: Vec<PathBuf> = place.roots.iter().map(owned).collect();

@@ -40,6 +40,18 @@ pub use preview::{FileDiff, MAX_DIFF_BYTES, MAX_DIFF_LINES, diff_of};
 pub use read::ReadFile;
 pub use search::{Glob, Grep};
 
+/// The whole text file at `path` (absolute), read beneath `fence` exactly as a tool reads one
+/// (symlinks and `..` leading out refused, the state directory secret), at most `limit` bytes;
+/// the error is one line naming the path. For what the daemon reads on a session's behalf
+/// before a decision (a Platform launch's params file).
+pub fn read_beneath(
+    fence: &crate::context::Fence,
+    path: &std::path::Path,
+    limit: u64,
+) -> Result<String, String> {
+    fence::open::read_text(fence, path, limit).map_err(|err| err.to_string())
+}
+
 /// Every file tool, in the catalogue's order.
 /// `.NAME.codaris-KIND-PID-N` beside `rel` (a file `NAME`): where a temporary file or a
 /// backup of a write is made before it is renamed into place, in the same directory so the

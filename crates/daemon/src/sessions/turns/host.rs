@@ -25,6 +25,7 @@ use crate::toolset::registry::ToolRegistry;
 
 mod asking;
 mod hooking;
+mod launching;
 mod own_index;
 
 pub struct DaemonHost {
@@ -237,6 +238,9 @@ impl TurnHost for DaemonHost {
             // judges their answers and the arguments they left.
             let hooked = self.hooked(call).await;
             let call = hooked.as_ref().unwrap_or(call);
+            // A launch on Platform is decided on what it will really send.
+            let resolved = self.resolved_launch(call).await;
+            let call = resolved.as_ref().unwrap_or(call);
             let pending = match self.decide_once(call).await? {
                 Dispatched::Run(permit) => return Ok(Decided::Run(permit)),
                 Dispatched::Refused(record) => return Ok(Decided::Refused(record.decision)),
@@ -244,6 +248,15 @@ impl TurnHost for DaemonHost {
             };
             // A call that would fail its tool's own checks is answered with that failure: a
             // card (and a grant) for a run that cannot start would only mislead.
+            if let Some(reason) = launching::unresolved_reason(call) {
+                return Ok(Decided::Failed {
+                    decision: pending.record.decision,
+                    run: ToolRun::error(format!(
+                        "{}: {reason}",
+                        codaris_seqera::launch::LAUNCH_PIPELINE
+                    )),
+                });
+            }
             let text = match self.card_text(call, &pending).await {
                 Ok(text) => text,
                 Err(failed) => {

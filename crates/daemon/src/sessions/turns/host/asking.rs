@@ -415,6 +415,21 @@ impl DaemonHost {
             None
         })
         .transpose()?;
+        // A launch on Platform shows the request it will send, body and digest.
+        let preview = preview.or_else(|| {
+            crate::mcp::launch::is_launch(&call.tool)
+                .then(|| {
+                    let url = self.turns.config.get().seqera.platform_url.clone();
+                    codaris_seqera::launch::launch_preview(&url, &call.args)
+                })
+                .flatten()
+                .map(|(text, action)| codaris_tools::preview::CallPreview {
+                    kind: codaris_tools::preview::PreviewKind::Http,
+                    text,
+                    path: None,
+                    action,
+                })
+        });
         Ok(CardText {
             recorded: decision.sentence.clone(),
             shown: card_text::person_sentence(
