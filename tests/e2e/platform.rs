@@ -490,4 +490,26 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
     for text in [serde_json::to_string(&events).unwrap_or_default(), ledger] {
         assert!(!text.contains(secret));
     }
+    // A launch switched off asks Platform for nothing before the policy refuses it.
+    ok(&sandbox.cli(&["tools", "disable", launch]));
+    let asked = |platform: &FakePlatform| {
+        platform
+            .seen()
+            .iter()
+            .filter(|s| s.path() == "/pipelines/101/launch")
+            .count()
+    };
+    let before = asked(&platform);
+    let off = turn(
+        &sandbox,
+        &proj,
+        &[(
+            launch,
+            json!({"launchpad_id": 101, "workspace_id": WORKSPACE}),
+        )],
+        "once",
+    );
+    let refused = of_type(&off, "tool_result");
+    assert_eq!(refused[0]["decision"]["verdict"], "deny", "{off:#?}");
+    assert_eq!(asked(&platform), before, "{off:#?}");
 }

@@ -18,7 +18,19 @@ use crate::calls::resolve::{Place, Resolver};
 impl DaemonHost {
     /// `call` with its launch resolved, or `None` when it is not a launch on Platform.
     pub(super) async fn resolved_launch(&self, call: &CallRequest) -> Option<CallRequest> {
+        let tool = call.tool.mcp()?;
         if !crate::mcp::launch::is_launch(&call.tool) {
+            return None;
+        }
+        // A launch the policy will refuse for being off asks Platform for nothing.
+        let input = self.turns.mcp.decision_input(tool)?;
+        if input.switched_off
+            || call
+                .task
+                .withheld
+                .iter()
+                .any(|name| name == input.tool.prefixed())
+        {
             return None;
         }
         let mut args = call.args.clone();
