@@ -348,6 +348,9 @@ struct Scaling {
     many: Vec<Duration>,
     /// Each round's wall time of `RUNS` at once, divided by `RUNS`.
     many_share: Vec<Duration>,
+    /// Through the daemon: each call's decision and its record, alone and at once.
+    decided_alone: Arc<std::sync::Mutex<Vec<Duration>>>,
+    decided_many: Arc<std::sync::Mutex<Vec<Duration>>>,
 }
 
 impl Scaling {
@@ -362,6 +365,16 @@ impl Scaling {
             "    {RUNS} at once, round's wall ÷ {RUNS}: p50 {s50:?} p99 {s99:?} ({:.2}× alone at p50)",
             s50.as_secs_f64() / a50.as_secs_f64()
         );
+        for (label, decided) in [
+            ("one call alone", &self.decided_alone),
+            ("each of the calls at once", &self.decided_many),
+        ] {
+            let mut decided = decided.lock().unwrap();
+            if !decided.is_empty() {
+                let (d50, d99) = percentiles(&mut decided);
+                println!("      the decision and its record, {label}: p50 {d50:?} p99 {d99:?}");
+            }
+        }
     }
 }
 
@@ -388,20 +401,27 @@ async fn watch_platform(daemon: &Daemon, platform: &FakePlatform) {
                     direct(client.get(&url)).await;
                 }
             };
-            let watched = |i: usize| {
+            let watched = |decided: &Arc<std::sync::Mutex<Vec<Duration>>>| {
                 let (daemon, tool, args) = (daemon.clone(), tool.clone(), args.clone());
-                async move {
-                    daemon.call(&tool, &args, format!("{name}-{r}-{i}")).await;
+                let decided = decided.clone();
+                move |i: usize| {
+                    let (daemon, tool, args) = (daemon.clone(), tool.clone(), args.clone());
+                    let decided = decided.clone();
+                    async move {
+                        let (decision, _) =
+                            daemon.call(&tool, &args, format!("{name}-{r}-{i}")).await;
+                        decided.lock().unwrap().push(decision);
+                    }
                 }
             };
             let (each, _) = round(1, straight).await;
             floor.alone.extend(each);
-            let (each, _) = round(1, watched).await;
+            let (each, _) = round(1, watched(&through.decided_alone)).await;
             through.alone.extend(each);
             let (each, wall) = round(RUNS, straight).await;
             floor.many.extend(each);
             floor.many_share.push(wall / RUNS as u32);
-            let (each, wall) = round(RUNS, watched).await;
+            let (each, wall) = round(RUNS, watched(&through.decided_many)).await;
             through.many.extend(each);
             through.many_share.push(wall / RUNS as u32);
         }
