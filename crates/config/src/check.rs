@@ -114,7 +114,8 @@ fn walk(text: &str, prefix: &str, prefix_shown: &str, table: &DeTable<'_>, out: 
         let key_shown = shown(prefix_shown, name_text);
         let at = |span: Range<usize>| line_of(text, span.start);
         if let Some(known) = key_named(&key) {
-            let why = wrong(known.kind, value.get_ref()).or_else(|| withheld(&key, value.get_ref()));
+            let why =
+                wrong(known.kind, value.get_ref()).or_else(|| withheld(&key, value.get_ref()));
             if let Some(why) = why {
                 out.push(Problem {
                     line: at(value.span()),

@@ -142,7 +142,9 @@ mod tests {
         let top = ExecutorSettings::of(&c, &["test".into()]).work_dir.unwrap();
         assert_eq!(top.literal.as_deref(), Some("/scratch/lab/work"));
         assert_eq!((top.profile, top.line), (None, 1));
-        let aws = ExecutorSettings::of(&c, &["awsbatch".into()]).work_dir.unwrap();
+        let aws = ExecutorSettings::of(&c, &["awsbatch".into()])
+            .work_dir
+            .unwrap();
         assert_eq!(aws.literal.as_deref(), Some("s3://lab/work"));
         assert_eq!(aws.profile.as_deref(), Some("awsbatch"));
         let computed = ExecutorSettings::of(&c, &["odd".into()]).work_dir.unwrap();

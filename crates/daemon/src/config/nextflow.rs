@@ -222,7 +222,10 @@ mod tests {
             ),
             (
                 NextflowToml {
-                    pass_env: Some(vec!["AWS_PROFILE".to_owned(), "ANTHROPIC_API_KEY".to_owned()]),
+                    pass_env: Some(vec![
+                        "AWS_PROFILE".to_owned(),
+                        "ANTHROPIC_API_KEY".to_owned(),
+                    ]),
                     ..NextflowToml::default()
                 },
                 "nextflow.pass_env",

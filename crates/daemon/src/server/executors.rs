@@ -414,7 +414,9 @@ mod tests {
         let (found, _) = work_dir(&slurm, Some(&inside));
         assert_eq!(
             found,
-            Some(format!("work dir {inside} (NXF_WORK), under `allowed_dirs`"))
+            Some(format!(
+                "work dir {inside} (NXF_WORK), under `allowed_dirs`"
+            ))
         );
         let (found, problem) = work_dir(&slurm, Some("/etc/x"));
         assert_eq!(found, None);

@@ -321,7 +321,10 @@ mod tests {
         .unwrap();
         let by_profile = run_work_dir(&pipeline, &launch, &profiles, env, None, &roots).unwrap();
         assert_eq!(by_profile.dir, WorkDir::Local(launch.join("scratch")));
-        assert!(by_profile.from.contains("profile `slurm`"), "{by_profile:?}");
+        assert!(
+            by_profile.from.contains("profile `slurm`"),
+            "{by_profile:?}"
+        );
         // Not chosen: the profile's setting does not count.
         let other = run_work_dir(&pipeline, &launch, &[], env, None, &roots).unwrap();
         assert_eq!(other.dir, WorkDir::Local(nxf_work.clone()));
