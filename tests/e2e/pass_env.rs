@@ -238,3 +238,62 @@ fn a_run_whose_work_dir_leaves_the_roots_gets_no_card_and_a_cloud_one_does() {
         results[1]
     );
 }
+
+/// `nextflow.pass_env` is read at each launch: a commit adding a name puts it in force for the
+/// next run at once; a commit listing a provider's key is refused, naming it.
+#[test]
+fn a_commit_puts_pass_env_in_force_at_once_and_refuses_a_provider_key() {
+    let sandbox = Sandbox::new();
+    let nextflow = stand_in_nextflow(&sandbox);
+    sandbox.write_config(&format!(
+        "[tools]\nlean_surface = false\n\n[nextflow]\nbin = \"{}\"\nprofiles = [\"test\"]\n",
+        nextflow.display()
+    ));
+    let (proj, pipe) = pipeline(&sandbox, "");
+    let _daemon = sandbox.start_daemon_in(sandbox.root.path(), &[("LAB_CLOUD_TOKEN", SECRET)], &[]);
+    let set = sandbox.cli(&[
+        "config",
+        "set",
+        "add_list nextflow.pass_env=LAB_CLOUD_TOKEN",
+    ]);
+    assert!(set.status.success(), "{}{}", stdout(&set), stderr(&set));
+    let committed = sandbox.cli(&["config", "commit"]);
+    let said = format!("{}{}", stdout(&committed), stderr(&committed));
+    assert!(committed.status.success(), "{said}");
+    assert!(!said.contains("next start"), "{said}");
+    turn(
+        &sandbox,
+        &proj,
+        &[
+            ("run_built_pipeline", json!({"path": "pipe"})),
+            (
+                "background_wait",
+                json!({"task_id": "bg-1", "timeout_seconds": 60}),
+            ),
+        ],
+    );
+    let run_env = std::fs::read_to_string(pipe.join("nextflow-env.txt")).expect("the run's env");
+    assert!(
+        run_env.contains(&format!("LAB_CLOUD_TOKEN={SECRET}")),
+        "{run_env}"
+    );
+
+    let set = sandbox.cli(&[
+        "config",
+        "set",
+        "add_list nextflow.pass_env=ANTHROPIC_API_KEY",
+    ]);
+    let committed = sandbox.cli(&["config", "commit"]);
+    let said = format!(
+        "{}{}{}{}",
+        stdout(&set),
+        stderr(&set),
+        stdout(&committed),
+        stderr(&committed)
+    );
+    assert!(
+        !set.status.success() || !committed.status.success(),
+        "{said}"
+    );
+    assert!(said.contains("ANTHROPIC_API_KEY"), "{said}");
+}
