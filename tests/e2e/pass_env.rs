@@ -2,7 +2,8 @@
 //! variable reaches a pipeline run's `nextflow` (a stand-in that writes down its environment)
 //! by its environment, and nothing else — not a command, not a hook, not the card or an
 //! answer; a configuration listing a provider's key is refused by `codaris config check` and
-//! by the daemon; a run whose work directory would be outside the roots gets no card.
+//! by the daemon; a run whose work directory would be outside the roots gets no card; `doctor`
+//! counts a credential `pass_env` lists and names the work directory `NXF_WORK` gives.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -296,4 +297,53 @@ fn a_commit_puts_pass_env_in_force_at_once_and_refuses_a_provider_key() {
         "{said}"
     );
     assert!(said.contains("ANTHROPIC_API_KEY"), "{said}");
+}
+
+/// `codaris doctor` counts a credential `nextflow.pass_env` lists and names the work directory
+/// `NXF_WORK` gives each executor profile, held to `allowed_dirs` (it does not know which
+/// pipeline will run, so not its `workDir`).
+#[test]
+fn doctor_counts_pass_env_and_names_nxf_work_s_work_dir() {
+    let sandbox = Sandbox::new();
+    let scratch = sandbox.root.path().join("scratch");
+    std::fs::create_dir_all(&scratch).expect("scratch");
+    sandbox.write_config(&format!(
+        "allowed_dirs = [\"{}\"]\n\n[nextflow]\nprofiles = [\"test\", \"slurm\", \"awsbatch\"]\npass_env = [\"AWS_PROFILE\"]\n",
+        scratch.display()
+    ));
+    let _daemon = sandbox.start_daemon_in(
+        sandbox.root.path(),
+        &[("AWS_PROFILE", "lab"), ("NXF_WORK", "/etc/x")],
+        &[],
+    );
+    let shown = sandbox.cli(&["doctor", "--json"]);
+    let report: Value = serde_json::from_str(&stdout(&shown)).unwrap_or(Value::Null);
+    let of = |profile: &str| {
+        report["executors"]
+            .as_array()
+            .and_then(|all| all.iter().find(|e| e["profile"] == profile))
+            .cloned()
+            .unwrap_or_else(|| panic!("no `{profile}` in {report}"))
+    };
+    let slurm = of("slurm");
+    assert!(
+        slurm["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("the work dir `/etc/x` (NXF_WORK) is outside")),
+        "{slurm}"
+    );
+    let aws = of("awsbatch");
+    let found = aws["found"].to_string();
+    assert!(
+        found.contains(
+            "credentials named by `AWS_PROFILE`, passed to pipeline runs (`nextflow.pass_env`)"
+        ),
+        "{aws}"
+    );
+    assert!(
+        aws["problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("the work dir `/etc/x` (NXF_WORK)")),
+        "{aws}"
+    );
 }
