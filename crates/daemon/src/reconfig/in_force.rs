@@ -2,9 +2,9 @@
 //! configuration at the moment it needs it sees the new one at once (a task's roots and
 //! registries, the hooks, the model list, the search surface, the subagent depth); the parts
 //! made once at start are told: the dispatcher's allowlists and shadow, the output limits,
-//! the profile allowlist and the variables a pipeline run gets, the MCP servers. What is set up once for the process (the socket,
-//! the sandbox, the log, the providers' clients, the skills' index) waits for the next start,
-//! and a commit says which of its keys do.
+//! the profile allowlist and the variables a pipeline run gets, the MCP servers. What is set
+//! up once for the process (the socket, the sandbox, the log, the providers' clients, the
+//! skills' index) waits for the next start, and a commit says which of its keys do.
 
 use std::sync::Arc;
 
