@@ -14,7 +14,7 @@ use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 
 use codaris_nextflow::executor::ExecutorSettings;
-use codaris_nextflow::parse::load_config;
+use codaris_nextflow::parse::{ParseError, load_config};
 
 /// The URL schemes whose storage the run's tasks reach on their own (Nextflow's S3, Google
 /// Cloud Storage and Azure Blob file systems): no root governs them.
@@ -60,6 +60,10 @@ pub enum WorkDirError {
     )]
     Computed { text: String, from: String },
     #[error(
+        "the work dir cannot be known before the run: {why}; Nextflow reads that config for its `workDir`"
+    )]
+    Unreadable { why: String },
+    #[error(
         "the work dir `{dir}` ({from}) starts with `~`; give an absolute path or one relative to the launch directory"
     )]
     Home { dir: String, from: String },
@@ -95,12 +99,27 @@ pub fn run_work_dir(
     if launch_dir != pipeline {
         configs.push((launch_dir.to_path_buf(), "nextflow.config"));
     }
-    // The last config read that sets it wins, as each overrides the one before.
-    let set = configs.iter().rev().find_map(|(dir, file)| {
-        let config = load_config(dir, file).ok()?;
-        let setting = ExecutorSettings::of(&config, profiles).work_dir?;
-        Some((dir, setting))
-    });
+    // The last config read that sets it wins, as each overrides the one before. One that is
+    // there but cannot be read (too large, not text) is refused: Nextflow would read it.
+    let mut set = None;
+    for (dir, file) in configs.iter().rev() {
+        let config = match load_config(dir, file) {
+            Ok(config) => config,
+            Err(ParseError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                continue;
+            }
+            Err(ParseError::NotADirectory { .. }) => continue,
+            Err(err) => {
+                return Err(WorkDirError::Unreadable {
+                    why: err.to_string(),
+                });
+            }
+        };
+        if let Some(setting) = ExecutorSettings::of(&config, profiles).work_dir {
+            set = Some((dir, setting));
+            break;
+        }
+    }
     if let Some((dir, setting)) = set {
         let from = match &setting.profile {
             Some(profile) => format!(
@@ -340,5 +359,15 @@ mod tests {
         .unwrap();
         let err = run_work_dir(&pipeline, &launch, &profiles, env, None, &roots).unwrap_err();
         assert!(matches!(err, WorkDirError::Computed { .. }), "{err:?}");
+
+        // A config Nextflow would read and this cannot is refused, not passed over.
+        std::fs::write(launch.join("nextflow.config"), b"workDir = '/etc/\xff'\n").unwrap();
+        let err = run_work_dir(&pipeline, &launch, &profiles, env, None, &roots).unwrap_err();
+        assert!(matches!(err, WorkDirError::Unreadable { .. }), "{err:?}");
+        // A missing `$NXF_HOME` or config there is nothing.
+        let home = roots[0].join("no-home");
+        std::fs::remove_file(launch.join("nextflow.config")).unwrap();
+        let ok = run_work_dir(&pipeline, &launch, &profiles, env, Some(&home), &roots).unwrap();
+        assert_eq!(ok.dir, WorkDir::Local(launch.join("scratch")));
     }
 }
