@@ -44,6 +44,7 @@ mod memory;
 mod nextflow;
 mod nextflow_runs;
 mod nextflow_testdata;
+mod pass_env;
 mod permission_mode;
 mod plans;
 mod platform;

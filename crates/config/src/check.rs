@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
-use crate::keys::{KEYS, Kind, MAPS, REQUIRED, TABLE_ARRAYS, key_named};
+use crate::keys::{KEYS, Kind, MAPS, REQUIRED, TABLE_ARRAYS, WITHHELD_VARIABLES, key_named};
 
 /// One thing wrong with the file: the line it is on (1-based), the key it concerns when
 /// there is one (dotted, as the documentation spells it), and why, one line.
@@ -114,7 +114,9 @@ fn walk(text: &str, prefix: &str, prefix_shown: &str, table: &DeTable<'_>, out: 
         let key_shown = shown(prefix_shown, name_text);
         let at = |span: Range<usize>| line_of(text, span.start);
         if let Some(known) = key_named(&key) {
-            if let Some(why) = wrong(known.kind, value.get_ref()) {
+            let why =
+                wrong(known.kind, value.get_ref()).or_else(|| withheld(&key, value.get_ref()));
+            if let Some(why) = why {
                 out.push(Problem {
                     line: at(value.span()),
                     message: format!("`{key_shown}` {why}"),
@@ -221,6 +223,21 @@ fn unknown(prefix: &str, prefix_shown: &str, name: &str) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     )
+}
+
+/// Why a list of variables a pipeline run gets names one that never passes. An error, not a
+/// warning: the operator meant the run to have it and it never will, so the run would fail at
+/// its first use of the variable, far from the cause; the daemon refuses the file the same way.
+fn withheld(key: &str, value: &DeValue<'_>) -> Option<String> {
+    if key != "nextflow.pass_env" {
+        return None;
+    }
+    texts(value)?
+        .into_iter()
+        .find(|name| WITHHELD_VARIABLES.contains(name))
+        .map(|name| {
+            format!("lists `{name}`, a model provider's key or Codaris's own, which never passes to a run")
+        })
 }
 
 /// What `value` is, for a sentence: `the text "yes"`, `the number 3`.

@@ -70,6 +70,8 @@ multimodal = true
 url = \"http://127.0.0.1:1/mcp\"
 tool_timeout_seconds = 2.5
 output_limits = { max_lines = 10 }
+[nextflow]
+pass_env = [\"AWS_PROFILE\", \"AWS_REGION\"]
 ";
     assert_eq!(lines(text), vec![]);
 }
@@ -99,6 +101,16 @@ fn values_are_judged_by_kind() {
             "[tools]\nenv_passthrough = [\"A-B\"]",
             2,
             "`A-B` is not a variable name",
+        ),
+        (
+            "[nextflow]\npass_env = [\"AWS_PROFILE\", \"A B\"]",
+            2,
+            "`nextflow.pass_env` `A B` is not a variable name",
+        ),
+        (
+            "[nextflow]\npass_env = [\"AWS_PROFILE\", \"OPENAI_API_KEY\"]",
+            2,
+            "`nextflow.pass_env` lists `OPENAI_API_KEY`, a model provider's key",
         ),
         (
             "[mcp.servers.x]\napproval = \"maybe\"",

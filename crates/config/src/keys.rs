@@ -181,6 +181,7 @@ pub const KEYS: &[Key] = &[
     key("nextflow.nf_test", Kind::Text),
     key("nextflow.rules_dir", Kind::AbsolutePath),
     key("nextflow.profiles", Kind::Texts),
+    key("nextflow.pass_env", Kind::VariableNames),
     key("nextflow.test_datasets", Kind::Text),
     key("ncbi.base_url", Kind::Url),
     key("ncbi.email", Kind::Text),
@@ -204,6 +205,18 @@ pub const KEYS: &[Key] = &[
     key("hooks.pre_tool_use.command", Kind::Argv),
     key("hooks.pre_tool_use.timeout_seconds", Kind::Seconds),
     key("policy.shadow", Kind::AbsolutePath),
+];
+
+/// Variables no command or run ever gets, whatever a configuration lists: the model
+/// providers' keys; `CODARIS_KEYS_FD`, the pipe the keys crossed `codarisd`'s re-exec on;
+/// `NOTIFY_SOCKET`, through which a command would speak for the daemon to its service manager.
+/// The commands' environment (`codaris-tools`' `shell::env`) withholds them, and
+/// `nextflow.pass_env` listing one is a problem of the file.
+pub const WITHHELD_VARIABLES: [&str; 4] = [
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "CODARIS_KEYS_FD",
+    "NOTIFY_SOCKET",
 ];
 
 /// The key named `name` (dotted, `*` for a name of a map), if there is one.

@@ -31,4 +31,5 @@ pub use keys::Kind;
 pub use keys::MAPS;
 pub use keys::REQUIRED;
 pub use keys::TABLE_ARRAYS;
+pub use keys::WITHHELD_VARIABLES;
 pub use keys::key_named;

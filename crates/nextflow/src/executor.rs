@@ -1,6 +1,7 @@
 //! Where a run's tasks go, as its configuration says for the profiles it runs with: the
-//! executor (`process.executor`), its queue (`process.queue`) and the resource ceiling
-//! (`process.resourceLimits`), for a launch's card. Read statically: the last assignment among
+//! executor (`process.executor`), its queue (`process.queue`), the resource ceiling
+//! (`process.resourceLimits`) and the work directory (`workDir`), for a launch's card and its
+//! check of where the run writes. Read statically: the last assignment among
 //! the top level and the chosen profiles, in reading order; a value Nextflow computes at launch
 //! is shown as its source text.
 
@@ -13,6 +14,22 @@ pub struct ExecutorSettings {
     pub executor: Option<(String, Option<String>)>,
     pub queue: Option<String>,
     pub resource_limits: Option<String>,
+    /// `workDir`, where the run's tasks write.
+    pub work_dir: Option<WorkDirSetting>,
+}
+
+/// A `workDir` assignment: its value, literal when it is one, and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkDirSetting {
+    /// The path or URL when the value is a string literal; `None` when Nextflow computes it
+    /// as the run starts (a GString, a call), which no static reading can know.
+    pub literal: Option<String>,
+    /// The value as written.
+    pub text: String,
+    pub profile: Option<String>,
+    /// The file (relative to the directory read) and line it is set on.
+    pub file: String,
+    pub line: u32,
 }
 
 impl ExecutorSettings {
@@ -31,6 +48,13 @@ impl ExecutorSettings {
             executor: last("process.executor").map(|s| (show(&s.value), s.profile.clone())),
             queue: last("process.queue").map(|s| show(&s.value)),
             resource_limits: last("process.resourceLimits").map(|s| show(&s.value)),
+            work_dir: last("workDir").map(|s| WorkDirSetting {
+                literal: s.value.as_str().map(str::to_owned),
+                text: show(&s.value),
+                profile: s.profile.clone(),
+                file: s.file.clone(),
+                line: s.line,
+            }),
         }
     }
 
@@ -108,5 +132,24 @@ mod tests {
             Some("executor: local, resource limits: [cpus: 4, memory: 16.GB]")
         );
         assert_eq!(ExecutorSettings::of(&config(""), &[]).card_line(), None);
+    }
+
+    #[test]
+    fn the_work_dir_is_the_last_set_by_the_top_level_or_a_chosen_profile() {
+        let c = config(
+            "workDir = '/scratch/lab/work'\nprofiles {\n  awsbatch {\n    workDir = 's3://lab/work'\n  }\n  odd { workDir = \"${params.outdir}/work\" }\n}\n",
+        );
+        let top = ExecutorSettings::of(&c, &["test".into()]).work_dir.unwrap();
+        assert_eq!(top.literal.as_deref(), Some("/scratch/lab/work"));
+        assert_eq!((top.profile, top.line), (None, 1));
+        let aws = ExecutorSettings::of(&c, &["awsbatch".into()])
+            .work_dir
+            .unwrap();
+        assert_eq!(aws.literal.as_deref(), Some("s3://lab/work"));
+        assert_eq!(aws.profile.as_deref(), Some("awsbatch"));
+        let computed = ExecutorSettings::of(&c, &["odd".into()]).work_dir.unwrap();
+        assert_eq!(computed.literal, None);
+        assert!(computed.text.contains("params.outdir"), "{}", computed.text);
+        assert_eq!(ExecutorSettings::of(&config(""), &[]).work_dir, None);
     }
 }

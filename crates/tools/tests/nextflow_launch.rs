@@ -228,3 +228,71 @@ async fn a_samplesheet_in_a_params_file_needs_its_gate_too() -> TestResult {
     assert!(refused.contains("not written as a plain"), "{refused}");
     Ok(())
 }
+
+/// A work directory the chosen profile or the launch directory's config sets, `NXF_WORK` not
+/// counting here (the test's own environment has none): one outside the roots is refused
+/// before any card, by path, `..` or symlink; a cloud URL passes and the card says so.
+#[tokio::test]
+async fn a_work_dir_outside_the_roots_is_refused_before_the_card() -> TestResult {
+    let env = env()?;
+    let Some(tool) = env.tools.iter().find(|t| t.name() == "run_built_pipeline") else {
+        return Err("no run_built_pipeline".into());
+    };
+    let card = |args: Value| {
+        tool.card_check(&env.ctx, &args)
+            .ok_or("no card check")
+            .map(|checked| checked.map(|preview| preview.text))
+    };
+    let pipe = env.root.join("pipe");
+    let mut config = std::fs::read_to_string(pipe.join("nextflow.config"))?;
+    config.push_str("\nprofiles {\n  docker {\n    workDir = '/etc/x'\n  }\n}\n");
+    std::fs::write(pipe.join("nextflow.config"), config)?;
+    let launch = |name: &str, text: &str| -> Result<String, std::io::Error> {
+        std::fs::create_dir_all(env.root.join(name))?;
+        std::fs::write(env.root.join(name).join("nextflow.config"), text)?;
+        Ok(name.to_owned())
+    };
+    let up = launch("up", "workDir = '../../outside'\n")?;
+    let linked = launch("linked", "")?;
+    std::os::unix::fs::symlink(&env.outside, env.root.join("linked/work"))?;
+    let cloud = launch("cloud", "workDir = 's3://lab/work'\n")?;
+
+    for (args, want) in [
+        (
+            json!({"path": "pipe", "profile": "docker"}),
+            "the work dir `/etc/x` (`workDir` of profile `docker`",
+        ),
+        (
+            json!({"path": "pipe", "launch_dir": up}),
+            "the work dir `../../outside`",
+        ),
+        (
+            json!({"path": "pipe", "launch_dir": linked}),
+            "the work dir `work` → ",
+        ),
+    ] {
+        match card(args.clone())? {
+            Err(ToolError::Model { message }) => {
+                assert!(message.contains(want), "{args}: {message}");
+                assert!(message.contains("outside the session's roots"), "{message}");
+                assert!(!message.contains('\n'), "{message}");
+            }
+            other => panic!("{args}: a card for {other:?}"),
+        }
+    }
+    // Not chosen, the profile's setting does not count: the default is inside.
+    let local = card(json!({"path": "pipe", "profile": "test"}))?.map_err(|e| e.to_string())?;
+    assert!(
+        local.contains(&format!(
+            "work dir: {} (Nextflow's default)",
+            pipe.join("work").display()
+        )),
+        "{local}"
+    );
+    let shown = card(json!({"path": "pipe", "launch_dir": cloud}))?.map_err(|e| e.to_string())?;
+    assert!(
+        shown.contains("work dir: s3://lab/work (`workDir` in ") && shown.contains("a cloud URL"),
+        "{shown}"
+    );
+    Ok(())
+}

@@ -8,6 +8,7 @@
 //! nf_test = "/opt/nf-test/nf-test"   # the `nf-test` test_pipeline runs (default: on PATH)
 //! rules_dir = "/etc/codaris/rules"  # default: `rules` beside the configuration file
 //! profiles = ["test", "docker"]     # the profiles runs and tests may use
+//! pass_env = ["AWS_PROFILE"]        # variables a pipeline run's `nextflow` gets, nothing else
 //! test_datasets = "http://mirror.lab/test-datasets/"  # default: nf-core's on GitHub
 //! ```
 
@@ -27,6 +28,7 @@ pub struct NextflowToml {
     pub nf_test: Option<String>,
     pub rules_dir: Option<PathBuf>,
     pub profiles: Option<Vec<String>>,
+    pub pass_env: Option<Vec<String>>,
     pub test_datasets: Option<String>,
 }
 
@@ -84,6 +86,30 @@ pub fn resolve(
             codaris_tools::Live::new(list)
         }
     };
+    let pass_env = toml.pass_env.unwrap_or_default();
+    if let Some(bad) = pass_env
+        .iter()
+        .find(|name| !codaris_tools::shell::is_variable_name(name))
+    {
+        return Err(ConfigError::Invalid {
+            key: origin("nextflow.pass_env"),
+            reason: format!("`{bad}` is not a variable name"),
+        });
+    }
+    // Refused, not dropped with a warning: the operator meant the run to have it and it never
+    // will (the commands' environment withholds it), so the run would fail at its first use
+    // of it, far from the cause. `codaris config check` says the same (codaris-config).
+    if let Some(withheld) = pass_env
+        .iter()
+        .find(|name| codaris_config::WITHHELD_VARIABLES.contains(&name.as_str()))
+    {
+        return Err(ConfigError::Invalid {
+            key: origin("nextflow.pass_env"),
+            reason: format!(
+                "lists `{withheld}`, a model provider's key or Codaris's own, which never passes to a run"
+            ),
+        });
+    }
     let test_datasets = match toml.test_datasets {
         None => defaults.test_datasets,
         Some(url) => {
@@ -101,6 +127,7 @@ pub fn resolve(
         nf_test: program("nf_test", toml.nf_test, "nf-test")?,
         rules_dir,
         profiles,
+        pass_env: codaris_tools::Live::new(pass_env),
         test_datasets,
     })
 }
@@ -185,6 +212,23 @@ mod tests {
                     ..NextflowToml::default()
                 },
                 "nextflow.profiles",
+            ),
+            (
+                NextflowToml {
+                    pass_env: Some(vec!["AWS-PROFILE".to_owned()]),
+                    ..NextflowToml::default()
+                },
+                "nextflow.pass_env",
+            ),
+            (
+                NextflowToml {
+                    pass_env: Some(vec![
+                        "AWS_PROFILE".to_owned(),
+                        "ANTHROPIC_API_KEY".to_owned(),
+                    ]),
+                    ..NextflowToml::default()
+                },
+                "nextflow.pass_env",
             ),
             (
                 NextflowToml {

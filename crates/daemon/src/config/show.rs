@@ -243,7 +243,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
     );
     let nextflow = &config.nextflow;
     let seqera = &config.seqera;
-    let rest: [(&str, Value, Option<&str>); 14] = [
+    let rest: [(&str, Value, Option<&str>); 15] = [
         ("nextflow.bin", json!(nextflow.nextflow), None),
         ("nextflow.nf_core", json!(nextflow.nf_core), None),
         ("nextflow.nf_test", json!(nextflow.nf_test), None),
@@ -253,6 +253,7 @@ pub fn entries(config: &Config, providers: &ProviderSettings) -> Vec<Entry> {
             None,
         ),
         ("nextflow.profiles", json!(*nextflow.profiles.get()), None),
+        ("nextflow.pass_env", json!(*nextflow.pass_env.get()), None),
         (
             "nextflow.test_datasets",
             json!(nextflow.test_datasets),

@@ -2,9 +2,9 @@
 //! configuration at the moment it needs it sees the new one at once (a task's roots and
 //! registries, the hooks, the model list, the search surface, the subagent depth); the parts
 //! made once at start are told: the dispatcher's allowlists and shadow, the output limits,
-//! the profile allowlist, the MCP servers. What is set up once for the process (the socket,
-//! the sandbox, the log, the providers' clients, the skills' index) waits for the next start,
-//! and a commit says which of its keys do.
+//! the profile allowlist and the variables a pipeline run gets, the MCP servers. What is set
+//! up once for the process (the socket, the sandbox, the log, the providers' clients, the
+//! skills' index) waits for the next start, and a commit says which of its keys do.
 
 use std::sync::Arc;
 
@@ -28,6 +28,8 @@ const AT_ONCE: &[&str] = &[
     "models.",
     "mcp.servers.",
     "nextflow.profiles",
+    // Read at each launch of a pipeline run.
+    "nextflow.pass_env",
     "seqera.",
     "hooks.",
     "policy.shadow",
@@ -57,6 +59,8 @@ pub struct InForce {
     pub limits: Live<OutputLimits>,
     /// The Nextflow tools' profile allowlist.
     pub profiles: Live<Vec<String>>,
+    /// The variables a pipeline run gets (`[nextflow] pass_env`).
+    pub pass_env: Live<Vec<String>>,
     pub hub: Arc<McpHub>,
 }
 
@@ -74,6 +78,8 @@ impl InForce {
         self.profiles.set(new.nextflow.profiles.get().to_vec());
         // The configuration in force keeps naming the tools' own allowlist.
         new.nextflow.profiles = self.profiles.clone();
+        self.pass_env.set(new.nextflow.pass_env.get().to_vec());
+        new.nextflow.pass_env = self.pass_env.clone();
         self.dispatcher.reconfigure(Operator::of(&new));
         let servers = servers_of(&new);
         let roots = new.allowed_dirs.clone();
@@ -123,6 +129,7 @@ mod tests {
             "tools.sandbox_writable",
             "hooks.pre_tool_use.command",
             "tools.http_allowlist",
+            "nextflow.pass_env",
         ]
         .map(str::to_owned)
         .to_vec();

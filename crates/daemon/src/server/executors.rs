@@ -2,12 +2,13 @@
 //! one of Nextflow's distributed executors, what a run with it needs from this machine — the
 //! scheduler's client programs (found on the daemon's PATH and readable by the sandbox's
 //! commands) and, for Slurm, munge's socket; for a cloud executor, its credentials, which a
-//! run gets only through a variable `tools.env_passthrough` lists or a file commands can read
-//! — each found or named as missing.
+//! run gets only through a variable `nextflow.pass_env` (or `tools.env_passthrough`) lists or
+//! a file commands can read; and the work directory — each found or named as missing.
 //!
 //! Known by name only (`slurm`, `pbs`, `pbspro`, `sge`, `lsf`, `awsbatch`, `google_batch`,
 //! `k8s`): an institution's nf-core/configs profile that sets `process.executor` itself is not
-//! read here.
+//! read here. Nor is any pipeline's config: the work dir named is `NXF_WORK`'s, which a
+//! pipeline's `workDir` overrides (each launch checks the one it will use).
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -82,18 +83,52 @@ fn on_path(name: &str, path: Option<&OsStr>) -> Option<PathBuf> {
         })
 }
 
-/// Checks each executor profile of `profiles`: clients on `path` and readable by commands
-/// (`readable`), munge's socket at `munge` for Slurm, credentials in `env` (and passed to
-/// commands: `passthrough`, `tools.env_passthrough`) or in a file under `home` commands can read.
-pub fn check_executors(
-    profiles: &[String],
-    passthrough: &[String],
-    path: Option<&OsStr>,
-    env: &dyn Fn(&str) -> Option<String>,
-    home: Option<&Path>,
-    munge: &Path,
-    readable: &dyn Fn(&Path) -> bool,
-) -> Vec<ExecutorCheck> {
+/// What the checks read of this machine and the configuration.
+pub struct Machine<'a> {
+    /// `tools.env_passthrough`: variables every command gets.
+    pub passthrough: &'a [String],
+    /// `nextflow.pass_env`: variables a pipeline run's `nextflow` gets.
+    pub pass_env: &'a [String],
+    /// `allowed_dirs`, which a local work directory must be under.
+    pub allowed_dirs: &'a [PathBuf],
+    /// The daemon's PATH.
+    pub path: Option<&'a OsStr>,
+    /// The daemon's environment.
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub home: Option<&'a Path>,
+    /// munge's socket.
+    pub munge: &'a Path,
+    /// Whether the sandbox's commands can read a path.
+    pub readable: &'a dyn Fn(&Path) -> bool,
+}
+
+impl std::fmt::Debug for Machine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Machine")
+            .field("passthrough", &self.passthrough)
+            .field("pass_env", &self.pass_env)
+            .field("allowed_dirs", &self.allowed_dirs)
+            .field("home", &self.home)
+            .field("munge", &self.munge)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks each executor profile of `profiles` on `machine`: clients on its PATH and readable
+/// by commands, munge's socket for Slurm, credentials in its environment (and passed to
+/// runs: `nextflow.pass_env` or `tools.env_passthrough`) or in a file under its home commands
+/// can read, and the work directory `NXF_WORK` gives.
+pub fn check_executors(profiles: &[String], machine: &Machine<'_>) -> Vec<ExecutorCheck> {
+    let Machine {
+        passthrough,
+        pass_env,
+        path,
+        env,
+        home,
+        munge,
+        readable,
+        ..
+    } = *machine;
     profiles
         .iter()
         .filter_map(|profile| {
@@ -139,21 +174,28 @@ pub fn check_executors(
                         .find(|file| file.is_file())
                 });
                 match (var, file) {
+                    (Some(var), _) if pass_env.iter().any(|p| p == var) => {
+                        found.push(format!(
+                            "credentials named by `{var}`, passed to pipeline runs (`nextflow.pass_env`)"
+                        ));
+                    }
                     (Some(var), _) if passthrough.iter().any(|p| p == var) => {
-                        found.push(format!("credentials named by `{var}`, passed to commands"));
+                        found.push(format!(
+                            "credentials named by `{var}`, passed to every command (`tools.env_passthrough`; `nextflow.pass_env` passes it to pipeline runs alone)"
+                        ));
                     }
                     (Some(var), _) => missing.push(format!(
-                        "`{var}` is set for the daemon but commands do not get it: add it to `tools.env_passthrough`"
+                        "`{var}` is set for the daemon but runs do not get it: add it to `nextflow.pass_env`"
                     )),
                     (None, Some(file)) if readable(&file) => {
                         found.push(format!("credentials in {}", file.display()));
                     }
                     (None, Some(file)) => missing.push(format!(
-                        "commands cannot read `{}` (the sandbox hides it): name the credentials by a variable in `tools.env_passthrough`",
+                        "commands cannot read `{}` (the sandbox hides it): name the credentials by a variable in `nextflow.pass_env`",
                         file.display()
                     )),
                     (None, None) => missing.push(format!(
-                        "no credentials: set one of {} for the daemon and list it in `tools.env_passthrough`",
+                        "no credentials: set one of {} for the daemon and list it in `nextflow.pass_env`",
                         needs
                             .credential_vars
                             .iter()
@@ -163,6 +205,10 @@ pub fn check_executors(
                     )),
                 }
             }
+            match work_dir(&needs, machine) {
+                Ok(line) => found.push(line),
+                Err(problem) => missing.push(problem),
+            }
             Some(ExecutorCheck {
                 profile: profile.clone(),
                 executor: needs.executor,
@@ -171,6 +217,50 @@ pub fn check_executors(
             })
         })
         .collect()
+}
+
+/// The work directory a run with `needs`' executor would use as far as the daemon knows
+/// (`NXF_WORK`; a pipeline's `workDir` wins over it), and whether it is allowed: a cloud URL,
+/// or a path under `allowed_dirs`. A cloud batch executor needs a bucket.
+fn work_dir(needs: &Needs, machine: &Machine<'_>) -> Result<String, String> {
+    use codaris_tools::nextflow::work_dir::{WorkDir, checked};
+    let bucket = match needs.executor {
+        "awsbatch" => Some("s3://"),
+        "google-batch" => Some("gs://"),
+        _ => None,
+    };
+    let Some(value) = (machine.env)("NXF_WORK").filter(|v| !v.is_empty()) else {
+        return Ok(match bucket {
+            Some(scheme) => format!(
+                "work dir: NXF_WORK is not set; the pipeline's `workDir` for this profile must be a `{scheme}…` URL (each launch checks it)"
+            ),
+            None => "work dir: NXF_WORK is not set; the pipeline's `workDir` for this profile, else `work` in the launch directory, under the session's roots (each launch checks it)".to_owned(),
+        });
+    };
+    if !Path::new(&value).is_absolute() && !value.contains(":/") {
+        return Ok(format!(
+            "work dir `{value}` (NXF_WORK), in each run's launch directory"
+        ));
+    }
+    let checked = checked(
+        &value,
+        Path::new("/"),
+        "NXF_WORK".to_owned(),
+        machine.allowed_dirs,
+    )
+    .map_err(|err| format!("{err}"))?;
+    match (&checked.dir, bucket) {
+        (WorkDir::Local(dir), Some(scheme)) => Err(format!(
+            "the work dir `{}` (NXF_WORK) is local; `{}` runs need a `{scheme}…` URL",
+            dir.display(),
+            needs.executor
+        )),
+        (WorkDir::Local(dir), None) => Ok(format!(
+            "work dir {} (NXF_WORK), under `allowed_dirs`",
+            dir.display()
+        )),
+        (WorkDir::Cloud(url), _) => Ok(format!("work dir {url} (NXF_WORK), a cloud URL")),
+    }
 }
 
 #[cfg(test)]
@@ -188,6 +278,25 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
+    fn machine<'a>(
+        path: &'a Path,
+        env: &'a dyn Fn(&str) -> Option<String>,
+        home: Option<&'a Path>,
+        munge: &'a Path,
+        readable: &'a dyn Fn(&Path) -> bool,
+    ) -> Machine<'a> {
+        Machine {
+            passthrough: &[],
+            pass_env: &[],
+            allowed_dirs: &[],
+            path: Some(path.as_os_str()),
+            env,
+            home,
+            munge,
+            readable,
+        }
+    }
+
     #[test]
     fn a_missing_client_socket_or_credential_is_named_and_local_profiles_are_passed_over() {
         let dir = tempfile::tempdir().unwrap();
@@ -199,14 +308,10 @@ mod tests {
             .map(str::to_owned)
             .to_vec();
         let none = |_: &str| None;
+        let no_munge = dir.path().join("no-munge");
         let checks = check_executors(
             &profiles,
-            &[],
-            Some(bin.as_os_str()),
-            &none,
-            Some(dir.path()),
-            &dir.path().join("no-munge"),
-            &|_| true,
+            &machine(&bin, &none, Some(dir.path()), &no_munge, &|_| true),
         );
         assert_eq!(checks.len(), 2, "{checks:?}");
         assert_eq!(checks[0].profile, "slurm");
@@ -219,6 +324,7 @@ mod tests {
             aws.starts_with("no credentials: set one of `AWS_ACCESS_KEY_ID`"),
             "{aws}"
         );
+        assert!(aws.contains("list it in `nextflow.pass_env`"), "{aws}");
 
         // Everything there: no problem.
         program(&bin, "scancel");
@@ -228,40 +334,44 @@ mod tests {
         let passed = ["AWS_PROFILE".to_owned()];
         let checks = check_executors(
             &profiles,
-            &passed,
-            Some(bin.as_os_str()),
-            &env,
-            None,
-            &munge,
-            &|_| true,
+            &Machine {
+                pass_env: &passed,
+                ..machine(&bin, &env, None, &munge, &|_| true)
+            },
         );
         assert!(checks.iter().all(|c| c.problem.is_none()), "{checks:?}");
-        // Set for the daemon, not passed to commands: named.
+        assert!(
+            checks[1]
+                .found
+                .iter()
+                .any(|f| f.contains("passed to pipeline runs (`nextflow.pass_env`)")),
+            "{checks:?}"
+        );
+        // `tools.env_passthrough` counts too, and is named as the wider of the two.
         let checks = check_executors(
             &profiles[3..],
-            &[],
-            Some(bin.as_os_str()),
-            &env,
-            None,
-            &munge,
-            &|_| true,
+            &Machine {
+                passthrough: &passed,
+                ..machine(&bin, &env, None, &munge, &|_| true)
+            },
+        );
+        assert!(checks[0].problem.is_none(), "{checks:?}");
+        // Set for the daemon, not passed to runs: named, with the narrower advice.
+        let checks = check_executors(
+            &profiles[3..],
+            &machine(&bin, &env, None, &munge, &|_| true),
         );
         assert!(
             checks[0]
                 .problem
                 .as_deref()
-                .is_some_and(|p| p.contains("add it to `tools.env_passthrough`")),
+                .is_some_and(|p| p.contains("add it to `nextflow.pass_env`")),
             "{checks:?}"
         );
         // A client the sandbox cannot read is named as such.
         let checks = check_executors(
             &profiles[2..3],
-            &[],
-            Some(bin.as_os_str()),
-            &none,
-            None,
-            &munge,
-            &|_| false,
+            &machine(&bin, &none, None, &munge, &|_| false),
         );
         assert!(
             checks[0]
@@ -269,6 +379,63 @@ mod tests {
                 .as_deref()
                 .is_some_and(|p| p.contains("tools.sandbox_readable")),
             "{checks:?}"
+        );
+    }
+
+    #[test]
+    fn the_work_dir_nxf_work_gives_is_named_and_held_to_the_allowed_dirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let scratch = dir.path().canonicalize().unwrap().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let allowed = [scratch.clone()];
+        let slurm = ["slurm".to_owned()];
+        let aws = ["awsbatch".to_owned()];
+        let munge = dir.path().join("munge");
+        let work_dir = |profiles: &[String], nxf_work: Option<&str>| {
+            let env = |name: &str| match name {
+                "NXF_WORK" => nxf_work.map(str::to_owned),
+                "AWS_PROFILE" => Some("lab".to_owned()),
+                _ => None,
+            };
+            let passed = ["AWS_PROFILE".to_owned()];
+            let check = check_executors(
+                profiles,
+                &Machine {
+                    allowed_dirs: &allowed,
+                    pass_env: &passed,
+                    ..machine(dir.path(), &env, None, &munge, &|_| true)
+                },
+            )
+            .remove(0);
+            let found = check.found.iter().find(|f| f.contains("work dir")).cloned();
+            (found, check.problem.unwrap_or_default())
+        };
+        let inside = scratch.join("work").display().to_string();
+        let (found, _) = work_dir(&slurm, Some(&inside));
+        assert_eq!(
+            found,
+            Some(format!(
+                "work dir {inside} (NXF_WORK), under `allowed_dirs`"
+            ))
+        );
+        let (found, problem) = work_dir(&slurm, Some("/etc/x"));
+        assert_eq!(found, None);
+        assert!(
+            problem.contains("the work dir `/etc/x` (NXF_WORK) is outside"),
+            "{problem}"
+        );
+        let (found, problem) = work_dir(&aws, Some("s3://lab/work"));
+        assert_eq!(
+            found.as_deref(),
+            Some("work dir s3://lab/work (NXF_WORK), a cloud URL")
+        );
+        assert_eq!(problem, "");
+        let (_, problem) = work_dir(&aws, Some(&inside));
+        assert!(problem.contains("runs need a `s3://…` URL"), "{problem}");
+        let (found, _) = work_dir(&slurm, None);
+        assert!(
+            found.is_some_and(|f| f.contains("NXF_WORK is not set")),
+            "doctor says it cannot know the pipeline's"
         );
     }
 }

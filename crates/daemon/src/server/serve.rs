@@ -369,6 +369,7 @@ async fn routes(
         dispatcher: turns.dispatcher().clone(),
         limits,
         profiles: config.nextflow.profiles.clone(),
+        pass_env: config.nextflow.pass_env.clone(),
         hub,
     });
     // A background command that finishes tells its session at the next turn. A weak handle,

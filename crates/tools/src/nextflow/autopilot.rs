@@ -173,7 +173,7 @@ impl Tool for AutopilotPipeline {
             return Ok(ToolOutput::text(format!(
                 "{head}: run `{}` {outcome}; follow it with check_run_status and call {tool} again once it ends\n{}",
                 plan.run_name,
-                where_lines(&plan)
+                where_lines(&plan, &prepared.work_dir)
             )));
         }
         pool.retire(&run.started);
@@ -231,7 +231,7 @@ impl Tool for AutopilotPipeline {
         Ok(ToolOutput::text(format!(
             "{head}: run `{}` {outcome}\n{}\n\n{diagnosis}\n\n{next}",
             plan.run_name,
-            where_lines(&plan),
+            where_lines(&plan, &prepared.work_dir),
         )))
     }
 }

@@ -29,6 +29,7 @@ use super::NextflowSetup;
 use super::args::{flag, input_file, located_file, new_dir, optional_string, pipeline_dir};
 use super::gate::{GateRecord, GateStore, gate_holds};
 use super::runner::command_line;
+use super::work_dir::{RunWorkDir, WorkDir, run_work_dir};
 use crate::context::ToolContext;
 use crate::preview::{CallPreview, PreviewKind};
 use crate::shell::{ShellPools, Started, TaskPool, TaskStatus};
@@ -237,6 +238,10 @@ pub(super) struct Prepared {
     pub program: PathBuf,
     /// The gates the run's samplesheets passed.
     pub gates: Vec<(String, GateRecord)>,
+    /// Where its tasks write, checked against the session's roots.
+    pub work_dir: RunWorkDir,
+    /// The names `[nextflow] pass_env` gives it, as the configuration said at the check.
+    pub pass_env: Vec<String>,
 }
 
 /// Checks a launch asked for by `args` and creates its launch directory; `resume` adds
@@ -291,6 +296,8 @@ pub(super) fn card_preview(
         text.push('\n');
         text.push_str(&line);
     }
+    text.push('\n');
+    text.push_str(&prepared.work_dir.line());
     text.push_str(&gate_lines(&prepared.gates));
     text.push('\n');
     Ok(CallPreview {
@@ -307,8 +314,8 @@ pub(super) fn card_preview(
 }
 
 /// Every check of a launch, with no side effect: the pipeline, the launch directory (not
-/// created), profiles, parameters, the params file, `outdir`, each samplesheet's gate and the
-/// `nextflow` program.
+/// created), profiles, parameters, the params file, `outdir`, the work directory, each
+/// samplesheet's gate and the `nextflow` program.
 fn check(
     shared: &LaunchShared,
     ctx: &ToolContext,
@@ -356,13 +363,39 @@ fn check(
     if let Some(outdir) = optional_string(tool, args, "outdir")? {
         plan.outdir = Some(new_dir(ctx, tool, outdir)?);
     }
+    let work_dir = work_dir_of(ctx, tool, &plan)?;
     let gates = check_samplesheets(shared, ctx, tool, &plan)?;
     let program = find_nextflow(&shared.setup, tool)?;
     Ok(Prepared {
         plan,
         program,
         gates,
+        work_dir,
+        pass_env: shared.setup.pass_env.get().to_vec(),
     })
+}
+
+/// The work directory the run will use (see `work_dir.rs`), with `NXF_WORK` and `NXF_HOME`
+/// as its command sees them: the daemon's own, which pass to commands (`NXF_*`), with
+/// `NXF_HOME`'s default beside `HOME`, which passes too.
+fn work_dir_of(
+    ctx: &ToolContext,
+    tool: &'static str,
+    plan: &LaunchPlan,
+) -> Result<RunWorkDir, ToolError> {
+    let nxf_work = std::env::var_os("NXF_WORK");
+    let nxf_home = std::env::var_os("NXF_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".nextflow")));
+    run_work_dir(
+        &plan.pipeline,
+        &plan.launch_dir,
+        &plan.profiles,
+        nxf_work.as_deref(),
+        nxf_home.as_deref(),
+        ctx.fence.roots(),
+    )
+    .map_err(|why| ToolError::model(format!("{tool}: refused: {why}")))
 }
 
 /// Every samplesheet parameter the run gets, each a file under the fence whose gate holds.
@@ -464,28 +497,29 @@ pub(super) fn start(
     }
     let line = command_line(&prepared.program, &invocation)
         .map_err(|err| ToolError::model(format!("{tool}: {err}")))?;
-    pool.start(
+    // `[nextflow] pass_env` as it is now (a commit changes it for the next launch), by the
+    // environment alone: the line above is what the card showed.
+    pool.start_pipeline_run(
         &line,
         &plan.launch_dir,
         ctx.fence.roots(),
         Some(&ctx.workspace),
-        None,
         background,
-        background,
+        &prepared.pass_env,
     )
     .map_err(|err| ToolError::model(format!("{tool}: could not start nextflow: {err}")))
 }
 
 /// The lines every launch answer carries: where the run's files are.
-pub(super) fn where_lines(plan: &LaunchPlan) -> String {
-    let work = std::env::var_os("NXF_WORK")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| plan.launch_dir.join("work"));
+pub(super) fn where_lines(plan: &LaunchPlan, work_dir: &RunWorkDir) -> String {
+    let work = match &work_dir.dir {
+        WorkDir::Cloud(url) => url.clone(),
+        WorkDir::Local(dir) => dir.display().to_string(),
+    };
     format!(
-        "command: {}\nlaunch dir: {}\nwork dir: {}\nlog: {}\ntrace: {}",
+        "command: {}\nlaunch dir: {}\nwork dir: {work}\nlog: {}\ntrace: {}",
         plan.display(),
         plan.launch_dir.display(),
-        work.display(),
         plan.launch_dir.join(".nextflow.log").display(),
         plan.trace.display(),
     )

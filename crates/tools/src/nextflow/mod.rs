@@ -18,6 +18,7 @@ mod run;
 mod runner;
 mod runs;
 mod scheduler;
+pub mod work_dir;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -44,6 +45,11 @@ pub struct NextflowSetup {
     /// The profiles a run or a test may use (`[nextflow] profiles`): live, so a committed
     /// configuration changes them for the launches that follow.
     pub profiles: crate::Live<Vec<String>>,
+    /// Variables of the daemon's environment a pipeline run's `nextflow` gets beyond the
+    /// commands' allowlist (`[nextflow] pass_env`: a cloud executor's credentials), and
+    /// nothing else gets: live, read at each launch. The providers' keys and Codaris's own
+    /// secrets never pass, listed or not (`shell::env::WITHHELD`).
+    pub pass_env: crate::Live<Vec<String>>,
     /// Where nf-core's test-datasets are downloaded from (`[nextflow] test_datasets`): the
     /// URL the branches hang off, ending in `/`.
     pub test_datasets: String,
@@ -75,6 +81,7 @@ impl Default for NextflowSetup {
             nextflow: "nextflow".to_owned(),
             rules_dir: None,
             profiles: crate::Live::new(DEFAULT_PROFILES.map(str::to_owned).to_vec()),
+            pass_env: crate::Live::new(Vec::new()),
             test_datasets: DEFAULT_TEST_DATASETS.to_owned(),
         }
     }

@@ -47,7 +47,7 @@ impl Tool for RunBuiltPipeline {
             plan.run_name,
             plan.pipeline.display(),
             run.started.task_id,
-            where_lines(plan),
+            where_lines(plan, &prepared.work_dir),
             gate_lines(&prepared.gates),
             run.started.task_id,
         )))

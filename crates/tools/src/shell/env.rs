@@ -3,7 +3,8 @@
 //! The daemon's environment holds what the person's shell exported when it started: model
 //! keys, cloud and registry tokens, a session bus address. A command the model wrote could
 //! print any of it into the transcript, so only what a shell and the usual toolchains need
-//! passes ([`ALLOWED`], [`ALLOWED_PREFIXES`]), with the names `tools.env_passthrough` adds.
+//! passes ([`ALLOWED`], [`ALLOWED_PREFIXES`]), with the names `tools.env_passthrough` adds
+//! (and, for a pipeline run's `nextflow` alone, `[nextflow] pass_env`).
 //! Codaris's own secrets ([`WITHHELD`]) never pass, not even when configured.
 
 use std::ffi::OsString;
@@ -50,15 +51,11 @@ pub const ALLOWED_PREFIXES: [&str; 7] = [
     "LC_", "NXF_", "CONDA_", "MAMBA_", "PYENV_", "SDKMAN_", "NFCORE_",
 ];
 
-/// Codaris's own secrets, never passed even when `tools.env_passthrough` names them: the
-/// providers' keys; `CODARIS_KEYS_FD`, the pipe the keys crossed `codarisd`'s re-exec on;
-/// `NOTIFY_SOCKET`, through which a command would speak for the daemon to its service manager.
-pub const WITHHELD: [&str; 4] = [
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "CODARIS_KEYS_FD",
-    "NOTIFY_SOCKET",
-];
+/// Codaris's own secrets, never passed even when `tools.env_passthrough` or `[nextflow]
+/// pass_env` names them: the providers' keys; `CODARIS_KEYS_FD`, the pipe the keys crossed
+/// `codarisd`'s re-exec on; `NOTIFY_SOCKET`, through which a command would speak for the
+/// daemon to its service manager. One list with the configuration's check of `pass_env`.
+pub use codaris_config::WITHHELD_VARIABLES as WITHHELD;
 
 /// Whether a variable named `name` reaches commands, `passthrough` being the configured names.
 pub fn passes(name: &str, passthrough: &[String]) -> bool {

@@ -116,6 +116,9 @@ struct Launched<'a> {
     roots: &'a [PathBuf],
     roots_access: Access,
     workspace: Option<&'a Path>,
+    /// Names this launch alone adds to `tools.env_passthrough` (a pipeline run's
+    /// `[nextflow] pass_env`); the withheld names still never pass.
+    pass_env: &'a [String],
 }
 
 /// One session's tasks. Dropping it kills everything it started.
@@ -257,8 +260,33 @@ impl TaskPool {
             roots,
             roots_access: Access::Write,
             workspace,
+            pass_env: &[],
         };
         self.launch(request, estimate, listed, notify)
+    }
+
+    /// Starts a pipeline run's `nextflow`: as [`TaskPool::start`] does (listed and announced
+    /// when `background`, else hidden), its environment given also the daemon's variables
+    /// `pass_env` names (`[nextflow] pass_env`). They reach this command alone, by its
+    /// environment, never its command line, which cards show and `/proc` lets anyone read.
+    pub fn start_pipeline_run(
+        &self,
+        command: &str,
+        cwd: &Path,
+        roots: &[PathBuf],
+        workspace: Option<&Path>,
+        background: bool,
+        pass_env: &[String],
+    ) -> Result<Started, ShellError> {
+        let request = Launched {
+            command,
+            cwd,
+            roots,
+            roots_access: Access::Write,
+            workspace,
+            pass_env,
+        };
+        self.launch(request, None, background, background)
     }
 
     /// Starts a program a read-only tool runs on the session's behalf (nf-core's lint): as
@@ -277,6 +305,7 @@ impl TaskPool {
             roots,
             roots_access: Access::Read,
             workspace,
+            pass_env: &[],
         };
         self.launch(request, None, false, false)
     }
@@ -294,6 +323,7 @@ impl TaskPool {
             roots,
             roots_access,
             workspace,
+            pass_env,
         } = request;
         let refused = |reason: String| ShellError::Refused { reason };
         let mounts = match (self.config.landlock, mount_status()) {
@@ -320,6 +350,13 @@ impl TaskPool {
             })
             .into()
         });
+        let passthrough: Vec<String> = self
+            .sandbox
+            .env_passthrough
+            .iter()
+            .chain(pass_env)
+            .cloned()
+            .collect();
         let launch = Launch {
             command,
             cwd,
@@ -329,7 +366,7 @@ impl TaskPool {
             limits: Some(self.limit.clone()),
             mark: &self.mark,
             mounts,
-            passthrough: &self.sandbox.env_passthrough,
+            passthrough: &passthrough,
         };
         let before = self.limit.hits();
         let spawned = spawn(&launch, &self.spawner).map_err(|source| ShellError::Spawn {

@@ -243,14 +243,19 @@ impl Daemon for DaemonService {
         let readable =
             |path: &std::path::Path| codaris_tools::shell::readable_by_commands(&sandbox, path);
         let config = self.config.get();
+        let path = std::env::var_os("PATH");
         let executors = crate::server::executors::check_executors(
             &config.nextflow.profiles.get(),
-            &config.env_passthrough,
-            std::env::var_os("PATH").as_deref(),
-            &|name| std::env::var(name).ok(),
-            config.home.as_deref(),
-            std::path::Path::new(crate::server::executors::MUNGE_SOCKET),
-            &readable,
+            &crate::server::executors::Machine {
+                passthrough: &config.env_passthrough,
+                pass_env: &config.nextflow.pass_env.get(),
+                allowed_dirs: &config.allowed_dirs,
+                path: path.as_deref(),
+                env: &|name| std::env::var(name).ok(),
+                home: config.home.as_deref(),
+                munge: std::path::Path::new(crate::server::executors::MUNGE_SOCKET),
+                readable: &readable,
+            },
         )
         .into_iter()
         .map(|check| v1::ExecutorCheck {
