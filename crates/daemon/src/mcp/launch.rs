@@ -24,6 +24,16 @@ pub fn body_sha256(tool: &ToolId, args: &Value) -> Option<String> {
         .flatten()
 }
 
+/// Why the daemon could not resolve a launch's lookups (its `launchpad_id` or `params_file`),
+/// when it could not: no card is worth showing for such a call (the server refuses it).
+pub fn unresolved_reason<'a>(tool: &ToolId, args: &'a Value) -> Option<&'a str> {
+    if !is_launch(tool) {
+        return None;
+    }
+    args.get(codaris_seqera::launch_resolve::UNRESOLVED)?
+        .as_str()
+}
+
 /// Puts in `task.gated_sheets` each local samplesheet of a launch whose gate still holds, for
 /// any local pipeline it passed for (the launched pipeline is a repository, not a directory
 /// here). A ledger that cannot be read vouches for nothing: the sheet is then refused.

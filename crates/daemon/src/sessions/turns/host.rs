@@ -248,7 +248,7 @@ impl TurnHost for DaemonHost {
             };
             // A call that would fail its tool's own checks is answered with that failure: a
             // card (and a grant) for a run that cannot start would only mislead.
-            if let Some(reason) = launching::unresolved_reason(call) {
+            if let Some(reason) = crate::mcp::launch::unresolved_reason(&call.tool, &call.args) {
                 return Ok(Decided::Failed {
                     decision: pending.record.decision,
                     run: ToolRun::error(format!(

@@ -7,8 +7,7 @@
 
 use codaris_agent::CallRequest;
 use codaris_seqera::launch_resolve::{
-    self, Lookups, MAX_PARAMS_FILE_BYTES, UNRESOLVED, launchpad_launch, lookups, resolve,
-    strip_daemon_keys,
+    self, Lookups, MAX_PARAMS_FILE_BYTES, launchpad_launch, lookups, resolve, strip_daemon_keys,
 };
 use serde_json::Value;
 
@@ -95,12 +94,4 @@ impl DaemonHost {
             .map_err(|reason| format!("params_file: {reason}"))?;
         Ok((absolute.display().to_string(), text))
     }
-}
-
-/// Why a launch's lookups failed, when they did: no card is worth showing for it.
-pub(super) fn unresolved_reason(call: &CallRequest) -> Option<&str> {
-    if !crate::mcp::launch::is_launch(&call.tool) {
-        return None;
-    }
-    call.args.get(UNRESOLVED)?.as_str()
 }
