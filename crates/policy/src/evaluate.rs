@@ -18,7 +18,6 @@ use crate::command::CommandLine;
 use crate::decision::{Decision, Rule, RuleSet};
 use crate::grant_set::{CommandCover, Cover, GrantSet};
 use crate::hook::{HookCard, HookDecision, HookOutcome};
-use crate::launch::SheetPlace;
 use crate::path::normalize_absolute;
 use crate::path::{BadPath, absolutize, has_git_component, is_within, is_within_ignore_case};
 use crate::spec::{Access, Effect, PathDefault, PermissionClass, ToolSpec, Withholding};
@@ -237,7 +236,7 @@ fn judge<'a>(
             return Finding::RegistryNotListed(need);
         }
         if need.name == CapabilityName::LaunchOnPlatform
-            && let Some(refusal) = launch_refusal(call.args, task)
+            && let Some(refusal) = crate::launch::launch_refusal(call.args, task)
         {
             return refusal;
         }
@@ -720,33 +719,6 @@ fn class_needs<'a>(
             _ => Vec::new(),
         },
     }
-}
-
-/// Why a `launch` class call is refused before anyone is asked: a compute environment the
-/// operator does not list, or a samplesheet nothing vouches for.
-fn launch_refusal<'a>(args: &'a Value, task: &'a Task) -> Option<Finding<'a>> {
-    if !task.compute_envs.is_empty() {
-        let named = crate::launch::launch_compute_env(args);
-        if !named.is_some_and(|ce| task.compute_envs.iter().any(|listed| listed == ce)) {
-            return Some(Finding::ComputeEnvNotListed(named));
-        }
-    }
-    crate::launch::launch_samplesheets(args, &task.cwd)
-        .into_iter()
-        .find_map(|sheet| match sheet.place {
-            SheetPlace::Remote(_) => None,
-            SheetPlace::Local(path) if task.gated_sheets.contains(&path) => None,
-            SheetPlace::Local(value) => Some(Finding::SamplesheetNotGated {
-                param: sheet.param,
-                value,
-                local: true,
-            }),
-            SheetPlace::Ungateable(value) => Some(Finding::SamplesheetNotGated {
-                param: sheet.param,
-                value,
-                local: false,
-            }),
-        })
 }
 
 /// What an `http` class call asks to send: its destination origin, and everything else the

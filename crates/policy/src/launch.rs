@@ -7,6 +7,8 @@
 use serde_json::Value;
 
 use crate::path::absolutize;
+use crate::table::Finding;
+use crate::task::Task;
 
 /// The schemes a compute environment reads a samplesheet from itself (object stores).
 pub const REMOTE_SCHEMES: [&str; 3] = ["s3://", "gs://", "az://"];
@@ -105,6 +107,33 @@ pub fn launch_samplesheets(args: &Value, cwd: &str) -> Vec<LaunchSheet> {
             })
         })
         .collect()
+}
+
+/// Why a `launch` class call is refused before anyone is asked: a compute environment the
+/// operator does not list, or a samplesheet nothing vouches for.
+pub(crate) fn launch_refusal<'a>(args: &'a Value, task: &'a Task) -> Option<Finding<'a>> {
+    if !task.compute_envs.is_empty() {
+        let named = launch_compute_env(args);
+        if !named.is_some_and(|ce| task.compute_envs.iter().any(|listed| listed == ce)) {
+            return Some(Finding::ComputeEnvNotListed(named));
+        }
+    }
+    launch_samplesheets(args, &task.cwd)
+        .into_iter()
+        .find_map(|sheet| match sheet.place {
+            SheetPlace::Remote(_) => None,
+            SheetPlace::Local(path) if task.gated_sheets.contains(&path) => None,
+            SheetPlace::Local(value) => Some(Finding::SamplesheetNotGated {
+                param: sheet.param,
+                value,
+                local: true,
+            }),
+            SheetPlace::Ungateable(value) => Some(Finding::SamplesheetNotGated {
+                param: sheet.param,
+                value,
+                local: false,
+            }),
+        })
 }
 
 #[cfg(test)]
