@@ -321,7 +321,9 @@ fn without_its_program_beside_codarisd_the_server_is_listed_failed_and_the_log_s
         .expect("spawn codarisd");
     let mut seqera = Value::Null;
     wait_for(Duration::from_secs(40), || {
-        let listed = sandbox.cli(&["mcp", "list", "--json"]);
+        // Never a daemon of the CLI's own: started from beside `codaris`, it would find its
+        // server, and a cold first start of the lone codarisd loses that race.
+        let listed = sandbox.cli(&["--no-autostart", "mcp", "list", "--json"]);
         seqera = serde_json::from_slice::<Value>(&listed.stdout)
             .ok()
             .and_then(|all| {
