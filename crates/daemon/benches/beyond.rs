@@ -32,6 +32,7 @@
     reason = "the benchmark writes its stand-in runs directly, outside any fence"
 )]
 
+use codaris_test_support::bench::{loadavg, percentiles};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -66,21 +67,6 @@ const RUNS: usize = 50;
 const ROUNDS: usize = 60;
 /// Local rounds: one call on the single run, one on one of the 50, and 50 at once.
 const LOCAL_ROUNDS: usize = 200;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn main() {
     if std::env::var_os(SERVE).is_some() {

@@ -35,6 +35,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
@@ -165,12 +166,6 @@ fn cedar_request(target: &str) -> CedarRequest {
         None,
     )
     .unwrap()
-}
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
 }
 
 /// What the dispatcher keeps per session between calls: the view its grant set was built

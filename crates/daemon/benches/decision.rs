@@ -12,6 +12,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -44,12 +45,6 @@ struct Case {
     label: &'static str,
     own: usize,
     others: usize,
-}
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
 }
 
 fn decision_path(c: &mut Criterion) {

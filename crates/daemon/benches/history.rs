@@ -11,6 +11,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -29,12 +30,6 @@ const DECISIONS: usize = 100_000;
 const SESSIONS: usize = 100;
 /// Writers at once: enough that each commit carries a batch.
 const WRITERS: usize = 16;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
 
 /// One decision as the dispatcher records it, for session `session` and call `i`, with the
 /// session's `grants` in force.

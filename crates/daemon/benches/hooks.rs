@@ -13,6 +13,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -25,12 +26,6 @@ use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const ROUNDS: usize = 300;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
 
 fn hook(matcher: &str, program: &str) -> PreToolUseHook {
     PreToolUseHook {

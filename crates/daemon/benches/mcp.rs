@@ -18,6 +18,7 @@
 
 #![expect(clippy::unwrap_used, clippy::panic, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -35,12 +36,6 @@ use serde_json::json;
 mod binaries;
 
 const CALLS: usize = 2_000;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
 
 fn main() {
     let fixture = binaries::bin("codaris-mcp-fixture");

@@ -10,6 +10,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,12 +108,6 @@ fn side(sessions: usize, decisions: usize) -> Side {
 
 /// One phase of a replay, answering how many decisions it covered.
 type Phase = dyn Fn(&Side) -> usize;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
 
 /// Times `measure` on the year and on the reference in turn, `n` times each, and prints both
 /// with their ratio.

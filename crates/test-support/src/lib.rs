@@ -26,6 +26,7 @@
 )]
 
 #[cfg(feature = "daemon")]
+pub mod bench;
 pub mod daemon;
 pub mod fake_eutils;
 pub mod fake_http;

@@ -17,6 +17,7 @@
     reason = "the benchmark sets up files directly, outside any fence"
 )]
 
+use codaris_test_support::bench::percentiles;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -29,12 +30,6 @@ use serde_json::json;
 const MB: usize = 1 << 20;
 const SAMPLES: usize = 200;
 const UNDO_FILES: usize = 1_000;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
 
 struct Setup {
     _temp: tempfile::TempDir,

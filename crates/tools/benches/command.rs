@@ -15,6 +15,7 @@
     reason = "the benchmark sets up and reads files directly, outside any fence"
 )]
 
+use codaris_test_support::bench::{loadavg, percentiles};
 use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,21 +28,6 @@ use serde_json::json;
 /// What both run: a builtin and one program, so that both fork and exec twice.
 const COMMAND: &str = "echo hi && /bin/true";
 const SAMPLES: usize = 300;
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .unwrap_or_default()
-        .split_whitespace()
-        .take(3)
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 struct Setup {
     _temp: tempfile::TempDir,

@@ -9,6 +9,7 @@
 
 #![expect(clippy::unwrap_used, reason = "benchmark set-up")]
 
+use codaris_test_support::bench::percentiles;
 use std::time::{Duration, Instant};
 
 use codaris_tools::docs::{docs, search};
@@ -99,12 +100,6 @@ fn longest_query() -> String {
         query.push_str(word);
     }
     query
-}
-
-fn percentiles(samples: &mut [Duration]) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
 }
 
 fn bench(c: &mut Criterion) {
