@@ -437,6 +437,15 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
             (launch, with("params_file", json!("../outside.yaml"))),
             (launch, with("params_file", json!("link.yaml"))),
             (launch, local),
+            (launch, with("params_file", json!("~/outside.yaml"))),
+            (launch, with("params_file", json!("$HOME/outside.yaml"))),
+            (
+                launch,
+                with(
+                    "params_file",
+                    json!(format!("file://{}", outside.display())),
+                ),
+            ),
             (
                 launch,
                 json!({"launchpad_id": 999, "workspace_id": WORKSPACE}),
@@ -454,7 +463,7 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
         .iter()
         .map(|r| r["output"].as_str().unwrap_or_default())
         .collect();
-    assert_eq!(outputs.len(), 6, "{events:#?}");
+    assert_eq!(outputs.len(), 9, "{events:#?}");
     // Refused by the policy (the path is judged like any MCP path argument) and never read.
     assert!(
         outputs[0].contains("outside the allowed folders"),
@@ -468,15 +477,24 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
         outputs[1]
     );
     assert_eq!(results[2]["decision"]["code"], "samplesheet_not_gated");
+    // `~`, `$VAR` and a `file:` URI name nothing read: refused, by the policy or the lookup.
+    for at in 3..6 {
+        assert!(
+            results[at]["decision"]["verdict"] == "deny"
+                || outputs[at].contains("write the path out"),
+            "{:#?}",
+            results[at]
+        );
+    }
     assert!(
-        outputs[3].starts_with("launch_pipeline: launchpad pipeline 999:"),
+        outputs[6].starts_with("launch_pipeline: launchpad pipeline 999:"),
         "{}",
-        outputs[3]
+        outputs[6]
     );
     assert!(
-        outputs[4].contains("give `pipeline` or `launchpad_id`, not both"),
+        outputs[7].contains("give `pipeline` or `launchpad_id`, not both"),
         "{}",
-        outputs[4]
+        outputs[7]
     );
     // One card only: the smuggled call's, which launches without what it smuggled.
     assert_eq!(of_type(&events, "card").len(), 1, "{events:#?}");

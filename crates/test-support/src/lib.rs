@@ -25,8 +25,8 @@
     reason = "dev-only test support: a broken fixture fails the test using it"
 )]
 
-#[cfg(feature = "daemon")]
 pub mod bench;
+#[cfg(feature = "daemon")]
 pub mod daemon;
 pub mod fake_eutils;
 pub mod fake_http;
