@@ -464,7 +464,7 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
         .map(|r| r["output"].as_str().unwrap_or_default())
         .collect();
     assert_eq!(outputs.len(), 9, "{events:#?}");
-    // Refused by the policy (the path is judged like any MCP path argument) and never read.
+    // Refused by the policy (a read outside the fence, before any card), and never read.
     assert!(
         outputs[0].contains("outside the allowed folders"),
         "{}",
@@ -530,4 +530,38 @@ fn lookups_read_nothing_outside_the_fence_and_take_nothing_from_the_model() {
     let refused = of_type(&off, "tool_result");
     assert_eq!(refused[0]["decision"]["verdict"], "deny", "{off:#?}");
     assert_eq!(asked(&platform), before, "{off:#?}");
+}
+
+/// A Platform launch's work dir and params name places on the compute environment (an HPC
+/// cluster's `/scratch`, an EFS mount), which nothing on this machine opens: they are not judged
+/// as local files outside the fence, and the launch gets its card.
+#[test]
+fn a_launch_s_remote_paths_are_not_judged_as_local_files() {
+    let platform = FakePlatform::start(TOKEN);
+    let (sandbox, proj, _daemon) = start(&platform, "");
+    let mut args = launch_args();
+    args["work_dir"] = json!("/efs/work");
+    args["params"] = json!({"input": "s3://lab/samplesheet.csv", "outdir": "/efs/results", "genome": "/efs/refs/GRCh38"});
+    let events = turn(
+        &sandbox,
+        &proj,
+        &[
+            (
+                "search_tools",
+                json!({"query": "launch a pipeline on seqera platform"}),
+            ),
+            ("seqera__launch_pipeline", args),
+        ],
+        "once",
+    );
+    let cards = of_type(&events, "card");
+    assert_eq!(cards.len(), 1, "{events:#?}");
+    assert_eq!(
+        cards[0]["capability"]["path"],
+        format!("workspace {WORKSPACE}; compute environment {CE}; work dir /efs/work").as_str()
+    );
+    let sent = launches(&platform);
+    assert_eq!(sent.len(), 1, "{events:#?}");
+    let body = sent[0].json().unwrap_or(Value::Null);
+    assert_eq!(body["launch"]["workDir"], "/efs/work");
 }

@@ -34,11 +34,17 @@ pub(super) fn marks_of(view: &ServerView, tool: &ToolDef) -> paths::ArgumentMark
         codaris_mcp::Transport::Stdio { env, .. } => env.clone(),
         codaris_mcp::Transport::Http { .. } => BTreeMap::new(),
     };
-    paths::ArgumentMarks::new(
+    let mut marks = paths::ArgumentMarks::new(
         view.spec.trust,
         tool.input_schema.clone(),
         codaris_mcp::server_env(std::env::vars_os(), &named),
-    )
+    );
+    // A Platform launch opens nothing here but its params file (declared in its spec, read
+    // only); its work dir and params are paths on the compute environment's side.
+    if builtin::is_builtin(&view.spec.name) && tool.name == builtin::LAUNCH_PIPELINE {
+        marks.only = Some(&[]);
+    }
+    marks
 }
 
 /// What the policy is told about `tool` of the server `view`, held back for `held` (from its
@@ -57,16 +63,25 @@ pub(super) fn external_spec(
     let builtin = builtin::is_builtin(&view.spec.name);
     ExternalSpec {
         read_only,
-        paths: tool
-            .argument_names()
-            .into_iter()
-            .filter(|name| PATH_ARGS.contains(&name.as_str()))
-            .map(|name| PathArg {
-                name: name.into(),
-                access,
+        paths: if builtin && tool.name == builtin::LAUNCH_PIPELINE {
+            // The daemon reads it before the decision, beneath the fence (see
+            // `sessions::turns::host::launching`); nothing else of a launch is a local path.
+            vec![PathArg {
+                name: "params_file".into(),
+                access: Access::Read,
                 default: PathDefault::Optional,
-            })
-            .collect(),
+            }]
+        } else {
+            tool.argument_names()
+                .into_iter()
+                .filter(|name| PATH_ARGS.contains(&name.as_str()))
+                .map(|name| PathArg {
+                    name: name.into(),
+                    access,
+                    default: PathDefault::Optional,
+                })
+                .collect()
+        },
         permission: match view.spec.approval {
             _ if builtin && tool.name == builtin::BUILD_CONTAINER_IMAGE => PermissionClass::Push,
             _ if builtin && tool.name == builtin::LAUNCH_PIPELINE => PermissionClass::Launch,

@@ -77,6 +77,10 @@ pub struct ArgumentMarks {
     pub schema: Value,
     /// The variables of [`EXPANDED`] as the server's environment holds them.
     pub env: BTreeMap<String, String>,
+    /// The only top-level arguments read for paths, when not every one is: a tool whose other
+    /// arguments name places that are not on this machine (a Seqera Platform launch's work dir
+    /// and params are the compute environment's) has its local paths declared in its spec.
+    pub only: Option<&'static [&'static str]>,
 }
 
 impl ArgumentMarks {
@@ -104,6 +108,7 @@ impl ArgumentMarks {
             trusted,
             schema,
             env,
+            only: None,
         }
     }
 }
@@ -153,6 +158,11 @@ pub fn argument_paths(marks: &ArgumentMarks, args: &Value) -> Vec<Found> {
             Value::Object(map) => {
                 let properties = schema.and_then(|s| s.get("properties"));
                 for (key, child) in map {
+                    if pointer.is_empty()
+                        && marks.only.is_some_and(|only| !only.contains(&key.as_str()))
+                    {
+                        continue;
+                    }
                     let sub = properties.and_then(|p| p.get(key));
                     let mark = marked(key, sub);
                     stack.push((child, sub, child_pointer(&pointer, &escape(key)), mark));

@@ -239,3 +239,16 @@ fn only_the_usual_variables_are_expanded() {
         vec!["repo", "path", "max", "files", "httpserver", "x", "dir"]
     );
 }
+
+#[test]
+fn only_the_listed_top_level_arguments_are_read_for_paths() {
+    let mut marked = marks(true, json!({"type": "object"}));
+    let args = json!({"work_dir": "/efs/work", "params": {"outdir": "/efs/out"}, "params_file": "/w/p.yml"});
+    assert_eq!(argument_paths(&marked, &args).len(), 3);
+    marked.only = Some(&["params_file"]);
+    let found = argument_paths(&marked, &args);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].pointer, "/params_file");
+    marked.only = Some(&[]);
+    assert!(argument_paths(&marked, &args).is_empty());
+}
