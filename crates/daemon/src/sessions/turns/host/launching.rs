@@ -49,7 +49,7 @@ impl DaemonHost {
         let mut args = args.clone();
         let file = match &found.params_file {
             None => None,
-            Some(path) => match self.read_params_file(call, path) {
+            Some(path) => match self.read_params_file(call, path).await {
                 Ok((absolute, text)) => {
                     // The record and the answer name the file that was read.
                     args["params_file"] = Value::from(absolute);
@@ -78,20 +78,39 @@ impl DaemonHost {
     }
 
     /// The params file's absolute path and text, read beneath the session's fence as `read_file`
-    /// would read it: a file outside the roots, behind a symlink leading out, or in the state
-    /// directory is not read at all.
-    fn read_params_file(&self, call: &CallRequest, path: &str) -> Result<(String, String), String> {
+    /// would read it (off the runtime: the disk may be slow): a file outside the roots, behind a
+    /// symlink leading out, or in the state directory is not read at all.
+    async fn read_params_file(
+        &self,
+        call: &CallRequest,
+        path: &str,
+    ) -> Result<(String, String), String> {
         if path.starts_with('~') || path.contains('$') || path.starts_with("file:") {
             return Err(format!(
                 "params_file `{path}`: write the path out, without `~`, `$VAR` or `file:`"
             ));
         }
-        let place = Place::resolve(&mut Resolver::default(), &call.task, call.cwd.as_deref());
-        let ctx = crate::calls::builtins::context(self.session_id(), &place, &[]);
-        let absolute = codaris_tools::normalize(&ctx.absolute(path))
-            .ok_or_else(|| format!("params_file `{path}` is not a path a file can have"))?;
-        let text = codaris_tools::files::read_beneath(&ctx.fence, &absolute, MAX_PARAMS_FILE_BYTES)
-            .map_err(|reason| format!("params_file: {reason}"))?;
-        Ok((absolute.display().to_string(), text))
+        let (session, task, cwd, path) = (
+            self.session_id().to_owned(),
+            call.task.clone(),
+            call.cwd.clone(),
+            path.to_owned(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let place = Place::resolve(&mut Resolver::default(), &task, cwd.as_deref());
+            let ctx = crate::calls::builtins::context(&session, &place, &[]);
+            let absolute = codaris_tools::normalize(&ctx.absolute(&path))
+                .ok_or_else(|| format!("params_file `{path}` is not a path a file can have"))?;
+            let text =
+                codaris_tools::files::read_beneath(&ctx.fence, &absolute, MAX_PARAMS_FILE_BYTES)
+                    .map_err(|reason| format!("params_file: {reason}"))?;
+            Ok((absolute.display().to_string(), text))
+        })
+        .await
+        .unwrap_or_else(|err| {
+            Err(format!(
+                "params_file: reading it failed inside the daemon: {err}"
+            ))
+        })
     }
 }
