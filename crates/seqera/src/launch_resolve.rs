@@ -19,6 +19,8 @@ use serde_json::{Map, Value};
 
 use crate::SeqeraSetup;
 use crate::ToolFailure;
+use crate::args::Args;
+use crate::launch::LAUNCH_PIPELINE;
 use crate::platform::{Platform, where_};
 
 /// The launchpad's launch id, sent back as the body's `id` (as `tw launch` does).
@@ -104,12 +106,14 @@ pub fn lookups(args: &Value) -> Result<Lookups, String> {
                 "`launchpad_id` must be a launchpad pipeline's id (`pipelineId` from list_pipelines)"
                     .to_owned()
             })?;
-            let workspace = match args.get("workspace_id") {
-                Some(Value::Number(n)) => n.as_u64(),
-                Some(Value::String(s)) => s.trim().parse().ok(),
-                _ => None,
-            }
-            .ok_or_else(|| "`workspace_id` must be a workspace id (it is required)".to_owned())?;
+            // Read as the server's other tools read it.
+            let workspace = Args::of(LAUNCH_PIPELINE, args)
+                .and_then(|args| args.optional_workspace("workspace_id"))
+                .ok()
+                .flatten()
+                .ok_or_else(|| {
+                    "`workspace_id` must be a workspace id (it is required)".to_owned()
+                })?;
             found.launchpad = Some((workspace, id));
         }
     }
