@@ -64,6 +64,22 @@ fn turn(sandbox: &Sandbox, proj: &Path, calls: &[(&str, Value)], approve: &str) 
     events(&output)
 }
 
+/// One turn that finds the launch and calls it with `args`, its card approved once.
+fn launch_once(sandbox: &Sandbox, proj: &Path, args: Value) -> Vec<Value> {
+    turn(
+        sandbox,
+        proj,
+        &[
+            (
+                "search_tools",
+                json!({"query": "launch a pipeline on seqera platform"}),
+            ),
+            ("seqera__launch_pipeline", args),
+        ],
+        "once",
+    )
+}
+
 fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events.iter().filter(|e| e["type"] == kind).collect()
 }
@@ -301,18 +317,7 @@ fn a_launchpad_launch_with_a_params_file_is_decided_on_what_it_sends() {
         "params": {"outdir": "s3://lab/mine"},
         "run_name": "from-the-launchpad"
     });
-    let events = turn(
-        &sandbox,
-        &proj,
-        &[
-            (
-                "search_tools",
-                json!({"query": "launch a pipeline on seqera platform"}),
-            ),
-            ("seqera__launch_pipeline", args),
-        ],
-        "once",
-    );
+    let events = launch_once(&sandbox, &proj, args);
     let cards = of_type(&events, "card");
     assert_eq!(cards.len(), 1, "{events:#?}");
     let target = format!(
@@ -542,18 +547,7 @@ fn a_launch_s_remote_paths_are_not_judged_as_local_files() {
     let mut args = launch_args();
     args["work_dir"] = json!("/efs/work");
     args["params"] = json!({"input": "s3://lab/samplesheet.csv", "outdir": "/efs/results", "genome": "/efs/refs/GRCh38"});
-    let events = turn(
-        &sandbox,
-        &proj,
-        &[
-            (
-                "search_tools",
-                json!({"query": "launch a pipeline on seqera platform"}),
-            ),
-            ("seqera__launch_pipeline", args),
-        ],
-        "once",
-    );
+    let events = launch_once(&sandbox, &proj, args);
     let cards = of_type(&events, "card");
     assert_eq!(cards.len(), 1, "{events:#?}");
     assert_eq!(
