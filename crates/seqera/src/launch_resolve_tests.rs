@@ -185,3 +185,41 @@ fn a_launchpad_without_a_repository_or_id_or_with_odd_params_is_refused() {
     launch["pipeline"] = Value::Null;
     assert!(resolve(&args, Some(&launch), None).is_err());
 }
+
+/// Params files as nf-core's own usage docs show them (MIT; nf-core/fetchngs and
+/// nf-core/metatdenovo `docs/usage.md`, "with `params.yaml` containing:", the `<...>` placeholder
+/// line left out), and the shapes people's own files take: `key : 'value'` with a space before
+/// the colon, comments, booleans, numbers, and nf-core/launch's JSON (`nf-params.json`).
+#[test]
+fn params_files_as_people_write_them() {
+    let fetchngs = "input: './ids.csv'\noutdir: './results/'\n";
+    assert_eq!(
+        Value::Object(params_map(fetchngs, "the params file").unwrap()),
+        json!({"input": "./ids.csv", "outdir": "./results/"})
+    );
+    let metatdenovo = "input: './samplesheet.csv'\noutdir: './results/'\ngenome: 'GRCh37'\n";
+    assert_eq!(
+        params_map(metatdenovo, "the params file").unwrap()["genome"],
+        "GRCh37"
+    );
+    let spaced = "# Fetchngs parameters\ninput : 'data/ids.txt'\n\n# Rnaseq parameters\noutdir : 'results'\nfasta : 'https://example.org/genome.fa'\n\nskip_bbsplit : false\npseudo_aligner : 'salmon'\nmax_cpus: 16\n";
+    assert_eq!(
+        Value::Object(params_map(spaced, "the params file").unwrap()),
+        json!({"input": "data/ids.txt", "outdir": "results", "fasta": "https://example.org/genome.fa",
+            "skip_bbsplit": false, "pseudo_aligner": "salmon", "max_cpus": 16})
+    );
+    let launch_json = "{\n    \"input\": \"samplesheet.csv\",\n    \"outdir\": \"results\",\n    \"skip_qc\": true\n}\n";
+    assert_eq!(
+        params_map(launch_json, "the params file").unwrap()["skip_qc"],
+        true
+    );
+    // A local samplesheet written this way is still the policy's to judge once merged.
+    let args = json!({"pipeline": "https://github.com/nf-core/fetchngs", "workspace_id": 5, "params_file": "/w/params.yaml"});
+    let resolved = resolve(&args, None, Some(fetchngs)).unwrap();
+    let sheets = codaris_policy::launch_samplesheets(&resolved, "/w");
+    assert_eq!(sheets.len(), 1);
+    assert_eq!(
+        sheets[0].place,
+        codaris_policy::SheetPlace::Local("/w/ids.csv".into())
+    );
+}
