@@ -370,4 +370,31 @@ mod tests {
         let ok = run_work_dir(&pipeline, &launch, &profiles, env, Some(&home), &roots).unwrap();
         assert_eq!(ok.dir, WorkDir::Local(launch.join("scratch")));
     }
+
+    /// The real nf-core pipeline template (crates/nextflow/tests/fixtures/nfcore-template, with
+    /// its SOURCE.md): its nextflow.config and every profile it offers set no `workDir`, so a
+    /// run of it works in `<launch dir>/work`; its `nf-test.config` (a computed `workDir`) is
+    /// nf-test's alone and not read.
+    #[test]
+    fn the_real_nf_core_template_runs_in_its_launch_dir_s_work() {
+        let template = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../nextflow/tests/fixtures/nfcore-template")
+            .canonicalize()
+            .unwrap();
+        let roots = vec![template.clone()];
+        for profiles in [
+            vec![],
+            vec!["test".to_owned(), "docker".to_owned()],
+            vec!["singularity".to_owned()],
+            vec!["test_full".to_owned(), "conda".to_owned()],
+        ] {
+            let found = run_work_dir(&template, &template, &profiles, None, None, &roots)
+                .unwrap_or_else(|err| panic!("{profiles:?}: {err}"));
+            assert_eq!(
+                found.dir,
+                WorkDir::Local(template.join("work")),
+                "{profiles:?}"
+            );
+        }
+    }
 }
