@@ -647,3 +647,64 @@ fn memory_is_off_by_default_and_then_no_subagent_starts() {
     assert!(memory_sessions(&sandbox).is_empty());
     assert!(!proj.join(".codaris").exists());
 }
+
+/// A turn the person cancels (Ctrl-C on `codaris run`) stops its memory subagent with it: the
+/// subagent, still waiting on its model, ends within seconds, not at its five-minute limit.
+#[test]
+fn a_cancelled_turn_stops_its_memory_subagent() {
+    let (sandbox, proj) = sandbox_on();
+    let server = FakeHttp::start(|seen: &Seen| {
+        let body = seen.json().unwrap_or(Value::Null);
+        if remembering(&body) {
+            // The model keeps the subagent waiting far past the test.
+            return say("nothing relevant").delayed(Duration::from_secs(120));
+        }
+        match results(&body).len() {
+            0 => call(
+                "c0",
+                "run_command",
+                &json!({"command": "echo $$ > sleep.pid && exec sleep 300"}),
+            ),
+            _ => say("done"),
+        }
+    });
+    let mut cli = sandbox
+        .command("codaris")
+        .args([
+            "run",
+            "--json",
+            "--provider",
+            "openai",
+            "--model",
+            MODEL,
+            "--base-url",
+        ])
+        .arg(format!("{}/v1", server.url()))
+        .arg("--cwd")
+        .arg(&proj)
+        .args(["--permission-mode", "bypass", "sleep while you remember"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run codaris");
+    // The main turn runs its command and the memory subagent waits on its model.
+    wait_for(Duration::from_secs(30), || {
+        proj.join("sleep.pid").exists()
+            && !memory_requests(&server, "sleep while you remember").is_empty()
+    });
+    let active = memory_sessions(&sandbox);
+    assert_eq!(active.len(), 1, "{active:#?}");
+    assert_eq!(active[0]["state"], "active", "{active:#?}");
+
+    let pid = rustix::process::Pid::from_raw(cli.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let status = cli.wait().unwrap();
+    assert!(!status.success());
+    wait_for(Duration::from_secs(10), || {
+        memory_sessions(&sandbox)
+            .iter()
+            .all(|c| c["state"] == "ended")
+    });
+    sandbox.stop_daemon();
+    sandbox.replay_clean();
+}

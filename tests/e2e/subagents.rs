@@ -608,6 +608,41 @@ mod background {
         );
     }
 
+    /// With memory on, the person's turn starts its memory subagent, but the turn the
+    /// child's report wakes does not: its text is a report, not a message of the person's.
+    #[test]
+    fn a_turn_a_report_woke_starts_no_memory_subagent() {
+        let sandbox = Sandbox::new();
+        sandbox.write_config("[memory]\nenabled = true\n");
+        let _daemon = sandbox.start_daemon(&[]);
+        let mut script = script(true);
+        let recall = json!({"turns": [{"rounds": [{"text": "nothing relevant"}]}]});
+        script["memory"] = json!([recall, recall]);
+        let memory_agents = || {
+            let listed = sandbox.cli(&["sessions", "--all", "--json"]);
+            serde_json::from_slice::<Value>(&listed.stdout)
+                .unwrap()
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s["agent"].as_str().map(str::to_owned))
+                .filter(|agent| agent.starts_with("memory: "))
+                .collect::<Vec<_>>()
+        };
+        runtime().block_on(async {
+            let (mut sessions, id, _) = first_turn(&sandbox, &script).await;
+            until(async || turns_of(&mut sessions, &id).await == 2).await;
+            let said = history(&mut sessions, &id).await;
+            assert!(
+                said[said.len() - 2].1.contains("No lint errors."),
+                "the report woke the session: {said:#?}"
+            );
+            // A memory subagent would be made as its turn starts; give it time to show.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        });
+        assert_eq!(memory_agents(), ["memory: recall for turn 0"]);
+    }
+
     #[test]
     fn without_notify_the_report_waits_for_the_next_turn() {
         let sandbox = Sandbox::new();

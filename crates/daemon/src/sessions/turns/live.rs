@@ -52,6 +52,15 @@ Use the tools you are given. When no bound tool fits, call search_tools with wha
 A refused call comes back with the reason and, when a grant would help, the capability to ask for with request_capability. \
 Change the model or the reasoning level (switch_model) only when the person asks for it.";
 
+/// Where a turn's text came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TurnFrom {
+    /// The person's message (or a scheduled job's, or a parent's task for a subagent).
+    Person,
+    /// A background child's report that woke the session.
+    Wake,
+}
+
 /// The live sessions and their turns, shared by the gRPC handlers; [`Services`] (reached
 /// through `Deref`) is what the turns use.
 #[derive(Debug)]
@@ -131,6 +140,16 @@ impl Turns {
         session_id: &str,
         text: String,
     ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
+        self.start_from(session_id, text, TurnFrom::Person).await
+    }
+
+    /// Starts a turn whose text came `from` the person or a report that woke the session.
+    async fn start_from(
+        self: &Arc<Self>,
+        session_id: &str,
+        text: String,
+        from: TurnFrom,
+    ) -> Result<mpsc::Receiver<v1::TurnEvent>, DaemonError> {
         let record = self.sessions.get(session_id)?;
         if record.state == SessionState::Ended {
             return Err(DaemonError::SessionEnded {
@@ -182,16 +201,20 @@ impl Turns {
             conversation.turns,
         );
         let is_memory = record.child.as_ref().is_some_and(|c| c.memory.is_some());
-        // A person's session's turn (never a subagent's) starts its memory subagent once the
-        // turn's own task is on its way: nothing here waits for it.
-        let memory_turn = (self.config.get().memory.enabled && record.child.is_none()).then(|| {
-            (
-                session.clone(),
-                record.clone(),
-                conversation.turns,
-                text.clone(),
-            )
-        });
+        // A person's message to their session (never a subagent's turn, nor a turn a report
+        // woke: there is no message of the person's to recall for) starts its memory subagent
+        // once the turn's own task is on its way: nothing here waits for it.
+        let memory_turn = (self.config.get().memory.enabled
+            && record.child.is_none()
+            && from == TurnFrom::Person)
+            .then(|| {
+                (
+                    session.clone(),
+                    record.clone(),
+                    conversation.turns,
+                    text.clone(),
+                )
+            });
         tokio::spawn(async move {
             conversation.notes.extend(session.take_notes());
             let host = DaemonHost::new(turns.services.clone(), session.clone(), log, checkpoint.clone());
@@ -412,9 +435,12 @@ impl Turns {
         session.cancel() || children
     }
 
-    /// Cancels every running child of `session`, and theirs; `true` when one ran.
+    /// Cancels every running child of `session`, and theirs, and its memory subagents; `true`
+    /// when one ran.
     fn cancel_children(&self, session: &Session) -> bool {
-        let mut any = false;
+        // A cancelled turn's recall has nobody to go to, and what the person stopped should
+        // not go on spending on their behalf for minutes.
+        let mut any = session.stop_memory();
         for child in session.running_children() {
             tracing::info!(parent = %session.id(), child = %child.id, "cancelling a subagent with its parent");
             any |= self.cancel(child.id.as_str());
@@ -432,7 +458,10 @@ impl Turns {
             session.queue_wake(text);
             return;
         }
-        match self.start(session_id, text.clone()).await {
+        match self
+            .start_from(session_id, text.clone(), TurnFrom::Wake)
+            .await
+        {
             Ok(mut events) => {
                 // Held to its end, so the turn is not taken for abandoned (`detach_grace`).
                 tokio::spawn(async move { while events.recv().await.is_some() {} });

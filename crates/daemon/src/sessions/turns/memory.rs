@@ -5,8 +5,10 @@
 //! read); every other turn's child also keeps notes.
 //!
 //! It is started after the main turn's own task, and nothing of the main turn waits for it (nor
-//! does the parent's end cut it short: it is bounded by its own timeout instead): the
-//! child's session is made and its turn run on a task of its own. When it ends, what it said
+//! does the parent's end cut it short: it is bounded by its own timeout instead, and stopped
+//! when the turn is cancelled): the child's session is made and its turn run on a task of its
+//! own. A turn that a background child's report woke starts none: it has no message of the
+//! person's to recall for. When it ends, what it said
 //! last is kept on the parent's live session as a recall (`Session::recall`), and the parent's
 //! host hands it to the main model with its next request (`TurnHost::round_notes`), marked as
 //! memory; a recall that arrives after the main turn ended goes with the next turn's first
@@ -17,7 +19,7 @@ use std::time::Duration;
 
 use codaris_policy::{Activity, MemoryRole};
 use codaris_proto::v1;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
 use super::services::Services;
 use super::session::Session;
@@ -59,8 +61,9 @@ pub(super) fn start(
     let (services, parent, record) = (services.clone(), parent.clone(), record.clone());
     let title = crate::sessions::store::title_of(prompt);
     let prompt = format!("The person's message to the main agent:\n\n{prompt}");
+    let stop = parent.memory_stop();
     tokio::spawn(async move {
-        if let Err(why) = run(&services, &parent, &record, turn, prompt, title).await {
+        if let Err(why) = run(&services, &parent, &record, turn, prompt, title, stop).await {
             tracing::warn!(session = %record.id, turn, %why, "the memory subagent did not run");
         }
     });
@@ -73,11 +76,16 @@ async fn run(
     turn: u32,
     prompt: String,
     title: String,
+    stop: watch::Receiver<bool>,
 ) -> Result<(), String> {
     let family = services
         .family
         .get()
         .ok_or("this daemon runs no subagents")?;
+    if *stop.borrow() {
+        // The turn was cancelled before its memory subagent got going.
+        return Ok(());
+    }
     let role = role_of(record.activity);
     let child = services
         .sessions
@@ -89,9 +97,10 @@ async fn run(
         .map_err(|err| err.to_string())?;
     // Not among the parent's running children: a one-shot `codaris run` ends its session as
     // soon as the turn ends, and what the child keeps must not be cut off with it. It is held
-    // to [`MEMORY_TIMEOUT`] instead, and the daemon's stop closes it with every session.
+    // to [`MEMORY_TIMEOUT`] instead, stopped when the turn is cancelled (`stop`), and the
+    // daemon's stop closes it with every session.
     tracing::info!(parent = %record.id, child = %child.id, turn, role = ?role, "memory subagent started");
-    let recalled = follow(events, family.as_ref(), &child.id).await;
+    let recalled = follow(events, family.as_ref(), &child.id, stop).await;
     family.release(&child.id);
     // Nothing continues a memory subagent (each turn starts its own): its session ends, its
     // record and decisions stay.
@@ -146,24 +155,40 @@ fn new_child(parent: &SessionRecord, turn: u32, role: MemoryRole, title: String)
     }
 }
 
-/// Follows the child's turn to its end (cancelling it past [`MEMORY_TIMEOUT`]); what it said
-/// last when it ended on its own with something to say.
+/// Follows the child's turn to its end (cancelling it past [`MEMORY_TIMEOUT`], or when `stop`
+/// says the turn it remembers for was cancelled); what it said last when it ended on its own
+/// with something to say.
 async fn follow(
     mut events: mpsc::Receiver<v1::TurnEvent>,
     family: &dyn super::family::Family,
     child: &str,
+    mut stop: watch::Receiver<bool>,
 ) -> Option<String> {
     let mut text = String::new();
     let deadline = tokio::time::Instant::now() + MEMORY_TIMEOUT;
+    let stopped = async move {
+        // A sender let go (the parent's live state went) is no stop: only `true` is.
+        if stop.wait_for(|stop| *stop).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(stopped);
     loop {
-        let event = match tokio::time::timeout_at(deadline, events.recv()).await {
-            Ok(Some(event)) => event,
-            Ok(None) => return None,
-            Err(_) => {
-                tracing::info!(
-                    child,
-                    "the memory subagent ran past its time; cancelling it"
-                );
+        let event = tokio::select! {
+            received = tokio::time::timeout_at(deadline, events.recv()) => match received {
+                Ok(Some(event)) => event,
+                Ok(None) => return None,
+                Err(_) => {
+                    tracing::info!(
+                        child,
+                        "the memory subagent ran past its time; cancelling it"
+                    );
+                    family.cancel(child);
+                    return None;
+                }
+            },
+            () = &mut stopped => {
+                tracing::info!(child, "the turn was cancelled; cancelling its memory subagent");
                 family.cancel(child);
                 return None;
             }

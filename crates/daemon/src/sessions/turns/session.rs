@@ -50,6 +50,9 @@ struct Between {
     children: Vec<RunningChild>,
     /// What memory subagents recalled, waiting for the session's next model request.
     recalled: Vec<String>,
+    /// How to stop the memory subagents still running (one per turn, each holding the
+    /// receiver): cancelling the session's turn stops them, a turn that ended does not.
+    memory: Vec<watch::Sender<bool>>,
 }
 
 /// A child of the session that is running now.
@@ -129,6 +132,7 @@ impl Session {
                 wakes: Vec::new(),
                 children: Vec::new(),
                 recalled: Vec::new(),
+                memory: Vec::new(),
             }),
             cards: Cards::default(),
             questions: OpenQuestions::default(),
@@ -228,6 +232,24 @@ impl Session {
     /// A child of the session stopped running.
     pub(super) fn child_ended(&self, child: &SessionId) {
         self.between().children.retain(|c| c.id != *child);
+    }
+
+    /// A memory subagent is about to start: what tells it to stop (`true` once the turn it
+    /// remembers for is cancelled). Taken before its session is made, so a cancel that comes
+    /// first still reaches it.
+    pub(super) fn memory_stop(&self) -> watch::Receiver<bool> {
+        let (stop, stopped) = watch::channel(false);
+        let mut between = self.between();
+        // A subagent that finished let its receiver go.
+        between.memory.retain(|stop| !stop.is_closed());
+        between.memory.push(stop);
+        stopped
+    }
+
+    /// Tells every running memory subagent to stop; `true` when one ran.
+    pub(super) fn stop_memory(&self) -> bool {
+        let stops = std::mem::take(&mut self.between().memory);
+        stops.iter().filter(|stop| stop.send(true).is_ok()).count() > 0
     }
 
     /// The children running now.
