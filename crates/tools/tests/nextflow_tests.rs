@@ -269,3 +269,63 @@ async fn paths_out_of_the_fence_are_refused() -> TestResult {
     assert!(why.contains("is a symlink"), "{why}");
     Ok(())
 }
+
+/// A test profile's run writes its tasks where the pipeline's config says, as a launch does:
+/// a `workDir` outside the session's roots, or a folder inside that is a symlink leading out,
+/// is refused before anything runs (no reports' folder made), and the card of one inside
+/// shows where its tasks go. nf-test is not judged by it: it gives each test a work
+/// directory of its own (`-w`) under the pipeline's `.nf-test`.
+#[tokio::test]
+async fn a_test_profile_run_s_work_dir_outside_the_roots_is_refused() -> TestResult {
+    let env = env(false, "pass.json")?;
+    let outside = env.root.join("../outside").canonicalize()?;
+    let config = env.root.join("pipe/nextflow.config");
+    let set_work_dir = |dir: &str| {
+        std::fs::write(
+            &config,
+            format!("profiles {{ test {{ workDir = '{dir}' }} }}\n"),
+        )
+    };
+    set_work_dir(&outside.display().to_string())?;
+    let why = refused(env.call("test_pipeline", json!({"path": "pipe"})).await);
+    assert!(
+        why.starts_with("test_pipeline: refused: the work dir ")
+            && why.contains("is outside the session's roots"),
+        "{why}"
+    );
+    assert!(!env.root.join("pipe/.codaris").exists());
+
+    std::os::unix::fs::symlink(&outside, env.root.join("pipe/scratch"))?;
+    set_work_dir("scratch")?;
+    let why = refused(env.call("test_pipeline", json!({"path": "pipe"})).await);
+    assert!(why.contains("is outside the session's roots"), "{why}");
+    assert!(std::fs::read_dir(&outside)?.next().is_none());
+
+    // Inside the roots: the card says where, and the tests run.
+    set_work_dir("tmp-work")?;
+    let tool = env
+        .tools
+        .iter()
+        .find(|t| t.name() == "test_pipeline")
+        .ok_or("no test_pipeline")?;
+    let card = tool
+        .card_check(&env.ctx, &json!({"path": "pipe"}))
+        .ok_or("no card check")??;
+    let expected = format!("work dir: {} (", env.root.join("pipe/tmp-work").display());
+    assert!(card.text.contains(&expected), "{}", card.text);
+    let text = env.call("test_pipeline", json!({"path": "pipe"})).await?;
+    assert!(text.starts_with("tests of pipe: "), "{text}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_nf_test_run_is_not_judged_by_the_pipeline_s_work_dir() -> TestResult {
+    let env = env(true, "nftest-pass.json")?;
+    std::fs::write(
+        env.root.join("pipe/nextflow.config"),
+        "profiles { test { workDir = '/elsewhere/work' } }\n",
+    )?;
+    let text = env.call("test_pipeline", json!({"path": "pipe"})).await?;
+    assert!(text.starts_with("tests of pipe: "), "{text}");
+    Ok(())
+}

@@ -363,7 +363,7 @@ fn check(
     if let Some(outdir) = optional_string(tool, args, "outdir")? {
         plan.outdir = Some(new_dir(ctx, tool, outdir)?);
     }
-    let work_dir = work_dir_of(ctx, tool, &plan)?;
+    let work_dir = work_dir_of(ctx, tool, &plan.pipeline, &plan.launch_dir, &plan.profiles)?;
     let gates = check_samplesheets(shared, ctx, tool, &plan)?;
     let program = find_nextflow(&shared.setup, tool)?;
     Ok(Prepared {
@@ -375,22 +375,24 @@ fn check(
     })
 }
 
-/// The work directory the run will use (see `work_dir.rs`), with `NXF_WORK` and `NXF_HOME`
-/// as its command sees them: the daemon's own, which pass to commands (`NXF_*`), with
-/// `NXF_HOME`'s default beside `HOME`, which passes too.
-fn work_dir_of(
+/// The work directory a run of `pipeline` from `launch_dir` with `profiles` will use (see
+/// `work_dir.rs`), with `NXF_WORK` and `NXF_HOME` as its command sees them: the daemon's own,
+/// which pass to commands (`NXF_*`), with `NXF_HOME`'s default beside `HOME`, which passes too.
+pub(super) fn work_dir_of(
     ctx: &ToolContext,
     tool: &'static str,
-    plan: &LaunchPlan,
+    pipeline: &Path,
+    launch_dir: &Path,
+    profiles: &[String],
 ) -> Result<RunWorkDir, ToolError> {
     let nxf_work = std::env::var_os("NXF_WORK");
     let nxf_home = std::env::var_os("NXF_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".nextflow")));
     run_work_dir(
-        &plan.pipeline,
-        &plan.launch_dir,
-        &plan.profiles,
+        pipeline,
+        launch_dir,
+        profiles,
         nxf_work.as_deref(),
         nxf_home.as_deref(),
         ctx.fence.roots(),

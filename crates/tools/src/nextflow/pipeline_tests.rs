@@ -13,8 +13,9 @@ use codaris_nextflow::testrun::{
 use serde_json::Value;
 
 use super::args::{optional_string, pipeline_dir};
-use super::launch::LaunchShared;
+use super::launch::{LaunchShared, work_dir_of};
 use super::runner::PoolRunner;
+use super::work_dir::RunWorkDir;
 use crate::context::ToolContext;
 use crate::preview::{CallPreview, PreviewKind};
 use crate::tool::{Tool, ToolError, ToolOutput};
@@ -66,15 +67,17 @@ fn tests_dir(tool: &'static str, pipeline: &Path, create: bool) -> Result<PathBu
 struct TestPipeline(Arc<LaunchShared>);
 
 impl TestPipeline {
-    /// Every check of a test run and its command: the pipeline as named and found, and the
-    /// command. `create` makes the reports' directory; a card's check does not.
+    /// Every check of a test run and its command: the pipeline as named and found, the
+    /// command, and for a test profile's run the work directory its tasks write to (checked
+    /// as a launch's is; nf-test gives each test a work directory of its own under the
+    /// pipeline's `.nf-test`). `create` makes the reports' directory; a card's check does not.
     fn planned(
         &self,
         ctx: &ToolContext,
         args: &Value,
         create: bool,
         run_name: String,
-    ) -> Result<(String, PathBuf, TestCommand), ToolError> {
+    ) -> Result<Planned, ToolError> {
         let tool = self.name();
         let shown = optional_string(tool, args, "path")?
             .unwrap_or(".")
@@ -95,26 +98,46 @@ impl TestPipeline {
         {
             return Err(refusal);
         }
-        let dir = tests_dir(tool, &pipeline, create)?;
-        let command = match TestKind::of(&pipeline) {
-            TestKind::NfTest => TestCommand::nf_test(&self.0.setup.nf_test, &dir, &extra),
+        let kind = TestKind::of(&pipeline);
+        let profiles = testrun::test_profiles(&extra);
+        let work_dir = match kind {
+            TestKind::NfTest => None,
             TestKind::TestProfile => {
-                let profiles = testrun::test_profiles(&extra);
                 self.0
                     .setup
                     .allowed_profiles(&profiles.join(","))
                     .map_err(|why| ToolError::model(format!("{tool}: {why}")))?;
-                TestCommand::test_profile(
-                    &self.0.setup.nextflow,
-                    &pipeline,
-                    &dir,
-                    &profiles,
-                    &run_name,
-                )
+                Some(work_dir_of(ctx, tool, &pipeline, &pipeline, &profiles)?)
             }
         };
-        Ok((shown, pipeline, command))
+        let dir = tests_dir(tool, &pipeline, create)?;
+        let command = match kind {
+            TestKind::NfTest => TestCommand::nf_test(&self.0.setup.nf_test, &dir, &extra),
+            TestKind::TestProfile => TestCommand::test_profile(
+                &self.0.setup.nextflow,
+                &pipeline,
+                &dir,
+                &profiles,
+                &run_name,
+            ),
+        };
+        Ok(Planned {
+            shown,
+            pipeline,
+            command,
+            work_dir,
+        })
     }
+}
+
+/// A test run, checked.
+struct Planned {
+    /// The pipeline as the call named it.
+    shown: String,
+    pipeline: PathBuf,
+    command: TestCommand,
+    /// Where a test profile's run writes its tasks; none for nf-test.
+    work_dir: Option<RunWorkDir>,
 }
 
 #[async_trait::async_trait]
@@ -130,21 +153,37 @@ impl Tool for TestPipeline {
     ) -> Option<Result<CallPreview, ToolError>> {
         let tool = self.name();
         let name = self.0.names.reserve(ctx, tool, args);
-        Some(
-            self.planned(ctx, args, false, name)
-                .map(|(_, pipeline, command)| CallPreview {
-                    kind: PreviewKind::Command,
-                    text: format!("$ {}\nin {}\n", command.line(), pipeline.display()),
-                    path: None,
-                    action: format!("run the tests of the pipeline `{}`", pipeline.display()),
-                }),
-        )
+        Some(self.planned(ctx, args, false, name).map(|planned| {
+            let mut text = format!(
+                "$ {}\nin {}\n",
+                planned.command.line(),
+                planned.pipeline.display()
+            );
+            if let Some(work_dir) = &planned.work_dir {
+                text.push_str(&work_dir.line());
+                text.push('\n');
+            }
+            CallPreview {
+                kind: PreviewKind::Command,
+                text,
+                path: None,
+                action: format!(
+                    "run the tests of the pipeline `{}`",
+                    planned.pipeline.display()
+                ),
+            }
+        }))
     }
 
     async fn call(&self, ctx: &ToolContext, args: &Value) -> Result<ToolOutput, ToolError> {
         let tool = self.name();
         let name = self.0.names.take(ctx, tool, args);
-        let (shown, pipeline, command) = self.planned(ctx, args, true, name)?;
+        let Planned {
+            shown,
+            pipeline,
+            command,
+            ..
+        } = self.planned(ctx, args, true, name)?;
         for stale in command.outputs() {
             let _ = std::fs::remove_file(stale);
         }
