@@ -284,3 +284,65 @@ fn server_filesystem_reads_no_file_outside_the_roots_by_tilde_or_variable() {
     assert!(output.contains("INSIDE-CONTENT"), "{output}");
     replays(&sandbox);
 }
+
+/// A folder added to the allowed ones by a committed configuration reaches the running
+/// server-filesystem that shares roots by a `roots/list_changed` notification, not a restart:
+/// the commit says it told the server, the server was never started again, and a file in the
+/// new folder is read through it at once.
+#[test]
+fn a_new_root_is_told_to_server_filesystem_without_a_restart() {
+    let Some(peers) = peers("npm/node_modules/.bin/mcp-server-filesystem") else {
+        return;
+    };
+    let sandbox = Sandbox::new();
+    let proj = sandbox.root.path().join("projects/p");
+    let more = sandbox.root.path().join("more");
+    std::fs::create_dir_all(&proj).unwrap();
+    std::fs::create_dir_all(&more).unwrap();
+    std::fs::write(more.join("note.txt"), "IN-THE-NEW-ROOT").unwrap();
+    let server = peers.join("npm/node_modules/.bin/mcp-server-filesystem");
+    sandbox.write_config(&format!(
+        "allowed_dirs = [{proj:?}]\n\n[tools]\nlean_surface = false\n\n\
+         [mcp.servers.fs]\ncommand = {:?}\nargs = [{proj:?}]\nshare_roots = true\n",
+        server.display().to_string(),
+    ));
+    let _daemon = sandbox.start_daemon(&[]);
+    let fs = || {
+        json(&sandbox.cli(&["mcp", "list", "--json"]))
+            .as_array()
+            .and_then(|all| all.iter().find(|s| s["name"] == "fs").cloned())
+            .unwrap_or(Value::Null)
+    };
+    wait_for(Duration::from_secs(60), || fs()["state"] == "ready");
+
+    let add = format!("add_list allowed_dirs={}", more.display());
+    let staged = sandbox.cli(&["config", "set", &add]);
+    assert!(staged.status.success(), "{}", stderr(&staged));
+    let committed = sandbox.cli(&["config", "commit"]);
+    let said = stdout(&committed);
+    assert!(committed.status.success(), "{said}{}", stderr(&committed));
+    assert!(
+        said.contains("MCP servers: told the new roots fs") && !said.contains("started again"),
+        "{said}"
+    );
+    let listed = fs();
+    assert_eq!(
+        (&listed["state"], &listed["restarts"]),
+        (&json!("ready"), &json!(0)),
+        "{listed}"
+    );
+    let read = calls_of(
+        &sandbox,
+        &proj,
+        ("bypass", "deny"),
+        ("read a text file", "fs__read_text_file"),
+        &[json!({"path": more.join("note.txt").display().to_string()})],
+    );
+    assert_eq!(
+        read[0]["decision"]["code"], "allowed_by_default",
+        "{read:?}"
+    );
+    let output = read[0]["output"].as_str().unwrap_or("");
+    assert!(output.contains("IN-THE-NEW-ROOT"), "{output}");
+    replays(&sandbox);
+}

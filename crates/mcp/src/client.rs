@@ -63,8 +63,39 @@ struct Handler {
     /// `tools/list_changed` notifications received on this connection.
     notified: Arc<AtomicU64>,
     server: String,
-    /// The roots answered to `roots/list`, when the server is told any.
-    roots: Option<Arc<Vec<PathBuf>>>,
+    /// The roots answered to `roots/list`, when the server is told any: read at each request,
+    /// so a server told the list changed gets the one in force.
+    roots: Option<Roots>,
+}
+
+/// The roots servers that share them are told (absolute directories), shared by the registry,
+/// which changes them, and every connection's handler, which answers `roots/list` with them.
+#[derive(Debug, Clone, Default)]
+pub struct Roots(Arc<std::sync::Mutex<Arc<Vec<PathBuf>>>>);
+
+impl Roots {
+    pub fn new(roots: Vec<PathBuf>) -> Roots {
+        Roots(Arc::new(std::sync::Mutex::new(Arc::new(roots))))
+    }
+
+    /// The roots in force.
+    pub fn get(&self) -> Arc<Vec<PathBuf>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Puts `roots` in force; `true` when they differ from the ones before.
+    pub fn set(&self, roots: Vec<PathBuf>) -> bool {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let changed = **held != roots;
+        *held = Arc::new(roots);
+        changed
+    }
 }
 
 impl ClientHandler for Handler {
@@ -87,8 +118,8 @@ impl ClientHandler for Handler {
         &self,
         _context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ListRootsResult, ErrorData>> + Send + '_ {
-        let roots = self
-            .roots
+        let now = self.roots.as_ref().map(Roots::get);
+        let roots = now
             .iter()
             .flat_map(|roots| roots.iter())
             .filter_map(|path| url::Url::from_directory_path(path).ok())
@@ -105,7 +136,11 @@ impl ClientHandler for Handler {
 fn client_info(shares_roots: bool) -> ClientConfig {
     let mut capabilities = ClientCapabilities::default();
     if shares_roots {
-        capabilities.roots = Some(RootsCapabilities::default());
+        // Told when they change (`notifications/roots/list_changed`) rather than started again:
+        // a server keeps its state (a browser, a cache) when the person widens the fence.
+        let mut roots = RootsCapabilities::default();
+        roots.list_changed = Some(true);
+        capabilities.roots = Some(roots);
     }
     ClientConfig::new(
         capabilities,
@@ -148,7 +183,7 @@ impl Connection {
     pub async fn open(
         spec: &ServerSpec,
         changed: Arc<Notify>,
-        roots: &Arc<Vec<PathBuf>>,
+        roots: &Roots,
         notified: Arc<AtomicU64>,
     ) -> Result<Connection, ConnectError> {
         let handler = Handler {
@@ -315,6 +350,16 @@ impl Connection {
     }
 
     /// Whether the server still answers, within `timeout`.
+    /// Tells the server its roots changed (`notifications/roots/list_changed`); it asks for
+    /// them again when it wants them. `false` when the notification could not be sent in
+    /// `timeout`.
+    pub async fn notify_roots_changed(&self, timeout: Duration) -> bool {
+        matches!(
+            tokio::time::timeout(timeout, self.peer.notify_roots_list_changed()).await,
+            Ok(Ok(()))
+        )
+    }
+
     pub async fn ping(&self, timeout: Duration) -> bool {
         let ping = self
             .peer

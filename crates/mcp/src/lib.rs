@@ -20,7 +20,7 @@ mod supervisor;
 mod tls;
 mod tool;
 
-pub use client::{Connection, PAGE_CAP, PROTOCOL, TOOL_CAP};
+pub use client::{Connection, PAGE_CAP, PROTOCOL, Roots, TOOL_CAP};
 pub use env::server_env;
 pub use error::{CallError, ConnectError, ToolError};
 pub use lines::MAX_LINE;

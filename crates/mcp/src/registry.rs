@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
+use crate::client::Roots;
 use crate::error::{CallError, ToolError};
 use crate::names::{McpTool, ServerName, ToolId};
 use crate::render::{self, Rendered};
@@ -19,6 +20,8 @@ use crate::tool::ToolDef;
 
 /// How long stopping every server may take before the rest are killed outright.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(7);
+/// How long telling one server its roots changed may take.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One server as the registry reports it.
 #[derive(Debug, Clone)]
@@ -59,9 +62,9 @@ struct Server {
 pub struct ServerRegistry {
     servers: Arc<Mutex<BTreeMap<ServerName, Server>>>,
     changes: Arc<watch::Sender<u64>>,
-    /// What a server that shares roots is told (`roots/list`) when it starts; the daemon's
-    /// allowed folders, which a committed configuration may change ([`ServerRegistry::set_roots`]).
-    roots: Arc<Mutex<Arc<Vec<PathBuf>>>>,
+    /// What a server that shares roots is told (`roots/list`); the daemon's allowed folders,
+    /// which a committed configuration may change ([`ServerRegistry::set_roots`]).
+    roots: Roots,
 }
 
 impl Default for ServerRegistry {
@@ -80,7 +83,7 @@ impl ServerRegistry {
         ServerRegistry {
             servers: Arc::new(Mutex::new(BTreeMap::new())),
             changes: Arc::new(watch::channel(0).0),
-            roots: Arc::new(Mutex::new(Arc::new(roots))),
+            roots: Roots::new(roots),
         }
     }
 
@@ -103,12 +106,7 @@ impl ServerRegistry {
         let changes = self.changes.clone();
         let published: Arc<dyn Fn() + Send + Sync> =
             Arc::new(move || ServerRegistry::bump(&changes));
-        let roots = self
-            .roots
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let run = supervisor::start(spec.clone(), roots, published);
+        let run = supervisor::start(spec.clone(), self.roots.clone(), published);
         let replaced = self.lock().insert(spec.name.clone(), Server { spec, run });
         if let Some(old) = replaced {
             old.run.stop.cancel();
@@ -116,10 +114,29 @@ impl ServerRegistry {
         ServerRegistry::bump(&self.changes);
     }
 
-    /// What servers that share roots are told from their next start: a running one is told
-    /// once it is added again.
-    pub fn set_roots(&self, roots: Vec<PathBuf>) {
-        *self.roots.lock().unwrap_or_else(PoisonError::into_inner) = Arc::new(roots);
+    /// Puts `roots` in force for the servers that share roots: a running one is told they
+    /// changed (`notifications/roots/list_changed`, and it asks again), one starting reads
+    /// them at its `roots/list`. The servers told, by name; none when the roots are the same.
+    pub async fn set_roots(&self, roots: Vec<PathBuf>) -> Vec<ServerName> {
+        if !self.roots.set(roots) {
+            return Vec::new();
+        }
+        let running: Vec<(ServerName, Arc<crate::client::Connection>)> = self
+            .lock()
+            .iter()
+            .filter(|(_, server)| server.spec.share_roots)
+            .filter_map(|(name, server)| Some((name.clone(), server.run.connection()?)))
+            .collect();
+        let mut told = Vec::new();
+        for (name, connection) in running {
+            if connection.notify_roots_changed(NOTIFY_TIMEOUT).await {
+                told.push(name);
+            } else {
+                // It will read them when it next asks, or when it starts again.
+                tracing::warn!(server = %name, "could not tell the MCP server its roots changed");
+            }
+        }
+        told
     }
 
     /// Stops and forgets the server; false when there was none.

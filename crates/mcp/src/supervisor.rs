@@ -3,7 +3,6 @@
 //! connection it holds while the server is ready.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -11,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::client::Connection;
+use crate::client::{Connection, Roots};
 use crate::error::CallError;
 use crate::spec::ServerSpec;
 use crate::tool::ToolDef;
@@ -103,7 +102,7 @@ impl Supervised {
 /// what the server is told when its registration shares roots.
 pub(crate) fn start(
     spec: ServerSpec,
-    roots: Arc<Vec<PathBuf>>,
+    roots: Roots,
     published: Arc<dyn Fn() + Send + Sync>,
 ) -> Supervised {
     let initial = if spec.enabled {
@@ -141,7 +140,7 @@ pub(crate) fn start(
 
 struct Run {
     spec: ServerSpec,
-    roots: Arc<Vec<PathBuf>>,
+    roots: Roots,
     /// `tools/list_changed` received, shared with every connection's handler.
     notified: Arc<AtomicU64>,
     status: watch::Sender<Status>,

@@ -446,3 +446,74 @@ async fn server_everything_s_burst_during_its_handshake_is_one_reindex_over_http
     // after it): the full listing after the handshake is what gives the whole set.
     a_handshake_burst_is_one_publish(spec, false).await;
 }
+
+/// Roots changed while servers run are told to them (`notifications/roots/list_changed`), not
+/// put in force by a restart: server-filesystem, which serves its roots instead of the folders
+/// on its command line, serves the new one, and server-everything lists it, each on the
+/// connection it started with. Roots set again unchanged tell nobody.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_roots_are_told_to_running_servers_without_a_restart() {
+    let Some(peers) = support::installed(&NEEDED[..2]) else {
+        return;
+    };
+    let npm = peers.join("npm/node_modules/.bin");
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let first = first.path().canonicalize().unwrap();
+    let second_dir = second.path().canonicalize().unwrap();
+    std::fs::write(second_dir.join("note.txt"), "in the second root\n").unwrap();
+    let registry = ServerRegistry::with_roots(vec![first.clone()]);
+    let mut filesystem = spec(
+        "filesystem",
+        &npm.join("mcp-server-filesystem"),
+        &[first.to_str().unwrap()],
+    );
+    filesystem.share_roots = true;
+    let mut everything = spec("everything", &npm.join("mcp-server-everything"), &["stdio"]);
+    everything.share_roots = true;
+    registry.add(filesystem);
+    registry.add(everything);
+    ready(&registry, "filesystem").await;
+    ready(&registry, "everything").await;
+    let note = json!({"path": second_dir.join("note.txt").to_str().unwrap()});
+    let refused = call(&registry, "filesystem__read_text_file", note.clone()).await;
+    assert!(refused.is_error, "{refused:?}");
+
+    let mut told: Vec<String> = registry
+        .set_roots(vec![first.clone(), second_dir.clone()])
+        .await
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    told.sort();
+    assert_eq!(told, ["everything", "filesystem"]);
+    // Each asks for the roots again when told; poll until it has.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let read = loop {
+        let read = call(&registry, "filesystem__read_text_file", note.clone()).await;
+        if !read.is_error || std::time::Instant::now() > deadline {
+            break read;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(read.text.contains("in the second root"), "{read:?}");
+    let uri = url_of(&second_dir);
+    let listed = loop {
+        let listed = call(&registry, "everything__get-roots-list", json!({})).await;
+        if listed.text.contains(&uri) || std::time::Instant::now() > deadline {
+            break listed;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(listed.text.contains(&uri), "{uri} not in {listed:?}");
+    for server in ["filesystem", "everything"] {
+        let view = registry.server(&name(server)).unwrap();
+        assert_eq!((view.state, view.restarts), (State::Ready, 0), "{server}");
+    }
+    assert!(
+        registry
+            .set_roots(vec![first.clone(), second_dir.clone()])
+            .await
+            .is_empty()
+    );
+    registry.shutdown().await;
+}

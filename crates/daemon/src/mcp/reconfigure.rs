@@ -1,7 +1,8 @@
 //! A committed configuration's MCP servers put in force while the daemon runs: servers it
 //! no longer lists stop, new ones start, changed ones start again with their new settings, and
-//! servers that share roots start again when the allowed folders changed, so that each is told
-//! the roots in force. The others run on undisturbed.
+//! servers that share roots are told when the allowed folders changed
+//! (`notifications/roots/list_changed`; they ask for the roots again), without a restart that
+//! would lose what they hold. The others run on undisturbed.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ pub struct Reconfigured {
     pub started: Vec<String>,
     pub stopped: Vec<String>,
     pub restarted: Vec<String>,
+    /// Running servers told that the roots changed (the session's own included).
+    pub told_roots: Vec<String>,
 }
 
 impl Reconfigured {
@@ -29,6 +32,7 @@ impl Reconfigured {
             ("started", &self.started),
             ("started again", &self.restarted),
             ("stopped", &self.stopped),
+            ("told the new roots", &self.told_roots),
         ] {
             if !names.is_empty() {
                 parts.push(format!("{what} {}", names.join(", ")));
@@ -45,13 +49,27 @@ impl McpHub {
         servers: Vec<ServerSpec>,
         roots: Vec<PathBuf>,
     ) -> Result<Reconfigured, DaemonError> {
-        let roots_changed = {
-            let mut held = self.roots.lock().unwrap_or_else(PoisonError::into_inner);
-            let changed = *held != roots;
-            held.clone_from(&roots);
-            changed
-        };
-        self.registry.set_roots(roots);
+        self.roots
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone_from(&roots);
+        let mut done = Reconfigured::default();
+        let sessions: Vec<_> = self.session_servers().values().cloned().collect();
+        for own in sessions {
+            done.told_roots.extend(
+                own.set_roots(roots.clone())
+                    .await
+                    .iter()
+                    .map(ToString::to_string),
+            );
+        }
+        done.told_roots.extend(
+            self.registry
+                .set_roots(roots)
+                .await
+                .iter()
+                .map(ToString::to_string),
+        );
         let (switches, _) = self.state.switches()?;
         let new: BTreeMap<ServerName, ServerSpec> = servers
             .into_iter()
@@ -64,7 +82,6 @@ impl McpHub {
                 .unwrap_or_else(PoisonError::into_inner),
             new.clone(),
         );
-        let mut done = Reconfigured::default();
         for name in old.keys().filter(|name| !new.contains_key(*name)) {
             self.registry.remove(name).await;
             done.stopped.push(name.to_string());
@@ -73,7 +90,6 @@ impl McpHub {
             let again = match old.get(&name) {
                 None => false,
                 Some(before) if *before != spec => true,
-                Some(_) if roots_changed && spec.share_roots => true,
                 Some(_) => continue,
             };
             let mut spec = spec;

@@ -72,6 +72,12 @@ impl SessionMcp {
         self.servers();
     }
 
+    /// Puts the daemon's new roots in force for those of its servers that share roots (told,
+    /// not started again); the servers told.
+    pub async fn set_roots(&self, roots: Vec<std::path::PathBuf>) -> Vec<ServerName> {
+        self.registry.set_roots(roots).await
+    }
+
     /// The names of its servers.
     pub fn names(&self) -> Vec<String> {
         self.registry

@@ -47,7 +47,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     let connection = Connection::open(
         &spec,
         Arc::new(tokio::sync::Notify::new()),
-        &Arc::new(Vec::new()),
+        &codaris_mcp::Roots::default(),
         notified,
     )
     .await
