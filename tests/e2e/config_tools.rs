@@ -447,3 +447,84 @@ fn a_commit_reloads_allowlists_output_limits_profiles_hooks_and_mcp_servers() {
     );
     assert!(server_names(&sandbox).is_empty());
 }
+
+/// A file the person edited by hand is put in force by `codaris config reload` without a
+/// restart: not before, only when it validates, recorded with its diff, and undone by a
+/// rollback. An unchanged file reloads nothing.
+#[test]
+fn a_hand_edit_is_put_in_force_by_reload_recorded_and_rolled_back() {
+    let sandbox = Sandbox::new();
+    let first = "[tools]\ncommand_allowlist = [\"cargo test\"]\n";
+    std::fs::write(config_file(&sandbox), first).unwrap();
+    let _daemon = sandbox.start_daemon(&[]);
+    let allowlist = || json(&sandbox.cli(&["status", "--json"]))["command_allowlist"].clone();
+    let refused = |why: &str| {
+        let output = sandbox.cli(&["config", "reload"]);
+        assert!(!output.status.success(), "{}", stdout(&output));
+        assert!(stderr(&output).contains(why), "{}", stderr(&output));
+    };
+    refused("has not changed since codarisd put it in force; nothing to reload");
+
+    // A hand edit that would not start the daemon is refused; what is in force stays.
+    std::fs::write(
+        config_file(&sandbox),
+        "[tools]\ncommand_allowlist = [\"git status\"]\nlean_surface = \"maybe\"\n",
+    )
+    .unwrap();
+    refused("the configuration would not be valid; nothing changed");
+    assert_eq!(allowlist(), json!(["cargo test"]));
+
+    let edited = "[tools]\ncommand_allowlist = [\"git status\"]\n\n[anthropic]\napi_key = \"sk-hand-SECRET-1\"\n";
+    std::fs::write(config_file(&sandbox), edited).unwrap();
+    assert_eq!(
+        allowlist(),
+        json!(["cargo test"]),
+        "in force before the reload"
+    );
+    let reloaded = cli_ok(&sandbox, &["config", "reload"]);
+    assert!(
+        reloaded.starts_with("reloaded `")
+            && reloaded.contains("as edited (ledger c")
+            && reloaded.contains("2 keys changed: ")
+            && reloaded.contains("; in force now")
+            && reloaded.contains("takes effect at the next start of codarisd: anthropic.api_key"),
+        "{reloaded}"
+    );
+    assert_eq!(allowlist(), json!(["git status"]));
+    assert_eq!(
+        std::fs::read_to_string(config_file(&sandbox)).unwrap(),
+        edited
+    );
+    refused("nothing to reload");
+
+    let export = stdout(&sandbox.cli(&["ledger", "export"]));
+    let change: Value = export
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["type"] == "config_change")
+        .expect("the reload is recorded");
+    assert_eq!(change["action"], "reload", "{change}");
+    assert_eq!(change["session_id"], "", "{change}");
+    let diff = change["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains("-command_allowlist = [\"cargo test\"]")
+            && diff.contains("+command_allowlist = [\"git status\"]")
+            && diff.contains("api_key = \"<redacted"),
+        "{diff}"
+    );
+    assert!(!export.contains("sk-hand-SECRET-1") && !reloaded.contains("sk-hand-SECRET-1"));
+
+    // A rollback puts back the text that was in force before the hand edit.
+    let rolled = cli_ok(&sandbox, &["config", "rollback"]);
+    assert!(rolled.starts_with("rolled "), "{rolled}");
+    assert_eq!(
+        std::fs::read_to_string(config_file(&sandbox)).unwrap(),
+        first
+    );
+    assert_eq!(allowlist(), json!(["cargo test"]));
+    refused("nothing to reload");
+    sandbox.stop_daemon();
+    let report = json(&sandbox.cli(&["audit", "replay", "--json"]));
+    assert_eq!(report["config_changes"], 2, "{report}");
+    assert_eq!(report["chain_findings"], json!([]), "{report}");
+}

@@ -201,6 +201,8 @@ pub enum ConfigCommand {
     Commit,
     /// Put back the file the last commit replaced, record it and reload codarisd
     Rollback,
+    /// Put the file in force as you edited it by hand, without restarting codarisd: validated as a commit is, recorded in the ledger (a rollback undoes it), nothing written
+    Reload,
 }
 
 #[derive(Debug, Subcommand)]

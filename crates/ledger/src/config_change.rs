@@ -1,5 +1,6 @@
 //! A change of the configuration file made through Codaris (`config_commit`, `config_rollback`,
-//! `codaris config commit|rollback`), as evidence: who made it, the file, digests of its text
+//! `codaris config commit|rollback`), or made by hand and put in force by `codaris config
+//! reload`, as evidence: who made it, the file, digests of its text
 //! before and after, the staged commands and the diff (both with every secret redacted). The
 //! decisions taken under the new configuration record what they saw themselves (their standing
 //! grants, their task's roots), so replay needs nothing from this record; it says when and by
@@ -17,6 +18,9 @@ pub enum ConfigAction {
     Commit,
     /// The file written back as the last commit's snapshot had it.
     Rollback,
+    /// The file as a person edited it by hand, put in force as it was (`codaris config
+    /// reload`): nothing written; `before` is the text that was in force.
+    Reload,
 }
 
 impl ConfigAction {
@@ -24,6 +28,7 @@ impl ConfigAction {
         match self {
             ConfigAction::Commit => "commit",
             ConfigAction::Rollback => "rollback",
+            ConfigAction::Reload => "reload",
         }
     }
 }
@@ -46,7 +51,7 @@ pub struct ConfigChangeRecord {
     /// SHA-256 (hex) of the file's text before and after; [`ABSENT`] for no file.
     pub before: String,
     pub after: String,
-    /// The staged commands applied, secrets redacted (empty for a rollback).
+    /// The staged commands applied, secrets redacted (empty for a rollback and a reload).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
     /// The unified diff, secrets redacted.

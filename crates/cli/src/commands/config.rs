@@ -76,6 +76,17 @@ pub async fn run(
             )
             .await
         }
+        ConfigCommand::Reload => {
+            edit(
+                target,
+                autostart,
+                json_out,
+                Action::Reload,
+                None,
+                Vec::new(),
+            )
+            .await
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The configuration file edited through Codaris: the six `config_*` tools and `codaris config
-//! set|changes|revert|commit|rollback` both speak to one [`ConfigEditing`].
+//! set|changes|revert|commit|rollback` both speak to one [`ConfigEditing`], which also puts a
+//! file a person edited by hand in force (`codaris config reload`).
 //!
 //! Commands are staged against the live file ([`staging`]), each checked as it is staged. A
 //! commit applies them to the file as it is then, validates the whole file with the checks
@@ -37,6 +38,9 @@ pub struct ConfigEditing {
     /// One change at a time: staging, committing and rolling back read and write the same
     /// files.
     writing: Mutex<()>,
+    /// The file's text as it was last put in force (at start, or by the last commit, rollback
+    /// or reload); `None` for no file. A reload puts the hand-edited file in force against it.
+    in_force_text: Mutex<Option<String>>,
 }
 
 /// A change worked out and validated, not yet written.
@@ -56,12 +60,16 @@ fn refused(message: impl Into<String>) -> ToolError {
 impl ConfigEditing {
     pub fn new(inputs: LoadInputs, ledger: Arc<Ledger>) -> Self {
         let files = Files::new(inputs.state_dir());
+        // What the daemon started with: read just after its own load, so an edit made in
+        // between is one a reload shows.
+        let text = std::fs::read_to_string(inputs.file()).ok();
         Self {
             inputs,
             ledger,
             files,
             in_force: OnceLock::new(),
             writing: Mutex::new(()),
+            in_force_text: Mutex::new(text),
         }
     }
 
@@ -131,6 +139,31 @@ impl ConfigEditing {
         let after = applied(before.as_deref(), &staged).map_err(refused)?;
         let config = self.validated(&after)?;
         self.planned(before, Some(after), staged, config)
+    }
+
+    /// The file as edited by hand since it was last put in force, validated.
+    fn plan_reload(&self) -> Result<Planned, ToolError> {
+        let before = self
+            .in_force_text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        let after = self.read_file()?;
+        if before == after {
+            return Err(refused(format!(
+                "`{}` has not changed since codarisd put it in force; nothing to reload",
+                self.shown_file()
+            )));
+        }
+        let config = match &after {
+            Some(text) => self.validated(text)?,
+            None => self.inputs.load_text(None).map_err(|err| {
+                refused(format!(
+                    "the configuration without a file would not be valid: {err}"
+                ))
+            })?,
+        };
+        self.planned(before, after, Vec::new(), config)
     }
 
     /// The snapshot put back, validated.
@@ -207,6 +240,7 @@ impl ConfigEditing {
                 if plan.staged.len() == 1 { "" } else { "s" }
             ),
             ConfigAction::Rollback => format!("roll `{file}` back to before the last commit"),
+            ConfigAction::Reload => format!("put `{file}` in force as edited"),
         };
         CallPreview {
             kind: PreviewKind::Config,
@@ -247,15 +281,20 @@ impl ConfigEditing {
         let plan = match action {
             ConfigAction::Commit => self.plan_commit()?,
             ConfigAction::Rollback => self.plan_rollback()?,
+            ConfigAction::Reload => self.plan_reload()?,
         };
         let file = self.inputs.file();
-        // The snapshot first: a commit whose previous file is not kept could not be undone.
-        if action == ConfigAction::Commit {
+        // The snapshot first: a commit whose previous file is not kept could not be undone. A
+        // reload's is the text that was in force, so a rollback undoes the hand edit.
+        if matches!(action, ConfigAction::Commit | ConfigAction::Reload) {
             self.files
                 .keep_snapshot(plan.before.as_deref())
                 .map_err(|err| refused(format!("nothing changed: {err}")))?;
         }
-        write::config_file(&file, plan.after.as_deref()).map_err(refused)?;
+        // A reload writes nothing: the file already is what goes in force.
+        if action != ConfigAction::Reload {
+            write::config_file(&file, plan.after.as_deref()).map_err(refused)?;
+        }
         let mut record = ConfigChangeRecord::new(
             session,
             action,
@@ -273,6 +312,11 @@ impl ConfigEditing {
         record.at_next_start = in_force::at_next_start(&plan.changed);
         let id = match self.ledger.append_config_change(&record) {
             Ok(id) => id,
+            Err(err) if action == ConfigAction::Reload => {
+                return Err(refused(format!(
+                    "the change could not be recorded, so it was not put in force: {err}"
+                )));
+            }
             Err(err) => {
                 // Not recorded, not made: the previous file goes back.
                 let _ = write::config_file(&file, plan.before.as_deref());
@@ -281,9 +325,15 @@ impl ConfigEditing {
                 )));
             }
         };
+        self.in_force_text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone_from(&plan.after);
         let kept = match action {
             ConfigAction::Commit => self.files.keep(&[]),
             ConfigAction::Rollback => self.files.forget_snapshot(),
+            // The staged commands stay staged, to apply to the file as it is now.
+            ConfigAction::Reload => Ok(()),
         };
         if let Err(err) = kept {
             tracing::error!(%err, "the configuration's snapshot or staged commands were not updated");
@@ -305,6 +355,15 @@ impl ConfigEditing {
             ConfigAction::Rollback => format!(
                 "rolled `{}` back to before the last commit (ledger {id})",
                 file.display()
+            ),
+            ConfigAction::Reload => format!(
+                "reloaded `{}` as edited (ledger {id}; {})",
+                file.display(),
+                match plan.changed.len() {
+                    0 => "no key changed".to_owned(),
+                    1 => format!("changed {}", plan.changed[0]),
+                    n => format!("{n} keys changed: {}", plan.changed.join(", ")),
+                }
             ),
         };
         let later = in_force::at_next_start(&plan.changed);
@@ -476,6 +535,16 @@ impl codaris_tools::config_tools::ConfigEditor for ConfigEditing {
 
     async fn rollback(&self, session: &str) -> Result<String, ToolError> {
         self.carry_out(session, ConfigAction::Rollback).await
+    }
+}
+
+impl ConfigEditing {
+    /// Puts the file in force as a person edited it by hand since it last was (`codaris config
+    /// reload`): validated as a commit is, recorded, then in force; nothing is written. A
+    /// person's only: no tool reaches it, so the model's way to change the configuration stays
+    /// the commit and its card.
+    pub async fn reload(&self) -> Result<String, ToolError> {
+        self.carry_out("", ConfigAction::Reload).await
     }
 }
 

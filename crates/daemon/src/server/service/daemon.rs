@@ -307,9 +307,10 @@ impl Daemon for DaemonService {
         let text = match request.action() {
             Action::Commit => editor.commit("").await.map_err(refused)?,
             Action::Rollback => editor.rollback("").await.map_err(refused)?,
+            Action::Reload => editor.reload().await.map_err(refused)?,
             Action::Unspecified => {
                 return Err(Status::invalid_argument(
-                    "say what to do: get, changes, set, revert, commit or rollback",
+                    "say what to do: get, changes, set, revert, commit, rollback or reload",
                 ));
             }
             action => {
