@@ -142,3 +142,95 @@ fn a_base_url_in_the_shell_goes_with_the_daemon_s_provider_and_model() {
     );
     assert_eq!(checked.status.code(), Some(1));
 }
+
+/// `doctor --pipeline DIR` reads each executor profile in that pipeline's config, as a launch
+/// of it reads it: an institution's `cluster` profile counts by the executor it sets, and the
+/// work dir its run would use is named with what set it, or refused when it is outside the
+/// allowed folders. A relative DIR is the shell's.
+#[test]
+fn doctor_reads_a_pipeline_s_own_executor_and_work_dir() {
+    let sandbox = Sandbox::new();
+    let root = sandbox.root.path().canonicalize().unwrap();
+    let pipe = root.join("pipe");
+    std::fs::create_dir_all(&pipe).unwrap();
+    std::fs::write(pipe.join("main.nf"), "workflow { }\n").unwrap();
+    std::fs::write(
+        pipe.join("nextflow.config"),
+        format!(
+            "profiles {{\n  cluster {{\n    process.executor = 'sge'\n    workDir = '{}'\n  }}\n  \
+             elsewhere {{\n    process.executor = 'lsf'\n    workDir = '/etc/elsewhere'\n  }}\n}}\n",
+            pipe.join("scratch").display()
+        ),
+    )
+    .unwrap();
+    sandbox.write_config(&format!(
+        "allowed_dirs = [{:?}]\n\n[nextflow]\nprofiles = [\"test\", \"cluster\", \"elsewhere\"]\n",
+        pipe.display().to_string()
+    ));
+    let _daemon = sandbox.start_daemon(&[]);
+    let output = sandbox
+        .command("codaris")
+        .current_dir(&root)
+        .args(["doctor", "--json", "--pipeline", "pipe"])
+        .output()
+        .unwrap();
+    let report = json_of(&output);
+    let profile = |name: &str| {
+        report["executors"]
+            .as_array()
+            .and_then(|all| all.iter().find(|e| e["profile"] == name).cloned())
+            .unwrap_or_else(|| panic!("no `{name}` in {report}"))
+    };
+    let cluster = profile("cluster");
+    assert_eq!(cluster["executor"], "sge", "{cluster}");
+    let found = cluster["found"].to_string();
+    assert!(
+        found.contains(&format!(
+            "work dir: {} (`workDir` of profile `cluster`",
+            pipe.join("scratch").display()
+        )),
+        "{cluster}"
+    );
+    let elsewhere = profile("elsewhere");
+    assert_eq!(elsewhere["executor"], "lsf", "{elsewhere}");
+    assert!(
+        elsewhere["problem"].as_str().is_some_and(
+            |p| p.contains("the work dir `/etc/elsewhere` (`workDir` of profile `elsewhere`")
+        ),
+        "{elsewhere}"
+    );
+    assert_eq!(
+        report["executors"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
+    // The text names every profile asked about, the work dir with it.
+    let text = stdout(
+        &sandbox
+            .command("codaris")
+            .current_dir(&root)
+            .args(["doctor", "--pipeline", "pipe"])
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        text.contains("warn  executor profile `cluster` (sge): ")
+            && text.contains(&format!("work dir: {}", pipe.join("scratch").display())),
+        "{text}"
+    );
+    // Without the pipeline, neither name is an executor doctor knows.
+    let plain = stdout(&sandbox.cli(&["doctor"]));
+    assert!(!plain.contains("executor profile"), "{plain}");
+
+    let missing = sandbox
+        .command("codaris")
+        .current_dir(&root)
+        .args(["doctor", "--pipeline", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&missing).contains("has no nextflow.config; give a pipeline's directory"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -116,7 +116,12 @@ pub enum Command {
     Login(LoginArgs),
     /// Check each configured model provider with one cheap request and name what is missing;
     /// exit 1 when any check fails
-    Doctor,
+    Doctor {
+        /// Also read each executor profile in this pipeline's config, as a launch of it reads
+        /// it: the executor it sets and the work directory the run would use
+        #[arg(long, value_name = "DIR")]
+        pipeline: Option<std::path::PathBuf>,
+    },
     /// The daemon's configuration: the values in force and where each came from, a file
     /// checked offline, the file's path
     #[command(subcommand)]

@@ -65,6 +65,7 @@ fn asked(
             provider,
             model: choice.model,
             base_url: choice.base_url,
+            pipeline: String::new(),
         },
         vars,
     ))
@@ -90,8 +91,19 @@ pub async fn doctor(
     autostart: bool,
     json_out: bool,
     session: &SessionArgs,
+    pipeline: Option<&std::path::Path>,
 ) -> Result<Outcome, CliError> {
-    let (request, vars) = asked(session, &|name| std::env::var(name).ok())?;
+    let (mut request, vars) = asked(session, &|name| std::env::var(name).ok())?;
+    if let Some(dir) = pipeline {
+        // The daemon reads it, so it gets the path as this shell means it.
+        request.pipeline = std::path::absolute(dir)
+            .map_err(|source| CliError::Read {
+                path: dir.to_path_buf(),
+                source,
+            })?
+            .display()
+            .to_string();
+    }
     let channel = client::open(target, autostart).await?;
     let mut daemon = v1::daemon_client::DaemonClient::new(channel);
     let answer = daemon.check_providers(request).await?.into_inner();
@@ -147,11 +159,26 @@ pub async fn doctor(
         for check in runtimes.iter().filter(|check| !check.ok) {
             output::line(&format!("warn  {}: {}", check.program, check.problem))?;
         }
-        for check in executors.iter().filter(|check| !check.ok) {
-            output::line(&format!(
-                "warn  executor profile `{}` ({}): {}",
-                check.profile, check.executor, check.problem
-            ))?;
+        for check in &executors {
+            if !check.ok {
+                let mut line = format!(
+                    "warn  executor profile `{}` ({}): {}",
+                    check.profile, check.executor, check.problem
+                );
+                // Asked about a pipeline: what it would use is part of the answer.
+                if pipeline.is_some() && !check.found.is_empty() {
+                    line.push_str(&format!(" (found: {})", check.found.join("; ")));
+                }
+                output::line(&line)?;
+            } else if pipeline.is_some() {
+                // Asked about a pipeline: what it would use is the answer, not only what fails.
+                output::line(&format!(
+                    "ok    executor profile `{}` ({}): {}",
+                    check.profile,
+                    check.executor,
+                    check.found.join("; ")
+                ))?;
+            }
         }
     }
     Ok(if ok {
@@ -200,6 +227,7 @@ mod tests {
                 provider: "openai".to_owned(),
                 model: "local-model".to_owned(),
                 base_url: "http://127.0.0.1:8080/v1".to_owned(),
+                pipeline: String::new(),
             }
         );
         assert!(!format!("{request:?}").contains("sk-never-sent"));

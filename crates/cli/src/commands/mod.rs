@@ -177,12 +177,12 @@ pub async fn run(cli: Cli) -> Result<Outcome, CliError> {
             let target = Target::resolve(cli.global.state_dir)?;
             login::login(&target, autostart, json, args).await
         }
-        Command::Doctor => {
+        Command::Doctor { pipeline } => {
             let target = Target::resolve(cli.global.state_dir)?;
             // What a `codaris run` from this shell would ask for, resolved as `run` resolves it.
             let mut session = doctor::no_flags();
             name_daemon_provider(&target, autostart, &mut session).await?;
-            doctor::doctor(&target, autostart, json, &session).await
+            doctor::doctor(&target, autostart, json, &session, pipeline.as_deref()).await
         }
         Command::Config(command) => {
             let target = Target::resolve(cli.global.state_dir)?;

@@ -5,10 +5,12 @@
 //! run gets only through a variable `nextflow.pass_env` (or `tools.env_passthrough`) lists or
 //! a file commands can read; and the work directory — each found or named as missing.
 //!
-//! Known by name only (`slurm`, `pbs`, `pbspro`, `sge`, `lsf`, `awsbatch`, `google_batch`,
-//! `k8s`): an institution's nf-core/configs profile that sets `process.executor` itself is not
-//! read here. Nor is any pipeline's config: the work dir named is `NXF_WORK`'s, which a
-//! pipeline's `workDir` overrides (each launch checks the one it will use).
+//! Without a pipeline, known by name only (`slurm`, `pbs`, `pbspro`, `sge`, `lsf`, `awsbatch`,
+//! `google_batch`, `k8s`), and the work dir named is `NXF_WORK`'s, which a pipeline's `workDir`
+//! overrides (each launch checks the one it will use). With one (`codaris doctor --pipeline`),
+//! each profile is read as a launch of that pipeline reads it: the `process.executor` its
+//! config sets (so an institution's profile of any name counts) and the work dir the run would
+//! use, checked as the launch checks it.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -38,6 +40,8 @@ struct Needs {
     credential_files: &'static [&'static str],
 }
 
+/// What a run with the executor a profile name (or Nextflow's `process.executor` value)
+/// stands for needs; `None` for a local one or a name that stands for none.
 fn needs(profile: &str) -> Option<Needs> {
     let grid = |executor, clients| Needs {
         executor,
@@ -56,7 +60,7 @@ fn needs(profile: &str) -> Option<Needs> {
             credential_vars: &["AWS_ACCESS_KEY_ID", "AWS_PROFILE"],
             credential_files: &[".aws/credentials", ".aws/config"],
         },
-        "google_batch" => Needs {
+        "google_batch" | "google-batch" => Needs {
             executor: "google-batch",
             clients: &[],
             credential_vars: &["GOOGLE_APPLICATION_CREDENTIALS"],
@@ -100,6 +104,8 @@ pub struct Machine<'a> {
     pub munge: &'a Path,
     /// Whether the sandbox's commands can read a path.
     pub readable: &'a dyn Fn(&Path) -> bool,
+    /// The pipeline whose config each profile is read in (`codaris doctor --pipeline`).
+    pub pipeline: Option<&'a Path>,
 }
 
 impl std::fmt::Debug for Machine<'_> {
@@ -110,6 +116,7 @@ impl std::fmt::Debug for Machine<'_> {
             .field("allowed_dirs", &self.allowed_dirs)
             .field("home", &self.home)
             .field("munge", &self.munge)
+            .field("pipeline", &self.pipeline)
             .finish_non_exhaustive()
     }
 }
@@ -127,12 +134,24 @@ pub fn check_executors(profiles: &[String], machine: &Machine<'_>) -> Vec<Execut
         home,
         munge,
         readable,
+        pipeline,
         ..
     } = *machine;
+    let config =
+        pipeline.and_then(|dir| codaris_nextflow::parse::load_config(dir, "nextflow.config").ok());
     profiles
         .iter()
         .filter_map(|profile| {
-            let needs = needs(profile)?;
+            // The executor the pipeline's config sets for the profile wins over its name.
+            let set = config.as_ref().and_then(|config| {
+                codaris_nextflow::executor::ExecutorSettings::of(config, std::slice::from_ref(profile))
+                    .executor
+                    .map(|(executor, _)| executor)
+            });
+            let needs = match set {
+                Some(executor) => needs(&executor)?,
+                None => needs(profile)?,
+            };
             let mut found = Vec::new();
             let mut missing = Vec::new();
             for client in needs.clients {
@@ -205,7 +224,11 @@ pub fn check_executors(profiles: &[String], machine: &Machine<'_>) -> Vec<Execut
                     )),
                 }
             }
-            match work_dir(&needs, machine) {
+            let work_dir = match pipeline {
+                Some(pipeline) => pipeline_work_dir(&needs, profile, pipeline, machine),
+                None => work_dir(&needs, machine),
+            };
+            match work_dir {
                 Ok(line) => found.push(line),
                 Err(problem) => missing.push(problem),
             }
@@ -263,6 +286,45 @@ fn work_dir(needs: &Needs, machine: &Machine<'_>) -> Result<String, String> {
     }
 }
 
+/// The work directory a run of `pipeline` (launched from its own directory) with `profile`
+/// would use, found and checked as the launch finds and checks it; a cloud batch executor
+/// needs a bucket.
+fn pipeline_work_dir(
+    needs: &Needs,
+    profile: &str,
+    pipeline: &Path,
+    machine: &Machine<'_>,
+) -> Result<String, String> {
+    use codaris_tools::nextflow::work_dir::{WorkDir, run_work_dir};
+    let nxf_work = (machine.env)("NXF_WORK").filter(|v| !v.is_empty());
+    let nxf_home = (machine.env)("NXF_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| machine.home.map(|home| home.join(".nextflow")));
+    let found = run_work_dir(
+        pipeline,
+        pipeline,
+        &[profile.to_owned()],
+        nxf_work.as_deref().map(OsStr::new),
+        nxf_home.as_deref(),
+        machine.allowed_dirs,
+    )
+    .map_err(|err| err.to_string())?;
+    let bucket = match needs.executor {
+        "awsbatch" => Some("s3://"),
+        "google-batch" => Some("gs://"),
+        _ => None,
+    };
+    match (&found.dir, bucket) {
+        (WorkDir::Local(dir), Some(scheme)) => Err(format!(
+            "the work dir `{}` is local; `{}` runs need a `{scheme}…` URL",
+            dir.display(),
+            needs.executor
+        )),
+        _ => Ok(found.line()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +356,7 @@ mod tests {
             home,
             munge,
             readable,
+            pipeline: None,
         }
     }
 
@@ -437,5 +500,69 @@ mod tests {
             found.is_some_and(|f| f.contains("NXF_WORK is not set")),
             "doctor says it cannot know the pipeline's"
         );
+    }
+
+    /// With a pipeline, a profile of any name counts by the executor its config sets (an
+    /// institution's `cluster`), and the work dir is the one a launch of it would use, checked
+    /// as the launch checks it: the profile's `workDir` wins over NXF_WORK, and one outside the
+    /// allowed folders is named with what set it.
+    #[test]
+    fn with_a_pipeline_a_profile_counts_by_its_executor_and_its_own_work_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let (pipeline, scratch) = (root.join("pipe"), root.join("scratch"));
+        std::fs::create_dir_all(&pipeline).unwrap();
+        std::fs::create_dir_all(&scratch).unwrap();
+        let bin = root.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for client in ["sbatch", "squeue", "scancel"] {
+            program(&bin, client);
+        }
+        let munge = root.join("munge");
+        std::fs::write(&munge, "").unwrap();
+        let allowed = [pipeline.clone(), scratch.clone()];
+        let check = |config: &str, profile: &str| {
+            std::fs::write(pipeline.join("nextflow.config"), config).unwrap();
+            let env = |name: &str| (name == "NXF_WORK").then(|| "/etc/nxf-work".to_owned());
+            check_executors(
+                &[profile.to_owned()],
+                &Machine {
+                    allowed_dirs: &allowed,
+                    pipeline: Some(&pipeline),
+                    ..machine(&bin, &env, None, &munge, &|_| true)
+                },
+            )
+        };
+        let inside = scratch.join("work");
+        let checks = check(
+            &format!(
+                "profiles {{\n  cluster {{\n    process.executor = 'slurm'\n    workDir = '{}'\n  }}\n}}\n",
+                inside.display()
+            ),
+            "cluster",
+        );
+        assert_eq!(checks.len(), 1, "{checks:?}");
+        assert_eq!(checks[0].executor, "slurm");
+        assert_eq!(checks[0].problem, None, "{checks:?}");
+        assert!(
+            checks[0].found.iter().any(|f| f.starts_with(&format!(
+                "work dir: {} (`workDir` of profile `cluster`",
+                inside.display()
+            ))),
+            "{checks:?}"
+        );
+
+        let checks = check(
+            "profiles {\n  cluster {\n    process.executor = 'slurm'\n    workDir = '/etc/x'\n  }\n}\n",
+            "cluster",
+        );
+        let problem = checks[0].problem.clone().unwrap_or_default();
+        assert!(
+            problem.contains("the work dir `/etc/x` (`workDir` of profile `cluster`")
+                && problem.contains("is outside the session's roots"),
+            "{problem}"
+        );
+        // A profile that sets no executor of a cluster is not one, whatever it is called.
+        assert!(check("profiles {\n  slurm_like { }\n}\n", "slurm_like").is_empty());
     }
 }

@@ -244,6 +244,21 @@ impl Daemon for DaemonService {
             |path: &std::path::Path| codaris_tools::shell::readable_by_commands(&sandbox, path);
         let config = self.config.get();
         let path = std::env::var_os("PATH");
+        // A person's own pipeline, named by the CLI: read as a launch of it would read it.
+        let pipeline = match request.pipeline.as_str() {
+            "" => None,
+            dir if !std::path::Path::new(dir).is_absolute() => {
+                return Err(Status::invalid_argument(format!(
+                    "the pipeline `{dir}` must be an absolute path"
+                )));
+            }
+            dir if !std::path::Path::new(dir).join("nextflow.config").is_file() => {
+                return Err(Status::failed_precondition(format!(
+                    "`{dir}` has no nextflow.config; give a pipeline's directory"
+                )));
+            }
+            dir => Some(std::path::PathBuf::from(dir)),
+        };
         let executors = crate::server::executors::check_executors(
             &config.nextflow.profiles.get(),
             &crate::server::executors::Machine {
@@ -255,6 +270,7 @@ impl Daemon for DaemonService {
                 home: config.home.as_deref(),
                 munge: std::path::Path::new(crate::server::executors::MUNGE_SOCKET),
                 readable: &readable,
+                pipeline: pipeline.as_deref(),
             },
         )
         .into_iter()
