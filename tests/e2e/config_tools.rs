@@ -513,6 +513,8 @@ fn a_hand_edit_is_put_in_force_by_reload_recorded_and_rolled_back() {
         "{diff}"
     );
     assert!(!export.contains("sk-hand-SECRET-1") && !reloaded.contains("sk-hand-SECRET-1"));
+    // The answer shows the person what went in force, the same redacted diff.
+    assert!(reloaded.contains(diff.trim_end()), "{reloaded}");
 
     // A rollback puts back the text that was in force before the hand edit.
     let rolled = cli_ok(&sandbox, &["config", "rollback"]);

@@ -450,7 +450,8 @@ async fn server_everything_s_burst_during_its_handshake_is_one_reindex_over_http
 /// Roots changed while servers run are told to them (`notifications/roots/list_changed`), not
 /// put in force by a restart: server-filesystem, which serves its roots instead of the folders
 /// on its command line, serves the new one, and server-everything lists it, each on the
-/// connection it started with. Roots set again unchanged tell nobody.
+/// connection it started with. A server registered without `share_roots` is not told; roots
+/// set again unchanged tell nobody.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn changed_roots_are_told_to_running_servers_without_a_restart() {
     let Some(peers) = support::installed(&NEEDED[..2]) else {
@@ -470,10 +471,14 @@ async fn changed_roots_are_told_to_running_servers_without_a_restart() {
     filesystem.share_roots = true;
     let mut everything = spec("everything", &npm.join("mcp-server-everything"), &["stdio"]);
     everything.share_roots = true;
+    // Registered without `share_roots`: it is never told the roots, nor that they changed.
+    let unshared = spec("unshared", &npm.join("mcp-server-everything"), &["stdio"]);
     registry.add(filesystem);
     registry.add(everything);
+    registry.add(unshared);
     ready(&registry, "filesystem").await;
     ready(&registry, "everything").await;
+    ready(&registry, "unshared").await;
     let note = json!({"path": second_dir.join("note.txt").to_str().unwrap()});
     let refused = call(&registry, "filesystem__read_text_file", note.clone()).await;
     assert!(refused.is_error, "{refused:?}");
@@ -505,6 +510,13 @@ async fn changed_roots_are_told_to_running_servers_without_a_restart() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(listed.text.contains(&uri), "{uri} not in {listed:?}");
+    // Without roots the server offers no `get-roots-list` at all.
+    let unshared = registry.server(&name("unshared")).unwrap();
+    assert!(
+        !unshared.tools.iter().any(|t| t.name == "get-roots-list"),
+        "{:?}",
+        unshared.tools
+    );
     for server in ["filesystem", "everything"] {
         let view = registry.server(&name(server)).unwrap();
         assert_eq!((view.state, view.restarts), (State::Ready, 0), "{server}");

@@ -384,6 +384,11 @@ impl ConfigEditing {
                 later.join(", ")
             ));
         }
+        // What went in force, which nobody saw staged: the person checks it is only their edit
+        // (a file in a wide root could have been changed by something else too).
+        if action == ConfigAction::Reload {
+            answer.push_str(&format!("\n\n{}", plan.diff.trim_end()));
+        }
         Ok(answer)
     }
 }
