@@ -157,15 +157,16 @@ fn sandbox_on() -> (Sandbox, PathBuf) {
     (sandbox, proj)
 }
 
-fn run(
+/// `codaris run --json` of `prompt` in `cwd` against the stand-in, with `flags`.
+fn run_command(
     sandbox: &Sandbox,
     cwd: &Path,
     server: &FakeHttp,
     flags: &[&str],
     prompt: &str,
-) -> Vec<Value> {
-    let output = sandbox
-        .command("codaris")
+) -> std::process::Command {
+    let mut command = sandbox.command("codaris");
+    command
         .args([
             "run",
             "--json",
@@ -179,7 +180,18 @@ fn run(
         .arg("--cwd")
         .arg(cwd)
         .args(flags)
-        .arg(prompt)
+        .arg(prompt);
+    command
+}
+
+fn run(
+    sandbox: &Sandbox,
+    cwd: &Path,
+    server: &FakeHttp,
+    flags: &[&str],
+    prompt: &str,
+) -> Vec<Value> {
+    let output = run_command(sandbox, cwd, server, flags, prompt)
         .output()
         .expect("run codaris");
     assert!(
@@ -668,25 +680,17 @@ fn a_cancelled_turn_stops_its_memory_subagent() {
             _ => say("done"),
         }
     });
-    let mut cli = sandbox
-        .command("codaris")
-        .args([
-            "run",
-            "--json",
-            "--provider",
-            "openai",
-            "--model",
-            MODEL,
-            "--base-url",
-        ])
-        .arg(format!("{}/v1", server.url()))
-        .arg("--cwd")
-        .arg(&proj)
-        .args(["--permission-mode", "bypass", "sleep while you remember"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run codaris");
+    let mut cli = run_command(
+        &sandbox,
+        &proj,
+        &server,
+        &["--permission-mode", "bypass"],
+        "sleep while you remember",
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("run codaris");
     // The main turn runs its command and the memory subagent waits on its model.
     wait_for(Duration::from_secs(30), || {
         proj.join("sleep.pid").exists()

@@ -155,15 +155,21 @@ impl ConfigEditing {
                 self.shown_file()
             )));
         }
-        let config = match &after {
-            Some(text) => self.validated(text)?,
+        let config = self.validated_or_default(after.as_deref())?;
+        self.planned(before, after, Vec::new(), config)
+    }
+
+    /// `text` validated as [`Self::validated`] does, or, for no file, what the daemon starts
+    /// with from its environment and flags alone.
+    fn validated_or_default(&self, text: Option<&str>) -> Result<crate::config::Config, ToolError> {
+        match text {
+            Some(text) => self.validated(text),
             None => self.inputs.load_text(None).map_err(|err| {
                 refused(format!(
                     "the configuration without a file would not be valid: {err}"
                 ))
-            })?,
-        };
-        self.planned(before, after, Vec::new(), config)
+            }),
+        }
     }
 
     /// The snapshot put back, validated.
@@ -174,14 +180,7 @@ impl ConfigEditing {
             ));
         };
         let before = self.read_file()?;
-        let config = match &snapshot {
-            Some(text) => self.validated(text)?,
-            None => self.inputs.load_text(None).map_err(|err| {
-                refused(format!(
-                    "the configuration without a file would not be valid: {err}"
-                ))
-            })?,
-        };
+        let config = self.validated_or_default(snapshot.as_deref())?;
         self.planned(before, snapshot, Vec::new(), config)
     }
 

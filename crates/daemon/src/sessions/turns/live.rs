@@ -240,6 +240,10 @@ impl Turns {
                 biased;
                 _ = cancelled.changed() => {
                     session.cards.close(&turns.ledger, CardAnswer::SessionEnded);
+                    // A cancelled turn's recall has nobody to go to, and what the person stopped
+                    // should not go on spending for them. Only here: a session ended after its
+                    // turn ended lets its memory subagent finish (`codaris run` ends at once).
+                    session.stop_memory();
                     turns.cancel_children(&session);
                     host.cancelled(turn);
                     tracing::info!(session = %record.id, turn, "turn cancelled");
@@ -435,12 +439,9 @@ impl Turns {
         session.cancel() || children
     }
 
-    /// Cancels every running child of `session`, and theirs, and its memory subagents; `true`
-    /// when one ran.
+    /// Cancels every running child of `session`, and theirs; `true` when one ran.
     fn cancel_children(&self, session: &Session) -> bool {
-        // A cancelled turn's recall has nobody to go to, and what the person stopped should
-        // not go on spending on their behalf for minutes.
-        let mut any = session.stop_memory();
+        let mut any = false;
         for child in session.running_children() {
             tracing::info!(parent = %session.id(), child = %child.id, "cancelling a subagent with its parent");
             any |= self.cancel(child.id.as_str());

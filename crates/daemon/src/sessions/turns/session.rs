@@ -246,10 +246,13 @@ impl Session {
         stopped
     }
 
-    /// Tells every running memory subagent to stop; `true` when one ran.
-    pub(super) fn stop_memory(&self) -> bool {
+    /// Tells every running memory subagent to stop.
+    pub(super) fn stop_memory(&self) {
         let stops = std::mem::take(&mut self.between().memory);
-        stops.iter().filter(|stop| stop.send(true).is_ok()).count() > 0
+        for stop in stops {
+            // A subagent that already finished let its receiver go: nothing to tell.
+            let _ = stop.send(true);
+        }
     }
 
     /// The children running now.
