@@ -127,15 +127,26 @@ impl ServerRegistry {
             .filter(|(_, server)| server.spec.share_roots)
             .filter_map(|(name, server)| Some((name.clone(), server.run.connection()?)))
             .collect();
-        let mut told = Vec::new();
+        // Side by side: one server slow to take it holds the others up by nothing.
+        let mut telling = tokio::task::JoinSet::new();
         for (name, connection) in running {
-            if connection.notify_roots_changed(NOTIFY_TIMEOUT).await {
-                told.push(name);
-            } else {
+            telling.spawn(async move {
+                let told = connection.notify_roots_changed(NOTIFY_TIMEOUT).await;
+                (name, told)
+            });
+        }
+        let mut told = Vec::new();
+        while let Some(joined) = telling.join_next().await {
+            match joined {
+                Ok((name, true)) => told.push(name),
                 // It will read them when it next asks, or when it starts again.
-                tracing::warn!(server = %name, "could not tell the MCP server its roots changed");
+                Ok((name, false)) => {
+                    tracing::warn!(server = %name, "could not tell the MCP server its roots changed");
+                }
+                Err(err) => tracing::warn!(%err, "telling an MCP server its roots changed failed"),
             }
         }
+        told.sort();
         told
     }
 
