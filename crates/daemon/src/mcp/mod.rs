@@ -683,14 +683,21 @@ impl McpHub {
 
     /// Starts `specs` as the session's own servers (checked by
     /// [`McpHub::check_session_servers`]), stopping any it had, and waits until each is ready
-    /// or failed: the editor's first prompt finds their tools.
-    pub async fn join(&self, session: &str, specs: Vec<ServerSpec>) {
+    /// or failed: the editor's first prompt finds their tools. Those that share roots are told
+    /// the daemon's allowed folders and the session's own `extra` roots (its additional
+    /// directories), the folders its tools may use.
+    pub async fn join(
+        &self,
+        session: &str,
+        specs: Vec<ServerSpec>,
+        extra: Vec<std::path::PathBuf>,
+    ) {
         let roots = self
             .roots
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone();
-        let own = Arc::new(session::SessionMcp::start(specs, roots));
+        let own = Arc::new(session::SessionMcp::start(specs, roots, extra));
         let old = self
             .session_servers()
             .insert(session.to_owned(), own.clone());

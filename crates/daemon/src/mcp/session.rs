@@ -12,6 +12,7 @@
 //! session again with the server. Nothing of a server's environment or headers is written.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use codaris_agent::{ToolDefinition, ToolRun, ToolTier};
@@ -34,19 +35,33 @@ const SETTLE: std::time::Duration = std::time::Duration::from_secs(10);
 pub struct SessionMcp {
     registry: ServerRegistry,
     pins: Mutex<BTreeMap<ServerName, Pins>>,
+    /// The session's own additional roots, told after the daemon's to servers that share roots.
+    extra: Vec<PathBuf>,
+}
+
+/// The daemon's roots, then the session's own that are not among them.
+fn with_extra(mut roots: Vec<PathBuf>, extra: &[PathBuf]) -> Vec<PathBuf> {
+    for dir in extra {
+        if !roots.contains(dir) {
+            roots.push(dir.clone());
+        }
+    }
+    roots
 }
 
 impl SessionMcp {
     /// Starts `specs` in the background (a call of one of their tools before it is ready is
-    /// told so, like a daemon server's). Must be called within the daemon's runtime.
-    pub fn start(specs: Vec<ServerSpec>, roots: Vec<std::path::PathBuf>) -> SessionMcp {
-        let registry = ServerRegistry::with_roots(roots);
+    /// told so, like a daemon server's), those that share roots told the daemon's `roots` and
+    /// the session's `extra`. Must be called within the daemon's runtime.
+    pub fn start(specs: Vec<ServerSpec>, roots: Vec<PathBuf>, extra: Vec<PathBuf>) -> SessionMcp {
+        let registry = ServerRegistry::with_roots(with_extra(roots, &extra));
         for spec in specs {
             registry.add(spec);
         }
         SessionMcp {
             registry,
             pins: Mutex::new(BTreeMap::new()),
+            extra,
         }
     }
 
@@ -72,10 +87,12 @@ impl SessionMcp {
         self.servers();
     }
 
-    /// Puts the daemon's new roots in force for those of its servers that share roots (told,
-    /// not started again); the servers told.
-    pub async fn set_roots(&self, roots: Vec<std::path::PathBuf>) -> Vec<ServerName> {
-        self.registry.set_roots(roots).await
+    /// Puts the daemon's new roots (with the session's own) in force for those of its servers
+    /// that share roots (told, not started again); the servers told.
+    pub async fn set_roots(&self, roots: Vec<PathBuf>) -> Vec<ServerName> {
+        self.registry
+            .set_roots(with_extra(roots, &self.extra))
+            .await
     }
 
     /// The names of its servers.
@@ -259,7 +276,7 @@ mod tests {
             panic!("a valid server name");
         };
         let spec = ServerSpec::stdio(name.clone(), fixture.display().to_string(), Vec::new());
-        let own = SessionMcp::start(vec![spec], Vec::new());
+        let own = SessionMcp::start(vec![spec], Vec::new(), Vec::new());
         own.settled().await;
         let echo = called("ed__echo");
         let held = |own: &SessionMcp| own.decision_input(&echo).and_then(|i| i.spec.held);
@@ -280,6 +297,77 @@ mod tests {
 
         assert!(own.approve(&name).is_some());
         assert_eq!(held(&own), None);
+        own.shutdown().await;
+    }
+
+    /// The real server-everything (installed by `.ci/mcp-peers.sh`), when it is; under CI a
+    /// missing one fails the test.
+    fn everything() -> Option<PathBuf> {
+        let dir = std::env::var_os("CODARIS_MCP_PEERS")
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::home_dir().map(|home| home.join(".cache/codaris-mcp-peers")))?;
+        let program = dir.join("npm/node_modules/.bin/mcp-server-everything");
+        if program.exists() {
+            return Some(program);
+        }
+        assert!(
+            std::env::var_os("CI").is_none_or(|ci| ci.is_empty()),
+            "server-everything is not installed in {}: run .ci/mcp-peers.sh",
+            dir.display()
+        );
+        None
+    }
+
+    /// A session's own server that shares roots is told the session's additional directories
+    /// beside the daemon's allowed folders, and keeps them when the daemon's change (told, not
+    /// started again).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sessions_server_that_shares_roots_is_told_the_sessions_own_roots_too() {
+        let Some(program) = everything() else {
+            return;
+        };
+        let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        let [daemon, own_dir, wider] = [0, 1, 2].map(|i| dirs[i].path().canonicalize().unwrap());
+        let Ok(name) = ServerName::parse("ed") else {
+            panic!("a valid server name");
+        };
+        let mut spec = ServerSpec::stdio(
+            name.clone(),
+            program.display().to_string(),
+            vec!["stdio".to_owned()],
+        );
+        spec.share_roots = true;
+        spec.startup_timeout = Some(Duration::from_secs(60));
+        let own = SessionMcp::start(vec![spec], vec![daemon.clone()], vec![own_dir.clone()]);
+        own.settled().await;
+        let uri = |dir: &std::path::Path| format!("file://{}", dir.display());
+        let roots = || async {
+            own.registry
+                .call_tool(&called("ed__get-roots-list"), json!({}))
+                .await
+                .map(|r| r.text)
+                .unwrap_or_default()
+        };
+        let listed = roots().await;
+        assert!(
+            listed.contains(&uri(&daemon)) && listed.contains(&uri(&own_dir)),
+            "{listed}"
+        );
+
+        assert_eq!(own.set_roots(vec![wider.clone()]).await, [name]);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut listed = roots().await;
+        while !listed.contains(&uri(&wider)) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            listed = roots().await;
+        }
+        assert!(
+            listed.contains(&uri(&wider))
+                && listed.contains(&uri(&own_dir))
+                && !listed.contains(&uri(&daemon)),
+            "{listed}"
+        );
         own.shutdown().await;
     }
 }

@@ -176,7 +176,10 @@ impl Sessions for SessionsService {
         tracing::info!(session = %record.id, "session created");
         if !own.is_empty() {
             tracing::info!(session = %record.id, servers = ?own.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(), "the session's own MCP servers start");
-            self.turns.mcp.join(&record.id, own).await;
+            self.turns
+                .mcp
+                .join(&record.id, own, record.additional_dirs.clone())
+                .await;
         }
         Ok(Response::new(record.into()))
     }
@@ -237,7 +240,10 @@ impl Sessions for SessionsService {
         let record = self.turns.resume(&request.id)?;
         if !own.is_empty() {
             tracing::info!(session = %record.id, servers = ?own.iter().map(|s| s.name.to_string()).collect::<Vec<_>>(), "the session's own MCP servers start again");
-            self.turns.mcp.join(&record.id, own).await;
+            self.turns
+                .mcp
+                .join(&record.id, own, record.additional_dirs.clone())
+                .await;
         }
         Ok(Response::new(record.into()))
     }
